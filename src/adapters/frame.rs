@@ -1,0 +1,423 @@
+//! `Vec<R>` of records as a Frame: `#[serde(with = "serde_daphne::frame")]`.
+//!
+//! `R` is a struct of numbers and bools (stored as u8). Each element is a row; each field a
+//! column, labelled with the field name and typed with the field's type. Reading matches
+//! columns by label, so the file's column order may differ and extra columns are ignored.
+//! Through any other serde format the rows are a plain sequence of structs.
+//!
+//! An empty `Vec<R>` is written as a 0 x 0 frame: serde shows no field names without a value.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
+//! struct Reading {
+//!     sensor: u16,
+//!     value: f64,
+//!     valid: bool,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
+//! struct Log {
+//!     #[serde(with = "serde_daphne::frame")]
+//!     readings: Vec<Reading>,
+//! }
+//!
+//! let log = Log {
+//!     readings: vec![
+//!         Reading { sensor: 1, value: 20.5, valid: true },
+//!         Reading { sensor: 2, value: -3.0, valid: false },
+//!     ],
+//! };
+//! let bytes = serde_daphne::to_vec(&log)?;
+//! let object: serde_daphne::Object = serde_daphne::from_slice(&bytes)?;
+//! assert_eq!(object.labels(), ["sensor", "value", "valid"]);
+//! assert_eq!(serde_daphne::from_slice::<Log>(&bytes)?, log);
+//! # Ok::<(), serde_daphne::Error>(())
+//! ```
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Impossible, SerializeStruct, Serializer};
+use serde::{forward_to_deserialize_any, Deserialize, Serialize};
+
+use crate::de::ValueDe;
+use crate::error::{Error, Result};
+use crate::handoff;
+use crate::model::encode::write_frame;
+use crate::model::Object;
+use crate::ser::ScalarProbe;
+use crate::wire::{DataType, Values};
+
+/// Serializes records as a Frame, one row per record.
+///
+/// # Errors
+/// The serializer's errors; through this crate, [`Error::FrameMismatch`] when a record is not
+/// a struct of numbers and bools.
+pub fn serialize<R, S>(rows: &[R], serializer: S) -> Result<S::Ok, S::Error>
+where
+    R: Serialize,
+    S: Serializer,
+{
+    serializer.serialize_newtype_struct(handoff::FRAME, &Payload(rows))
+}
+
+/// Deserializes records from a Frame, matching fields to columns by label.
+///
+/// # Errors
+/// The deserializer's errors; through this crate, [`Error::FrameMismatch`] when a field has
+/// no column, [`Error::LossyConversion`] when a value does not fit its field.
+pub fn deserialize<'de, R, D>(deserializer: D) -> Result<Vec<R>, D::Error>
+where
+    R: Deserialize<'de>,
+    D: Deserializer<'de>,
+{
+    deserializer.deserialize_newtype_struct(handoff::FRAME, RowsVisitor(PhantomData))
+}
+
+struct Payload<'a, R>(&'a [R]);
+
+impl<R: Serialize> Serialize for Payload<'_, R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match handoff::take_capture() {
+            Some(options) => {
+                let columns = collect_columns(self.0).map_err(handoff::park)?;
+                handoff::emit(serializer, |sink| {
+                    write_frame(sink, self.0.len(), &columns, &options)
+                })
+            }
+            None => serializer.collect_seq(self.0),
+        }
+    }
+}
+
+/// The frame's columns, gathered from the records.
+pub(crate) fn collect_columns<R: Serialize>(rows: &[R]) -> Result<Vec<(String, Values)>> {
+    let mut columns: Vec<(String, Values)> = Vec::new();
+    for (index, row) in rows.iter().enumerate() {
+        row.serialize(RecordSerializer {
+            columns: &mut columns,
+            first: index == 0,
+        })
+        .map_err(|e| e.within(&format_args!("[{index}]")))?;
+    }
+    Ok(columns)
+}
+
+fn not_a_record() -> Error {
+    Error::FrameMismatch {
+        path: String::new(),
+        message: "a frame row must be a struct of numbers and bools".into(),
+    }
+}
+
+/// Adds one record's fields to the columns.
+struct RecordSerializer<'a> {
+    columns: &'a mut Vec<(String, Values)>,
+    first: bool,
+}
+
+struct RecordFields<'a> {
+    columns: &'a mut Vec<(String, Values)>,
+    first: bool,
+    field: usize,
+}
+
+impl SerializeStruct for RecordFields<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        let v = value
+            .serialize(ScalarProbe)?
+            .ok_or_else(|| Error::FrameMismatch {
+                path: key.into(),
+                message: "a frame column holds numbers or bools only".into(),
+            })?;
+        if self.first {
+            let mut values = Values::new(v.value_type());
+            values.push(v);
+            self.columns.push((key.to_owned(), values));
+        } else {
+            let (label, values) =
+                self.columns
+                    .get_mut(self.field)
+                    .ok_or_else(|| Error::FrameMismatch {
+                        path: key.into(),
+                        message: "the record has more fields than the first record".into(),
+                    })?;
+            if label != key || !values.push(v) {
+                return Err(Error::FrameMismatch {
+                    path: key.into(),
+                    message: format!(
+                        "the record does not match the first record's column \"{label}\" ({})",
+                        values.value_type()
+                    ),
+                });
+            }
+        }
+        self.field += 1;
+        Ok(())
+    }
+
+    fn end(self) -> Result<()> {
+        if !self.first && self.field != self.columns.len() {
+            return Err(Error::FrameMismatch {
+                path: String::new(),
+                message: "the record has fewer fields than the first record".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+macro_rules! not_records {
+    ($($method:ident($($ty:ty),*))*) => {$(
+        fn $method(self, $(_: $ty),*) -> Result<()> {
+            Err(not_a_record())
+        }
+    )*};
+}
+
+impl<'a> Serializer for RecordSerializer<'a> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Impossible<(), Error>;
+    type SerializeTuple = Impossible<(), Error>;
+    type SerializeTupleStruct = Impossible<(), Error>;
+    type SerializeTupleVariant = Impossible<(), Error>;
+    type SerializeMap = Impossible<(), Error>;
+    type SerializeStruct = RecordFields<'a>;
+    type SerializeStructVariant = Impossible<(), Error>;
+
+    not_records! {
+        serialize_bool(bool) serialize_i8(i8) serialize_i16(i16) serialize_i32(i32)
+        serialize_i64(i64) serialize_u8(u8) serialize_u16(u16) serialize_u32(u32)
+        serialize_u64(u64) serialize_f32(f32) serialize_f64(f64) serialize_char(char)
+        serialize_str(&str) serialize_bytes(&[u8]) serialize_none() serialize_unit()
+        serialize_unit_struct(&'static str) serialize_unit_variant(&'static str, u32, &'static str)
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<()> {
+        Err(not_a_record())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        name: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        if handoff::is_marker(name) {
+            return Err(not_a_record());
+        }
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<()> {
+        Err(not_a_record())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
+        Err(not_a_record())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
+        Err(not_a_record())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct> {
+        Err(not_a_record())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(not_a_record())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(not_a_record())
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
+        Ok(RecordFields {
+            columns: self.columns,
+            first: self.first,
+            field: 0,
+        })
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(not_a_record())
+    }
+}
+
+struct RowsVisitor<R>(PhantomData<R>);
+
+impl<'de, R: Deserialize<'de>> Visitor<'de> for RowsVisitor<R> {
+    type Value = Vec<R>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a frame")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Vec<R>, D::Error> {
+        match handoff::take_object() {
+            Some(object) => rows_from_object(object).map_err(handoff::park_de),
+            None => Vec::<R>::deserialize(d),
+        }
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Vec<R>, A::Error> {
+        Vec::<R>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+    }
+}
+
+/// The records of a frame object.
+pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Result<Vec<R>> {
+    if object.data_type() != DataType::Frame {
+        return Err(Error::DataTypeMismatch {
+            offset: object.offset(),
+            expected: "a Frame",
+            found: object.data_type(),
+        });
+    }
+    let labels: Vec<String> = object.labels().into_iter().map(str::to_owned).collect();
+    let columns = (0..labels.len() as u64)
+        .map(|c| object.column(c))
+        .collect::<Result<Vec<_>>>()?;
+    let rows = object.shape().0 as usize;
+    let frame = FrameData {
+        labels,
+        columns,
+        offset: object.offset(),
+    };
+    let mut out = Vec::with_capacity(rows);
+    for row in 0..rows {
+        let record = R::deserialize(RecordDe { frame: &frame, row })
+            .map_err(|e| e.within(&format_args!("[{row}]")))?;
+        out.push(record);
+    }
+    Ok(out)
+}
+
+struct FrameData {
+    labels: Vec<String>,
+    columns: Vec<Values>,
+    offset: u64,
+}
+
+/// One row of a frame, read as a struct (or map) keyed by label.
+struct RecordDe<'a> {
+    frame: &'a FrameData,
+    row: usize,
+}
+
+impl<'de> Deserializer<'de> for RecordDe<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_map(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let wanted = (0..self.frame.labels.len()).collect();
+        visitor.visit_map(RecordMap {
+            record: self,
+            wanted,
+            next: 0,
+        })
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let labels = &self.frame.labels;
+        let mut wanted = Vec::with_capacity(fields.len());
+        for field in fields {
+            match labels.iter().position(|l| l == field) {
+                Some(c) => wanted.push(c),
+                None => {
+                    return Err(Error::FrameMismatch {
+                        path: (*field).into(),
+                        message: format!(
+                            "the frame has no column labelled \"{field}\" (its columns: {})",
+                            labels.join(", ")
+                        ),
+                    })
+                }
+            }
+        }
+        visitor.visit_map(RecordMap {
+            record: self,
+            wanted,
+            next: 0,
+        })
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct seq tuple tuple_struct enum identifier ignored_any
+    }
+}
+
+struct RecordMap<'a> {
+    record: RecordDe<'a>,
+    wanted: Vec<usize>,
+    next: usize,
+}
+
+impl<'de> MapAccess<'de> for RecordMap<'_> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let Some(&column) = self.wanted.get(self.next) else {
+            return Ok(None);
+        };
+        let label = self.record.frame.labels[column].as_str();
+        seed.deserialize(de::value::StrDeserializer::<Error>::new(label))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let column = self.wanted[self.next];
+        self.next += 1;
+        let frame = self.record.frame;
+        let value = frame.columns[column]
+            .get(self.record.row)
+            .ok_or_else(|| Error::invalid("internal: frame row out of range"))?;
+        seed.deserialize(ValueDe {
+            value,
+            offset: frame.offset,
+        })
+        .map_err(|e| e.within(&frame.labels[column]))
+    }
+}

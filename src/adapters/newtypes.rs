@@ -1,0 +1,125 @@
+//! Newtypes that serialize ndarray, sprs and record values at the top level.
+
+use std::ops::{Deref, DerefMut};
+
+use ndarray::{Array2, ArrayView2};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sprs::{CsMat, CsMatView};
+
+use super::{csr, dense, frame};
+use crate::wire::Element;
+
+/// An owned `Array2<T>` that serializes as a DenseMatrix.
+///
+/// ```
+/// use ndarray::array;
+/// use serde_daphne::Dense;
+///
+/// let m = Dense(array![[1u16, 2, 3], [4, 5, 6]]);
+/// let bytes = serde_daphne::to_vec(&m)?;
+/// let back: Dense<u16> = serde_daphne::from_slice(&bytes)?;
+/// assert_eq!(back, m);
+/// // Read the same object into a wider type:
+/// let wide: Dense<f64> = serde_daphne::from_slice(&bytes)?;
+/// assert_eq!(wide.0, array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Dense<T>(pub Array2<T>);
+
+/// A borrowed `ArrayView2<T>` that serializes as a DenseMatrix without copying (write only).
+#[derive(Clone, Copy, Debug)]
+pub struct DenseView<'a, T>(pub ArrayView2<'a, T>);
+
+/// An owned `CsMat<T>` that serializes as a CSRMatrix.
+///
+/// ```
+/// use serde_daphne::Csr;
+/// use sprs::CsMat;
+///
+/// let m = Csr(CsMat::new((2, 3), vec![0, 1, 1], vec![2], vec![-1.5f64]));
+/// let bytes = serde_daphne::to_vec(&m)?;
+/// assert_eq!(serde_daphne::from_slice::<Csr<f64>>(&bytes)?, m);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Csr<T>(pub CsMat<T>);
+
+/// A borrowed `CsMatView<T>` (CSR or CSC) that serializes as a CSRMatrix (write only).
+#[derive(Clone, Debug)]
+pub struct CsrView<'a, T>(pub CsMatView<'a, T>);
+
+/// Records that serialize as a Frame, one row per record; see [`crate::frame`].
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Frame<R>(pub Vec<R>);
+
+macro_rules! newtype_impls {
+    ($($name:ident<$($lt:lifetime,)? $t:ident> => $inner:ty),*) => {$(
+        impl<$($lt,)? $t> Deref for $name<$($lt,)? $t> {
+            type Target = $inner;
+            fn deref(&self) -> &$inner {
+                &self.0
+            }
+        }
+        impl<$($lt,)? $t> DerefMut for $name<$($lt,)? $t> {
+            fn deref_mut(&mut self) -> &mut $inner {
+                &mut self.0
+            }
+        }
+        impl<$($lt,)? $t> From<$inner> for $name<$($lt,)? $t> {
+            fn from(inner: $inner) -> Self {
+                $name(inner)
+            }
+        }
+    )*};
+}
+newtype_impls!(Dense<T> => Array2<T>, DenseView<'a, T> => ArrayView2<'a, T>, Csr<T> => CsMat<T>,
+    CsrView<'a, T> => CsMatView<'a, T>, Frame<R> => Vec<R>);
+
+impl<T: Element + Serialize> Serialize for Dense<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        dense::serialize(&self.0, serializer)
+    }
+}
+
+impl<'de, T: Element + Deserialize<'de>> Deserialize<'de> for Dense<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        dense::deserialize(deserializer).map(Dense)
+    }
+}
+
+impl<T: Element + Serialize> Serialize for DenseView<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        dense::serialize(&self.0, serializer)
+    }
+}
+
+impl<T: Element + Serialize> Serialize for Csr<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        csr::serialize(&self.0, serializer)
+    }
+}
+
+impl<'de, T: Element + Deserialize<'de>> Deserialize<'de> for Csr<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        csr::deserialize(deserializer).map(Csr)
+    }
+}
+
+impl<T: Element + Serialize> Serialize for CsrView<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        csr::serialize(&self.0, serializer)
+    }
+}
+
+impl<R: Serialize> Serialize for Frame<R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        frame::serialize(&self.0, serializer)
+    }
+}
+
+impl<'de, R: Deserialize<'de>> Deserialize<'de> for Frame<R> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        frame::deserialize(deserializer).map(Frame)
+    }
+}

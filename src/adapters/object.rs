@@ -1,0 +1,62 @@
+//! [`Object`] through serde: as stored through this crate, as a plain structure elsewhere.
+
+use std::fmt;
+
+use serde::de::{Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::handoff;
+use crate::model::{Block, Object};
+use crate::wire::Header;
+
+/// The plain structure other formats hold.
+#[derive(Serialize, Deserialize)]
+struct Plain {
+    header: Header,
+    blocks: Vec<Block>,
+}
+
+struct Payload<'a>(&'a Object);
+
+impl Serialize for Payload<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if handoff::take_capture().is_some() {
+            return handoff::emit(serializer, |sink| self.0.encode_into(sink));
+        }
+        Plain {
+            header: self.0.header().clone(),
+            blocks: self.0.blocks().to_vec(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Serialize for Object {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_newtype_struct(handoff::OBJECT, &Payload(self))
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Object;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a DAPHNE object")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Object, D::Error> {
+        if let Some(object) = handoff::take_object() {
+            return Ok(object);
+        }
+        let plain = Plain::deserialize(d)?;
+        Object::new(plain.header, plain.blocks).map_err(handoff::park_de)
+    }
+}
+
+impl<'de> Deserialize<'de> for Object {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_newtype_struct(handoff::OBJECT, ObjectVisitor)
+    }
+}

@@ -1,0 +1,771 @@
+//! Deserialize Rust values from the DAPHNE binary format.
+//!
+//! The mapping mirrors [`crate::ser`]; reading is driven by the Rust type. A sequence reads a
+//! column (or row) vector when its elements are numbers, a matrix's rows when they are
+//! sequences, and the objects after a count marker otherwise. Values convert to the requested
+//! type only when the number is preserved; otherwise [`Error::LossyConversion`].
+
+use std::io::Read;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, SeqAccess, Visitor};
+use serde::{forward_to_deserialize_any, Deserialize};
+
+use crate::error::{Error, Result};
+use crate::handoff;
+use crate::model::Object;
+use crate::options::Options;
+use crate::wire::header::peek_shape;
+use crate::wire::{DataType, Element, IoSource, SliceSource, Source, Value, Values};
+
+/// A deserializer reading DAPHNE objects from a byte source.
+///
+/// ```
+/// let bytes = serde_daphne::to_vec(&(vec![1i32, 2], 0.5f32))?;
+/// let mut de = serde_daphne::Deserializer::from_slice(&bytes);
+/// let value: (Vec<i32>, f32) = serde::Deserialize::deserialize(&mut de)?;
+/// de.end()?;
+/// assert_eq!(value, (vec![1, 2], 0.5));
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+pub struct Deserializer<S> {
+    src: S,
+}
+
+impl<'a> Deserializer<SliceSource<'a>> {
+    /// Reads from a byte slice.
+    pub fn from_slice(bytes: &'a [u8]) -> Self {
+        Deserializer {
+            src: SliceSource::new(bytes),
+        }
+    }
+}
+
+impl<R: Read> Deserializer<IoSource<R>> {
+    /// Reads from an `io::Read` with the default options (no read limit).
+    pub fn from_reader(reader: R) -> Self {
+        Deserializer::from_reader_with(reader, &Options::new())
+    }
+
+    /// Reads from an `io::Read`, honouring [`Options::max_bytes`].
+    pub fn from_reader_with(reader: R, options: &Options) -> Self {
+        Deserializer {
+            src: IoSource::new(reader, options.max_bytes),
+        }
+    }
+}
+
+impl<S: Source> Deserializer<S> {
+    /// Reads from any [`Source`].
+    pub fn from_source(src: S) -> Self {
+        Deserializer { src }
+    }
+
+    /// Checks that the input is exhausted.
+    ///
+    /// # Errors
+    /// [`Error::TrailingBytes`] when bytes remain.
+    pub fn end(&mut self) -> Result<()> {
+        if self.src.at_end()? {
+            Ok(())
+        } else {
+            Err(Error::TrailingBytes {
+                offset: self.src.offset(),
+            })
+        }
+    }
+
+    /// The offset of the next byte to read.
+    pub fn offset(&self) -> u64 {
+        self.src.offset()
+    }
+
+    /// Reads the next object as it is stored.
+    ///
+    /// # Errors
+    /// Any malformed input; [`Error::UnexpectedEof`] at the end of the input.
+    pub fn next_object(&mut self) -> Result<Object> {
+        Object::decode(&mut self.src)
+    }
+
+    /// An iterator deserializing one `T` after another until the input ends.
+    ///
+    /// ```
+    /// use serde_daphne::{Deserializer, Object};
+    ///
+    /// let mut bytes = serde_daphne::to_vec(&1.0f64)?;
+    /// bytes.extend(serde_daphne::to_vec(&vec![2u8, 3])?);
+    /// let objects: Vec<Object> = Deserializer::from_slice(&bytes)
+    ///     .into_iter()
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(objects.len(), 2);
+    /// assert_eq!(objects[1].shape(), (2, 1));
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    #[allow(clippy::should_implement_trait)] // serde_json's name for the same thing
+    pub fn into_iter<T: DeserializeOwned>(self) -> StreamDeserializer<S, T> {
+        StreamDeserializer {
+            de: self,
+            failed: false,
+            item: PhantomData,
+        }
+    }
+
+    /// Reads a 1 x 1 object as one value.
+    fn scalar(&mut self) -> Result<ValueDe> {
+        let object = self.next_object()?;
+        let offset = object.offset();
+        let (rows, cols) = object.shape();
+        match object.get(0, 0) {
+            Some(value) if (rows, cols) == (1, 1) => Ok(ValueDe { value, offset }),
+            _ => Err(Error::ShapeMismatch {
+                offset,
+                expected: "a number is read from a 1 x 1 object".into(),
+                rows,
+                cols,
+            }),
+        }
+    }
+
+    /// The data type and shape of the next object, without consuming it.
+    fn peek(&mut self) -> Result<(DataType, u64, u64)> {
+        peek_shape(&mut self.src)?.ok_or(Error::UnexpectedEof {
+            offset: self.src.offset(),
+            what: "the next object",
+            needed: 1,
+            available: 0,
+        })
+    }
+}
+
+/// Iterator over the values of a stream of objects; see [`Deserializer::into_iter`].
+pub struct StreamDeserializer<S, T> {
+    de: Deserializer<S>,
+    failed: bool,
+    item: PhantomData<T>,
+}
+
+impl<S: Source, T: DeserializeOwned> Iterator for StreamDeserializer<S, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        if self.failed {
+            return None;
+        }
+        let result = match self.de.src.at_end() {
+            Ok(true) => return None,
+            Ok(false) => T::deserialize(&mut self.de),
+            Err(e) => Err(e),
+        };
+        self.failed = result.is_err();
+        Some(result)
+    }
+}
+
+/// Methods that deserialize one number through `self.$get()`, a [`ValueDe`].
+macro_rules! numbers_via {
+    ($get:ident) => {
+        numbers_via!(@ $get; deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
+            deserialize_i64 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
+            deserialize_f32 deserialize_f64);
+    };
+    (@ $get:ident; $($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            self.$get()?.$method(visitor)
+        }
+    )*};
+}
+
+/// Methods for kinds of value the format cannot hold.
+macro_rules! unrepresentable {
+    ($($method:ident => $what:literal),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+            Err(Error::unrepresentable($what))
+        }
+    )*};
+}
+
+impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+        Err(Error::unrepresentable(
+            "self-describing values (deserialize_any; read a serde_daphne::Object instead)",
+        ))
+    }
+
+    numbers_via!(scalar);
+
+    unrepresentable! {
+        deserialize_i128 => "128-bit integers",
+        deserialize_u128 => "128-bit integers",
+        deserialize_char => "chars",
+        deserialize_str => "strings",
+        deserialize_string => "strings",
+        deserialize_bytes => "byte strings",
+        deserialize_byte_buf => "byte strings",
+        deserialize_option => "options",
+        deserialize_unit => "unit values",
+        deserialize_map => "maps",
+        deserialize_identifier => "identifiers",
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &'static str, _: V) -> Result<V::Value> {
+        Err(Error::unrepresentable("unit structs"))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value> {
+        Err(Error::unrepresentable("enums"))
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if handoff::is_marker(name) {
+            let object = self.next_object()?;
+            handoff::with_object(object, || visitor.visit_newtype_struct(Parked))
+                .map_err(handoff::recover)
+        } else {
+            visitor.visit_newtype_struct(self)
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let (data_type, rows, cols) = self.peek()?;
+        if data_type == DataType::DenseMatrix && rows == 0 {
+            self.next_object()?;
+            let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
+                offset: self.offset(),
+                what: "a sequence",
+                bytes: u128::from(cols),
+            })?;
+            return visitor.visit_seq(ObjectsSeq {
+                de: self,
+                remaining: count,
+                index: 0,
+                fields: None,
+            });
+        }
+        let object = self.next_object()?;
+        visitor.visit_seq(MatrixSeq::new(object)?)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        visitor.visit_seq(TupleSeq {
+            de: self,
+            len,
+            index: 0,
+            vector: None,
+        })
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_tuple(len, visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_seq(ObjectsSeq {
+            de: self,
+            remaining: fields.len(),
+            index: 0,
+            fields: Some(fields),
+        })
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.next_object()?;
+        visitor.visit_unit()
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+/// The stand-in handed to an adapter's visitor while its object is parked.
+struct Parked;
+
+impl<'de> de::Deserializer<'de> for Parked {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+        Err(Error::invalid(
+            "internal: a serde_daphne adapter payload was read by a foreign visitor",
+        ))
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+        identifier ignored_any
+    }
+}
+
+/// Objects back to back: struct fields, or the elements after a count marker.
+struct ObjectsSeq<'a, S> {
+    de: &'a mut Deserializer<S>,
+    remaining: usize,
+    index: usize,
+    fields: Option<&'static [&'static str]>,
+}
+
+impl<'de, S: Source> SeqAccess<'de> for ObjectsSeq<'_, S> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        let index = self.index;
+        let value = seed
+            .deserialize(&mut *self.de)
+            .map_err(|e| match self.fields {
+                Some(fields) => e.within(&fields[index]),
+                None => e.within(&format_args!("[{index}]")),
+            })?;
+        self.remaining -= 1;
+        self.index += 1;
+        Ok(Some(value))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.remaining)
+    }
+}
+
+/// How a matrix is read as a sequence, decided by the first element's type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MatrixMode {
+    /// Numbers: the values of a row or column vector.
+    Vector,
+    /// Sequences: the rows.
+    Rows,
+}
+
+/// A matrix read as a sequence.
+struct MatrixSeq {
+    values: Values,
+    rows: usize,
+    cols: usize,
+    offset: u64,
+    mode: Option<MatrixMode>,
+    index: usize,
+}
+
+impl MatrixSeq {
+    fn new(object: Object) -> Result<Self> {
+        let offset = object.offset();
+        let (rows, cols) = object.shape();
+        let values = object.dense_values()?;
+        Ok(MatrixSeq {
+            values,
+            rows: rows as usize,
+            cols: cols as usize,
+            offset,
+            mode: None,
+            index: 0,
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self.mode {
+            Some(MatrixMode::Rows) => self.rows,
+            _ => self.values.len(),
+        }
+    }
+
+    fn value(&self, index: usize) -> ValueDe {
+        ValueDe {
+            value: self.values.get(index).unwrap_or(Value::U8(0)),
+            offset: self.offset,
+        }
+    }
+
+    /// Switches to vector mode for the first element.
+    fn first_number(&mut self) -> Result<ValueDe> {
+        if (self.rows != 1 && self.cols != 1) || self.values.is_empty() {
+            return Err(Error::ShapeMismatch {
+                offset: self.offset,
+                expected: "a sequence of numbers is read from a non-empty n x 1 or 1 x n object"
+                    .into(),
+                rows: self.rows as u64,
+                cols: self.cols as u64,
+            });
+        }
+        self.mode = Some(MatrixMode::Vector);
+        Ok(self.value(0))
+    }
+
+    fn row(&self, row: usize) -> RowSeq<'_> {
+        RowSeq {
+            seq: self,
+            next: row * self.cols,
+            end: (row + 1) * self.cols,
+        }
+    }
+}
+
+impl<'de> SeqAccess<'de> for MatrixSeq {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let index = self.index;
+        let result = match self.mode {
+            None => seed.deserialize(FirstOfMatrix { seq: self }),
+            Some(_) if index >= self.len() => return Ok(None),
+            Some(MatrixMode::Vector) => seed.deserialize(self.value(index)),
+            Some(MatrixMode::Rows) => seed.deserialize(RowDe {
+                row: self.row(index),
+            }),
+        };
+        let value = result.map_err(|e| e.within(&format_args!("[{index}]")))?;
+        self.index += 1;
+        Ok(Some(value))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.mode.map(|_| self.len() - self.index)
+    }
+}
+
+/// The first element of a matrix read as a sequence: its type picks the mode.
+struct FirstOfMatrix<'a> {
+    seq: &'a mut MatrixSeq,
+}
+
+impl FirstOfMatrix<'_> {
+    fn number(self) -> Result<ValueDe> {
+        self.seq.first_number()
+    }
+
+    fn not_a_sequence_of_objects(&self) -> Error {
+        Error::ShapeMismatch {
+            offset: self.seq.offset,
+            expected: "a sequence of objects starts with a 0 x n count marker".into(),
+            rows: self.seq.rows as u64,
+            cols: self.seq.cols as u64,
+        }
+    }
+}
+
+impl<'de> de::Deserializer<'de> for FirstOfMatrix<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+        Err(self.not_a_sequence_of_objects())
+    }
+
+    numbers_via!(number);
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.seq.mode = Some(MatrixMode::Rows);
+        RowDe {
+            row: self.seq.row(0),
+        }
+        .deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if handoff::is_marker(name) {
+            Err(self.not_a_sequence_of_objects())
+        } else {
+            visitor.visit_newtype_struct(self)
+        }
+    }
+
+    forward_to_deserialize_any! {
+        i128 u128 char str string bytes byte_buf option unit unit_struct map struct enum
+        identifier ignored_any
+    }
+}
+
+/// One row of a matrix, as a sequence of numbers.
+struct RowSeq<'a> {
+    seq: &'a MatrixSeq,
+    next: usize,
+    end: usize,
+}
+
+impl<'de> SeqAccess<'de> for RowSeq<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.next >= self.end {
+            return Ok(None);
+        }
+        let value = seed.deserialize(self.seq.value(self.next))?;
+        self.next += 1;
+        Ok(Some(value))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.end - self.next)
+    }
+}
+
+/// A matrix row as a value: it deserializes as a sequence of numbers only.
+struct RowDe<'a> {
+    row: RowSeq<'a>,
+}
+
+impl<'de> de::Deserializer<'de> for RowDe<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let mut row = self.row;
+        let value = visitor.visit_seq(&mut row)?;
+        if row.next < row.end {
+            return Err(de::Error::invalid_length(
+                row.seq.cols,
+                &"a row as long as the Rust type's",
+            ));
+        }
+        Ok(value)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// A tuple: a column vector when its elements are numbers and the next object is `len x 1`,
+/// objects back to back otherwise.
+struct TupleSeq<'a, S> {
+    de: &'a mut Deserializer<S>,
+    len: usize,
+    index: usize,
+    vector: Option<MatrixSeq>,
+}
+
+impl<'de, S: Source> SeqAccess<'de> for TupleSeq<'_, S> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let index = self.index;
+        if index >= self.len {
+            return Ok(None);
+        }
+        let result = match (&self.vector, index) {
+            (Some(vector), _) => seed.deserialize(vector.value(index)),
+            (None, 0) => seed.deserialize(FirstOfTuple { tuple: self }),
+            (None, _) => seed.deserialize(&mut *self.de),
+        };
+        let value = result.map_err(|e| e.within(&format_args!("[{index}]")))?;
+        self.index += 1;
+        Ok(Some(value))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.len - self.index)
+    }
+}
+
+/// The first element of a tuple: a number asks whether the tuple is a column vector.
+struct FirstOfTuple<'a, 'b, S> {
+    tuple: &'a mut TupleSeq<'b, S>,
+}
+
+impl<S: Source> FirstOfTuple<'_, '_, S> {
+    fn number(self) -> Result<ValueDe> {
+        let len = self.tuple.len as u64;
+        let (data_type, rows, cols) = self.tuple.de.peek()?;
+        if len >= 2 && data_type.is_matrix() && (rows, cols) == (len, 1) {
+            let object = self.tuple.de.next_object()?;
+            let vector = MatrixSeq::new(object)?;
+            let first = vector.value(0);
+            self.tuple.vector = Some(vector);
+            Ok(first)
+        } else {
+            self.tuple.de.scalar()
+        }
+    }
+}
+
+/// Forwards the methods named to the stream deserializer.
+macro_rules! forward_to_stream {
+    ($($method:ident($($arg:ident: $ty:ty),*))*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value> {
+            (&mut *self.tuple.de).$method($($arg,)* visitor)
+        }
+    )*};
+}
+
+impl<'de, S: Source> de::Deserializer<'de> for FirstOfTuple<'_, '_, S> {
+    type Error = Error;
+
+    numbers_via!(number);
+
+    forward_to_stream! {
+        deserialize_any() deserialize_i128() deserialize_u128() deserialize_char()
+        deserialize_str() deserialize_string() deserialize_bytes() deserialize_byte_buf()
+        deserialize_option() deserialize_unit() deserialize_map() deserialize_identifier()
+        deserialize_ignored_any() deserialize_seq()
+        deserialize_unit_struct(name: &'static str)
+        deserialize_newtype_struct(name: &'static str)
+        deserialize_tuple(len: usize)
+        deserialize_tuple_struct(name: &'static str, len: usize)
+        deserialize_struct(name: &'static str, fields: &'static [&'static str])
+        deserialize_enum(name: &'static str, variants: &'static [&'static str])
+    }
+}
+
+/// One stored value, converted exactly to whatever number type is asked for.
+pub(crate) struct ValueDe {
+    pub(crate) value: Value,
+    /// Offset of the object (or block) holding it, for errors.
+    pub(crate) offset: u64,
+}
+
+impl ValueDe {
+    fn exact<T: Element>(&self) -> Result<T> {
+        self.value.to::<T>().ok_or(Error::LossyConversion {
+            offset: self.offset,
+            value: self.value,
+            to: T::VALUE_TYPE,
+        })
+    }
+}
+
+macro_rules! value_numbers {
+    ($($method:ident $t:ty => $visit:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            visitor.$visit(self.exact::<$t>()?)
+        }
+    )*};
+}
+
+impl<'de> de::Deserializer<'de> for ValueDe {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.value {
+            Value::U8(x) => visitor.visit_u8(x),
+            Value::U16(x) => visitor.visit_u16(x),
+            Value::U32(x) => visitor.visit_u32(x),
+            Value::U64(x) => visitor.visit_u64(x),
+            Value::I8(x) => visitor.visit_i8(x),
+            Value::I16(x) => visitor.visit_i16(x),
+            Value::I32(x) => visitor.visit_i32(x),
+            Value::I64(x) => visitor.visit_i64(x),
+            Value::F32(x) => visitor.visit_f32(x),
+            Value::F64(x) => visitor.visit_f64(x),
+        }
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.value.to::<u8>() {
+            Some(0) => visitor.visit_bool(false),
+            Some(1) => visitor.visit_bool(true),
+            _ => Err(Error::NotABool {
+                offset: self.offset,
+                value: self.value,
+            }),
+        }
+    }
+
+    value_numbers! {
+        deserialize_i8 i8 => visit_i8, deserialize_i16 i16 => visit_i16,
+        deserialize_i32 i32 => visit_i32, deserialize_i64 i64 => visit_i64,
+        deserialize_u8 u8 => visit_u8, deserialize_u16 u16 => visit_u16,
+        deserialize_u32 u32 => visit_u32, deserialize_u64 u64 => visit_u64,
+        deserialize_f32 f32 => visit_f32, deserialize_f64 f64 => visit_f64
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    forward_to_deserialize_any! {
+        i128 u128 char str string bytes byte_buf option unit unit_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// Deserializes a `T` from a byte slice holding exactly its objects.
+///
+/// ```
+/// let bytes = serde_daphne::to_vec(&vec![vec![1.0f64, 2.0], vec![3.0, 4.0]])?;
+/// let matrix: Vec<Vec<f64>> = serde_daphne::from_slice(&bytes)?;
+/// assert_eq!(matrix, vec![vec![1.0, 2.0], vec![3.0, 4.0]]);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
+/// # Errors
+/// Malformed input (with its byte offset), values that do not fit `T`, and
+/// [`Error::TrailingBytes`] when bytes follow.
+pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
+    let mut de = Deserializer::from_slice(bytes);
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Deserializes a `T` from an `io::Read`, which must end after its objects.
+///
+/// # Errors
+/// As [`from_slice`], and I/O errors.
+pub fn from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<T> {
+    from_reader_with(reader, &Options::new())
+}
+
+/// Deserializes a `T` from an `io::Read` with options (such as [`Options::max_bytes`]).
+///
+/// # Errors
+/// As [`from_reader`]; [`Error::LimitExceeded`] past the read limit.
+pub fn from_reader_with<R: Read, T: DeserializeOwned>(reader: R, options: &Options) -> Result<T> {
+    let mut de = Deserializer::from_reader_with(reader, options);
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}

@@ -1,0 +1,451 @@
+//! The error type: one variant per kind of problem, each with the byte offset where it was
+//! found (input problems) or the field path it concerns (serialization problems).
+
+use std::fmt;
+
+use crate::wire::{DataType, Value, ValueType};
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong reading or writing the DAPHNE format.
+///
+/// Offsets count bytes from the start of the input (for [`crate::from_slice`], the slice).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The underlying reader or writer failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+
+    /// The input ends before a field that must be there.
+    #[error("unexpected end of input at byte {offset}: {what} needs {needed} bytes but only {available} remain (truncated file or transfer?)")]
+    UnexpectedEof {
+        /// Where the missing field starts.
+        offset: u64,
+        /// The field that is cut off.
+        what: &'static str,
+        /// Bytes the field needs.
+        needed: u64,
+        /// Bytes that were left.
+        available: u64,
+    },
+
+    /// A size computed from the header does not fit this machine's address space.
+    #[error(
+        "{what} at byte {offset} would take {bytes} bytes, more than this machine can address"
+    )]
+    TooLarge {
+        /// Where the size was read.
+        offset: u64,
+        /// What is too large.
+        what: &'static str,
+        /// The size it would take.
+        bytes: u128,
+    },
+
+    /// Reading would exceed the configured limit ([`crate::Options::max_bytes`]).
+    #[error("{what} at byte {offset} would read past the limit of {limit} bytes (raise Options::max_bytes if the input is trusted)")]
+    LimitExceeded {
+        /// Where the read started.
+        offset: u64,
+        /// What was being read.
+        what: &'static str,
+        /// The limit in bytes.
+        limit: u64,
+    },
+
+    /// Memory for a matrix could not be allocated.
+    #[error("could not allocate {bytes} bytes for the matrix")]
+    OutOfMemory {
+        /// Bytes requested.
+        bytes: u128,
+    },
+
+    /// The version byte is not 1.
+    #[error("unsupported format version {version} at byte {offset}: only version 1 exists")]
+    UnsupportedVersion {
+        /// Offset of the version byte.
+        offset: u64,
+        /// The version found.
+        version: u8,
+    },
+
+    /// The data type code is not 1, 2 or 3.
+    #[error("unknown data type code {code} at byte {offset}: expected 1 (DenseMatrix), 2 (CSRMatrix) or 3 (Frame)")]
+    UnknownDataType {
+        /// Offset of the code.
+        offset: u64,
+        /// The code found.
+        code: u8,
+    },
+
+    /// The value type code is not 1 to 10.
+    #[error("unknown value type code {code} at byte {offset}: expected 1 to 10 (u8, u16, u32, u64, i8, i16, i32, i64, f32, f64)")]
+    UnknownValueType {
+        /// Offset of the code.
+        offset: u64,
+        /// The code found.
+        code: u8,
+    },
+
+    /// The block type code is not 0 to 3.
+    #[error("unknown block type code {code} at byte {offset}: expected 0 (empty), 1 (dense), 2 (sparse) or 3 (ultra-sparse)")]
+    UnknownBlockType {
+        /// Offset of the code.
+        offset: u64,
+        /// The code found.
+        code: u8,
+    },
+
+    /// A frame label is not UTF-8.
+    #[error("the label of frame column {column} at byte {offset} is not valid UTF-8")]
+    InvalidLabel {
+        /// Offset of the label's first byte.
+        offset: u64,
+        /// The column index.
+        column: u64,
+    },
+
+    /// A frame label is longer than its `u16` length field allows.
+    #[error(
+        "the label of frame column {column} is {len} bytes long; labels hold at most 65535 bytes"
+    )]
+    LabelTooLong {
+        /// The column index.
+        column: u64,
+        /// The label's length in bytes.
+        len: usize,
+    },
+
+    /// A sparse block's row counts do not add up to its declared number of non-zeros.
+    #[error("sparse block at byte {offset}: the rows hold {counted} non-zeros (at least) but the block declares {declared}")]
+    SparseCountMismatch {
+        /// Offset of the count that broke the sum (or of the declared total).
+        offset: u64,
+        /// The block's `#nzb`.
+        declared: u64,
+        /// The sum of the row counts read.
+        counted: u64,
+    },
+
+    /// A column index is not inside its block.
+    #[error(
+        "column index {index} at byte {offset} is outside its block, which has {cols} columns"
+    )]
+    ColumnOutOfRange {
+        /// Offset of the index.
+        offset: u64,
+        /// The index found.
+        index: u32,
+        /// The block's number of columns.
+        cols: u32,
+    },
+
+    /// A row index is not inside its block.
+    #[error("row index {index} at byte {offset} is outside its block, which has {rows} rows")]
+    RowOutOfRange {
+        /// Offset of the index.
+        offset: u64,
+        /// The index found.
+        index: u32,
+        /// The block's number of rows.
+        rows: u32,
+    },
+
+    /// Column indices within a sparse row do not strictly increase.
+    #[error("column index {index} at byte {offset} follows column {previous} in row {row} of a sparse block: columns must strictly increase (duplicate or unsorted entry)")]
+    UnsortedColumns {
+        /// Offset of the index.
+        offset: u64,
+        /// The row within the block.
+        row: u32,
+        /// The column before it.
+        previous: u32,
+        /// The column found.
+        index: u32,
+    },
+
+    /// Ultra-sparse entries are not in strictly increasing (row, column) order.
+    #[error("ultra-sparse entry {index:?} at byte {offset} follows {previous:?}: entries must strictly increase in (row, column) order (duplicate or unsorted entry)")]
+    UnsortedCoordinates {
+        /// Offset of the entry.
+        offset: u64,
+        /// The (row, column) before it.
+        previous: (u32, u32),
+        /// The (row, column) found.
+        index: (u32, u32),
+    },
+
+    /// A block does not lie inside its object.
+    #[error("block at byte {offset} covers rows {row}..{row_end} and columns {col}..{col_end}, outside the {object_rows} x {object_cols} object")]
+    BlockOutsideObject {
+        /// Offset of the block entry.
+        offset: u64,
+        /// The block's first row.
+        row: u64,
+        /// One past the block's last row.
+        row_end: u128,
+        /// The block's first column.
+        col: u64,
+        /// One past the block's last column.
+        col_end: u128,
+        /// The object's rows.
+        object_rows: u64,
+        /// The object's columns.
+        object_cols: u64,
+    },
+
+    /// A block covers cells that an earlier block of the same object covers.
+    #[error("block at byte {offset} (at row {row}, column {col}) overlaps an earlier block of the same object")]
+    OverlappingBlocks {
+        /// Offset of the block entry.
+        offset: u64,
+        /// The block's first row.
+        row: u64,
+        /// The block's first column.
+        col: u64,
+    },
+
+    /// A block has no cells although its object has some (it would never help cover it).
+    #[error("block at byte {offset} is {rows} x {cols}: an object with cells cannot hold blocks without cells")]
+    ZeroSizedBlock {
+        /// Offset of the block entry.
+        offset: u64,
+        /// The block's rows.
+        rows: u32,
+        /// The block's columns.
+        cols: u32,
+    },
+
+    /// A block of an object without cells is not where the tiling rule puts it.
+    #[error("block at byte {offset} is at ({found:?}) but the next block of this empty object must be a 0-sized block at ({expected:?})")]
+    MisplacedBlock {
+        /// Offset of the block entry.
+        offset: u64,
+        /// Where the block must start.
+        expected: (u64, u64),
+        /// Where it starts.
+        found: (u64, u64),
+    },
+
+    /// A frame block with values spans several columns.
+    #[error("frame block at byte {offset} spans {cols} columns starting at column {col}: a frame block with values must lie within one column")]
+    FrameBlockSpansColumns {
+        /// Offset of the block entry.
+        offset: u64,
+        /// The block's first column.
+        col: u64,
+        /// The block's number of columns.
+        cols: u32,
+    },
+
+    /// Bytes follow the last expected object.
+    #[error("trailing bytes at byte {offset}: the input continues after the last object")]
+    TrailingBytes {
+        /// Offset of the first unexpected byte.
+        offset: u64,
+    },
+
+    /// A stored value does not fit the requested Rust type exactly.
+    #[error("the value {value} in the block at byte {offset} cannot be represented exactly as {to}: read into a wider type")]
+    LossyConversion {
+        /// Offset of the block holding the value.
+        offset: u64,
+        /// The value as stored.
+        value: Value,
+        /// The requested type.
+        to: ValueType,
+    },
+
+    /// A stored value meant as a `bool` is neither 0 nor 1.
+    #[error("the value {value} of the object at byte {offset} is not a bool (0 or 1)")]
+    NotABool {
+        /// Offset of the object.
+        offset: u64,
+        /// The value.
+        value: Value,
+    },
+
+    /// The object's shape does not fit the requested Rust type.
+    #[error("the object at byte {offset} is {rows} x {cols}, but {expected}")]
+    ShapeMismatch {
+        /// Offset of the object.
+        offset: u64,
+        /// What the Rust type needs.
+        expected: String,
+        /// The object's rows.
+        rows: u64,
+        /// The object's columns.
+        cols: u64,
+    },
+
+    /// The object's data type does not fit the requested Rust type.
+    #[error("the object at byte {offset} is a {found}, but {expected} was expected")]
+    DataTypeMismatch {
+        /// Offset of the object.
+        offset: u64,
+        /// What the Rust type needs.
+        expected: &'static str,
+        /// The data type found.
+        found: DataType,
+    },
+
+    /// A frame has no column with a label the Rust type needs, or the columns do not match.
+    #[error("{}{message}", at_path(path))]
+    FrameMismatch {
+        /// The field path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// The Rust value has no representation in the DAPHNE format.
+    #[error("{}{what} have no representation in the DAPHNE format", at_path(path))]
+    Unrepresentable {
+        /// The field path, such as `meta.name` or `items[3]`.
+        path: String,
+        /// What kind of value, such as `strings`.
+        what: &'static str,
+    },
+
+    /// The Rust value is of a representable kind but cannot be written as it is.
+    #[error("{}{message}", at_path(path))]
+    InvalidValue {
+        /// The field path.
+        path: String,
+        /// What is wrong, such as ragged rows.
+        message: String,
+    },
+
+    /// An error raised by a `Serialize` or `Deserialize` implementation.
+    #[error("{}{message}", at_path(path))]
+    Message {
+        /// The field path.
+        path: String,
+        /// The message.
+        message: String,
+    },
+}
+
+fn at_path(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("field \"{path}\": ")
+    }
+}
+
+impl Error {
+    /// The byte offset the error refers to, for errors about input.
+    pub fn offset(&self) -> Option<u64> {
+        use Error::*;
+        match self {
+            UnexpectedEof { offset, .. }
+            | TooLarge { offset, .. }
+            | LimitExceeded { offset, .. }
+            | UnsupportedVersion { offset, .. }
+            | UnknownDataType { offset, .. }
+            | UnknownValueType { offset, .. }
+            | UnknownBlockType { offset, .. }
+            | InvalidLabel { offset, .. }
+            | SparseCountMismatch { offset, .. }
+            | ColumnOutOfRange { offset, .. }
+            | RowOutOfRange { offset, .. }
+            | UnsortedColumns { offset, .. }
+            | UnsortedCoordinates { offset, .. }
+            | BlockOutsideObject { offset, .. }
+            | OverlappingBlocks { offset, .. }
+            | ZeroSizedBlock { offset, .. }
+            | MisplacedBlock { offset, .. }
+            | FrameBlockSpansColumns { offset, .. }
+            | TrailingBytes { offset }
+            | LossyConversion { offset, .. }
+            | NotABool { offset, .. }
+            | ShapeMismatch { offset, .. }
+            | DataTypeMismatch { offset, .. } => Some(*offset),
+            _ => None,
+        }
+    }
+
+    /// The field path the error refers to, for errors about Rust values.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Error::FrameMismatch { path, .. }
+            | Error::Unrepresentable { path, .. }
+            | Error::InvalidValue { path, .. }
+            | Error::Message { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// Puts `segment` (a field name, or `[i]`) in front of the error's field path.
+    pub(crate) fn within(mut self, segment: &dyn fmt::Display) -> Self {
+        if let Error::FrameMismatch { path, .. }
+        | Error::Unrepresentable { path, .. }
+        | Error::InvalidValue { path, .. }
+        | Error::Message { path, .. } = &mut self
+        {
+            let segment = segment.to_string();
+            *path = if path.is_empty() {
+                segment
+            } else if path.starts_with('[') {
+                format!("{segment}{path}")
+            } else {
+                format!("{segment}.{path}")
+            };
+        }
+        self
+    }
+
+    pub(crate) fn unrepresentable(what: &'static str) -> Self {
+        Error::Unrepresentable {
+            path: String::new(),
+            what,
+        }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidValue {
+            path: String::new(),
+            message: message.into(),
+        }
+    }
+}
+
+impl serde::ser::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error::Message {
+            path: String::new(),
+            message: msg.to_string(),
+        }
+    }
+}
+
+impl serde::de::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error::Message {
+            path: String::new(),
+            message: msg.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_compose_like_field_accessors() {
+        let e = Error::unrepresentable("strings")
+            .within(&"name")
+            .within(&"[3]")
+            .within(&"items")
+            .within(&"meta");
+        assert_eq!(e.path(), Some("meta.items[3].name"));
+        assert_eq!(
+            e.to_string(),
+            "field \"meta.items[3].name\": strings have no representation in the DAPHNE format"
+        );
+    }
+}

@@ -1,0 +1,147 @@
+//! How adapters and this crate's serializer/deserializer recognise each other through serde.
+//!
+//! An adapter serializes a newtype struct with a private name. Any other format treats it as
+//! transparent and sees a plain structure. This crate's serializer, seeing the name, sets the
+//! *capture* options for the duration of the call; the adapter takes them, encodes the object
+//! itself (it holds the typed, borrowed data) and emits the encoded bytes as a sequence of
+//! byte chunks, which the serializer writes through. Reading goes the other way: the
+//! deserializer decodes the next [`Object`] and parks it here while it calls the adapter's
+//! visitor, which takes it and builds the Rust value, moving vectors where types match.
+//!
+//! Errors of this crate raised inside an adapter are parked too, so that they reach the caller
+//! with their variant instead of as a serde message.
+
+use std::cell::RefCell;
+use std::io::{self, Write};
+
+use crate::error::Error;
+use crate::model::Object;
+use crate::options::Options;
+use crate::wire::sink::Sink;
+
+/// Newtype names that mark an adapter's payload.
+pub(crate) const DENSE: &str = "$serde_daphne::private::Dense";
+pub(crate) const CSR: &str = "$serde_daphne::private::Csr";
+pub(crate) const FRAME: &str = "$serde_daphne::private::Frame";
+pub(crate) const OBJECT: &str = "$serde_daphne::private::Object";
+
+pub(crate) fn is_marker(name: &str) -> bool {
+    matches!(name, DENSE | CSR | FRAME | OBJECT)
+}
+
+thread_local! {
+    static CAPTURE: RefCell<Option<Options>> = const { RefCell::new(None) };
+    static OBJECT_SLOT: RefCell<Option<Object>> = const { RefCell::new(None) };
+    static ERROR: RefCell<Option<Error>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with capture options set; they are cleared afterwards whatever happens.
+pub(crate) fn with_capture<R>(options: &Options, f: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CAPTURE.with(|c| c.borrow_mut().take());
+        }
+    }
+    CAPTURE.with(|c| *c.borrow_mut() = Some(options.clone()));
+    let _reset = Reset;
+    f()
+}
+
+/// Takes the capture options: `Some` when this crate's serializer is asking for bytes.
+pub(crate) fn take_capture() -> Option<Options> {
+    CAPTURE.with(|c| c.borrow_mut().take())
+}
+
+/// Runs `f` with `object` parked for an adapter's visitor; cleared afterwards.
+pub(crate) fn with_object<R>(object: Object, f: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            OBJECT_SLOT.with(|c| c.borrow_mut().take());
+        }
+    }
+    OBJECT_SLOT.with(|c| *c.borrow_mut() = Some(object));
+    let _reset = Reset;
+    f()
+}
+
+/// Takes the parked object: `Some` when this crate's deserializer is handing one over.
+pub(crate) fn take_object() -> Option<Object> {
+    OBJECT_SLOT.with(|c| c.borrow_mut().take())
+}
+
+/// Parks `error` and returns a serde error carrying its message.
+pub(crate) fn park<E: serde::ser::Error>(error: Error) -> E {
+    let message = error.to_string();
+    ERROR.with(|c| *c.borrow_mut() = Some(error));
+    E::custom(message)
+}
+
+/// Like [`park`], for deserialization.
+pub(crate) fn park_de<E: serde::de::Error>(error: Error) -> E {
+    let message = error.to_string();
+    ERROR.with(|c| *c.borrow_mut() = Some(error));
+    E::custom(message)
+}
+
+/// The parked error if there is one, else `error`.
+pub(crate) fn recover(error: Error) -> Error {
+    ERROR.with(|c| c.borrow_mut().take()).unwrap_or(error)
+}
+
+/// An `io::Write` that sends each write as one element of a serde sequence of bytes.
+pub(crate) struct ChunkWriter<Seq: serde::ser::SerializeSeq> {
+    seq: Seq,
+    failed: Option<Seq::Error>,
+}
+
+impl<Seq: serde::ser::SerializeSeq> ChunkWriter<Seq> {
+    pub(crate) fn new(seq: Seq) -> Self {
+        ChunkWriter { seq, failed: None }
+    }
+
+    /// Ends the sequence; `result` is the encoder's outcome.
+    pub(crate) fn finish(self, result: crate::Result<()>) -> Result<Seq::Ok, Seq::Error> {
+        match (self.failed, result) {
+            (Some(e), _) => Err(e),
+            (None, Err(e)) => Err(park(e)),
+            (None, Ok(())) => self.seq.end(),
+        }
+    }
+}
+
+impl<Seq: serde::ser::SerializeSeq> Write for ChunkWriter<Seq> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if self.failed.is_some() {
+            return Err(io::Error::other("serialization failed"));
+        }
+        if let Err(e) = self.seq.serialize_element(serde_bytes::Bytes::new(buf)) {
+            self.failed = Some(e);
+            return Err(io::Error::other("serialization failed"));
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Encodes an object through `serializer` in capture mode: the bytes go out as chunks.
+pub(crate) fn emit<S: serde::Serializer>(
+    serializer: S,
+    encode: impl FnOnce(&mut Sink<&mut dyn Write>) -> crate::Result<()>,
+) -> Result<S::Ok, S::Error> {
+    let mut writer = ChunkWriter::new(serializer.serialize_seq(None)?);
+    let result = {
+        let mut sink = Sink::new(&mut writer as &mut dyn Write);
+        encode(&mut sink).and_then(|()| sink.finish().map(drop))
+    };
+    writer.finish(result)
+}

@@ -1,0 +1,49 @@
+//! The DAPHNE binary data format as a serde data format, with ndarray and sprs adapters.
+//!
+//! DAPHNE stores matrices and frames as a header (data type, `u64` dimensions, value types,
+//! frame labels) and a body of rectangular blocks, each empty, dense, sparse (CSR) or
+//! ultra-sparse (COO), each with its own value type. This crate reads and writes that format
+//! exactly as DAPHNE's `BinaryFormat.md` specifies it.
+//!
+//! ```
+//! use ndarray::array;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
+//! struct Layer {
+//!     #[serde(with = "serde_daphne::dense")]
+//!     weights: ndarray::Array2<f64>,
+//!     bias: Vec<f64>,
+//! }
+//!
+//! let layer = Layer { weights: array![[0.5, -1.0], [2.0, 0.0]], bias: vec![0.1, 0.2] };
+//! let bytes = serde_daphne::to_vec(&layer)?;
+//! assert_eq!(serde_daphne::from_slice::<Layer>(&bytes)?, layer);
+//! # Ok::<(), serde_daphne::Error>(())
+//! ```
+//!
+//! Layers, lowest first: [`wire`] (codes, values, header, blocks), [`model`] (objects,
+//! tiling, writer choices), [`ser`] and [`de`] (serde), the adapters ([`dense`], [`csr`],
+//! [`frame`]) and [`io`] (files). `ARCHITECTURE.md` says what each may depend on and
+//! `WIRE_FORMAT.md` describes the bytes.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod adapters;
+pub mod de;
+mod error;
+mod handoff;
+pub mod io;
+pub mod model;
+mod options;
+pub mod ser;
+pub mod wire;
+
+pub use adapters::{csr, dense, frame, Csr, CsrView, Dense, DenseView, Frame};
+pub use de::{from_reader, from_reader_with, from_slice, Deserializer, StreamDeserializer};
+pub use error::{Error, Result};
+pub use io::{from_file, from_file_with, to_file, to_file_with};
+pub use model::Object;
+pub use options::{BlockPolicy, Options};
+pub use ser::{to_vec, to_vec_with, to_writer, to_writer_with, Serializer};
+pub use wire::{BlockType, DataType, Element, Value, ValueType, Values};

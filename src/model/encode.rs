@@ -1,0 +1,476 @@
+//! Writing matrices and frames with the writer's choices: tiling, block policy, narrowing.
+//!
+//! The data is borrowed (dense row-major slices or CSR arrays) and streamed to the sink:
+//! nothing is copied except through the sink's small buffer, and a contiguous dense block of
+//! an un-narrowed type goes out in one `write_all`.
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::options::{BlockPolicy, Options};
+use crate::wire::block::{
+    block_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse, write_empty,
+    write_sparse_entry, write_ultra_sparse_entry,
+};
+use crate::wire::sink::Sink;
+use crate::wire::values::with_values;
+use crate::wire::{
+    BlockPlace, BlockType, Column, DataType, Element, Header, Value, ValueType, Values,
+};
+
+/// A borrowed matrix to write.
+pub(crate) struct MatrixRef<'a, T> {
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) layout: Layout<'a, T>,
+}
+
+/// How a borrowed matrix holds its values.
+pub(crate) enum Layout<'a, T> {
+    /// `rows * cols` values, row-major.
+    Dense(&'a [T]),
+    /// CSR arrays with a proper `row_offsets` (starting at 0), columns increasing in a row.
+    Csr {
+        row_offsets: &'a [usize],
+        col_indices: &'a [usize],
+        values: &'a [T],
+    },
+}
+
+/// One row of a window onto a matrix.
+enum Row<'a, T> {
+    Dense(&'a [T]),
+    /// Entries of the row inside the window; `first` is the window's first column.
+    Sparse {
+        cols: &'a [usize],
+        values: &'a [T],
+        first: usize,
+    },
+}
+
+impl<T: Element> Row<'_, T> {
+    fn nnz(&self) -> usize {
+        match self {
+            Row::Dense(v) => v.iter().filter(|x| !x.is_zero()).count(),
+            Row::Sparse { values, .. } => values.iter().filter(|x| !x.is_zero()).count(),
+        }
+    }
+
+    /// Calls `f(column within the window, value)` for each non-zero, in column order.
+    fn for_each_nonzero(&self, mut f: impl FnMut(u32, T) -> Result<()>) -> Result<()> {
+        match self {
+            Row::Dense(v) => {
+                for (c, &x) in v.iter().enumerate() {
+                    if !x.is_zero() {
+                        f(c as u32, x)?;
+                    }
+                }
+            }
+            Row::Sparse {
+                cols,
+                values,
+                first,
+            } => {
+                for (&c, &x) in cols.iter().zip(values.iter()) {
+                    if !x.is_zero() {
+                        f((c - first) as u32, x)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_dense<W: Write>(&self, sink: &mut Sink<W>, width: usize, vt: ValueType) -> Result<()> {
+        match self {
+            Row::Dense(v) => sink.values_as(v, vt),
+            Row::Sparse { .. } => {
+                let mut next = 0usize;
+                let zero = T::zeroed();
+                self.for_each_nonzero(|c, x| {
+                    for _ in next..c as usize {
+                        sink.value_as(zero, vt)?;
+                    }
+                    next = c as usize + 1;
+                    sink.value_as(x, vt)
+                })?;
+                for _ in next..width {
+                    sink.value_as(zero, vt)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<'a, T: Element> MatrixRef<'a, T> {
+    pub(crate) fn dense(rows: usize, cols: usize, data: &'a [T]) -> Self {
+        MatrixRef {
+            rows,
+            cols,
+            layout: Layout::Dense(data),
+        }
+    }
+
+    fn row(&self, r: usize, first: usize, width: usize) -> Row<'a, T> {
+        match self.layout {
+            Layout::Dense(data) => {
+                let start = r * self.cols + first;
+                Row::Dense(&data[start..start + width])
+            }
+            Layout::Csr {
+                row_offsets,
+                col_indices,
+                values,
+            } => {
+                let (start, end) = (row_offsets[r], row_offsets[r + 1]);
+                let cols = &col_indices[start..end];
+                let (lo, hi) = if first == 0 && width == self.cols {
+                    (0, cols.len())
+                } else {
+                    (
+                        cols.partition_point(|&c| c < first),
+                        cols.partition_point(|&c| c < first + width),
+                    )
+                };
+                Row::Sparse {
+                    cols: &cols[lo..hi],
+                    values: &values[start + lo..start + hi],
+                    first,
+                }
+            }
+        }
+    }
+}
+
+/// Tile size in force: the option, capped at the largest block dimension.
+fn tile_dims(options: &Options) -> (u64, u64) {
+    let (r, c) = options.tile.unwrap_or((u32::MAX, u32::MAX));
+    (u64::from(r.max(1)), u64::from(c.max(1)))
+}
+
+/// The blocks of a `rows x cols` object, row-major, following the tiling rule.
+fn places(rows: u64, cols: u64, (tr, tc): (u64, u64)) -> Box<dyn Iterator<Item = BlockPlace>> {
+    let place = |row, col, r: u64, c: u64| BlockPlace {
+        row,
+        col,
+        rows: r as u32,
+        cols: c as u32,
+    };
+    if rows == 0 && cols == 0 {
+        Box::new(std::iter::once(place(0, 0, 0, 0)))
+    } else if rows == 0 {
+        Box::new(steps(cols, tc).map(move |(c0, n)| place(0, c0, 0, n)))
+    } else if cols == 0 {
+        Box::new(steps(rows, tr).map(move |(r0, n)| place(r0, 0, n, 0)))
+    } else {
+        Box::new(
+            steps(rows, tr).flat_map(move |(r0, nr)| {
+                steps(cols, tc).map(move |(c0, nc)| place(r0, c0, nr, nc))
+            }),
+        )
+    }
+}
+
+/// `(start, length)` of consecutive pieces of at most `step` covering `0..len`.
+fn steps(len: u64, step: u64) -> impl Iterator<Item = (u64, u64)> + Clone {
+    (0..len.div_ceil(step)).map(move |i| (i * step, step.min(len - i * step)))
+}
+
+/// Writes a matrix object: header, then blocks chosen by `options`.
+pub(crate) fn write_matrix<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    data_type: DataType,
+    matrix: &MatrixRef<'_, T>,
+    options: &Options,
+) -> Result<()> {
+    let (rows, cols) = (matrix.rows as u64, matrix.cols as u64);
+    write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
+    for place in places(rows, cols, tile_dims(options)) {
+        write_block(sink, matrix, place, 0, options)?;
+    }
+    Ok(())
+}
+
+/// Writes a frame object: each column as its own blocks (`rows x 1`, or tiles of it).
+pub(crate) fn write_frame<W: Write>(
+    sink: &mut Sink<W>,
+    rows: usize,
+    columns: &[(String, Values)],
+    options: &Options,
+) -> Result<()> {
+    let header = Header::Frame {
+        rows: rows as u64,
+        columns: columns
+            .iter()
+            .map(|(label, values)| Column {
+                label: label.clone(),
+                value_type: values.value_type(),
+            })
+            .collect(),
+    };
+    write_header(sink, &header)?;
+    if rows == 0 || columns.is_empty() {
+        // No values and no one value type: the blocks of an object without cells are empty.
+        for place in places(rows as u64, columns.len() as u64, tile_dims(options)) {
+            write_empty(sink, place)?;
+        }
+        return Ok(());
+    }
+    let (tile_rows, _) = tile_dims(options);
+    for (col, (label, values)) in columns.iter().enumerate() {
+        if values.len() != rows {
+            return Err(Error::invalid(format!(
+                "frame column \"{label}\" has {} values but the frame has {rows} rows",
+                values.len()
+            )));
+        }
+        with_values!(values, v => {
+            let column = MatrixRef::dense(rows, 1, v);
+            for place in places(rows as u64, 1, (tile_rows, 1)) {
+                write_block(sink, &column, place, col as u64, options)?;
+            }
+        });
+    }
+    Ok(())
+}
+
+fn write_header<W: Write>(sink: &mut Sink<W>, header: &Header) -> Result<()> {
+    let mut bytes = Vec::with_capacity(header.encoded_len());
+    header.encode(&mut bytes)?;
+    sink.bytes(&bytes)
+}
+
+/// What the analysis of a block found.
+struct Analysis {
+    /// Non-zeros, exact unless counting stopped at `dense_wins_at`.
+    nnz: u64,
+    value_type: ValueType,
+}
+
+fn analyse<T: Element>(
+    matrix: &MatrixRef<'_, T>,
+    place: BlockPlace,
+    options: &Options,
+) -> Analysis {
+    let (r0, c0) = (place.row as usize, place.col as usize);
+    let (nr, nc) = (place.rows as usize, place.cols as usize);
+    // Once this many non-zeros are seen, dense is the smallest and counting can stop.
+    let stop_at = match (options.block_policy, options.narrow) {
+        // At least 1: an empty block needs a count of exactly zero over the whole window.
+        (BlockPolicy::Auto, false) => dense_wins_at(place, T::VALUE_TYPE).max(1),
+        _ => u64::MAX,
+    };
+    let mut nnz = 0u64;
+    let mut narrower = options.narrow.then(|| Narrower::new(T::VALUE_TYPE));
+    for r in r0..r0 + nr {
+        let row = matrix.row(r, c0, nc);
+        match &mut narrower {
+            Some(n) => {
+                let _ = row.for_each_nonzero(|_, x| {
+                    nnz += 1;
+                    n.observe(x.into_value());
+                    Ok(())
+                });
+            }
+            None => nnz += row.nnz() as u64,
+        }
+        if nnz >= stop_at {
+            break;
+        }
+    }
+    Analysis {
+        nnz,
+        value_type: narrower.map_or(T::VALUE_TYPE, |n| n.choice()),
+    }
+}
+
+/// The smallest non-zero count at which a dense block is no larger than both sparse forms.
+fn dense_wins_at(place: BlockPlace, vt: ValueType) -> u64 {
+    let dense = block_len(BlockType::Dense, place.rows, place.cols, 0, vt).unwrap_or(u128::MAX);
+    let size = vt.size() as u128;
+    let csr_fixed = 18 + 4 * u128::from(place.rows);
+    let csr = dense.saturating_sub(csr_fixed).div_ceil(4 + size);
+    let coo_index = if place.cols == 1 { 4 } else { 8 };
+    let coo = dense.saturating_sub(14).div_ceil(coo_index + size);
+    u64::try_from(csr.max(coo)).unwrap_or(u64::MAX)
+}
+
+fn choose_block_type(
+    policy: BlockPolicy,
+    place: BlockPlace,
+    analysis: &Analysis,
+) -> Result<BlockType> {
+    let vt = analysis.value_type;
+    match policy {
+        BlockPolicy::Auto => Ok([
+            BlockType::Empty,
+            BlockType::Dense,
+            BlockType::Sparse,
+            BlockType::UltraSparse,
+        ]
+        .into_iter()
+        .filter_map(|bt| block_len(bt, place.rows, place.cols, analysis.nnz, vt).map(|l| (l, bt)))
+        .min_by_key(|&(len, bt)| (len, bt))
+        .map_or(BlockType::Dense, |(_, bt)| bt)),
+        BlockPolicy::Dense => Ok(BlockType::Dense),
+        BlockPolicy::Sparse => Ok(BlockType::Sparse),
+        BlockPolicy::UltraSparse if analysis.nnz > u64::from(u32::MAX) => {
+            Err(Error::invalid(format!(
+                "a block with {} non-zeros cannot be ultra-sparse (at most {}); tile the matrix",
+                analysis.nnz,
+                u32::MAX
+            )))
+        }
+        BlockPolicy::UltraSparse => Ok(BlockType::UltraSparse),
+    }
+}
+
+/// Writes one block of `matrix` (window `place`), placed `col_shift` columns to the right.
+fn write_block<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    matrix: &MatrixRef<'_, T>,
+    window: BlockPlace,
+    col_shift: u64,
+    options: &Options,
+) -> Result<()> {
+    let analysis = analyse(matrix, window, options);
+    let block_type = choose_block_type(options.block_policy, window, &analysis)?;
+    let vt = analysis.value_type;
+    let place = BlockPlace {
+        col: window.col + col_shift,
+        ..window
+    };
+    let (r0, c0) = (window.row as usize, window.col as usize);
+    let (nr, nc) = (window.rows as usize, window.cols as usize);
+    let rows = (r0..r0 + nr).map(|r| matrix.row(r, c0, nc));
+    match block_type {
+        BlockType::Empty => write_empty(sink, place),
+        BlockType::Dense => {
+            start_dense(sink, place, vt)?;
+            rows.into_iter()
+                .try_for_each(|row| row.write_dense(sink, nc, vt))
+        }
+        BlockType::Sparse => {
+            start_sparse(sink, place, vt, analysis.nnz)?;
+            for row in rows {
+                start_sparse_row(sink, row.nnz() as u32)?;
+                row.for_each_nonzero(|c, x| write_sparse_entry(sink, c, x, vt))?;
+            }
+            Ok(())
+        }
+        BlockType::UltraSparse => {
+            start_ultra_sparse(sink, place, vt, analysis.nnz as u32)?;
+            for (r, row) in rows.enumerate() {
+                row.for_each_nonzero(|c, x| {
+                    write_ultra_sparse_entry(sink, place, (r as u32, c), x, vt)
+                })?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Finds the smallest value type that holds every observed value exactly.
+struct Narrower {
+    source: ValueType,
+    /// Candidates still holding every value, smaller than the source type.
+    candidates: Vec<ValueType>,
+}
+
+impl Narrower {
+    fn new(source: ValueType) -> Self {
+        let mut candidates: Vec<ValueType> = ValueType::ALL
+            .into_iter()
+            .filter(|vt| vt.size() < source.size())
+            .collect();
+        // Smallest first; at equal size the source's own kind, then unsigned, signed, float.
+        let kind = |vt: ValueType| {
+            if vt.is_float() {
+                2
+            } else if vt.is_signed_int() {
+                1
+            } else {
+                0
+            }
+        };
+        candidates.sort_by_key(|&vt| (vt.size(), kind(vt) != kind(source), kind(vt)));
+        Narrower { source, candidates }
+    }
+
+    fn observe(&mut self, value: Value) {
+        if !self.candidates.is_empty() {
+            self.candidates.retain(|&vt| value.narrows_to(vt));
+        }
+    }
+
+    fn choice(&self) -> ValueType {
+        self.candidates.first().copied().unwrap_or(self.source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrowing_picks_the_smallest_exact_type() {
+        let pick = |source, values: &[Value]| {
+            let mut n = Narrower::new(source);
+            values.iter().for_each(|&v| n.observe(v));
+            n.choice()
+        };
+        assert_eq!(pick(ValueType::U64, &[Value::U64(200)]), ValueType::U8);
+        assert_eq!(pick(ValueType::U64, &[Value::U64(300)]), ValueType::U16);
+        assert_eq!(
+            pick(ValueType::I64, &[Value::I64(-3), Value::I64(100)]),
+            ValueType::I8
+        );
+        assert_eq!(pick(ValueType::I64, &[Value::I64(5)]), ValueType::I8);
+        assert_eq!(pick(ValueType::F64, &[Value::F64(0.5)]), ValueType::F32);
+        assert_eq!(pick(ValueType::F64, &[Value::F64(0.1)]), ValueType::F64);
+        assert_eq!(pick(ValueType::F64, &[Value::F64(3.0)]), ValueType::U8);
+        assert_eq!(pick(ValueType::F64, &[Value::F64(-0.0)]), ValueType::F32);
+        assert_eq!(pick(ValueType::U8, &[Value::U8(1)]), ValueType::U8);
+    }
+
+    #[test]
+    fn tiles_cover_in_row_major_order() {
+        let all: Vec<_> = places(3, 5, (2, 2))
+            .map(|p| (p.row, p.col, p.rows, p.cols))
+            .collect();
+        assert_eq!(
+            all,
+            vec![
+                (0, 0, 2, 2),
+                (0, 2, 2, 2),
+                (0, 4, 2, 1),
+                (2, 0, 1, 2),
+                (2, 2, 1, 2),
+                (2, 4, 1, 1)
+            ]
+        );
+        let big: Vec<_> = places(0, 5_000_000_000, (1, u64::from(u32::MAX)))
+            .map(|p| (p.col, p.cols))
+            .collect();
+        assert_eq!(big, vec![(0, u32::MAX), (4_294_967_295, 705_032_705)]);
+    }
+
+    #[test]
+    fn dense_wins_once_sparse_forms_are_no_smaller() {
+        let place = BlockPlace {
+            row: 0,
+            col: 0,
+            rows: 10,
+            cols: 10,
+        };
+        let at = dense_wins_at(place, ValueType::F64);
+        let len = |bt, n| block_len(bt, 10, 10, n, ValueType::F64).unwrap();
+        assert!(len(BlockType::Sparse, at) >= len(BlockType::Dense, 0));
+        assert!(len(BlockType::UltraSparse, at) >= len(BlockType::Dense, 0));
+        assert!(
+            len(BlockType::Sparse, at - 1) < len(BlockType::Dense, 0)
+                || len(BlockType::UltraSparse, at - 1) < len(BlockType::Dense, 0)
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! The object model: whole objects (header plus blocks), the tiling rule, typed access to
+//! values, and the writer's choices (tiling, block policy, narrowing).
+
+pub(crate) mod encode;
+pub mod object;
+pub(crate) mod tiling;
+
+pub use object::{Block, CsrParts, Object};

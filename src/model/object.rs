@@ -1,0 +1,617 @@
+//! `Object`: one DAPHNE object (matrix or frame) as stored, with typed access to its values.
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::model::tiling::Coverage;
+use crate::wire::block::{decode_block, encode_block};
+use crate::wire::sink::Sink;
+use crate::wire::values::{with_value_type, zeroed_vec};
+use crate::wire::{
+    BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, SliceSource, Source,
+    Value, ValueType, Values,
+};
+
+/// One block of an object: where it lies and what it stores.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Block {
+    /// Position and size.
+    pub place: BlockPlace,
+    /// The stored data.
+    pub data: BlockData,
+}
+
+/// An untyped DAPHNE object: its header and its blocks exactly as stored.
+///
+/// Use it to open files whose types you do not know, to inspect block layouts, or to convert
+/// between representations.
+///
+/// ```
+/// use serde_daphne::{Object, Options, ValueType};
+///
+/// let bytes = serde_daphne::to_vec(&vec![1.5f64, 0.0, -2.0])?; // a 3 x 1 DenseMatrix
+/// let object: Object = serde_daphne::from_slice(&bytes)?;
+/// assert_eq!(object.shape(), (3, 1));
+/// assert_eq!(object.header().matrix_value_type(), Some(ValueType::F64));
+/// assert_eq!(object.dense_vec::<f64>()?, vec![1.5, 0.0, -2.0]);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Object {
+    header: Header,
+    blocks: Vec<Block>,
+    /// Byte offsets of the object and of each block entry in the input (zeros when built).
+    offset: u64,
+    block_offsets: Vec<u64>,
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Self) -> bool {
+        self.header == other.header && self.blocks == other.blocks
+    }
+}
+
+impl Object {
+    /// Builds an object from a header and blocks, checking that the blocks tile it.
+    ///
+    /// # Errors
+    /// The same structural errors reading would give (blocks outside, overlapping, missing,
+    /// or indices out of range), with offsets 0.
+    pub fn new(header: Header, blocks: Vec<Block>) -> Result<Object> {
+        let mut bytes = Vec::new();
+        let object = Object {
+            header,
+            blocks,
+            offset: 0,
+            block_offsets: Vec::new(),
+        };
+        object.encode(&mut bytes)?;
+        let mut decoded = Object::decode(&mut SliceSource::new(&bytes))?;
+        decoded.offset = 0;
+        decoded.block_offsets.iter_mut().for_each(|o| *o = 0);
+        if !decoded.is_complete_copy_of(&object) {
+            return Err(Error::invalid("the blocks do not cover the object exactly"));
+        }
+        Ok(object)
+    }
+
+    fn is_complete_copy_of(&self, other: &Object) -> bool {
+        self.blocks.len() == other.blocks.len()
+    }
+
+    /// A dense matrix of one dense block, from row-major values.
+    ///
+    /// # Errors
+    /// [`Error::InvalidValue`] when `values.len() != rows * cols` or a dimension exceeds
+    /// `u32::MAX` (use [`crate::to_vec_with`] to split large matrices into blocks).
+    pub fn dense(rows: u64, cols: u64, values: Values) -> Result<Object> {
+        let (r, c) = block_dims(rows, cols)?;
+        if u128::from(rows) * u128::from(cols) != values.len() as u128 {
+            return Err(Error::invalid(format!(
+                "{} values cannot fill a {rows} x {cols} matrix",
+                values.len()
+            )));
+        }
+        Ok(Object::single(
+            Header::DenseMatrix {
+                rows,
+                cols,
+                value_type: values.value_type(),
+            },
+            r,
+            c,
+            BlockData::Dense(values),
+        ))
+    }
+
+    fn single(header: Header, rows: u32, cols: u32, data: BlockData) -> Object {
+        Object {
+            header,
+            blocks: vec![Block {
+                place: BlockPlace {
+                    row: 0,
+                    col: 0,
+                    rows,
+                    cols,
+                },
+                data,
+            }],
+            offset: 0,
+            block_offsets: vec![0],
+        }
+    }
+
+    /// Reads one object.
+    ///
+    /// # Errors
+    /// Any malformed header or block, and blocks that do not tile the object.
+    pub fn decode<S: Source + ?Sized>(src: &mut S) -> Result<Object> {
+        let offset = src.offset();
+        let header = Header::decode(src)?;
+        let (rows, cols) = header.shape();
+        let mut coverage = Coverage::new(rows, cols, header.data_type() == DataType::Frame);
+        let mut blocks = Vec::new();
+        let mut block_offsets = Vec::new();
+        while !coverage.complete() {
+            let block_offset = src.offset();
+            let row = src.u64("a block's row index")?;
+            let col = src.u64("a block's column index")?;
+            let (block_rows, block_cols, data) = decode_block(src)?;
+            let place = BlockPlace {
+                row,
+                col,
+                rows: block_rows,
+                cols: block_cols,
+            };
+            coverage.add(block_offset, place, data.stored() > 0)?;
+            blocks.push(Block { place, data });
+            block_offsets.push(block_offset);
+        }
+        coverage.finish()?;
+        Ok(Object {
+            header,
+            blocks,
+            offset,
+            block_offsets,
+        })
+    }
+
+    /// Writes the object exactly as it is (header, then its blocks in order).
+    ///
+    /// # Errors
+    /// I/O errors; [`Error::LabelTooLong`].
+    pub fn encode<W: Write>(&self, writer: W) -> Result<()> {
+        let mut sink = Sink::new(writer);
+        self.encode_into(&mut sink)?;
+        sink.finish()?;
+        Ok(())
+    }
+
+    pub(crate) fn encode_into<W: Write>(&self, sink: &mut Sink<W>) -> Result<()> {
+        let mut header = Vec::with_capacity(self.header.encoded_len());
+        self.header.encode(&mut header)?;
+        sink.bytes(&header)?;
+        for block in &self.blocks {
+            encode_block(sink, block.place, &block.data)?;
+        }
+        Ok(())
+    }
+
+    /// The encoded object.
+    ///
+    /// # Errors
+    /// As [`Object::encode`].
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.encode(&mut out)?;
+        Ok(out)
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The blocks, in the order stored.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// The byte offset of block `index` in the input it was read from.
+    pub fn block_offset(&self, index: usize) -> Option<u64> {
+        self.block_offsets.get(index).copied()
+    }
+
+    /// The byte offset of the object in the input it was read from.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The data type.
+    pub fn data_type(&self) -> DataType {
+        self.header.data_type()
+    }
+
+    /// `(rows, cols)`.
+    pub fn shape(&self) -> (u64, u64) {
+        self.header.shape()
+    }
+
+    /// Frame column labels (empty for matrices).
+    pub fn labels(&self) -> Vec<&str> {
+        match &self.header {
+            Header::Frame { columns, .. } => columns.iter().map(|c| c.label.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The number of stored values that are not zero (bitwise: `-0.0` and NaN count).
+    pub fn nnz(&self) -> u64 {
+        self.blocks
+            .iter()
+            .map(|b| {
+                b.data.values().map_or(0, |v| {
+                    (0..v.len())
+                        .filter(|&i| v.get(i).is_some_and(|x| !x.is_zero()))
+                        .count() as u64
+                })
+            })
+            .sum()
+    }
+
+    /// The value at (`row`, `col`), in the block's stored type; `None` outside the object.
+    pub fn get(&self, row: u64, col: u64) -> Option<Value> {
+        let (rows, cols) = self.shape();
+        if row >= rows || col >= cols {
+            return None;
+        }
+        let zero = Value::zero(self.header.value_type_of(col)?);
+        let block = self.blocks.iter().find(|b| {
+            let p = b.place;
+            row >= p.row
+                && row - p.row < u64::from(p.rows)
+                && col >= p.col
+                && col - p.col < u64::from(p.cols)
+        })?;
+        let (r, c) = (
+            (row - block.place.row) as usize,
+            (col - block.place.col) as u32,
+        );
+        Some(match &block.data {
+            BlockData::Empty => zero,
+            BlockData::Dense(values) => values.get(r * block.place.cols as usize + c as usize)?,
+            BlockData::Sparse {
+                row_offsets,
+                col_indices,
+                values,
+            } => {
+                let (start, end) = (row_offsets[r], row_offsets[r + 1]);
+                match col_indices[start..end].binary_search(&c) {
+                    Ok(k) => values.get(start + k)?,
+                    Err(_) => zero,
+                }
+            }
+            BlockData::UltraSparse {
+                row_indices,
+                col_indices,
+                values,
+            } => {
+                let found = (0..row_indices.len()).find(|&k| {
+                    row_indices[k] as usize == r && col_indices.as_ref().is_none_or(|cs| cs[k] == c)
+                });
+                match found {
+                    Some(k) => values.get(k)?,
+                    None => zero,
+                }
+            }
+        })
+    }
+
+    fn block_offset_or_object(&self, index: usize) -> u64 {
+        self.block_offsets
+            .get(index)
+            .copied()
+            .unwrap_or(self.offset)
+    }
+
+    /// Calls `f(row, col, value)` for every stored value of every block (the non-zeros of
+    /// dense blocks), in block order and row-major order within a block.
+    ///
+    /// With `only_col`, blocks not touching that column are skipped (frame columns).
+    fn for_each_stored<T: Element>(
+        &self,
+        mut f: impl FnMut(u64, u64, T),
+        only_col: Option<u64>,
+    ) -> Result<()> {
+        for (index, block) in self.blocks.iter().enumerate() {
+            let Some(values) = block.data.values() else {
+                continue;
+            };
+            let p = block.place;
+            if only_col.is_some_and(|c| c < p.col || c - p.col >= u64::from(p.cols)) {
+                continue;
+            }
+            let typed: Vec<T> = values.to_vec().map_err(|i| Error::LossyConversion {
+                offset: self.block_offset_or_object(index),
+                value: values.get(i).unwrap_or(Value::U8(0)),
+                to: T::VALUE_TYPE,
+            })?;
+            match &block.data {
+                BlockData::Empty => {}
+                BlockData::Dense(_) => {
+                    let cols = (p.cols as usize).max(1);
+                    for (k, &x) in typed.iter().enumerate() {
+                        if !x.is_zero() {
+                            f(p.row + (k / cols) as u64, p.col + (k % cols) as u64, x);
+                        }
+                    }
+                }
+                BlockData::Sparse {
+                    row_offsets,
+                    col_indices,
+                    ..
+                } => {
+                    for (r, w) in row_offsets.windows(2).enumerate() {
+                        for k in w[0]..w[1] {
+                            f(
+                                p.row + r as u64,
+                                p.col + u64::from(col_indices[k]),
+                                typed[k],
+                            );
+                        }
+                    }
+                }
+                BlockData::UltraSparse {
+                    row_indices,
+                    col_indices,
+                    ..
+                } => {
+                    for (k, &r) in row_indices.iter().enumerate() {
+                        let c = col_indices.as_ref().map_or(0, |cs| cs[k]);
+                        f(p.row + u64::from(r), p.col + u64::from(c), typed[k]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the object is a matrix and its dimensions fit in memory; returns `(rows, cols)`.
+    fn matrix_dims(&self) -> Result<(usize, usize)> {
+        if self.data_type() == DataType::Frame {
+            return Err(Error::DataTypeMismatch {
+                offset: self.offset,
+                expected: "a matrix (DenseMatrix or CSRMatrix)",
+                found: DataType::Frame,
+            });
+        }
+        let (rows, cols) = self.shape();
+        let too_large = || Error::TooLarge {
+            offset: self.offset,
+            what: "the matrix",
+            bytes: u128::from(rows) * u128::from(cols),
+        };
+        Ok((
+            usize::try_from(rows).map_err(|_| too_large())?,
+            usize::try_from(cols).map_err(|_| too_large())?,
+        ))
+    }
+
+    /// The matrix's values, row-major, converted exactly to `T`.
+    ///
+    /// Moves the stored vector when the object is one dense block of type `T`.
+    ///
+    /// # Errors
+    /// [`Error::DataTypeMismatch`] for frames; [`Error::LossyConversion`] when a value does not
+    /// fit `T`; [`Error::TooLarge`]/[`Error::OutOfMemory`] when the matrix does not fit memory.
+    pub fn dense_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.clone().into_dense_vec()
+    }
+
+    /// Like [`Object::dense_vec`], consuming the object (no copy for one dense block of `T`).
+    ///
+    /// # Errors
+    /// As [`Object::dense_vec`].
+    pub fn into_dense_vec<T: Element>(mut self) -> Result<Vec<T>> {
+        let (rows, cols) = self.matrix_dims()?;
+        let len = rows.checked_mul(cols).ok_or(Error::TooLarge {
+            offset: self.offset,
+            what: "the matrix",
+            bytes: rows as u128 * cols as u128 * std::mem::size_of::<T>() as u128,
+        })?;
+        if self.blocks.len() == 1 {
+            if let BlockData::Dense(values) = &mut self.blocks[0].data {
+                let values = std::mem::replace(values, Values::new(ValueType::U8));
+                let offset = self.block_offset_or_object(0);
+                let copy = values.clone();
+                return values.into_vec().map_err(|i| Error::LossyConversion {
+                    offset,
+                    value: copy.get(i).unwrap_or(Value::U8(0)),
+                    to: T::VALUE_TYPE,
+                });
+            }
+        }
+        let mut out = zeroed_vec::<T>(len)?;
+        self.for_each_stored(|r, c, x: T| out[r as usize * cols + c as usize] = x, None)?;
+        Ok(out)
+    }
+
+    /// The matrix's values, row-major, in the header's value type.
+    ///
+    /// # Errors
+    /// As [`Object::dense_vec`].
+    pub fn dense_values(&self) -> Result<Values> {
+        let vt = self
+            .header
+            .matrix_value_type()
+            .ok_or(Error::DataTypeMismatch {
+                offset: self.offset,
+                expected: "a matrix (DenseMatrix or CSRMatrix)",
+                found: DataType::Frame,
+            })?;
+        with_value_type!(vt, T => self.dense_vec::<T>().map(T::into_values))
+    }
+
+    /// The matrix as CSR arrays `(row_offsets, col_indices, values)` with values converted
+    /// exactly to `T`; zeros of dense blocks are left out, values stored in sparse blocks are
+    /// kept as stored.
+    ///
+    /// # Errors
+    /// As [`Object::dense_vec`].
+    pub fn csr_parts<T: Element>(&self) -> Result<CsrParts<T>> {
+        let (rows, _) = self.matrix_dims()?;
+        if let [Block {
+            data:
+                BlockData::Sparse {
+                    row_offsets,
+                    col_indices,
+                    values,
+                },
+            ..
+        }] = self.blocks.as_slice()
+        {
+            let values = values.to_vec::<T>().map_err(|i| Error::LossyConversion {
+                offset: self.block_offset_or_object(0),
+                value: values.get(i).unwrap_or(Value::U8(0)),
+                to: T::VALUE_TYPE,
+            })?;
+            return Ok(CsrParts {
+                row_offsets: row_offsets.clone(),
+                col_indices: col_indices.iter().map(|&c| c as usize).collect(),
+                values,
+            });
+        }
+        let mut counts = zeroed_vec::<u64>(
+            rows.checked_add(1)
+                .ok_or(Error::OutOfMemory { bytes: u128::MAX })?,
+        )?;
+        self.for_each_stored(|r, _, _: T| counts[r as usize + 1] += 1, None)?;
+        for r in 0..rows {
+            counts[r + 1] += counts[r];
+        }
+        let nnz = counts[rows] as usize;
+        let mut next: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+        let mut col_indices = vec![0usize; nnz];
+        let mut values = zeroed_vec::<T>(nnz)?;
+        self.for_each_stored(
+            |r, c, x: T| {
+                let k = &mut next[r as usize];
+                col_indices[*k] = c as usize;
+                values[*k] = x;
+                *k += 1;
+            },
+            None,
+        )?;
+        let row_offsets: Vec<usize> = counts.into_iter().map(|c| c as usize).collect();
+        // Blocks side by side in one row band arrive in block order: sort those rows.
+        for w in row_offsets.windows(2) {
+            let cols = &col_indices[w[0]..w[1]];
+            if cols.windows(2).any(|p| p[0] > p[1]) {
+                let mut pairs: Vec<(usize, T)> = cols
+                    .iter()
+                    .copied()
+                    .zip(values[w[0]..w[1]].iter().copied())
+                    .collect();
+                pairs.sort_by_key(|p| p.0);
+                for (k, (c, x)) in pairs.into_iter().enumerate() {
+                    col_indices[w[0] + k] = c;
+                    values[w[0] + k] = x;
+                }
+            }
+        }
+        Ok(CsrParts {
+            row_offsets,
+            col_indices,
+            values,
+        })
+    }
+
+    /// Column `col` of a frame (or of a matrix), converted to the header's type for it.
+    ///
+    /// # Errors
+    /// [`Error::LossyConversion`] when a block's value does not fit the column's type;
+    /// [`Error::TooLarge`]/[`Error::OutOfMemory`].
+    pub fn column(&self, col: u64) -> Result<Values> {
+        let vt = self
+            .header
+            .value_type_of(col)
+            .ok_or_else(|| Error::invalid(format!("the object has no column {col}")))?;
+        let rows = usize::try_from(self.shape().0).map_err(|_| Error::TooLarge {
+            offset: self.offset,
+            what: "a column",
+            bytes: u128::from(self.shape().0),
+        })?;
+        with_value_type!(vt, T => {
+            let mut out = zeroed_vec::<T>(rows)?;
+            // Only blocks touching this column contribute.
+            self.for_each_stored(|r, c, x: T| if c == col { out[r as usize] = x }, Some(col))?;
+            Ok(T::into_values(out))
+        })
+    }
+
+    /// A frame from labelled columns of equal length, each column one block.
+    ///
+    /// # Errors
+    /// [`Error::InvalidValue`] when column lengths differ or exceed `u32::MAX`.
+    pub fn frame(columns: Vec<(String, Values)>) -> Result<Object> {
+        let rows = columns.first().map_or(0, |(_, v)| v.len());
+        if let Some((label, v)) = columns.iter().find(|(_, v)| v.len() != rows) {
+            return Err(Error::invalid(format!(
+                "frame column \"{label}\" has {} values but the first column has {rows}",
+                v.len()
+            )));
+        }
+        let rows32 = u32::try_from(rows)
+            .map_err(|_| Error::invalid("frame columns longer than u32::MAX rows"))?;
+        let header = Header::Frame {
+            rows: rows as u64,
+            columns: columns
+                .iter()
+                .map(|(label, v)| Column {
+                    label: label.clone(),
+                    value_type: v.value_type(),
+                })
+                .collect(),
+        };
+        let count = columns.len();
+        if rows == 0 || count == 0 {
+            let cols = u32::try_from(count)
+                .map_err(|_| Error::invalid("more than u32::MAX frame columns"))?;
+            return Ok(Object::single(header, rows32, cols, BlockData::Empty));
+        }
+        let blocks = columns
+            .into_iter()
+            .enumerate()
+            .map(|(c, (_, values))| Block {
+                place: BlockPlace {
+                    row: 0,
+                    col: c as u64,
+                    rows: rows32,
+                    cols: 1,
+                },
+                data: BlockData::Dense(values),
+            })
+            .collect();
+        Ok(Object {
+            header,
+            blocks,
+            offset: 0,
+            block_offsets: vec![0; count],
+        })
+    }
+
+    /// Block types used, with how many blocks of each.
+    pub fn block_types(&self) -> Vec<(BlockType, usize)> {
+        let mut out: Vec<(BlockType, usize)> = Vec::new();
+        for b in &self.blocks {
+            let bt = b.data.block_type();
+            match out.iter_mut().find(|(t, _)| *t == bt) {
+                Some((_, n)) => *n += 1,
+                None => out.push((bt, 1)),
+            }
+        }
+        out
+    }
+}
+
+/// CSR arrays of a matrix: row `i` holds `col_indices[row_offsets[i]..row_offsets[i + 1]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CsrParts<T> {
+    /// `rows + 1` offsets.
+    pub row_offsets: Vec<usize>,
+    /// Column of each stored value, increasing within a row.
+    pub col_indices: Vec<usize>,
+    /// The stored values.
+    pub values: Vec<T>,
+}
+
+/// Both dimensions as block dimensions, or an error when one exceeds `u32::MAX`.
+fn block_dims(rows: u64, cols: u64) -> Result<(u32, u32)> {
+    match (u32::try_from(rows), u32::try_from(cols)) {
+        (Ok(r), Ok(c)) => Ok((r, c)),
+        _ => Err(Error::invalid(format!(
+            "a {rows} x {cols} matrix does not fit one block (at most {} rows and columns)",
+            u32::MAX
+        ))),
+    }
+}

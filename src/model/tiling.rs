@@ -1,0 +1,229 @@
+//! The tiling rule: which blocks an object's body holds and when it is complete.
+//!
+//! An object's body holds at least one block; blocks are read until they cover the object.
+//! - An object with cells is covered when the blocks' areas add up to its area; every block
+//!   must then have cells, lie inside the object and overlap no other block (checked in
+//!   O(n log n) once the body is read).
+//! - An object without cells (`0 x c`, `r x 0`, `0 x 0`) is covered by 0-sized blocks laid end
+//!   to end along its non-zero dimension, in order, starting at (0, 0); a `0 x 0` object is one
+//!   `0 x 0` block. (One block of its own shape, unless the dimension exceeds `u32::MAX`.)
+//! - In a frame, every block holding values lies within one column.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::wire::BlockPlace;
+
+/// Tracks the blocks of one object as they are read.
+pub(crate) struct Coverage {
+    rows: u64,
+    cols: u64,
+    frame: bool,
+    area: u128,
+    covered: u128,
+    /// For objects without cells: where the next block must start along the non-zero dimension.
+    next: u64,
+    placed: Vec<(BlockPlace, u64)>,
+}
+
+impl Coverage {
+    pub(crate) fn new(rows: u64, cols: u64, frame: bool) -> Self {
+        Coverage {
+            rows,
+            cols,
+            frame,
+            area: u128::from(rows) * u128::from(cols),
+            covered: 0,
+            next: 0,
+            placed: Vec::new(),
+        }
+    }
+
+    /// Whether the blocks so far cover the object.
+    pub(crate) fn complete(&self) -> bool {
+        if self.area == 0 {
+            let extent = self.rows.max(self.cols);
+            !self.placed.is_empty() && self.next >= extent
+        } else {
+            self.covered >= self.area
+        }
+    }
+
+    /// Records a block read at `offset`; `has_values` is whether it stores any value.
+    pub(crate) fn add(&mut self, offset: u64, place: BlockPlace, has_values: bool) -> Result<()> {
+        let row_end = u128::from(place.row) + u128::from(place.rows);
+        let col_end = u128::from(place.col) + u128::from(place.cols);
+        if row_end > u128::from(self.rows) || col_end > u128::from(self.cols) {
+            return Err(Error::BlockOutsideObject {
+                offset,
+                row: place.row,
+                row_end,
+                col: place.col,
+                col_end,
+                object_rows: self.rows,
+                object_cols: self.cols,
+            });
+        }
+        if self.frame && has_values && place.cols > 1 {
+            return Err(Error::FrameBlockSpansColumns {
+                offset,
+                col: place.col,
+                cols: place.cols,
+            });
+        }
+        if self.area == 0 {
+            self.add_without_cells(offset, place)?;
+        } else {
+            if place.rows == 0 || place.cols == 0 {
+                return Err(Error::ZeroSizedBlock {
+                    offset,
+                    rows: place.rows,
+                    cols: place.cols,
+                });
+            }
+            self.covered += u128::from(place.rows) * u128::from(place.cols);
+        }
+        self.placed.push((place, offset));
+        Ok(())
+    }
+
+    fn add_without_cells(&mut self, offset: u64, place: BlockPlace) -> Result<()> {
+        let along_rows = self.cols == 0 && self.rows > 0;
+        let expected = if along_rows {
+            (self.next, 0)
+        } else {
+            (0, self.next)
+        };
+        let length = if along_rows { place.rows } else { place.cols };
+        let extent = self.rows.max(self.cols);
+        let well_placed = (place.row, place.col) == expected
+            && place.rows.min(place.cols) == 0
+            && (length > 0 || extent == 0);
+        if !well_placed {
+            return Err(Error::MisplacedBlock {
+                offset,
+                expected,
+                found: (place.row, place.col),
+            });
+        }
+        self.next += u64::from(length);
+        Ok(())
+    }
+
+    /// Checks that no two blocks overlap (once complete); returns the placed blocks.
+    pub(crate) fn finish(self) -> Result<()> {
+        if self.area == 0 || self.placed.len() < 2 {
+            return Ok(());
+        }
+        // Sweep over rows; at each row, the active blocks' column ranges must be disjoint.
+        let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(self.placed.len() * 2);
+        for (index, (place, _)) in self.placed.iter().enumerate() {
+            events.push((place.row, true, index));
+            events.push((place.row + u64::from(place.rows), false, index));
+        }
+        // Removals (false) sort before insertions (true) at the same row.
+        events.sort_unstable();
+        let mut active: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+        for (_, insert, index) in events {
+            let (place, _) = self.placed[index];
+            let (start, end) = (place.col, place.col + u64::from(place.cols));
+            if !insert {
+                active.remove(&start);
+                continue;
+            }
+            let before = active.range(..=start).next_back().map(|(_, &v)| v);
+            let after = active.range(start..).next().map(|(&s, &v)| (s, v));
+            let clash = before
+                .filter(|&(before_end, _)| before_end > start)
+                .map(|(_, other)| other)
+                .or(after.filter(|&(s, _)| s < end).map(|(_, (_, other))| other));
+            if let Some(other) = clash {
+                let later = index.max(other);
+                let (place, offset) = self.placed[later];
+                return Err(Error::OverlappingBlocks {
+                    offset,
+                    row: place.row,
+                    col: place.col,
+                });
+            }
+            active.insert(start, (end, index));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(row: u64, col: u64, rows: u32, cols: u32) -> BlockPlace {
+        BlockPlace {
+            row,
+            col,
+            rows,
+            cols,
+        }
+    }
+
+    #[test]
+    fn a_grid_of_tiles_covers_exactly() {
+        let mut c = Coverage::new(3, 4, false);
+        for (i, p) in [place(0, 0, 2, 2), place(0, 2, 2, 2), place(2, 0, 1, 4)]
+            .into_iter()
+            .enumerate()
+        {
+            assert!(!c.complete());
+            c.add(i as u64, p, true).unwrap();
+        }
+        assert!(c.complete());
+        c.finish().unwrap();
+    }
+
+    #[test]
+    fn overlaps_are_found_even_when_areas_add_up() {
+        let mut c = Coverage::new(2, 2, false);
+        c.add(10, place(0, 0, 1, 2), true).unwrap();
+        c.add(20, place(0, 1, 1, 1), true).unwrap();
+        c.add(30, place(1, 0, 1, 1), true).unwrap();
+        assert!(c.complete());
+        assert!(matches!(
+            c.finish(),
+            Err(Error::OverlappingBlocks { offset: 20, .. })
+        ));
+    }
+
+    #[test]
+    fn objects_without_cells_take_zero_sized_blocks_in_order() {
+        let mut c = Coverage::new(0, 10, false);
+        c.add(0, place(0, 0, 0, 4), false).unwrap();
+        assert!(!c.complete());
+        assert!(matches!(
+            c.add(1, place(0, 5, 0, 5), false),
+            Err(Error::MisplacedBlock { .. })
+        ));
+        c.add(2, place(0, 4, 0, 6), false).unwrap();
+        assert!(c.complete());
+        let mut c = Coverage::new(0, 0, false);
+        c.add(0, place(0, 0, 0, 0), false).unwrap();
+        assert!(c.complete());
+    }
+
+    #[test]
+    fn blocks_outside_or_without_cells_are_rejected() {
+        let mut c = Coverage::new(2, 2, false);
+        assert!(matches!(
+            c.add(5, place(1, 1, 2, 1), true),
+            Err(Error::BlockOutsideObject { offset: 5, .. })
+        ));
+        assert!(matches!(
+            c.add(6, place(0, 0, 0, 2), false),
+            Err(Error::ZeroSizedBlock { offset: 6, .. })
+        ));
+        let mut f = Coverage::new(2, 2, true);
+        assert!(matches!(
+            f.add(7, place(0, 0, 2, 2), true),
+            Err(Error::FrameBlockSpansColumns { offset: 7, .. })
+        ));
+        f.add(8, place(0, 0, 2, 2), false).unwrap();
+    }
+}

@@ -1,0 +1,113 @@
+//! Writer and reader choices.
+
+/// How the writer picks each block's type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BlockPolicy {
+    /// Per block, the smallest encoding of empty, dense, sparse (CSR) and ultra-sparse (COO);
+    /// on a tie the earlier in that order.
+    #[default]
+    Auto,
+    /// Every block dense.
+    Dense,
+    /// Every block sparse (CSR).
+    Sparse,
+    /// Every block ultra-sparse (COO); a block with more than `u32::MAX` non-zeros is an error.
+    UltraSparse,
+}
+
+/// Options for writing and reading.
+///
+/// ```
+/// use serde_daphne::{BlockPolicy, Options};
+///
+/// let options = Options::new()
+///     .block_policy(BlockPolicy::Sparse)
+///     .tile(1000, 1000)
+///     .narrow(true);
+/// let bytes = serde_daphne::to_vec_with(&vec![vec![0u64, 7], vec![300, 0]], &options)?;
+/// let back: Vec<Vec<u64>> = serde_daphne::from_slice(&bytes)?;
+/// assert_eq!(back, vec![vec![0, 7], vec![300, 0]]);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    pub(crate) block_policy: BlockPolicy,
+    pub(crate) tile: Option<(u32, u32)>,
+    pub(crate) narrow: bool,
+    pub(crate) max_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::new()
+    }
+}
+
+impl Options {
+    /// The defaults: automatic block types, one block per object (split only where a
+    /// dimension exceeds `u32::MAX`), no narrowing, no read limit.
+    pub const fn new() -> Self {
+        Options {
+            block_policy: BlockPolicy::Auto,
+            tile: None,
+            narrow: false,
+            max_bytes: u64::MAX,
+        }
+    }
+
+    /// How each block's type is chosen.
+    pub const fn block_policy(mut self, policy: BlockPolicy) -> Self {
+        self.block_policy = policy;
+        self
+    }
+
+    /// Splits matrices into tiles of at most `rows x cols` (as SystemDS does with 1000 x 1000);
+    /// frames are split into tiles of `rows` rows per column. Zeros count as 1.
+    pub const fn tile(mut self, rows: u32, cols: u32) -> Self {
+        self.tile = Some((
+            if rows == 0 { 1 } else { rows },
+            if cols == 0 { 1 } else { cols },
+        ));
+        self
+    }
+
+    /// One block per object, as DAPHNE itself writes (the default).
+    pub const fn untiled(mut self) -> Self {
+        self.tile = None;
+        self
+    }
+
+    /// Stores each block in the smallest value type that holds all its values exactly;
+    /// readers widen back to the requested Rust type.
+    pub const fn narrow(mut self, narrow: bool) -> Self {
+        self.narrow = narrow;
+        self
+    }
+
+    /// The most bytes a reader may consume from an `io::Read` (default: no limit). Inputs
+    /// that claim more fail with [`crate::Error::LimitExceeded`] before reading it.
+    pub const fn max_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// The block policy in force.
+    pub const fn get_block_policy(&self) -> BlockPolicy {
+        self.block_policy
+    }
+
+    /// The tile size in force, if any.
+    pub const fn get_tile(&self) -> Option<(u32, u32)> {
+        self.tile
+    }
+
+    /// Whether narrowing is on.
+    pub const fn get_narrow(&self) -> bool {
+        self.narrow
+    }
+
+    /// The read limit in bytes.
+    pub const fn get_max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+}

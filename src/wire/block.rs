@@ -1,0 +1,445 @@
+//! Blocks: the block header and the four block layouts, decoded and encoded.
+//!
+//! ```text
+//! body entry:   | rx u64 | cx u64 | block |
+//! block header: | #r u32 | #c u32 | bt u8 | ...
+//! empty (0):        nothing
+//! dense (1):        vt u8, values row-major
+//! sparse (2):       vt u8, #nzb u64, per row: (#nzr u32, (cx u32, v)[#nzr])
+//! ultra-sparse (3): vt u8, #nzb u32, (rx u32, v)[#nzb] when #c == 1, (rx u32, cx u32, v)[#nzb] otherwise
+//! ```
+//!
+//! Rules this crate enforces on reading, where the spec is silent: column indices strictly
+//! increase within a sparse row, ultra-sparse entries strictly increase in (row, column) order,
+//! and every index lies inside the block.
+
+use std::io::Write;
+
+use super::codes::{BlockType, ValueType};
+use super::element::Element;
+use super::header::value_type;
+use super::sink::Sink;
+use super::source::Source;
+use super::values::{read_le, with_value_type, with_values, Values};
+use crate::error::{Error, Result};
+
+/// Bytes of a body entry before the block header: `rx` and `cx`.
+pub const POSITION_LEN: u64 = 16;
+
+/// The data of one block, as stored.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum BlockData {
+    /// All zeros.
+    Empty,
+    /// Every value, row-major.
+    Dense(Values),
+    /// Compressed sparse row.
+    Sparse {
+        /// `rows + 1` offsets into `col_indices`/`values`; row `i` is `row_offsets[i]..row_offsets[i + 1]`.
+        row_offsets: Vec<usize>,
+        /// The column of each stored value, strictly increasing within a row.
+        col_indices: Vec<u32>,
+        /// The stored values.
+        values: Values,
+    },
+    /// Coordinate list.
+    UltraSparse {
+        /// The row of each stored value.
+        row_indices: Vec<u32>,
+        /// The column of each stored value; `None` in the single-column form.
+        col_indices: Option<Vec<u32>>,
+        /// The stored values.
+        values: Values,
+    },
+}
+
+impl BlockData {
+    /// The block type this data is stored as.
+    pub fn block_type(&self) -> BlockType {
+        match self {
+            BlockData::Empty => BlockType::Empty,
+            BlockData::Dense(_) => BlockType::Dense,
+            BlockData::Sparse { .. } => BlockType::Sparse,
+            BlockData::UltraSparse { .. } => BlockType::UltraSparse,
+        }
+    }
+
+    /// The value type of the stored values (`None` for empty blocks).
+    pub fn value_type(&self) -> Option<ValueType> {
+        self.values().map(Values::value_type)
+    }
+
+    /// The stored values (`None` for empty blocks).
+    pub fn values(&self) -> Option<&Values> {
+        match self {
+            BlockData::Empty => None,
+            BlockData::Dense(values)
+            | BlockData::Sparse { values, .. }
+            | BlockData::UltraSparse { values, .. } => Some(values),
+        }
+    }
+
+    /// The number of stored values (every value for dense blocks).
+    pub fn stored(&self) -> usize {
+        self.values().map_or(0, Values::len)
+    }
+}
+
+/// The encoded length of a block (from its header to its last byte), or `None` when the block
+/// type cannot hold the block (an ultra-sparse block with more than `u32::MAX` non-zeros).
+pub fn block_len(
+    block_type: BlockType,
+    rows: u32,
+    cols: u32,
+    nnz: u64,
+    value_type: ValueType,
+) -> Option<u128> {
+    let (rows, cols, nnz, size) = (
+        u128::from(rows),
+        u128::from(cols),
+        u128::from(nnz),
+        value_type.size() as u128,
+    );
+    match block_type {
+        BlockType::Empty => (nnz == 0).then_some(9),
+        BlockType::Dense => Some(10 + rows * cols * size),
+        BlockType::Sparse => Some(18 + 4 * rows + nnz * (4 + size)),
+        BlockType::UltraSparse => {
+            let index = if cols == 1 { 4 } else { 8 };
+            (nnz <= u128::from(u32::MAX)).then_some(14 + nnz * (index + size))
+        }
+    }
+}
+
+/// Reads a block (header and data), checking every index.
+///
+/// # Errors
+/// End of input, unknown codes, indices outside the block, unsorted indices, counts that do
+/// not add up.
+pub fn decode_block<S: Source + ?Sized>(src: &mut S) -> Result<(u32, u32, BlockData)> {
+    let rows = src.u32("the block's number of rows")?;
+    let cols = src.u32("the block's number of columns")?;
+    let offset = src.offset();
+    let code = src.u8("the block type")?;
+    let block_type = BlockType::from_code(code).ok_or(Error::UnknownBlockType { offset, code })?;
+    let data = match block_type {
+        BlockType::Empty => BlockData::Empty,
+        BlockType::Dense => {
+            let vt = value_type(src, "the dense block's value type")?;
+            let count = usize::try_from(u64::from(rows) * u64::from(cols)).map_err(|_| {
+                Error::TooLarge {
+                    offset: src.offset(),
+                    what: "a dense block",
+                    bytes: u128::from(rows) * u128::from(cols) * vt.size() as u128,
+                }
+            })?;
+            let values = with_value_type!(vt, T => T::into_values(
+                src.take_vec::<T>(count, "a dense block's values")?));
+            BlockData::Dense(values)
+        }
+        BlockType::Sparse => {
+            let vt = value_type(src, "the sparse block's value type")?;
+            let nnz_offset = src.offset();
+            let nnz = src.u64("the sparse block's number of non-zeros")?;
+            with_value_type!(vt, T => decode_sparse::<T, S>(src, rows, cols, nnz, nnz_offset)?)
+        }
+        BlockType::UltraSparse => {
+            let vt = value_type(src, "the ultra-sparse block's value type")?;
+            let nnz = src.u32("the ultra-sparse block's number of non-zeros")?;
+            with_value_type!(vt, T => decode_ultra_sparse::<T, S>(src, rows, cols, nnz)?)
+        }
+    };
+    Ok((rows, cols, data))
+}
+
+/// Elements to reserve up front when the input's length is unknown.
+const UNKNOWN_LEN_RESERVE: usize = 1 << 16;
+
+/// Capacity for `wanted` items of `item_len` bytes each: no more than the input can hold.
+fn bounded_capacity<S: Source + ?Sized>(src: &S, wanted: u64, item_len: u64) -> usize {
+    let bound = src
+        .remaining()
+        .map_or(UNKNOWN_LEN_RESERVE as u64, |r| r / item_len.max(1));
+    usize::try_from(wanted.min(bound)).unwrap_or(usize::MAX)
+}
+
+fn decode_sparse<T: Element, S: Source + ?Sized>(
+    src: &mut S,
+    rows: u32,
+    cols: u32,
+    nnz: u64,
+    nnz_offset: u64,
+) -> Result<BlockData> {
+    let entry = 4 + std::mem::size_of::<T>();
+    if let Some(remaining) = src.remaining() {
+        let needed = 4 * u128::from(rows) + u128::from(nnz) * entry as u128;
+        if needed > u128::from(remaining) {
+            return Err(Error::UnexpectedEof {
+                offset: src.offset(),
+                what: "a sparse block's rows",
+                needed: u64::try_from(needed).unwrap_or(u64::MAX),
+                available: remaining,
+            });
+        }
+    }
+    let capacity = bounded_capacity(src, nnz, entry as u64);
+    let mut row_offsets = Vec::with_capacity(bounded_capacity(src, u64::from(rows) + 1, 4));
+    let mut col_indices = Vec::with_capacity(capacity);
+    let mut values: Vec<T> = Vec::with_capacity(capacity);
+    row_offsets.push(0);
+    let mut counted: u64 = 0;
+    for row in 0..rows {
+        let count_offset = src.offset();
+        let count = src.u32("a sparse row's number of non-zeros")?;
+        counted += u64::from(count);
+        if counted > nnz {
+            return Err(Error::SparseCountMismatch {
+                offset: count_offset,
+                declared: nnz,
+                counted,
+            });
+        }
+        let start = src.offset();
+        let bytes = src.take(count as usize * entry, "a sparse row's entries")?;
+        let mut previous: Option<u32> = None;
+        for (k, pair) in bytes.chunks_exact(entry).enumerate() {
+            let col: u32 = read_le(pair);
+            let offset = start + (k * entry) as u64;
+            if col >= cols {
+                return Err(Error::ColumnOutOfRange {
+                    offset,
+                    index: col,
+                    cols,
+                });
+            }
+            if let Some(previous) = previous.filter(|&p| p >= col) {
+                return Err(Error::UnsortedColumns {
+                    offset,
+                    row,
+                    previous,
+                    index: col,
+                });
+            }
+            previous = Some(col);
+            col_indices.push(col);
+            values.push(read_le::<T>(&pair[4..]));
+        }
+        row_offsets.push(col_indices.len());
+    }
+    if counted != nnz {
+        return Err(Error::SparseCountMismatch {
+            offset: nnz_offset,
+            declared: nnz,
+            counted,
+        });
+    }
+    Ok(BlockData::Sparse {
+        row_offsets,
+        col_indices,
+        values: T::into_values(values),
+    })
+}
+
+fn decode_ultra_sparse<T: Element, S: Source + ?Sized>(
+    src: &mut S,
+    rows: u32,
+    cols: u32,
+    nnz: u32,
+) -> Result<BlockData> {
+    let single_column = cols == 1;
+    let index_len = if single_column { 4 } else { 8 };
+    let entry = index_len + std::mem::size_of::<T>();
+    let start = src.offset();
+    let bytes = src.take(nnz as usize * entry, "an ultra-sparse block's entries")?;
+    let mut row_indices = Vec::with_capacity(nnz as usize);
+    let mut col_indices = Vec::with_capacity(if single_column { 0 } else { nnz as usize });
+    let mut values: Vec<T> = Vec::with_capacity(nnz as usize);
+    let mut previous: Option<(u32, u32)> = None;
+    for (k, item) in bytes.chunks_exact(entry).enumerate() {
+        let offset = start + (k * entry) as u64;
+        let row: u32 = read_le(item);
+        let col: u32 = if single_column {
+            0
+        } else {
+            read_le(&item[4..])
+        };
+        if row >= rows {
+            return Err(Error::RowOutOfRange {
+                offset,
+                index: row,
+                rows,
+            });
+        }
+        if col >= cols {
+            return Err(Error::ColumnOutOfRange {
+                offset: offset + 4,
+                index: col,
+                cols,
+            });
+        }
+        if let Some(previous) = previous.filter(|&p| p >= (row, col)) {
+            return Err(Error::UnsortedCoordinates {
+                offset,
+                previous,
+                index: (row, col),
+            });
+        }
+        previous = Some((row, col));
+        row_indices.push(row);
+        if !single_column {
+            col_indices.push(col);
+        }
+        values.push(read_le::<T>(&item[index_len..]));
+    }
+    Ok(BlockData::UltraSparse {
+        row_indices,
+        col_indices: (!single_column).then_some(col_indices),
+        values: T::into_values(values),
+    })
+}
+
+/// Where a block goes and how big it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BlockPlace {
+    /// Row index of the block's top-left cell in the object (`rx`).
+    pub row: u64,
+    /// Column index of the block's top-left cell in the object (`cx`).
+    pub col: u64,
+    /// Rows in the block.
+    pub rows: u32,
+    /// Columns in the block.
+    pub cols: u32,
+}
+
+impl BlockPlace {
+    /// Writes `rx, cx, #r, #c, bt`: everything before the block type-specific information.
+    pub(crate) fn start<W: Write>(&self, sink: &mut Sink<W>, block_type: BlockType) -> Result<()> {
+        sink.u64(self.row)?;
+        sink.u64(self.col)?;
+        sink.u32(self.rows)?;
+        sink.u32(self.cols)?;
+        sink.u8(block_type.code())
+    }
+}
+
+/// Writes an empty block entry.
+pub(crate) fn write_empty<W: Write>(sink: &mut Sink<W>, place: BlockPlace) -> Result<()> {
+    place.start(sink, BlockType::Empty)
+}
+
+/// Starts a dense block entry; the caller then writes `rows * cols` values of type `vt`.
+pub(crate) fn start_dense<W: Write>(
+    sink: &mut Sink<W>,
+    place: BlockPlace,
+    vt: ValueType,
+) -> Result<()> {
+    place.start(sink, BlockType::Dense)?;
+    sink.u8(vt.code())
+}
+
+/// Starts a sparse block entry; the caller then writes each row with [`start_sparse_row`]
+/// followed by its entries with [`write_sparse_entry`].
+pub(crate) fn start_sparse<W: Write>(
+    sink: &mut Sink<W>,
+    place: BlockPlace,
+    vt: ValueType,
+    nnz: u64,
+) -> Result<()> {
+    place.start(sink, BlockType::Sparse)?;
+    sink.u8(vt.code())?;
+    sink.u64(nnz)
+}
+
+/// Writes a sparse row's non-zero count.
+#[inline]
+pub(crate) fn start_sparse_row<W: Write>(sink: &mut Sink<W>, count: u32) -> Result<()> {
+    sink.u32(count)
+}
+
+/// Writes one `(column, value)` pair of a sparse row, the value stored as `vt`.
+#[inline]
+pub(crate) fn write_sparse_entry<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    col: u32,
+    value: T,
+    vt: ValueType,
+) -> Result<()> {
+    sink.u32(col)?;
+    sink.value_as(value, vt)
+}
+
+/// Starts an ultra-sparse block entry; the caller then writes `nnz` entries in row-major order
+/// with [`write_ultra_sparse_entry`].
+pub(crate) fn start_ultra_sparse<W: Write>(
+    sink: &mut Sink<W>,
+    place: BlockPlace,
+    vt: ValueType,
+    nnz: u32,
+) -> Result<()> {
+    place.start(sink, BlockType::UltraSparse)?;
+    sink.u8(vt.code())?;
+    sink.u32(nnz)
+}
+
+/// Writes one ultra-sparse entry: the column is left out when the block has one column.
+#[inline]
+pub(crate) fn write_ultra_sparse_entry<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    place: BlockPlace,
+    (row, col): (u32, u32),
+    value: T,
+    vt: ValueType,
+) -> Result<()> {
+    sink.u32(row)?;
+    if place.cols != 1 {
+        sink.u32(col)?;
+    }
+    sink.value_as(value, vt)
+}
+
+/// Writes a block entry from owned block data, exactly as stored.
+pub(crate) fn encode_block<W: Write>(
+    sink: &mut Sink<W>,
+    place: BlockPlace,
+    data: &BlockData,
+) -> Result<()> {
+    match data {
+        BlockData::Empty => write_empty(sink, place),
+        BlockData::Dense(values) => {
+            start_dense(sink, place, values.value_type())?;
+            with_values!(values, v => sink.values(v))
+        }
+        BlockData::Sparse {
+            row_offsets,
+            col_indices,
+            values,
+        } => {
+            let vt = values.value_type();
+            start_sparse(sink, place, vt, values.len() as u64)?;
+            with_values!(values, v => {
+                for w in row_offsets.windows(2) {
+                    start_sparse_row(sink, (w[1] - w[0]) as u32)?;
+                    for k in w[0]..w[1] {
+                        write_sparse_entry(sink, col_indices[k], v[k], vt)?;
+                    }
+                }
+                Ok(())
+            })
+        }
+        BlockData::UltraSparse {
+            row_indices,
+            col_indices,
+            values,
+        } => {
+            let vt = values.value_type();
+            start_ultra_sparse(sink, place, vt, values.len() as u32)?;
+            with_values!(values, v => {
+                for (k, &row) in row_indices.iter().enumerate() {
+                    let col = col_indices.as_ref().map_or(0, |c| c[k]);
+                    write_ultra_sparse_entry(sink, place, (row, col), v[k], vt)?;
+                }
+                Ok(())
+            })
+        }
+    }
+}

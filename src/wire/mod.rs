@@ -1,0 +1,21 @@
+//! The wire format: codes, values, the object header and the four block layouts, byte by byte.
+//!
+//! Everything here follows `doc/BinaryFormat.md` of DAPHNE (version 1, little-endian). This
+//! layer knows nothing of objects as a whole (tiling, coverage) or of serde; see
+//! [`crate::model`] for those. The full wire description, with the decisions taken where the
+//! spec is silent, is in `WIRE_FORMAT.md`.
+
+pub mod block;
+pub mod codes;
+pub mod element;
+pub mod header;
+pub(crate) mod sink;
+pub mod source;
+pub mod values;
+
+pub use block::{BlockData, BlockPlace};
+pub use codes::{BlockType, DataType, ValueType};
+pub use element::{Element, Value};
+pub use header::{Column, Header};
+pub use source::{IoSource, SliceSource, Source};
+pub use values::Values;

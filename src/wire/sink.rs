@@ -1,0 +1,124 @@
+//! Where bytes go: a buffered writer that passes large value runs straight through.
+
+use std::io::Write;
+
+use super::codes::ValueType;
+use super::element::Element;
+use super::values::{extend_le, write_le};
+use crate::error::{Error, Result};
+
+/// Small writes are gathered up to this many bytes.
+const BUFFER_LEN: usize = 256 * 1024;
+
+/// Value runs at least this long bypass the buffer (one `write_all` of the caller's memory).
+const BULK_LEN: usize = 64 * 1024;
+
+/// A little-endian writer with its own buffer, counting the bytes written.
+pub(crate) struct Sink<W: Write> {
+    writer: W,
+    buf: Vec<u8>,
+    written: u64,
+}
+
+impl<W: Write> Sink<W> {
+    pub(crate) fn new(writer: W) -> Self {
+        Sink {
+            writer,
+            buf: Vec::new(),
+            written: 0,
+        }
+    }
+
+    fn drain(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.writer.write_all(&self.buf)?;
+            self.written += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn after_push(&mut self) -> Result<()> {
+        if self.buf.len() >= BUFFER_LEN {
+            self.drain()?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() >= BULK_LEN {
+            self.drain()?;
+            self.writer.write_all(bytes)?;
+            self.written += bytes.len() as u64;
+            return Ok(());
+        }
+        self.buf.extend_from_slice(bytes);
+        self.after_push()
+    }
+
+    #[inline]
+    pub(crate) fn u8(&mut self, x: u8) -> Result<()> {
+        self.buf.push(x);
+        self.after_push()
+    }
+
+    #[inline]
+    pub(crate) fn u32(&mut self, x: u32) -> Result<()> {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+        self.after_push()
+    }
+
+    #[inline]
+    pub(crate) fn u64(&mut self, x: u64) -> Result<()> {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+        self.after_push()
+    }
+
+    #[inline]
+    pub(crate) fn value<T: Element>(&mut self, x: T) -> Result<()> {
+        self.buf.extend_from_slice(bytemuck::bytes_of(&x.to_le()));
+        self.after_push()
+    }
+
+    /// Writes `x` stored as `vt`; the caller guarantees the conversion is exact (narrowing).
+    #[inline]
+    pub(crate) fn value_as<T: Element>(&mut self, x: T, vt: ValueType) -> Result<()> {
+        if vt == T::VALUE_TYPE {
+            return self.value(x);
+        }
+        let narrowed = x
+            .into_value()
+            .convert(vt)
+            .ok_or_else(|| Error::invalid(format!("internal: {x} does not narrow to {vt}")))?;
+        narrowed.extend_le(&mut self.buf);
+        self.after_push()
+    }
+
+    /// Writes a run of values stored as `vt`: in bulk when `vt` is `T`'s own type.
+    pub(crate) fn values_as<T: Element>(&mut self, values: &[T], vt: ValueType) -> Result<()> {
+        if vt == T::VALUE_TYPE {
+            return self.values(values);
+        }
+        values.iter().try_for_each(|&x| self.value_as(x, vt))
+    }
+
+    /// Writes a run of values: copied into the buffer when short, written directly when long.
+    pub(crate) fn values<T: Element>(&mut self, values: &[T]) -> Result<()> {
+        let len = std::mem::size_of_val(values);
+        if len >= BULK_LEN {
+            self.drain()?;
+            write_le(&mut self.writer, values)?;
+            self.written += len as u64;
+            return Ok(());
+        }
+        extend_le(&mut self.buf, values);
+        self.after_push()
+    }
+
+    /// Flushes the buffer and returns the writer.
+    pub(crate) fn finish(mut self) -> Result<W> {
+        self.drain()?;
+        Ok(self.writer)
+    }
+}

@@ -1,0 +1,392 @@
+//! Where bytes come from: a slice (length known, zero-copy) or any `io::Read` (length unknown,
+//! buffers grow only as real bytes arrive). Both track the byte offset for error messages.
+
+use std::io::{self, Read};
+
+use super::element::Element;
+use super::values::{decode_le, read_le};
+use crate::error::{Error, Result};
+
+/// Largest number of bytes read ahead of what is known to exist.
+const READ_CHUNK: usize = 1 << 20;
+
+/// A cursor over input bytes.
+pub trait Source {
+    /// Bytes consumed so far: the offset of the next byte.
+    fn offset(&self) -> u64;
+
+    /// How many bytes remain, when the input's length is known.
+    fn remaining(&self) -> Option<u64>;
+
+    /// The next `n` bytes, consumed. `what` names them in the end-of-input error.
+    ///
+    /// # Errors
+    /// [`Error::UnexpectedEof`] when fewer than `n` bytes remain; I/O errors of a reader.
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]>;
+
+    /// Up to `n` upcoming bytes, not consumed; fewer only at the end of the input.
+    ///
+    /// # Errors
+    /// I/O errors of a reader.
+    fn peek(&mut self, n: usize) -> Result<&[u8]>;
+
+    /// The next `n` little-endian values, consumed, in a new vector.
+    ///
+    /// # Errors
+    /// As [`Source::take`]; no more is allocated than the bytes present can fill.
+    fn take_vec<T: Element>(&mut self, n: usize, what: &'static str) -> Result<Vec<T>> {
+        let bytes = checked_bytes::<T>(self.offset(), n, what)?;
+        decode_le(self.take(bytes, what)?)
+    }
+
+    /// Whether the input is exhausted.
+    ///
+    /// # Errors
+    /// I/O errors of a reader.
+    fn at_end(&mut self) -> Result<bool> {
+        Ok(self.peek(1)?.is_empty())
+    }
+
+    /// Reads one byte.
+    ///
+    /// # Errors
+    /// As [`Source::take`].
+    fn u8(&mut self, what: &'static str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    /// Reads a little-endian `u16`.
+    ///
+    /// # Errors
+    /// As [`Source::take`].
+    fn u16(&mut self, what: &'static str) -> Result<u16> {
+        Ok(read_le(self.take(2, what)?))
+    }
+
+    /// Reads a little-endian `u32`.
+    ///
+    /// # Errors
+    /// As [`Source::take`].
+    fn u32(&mut self, what: &'static str) -> Result<u32> {
+        Ok(read_le(self.take(4, what)?))
+    }
+
+    /// Reads a little-endian `u64`.
+    ///
+    /// # Errors
+    /// As [`Source::take`].
+    fn u64(&mut self, what: &'static str) -> Result<u64> {
+        Ok(read_le(self.take(8, what)?))
+    }
+}
+
+/// `n * size_of::<T>()`, or an error when that overflows `usize`.
+pub(crate) fn checked_bytes<T>(offset: u64, n: usize, what: &'static str) -> Result<usize> {
+    n.checked_mul(std::mem::size_of::<T>())
+        .ok_or(Error::TooLarge {
+            offset,
+            what,
+            bytes: n as u128 * std::mem::size_of::<T>() as u128,
+        })
+}
+
+/// Input held in memory.
+#[derive(Debug, Clone)]
+pub struct SliceSource<'a> {
+    data: &'a [u8],
+    pos: usize,
+    base: u64,
+}
+
+impl<'a> SliceSource<'a> {
+    /// A cursor at the start of `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        SliceSource {
+            data,
+            pos: 0,
+            base: 0,
+        }
+    }
+
+    /// A cursor over `data`, which starts at byte `base` of a larger input.
+    pub fn with_base(data: &'a [u8], base: u64) -> Self {
+        SliceSource { data, pos: 0, base }
+    }
+
+    /// The bytes not yet consumed.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+}
+
+impl Source for SliceSource<'_> {
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    fn remaining(&self) -> Option<u64> {
+        Some((self.data.len() - self.pos) as u64)
+    }
+
+    #[inline]
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
+        let available = self.data.len() - self.pos;
+        if n > available {
+            return Err(Error::UnexpectedEof {
+                offset: self.base + self.pos as u64,
+                what,
+                needed: n as u64,
+                available: available as u64,
+            });
+        }
+        let bytes = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(bytes)
+    }
+
+    fn peek(&mut self, n: usize) -> Result<&[u8]> {
+        let end = self.data.len().min(self.pos.saturating_add(n));
+        Ok(&self.data[self.pos..end])
+    }
+}
+
+/// Reads into `dst`, returning how many bytes arrived (0 at end of input).
+fn read_some<R: Read>(reader: &mut R, dst: &mut [u8]) -> Result<usize> {
+    loop {
+        match reader.read(dst) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::Io(e)),
+        }
+    }
+}
+
+/// Input from a reader whose length is unknown (or given as a hint, for files).
+#[derive(Debug)]
+pub struct IoSource<R> {
+    reader: R,
+    buf: Vec<u8>,
+    pos: usize,
+    offset: u64,
+    eof: bool,
+    /// Bytes known to be in the input, for files; `None` for streams.
+    known_len: Option<u64>,
+    /// The most bytes this source may read in all.
+    limit: u64,
+}
+
+impl<R: Read> IoSource<R> {
+    /// A source over `reader`, reading at most `limit` bytes in all.
+    pub fn new(reader: R, limit: u64) -> Self {
+        IoSource {
+            reader,
+            buf: Vec::new(),
+            pos: 0,
+            offset: 0,
+            eof: false,
+            known_len: None,
+            limit,
+        }
+    }
+
+    /// Declares that the input holds exactly `len` bytes (a file's size), so that vectors are
+    /// allocated once instead of grown.
+    pub fn with_known_len(mut self, len: u64) -> Self {
+        self.known_len = Some(len);
+        self
+    }
+
+    fn buffered(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Total bytes pulled from the reader so far.
+    fn pulled(&self) -> u64 {
+        self.offset + self.buffered() as u64
+    }
+
+    fn check_limit(&self, extra: usize, what: &'static str) -> Result<()> {
+        if self.offset.saturating_add(extra as u64) > self.limit {
+            return Err(Error::LimitExceeded {
+                offset: self.offset,
+                what,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes at least `n` bytes available in the buffer, or as many as the input still has.
+    fn fill(&mut self, n: usize) -> Result<()> {
+        if self.buffered() >= n || self.eof {
+            return Ok(());
+        }
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        while self.buf.len() < n && !self.eof {
+            let old = self.buf.len();
+            let want = (n - old).clamp(8 * 1024, READ_CHUNK);
+            self.buf.resize(old + want, 0);
+            let got = read_some(&mut self.reader, &mut self.buf[old..]);
+            let got = got.inspect_err(|_| self.buf.truncate(old))?;
+            self.buf.truncate(old + got);
+            if got == 0 {
+                self.eof = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn eof_error(&self, needed: usize, what: &'static str) -> Error {
+        Error::UnexpectedEof {
+            offset: self.offset,
+            what,
+            needed: needed as u64,
+            available: self.buffered() as u64,
+        }
+    }
+}
+
+impl<R: Read> Source for IoSource<R> {
+    fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn remaining(&self) -> Option<u64> {
+        self.known_len.map(|len| len.saturating_sub(self.offset))
+    }
+
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
+        self.check_limit(n, what)?;
+        self.fill(n)?;
+        if self.buffered() < n {
+            return Err(self.eof_error(n, what));
+        }
+        let start = self.pos;
+        self.pos += n;
+        self.offset += n as u64;
+        Ok(&self.buf[start..start + n])
+    }
+
+    fn peek(&mut self, n: usize) -> Result<&[u8]> {
+        self.fill(n)?;
+        let end = self.buf.len().min(self.pos + n);
+        Ok(&self.buf[self.pos..end])
+    }
+
+    fn take_vec<T: Element>(&mut self, n: usize, what: &'static str) -> Result<Vec<T>> {
+        let total = checked_bytes::<T>(self.offset, n, what)?;
+        self.check_limit(total, what)?;
+        if let Some(remaining) = self.remaining() {
+            if total as u64 > remaining {
+                return Err(Error::UnexpectedEof {
+                    offset: self.offset,
+                    what,
+                    needed: total as u64,
+                    available: remaining,
+                });
+            }
+        }
+        let size = std::mem::size_of::<T>();
+        // A known length allows one exact allocation; otherwise grow as bytes arrive.
+        let step = if self.remaining().is_some() {
+            n
+        } else {
+            (READ_CHUNK / size).max(1)
+        };
+        let mut out: Vec<T> = Vec::new();
+        let start_offset = self.offset;
+        while out.len() < n {
+            let old = out.len();
+            let grow = (n - old).min(step.max(old));
+            out.try_reserve_exact(grow)
+                .map_err(|_| Error::OutOfMemory {
+                    bytes: (grow * size) as u128,
+                })?;
+            out.resize(old + grow, T::zeroed());
+            let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out[old..]);
+            let mut filled = 0;
+            let from_buf = self.buffered().min(dst.len());
+            dst[..from_buf].copy_from_slice(&self.buf[self.pos..self.pos + from_buf]);
+            self.pos += from_buf;
+            filled += from_buf;
+            while filled < dst.len() {
+                let got = read_some(&mut self.reader, &mut dst[filled..])?;
+                if got == 0 {
+                    self.eof = true;
+                    let have = (self.pulled() - start_offset) as usize + filled;
+                    self.offset = start_offset;
+                    return Err(Error::UnexpectedEof {
+                        offset: start_offset,
+                        what,
+                        needed: total as u64,
+                        available: have as u64,
+                    });
+                }
+                filled += got;
+            }
+            self.offset += dst.len() as u64;
+        }
+        if cfg!(target_endian = "big") {
+            out.iter_mut().for_each(|x| *x = x.to_le());
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slice_source_reads_little_endian_and_reports_eof() {
+        let data = [1u8, 0x34, 0x12, 9, 0, 0, 0];
+        let mut s = SliceSource::new(&data);
+        assert_eq!(s.u8("a").unwrap(), 1);
+        assert_eq!(s.u16("b").unwrap(), 0x1234);
+        match s.u64("c") {
+            Err(Error::UnexpectedEof {
+                offset: 3,
+                needed: 8,
+                available: 4,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.u32("d").unwrap(), 9);
+        assert!(s.at_end().unwrap());
+    }
+
+    #[test]
+    fn io_source_grows_only_with_real_bytes() {
+        let data: Vec<u8> = (0..40u8).collect();
+        let mut s = IoSource::new(&data[..], u64::MAX);
+        assert_eq!(s.peek(4).unwrap(), &[0, 1, 2, 3]);
+        assert_eq!(s.take(2, "x").unwrap(), &[0, 1]);
+        let v: Vec<u16> = s.take_vec(3, "v").unwrap();
+        assert_eq!(v, vec![0x0302, 0x0504, 0x0706]);
+        assert_eq!(s.offset(), 8);
+        // A claim of 2^40 values fails at the end of the input without allocating for them.
+        match s.take_vec::<u64>(1 << 40, "huge") {
+            Err(Error::UnexpectedEof {
+                offset: 8,
+                available: 32,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn io_source_honours_its_limit() {
+        let data = [0u8; 64];
+        let mut s = IoSource::new(&data[..], 16);
+        s.take(10, "a").unwrap();
+        assert!(matches!(
+            s.take(10, "b"),
+            Err(Error::LimitExceeded { limit: 16, .. })
+        ));
+    }
+}

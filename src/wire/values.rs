@@ -1,0 +1,256 @@
+//! Typed vectors of values, and their little-endian byte encoding.
+
+use std::io::{self, Write};
+
+use super::codes::ValueType;
+use super::element::{Element, Value};
+
+/// A vector of values of one value type.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[allow(missing_docs)]
+pub enum Values {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// Calls `$body` with `$v` bound to the vector inside any `Values` variant.
+macro_rules! with_values {
+    ($values:expr, $v:ident => $body:expr) => {
+        match $values {
+            Values::U8($v) => $body,
+            Values::U16($v) => $body,
+            Values::U32($v) => $body,
+            Values::U64($v) => $body,
+            Values::I8($v) => $body,
+            Values::I16($v) => $body,
+            Values::I32($v) => $body,
+            Values::I64($v) => $body,
+            Values::F32($v) => $body,
+            Values::F64($v) => $body,
+        }
+    };
+}
+pub(crate) use with_values;
+
+/// Calls `$body` with the type alias `$t` bound to the Rust type of a `ValueType`.
+macro_rules! with_value_type {
+    ($value_type:expr, $t:ident => $body:expr) => {
+        match $value_type {
+            ValueType::U8 => {
+                type $t = u8;
+                $body
+            }
+            ValueType::U16 => {
+                type $t = u16;
+                $body
+            }
+            ValueType::U32 => {
+                type $t = u32;
+                $body
+            }
+            ValueType::U64 => {
+                type $t = u64;
+                $body
+            }
+            ValueType::I8 => {
+                type $t = i8;
+                $body
+            }
+            ValueType::I16 => {
+                type $t = i16;
+                $body
+            }
+            ValueType::I32 => {
+                type $t = i32;
+                $body
+            }
+            ValueType::I64 => {
+                type $t = i64;
+                $body
+            }
+            ValueType::F32 => {
+                type $t = f32;
+                $body
+            }
+            ValueType::F64 => {
+                type $t = f64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_value_type;
+
+impl Values {
+    /// An empty vector of a value type.
+    pub fn new(value_type: ValueType) -> Values {
+        with_value_type!(value_type, T => T::into_values(Vec::new()))
+    }
+
+    /// `len` zeros of a value type. Fails cleanly (instead of aborting) when memory runs out.
+    ///
+    /// # Errors
+    /// [`crate::Error::OutOfMemory`] when the allocation fails.
+    pub fn zeros(value_type: ValueType, len: usize) -> crate::Result<Values> {
+        with_value_type!(value_type, T => zeroed_vec::<T>(len).map(T::into_values))
+    }
+
+    /// The value type of the elements.
+    pub fn value_type(&self) -> ValueType {
+        with_values!(self, v => element_type(v))
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        with_values!(self, v => v.len())
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value at `index`.
+    pub fn get(&self, index: usize) -> Option<Value> {
+        with_values!(self, v => v.get(index).map(|x| x.into_value()))
+    }
+
+    /// Sets the value at `index`, converting exactly; returns `false` when `value` does not fit
+    /// (and changes nothing).
+    ///
+    /// # Panics
+    /// When `index` is out of bounds.
+    pub fn set(&mut self, index: usize, value: Value) -> bool {
+        with_values!(self, v => match value.to() {
+            Some(x) => {
+                v[index] = x;
+                true
+            }
+            None => false,
+        })
+    }
+
+    /// Appends `value`, converting exactly; returns `false` when it does not fit.
+    pub fn push(&mut self, value: Value) -> bool {
+        with_values!(self, v => match value.to() {
+            Some(x) => {
+                v.push(x);
+                true
+            }
+            None => false,
+        })
+    }
+
+    /// Whether both hold the same value type and the same bits (so NaN equals NaN).
+    pub fn bits_eq(&self, other: &Values) -> bool {
+        self.value_type() == other.value_type()
+            && self.len() == other.len()
+            && (0..self.len())
+                .all(|i| self.get(i).map(Value::bits) == other.get(i).map(Value::bits))
+    }
+
+    /// The values as `Vec<T>`, moved when the type matches and converted exactly otherwise.
+    ///
+    /// # Errors
+    /// The index of the first value that `T` cannot hold exactly.
+    pub fn into_vec<T: Element>(self) -> Result<Vec<T>, usize> {
+        match T::try_from_values(self) {
+            Ok(v) => Ok(v),
+            Err(other) => other.to_vec(),
+        }
+    }
+
+    /// The values converted exactly to `Vec<T>`.
+    ///
+    /// # Errors
+    /// The index of the first value that `T` cannot hold exactly.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, usize> {
+        with_values!(self, v => convert_slice(v))
+    }
+
+    /// The values converted exactly to another value type.
+    ///
+    /// # Errors
+    /// The index of the first value that cannot be held exactly.
+    pub fn convert(self, value_type: ValueType) -> Result<Values, usize> {
+        if self.value_type() == value_type {
+            return Ok(self);
+        }
+        with_value_type!(value_type, T => self.to_vec::<T>().map(T::into_values))
+    }
+}
+
+fn element_type<T: Element>(_: &[T]) -> ValueType {
+    T::VALUE_TYPE
+}
+
+/// Converts every element exactly, or names the first that does not fit.
+pub(crate) fn convert_slice<S: Element, T: Element>(src: &[S]) -> Result<Vec<T>, usize> {
+    let mut out = Vec::with_capacity(src.len());
+    for (i, &x) in src.iter().enumerate() {
+        out.push(T::from_value(x.into_value()).ok_or(i)?);
+    }
+    Ok(out)
+}
+
+/// `len` zeros, allocated fallibly.
+pub(crate) fn zeroed_vec<T: Element>(len: usize) -> crate::Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| crate::Error::OutOfMemory {
+            bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
+        })?;
+    v.resize(len, T::zeroed());
+    Ok(v)
+}
+
+/// Appends the little-endian bytes of `src` to `out`: one copy on little-endian hosts.
+pub(crate) fn extend_le<T: Element>(out: &mut Vec<u8>, src: &[T]) {
+    if cfg!(target_endian = "little") {
+        out.extend_from_slice(bytemuck::cast_slice(src));
+    } else {
+        out.reserve(std::mem::size_of_val(src));
+        for &x in src {
+            out.extend_from_slice(bytemuck::bytes_of(&x.to_le()));
+        }
+    }
+}
+
+/// Writes the little-endian bytes of `src`: one `write_all` on little-endian hosts.
+pub(crate) fn write_le<T: Element, W: Write + ?Sized>(w: &mut W, src: &[T]) -> io::Result<()> {
+    if cfg!(target_endian = "little") {
+        w.write_all(bytemuck::cast_slice(src))
+    } else {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        for chunk in src.chunks(64 * 1024 / std::mem::size_of::<T>().max(1)) {
+            buf.clear();
+            extend_le(&mut buf, chunk);
+            w.write_all(&buf)?;
+        }
+        Ok(())
+    }
+}
+
+/// Decodes little-endian values; `bytes.len()` must be a multiple of the element size.
+pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> crate::Result<Vec<T>> {
+    let mut v = zeroed_vec::<T>(bytes.len() / std::mem::size_of::<T>())?;
+    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+    if cfg!(target_endian = "big") {
+        v.iter_mut().for_each(|x| *x = x.to_le());
+    }
+    Ok(v)
+}
+
+/// Reads one little-endian value from the start of `bytes` (which must be long enough).
+#[inline]
+pub(crate) fn read_le<T: Element>(bytes: &[u8]) -> T {
+    bytemuck::pod_read_unaligned::<T>(&bytes[..std::mem::size_of::<T>()]).to_le()
+}
