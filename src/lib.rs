@@ -37,6 +37,8 @@ pub mod io;
 pub mod model;
 mod options;
 pub mod ser;
+#[cfg(feature = "proptest")]
+pub mod strategies;
 pub mod wire;
 
 pub use adapters::{csr, dense, frame, Csr, CsrView, Dense, DenseView, Frame};

@@ -79,6 +79,18 @@ impl Object {
         self.blocks.len() == other.blocks.len()
     }
 
+    /// An object from parts known to be valid (strategies build them by construction).
+    #[cfg(feature = "proptest")]
+    pub(crate) fn from_parts(header: Header, blocks: Vec<Block>) -> Object {
+        let count = blocks.len();
+        Object {
+            header,
+            blocks,
+            offset: 0,
+            block_offsets: vec![0; count],
+        }
+    }
+
     /// A dense matrix of one dense block, from row-major values.
     ///
     /// # Errors

@@ -6,7 +6,10 @@ use super::codes::ValueType;
 use super::element::{Element, Value};
 
 /// A vector of values of one value type.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+///
+/// Equality is bitwise: same value type, same bits (so NaN equals the same NaN and
+/// `-0.0 != 0.0`), as befits stored data.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[allow(missing_docs)]
 pub enum Values {
     U8(Vec<u8>),
@@ -149,12 +152,9 @@ impl Values {
         })
     }
 
-    /// Whether both hold the same value type and the same bits (so NaN equals NaN).
-    pub fn bits_eq(&self, other: &Values) -> bool {
-        self.value_type() == other.value_type()
-            && self.len() == other.len()
-            && (0..self.len())
-                .all(|i| self.get(i).map(Value::bits) == other.get(i).map(Value::bits))
+    /// The values' bytes in host order.
+    fn raw_bytes(&self) -> &[u8] {
+        with_values!(self, v => bytemuck::cast_slice(v))
     }
 
     /// The values as `Vec<T>`, moved when the type matches and converted exactly otherwise.
@@ -185,6 +185,12 @@ impl Values {
             return Ok(self);
         }
         with_value_type!(value_type, T => self.to_vec::<T>().map(T::into_values))
+    }
+}
+
+impl PartialEq for Values {
+    fn eq(&self, other: &Values) -> bool {
+        self.value_type() == other.value_type() && self.raw_bytes() == other.raw_bytes()
     }
 }
 

@@ -1,0 +1,286 @@
+//! The serde data model: what each Rust shape becomes, and what cannot be represented.
+
+use std::collections::BTreeMap;
+
+use ndarray::array;
+use serde::{Deserialize, Serialize};
+use serde_daphne::{
+    from_slice, to_vec, Csr, DataType, Dense, Deserializer, Error, Object, Value, ValueType,
+};
+use sprs::CsMat;
+
+fn objects(bytes: &[u8]) -> Vec<Object> {
+    Deserializer::from_slice(bytes)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn shapes(bytes: &[u8]) -> Vec<(DataType, (u64, u64))> {
+    objects(bytes)
+        .iter()
+        .map(|o| (o.data_type(), o.shape()))
+        .collect()
+}
+
+#[test]
+fn numbers_and_bools_are_1_x_1_matrices() {
+    let bytes = to_vec(&true).unwrap();
+    let o = &objects(&bytes)[0];
+    assert_eq!(o.shape(), (1, 1));
+    assert_eq!(o.get(0, 0), Some(Value::U8(1)));
+    assert!(from_slice::<bool>(&bytes).unwrap());
+    assert!(matches!(
+        from_slice::<bool>(&to_vec(&2u8).unwrap()),
+        Err(Error::NotABool { .. })
+    ));
+}
+
+#[test]
+fn vectors_are_column_vectors_and_nested_vectors_are_matrices() {
+    let v = vec![1.5f64, -2.0, 0.0];
+    let bytes = to_vec(&v).unwrap();
+    assert_eq!(shapes(&bytes), vec![(DataType::DenseMatrix, (3, 1))]);
+    assert_eq!(from_slice::<Vec<f64>>(&bytes).unwrap(), v);
+    let m = vec![vec![1i16, 2, 3], vec![4, 5, 6]];
+    let bytes = to_vec(&m).unwrap();
+    assert_eq!(shapes(&bytes), vec![(DataType::DenseMatrix, (2, 3))]);
+    assert_eq!(from_slice::<Vec<Vec<i16>>>(&bytes).unwrap(), m);
+    // Arrays and tuples of one number type are column vectors too.
+    let bytes = to_vec(&[7u32, 8, 9]).unwrap();
+    assert_eq!(shapes(&bytes), vec![(DataType::DenseMatrix, (3, 1))]);
+    assert_eq!(from_slice::<[u32; 3]>(&bytes).unwrap(), [7, 8, 9]);
+    assert_eq!(from_slice::<(u32, u32, u32)>(&bytes).unwrap(), (7, 8, 9));
+    // A row vector reads as a Vec as well.
+    let row = to_vec(&vec![vec![1u8, 2, 3]]).unwrap();
+    assert_eq!(from_slice::<Vec<u8>>(&row).unwrap(), vec![1, 2, 3]);
+}
+
+#[test]
+fn ragged_rows_are_an_error_naming_the_field() {
+    #[derive(Serialize)]
+    struct S {
+        grid: Vec<Vec<f64>>,
+    }
+    let err = to_vec(&S {
+        grid: vec![vec![1.0, 2.0], vec![3.0]],
+    })
+    .unwrap_err();
+    assert!(matches!(err, Error::InvalidValue { .. }), "{err:?}");
+    assert_eq!(err.path(), Some("grid[1]"));
+    assert!(err.to_string().contains("ragged rows"), "{err}");
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Inner {
+    a: u8,
+    b: Vec<f32>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Outer {
+    x: f64,
+    inner: Inner,
+    pair: (i32, Vec<u64>),
+    many: Vec<Inner>,
+    none: Vec<Inner>,
+}
+
+#[test]
+fn structs_tuples_and_sequences_are_objects_back_to_back() {
+    let value = Outer {
+        x: 0.25,
+        inner: Inner {
+            a: 3,
+            b: vec![1.0, 2.0],
+        },
+        pair: (-4, vec![10, 20, 30]),
+        many: vec![Inner { a: 1, b: vec![] }, Inner { a: 2, b: vec![5.0] }],
+        none: vec![],
+    };
+    let bytes = to_vec(&value).unwrap();
+    let dm = DataType::DenseMatrix;
+    assert_eq!(
+        shapes(&bytes),
+        vec![
+            (dm, (1, 1)), // x
+            (dm, (1, 1)), // inner.a
+            (dm, (2, 1)), // inner.b
+            (dm, (1, 1)), // pair.0
+            (dm, (3, 1)), // pair.1
+            (dm, (0, 2)), // many: count marker
+            (dm, (1, 1)), // many[0].a
+            (dm, (0, 0)), // many[0].b: empty
+            (dm, (1, 1)), // many[1].a
+            (dm, (1, 1)), // many[1].b
+            (dm, (0, 0)), // none: empty
+        ]
+    );
+    assert_eq!(from_slice::<Outer>(&bytes).unwrap(), value);
+}
+
+#[test]
+fn types_without_representation_name_their_field() {
+    #[derive(Serialize)]
+    struct Meta {
+        name: String,
+    }
+    #[derive(Serialize)]
+    struct Doc {
+        weights: Vec<f64>,
+        meta: Meta,
+    }
+    let err = to_vec(&Doc {
+        weights: vec![1.0],
+        meta: Meta { name: "w".into() },
+    })
+    .unwrap_err();
+    assert!(matches!(err, Error::Unrepresentable { .. }));
+    assert_eq!(
+        err.to_string(),
+        "field \"meta.name\": strings have no representation in the DAPHNE format"
+    );
+
+    #[derive(Serialize)]
+    enum E {
+        A,
+    }
+    #[derive(Serialize)]
+    struct Others {
+        o: Option<u8>,
+        m: BTreeMap<u8, u8>,
+        e: E,
+    }
+    let value = Others {
+        o: Some(1),
+        m: BTreeMap::new(),
+        e: E::A,
+    };
+    let err = to_vec(&value).unwrap_err();
+    assert_eq!(err.path(), Some("o"));
+    assert!(err.to_string().contains("options"));
+    let err = to_vec(&vec![BTreeMap::from([(1u8, 2u8)])]).unwrap_err();
+    assert!(err.to_string().contains("maps"), "{err}");
+    assert!(to_vec(&E::A).unwrap_err().to_string().contains("enums"));
+    assert!(to_vec(&1u128).unwrap_err().to_string().contains("128-bit"));
+}
+
+#[test]
+fn reads_widen_exactly_and_refuse_lossy_conversions() {
+    let bytes = to_vec(&vec![1u8, 255]).unwrap();
+    assert_eq!(from_slice::<Vec<f64>>(&bytes).unwrap(), vec![1.0, 255.0]);
+    assert_eq!(from_slice::<Vec<i16>>(&bytes).unwrap(), vec![1, 255]);
+    match from_slice::<Vec<i8>>(&bytes) {
+        Err(Error::LossyConversion { value, to, .. }) => {
+            assert_eq!((value, to), (Value::U8(255), ValueType::I8));
+        }
+        other => panic!("{other:?}"),
+    }
+    let bytes = to_vec(&Dense(array![[0.1f64]])).unwrap();
+    assert!(matches!(
+        from_slice::<Dense<f32>>(&bytes),
+        Err(Error::LossyConversion {
+            to: ValueType::F32,
+            ..
+        })
+    ));
+    let bytes = to_vec(&-3i64).unwrap();
+    let err = from_slice::<u32>(&bytes).unwrap_err();
+    assert!(
+        matches!(err, Error::LossyConversion { offset: 0, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn data_and_block_types_need_not_match_the_rust_type() {
+    let dense = array![[0.0f64, 1.0], [2.0, 0.0]];
+    let csr = CsMat::csr_from_dense(dense.view(), 0.0);
+    // CSRMatrix into Array2, DenseMatrix into CsMat.
+    let from_csr: Dense<f64> = from_slice(&to_vec(&Csr(csr.clone())).unwrap()).unwrap();
+    assert_eq!(from_csr.0, dense);
+    let from_dense: Csr<f64> = from_slice(&to_vec(&Dense(dense.clone())).unwrap()).unwrap();
+    assert_eq!(from_dense.0, csr);
+    // Plain vectors read matrices of any data type.
+    let column = to_vec(&Csr(CsMat::new((2, 1), vec![0, 0, 1], vec![0], vec![5u8]))).unwrap();
+    assert_eq!(from_slice::<Vec<u8>>(&column).unwrap(), vec![0, 5]);
+}
+
+#[test]
+fn from_slice_rejects_trailing_bytes_and_streams_read_on() {
+    let mut bytes = to_vec(&1u8).unwrap();
+    let first = bytes.len() as u64;
+    bytes.extend(to_vec(&2u8).unwrap());
+    assert!(matches!(
+        from_slice::<u8>(&bytes),
+        Err(Error::TrailingBytes { offset }) if offset == first
+    ));
+    let all: Vec<u8> = Deserializer::from_slice(&bytes)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(all, vec![1, 2]);
+    assert_eq!(
+        serde_daphne::from_reader::<_, (u8, u8)>(&bytes[..]).unwrap(),
+        (1, 2)
+    );
+}
+
+#[test]
+fn adapters_are_plain_structures_in_other_formats() {
+    #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    struct Both {
+        #[serde(with = "serde_daphne::dense")]
+        d: ndarray::Array2<i32>,
+        #[serde(with = "serde_daphne::csr")]
+        s: CsMat<f64>,
+    }
+    let value = Both {
+        d: array![[1, 2], [3, 4]],
+        s: CsMat::new((2, 3), vec![0, 1, 2], vec![2, 0], vec![0.5, -1.0]),
+    };
+    let json = serde_json::to_string(&value).unwrap();
+    assert_eq!(
+        json,
+        r#"{"d":{"rows":2,"cols":2,"values":[1,2,3,4]},"s":{"rows":2,"cols":3,"indptr":[0,1,2],"indices":[2,0],"data":[0.5,-1.0]}}"#
+    );
+    assert_eq!(serde_json::from_str::<Both>(&json).unwrap(), value);
+    assert_eq!(from_slice::<Both>(&to_vec(&value).unwrap()).unwrap(), value);
+    // Object through JSON: header and blocks, and back.
+    let object: Object = from_slice(
+        &to_vec(
+            &value
+                .d
+                .mapv(|x| x as f32)
+                .into_shape_clone((4, 1))
+                .unwrap()
+                .column(0)
+                .to_vec(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let json = serde_json::to_string(&object).unwrap();
+    assert!(
+        json.starts_with(r#"{"header":{"DenseMatrix":{"rows":4,"cols":1,"value_type":"F32"}}"#),
+        "{json}"
+    );
+    assert_eq!(serde_json::from_str::<Object>(&json).unwrap(), object);
+}
+
+#[test]
+fn borrowed_views_write_without_an_owned_copy() {
+    let a = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let from_view = to_vec(&serde_daphne::DenseView(a.view())).unwrap();
+    assert_eq!(from_view, to_vec(&Dense(a.clone())).unwrap());
+    // A strided column slice and a transposed (Fortran-order) view write their logical values.
+    let cols = a.slice(ndarray::s![.., ..;2]);
+    let back: Dense<f64> = from_slice(&to_vec(&serde_daphne::DenseView(cols)).unwrap()).unwrap();
+    assert_eq!(back.0, array![[1.0, 3.0], [4.0, 6.0]]);
+    let back: Dense<f64> = from_slice(&to_vec(&serde_daphne::DenseView(a.t())).unwrap()).unwrap();
+    assert_eq!(back.0, a.t());
+    let m = CsMat::csr_from_dense(a.view(), 0.0);
+    let rows = m.slice_outer(1..2);
+    let back: Csr<f64> = from_slice(&to_vec(&serde_daphne::CsrView(rows)).unwrap()).unwrap();
+    assert_eq!(back.0.to_dense(), array![[4.0, 5.0, 6.0]]);
+}

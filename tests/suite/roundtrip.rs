@@ -1,0 +1,226 @@
+//! Property tests: everything written reads back bit-exactly, under every writer option.
+#![cfg(feature = "proptest")]
+
+use ndarray::{Array2, ShapeBuilder};
+use proptest::prelude::*;
+use proptest::sample::select;
+use serde_daphne::strategies::{array2, csmat, element, object};
+use serde_daphne::{
+    from_slice, to_vec, to_vec_with, BlockPolicy, Csr, CsrView, Dense, DenseView, Element, Object,
+    Options,
+};
+use sprs::CsMat;
+
+/// Every combination of block policy, tiling and narrowing.
+fn options() -> impl Strategy<Value = Options> {
+    (
+        select(vec![
+            BlockPolicy::Auto,
+            BlockPolicy::Dense,
+            BlockPolicy::Sparse,
+            BlockPolicy::UltraSparse,
+        ]),
+        proptest::option::of((1u32..5, 1u32..5)),
+        any::<bool>(),
+    )
+        .prop_map(|(policy, tile, narrow)| {
+            let options = Options::new().block_policy(policy).narrow(narrow);
+            match tile {
+                Some((r, c)) => options.tile(r, c),
+                None => options,
+            }
+        })
+}
+
+/// The bits of every element in logical (row-major) order.
+fn bits<'a, T: Element>(values: impl IntoIterator<Item = &'a T>) -> Vec<u8> {
+    values
+        .into_iter()
+        .flat_map(|x| bytemuck::bytes_of(x).to_vec())
+        .collect()
+}
+
+fn check_dense<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
+    a: &Array2<T>,
+    options: &Options,
+) -> Result<(), TestCaseError> {
+    let bytes = to_vec_with(&DenseView(a.view()), options).unwrap();
+    prop_assert_eq!(&to_vec_with(&DenseView(a.view()), options).unwrap(), &bytes);
+    let back: Dense<T> = from_slice(&bytes).unwrap();
+    prop_assert_eq!(back.0.dim(), a.dim());
+    prop_assert_eq!(bits(back.0.iter()), bits(a.iter()));
+    // Fortran order writes the same bytes.
+    let mut fortran = Array2::<T>::from_elem(a.dim().f(), T::zeroed());
+    fortran.assign(a);
+    prop_assert_eq!(&to_vec_with(&Dense(fortran), options).unwrap(), &bytes);
+    // As stored, the object re-encodes to the same bytes.
+    let object: Object = from_slice(&bytes).unwrap();
+    prop_assert_eq!(&object.to_bytes().unwrap(), &bytes);
+    // Into sprs: the non-zeros.
+    let csr: Csr<T> = from_slice(&bytes).unwrap();
+    prop_assert_eq!(csr.0.nnz(), a.iter().filter(|x| !x.is_zero()).count());
+    let mut dense = Array2::<T>::from_elem(a.dim(), T::zeroed());
+    for (&x, (r, c)) in csr.0.iter() {
+        dense[[r, c]] = x;
+    }
+    prop_assert_eq!(bits(dense.iter()), bits(a.iter()));
+    Ok(())
+}
+
+fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
+    m: &CsMat<T>,
+    options: &Options,
+) -> Result<(), TestCaseError> {
+    let bytes = to_vec_with(&CsrView(m.view()), options).unwrap();
+    let back: Csr<T> = from_slice(&bytes).unwrap();
+    prop_assert_eq!(back.0.shape(), m.shape());
+    let (indptr, expected) = (back.0.indptr(), m.indptr());
+    prop_assert_eq!(indptr.raw_storage(), expected.raw_storage());
+    prop_assert_eq!(back.0.indices(), m.indices());
+    prop_assert_eq!(bits(back.0.data()), bits(m.data()));
+    // A CSC copy of the same matrix writes as CSR: the same bytes.
+    let csc = m.to_other_storage();
+    prop_assert!(csc.is_csc());
+    prop_assert_eq!(&to_vec_with(&CsrView(csc.view()), options).unwrap(), &bytes);
+    Ok(())
+}
+
+macro_rules! per_type {
+    ($($t:ident),*) => {
+        mod dense_round_trip {
+            use super::*;
+            $(proptest! {
+                #[test]
+                fn $t(a in array2::<$t>(7, 7), o in options()) {
+                    check_dense(&a, &o)?;
+                }
+            })*
+        }
+        mod csr_round_trip {
+            use super::*;
+            $(proptest! {
+                #[test]
+                fn $t(m in csmat::<$t>(7, 7), o in options()) {
+                    check_csr(&m, &o)?;
+                }
+            })*
+        }
+        mod vec_round_trip {
+            use super::*;
+            $(proptest! {
+                #[test]
+                fn $t(
+                    rows in proptest::collection::vec(
+                        proptest::collection::vec(element::<$t>(), 3), 1..6),
+                    o in options(),
+                ) {
+                    let bytes = to_vec_with(&rows, &o).unwrap();
+                    let back: Vec<Vec<$t>> = from_slice(&bytes).unwrap();
+                    prop_assert_eq!(bits(back.iter().flatten()), bits(rows.iter().flatten()));
+                    let column: Vec<$t> = rows.concat();
+                    let back: Vec<$t> = from_slice(&to_vec_with(&column, &o).unwrap()).unwrap();
+                    prop_assert_eq!(bits(&back), bits(&column));
+                }
+            })*
+        }
+    };
+}
+per_type!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+
+proptest! {
+    #[test]
+    fn arbitrary_objects_round_trip(o in object(6)) {
+        let bytes = o.to_bytes().unwrap();
+        let back: Object = from_slice(&bytes).unwrap();
+        prop_assert_eq!(&back, &o);
+        prop_assert_eq!(&to_vec(&back).unwrap(), &bytes);
+        // Every cell reads the same through get() and through the assembled values.
+        let (rows, cols) = o.shape();
+        if o.data_type().is_matrix() {
+            let dense = o.dense_values().unwrap();
+            for r in 0..rows {
+                for c in 0..cols {
+                    let cell = o.get(r, c).unwrap();
+                    let header = o.header().matrix_value_type().unwrap();
+                    let expected = dense.get((r * cols + c) as usize).unwrap();
+                    prop_assert_eq!(cell.convert(header).map(|v| v.bits()), Some(expected.bits()));
+                }
+            }
+        } else {
+            for c in 0..cols {
+                let column = o.column(c).unwrap();
+                prop_assert_eq!(column.len() as u64, rows);
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_payloads_and_negative_zero_survive_every_option() {
+    let specials = [
+        f64::from_bits(0x7ff8_0000_0000_0001),
+        f64::from_bits(0xfff0_0000_dead_beef),
+        f64::NAN,
+        -0.0,
+        0.0,
+        f64::INFINITY,
+        f64::MIN_POSITIVE / 2.0,
+        1.0,
+    ];
+    let a = Array2::from_shape_vec((2, 4), specials.to_vec()).unwrap();
+    let a32 = a.mapv(|x| x as f32);
+    for policy in [
+        BlockPolicy::Auto,
+        BlockPolicy::Dense,
+        BlockPolicy::Sparse,
+        BlockPolicy::UltraSparse,
+    ] {
+        for narrow in [false, true] {
+            let options = Options::new()
+                .block_policy(policy)
+                .narrow(narrow)
+                .tile(1, 3);
+            let back: Dense<f64> =
+                from_slice(&to_vec_with(&Dense(a.clone()), &options).unwrap()).unwrap();
+            assert_eq!(
+                bits(back.0.iter()),
+                bits(a.iter()),
+                "{policy:?} narrow={narrow}"
+            );
+            let back: Dense<f32> =
+                from_slice(&to_vec_with(&Dense(a32.clone()), &options).unwrap()).unwrap();
+            assert_eq!(bits(back.0.iter()), bits(a32.iter()));
+        }
+    }
+    // -0.0 is a stored non-zero, so the automatic policy keeps it in a sparse block.
+    let negative_zero = Dense(Array2::from_elem((3, 3), 0.0f64));
+    let mut with_sign = negative_zero.clone();
+    with_sign.0[[1, 1]] = -0.0;
+    assert_ne!(to_vec(&negative_zero).unwrap(), to_vec(&with_sign).unwrap());
+}
+
+#[test]
+fn narrowing_stores_smaller_types_and_reads_back_wide() {
+    let a = Array2::from_shape_fn((4, 4), |(r, c)| (r * 4 + c) as u64 * 10);
+    let plain = to_vec_with(
+        &Dense(a.clone()),
+        &Options::new().block_policy(BlockPolicy::Dense),
+    )
+    .unwrap();
+    let narrow = to_vec_with(
+        &Dense(a.clone()),
+        &Options::new().block_policy(BlockPolicy::Dense).narrow(true),
+    )
+    .unwrap();
+    assert_eq!(plain.len() - narrow.len(), 16 * 7);
+    let object: Object = from_slice(&narrow).unwrap();
+    assert_eq!(
+        object.header().matrix_value_type(),
+        Some(serde_daphne::ValueType::U64)
+    );
+    assert_eq!(
+        object.blocks()[0].data.value_type(),
+        Some(serde_daphne::ValueType::U8)
+    );
+    assert_eq!(from_slice::<Dense<u64>>(&narrow).unwrap().0, a);
+}
