@@ -14,9 +14,7 @@ use crate::wire::block::{
 };
 use crate::wire::sink::Sink;
 use crate::wire::values::with_values;
-use crate::wire::{
-    BlockPlace, BlockType, Column, DataType, Element, Header, Value, ValueType, Values,
-};
+use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, Value, ValueType, Values};
 
 /// A borrowed matrix to write.
 pub(crate) struct MatrixRef<'a, T> {
@@ -199,17 +197,7 @@ pub(crate) fn write_frame<W: Write>(
     columns: &[(String, Values)],
     options: &Options,
 ) -> Result<()> {
-    let header = Header::Frame {
-        rows: rows as u64,
-        columns: columns
-            .iter()
-            .map(|(label, values)| Column {
-                label: label.clone(),
-                value_type: values.value_type(),
-            })
-            .collect(),
-    };
-    write_header(sink, &header)?;
+    write_header(sink, &Header::frame_of(rows as u64, columns))?;
     if rows == 0 || columns.is_empty() {
         // No values and no one value type: the blocks of an object without cells are empty.
         for place in places(rows as u64, columns.len() as u64, tile_dims(options)) {

@@ -8,8 +8,8 @@ use crate::wire::block::{decode_block, encode_block};
 use crate::wire::sink::Sink;
 use crate::wire::values::{with_value_type, zeroed_vec};
 use crate::wire::{
-    BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, SliceSource, Source,
-    Value, ValueType, Values,
+    BlockData, BlockPlace, BlockType, DataType, Element, Header, SliceSource, Source, Value,
+    ValueType, Values,
 };
 
 /// One block of an object: where it lies and what it stores.
@@ -555,16 +555,7 @@ impl Object {
         }
         let rows32 = u32::try_from(rows)
             .map_err(|_| Error::invalid("frame columns longer than u32::MAX rows"))?;
-        let header = Header::Frame {
-            rows: rows as u64,
-            columns: columns
-                .iter()
-                .map(|(label, v)| Column {
-                    label: label.clone(),
-                    value_type: v.value_type(),
-                })
-                .collect(),
-        };
+        let header = Header::frame_of(rows as u64, &columns);
         let count = columns.len();
         if rows == 0 || count == 0 {
             let cols = u32::try_from(count)

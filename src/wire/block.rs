@@ -126,13 +126,7 @@ pub fn decode_block<S: Source + ?Sized>(src: &mut S) -> Result<(u32, u32, BlockD
         BlockType::Empty => BlockData::Empty,
         BlockType::Dense => {
             let vt = value_type(src, "the dense block's value type")?;
-            let count = usize::try_from(u64::from(rows) * u64::from(cols)).map_err(|_| {
-                Error::TooLarge {
-                    offset: src.offset(),
-                    what: "a dense block",
-                    bytes: u128::from(rows) * u128::from(cols) * vt.size() as u128,
-                }
-            })?;
+            let count = u64::from(rows) * u64::from(cols);
             let values = with_value_type!(vt, T => T::into_values(
                 src.take_vec::<T>(count, "a dense block's values")?));
             BlockData::Dense(values)

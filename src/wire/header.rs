@@ -7,6 +7,7 @@
 
 use super::codes::{DataType, ValueType};
 use super::source::Source;
+use super::values::Values;
 use crate::error::{Error, Result};
 
 /// The only format version this crate reads and writes.
@@ -72,6 +73,20 @@ impl Header {
                 value_type,
             },
             DataType::Frame => panic!("Header::matrix called with DataType::Frame"),
+        }
+    }
+
+    /// A frame header for labelled columns of values.
+    pub fn frame_of(rows: u64, columns: &[(String, Values)]) -> Header {
+        Header::Frame {
+            rows,
+            columns: columns
+                .iter()
+                .map(|(label, values)| Column {
+                    label: label.clone(),
+                    value_type: values.value_type(),
+                })
+                .collect(),
         }
     }
 

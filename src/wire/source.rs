@@ -34,10 +34,7 @@ pub trait Source {
     ///
     /// # Errors
     /// As [`Source::take`]; no more is allocated than the bytes present can fill.
-    fn take_vec<T: Element>(&mut self, n: usize, what: &'static str) -> Result<Vec<T>> {
-        let bytes = checked_bytes::<T>(self.offset(), n, what)?;
-        decode_le(self.take(bytes, what)?)
-    }
+    fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>>;
 
     /// Whether the input is exhausted.
     ///
@@ -80,14 +77,24 @@ pub trait Source {
     }
 }
 
-/// `n * size_of::<T>()`, or an error when that overflows `usize`.
-pub(crate) fn checked_bytes<T>(offset: u64, n: usize, what: &'static str) -> Result<usize> {
-    n.checked_mul(std::mem::size_of::<T>())
-        .ok_or(Error::TooLarge {
+/// Checks that `n` values of `T` can be among the `remaining` bytes (when known); returns
+/// their length in bytes.
+fn check_present<T>(
+    offset: u64,
+    n: u64,
+    remaining: Option<u64>,
+    what: &'static str,
+) -> Result<u128> {
+    let needed = u128::from(n) * std::mem::size_of::<T>() as u128;
+    match remaining {
+        Some(available) if needed > u128::from(available) => Err(Error::UnexpectedEof {
             offset,
             what,
-            bytes: n as u128 * std::mem::size_of::<T>() as u128,
-        })
+            needed: u64::try_from(needed).unwrap_or(u64::MAX),
+            available,
+        }),
+        _ => Ok(needed),
+    }
 }
 
 /// Input held in memory.
@@ -147,6 +154,12 @@ impl Source for SliceSource<'_> {
     fn peek(&mut self, n: usize) -> Result<&[u8]> {
         let end = self.data.len().min(self.pos.saturating_add(n));
         Ok(&self.data[self.pos..end])
+    }
+
+    fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>> {
+        let bytes = check_present::<T>(self.offset(), n, self.remaining(), what)?;
+        // Present bytes always fit in usize.
+        decode_le(self.take(bytes as usize, what)?)
     }
 }
 
@@ -276,19 +289,18 @@ impl<R: Read> Source for IoSource<R> {
         Ok(&self.buf[self.pos..end])
     }
 
-    fn take_vec<T: Element>(&mut self, n: usize, what: &'static str) -> Result<Vec<T>> {
-        let total = checked_bytes::<T>(self.offset, n, what)?;
-        self.check_limit(total, what)?;
-        if let Some(remaining) = self.remaining() {
-            if total as u64 > remaining {
-                return Err(Error::UnexpectedEof {
-                    offset: self.offset,
-                    what,
-                    needed: total as u64,
-                    available: remaining,
-                });
-            }
+    fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>> {
+        let total = check_present::<T>(self.offset, n, self.remaining(), what)?;
+        // No limit (u64::MAX) lets even impossible sizes stream on to the end of the input.
+        if self.limit < u64::MAX && self.offset as u128 + total > u128::from(self.limit) {
+            return Err(Error::LimitExceeded {
+                offset: self.offset,
+                what,
+                limit: self.limit,
+            });
         }
+        // More than the address space can only end at the end of the input (or the limit).
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
         let size = std::mem::size_of::<T>();
         // A known length allows one exact allocation; otherwise grow as bytes arrive.
         let step = if self.remaining().is_some() {
@@ -303,7 +315,7 @@ impl<R: Read> Source for IoSource<R> {
             let grow = (n - old).min(step.max(old));
             out.try_reserve_exact(grow)
                 .map_err(|_| Error::OutOfMemory {
-                    bytes: (grow * size) as u128,
+                    bytes: grow as u128 * size as u128,
                 })?;
             out.resize(old + grow, T::zeroed());
             let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out[old..]);
@@ -321,7 +333,7 @@ impl<R: Read> Source for IoSource<R> {
                     return Err(Error::UnexpectedEof {
                         offset: start_offset,
                         what,
-                        needed: total as u64,
+                        needed: u64::try_from(total).unwrap_or(u64::MAX),
                         available: have as u64,
                     });
                 }

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per concern.
 
 mod data_model;
+mod derive_and_files;
 mod golden_bytes;
 mod roundtrip;
 mod structure;

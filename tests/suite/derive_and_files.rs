@@ -1,0 +1,216 @@
+//! `#[derive]` on user structs holding every adapter, through memory, readers and files.
+
+use ndarray::{array, Array2};
+use serde::{Deserialize, Serialize};
+use serde_daphne::{
+    from_file, from_reader, from_reader_with, from_slice, to_file, to_vec, to_writer, DataType,
+    Deserializer, Error, Object, Options,
+};
+use sprs::CsMat;
+
+#[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
+struct Sample {
+    id: u32,
+    score: f32,
+    label: i8,
+    kept: bool,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
+struct Dataset {
+    #[serde(with = "serde_daphne::dense")]
+    features: Array2<f64>,
+    #[serde(with = "serde_daphne::csr")]
+    graph: CsMat<u32>,
+    #[serde(with = "serde_daphne::frame")]
+    samples: Vec<Sample>,
+    weights: Vec<f32>,
+    epoch: u64,
+}
+
+fn dataset() -> Dataset {
+    Dataset {
+        features: array![[0.5, -1.0, 0.0], [2.0, 0.0, 1e-300]],
+        graph: CsMat::new((3, 3), vec![0, 2, 2, 3], vec![1, 2, 0], vec![7, 8, 9]),
+        samples: vec![
+            Sample {
+                id: 1,
+                score: 0.25,
+                label: -1,
+                kept: true,
+            },
+            Sample {
+                id: 2,
+                score: 0.0,
+                label: 1,
+                kept: false,
+            },
+            Sample {
+                id: 3,
+                score: 9.5,
+                label: 0,
+                kept: true,
+            },
+        ],
+        weights: vec![0.1, 0.2, 0.3],
+        epoch: 12,
+    }
+}
+
+#[test]
+fn a_struct_with_every_adapter_round_trips() {
+    let value = dataset();
+    let bytes = to_vec(&value).unwrap();
+    let objects: Vec<Object> = Deserializer::from_slice(&bytes)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let kinds: Vec<_> = objects.iter().map(|o| (o.data_type(), o.shape())).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (DataType::DenseMatrix, (2, 3)),
+            (DataType::CsrMatrix, (3, 3)),
+            (DataType::Frame, (3, 4)),
+            (DataType::DenseMatrix, (3, 1)),
+            (DataType::DenseMatrix, (1, 1)),
+        ]
+    );
+    assert_eq!(objects[2].labels(), ["id", "score", "label", "kept"]);
+    assert_eq!(from_slice::<Dataset>(&bytes).unwrap(), value);
+    // Through a reader as well.
+    assert_eq!(from_reader::<_, Dataset>(&bytes[..]).unwrap(), value);
+}
+
+#[test]
+fn frame_columns_are_matched_by_label() {
+    #[derive(Serialize)]
+    struct Written {
+        kept: bool,
+        extra: f64,
+        label: i8,
+        score: f32,
+        id: u32,
+    }
+    #[derive(Serialize)]
+    struct File {
+        #[serde(with = "serde_daphne::frame")]
+        rows: Vec<Written>,
+    }
+    #[derive(Deserialize, PartialEq, Debug)]
+    struct Read {
+        #[serde(with = "serde_daphne::frame")]
+        rows: Vec<Sample>,
+    }
+    let bytes = to_vec(&File {
+        rows: vec![Written {
+            kept: true,
+            extra: 3.0,
+            label: 4,
+            score: 1.5,
+            id: 77,
+        }],
+    })
+    .unwrap();
+    let read: Read = from_slice(&bytes).unwrap();
+    assert_eq!(
+        read.rows,
+        vec![Sample {
+            id: 77,
+            score: 1.5,
+            label: 4,
+            kept: true
+        }]
+    );
+}
+
+#[test]
+fn files_are_written_atomically_and_read_back() {
+    let dir = std::env::temp_dir().join(format!("serde_daphne_files_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dataset.dbdf");
+    to_file(&path, &dataset()).unwrap();
+    assert_eq!(from_file::<_, Dataset>(&path).unwrap(), dataset());
+    // A failing write leaves the previous file intact and no temporary file behind.
+    #[derive(Serialize)]
+    struct Bad {
+        ok: Vec<f64>,
+        name: String,
+    }
+    let err = to_file(
+        &path,
+        &Bad {
+            ok: vec![1.0; 1000],
+            name: "x".into(),
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::Unrepresentable { .. }));
+    assert_eq!(from_file::<_, Dataset>(&path).unwrap(), dataset());
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, vec!["dataset.dbdf".to_string()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn readers_grow_only_with_bytes_and_honour_the_limit() {
+    let bytes = to_vec(&dataset()).unwrap();
+    // A reader that hands out one byte at a time.
+    struct Trickle<'a>(&'a [u8]);
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((b, rest)), Some(slot)) => {
+                    *slot = *b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+    assert_eq!(
+        from_reader::<_, Dataset>(Trickle(&bytes)).unwrap(),
+        dataset()
+    );
+    let limited = from_reader_with::<_, Dataset>(&bytes[..], &Options::new().max_bytes(100));
+    assert!(
+        matches!(limited, Err(Error::LimitExceeded { limit: 100, .. })),
+        "{limited:?}"
+    );
+    // A header claiming 2^40 x 2^40 dense values, then 10 bytes: end of input, not an abort.
+    let mut huge = crate::Layout::new()
+        .matrix(1, 1 << 40, 1 << 40, 10)
+        .block(0, 0, u32::MAX, u32::MAX, 1)
+        .u8(10)
+        .0;
+    huge.extend_from_slice(&[0; 10]);
+    let from_reader = from_reader::<_, Object>(&huge[..]);
+    for result in [from_reader, from_slice::<Object>(&huge)] {
+        let err = result.unwrap_err();
+        let eof = matches!(
+            err,
+            Error::UnexpectedEof {
+                offset: 45,
+                available: 10,
+                ..
+            }
+        );
+        assert!(eof, "{err:?}");
+    }
+}
+
+#[test]
+fn to_writer_and_deserializer_stream_several_values() {
+    let mut out = Vec::new();
+    to_writer(&mut out, &1.5f64).unwrap();
+    to_writer(&mut out, &serde_daphne::Dense(array![[1u8, 2]])).unwrap();
+    let mut de = Deserializer::from_slice(&out);
+    let x: f64 = Deserialize::deserialize(&mut de).unwrap();
+    let m: serde_daphne::Dense<u8> = Deserialize::deserialize(&mut de).unwrap();
+    de.end().unwrap();
+    assert_eq!((x, m.0), (1.5, array![[1u8, 2]]));
+}
