@@ -52,31 +52,29 @@ impl PartialEq for Object {
 }
 
 impl Object {
-    /// Builds an object from a header and blocks, checking that the blocks tile it.
+    /// Builds an object from a header and blocks, checking them exactly as reading would.
     ///
     /// # Errors
-    /// The same structural errors reading would give (blocks outside, overlapping, missing,
-    /// or indices out of range), with offsets 0.
+    /// The structural errors reading would give (blocks outside, overlapping or missing,
+    /// indices out of range or unsorted), with offsets into the object's encoding;
+    /// [`Error::InvalidValue`] when blocks follow the ones that already cover the object.
     pub fn new(header: Header, blocks: Vec<Block>) -> Result<Object> {
-        let mut bytes = Vec::new();
+        let count = blocks.len();
         let object = Object {
             header,
             blocks,
             offset: 0,
-            block_offsets: Vec::new(),
+            block_offsets: vec![0; count],
         };
-        object.encode(&mut bytes)?;
-        let mut decoded = Object::decode(&mut SliceSource::new(&bytes))?;
-        decoded.offset = 0;
-        decoded.block_offsets.iter_mut().for_each(|o| *o = 0);
-        if !decoded.is_complete_copy_of(&object) {
-            return Err(Error::invalid("the blocks do not cover the object exactly"));
+        let bytes = object.to_bytes()?;
+        let decoded = Object::decode(&mut SliceSource::new(&bytes))?;
+        if decoded.blocks.len() != count {
+            return Err(Error::invalid(format!(
+                "the first {} of {count} blocks already cover the object",
+                decoded.blocks.len()
+            )));
         }
         Ok(object)
-    }
-
-    fn is_complete_copy_of(&self, other: &Object) -> bool {
-        self.blocks.len() == other.blocks.len()
     }
 
     /// An object from parts known to be valid (strategies build them by construction).

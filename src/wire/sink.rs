@@ -13,11 +13,10 @@ const BUFFER_LEN: usize = 256 * 1024;
 /// Value runs at least this long bypass the buffer (one `write_all` of the caller's memory).
 const BULK_LEN: usize = 64 * 1024;
 
-/// A little-endian writer with its own buffer, counting the bytes written.
+/// A little-endian writer with its own buffer.
 pub(crate) struct Sink<W: Write> {
     writer: W,
     buf: Vec<u8>,
-    written: u64,
 }
 
 impl<W: Write> Sink<W> {
@@ -25,14 +24,12 @@ impl<W: Write> Sink<W> {
         Sink {
             writer,
             buf: Vec::new(),
-            written: 0,
         }
     }
 
     fn drain(&mut self) -> Result<()> {
         if !self.buf.is_empty() {
             self.writer.write_all(&self.buf)?;
-            self.written += self.buf.len() as u64;
             self.buf.clear();
         }
         Ok(())
@@ -50,7 +47,6 @@ impl<W: Write> Sink<W> {
         if bytes.len() >= BULK_LEN {
             self.drain()?;
             self.writer.write_all(bytes)?;
-            self.written += bytes.len() as u64;
             return Ok(());
         }
         self.buf.extend_from_slice(bytes);
@@ -109,7 +105,6 @@ impl<W: Write> Sink<W> {
         if len >= BULK_LEN {
             self.drain()?;
             write_le(&mut self.writer, values)?;
-            self.written += len as u64;
             return Ok(());
         }
         extend_le(&mut self.buf, values);

@@ -286,3 +286,51 @@ fn shapes_and_data_types_must_fit_the_rust_type() {
         "{err}"
     );
 }
+
+#[test]
+fn objects_built_by_hand_are_checked_like_read_ones() {
+    use serde_daphne::model::Block;
+    use serde_daphne::wire::{BlockData, BlockPlace, Header};
+    use serde_daphne::{ValueType, Values};
+    let header = Header::DenseMatrix {
+        rows: 1,
+        cols: 2,
+        value_type: ValueType::U8,
+    };
+    let block = |col, data| Block {
+        place: BlockPlace {
+            row: 0,
+            col,
+            rows: 1,
+            cols: 1,
+        },
+        data,
+    };
+    let ok = Object::new(
+        header.clone(),
+        vec![
+            block(1, BlockData::Dense(Values::U8(vec![5]))),
+            block(0, BlockData::Empty),
+        ],
+    )
+    .unwrap();
+    assert_eq!(ok.dense_vec::<u8>().unwrap(), vec![0, 5]);
+    let outside = Object::new(header.clone(), vec![block(2, BlockData::Empty)]);
+    assert!(matches!(outside, Err(Error::BlockOutsideObject { .. })));
+    let extra = Object::new(
+        header,
+        vec![
+            Block {
+                place: BlockPlace {
+                    row: 0,
+                    col: 0,
+                    rows: 1,
+                    cols: 2,
+                },
+                data: BlockData::Empty,
+            },
+            block(0, BlockData::Empty),
+        ],
+    );
+    assert!(matches!(extra, Err(Error::InvalidValue { .. })));
+}
