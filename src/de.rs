@@ -13,7 +13,8 @@ use serde::{forward_to_deserialize_any, Deserialize};
 
 use crate::error::{Error, Result};
 use crate::handoff;
-use crate::model::Object;
+use crate::model::dialect::read_object;
+use crate::model::{Dialect, Hint, Object};
 use crate::options::Options;
 use crate::wire::header::peek_shape;
 use crate::wire::{DataType, Element, IoSource, SliceSource, Source, Value, Values};
@@ -30,14 +31,20 @@ use crate::wire::{DataType, Element, IoSource, SliceSource, Source, Value, Value
 /// ```
 pub struct Deserializer<S> {
     src: S,
+    dialect: Option<Dialect>,
+    /// What a sidecar says about the first object.
+    hint: Option<Hint>,
 }
 
 impl<'a> Deserializer<SliceSource<'a>> {
-    /// Reads from a byte slice.
+    /// Reads from a byte slice, telling each object's dialect from its bytes.
     pub fn from_slice(bytes: &'a [u8]) -> Self {
-        Deserializer {
-            src: SliceSource::new(bytes),
-        }
+        Deserializer::from_source(SliceSource::new(bytes))
+    }
+
+    /// Reads from a byte slice with options (such as a forced [`Options::dialect`]).
+    pub fn from_slice_with(bytes: &'a [u8], options: &Options) -> Self {
+        Deserializer::from_source_with(SliceSource::new(bytes), options)
     }
 }
 
@@ -47,18 +54,36 @@ impl<R: Read> Deserializer<IoSource<R>> {
         Deserializer::from_reader_with(reader, &Options::new())
     }
 
-    /// Reads from an `io::Read`, honouring [`Options::max_bytes`].
+    /// Reads from an `io::Read`, honouring [`Options::max_bytes`] and [`Options::dialect`].
     pub fn from_reader_with(reader: R, options: &Options) -> Self {
-        Deserializer {
-            src: IoSource::new(reader, options.max_bytes),
-        }
+        Deserializer::from_source_with(IoSource::new(reader, options.max_bytes), options)
     }
 }
 
 impl<S: Source> Deserializer<S> {
     /// Reads from any [`Source`].
     pub fn from_source(src: S) -> Self {
-        Deserializer { src }
+        Deserializer {
+            src,
+            dialect: None,
+            hint: None,
+        }
+    }
+
+    /// Reads from any [`Source`] with options.
+    pub fn from_source_with(src: S, options: &Options) -> Self {
+        Deserializer {
+            src,
+            dialect: options.dialect,
+            hint: None,
+        }
+    }
+
+    /// Uses what a `.meta` sidecar says for the first object: its dialect, its frame labels,
+    /// and a check that it agrees with the file.
+    pub fn with_hint(mut self, hint: Hint) -> Self {
+        self.hint = Some(hint);
+        self
     }
 
     /// Checks that the input is exhausted.
@@ -85,7 +110,8 @@ impl<S: Source> Deserializer<S> {
     /// # Errors
     /// Any malformed input; [`Error::UnexpectedEof`] at the end of the input.
     pub fn next_object(&mut self) -> Result<Object> {
-        Object::decode(&mut self.src)
+        let hint = self.hint.take();
+        read_object(&mut self.src, self.dialect, hint.as_ref())
     }
 
     /// An iterator deserializing one `T` after another until the input ends.
@@ -745,7 +771,15 @@ impl<'de> de::Deserializer<'de> for ValueDe {
 /// Malformed input (with its byte offset), values that do not fit `T`, and
 /// [`Error::TrailingBytes`] when bytes follow.
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
-    let mut de = Deserializer::from_slice(bytes);
+    from_slice_with(bytes, &Options::new())
+}
+
+/// Deserializes a `T` from a byte slice with options (such as a forced [`Options::dialect`]).
+///
+/// # Errors
+/// As [`from_slice`].
+pub fn from_slice_with<'a, T: Deserialize<'a>>(bytes: &'a [u8], options: &Options) -> Result<T> {
+    let mut de = Deserializer::from_slice_with(bytes, options);
     let value = T::deserialize(&mut de)?;
     de.end()?;
     Ok(value)

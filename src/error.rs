@@ -247,6 +247,53 @@ pub enum Error {
         offset: u64,
     },
 
+    /// The bytes read validly in both dialects but mean different things.
+    #[error("the object at byte {offset} reads validly in both dialects: {message}; choose one with Options::dialect, or keep DAPHNE's .meta sidecar beside the file")]
+    AmbiguousDialect {
+        /// Offset of the object.
+        offset: u64,
+        /// What differs between the two readings.
+        message: String,
+    },
+
+    /// An object in the DAPHNE runtime dialect breaks that dialect's layout.
+    #[error("runtime-dialect object at byte {offset}: {message}")]
+    RuntimeLayout {
+        /// Offset of the offending field.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// The DAPHNE runtime's string value types have no numeric representation.
+    #[error("value type code {code} at byte {offset} is DAPHNE's {what} type: strings have no representation in this crate")]
+    StringValueType {
+        /// Offset of the code.
+        offset: u64,
+        /// The runtime code (8 = str, 9 = fixedstr16).
+        code: u8,
+        /// The type's name.
+        what: &'static str,
+    },
+
+    /// The value cannot be written in the chosen dialect.
+    #[error("{what} cannot be written in the DAPHNE runtime dialect: {reason}")]
+    NotInDialect {
+        /// What was being written.
+        what: String,
+        /// Why the runtime cannot hold it.
+        reason: &'static str,
+    },
+
+    /// A `.meta` sidecar is unreadable or disagrees with its data file.
+    #[error("the sidecar {path}: {message}")]
+    Sidecar {
+        /// The sidecar's path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+
     /// A stored value does not fit the requested Rust type exactly.
     #[error("the value {value} in the block at byte {offset} cannot be represented exactly as {to}: read into a wider type")]
     LossyConversion {
@@ -361,6 +408,9 @@ impl Error {
             | FrameBlockSpansColumns { offset, .. }
             | TrailingBytes { offset }
             | LossyConversion { offset, .. }
+            | AmbiguousDialect { offset, .. }
+            | RuntimeLayout { offset, .. }
+            | StringValueType { offset, .. }
             | NotABool { offset, .. }
             | ShapeMismatch { offset, .. }
             | DataTypeMismatch { offset, .. } => Some(*offset),

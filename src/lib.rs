@@ -42,10 +42,12 @@ pub mod strategies;
 pub mod wire;
 
 pub use adapters::{csr, dense, frame, Csr, CsrView, Dense, DenseView, Frame};
-pub use de::{from_reader, from_reader_with, from_slice, Deserializer, StreamDeserializer};
+pub use de::{
+    from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
+};
 pub use error::{Error, Result};
 pub use io::{from_file, from_file_with, to_file, to_file_with};
-pub use model::Object;
+pub use model::{Dialect, Object};
 pub use options::{BlockPolicy, Options};
 pub use ser::{to_vec, to_vec_with, to_writer, to_writer_with, Serializer};
 pub use wire::{BlockType, DataType, Element, Value, ValueType, Values};

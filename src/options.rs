@@ -1,5 +1,7 @@
 //! Writer and reader choices.
 
+use crate::model::Dialect;
+
 /// How the writer picks each block's type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BlockPolicy {
@@ -35,6 +37,7 @@ pub struct Options {
     pub(crate) tile: Option<(u32, u32)>,
     pub(crate) narrow: bool,
     pub(crate) max_bytes: u64,
+    pub(crate) dialect: Option<Dialect>,
 }
 
 impl Default for Options {
@@ -52,7 +55,27 @@ impl Options {
             tile: None,
             narrow: false,
             max_bytes: u64::MAX,
+            dialect: None,
         }
+    }
+
+    /// Writes, and reads, in `dialect` only. By default writers use [`Dialect::Spec`] and
+    /// readers tell each object's dialect from its bytes.
+    ///
+    /// In [`Dialect::Runtime`] each data type has one layout, so the block policy, tiling and
+    /// narrowing do not apply; u16/i16 values and dimensions of 2^32 or more are errors.
+    pub const fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = Some(dialect);
+        self
+    }
+
+    /// The dialect forced, if any.
+    pub const fn get_dialect(&self) -> Option<Dialect> {
+        self.dialect
+    }
+
+    pub(crate) fn writes_runtime(&self) -> bool {
+        matches!(self.dialect, Some(Dialect::Runtime))
     }
 
     /// How each block's type is chosen.

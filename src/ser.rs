@@ -26,6 +26,7 @@ use crate::handoff;
 use crate::model::encode::{write_matrix, MatrixRef};
 use crate::options::Options;
 use crate::wire::element::with_value;
+use crate::wire::runtime;
 use crate::wire::sink::Sink;
 use crate::wire::values::with_values;
 use crate::wire::{DataType, Value, Values};
@@ -86,6 +87,11 @@ impl<W: Write> Serializer<W> {
 
     fn write_scalar(&mut self, value: Value) -> Result<()> {
         let mut sink = Sink::new(&mut self.writer);
+        if self.options.writes_runtime() {
+            runtime::write_scalar(&mut sink, value)?;
+            sink.finish()?;
+            return Ok(());
+        }
         with_value!(value, x => write_matrix(
             &mut sink,
             DataType::DenseMatrix,

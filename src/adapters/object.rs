@@ -6,7 +6,8 @@ use serde::de::{Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::handoff;
-use crate::model::{Block, Object};
+use crate::model::dialect::write_runtime;
+use crate::model::{Block, Dialect, Object};
 use crate::wire::Header;
 
 /// The plain structure other formats hold.
@@ -20,8 +21,11 @@ struct Payload<'a>(&'a Object);
 
 impl Serialize for Payload<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if handoff::take_capture().is_some() {
-            return handoff::emit(serializer, |sink| self.0.encode_into(sink));
+        if let Some(options) = handoff::take_capture() {
+            return handoff::emit(serializer, |sink| match options.get_dialect() {
+                Some(Dialect::Runtime) => write_runtime(sink, self.0),
+                _ => self.0.encode_into(sink),
+            });
         }
         Plain {
             header: self.0.header().clone(),

@@ -12,6 +12,7 @@ use crate::wire::block::{
     block_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse, write_empty,
     write_sparse_entry, write_ultra_sparse_entry,
 };
+use crate::wire::runtime;
 use crate::wire::sink::Sink;
 use crate::wire::values::with_values;
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, Value, ValueType, Values};
@@ -148,7 +149,11 @@ fn tile_dims(options: &Options) -> (u64, u64) {
 }
 
 /// The blocks of a `rows x cols` object, row-major, following the tiling rule.
-fn places(rows: u64, cols: u64, (tr, tc): (u64, u64)) -> Box<dyn Iterator<Item = BlockPlace>> {
+pub(crate) fn places(
+    rows: u64,
+    cols: u64,
+    (tr, tc): (u64, u64),
+) -> Box<dyn Iterator<Item = BlockPlace>> {
     let place = |row, col, r: u64, c: u64| BlockPlace {
         row,
         col,
@@ -183,6 +188,9 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
     options: &Options,
 ) -> Result<()> {
     let (rows, cols) = (matrix.rows as u64, matrix.cols as u64);
+    if options.writes_runtime() {
+        return write_runtime_matrix(sink, data_type, matrix);
+    }
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
     for place in places(rows, cols, tile_dims(options)) {
         write_block(sink, matrix, place, 0, options)?;
@@ -197,6 +205,9 @@ pub(crate) fn write_frame<W: Write>(
     columns: &[(String, Values)],
     options: &Options,
 ) -> Result<()> {
+    if options.writes_runtime() {
+        return runtime::write_frame(sink, rows as u64, columns);
+    }
     write_header(sink, &Header::frame_of(rows as u64, columns))?;
     if rows == 0 || columns.is_empty() {
         // No values and no one value type: the blocks of an object without cells are empty.
@@ -221,6 +232,47 @@ pub(crate) fn write_frame<W: Write>(
         });
     }
     Ok(())
+}
+
+/// Writes a matrix in the runtime dialect's one layout for its data type.
+fn write_runtime_matrix<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    data_type: DataType,
+    matrix: &MatrixRef<'_, T>,
+) -> Result<()> {
+    let (rows, cols) = (matrix.rows as u64, matrix.cols as u64);
+    match (data_type, &matrix.layout) {
+        (
+            DataType::CsrMatrix,
+            Layout::Csr {
+                row_offsets,
+                col_indices,
+                values,
+            },
+        ) => runtime::write_csr(sink, rows, cols, row_offsets, col_indices, values),
+        (DataType::CsrMatrix, Layout::Dense(data)) => {
+            let (mut row_offsets, mut col_indices, mut values) = (vec![0], Vec::new(), Vec::new());
+            for row in data.chunks(matrix.cols.max(1)).take(matrix.rows) {
+                for (c, &x) in row.iter().enumerate().filter(|(_, x)| !x.is_zero()) {
+                    col_indices.push(c);
+                    values.push(x);
+                }
+                row_offsets.push(values.len());
+            }
+            runtime::write_csr(sink, rows, cols, &row_offsets, &col_indices, &values)
+        }
+        (_, Layout::Dense(data)) => runtime::write_dense(sink, rows, cols, data),
+        (_, Layout::Csr { .. }) => {
+            let mut dense = vec![T::zeroed(); matrix.rows * matrix.cols];
+            for r in 0..matrix.rows {
+                matrix.row(r, 0, matrix.cols).for_each_nonzero(|c, x| {
+                    dense[r * matrix.cols + c as usize] = x;
+                    Ok(())
+                })?;
+            }
+            runtime::write_dense(sink, rows, cols, &dense)
+        }
+    }
 }
 
 fn write_header<W: Write>(sink: &mut Sink<W>, header: &Header) -> Result<()> {
@@ -290,6 +342,11 @@ fn choose_block_type(
     analysis: &Analysis,
 ) -> Result<BlockType> {
     let vt = analysis.value_type;
+    if place.rows == 0 || place.cols == 0 {
+        // No cells, no values: always empty, which also keeps such blocks unambiguous (the
+        // runtime dialect writes them as dense blocks).
+        return Ok(BlockType::Empty);
+    }
     match policy {
         BlockPolicy::Auto => Ok([
             BlockType::Empty,

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use crate::error::{Error, Result};
+use crate::model::dialect::Dialect;
 use crate::model::tiling::Coverage;
 use crate::wire::block::{decode_block, encode_block};
 use crate::wire::sink::Sink;
@@ -43,6 +44,8 @@ pub struct Object {
     /// Byte offsets of the object and of each block entry in the input (zeros when built).
     offset: u64,
     block_offsets: Vec<u64>,
+    /// The dialect it was read in (`Spec` when built).
+    dialect: Dialect,
 }
 
 impl PartialEq for Object {
@@ -65,6 +68,7 @@ impl Object {
             blocks,
             offset: 0,
             block_offsets: vec![0; count],
+            dialect: Dialect::Spec,
         };
         let bytes = object.to_bytes()?;
         let decoded = Object::decode(&mut SliceSource::new(&bytes))?;
@@ -86,7 +90,35 @@ impl Object {
             blocks,
             offset: 0,
             block_offsets: vec![0; count],
+            dialect: Dialect::Spec,
         }
+    }
+
+    /// An object read at `offset` in another dialect, already in this model's blocks.
+    pub(crate) fn read_in(
+        header: Header,
+        blocks: Vec<Block>,
+        offset: u64,
+        dialect: Dialect,
+    ) -> Object {
+        let count = blocks.len();
+        Object {
+            header,
+            blocks,
+            offset,
+            block_offsets: vec![offset; count],
+            dialect,
+        }
+    }
+
+    /// The header and the blocks.
+    pub fn into_parts(self) -> (Header, Vec<Block>) {
+        (self.header, self.blocks)
+    }
+
+    /// The dialect the object was read in ([`Dialect::Spec`] for objects built in memory).
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// A dense matrix of one dense block, from row-major values.
@@ -128,6 +160,7 @@ impl Object {
             }],
             offset: 0,
             block_offsets: vec![0],
+            dialect: Dialect::Spec,
         }
     }
 
@@ -163,6 +196,7 @@ impl Object {
             blocks,
             offset,
             block_offsets,
+            dialect: Dialect::Spec,
         })
     }
 
@@ -578,6 +612,7 @@ impl Object {
             blocks,
             offset: 0,
             block_offsets: vec![0; count],
+            dialect: Dialect::Spec,
         })
     }
 

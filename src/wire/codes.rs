@@ -13,6 +13,9 @@ pub enum DataType {
     CsrMatrix,
     /// A frame: columns with their own value types and labels (code 3).
     Frame,
+    /// A single value (code 4): written only by DAPHNE's runtime (`Value_t`); the spec has
+    /// no scalar type and this crate writes scalars as 1 x 1 DenseMatrix objects there.
+    Scalar,
 }
 
 impl DataType {
@@ -22,10 +25,12 @@ impl DataType {
             DataType::DenseMatrix => 1,
             DataType::CsrMatrix => 2,
             DataType::Frame => 3,
+            DataType::Scalar => 4,
         }
     }
 
-    /// The data type for a header code, or `None` for a reserved or unknown code.
+    /// The data type for a header code of the spec, or `None` for a reserved or unknown code
+    /// (4, the runtime's scalar, is not in the spec).
     pub const fn from_code(code: u8) -> Option<Self> {
         match code {
             1 => Some(DataType::DenseMatrix),
@@ -37,7 +42,7 @@ impl DataType {
 
     /// Whether this is one of the two matrix data types.
     pub const fn is_matrix(self) -> bool {
-        !matches!(self, DataType::Frame)
+        matches!(self, DataType::DenseMatrix | DataType::CsrMatrix)
     }
 }
 
@@ -47,6 +52,7 @@ impl fmt::Display for DataType {
             DataType::DenseMatrix => "DenseMatrix",
             DataType::CsrMatrix => "CSRMatrix",
             DataType::Frame => "Frame",
+            DataType::Scalar => "Scalar",
         })
     }
 }

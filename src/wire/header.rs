@@ -53,13 +53,20 @@ pub enum Header {
         /// The columns, in order.
         columns: Vec<Column>,
     },
+    /// A single value (data type 4 of DAPHNE's runtime; 1 x 1). In the spec dialect it is
+    /// written as a 1 x 1 DenseMatrix.
+    Scalar {
+        /// The value's type.
+        value_type: ValueType,
+    },
 }
 
 impl Header {
-    /// A matrix header of the given data type (`DenseMatrix` or `CsrMatrix`).
+    /// A matrix header of the given data type (`DenseMatrix` or `CsrMatrix`; `Scalar` ignores
+    /// the dimensions).
     ///
     /// # Panics
-    /// When `data_type` is `Frame`.
+    /// When `data_type` is `Frame`, which needs labels.
     pub fn matrix(data_type: DataType, rows: u64, cols: u64, value_type: ValueType) -> Header {
         match data_type {
             DataType::DenseMatrix => Header::DenseMatrix {
@@ -72,6 +79,7 @@ impl Header {
                 cols,
                 value_type,
             },
+            DataType::Scalar => Header::Scalar { value_type },
             DataType::Frame => panic!("Header::matrix called with DataType::Frame"),
         }
     }
@@ -96,6 +104,7 @@ impl Header {
             Header::DenseMatrix { .. } => DataType::DenseMatrix,
             Header::CsrMatrix { .. } => DataType::CsrMatrix,
             Header::Frame { .. } => DataType::Frame,
+            Header::Scalar { .. } => DataType::Scalar,
         }
     }
 
@@ -105,6 +114,7 @@ impl Header {
             Header::DenseMatrix { rows, .. }
             | Header::CsrMatrix { rows, .. }
             | Header::Frame { rows, .. } => *rows,
+            Header::Scalar { .. } => 1,
         }
     }
 
@@ -113,6 +123,7 @@ impl Header {
         match self {
             Header::DenseMatrix { cols, .. } | Header::CsrMatrix { cols, .. } => *cols,
             Header::Frame { columns, .. } => columns.len() as u64,
+            Header::Scalar { .. } => 1,
         }
     }
 
@@ -124,9 +135,9 @@ impl Header {
     /// The value type of column `col` (the matrix's value type for matrices).
     pub fn value_type_of(&self, col: u64) -> Option<ValueType> {
         match self {
-            Header::DenseMatrix { value_type, .. } | Header::CsrMatrix { value_type, .. } => {
-                Some(*value_type)
-            }
+            Header::DenseMatrix { value_type, .. }
+            | Header::CsrMatrix { value_type, .. }
+            | Header::Scalar { value_type } => Some(*value_type),
             Header::Frame { columns, .. } => usize::try_from(col)
                 .ok()
                 .and_then(|c| columns.get(c))
@@ -134,12 +145,12 @@ impl Header {
         }
     }
 
-    /// The matrix's value type, or `None` for frames.
+    /// The value type of a matrix or scalar, or `None` for frames.
     pub fn matrix_value_type(&self) -> Option<ValueType> {
         match self {
-            Header::DenseMatrix { value_type, .. } | Header::CsrMatrix { value_type, .. } => {
-                Some(*value_type)
-            }
+            Header::DenseMatrix { value_type, .. }
+            | Header::CsrMatrix { value_type, .. }
+            | Header::Scalar { value_type } => Some(*value_type),
             Header::Frame { .. } => None,
         }
     }
@@ -154,17 +165,24 @@ impl Header {
         }
     }
 
-    /// Appends the encoded header.
+    /// Appends the encoded header (in the spec dialect, where a scalar is a 1 x 1
+    /// DenseMatrix).
     ///
     /// # Errors
     /// [`Error::LabelTooLong`] when a frame label exceeds 65,535 bytes.
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        let data_type = match self.data_type() {
+            DataType::Scalar => DataType::DenseMatrix,
+            other => other,
+        };
         out.push(VERSION);
-        out.push(self.data_type().code());
+        out.push(data_type.code());
         out.extend_from_slice(&self.rows().to_le_bytes());
         out.extend_from_slice(&self.cols().to_le_bytes());
         match self {
-            Header::DenseMatrix { value_type, .. } | Header::CsrMatrix { value_type, .. } => {
+            Header::DenseMatrix { value_type, .. }
+            | Header::CsrMatrix { value_type, .. }
+            | Header::Scalar { value_type } => {
                 out.push(value_type.code());
             }
             Header::Frame { columns, .. } => {
@@ -228,7 +246,7 @@ impl Header {
 }
 
 /// Reads the 18 fixed bytes: version, data type, rows, columns.
-fn decode_fixed<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)> {
+pub(crate) fn decode_fixed<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)> {
     let offset = src.offset();
     let version = src.u8("the format version")?;
     if version != VERSION {
@@ -260,6 +278,10 @@ pub(crate) fn peek_shape<S: Source + ?Sized>(src: &mut S) -> Result<Option<(Data
     let bytes = src.peek(FIXED_HEADER_LEN)?;
     if bytes.is_empty() {
         return Ok(None);
+    }
+    if bytes.len() >= 2 && bytes[0] == VERSION && bytes[1] == DataType::Scalar.code() {
+        // The runtime's scalar: its dimensions are undefined bytes.
+        return Ok(Some((DataType::Scalar, 1, 1)));
     }
     decode_fixed(&mut super::source::SliceSource::with_base(bytes, offset)).map(Some)
 }

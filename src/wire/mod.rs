@@ -9,6 +9,7 @@ pub mod block;
 pub mod codes;
 pub mod element;
 pub mod header;
+pub mod runtime;
 pub(crate) mod sink;
 pub mod source;
 pub mod values;

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod daphne_runtime;
 mod data_model;
 mod derive_and_files;
 mod golden_bytes;

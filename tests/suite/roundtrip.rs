@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_daphne::strategies::{array2, csmat, element, object};
 use serde_daphne::{
-    from_slice, to_vec, to_vec_with, BlockPolicy, Csr, CsrView, Dense, DenseView, Element, Object,
-    Options,
+    from_slice, from_slice_with, to_vec, to_vec_with, BlockPolicy, Csr, CsrView, Dense, DenseView,
+    Dialect, Element, Error, Object, Options,
 };
 use sprs::CsMat;
 
@@ -55,6 +55,7 @@ fn check_dense<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     prop_assert_eq!(&to_vec_with(&Dense(fortran), options).unwrap(), &bytes);
     // As stored, the object re-encodes to the same bytes.
     let object: Object = from_slice(&bytes).unwrap();
+    prop_assert_eq!(object.dialect(), Dialect::Spec);
     prop_assert_eq!(&object.to_bytes().unwrap(), &bytes);
     // Into sprs: the non-zeros.
     let csr: Csr<T> = from_slice(&bytes).unwrap();
@@ -72,6 +73,10 @@ fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     options: &Options,
 ) -> Result<(), TestCaseError> {
     let bytes = to_vec_with(&CsrView(m.view()), options).unwrap();
+    prop_assert_eq!(
+        from_slice::<Object>(&bytes).unwrap().dialect(),
+        Dialect::Spec
+    );
     let back: Csr<T> = from_slice(&bytes).unwrap();
     prop_assert_eq!(back.0.shape(), m.shape());
     let (indptr, expected) = (back.0.indptr(), m.indptr());
@@ -131,7 +136,18 @@ proptest! {
     #[test]
     fn arbitrary_objects_round_trip(o in object(6)) {
         let bytes = o.to_bytes().unwrap();
-        let back: Object = from_slice(&bytes).unwrap();
+        // Detection never misreads a spec file: it reads it as spec, or says it is ambiguous
+        // (both dialects parse these bytes in full).
+        match from_slice::<Object>(&bytes) {
+            Ok(back) => {
+                prop_assert_eq!(back.dialect(), Dialect::Spec);
+                prop_assert_eq!(&back, &o);
+            }
+            Err(Error::AmbiguousDialect { offset: 0, .. }) => {}
+            Err(other) => prop_assert!(false, "{other:?}"),
+        }
+        let spec = Options::new().dialect(Dialect::Spec);
+        let back: Object = from_slice_with(&bytes, &spec).unwrap();
         prop_assert_eq!(&back, &o);
         prop_assert_eq!(&to_vec(&back).unwrap(), &bytes);
         // Every cell reads the same through get() and through the assembled values.
@@ -223,4 +239,20 @@ fn narrowing_stores_smaller_types_and_reads_back_wide() {
         Some(serde_daphne::ValueType::U8)
     );
     assert_eq!(from_slice::<Dense<u64>>(&narrow).unwrap().0, a);
+}
+
+#[test]
+#[ignore = "measurement: how often arbitrary spec objects are ambiguous"]
+fn measure_ambiguity() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut ambiguous, total) = (0, 20_000);
+    for _ in 0..total {
+        let o = object(6).new_tree(&mut runner).unwrap().current();
+        if let Err(Error::AmbiguousDialect { .. }) = from_slice::<Object>(&o.to_bytes().unwrap()) {
+            ambiguous += 1;
+        }
+    }
+    eprintln!("ambiguous: {ambiguous} of {total}");
 }

@@ -1,4 +1,4 @@
-//! Files: atomic writes and reads sized by the file's length.
+//! Files: atomic writes and reads sized by the file's length; DAPHNE's `.meta` sidecars.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -12,7 +12,12 @@ use crate::de::Deserializer;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::ser::to_writer_with;
+use crate::wire::runtime::skim;
 use crate::wire::IoSource;
+
+pub mod meta;
+
+pub use meta::{read_sidecar, sidecar_path};
 
 /// Serializes `value` to the file at `path`, atomically, with the default options.
 ///
@@ -36,6 +41,10 @@ pub fn to_file<P: AsRef<Path>, T: ?Sized + Serialize>(path: P, value: &T) -> Res
 
 /// Serializes `value` to the file at `path`, atomically, with the given options.
 ///
+/// In the runtime dialect ([`Options::dialect`]) a file holding one matrix or frame also gets
+/// the `.meta` sidecar DAPHNE's `read` kernel needs, written first as DAPHNE does (and a stale
+/// sidecar is removed when the file holds something else).
+///
 /// # Errors
 /// As [`to_file`].
 pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
@@ -43,12 +52,60 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
     value: &T,
     options: &Options,
 ) -> Result<()> {
-    write_atomically(path.as_ref(), |file| {
-        let mut writer = BufWriter::with_capacity(1 << 20, file);
-        to_writer_with(&mut writer, value, options)?;
-        writer.flush()?;
+    let path = path.as_ref();
+    write_atomically(path, |file| {
+        let mut recorder = Recorder {
+            inner: BufWriter::with_capacity(1 << 20, file),
+            prefix: Vec::new(),
+            total: 0,
+        };
+        to_writer_with(&mut recorder, value, options)?;
+        recorder.inner.flush()?;
+        if options.writes_runtime() {
+            let sidecar = sidecar_path(path);
+            match skim(&recorder.prefix).filter(|(_, len)| *len == u128::from(recorder.total)) {
+                Some((header, _)) => match meta::meta_json(&header)? {
+                    Some(json) => {
+                        write_atomically(&sidecar, |f| Ok(f.write_all(json.as_bytes())?))?
+                    }
+                    None => remove_if_present(&sidecar)?,
+                },
+                None => remove_if_present(&sidecar)?,
+            }
+        }
         Ok(())
     })
+}
+
+fn remove_if_present(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Io(e)),
+        _ => Ok(()),
+    }
+}
+
+/// A writer that keeps the first bytes written (for the sidecar) and counts the rest.
+struct Recorder<W> {
+    inner: W,
+    prefix: Vec<u8>,
+    total: u64,
+}
+
+/// Enough for any header this crate writes short of frames with megabytes of labels.
+const PREFIX_LEN: usize = 1 << 20;
+
+impl<W: Write> Write for Recorder<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        let keep = n.min(PREFIX_LEN.saturating_sub(self.prefix.len()));
+        self.prefix.extend_from_slice(&buf[..keep]);
+        self.total += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Writes a file through `write`, atomically: temporary file, sync, rename.
@@ -101,16 +158,24 @@ pub fn from_file<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
 
 /// Deserializes a `T` from the file at `path` with options (such as [`Options::max_bytes`]).
 ///
+/// A `.meta` sidecar beside the file (as DAPHNE writes them) is used for the first object:
+/// it settles the dialect, gives runtime frames their labels, and must agree with the file.
+///
 /// # Errors
-/// As [`from_file`].
+/// As [`from_file`]; [`Error::Sidecar`] when the sidecar is invalid or disagrees.
 pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
     path: P,
     options: &Options,
 ) -> Result<T> {
+    let path = path.as_ref();
+    let hint = read_sidecar(path)?;
     let file = File::open(path)?;
     let len = file.metadata()?.len();
     let src = IoSource::new(file, options.max_bytes).with_known_len(len);
-    let mut de = Deserializer::from_source(src);
+    let mut de = Deserializer::from_source_with(src, options);
+    if let Some(hint) = hint {
+        de = de.with_hint(hint);
+    }
     let value = T::deserialize(&mut de)?;
     de.end()?;
     Ok(value)

@@ -1,0 +1,552 @@
+//! The dialect DAPHNE's C++ runtime writes (commit 4c9835cd), which differs from the spec:
+//!
+//! ```text
+//! header:  | 1 | dt | #r u64 | #c u64 |          dt 1, 2, 3 as in the spec, 4 = scalar
+//! dense:   header | vt | rx=0 u64 | cx=0 u64 | #r u32 | #c u32 | bt=1 | vt | values row-major
+//! CSR:     header | vt | rx=0 | cx=0 | #r u32 | #c u32 | bt=2 | vt | nnz u64
+//!                 | rowOffsets u64[#r+1] (from 0) | colIdxs u64[nnz] | values[nnz]
+//! frame:   header | vt[#c] | (len u16, len opaque bytes)[#c] | rx=0 | cx=0
+//!                 | values row by row, each in its column's type (no block header)
+//! scalar:  | 1 | 4 | 16 undefined bytes | vt | value |
+//! ```
+//!
+//! Value type codes are the runtime's enum: 0 si8, 1 si32, 2 si64, 3 ui8, 4 ui32, 5 ui64,
+//! 6 f32, 7 f64, 8 str, 9 fixedstr16. The block dimensions are the object's, cast to u32 by
+//! the runtime (it truncates silently); this crate reads the true dimensions from the header
+//! and refuses to write dimensions of 2^32 or more. Frame label bytes are raw `std::string`
+//! object bytes, never text: they are skipped, and labels come from the `.meta` sidecar.
+
+use std::io::Write;
+
+use super::codes::{DataType, ValueType};
+use super::element::{with_value, Element, Value};
+use super::header::VERSION;
+use super::sink::Sink;
+use super::source::Source;
+use super::values::{read_le, with_value_type, with_values, Values};
+use crate::error::{Error, Result};
+
+/// Bytes before a dense object's values.
+pub const DENSE_PREFIX_LEN: u64 = 45;
+/// Bytes before a CSR object's row offsets.
+pub const CSR_PREFIX_LEN: u64 = 53;
+
+/// The runtime's code for a value type; `None` for u16 and i16, which it lacks.
+pub const fn runtime_code(value_type: ValueType) -> Option<u8> {
+    match value_type {
+        ValueType::I8 => Some(0),
+        ValueType::I32 => Some(1),
+        ValueType::I64 => Some(2),
+        ValueType::U8 => Some(3),
+        ValueType::U32 => Some(4),
+        ValueType::U64 => Some(5),
+        ValueType::F32 => Some(6),
+        ValueType::F64 => Some(7),
+        ValueType::U16 | ValueType::I16 => None,
+    }
+}
+
+/// The value type of a runtime code: `Ok(None)` for codes the runtime does not have.
+///
+/// # Errors
+/// [`Error::StringValueType`] for the string codes 8 and 9.
+pub fn from_runtime_code(code: u8, offset: u64) -> Result<Option<ValueType>> {
+    Ok(match code {
+        0 => Some(ValueType::I8),
+        1 => Some(ValueType::I32),
+        2 => Some(ValueType::I64),
+        3 => Some(ValueType::U8),
+        4 => Some(ValueType::U32),
+        5 => Some(ValueType::U64),
+        6 => Some(ValueType::F32),
+        7 => Some(ValueType::F64),
+        8 | 9 => {
+            return Err(Error::StringValueType {
+                offset,
+                code,
+                what: if code == 8 { "str" } else { "fixedstr16" },
+            })
+        }
+        _ => None,
+    })
+}
+
+/// The size of a value of a runtime code (strings included), if the code exists.
+pub const fn runtime_code_size(code: u8) -> Option<usize> {
+    match code {
+        0 | 3 => Some(1),
+        1 | 4 | 6 => Some(4),
+        2 | 5 | 7 => Some(8),
+        8 => Some(32),
+        9 => Some(16),
+        _ => None,
+    }
+}
+
+/// The names the `.meta` sidecar uses for value types.
+pub const fn meta_name(value_type: ValueType) -> Option<&'static str> {
+    match value_type {
+        ValueType::I8 => Some("si8"),
+        ValueType::I32 => Some("si32"),
+        ValueType::I64 => Some("si64"),
+        ValueType::U8 => Some("ui8"),
+        ValueType::U32 => Some("ui32"),
+        ValueType::U64 => Some("ui64"),
+        ValueType::F32 => Some("f32"),
+        ValueType::F64 => Some("f64"),
+        ValueType::U16 | ValueType::I16 => None,
+    }
+}
+
+/// One runtime-dialect object, decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RuntimeObject {
+    Dense {
+        rows: u64,
+        cols: u64,
+        values: Values,
+    },
+    Csr {
+        rows: u64,
+        cols: u64,
+        row_offsets: Vec<u64>,
+        col_indices: Vec<u64>,
+        values: Values,
+    },
+    Frame {
+        rows: u64,
+        /// Column value types; the labels are not in the file.
+        value_types: Vec<ValueType>,
+        /// Each label's length: 0 means the label is known to be empty.
+        label_lens: Vec<u16>,
+        /// Each column's values.
+        columns: Vec<Values>,
+    },
+    Scalar(Value),
+}
+
+/// Reads the fixed header; returns (data type, rows, cols). Accepts the runtime's scalar.
+fn fixed_header<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)> {
+    let offset = src.offset();
+    let version = src.u8("the format version")?;
+    if version != VERSION {
+        return Err(Error::UnsupportedVersion { offset, version });
+    }
+    let code = src.u8("the data type")?;
+    let data_type = match code {
+        1 => DataType::DenseMatrix,
+        2 => DataType::CsrMatrix,
+        3 => DataType::Frame,
+        4 => DataType::Scalar,
+        _ => {
+            return Err(Error::UnknownDataType {
+                offset: offset + 1,
+                code,
+            })
+        }
+    };
+    let rows = src.u64("the number of rows")?;
+    let cols = src.u64("the number of columns")?;
+    Ok((data_type, rows, cols))
+}
+
+fn value_type<S: Source + ?Sized>(src: &mut S, what: &'static str) -> Result<ValueType> {
+    let offset = src.offset();
+    let code = src.u8(what)?;
+    from_runtime_code(code, offset)?.ok_or(Error::UnknownValueType { offset, code })
+}
+
+fn layout_error(offset: u64, message: impl Into<String>) -> Error {
+    Error::RuntimeLayout {
+        offset,
+        message: message.into(),
+    }
+}
+
+/// Reads the part every matrix shares: vt, rx, cx, block dims, bt, vt again.
+fn matrix_prefix<S: Source + ?Sized>(
+    src: &mut S,
+    rows: u64,
+    cols: u64,
+    block_type: u8,
+) -> Result<ValueType> {
+    let vt = value_type(src, "the matrix value type")?;
+    let offset = src.offset();
+    let (rx, cx) = (src.u64("rx")?, src.u64("cx")?);
+    if (rx, cx) != (0, 0) {
+        return Err(layout_error(
+            offset,
+            format!("the block is at ({rx}, {cx}), not (0, 0)"),
+        ));
+    }
+    let offset = src.offset();
+    let (block_rows, block_cols) = (
+        src.u32("the block's rows")?,
+        src.u32("the block's columns")?,
+    );
+    // The runtime writes the object's dimensions cast to u32.
+    if (block_rows, block_cols) != (rows as u32, cols as u32) {
+        return Err(layout_error(
+            offset,
+            format!("the block is {block_rows} x {block_cols}, not the object's {rows} x {cols}"),
+        ));
+    }
+    let offset = src.offset();
+    let bt = src.u8("the block type")?;
+    if bt != block_type {
+        return Err(layout_error(
+            offset,
+            format!("block type {bt}, expected {block_type}"),
+        ));
+    }
+    let offset = src.offset();
+    let block_vt = value_type(src, "the block value type")?;
+    if block_vt != vt {
+        return Err(layout_error(
+            offset,
+            format!("the block value type {block_vt} differs from the object's {vt}"),
+        ));
+    }
+    Ok(vt)
+}
+
+/// Reads one runtime-dialect object.
+///
+/// # Errors
+/// Malformed input, the string value types, indices out of range or unsorted.
+pub(crate) fn decode<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeObject> {
+    let start = src.offset();
+    let (data_type, rows, cols) = fixed_header(src)?;
+    let cells = |offset| {
+        rows.checked_mul(cols).ok_or(Error::TooLarge {
+            offset,
+            what: "a dense matrix",
+            bytes: u128::from(rows) * u128::from(cols),
+        })
+    };
+    match data_type {
+        DataType::Scalar => {
+            // Bytes 2..17 (where the dimensions would be) are undefined: already skipped.
+            let vt = value_type(src, "the scalar's value type")?;
+            with_value_type!(vt, T => {
+                let v: Vec<T> = src.take_vec(1, "the scalar's value")?;
+                Ok(RuntimeObject::Scalar(v[0].into_value()))
+            })
+        }
+        DataType::DenseMatrix => {
+            let vt = matrix_prefix(src, rows, cols, 1)?;
+            let count = cells(start)?;
+            let values = with_value_type!(vt, T => T::into_values(
+                src.take_vec::<T>(count, "the dense values")?));
+            Ok(RuntimeObject::Dense { rows, cols, values })
+        }
+        DataType::CsrMatrix => {
+            let vt = matrix_prefix(src, rows, cols, 2)?;
+            let nnz_offset = src.offset();
+            let nnz = src.u64("the number of non-zeros")?;
+            let offsets_at = src.offset();
+            let row_offsets: Vec<u64> = src.take_vec(rows.saturating_add(1), "the row offsets")?;
+            check_row_offsets(&row_offsets, nnz, offsets_at, nnz_offset)?;
+            let cols_at = src.offset();
+            let col_indices: Vec<u64> = src.take_vec(nnz, "the column indices")?;
+            check_columns(&row_offsets, &col_indices, cols, cols_at)?;
+            let values = with_value_type!(vt, T => T::into_values(
+                src.take_vec::<T>(nnz, "the non-zero values")?));
+            Ok(RuntimeObject::Csr {
+                rows,
+                cols,
+                row_offsets,
+                col_indices,
+                values,
+            })
+        }
+        DataType::Frame => {
+            let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
+                offset: start,
+                what: "frame columns",
+                bytes: u128::from(cols),
+            })?;
+            let codes_at = src.offset();
+            let codes = src.take(count, "the frame's column value types")?.to_vec();
+            let mut value_types = Vec::with_capacity(count);
+            for (i, &code) in codes.iter().enumerate() {
+                let offset = codes_at + i as u64;
+                value_types.push(
+                    from_runtime_code(code, offset)?
+                        .ok_or(Error::UnknownValueType { offset, code })?,
+                );
+            }
+            let mut label_lens = Vec::with_capacity(count);
+            for _ in 0..count {
+                // Raw std::string object bytes: not text, skipped.
+                let len = src.u16("a frame label length")?;
+                src.take(usize::from(len), "a frame label")?;
+                label_lens.push(len);
+            }
+            let offset = src.offset();
+            let (rx, cx) = (src.u64("rx")?, src.u64("cx")?);
+            if (rx, cx) != (0, 0) {
+                return Err(layout_error(
+                    offset,
+                    format!("the body is at ({rx}, {cx}), not (0, 0)"),
+                ));
+            }
+            let columns = decode_frame_rows(src, rows, &value_types)?;
+            Ok(RuntimeObject::Frame {
+                rows,
+                value_types,
+                label_lens,
+                columns,
+            })
+        }
+    }
+}
+
+fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64) -> Result<()> {
+    if offsets.first() != Some(&0) {
+        return Err(layout_error(at, "the row offsets do not start at 0"));
+    }
+    for (i, pair) in offsets.windows(2).enumerate() {
+        if pair[1] < pair[0] {
+            return Err(layout_error(
+                at + 8 * (i as u64 + 1),
+                format!("row offset {} is below the previous {}", pair[1], pair[0]),
+            ));
+        }
+    }
+    let last = offsets.last().copied().unwrap_or(0);
+    if last != nnz {
+        return Err(Error::SparseCountMismatch {
+            offset: nnz_at,
+            declared: nnz,
+            counted: last,
+        });
+    }
+    Ok(())
+}
+
+fn check_columns(offsets: &[u64], cols: &[u64], ncols: u64, at: u64) -> Result<()> {
+    for (row, pair) in offsets.windows(2).enumerate() {
+        let mut previous: Option<u64> = None;
+        let (start, end) = (pair[0] as usize, pair[1] as usize);
+        for (k, &c) in cols[start..end].iter().enumerate() {
+            let offset = at + 8 * (start + k) as u64;
+            if c >= ncols {
+                return Err(layout_error(
+                    offset,
+                    format!("column index {c} is outside the {ncols} columns"),
+                ));
+            }
+            if previous.is_some_and(|p| p >= c) {
+                return Err(layout_error(
+                    offset,
+                    format!("column index {c} does not increase within row {row} (duplicate or unsorted)"),
+                ));
+            }
+            previous = Some(c);
+        }
+    }
+    Ok(())
+}
+
+fn decode_frame_rows<S: Source + ?Sized>(
+    src: &mut S,
+    rows: u64,
+    value_types: &[ValueType],
+) -> Result<Vec<Values>> {
+    let row_len: usize = value_types.iter().map(|vt| vt.size()).sum();
+    let total = u128::from(rows) * row_len as u128;
+    if let Some(remaining) = src.remaining() {
+        if total > u128::from(remaining) {
+            return Err(Error::UnexpectedEof {
+                offset: src.offset(),
+                what: "the frame's rows",
+                needed: u64::try_from(total).unwrap_or(u64::MAX),
+                available: remaining,
+            });
+        }
+    }
+    let rows = if row_len == 0 { 0 } else { rows as usize };
+    let mut columns: Vec<Values> = value_types.iter().map(|&vt| Values::new(vt)).collect();
+    // Read in pieces so a false row count fails at the end of the input, not in an allocation.
+    let per_piece = (1 << 20) / row_len.max(1) + 1;
+    let mut done = 0;
+    while done < rows {
+        let n = per_piece.min(rows - done);
+        let bytes = src.take(n * row_len, "the frame's rows")?;
+        let mut at = 0;
+        for _ in 0..n {
+            for column in columns.iter_mut() {
+                with_values!(column, v => {
+                    v.push(read_le(&bytes[at..]));
+                    at += std::mem::size_of_val(&v[0]);
+                });
+            }
+        }
+        done += n;
+    }
+    Ok(columns)
+}
+
+fn check_dims(rows: u64, cols: u64) -> Result<()> {
+    if rows > u64::from(u32::MAX) || cols > u64::from(u32::MAX) {
+        return Err(Error::NotInDialect {
+            what: format!("a {rows} x {cols} object"),
+            reason:
+                "the runtime reads dimensions from u32 block headers (2^32 or more is truncated)",
+        });
+    }
+    Ok(())
+}
+
+fn code_of(value_type: ValueType) -> Result<u8> {
+    runtime_code(value_type).ok_or_else(|| Error::NotInDialect {
+        what: format!("{value_type} values"),
+        reason: "the runtime has no 16-bit value types",
+    })
+}
+
+fn write_prefix<W: Write>(
+    sink: &mut Sink<W>,
+    data_type: u8,
+    rows: u64,
+    cols: u64,
+    code: u8,
+    block_type: u8,
+) -> Result<()> {
+    sink.u8(VERSION)?;
+    sink.u8(data_type)?;
+    sink.u64(rows)?;
+    sink.u64(cols)?;
+    sink.u8(code)?;
+    sink.u64(0)?;
+    sink.u64(0)?;
+    sink.u32(rows as u32)?;
+    sink.u32(cols as u32)?;
+    sink.u8(block_type)?;
+    sink.u8(code)
+}
+
+/// Writes a dense matrix of `rows * cols` row-major values.
+pub(crate) fn write_dense<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    rows: u64,
+    cols: u64,
+    values: &[T],
+) -> Result<()> {
+    check_dims(rows, cols)?;
+    write_prefix(sink, 1, rows, cols, code_of(T::VALUE_TYPE)?, 1)?;
+    sink.values(values)
+}
+
+/// Writes a CSR matrix from proper CSR arrays.
+pub(crate) fn write_csr<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    rows: u64,
+    cols: u64,
+    row_offsets: &[usize],
+    col_indices: &[usize],
+    values: &[T],
+) -> Result<()> {
+    check_dims(rows, cols)?;
+    write_prefix(sink, 2, rows, cols, code_of(T::VALUE_TYPE)?, 2)?;
+    sink.u64(values.len() as u64)?;
+    if cfg!(target_pointer_width = "64") {
+        let offsets: &[u64] = bytemuck::cast_slice(row_offsets);
+        let indices: &[u64] = bytemuck::cast_slice(col_indices);
+        sink.values(offsets)?;
+        sink.values(indices)?;
+    } else {
+        row_offsets.iter().try_for_each(|&o| sink.u64(o as u64))?;
+        col_indices.iter().try_for_each(|&c| sink.u64(c as u64))?;
+    }
+    sink.values(values)
+}
+
+/// Writes a frame: schema, the real label text, then the rows interleaved.
+pub(crate) fn write_frame<W: Write>(
+    sink: &mut Sink<W>,
+    rows: u64,
+    columns: &[(String, Values)],
+) -> Result<()> {
+    check_dims(rows, columns.len() as u64)?;
+    sink.u8(VERSION)?;
+    sink.u8(3)?;
+    sink.u64(rows)?;
+    sink.u64(columns.len() as u64)?;
+    for (_, values) in columns {
+        sink.u8(code_of(values.value_type())?)?;
+    }
+    for (index, (label, _)) in columns.iter().enumerate() {
+        let len = u16::try_from(label.len()).map_err(|_| Error::LabelTooLong {
+            column: index as u64,
+            len: label.len(),
+        })?;
+        sink.bytes(&len.to_le_bytes())?;
+        sink.bytes(label.as_bytes())?;
+    }
+    sink.u64(0)?;
+    sink.u64(0)?;
+    for r in 0..rows as usize {
+        for (_, values) in columns {
+            with_values!(values, v => sink.value(v[r]))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a scalar (data type 4) with zeros in the bytes the runtime leaves undefined.
+pub(crate) fn write_scalar<W: Write>(sink: &mut Sink<W>, value: Value) -> Result<()> {
+    sink.u8(VERSION)?;
+    sink.u8(4)?;
+    sink.bytes(&[0; 16])?;
+    sink.u8(code_of(value.value_type())?)?;
+    with_value!(value, x => sink.value(x))
+}
+
+/// The header and encoded length of the first runtime object in `prefix` (its start), or
+/// `None` when `prefix` is too short to tell. Frame labels are read as text (as this crate
+/// writes them).
+pub(crate) fn skim(prefix: &[u8]) -> Option<(super::Header, u128)> {
+    use super::source::SliceSource;
+    use super::Column;
+    let mut src = SliceSource::new(prefix);
+    let (data_type, rows, cols) = fixed_header(&mut src).ok()?;
+    let size = |vt: ValueType| vt.size() as u128;
+    match data_type {
+        DataType::Scalar => {
+            let vt = value_type(&mut src, "").ok()?;
+            Some((super::Header::Scalar { value_type: vt }, 19 + size(vt)))
+        }
+        DataType::DenseMatrix | DataType::CsrMatrix => {
+            let vt = value_type(&mut src, "").ok()?;
+            let header = super::Header::matrix(data_type, rows, cols, vt);
+            let (rows, cols) = (u128::from(rows), u128::from(cols));
+            if data_type == DataType::DenseMatrix {
+                return Some((
+                    header,
+                    u128::from(DENSE_PREFIX_LEN) + rows * cols * size(vt),
+                ));
+            }
+            let mut at = SliceSource::new(prefix.get(45..53)?);
+            let nnz = u128::from(at.u64("").ok()?);
+            let len = u128::from(CSR_PREFIX_LEN) + 8 * (rows + 1) + nnz * (8 + size(vt));
+            Some((header, len))
+        }
+        DataType::Frame => {
+            let count = usize::try_from(cols).ok()?;
+            let codes = src.take(count, "").ok()?.to_vec();
+            let mut columns = Vec::with_capacity(count);
+            for (i, &code) in codes.iter().enumerate() {
+                let value_type = from_runtime_code(code, i as u64).ok()??;
+                let len = src.u16("").ok()?;
+                let label =
+                    String::from_utf8(src.take(usize::from(len), "").ok()?.to_vec()).ok()?;
+                columns.push(Column { label, value_type });
+            }
+            let width: u128 = columns.iter().map(|c| size(c.value_type)).sum();
+            let len = u128::from(src.offset()) + 16 + u128::from(rows) * width;
+            Some((super::Header::Frame { rows, columns }, len))
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! The files DAPHNE's own C++ runtime wrote (`../shared/golden/daphne-runtime/`): every one
+//! reads with exactly the values `MANIFEST.json` lists, and writing it back in the runtime
+//! dialect gives the same bytes, except where the manifest marks bytes as opaque.
+
+use std::path::{Path, PathBuf};
+
+use serde_daphne::io::meta::{meta_json, parse_meta};
+use serde_daphne::{
+    from_file, from_slice, from_slice_with, to_file_with, to_vec_with, DataType, Dense, Dialect,
+    Error, Object, Options, Value, ValueType,
+};
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/daphne-runtime")
+}
+
+fn manifest() -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(golden_dir().join("MANIFEST.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn field<'a>(entry: &'a serde_json::Value, key: &str) -> &'a str {
+    entry[key].as_str().unwrap_or("")
+}
+
+fn runtime() -> Options {
+    Options::new().dialect(Dialect::Runtime)
+}
+
+fn value_type(name: &str) -> Option<ValueType> {
+    Some(match name {
+        "si8" => ValueType::I8,
+        "si32" => ValueType::I32,
+        "si64" => ValueType::I64,
+        "ui8" => ValueType::U8,
+        "ui32" => ValueType::U32,
+        "ui64" => ValueType::U64,
+        "f32" => ValueType::F32,
+        "f64" => ValueType::F64,
+        _ => return None,
+    })
+}
+
+/// A nested list as the manifest writes it (Python's repr: `nan`, `inf`, `-inf` allowed).
+#[derive(Debug)]
+enum Item {
+    List(Vec<Item>),
+    Number(String),
+}
+
+fn parse_list(text: &str) -> Item {
+    fn item(chars: &[char], pos: &mut usize) -> Item {
+        while chars[*pos] == ' ' {
+            *pos += 1;
+        }
+        if chars[*pos] == '[' {
+            *pos += 1;
+            let mut items = Vec::new();
+            loop {
+                while chars[*pos] == ' ' || chars[*pos] == ',' {
+                    *pos += 1;
+                }
+                if chars[*pos] == ']' {
+                    *pos += 1;
+                    return Item::List(items);
+                }
+                items.push(item(chars, pos));
+            }
+        }
+        let start = *pos;
+        while !matches!(chars[*pos], ',' | ']' | ' ') {
+            *pos += 1;
+        }
+        Item::Number(chars[start..*pos].iter().collect())
+    }
+    let chars: Vec<char> = text.trim().chars().collect();
+    item(&chars, &mut 0)
+}
+
+fn flatten(item: &Item, out: &mut Vec<String>) {
+    match item {
+        Item::Number(n) => out.push(n.clone()),
+        Item::List(items) => items.iter().for_each(|i| flatten(i, out)),
+    }
+}
+
+/// The list that follows `marker` in `text`, flattened.
+fn list_after(text: &str, marker: &str) -> Vec<String> {
+    let start = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} in {text:?}"))
+        + marker.len();
+    let mut out = Vec::new();
+    flatten(&parse_list(&text[start..]), &mut out);
+    out
+}
+
+/// Whether `value` is exactly the number the manifest writes.
+fn same(value: Value, expected: &str) -> bool {
+    match value {
+        Value::F64(x) => match expected {
+            "nan" => x.to_bits() == f64::NAN.to_bits(),
+            "inf" => x == f64::INFINITY,
+            "-inf" => x == f64::NEG_INFINITY,
+            _ => expected.parse::<f64>().unwrap().to_bits() == x.to_bits(),
+        },
+        Value::F32(x) => match expected {
+            "nan" => x.to_bits() == f32::NAN.to_bits(),
+            "inf" => x == f32::INFINITY,
+            "-inf" => x == f32::NEG_INFINITY,
+            _ => expected.parse::<f32>().unwrap().to_bits() == x.to_bits(),
+        },
+        other => {
+            other
+                .to::<i64>()
+                .map(i128::from)
+                .or(other.to::<u64>().map(i128::from))
+                == expected.parse::<i128>().ok()
+        }
+    }
+}
+
+/// The expected row-major values of a matrix entry.
+fn expected_matrix(entry: &serde_json::Value, rows: u64, cols: u64) -> Option<Vec<String>> {
+    let (values, notes) = (field(entry, "values"), field(entry, "notes"));
+    let file = field(entry, "file");
+    if values.starts_with("nnz=0 (all zero)") || values.starts_with("(no values") {
+        return None;
+    }
+    if values.contains("all values in dense_f64_100x7.values.txt") {
+        let text =
+            std::fs::read_to_string(golden_dir().join("dense_f64_100x7.values.txt")).unwrap();
+        return Some(
+            text.lines()
+                .filter(|l| !l.starts_with('#'))
+                .flat_map(|l| l.split_whitespace().map(str::to_owned))
+                .collect(),
+        );
+    }
+    let cell = |f: &dyn Fn(u64, u64) -> f64| {
+        (0..rows)
+            .flat_map(|r| (0..cols).map(move |c| (r, c)))
+            .map(|(r, c)| f(r, c).to_string())
+            .collect::<Vec<_>>()
+    };
+    if values.starts_with("v[r][c] = r*257 + c (as double)") {
+        return Some(cell(&|r, c| (r * 257 + c) as f64));
+    }
+    if values.contains("(r,c) is non-zero iff (r*7+c)%8 != 0; value = r*1000 + c + 0.5") {
+        let f = |r: u64, c: u64| {
+            if (r * 7 + c) % 8 != 0 {
+                (r * 1000 + c) as f64 + 0.5
+            } else {
+                0.0
+            }
+        };
+        return Some(cell(&f));
+    }
+    if file.contains("_BUG") {
+        return Some(list_after(
+            values,
+            "BYTES ACTUALLY WRITTEN (row-major, 4x2) = ",
+        ));
+    }
+    if values.starts_with("nnz=") {
+        return Some(list_after(values, "dense view: "));
+    }
+    assert!(
+        values.starts_with('['),
+        "unparsed manifest values for {file}: {values} ({notes})"
+    );
+    Some(list_after(values, ""))
+}
+
+/// Frame columns as the manifest lists them: (label, type, values).
+fn expected_frame(values: &str) -> Vec<(String, String, Vec<String>)> {
+    if let Some(rest) = values.strip_prefix("column '' (empty label) ") {
+        let (vt, list) = rest.split_once(" = ").unwrap();
+        return vec![(String::new(), vt.to_owned(), list_after(list, ""))];
+    }
+    let rest = values
+        .strip_prefix("columns (label:type = values): ")
+        .unwrap_or(values);
+    rest.split(" | ")
+        .map(|column| {
+            let (label, rest) = column.split_once(':').unwrap();
+            let (vt, list) = rest.split_once('=').unwrap();
+            (label.to_owned(), vt.to_owned(), list_after(list, ""))
+        })
+        .collect()
+}
+
+/// Inclusive byte ranges the manifest marks as opaque (`a..b` or a single offset).
+fn opaque_ranges(text: &str) -> Vec<(usize, usize)> {
+    text.split([',', ' '])
+        .filter_map(|part| match part.split_once("..") {
+            Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+            None => part.parse().ok().map(|a| (a, a)),
+        })
+        .collect()
+}
+
+fn check_entry(entry: &serde_json::Value) -> Result<(), String> {
+    let file = field(entry, "file");
+    let path = golden_dir().join(field(entry, "path"));
+    let vt_name = field(entry, "vt");
+    let result = from_file::<_, Object>(&path);
+    if vt_name == "str" || vt_name == "fixedstr16" {
+        return match result {
+            Err(Error::StringValueType { offset: 18, .. }) => Ok(()),
+            other => Err(format!(
+                "{file}: expected a string-type error, got {other:?}"
+            )),
+        };
+    }
+    let object = result.map_err(|e| format!("{file}: {e}"))?;
+    if object.dialect() != Dialect::Runtime {
+        return Err(format!("{file}: read as {:?}", object.dialect()));
+    }
+    let shape = field(entry, "shape");
+    if shape == "scalar" {
+        if object.data_type() != DataType::Scalar {
+            return Err(format!("{file}: {:?}", object.data_type()));
+        }
+        let value = object.get(0, 0).unwrap();
+        if Some(value.value_type()) != value_type(vt_name) || !same(value, field(entry, "values")) {
+            return Err(format!("{file}: {value:?} vs {}", field(entry, "values")));
+        }
+        return Ok(());
+    }
+    let (rows, cols) = shape.split_once('x').unwrap();
+    let (rows, cols): (u64, u64) = (rows.parse().unwrap(), cols.parse().unwrap());
+    if object.shape() != (rows, cols) {
+        return Err(format!(
+            "{file}: shape {:?}, manifest {shape}",
+            object.shape()
+        ));
+    }
+    if field(entry, "object") == "Frame" {
+        let expected = expected_frame(field(entry, "values"));
+        for (c, (label, vt, values)) in expected.iter().enumerate() {
+            let column = object.column(c as u64).unwrap();
+            if Some(column.value_type()) != value_type(vt) {
+                return Err(format!("{file}: column {c} is {}", column.value_type()));
+            }
+            // Labels come from the sidecar, or are the defaults (empty labels are known).
+            let has_meta = !field(entry, "meta").is_empty();
+            let known = has_meta || label.is_empty() || label == &format!("col_{c}");
+            if known && object.labels()[c] != label {
+                return Err(format!(
+                    "{file}: label {:?}, manifest {label:?}",
+                    object.labels()[c]
+                ));
+            }
+            for (r, v) in values.iter().enumerate() {
+                if !same(column.get(r).unwrap(), v) {
+                    return Err(format!(
+                        "{file}: ({r}, {c}) = {:?}, manifest {v}",
+                        column.get(r)
+                    ));
+                }
+            }
+        }
+        return Ok(());
+    }
+    let data_type = if field(entry, "object").starts_with("CSRMatrix") {
+        DataType::CsrMatrix
+    } else {
+        DataType::DenseMatrix
+    };
+    if object.data_type() != data_type || object.header().matrix_value_type() != value_type(vt_name)
+    {
+        return Err(format!("{file}: {:?}", object.header()));
+    }
+    match expected_matrix(entry, rows, cols) {
+        None => {
+            if object.nnz() != 0 {
+                return Err(format!("{file}: {} non-zeros", object.nnz()));
+            }
+        }
+        Some(expected) => {
+            let values = object.dense_values().map_err(|e| format!("{file}: {e}"))?;
+            if values.len() != expected.len() {
+                return Err(format!(
+                    "{file}: {} values, manifest {}",
+                    values.len(),
+                    expected.len()
+                ));
+            }
+            for (i, v) in expected.iter().enumerate() {
+                if !same(values.get(i).unwrap(), v) {
+                    return Err(format!(
+                        "{file}: value {i} = {:?}, manifest {v}",
+                        values.get(i)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_golden_file_reads_with_the_manifests_values() {
+    let entries = manifest();
+    assert_eq!(entries.len(), 49);
+    let failures: Vec<String> = entries
+        .iter()
+        .filter_map(|e| check_entry(e).err())
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn written_back_in_the_runtime_dialect_the_bytes_are_the_same() {
+    let mut compared = 0;
+    for entry in manifest() {
+        let file = field(&entry, "file");
+        let vt = field(&entry, "vt");
+        if vt == "str" || vt == "fixedstr16" {
+            continue;
+        }
+        let original = std::fs::read(golden_dir().join(field(&entry, "path"))).unwrap();
+        let object: Object = from_file(golden_dir().join(field(&entry, "path"))).unwrap();
+        let written = to_vec_with(&object, &runtime());
+        if file.contains("_TRUNC") {
+            // The runtime would truncate these dimensions; we refuse to.
+            assert!(
+                matches!(written, Err(Error::NotInDialect { .. })),
+                "{file}: {written:?}"
+            );
+            continue;
+        }
+        let mut written = written.unwrap();
+        assert_eq!(written.len(), original.len(), "{file}");
+        let mut masked = original.clone();
+        for (a, b) in opaque_ranges(field(&entry, "opaque_bytes")) {
+            masked[a..=b].fill(0);
+            written[a..=b].fill(0);
+        }
+        assert_eq!(written, masked, "{file}");
+        compared += 1;
+    }
+    assert_eq!(compared, 45);
+}
+
+#[test]
+fn sidecars_are_written_byte_identically_and_checked_on_reading() {
+    let dir = std::env::temp_dir().join(format!("serde_daphne_meta_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut checked = 0;
+    for entry in manifest() {
+        let expected = field(&entry, "meta_content");
+        if expected.is_empty()
+            || field(&entry, "vt") == "str"
+            || field(&entry, "file").contains("_TRUNC")
+        {
+            continue;
+        }
+        let object: Object = from_file(golden_dir().join(field(&entry, "path"))).unwrap();
+        assert_eq!(
+            meta_json(object.header()).unwrap().as_deref(),
+            Some(expected)
+        );
+        let path = dir.join(field(&entry, "file"));
+        to_file_with(&path, &object, &runtime()).unwrap();
+        let meta = std::fs::read_to_string(format!("{}.meta", path.display())).unwrap();
+        assert_eq!(meta, expected, "{}", field(&entry, "file"));
+        // Our own file and sidecar read back to the same object.
+        assert_eq!(from_file::<_, Object>(&path).unwrap(), object);
+        checked += 1;
+    }
+    assert_eq!(checked, 14);
+    // The TRUNC sidecar is correct even where the file is not: reading agrees with it.
+    let trunc: Object = from_file(golden_dir().join("dense_f64_4294967301x0_TRUNC.dbdf")).unwrap();
+    assert_eq!(trunc.shape(), (4_294_967_301, 0));
+    // A sidecar with numNonZeros, and one that disagrees with the file.
+    let csr = std::fs::read(golden_dir().join("csr_f64_5x6.dbdf")).unwrap();
+    let nnz_meta = std::fs::read_to_string(golden_dir().join("csr_f64_5x6_nnz.dbdf.meta")).unwrap();
+    let path = dir.join("csr.dbdf");
+    std::fs::write(&path, &csr).unwrap();
+    std::fs::write(dir.join("csr.dbdf.meta"), &nnz_meta).unwrap();
+    assert_eq!(from_file::<_, Object>(&path).unwrap().nnz(), 7);
+    std::fs::write(
+        dir.join("csr.dbdf.meta"),
+        nnz_meta.replace("\"numNonZeros\":7", "\"numNonZeros\":8"),
+    )
+    .unwrap();
+    assert!(matches!(
+        from_file::<_, Object>(&path),
+        Err(Error::Sidecar { .. })
+    ));
+    std::fs::write(
+        dir.join("csr.dbdf.meta"),
+        "{\"numCols\":6,\"numRows\":5,\"valueType\":\"si8\"}",
+    )
+    .unwrap();
+    assert!(matches!(
+        from_file::<_, Object>(&path),
+        Err(Error::Sidecar { .. })
+    ));
+    let hint = parse_meta(
+        " { \"valueType\" : \"f64\", \"numRows\": 5,\n \"numCols\": 6 } ",
+        &path,
+    )
+    .unwrap();
+    assert_eq!(
+        (hint.rows, hint.cols, hint.value_types.clone()),
+        (5, 6, vec![Some(ValueType::F64)])
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn typed_reads_of_runtime_files() {
+    let bytes = std::fs::read(golden_dir().join("dense_f64_3x4.dbdf")).unwrap();
+    let m: Dense<f64> = from_slice(&bytes).unwrap();
+    assert_eq!(m.0[[2, 3]], 23.0);
+    let csr = std::fs::read(golden_dir().join("csr_si32_5x6.dbdf")).unwrap();
+    let m: serde_daphne::Csr<i64> = from_slice(&csr).unwrap();
+    assert_eq!(m.0.nnz(), 7);
+    let scalar = std::fs::read(golden_dir().join("scalar_si64.bin")).unwrap();
+    assert_eq!(from_slice::<i64>(&scalar).unwrap(), -1_234_567_890_123);
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Row {
+        col_0: i32,
+        col_1: f32,
+    }
+    let frame = std::fs::read(golden_dir().join("frame_si32_f32_2x2_defaultlabels.dbdf")).unwrap();
+    let rows: serde_daphne::Frame<Row> = from_slice(&frame).unwrap();
+    assert_eq!(
+        rows.0[0],
+        Row {
+            col_0: -1,
+            col_1: 1.5
+        }
+    );
+    // Without its sidecar a dense matrix without values cannot be told apart.
+    let empty = std::fs::read(golden_dir().join("dense_f64_0x4.dbdf")).unwrap();
+    assert!(matches!(
+        from_slice::<Object>(&empty),
+        Err(Error::AmbiguousDialect { offset: 0, .. })
+    ));
+    let forced: Object = from_slice_with(&empty, &runtime()).unwrap();
+    assert_eq!(forced.header().matrix_value_type(), Some(ValueType::F64));
+}
+
+#[test]
+fn writing_for_daphne() {
+    use ndarray::array;
+    // Runtime codes, CSR as three arrays, scalars as data type 4.
+    let dense = to_vec_with(&Dense(array![[1.0f64, 2.0]]), &runtime()).unwrap();
+    assert_eq!((dense[18], dense[44], dense.len()), (7, 7, 45 + 16));
+    let scalar = to_vec_with(&200u8, &runtime()).unwrap();
+    assert_eq!(scalar, [&[1u8, 4][..], &[0; 16], &[3, 200]].concat());
+    // Types and sizes the runtime cannot hold are errors, never converted or truncated.
+    let err = to_vec_with(&vec![1u16, 2], &runtime()).unwrap_err();
+    assert!(matches!(err, Error::NotInDialect { .. }), "{err:?}");
+    let wide = Dense(ndarray::Array2::<f64>::zeros((0, 5_000_000_000)));
+    assert!(matches!(
+        to_vec_with(&wide, &runtime()),
+        Err(Error::NotInDialect { .. })
+    ));
+    // Spec files our tests write still read as spec.
+    let spec = serde_daphne::to_vec(&Dense(array![[1.0f64, 0.0], [0.0, 0.0]])).unwrap();
+    assert_eq!(
+        from_slice::<Object>(&spec).unwrap().dialect(),
+        Dialect::Spec
+    );
+}
