@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
-use serde_daphne::{BlockPolicy, Csr, Dense, Object, Options};
+use serde_daphne::{BlockPolicy, Csr, Dense, Dialect, Object, Options};
 use sprs::{CsMat, TriMat};
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
@@ -49,8 +49,9 @@ fn describe(path: &PathBuf) -> serde_daphne::Result<()> {
             .map(|(bt, n)| format!("{n} {bt}"))
             .collect();
         println!(
-            "    {} {rows} x {cols}: {} block(s): {}",
+            "    {} {rows} x {cols} ({} dialect): {} block(s): {}",
             object.data_type(),
+            object.dialect(),
             object.blocks().len(),
             blocks.join(", ")
         );
@@ -134,6 +135,16 @@ fn main() -> serde_daphne::Result<()> {
     serde_daphne::to_file_with(&path, &experiment, &options)?;
     assert_eq!(serde_daphne::from_file::<_, Experiment>(&path)?, experiment);
     println!("the same struct with narrowed value types and dense blocks:");
+    describe(&path)?;
+    // 5. A file for DAPHNE itself: the runtime's dialect, with the .meta sidecar its `read`
+    //    kernel needs (DaphneDSL reads dense f32/f64/si64/ui8 and CSR f32/f64 .dbdf files).
+    let path = dir.join("for-daphne.dbdf");
+    let for_daphne = Options::new().dialect(Dialect::Runtime);
+    serde_daphne::to_file_with(&path, &Dense(dense.clone()), &for_daphne)?;
+    let meta = std::fs::read_to_string(serde_daphne::io::sidecar_path(&path))?;
+    let back: Dense<f64> = serde_daphne::from_file(&path)?;
+    assert_eq!(back.0, dense);
+    println!("wrote a file in DAPHNE's runtime dialect, with its sidecar {meta}:");
     describe(&path)?;
     println!("all values read back exactly");
     Ok(())

@@ -3,7 +3,9 @@
 //! DAPHNE stores matrices and frames as a header (data type, `u64` dimensions, value types,
 //! frame labels) and a body of rectangular blocks, each empty, dense, sparse (CSR) or
 //! ultra-sparse (COO), each with its own value type. This crate reads and writes that format
-//! exactly as DAPHNE's `BinaryFormat.md` specifies it.
+//! exactly as DAPHNE's `BinaryFormat.md` specifies it, and the dialect DAPHNE's C++ runtime
+//! actually writes ([`Dialect::Runtime`], with its `.meta` sidecars), telling the two apart
+//! when reading.
 //!
 //! ```
 //! use ndarray::array;

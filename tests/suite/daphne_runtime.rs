@@ -468,3 +468,46 @@ fn writing_for_daphne() {
         Dialect::Spec
     );
 }
+
+#[test]
+fn the_runtimes_defects_are_not_inherited() {
+    use ndarray::{array, s};
+    // A column slice of a 4 x 4 matrix (DAPHNE writes the wrong elements: D15).
+    let m = array![
+        [0.0f64, 1.0, 2.0, 3.0],
+        [10.0, 11.0, 12.0, 13.0],
+        [20.0, 21.0, 22.0, 23.0],
+        [30.0, 31.0, 32.0, 33.0]
+    ];
+    let view = serde_daphne::DenseView(m.slice(s![.., 1..3]));
+    let bytes = to_vec_with(&view, &runtime()).unwrap();
+    let values: Vec<f64> = bytes[45..]
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(values, [1.0, 2.0, 11.0, 12.0, 21.0, 22.0, 31.0, 32.0]);
+    // Real label text (D6), and no undefined bytes in scalars (D9).
+    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+    struct Row {
+        price: f64,
+        qty: i32,
+    }
+    let rows = serde_daphne::Frame(vec![Row { price: 0.5, qty: 7 }]);
+    let bytes = to_vec_with(&rows, &runtime()).unwrap();
+    assert_eq!(&bytes[18..20], &[7, 1]); // runtime codes f64, si32
+    assert_eq!(&bytes[20..27], &[5, 0, b'p', b'r', b'i', b'c', b'e']);
+    // Without a sidecar, runtime label bytes are never trusted as text.
+    assert_eq!(
+        from_slice::<Object>(&bytes).unwrap().labels(),
+        ["col_0", "col_1"]
+    );
+    // Through a file, the sidecar carries the labels.
+    let path = std::env::temp_dir().join(format!("serde_daphne_frame_{}.dbdf", std::process::id()));
+    to_file_with(&path, &rows, &runtime()).unwrap();
+    assert_eq!(
+        from_file::<_, serde_daphne::Frame<Row>>(&path).unwrap(),
+        rows
+    );
+    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(format!("{}.meta", path.display())).unwrap();
+}
