@@ -144,6 +144,21 @@ pub fn parse_meta(text: &str, path: &Path) -> Result<Hint> {
     })
 }
 
+/// Writes the sidecar DAPHNE expects beside `path` for an object with this header
+/// (atomically); scalars get none.
+///
+/// # Errors
+/// I/O errors; [`Error::NotInDialect`] for value types the runtime lacks.
+pub fn write_sidecar(path: &Path, header: &Header) -> Result<()> {
+    if let Some(json) = meta_json(header)? {
+        super::write_atomically(&sidecar_path(path), |f| {
+            std::io::Write::write_all(f, json.as_bytes())?;
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
 /// Reads the sidecar beside `path`, if there is one.
 ///
 /// # Errors

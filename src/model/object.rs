@@ -3,14 +3,16 @@
 use std::io::Write;
 
 use crate::error::{Error, Result};
-use crate::model::dialect::Dialect;
+use crate::model::dialect::{write_runtime, Dialect};
+use crate::model::encode::{write_frame, write_matrix, Layout, MatrixRef};
 use crate::model::tiling::Coverage;
+use crate::options::Options;
 use crate::wire::block::{decode_block, encode_block};
 use crate::wire::sink::Sink;
 use crate::wire::values::{with_value_type, zeroed_vec};
 use crate::wire::{
-    BlockData, BlockPlace, BlockType, DataType, Element, Header, SliceSource, Source, Value,
-    ValueType, Values,
+    BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, SliceSource, Source,
+    Value, ValueType, Values,
 };
 
 /// One block of an object: where it lies and what it stores.
@@ -146,6 +148,45 @@ impl Object {
         ))
     }
 
+    /// A CSR matrix of one sparse block, from CSR arrays (`rows + 1` offsets; columns strictly
+    /// increasing within a row).
+    ///
+    /// # Errors
+    /// The structural errors reading would give (offsets into the object's encoding), and
+    /// [`Error::InvalidValue`] for dimensions above `u32::MAX` or arrays of unequal lengths.
+    pub fn csr(
+        rows: u64,
+        cols: u64,
+        row_offsets: Vec<usize>,
+        col_indices: Vec<u32>,
+        values: Values,
+    ) -> Result<Object> {
+        let (r, c) = block_dims(rows, cols)?;
+        if row_offsets.len() as u64 != rows + 1
+            || row_offsets.last() != Some(&values.len())
+            || col_indices.len() != values.len()
+        {
+            return Err(Error::invalid("CSR arrays of inconsistent lengths"));
+        }
+        let header = Header::CsrMatrix {
+            rows,
+            cols,
+            value_type: values.value_type(),
+        };
+        let data = BlockData::Sparse {
+            row_offsets,
+            col_indices,
+            values,
+        };
+        let place = BlockPlace {
+            row: 0,
+            col: 0,
+            rows: r,
+            cols: c,
+        };
+        Object::new(header, vec![Block { place, data }])
+    }
+
     fn single(header: Header, rows: u32, cols: u32, data: BlockData) -> Object {
         Object {
             header,
@@ -271,16 +312,7 @@ impl Object {
 
     /// The number of stored values that are not zero (bitwise: `-0.0` and NaN count).
     pub fn nnz(&self) -> u64 {
-        self.blocks
-            .iter()
-            .map(|b| {
-                b.data.values().map_or(0, |v| {
-                    (0..v.len())
-                        .filter(|&i| v.get(i).is_some_and(|x| !x.is_zero()))
-                        .count() as u64
-                })
-            })
-            .sum()
+        self.blocks.iter().map(|b| b.data.nnz()).sum()
     }
 
     /// The value at (`row`, `col`), in the block's stored type; `None` outside the object.
@@ -614,6 +646,197 @@ impl Object {
             block_offsets: vec![0; count],
             dialect: Dialect::Spec,
         })
+    }
+
+    /// Calls `f(row, col, value)` for every non-zero value (bitwise: `-0.0` and NaN count),
+    /// in the stored type, block by block.
+    pub fn for_each_nonzero(&self, mut f: impl FnMut(u64, u64, Value)) {
+        for block in &self.blocks {
+            let p = block.place;
+            let Some(values) = block.data.values() else {
+                continue;
+            };
+            let mut emit = |k: usize, r: u64, c: u64| {
+                if let Some(v) = values.get(k).filter(|v| !v.is_zero()) {
+                    f(p.row + r, p.col + c, v);
+                }
+            };
+            match &block.data {
+                BlockData::Empty => {}
+                BlockData::Dense(_) => {
+                    let cols = u64::from(p.cols.max(1));
+                    (0..values.len()).for_each(|k| emit(k, k as u64 / cols, k as u64 % cols));
+                }
+                BlockData::Sparse {
+                    row_offsets,
+                    col_indices,
+                    ..
+                } => {
+                    for (r, w) in row_offsets.windows(2).enumerate() {
+                        (w[0]..w[1]).for_each(|k| emit(k, r as u64, u64::from(col_indices[k])));
+                    }
+                }
+                BlockData::UltraSparse {
+                    row_indices,
+                    col_indices,
+                    ..
+                } => {
+                    for (k, &r) in row_indices.iter().enumerate() {
+                        let c = col_indices.as_ref().map_or(0, |cs| cs[k]);
+                        emit(k, u64::from(r), u64::from(c));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The same matrix as another matrix data type (`DenseMatrix` or `CsrMatrix`): only the
+    /// header changes, since blocks are independent of the data type.
+    ///
+    /// # Errors
+    /// [`Error::DataTypeMismatch`] for frames and scalars, or a target that is not a matrix.
+    pub fn with_data_type(mut self, data_type: DataType) -> Result<Object> {
+        let mismatch = |found| Error::DataTypeMismatch {
+            offset: self.offset,
+            expected: "a matrix (DenseMatrix or CSRMatrix)",
+            found,
+        };
+        if !data_type.is_matrix() {
+            return Err(mismatch(data_type));
+        }
+        let (rows, cols) = self.shape();
+        let value_type = match &self.header {
+            Header::DenseMatrix { value_type, .. } | Header::CsrMatrix { value_type, .. } => {
+                *value_type
+            }
+            other => return Err(mismatch(other.data_type())),
+        };
+        self.header = Header::matrix(data_type, rows, cols, value_type);
+        Ok(self)
+    }
+
+    /// The same object with every value converted exactly to `value_type` (every column, for
+    /// frames).
+    ///
+    /// # Errors
+    /// [`Error::LossyConversion`] for the first value that does not fit.
+    pub fn convert(&self, value_type: ValueType) -> Result<Object> {
+        let mut blocks = Vec::with_capacity(self.blocks.len());
+        for (index, block) in self.blocks.iter().enumerate() {
+            let convert = |values: &Values| {
+                values
+                    .clone()
+                    .convert(value_type)
+                    .map_err(|i| Error::LossyConversion {
+                        offset: self.block_offset_or_object(index),
+                        value: values.get(i).unwrap_or(Value::U8(0)),
+                        to: value_type,
+                    })
+            };
+            let data = match &block.data {
+                BlockData::Empty => BlockData::Empty,
+                BlockData::Dense(values) => BlockData::Dense(convert(values)?),
+                BlockData::Sparse {
+                    row_offsets,
+                    col_indices,
+                    values,
+                } => BlockData::Sparse {
+                    row_offsets: row_offsets.clone(),
+                    col_indices: col_indices.clone(),
+                    values: convert(values)?,
+                },
+                BlockData::UltraSparse {
+                    row_indices,
+                    col_indices,
+                    values,
+                } => BlockData::UltraSparse {
+                    row_indices: row_indices.clone(),
+                    col_indices: col_indices.clone(),
+                    values: convert(values)?,
+                },
+            };
+            blocks.push(Block {
+                place: block.place,
+                data,
+            });
+        }
+        let header = match &self.header {
+            Header::Frame { rows, columns } => Header::Frame {
+                rows: *rows,
+                columns: columns
+                    .iter()
+                    .map(|c| Column {
+                        label: c.label.clone(),
+                        value_type,
+                    })
+                    .collect(),
+            },
+            Header::Scalar { .. } => Header::Scalar { value_type },
+            other => Header::matrix(other.data_type(), other.rows(), other.cols(), value_type),
+        };
+        Ok(Object {
+            header,
+            blocks,
+            ..self.clone()
+        })
+    }
+
+    /// Writes the object's content anew with `options`: block types, tiling and narrowing as
+    /// the options choose, in the options' dialect. (Serializing an `Object` writes its blocks
+    /// as stored instead.)
+    ///
+    /// # Errors
+    /// I/O errors; what the dialect cannot hold ([`Error::NotInDialect`]); memory for the
+    /// values ([`Error::OutOfMemory`]).
+    pub fn write_with<W: Write>(&self, writer: W, options: &Options) -> Result<()> {
+        let mut sink = Sink::new(writer);
+        if options.writes_runtime() {
+            write_runtime(&mut sink, self)?;
+            sink.finish()?;
+            return Ok(());
+        }
+        let (rows, cols) = self.matrix_dims().unwrap_or((0, 0));
+        match &self.header {
+            Header::Frame { columns, rows } => {
+                let columns = columns
+                    .iter()
+                    .enumerate()
+                    .map(|(c, column)| Ok((column.label.clone(), self.column(c as u64)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                write_frame(&mut sink, *rows as usize, &columns, options)?;
+            }
+            Header::Scalar { value_type } | Header::DenseMatrix { value_type, .. }
+                if (rows as u128) * (cols as u128) <= 2 * u128::from(self.nnz()) + 1 =>
+            {
+                // Mostly non-zero: from dense values.
+                with_value_type!(*value_type, T => {
+                    let data = self.dense_vec::<T>()?;
+                    write_matrix(&mut sink, DataType::DenseMatrix, &MatrixRef::dense(rows, cols, &data), options)?
+                })
+            }
+            header => {
+                let data_type = match header.data_type() {
+                    DataType::Scalar => DataType::DenseMatrix,
+                    other => other,
+                };
+                let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
+                with_value_type!(vt, T => {
+                    let parts = self.csr_parts::<T>()?;
+                    let matrix = MatrixRef {
+                        rows,
+                        cols,
+                        layout: Layout::Csr {
+                            row_offsets: &parts.row_offsets,
+                            col_indices: &parts.col_indices,
+                            values: &parts.values,
+                        },
+                    };
+                    write_matrix(&mut sink, data_type, &matrix, options)?
+                })
+            }
+        }
+        sink.finish()?;
+        Ok(())
     }
 
     /// Block types used, with how many blocks of each.

@@ -83,6 +83,15 @@ impl BlockData {
     pub fn stored(&self) -> usize {
         self.values().map_or(0, Values::len)
     }
+
+    /// The number of non-zero values (bitwise: `-0.0` and NaN count).
+    pub fn nnz(&self) -> u64 {
+        self.values().map_or(0, |v| {
+            (0..v.len())
+                .filter(|&i| v.get(i).is_some_and(|x| !x.is_zero()))
+                .count() as u64
+        })
+    }
 }
 
 /// The encoded length of a block (from its header to its last byte), or `None` when the block

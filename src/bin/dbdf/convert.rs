@@ -1,0 +1,252 @@
+//! `dbdf convert`: between .dbdf, .mtx, .csv and .npy.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use serde_daphne::io::{meta::write_sidecar, sidecar_path, write_atomically};
+use serde_daphne::{BlockPolicy, DataType, Dialect, Object, Options, ValueType};
+
+use crate::files::{read_objects, write_output};
+use crate::formats::{csv, mtx, npy};
+use crate::{Failure, Format};
+
+/// Arguments of `convert`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The input file.
+    input: PathBuf,
+    /// The output file, or `-` for standard output (then --to is needed).
+    output: PathBuf,
+    /// The input format (default: from the extension).
+    #[arg(long, value_enum)]
+    from: Option<Format>,
+    /// The output format (default: from the extension).
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+    /// The DAPHNE data type of output matrices (default: CSR for coordinate .mtx input,
+    /// the input's otherwise).
+    #[arg(long = "data-type", value_enum)]
+    data_type: Option<DataTypeArg>,
+    /// How .dbdf blocks are chosen.
+    #[arg(long, value_enum)]
+    block: Option<BlockArg>,
+    /// Tile .dbdf output into blocks of at most R x C, e.g. 1000,1000.
+    #[arg(long, value_parser = parse_tile)]
+    tile: Option<(u32, u32)>,
+    /// Convert every value to this type (exactly, or fail).
+    #[arg(long = "value-type", value_enum)]
+    value_type: Option<ValueTypeArg>,
+    /// Store each .dbdf block in the smallest value type that holds its values exactly.
+    #[arg(long)]
+    narrow: bool,
+    /// Write .dbdf (and CSV) in the spec's dialect or for DAPHNE's runtime.
+    #[arg(long, value_enum)]
+    dialect: Option<DialectArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DataTypeArg {
+    Dense,
+    Csr,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BlockArg {
+    Auto,
+    Dense,
+    Sparse,
+    UltraSparse,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DialectArg {
+    Spec,
+    Daphne,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ValueTypeArg {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl From<ValueTypeArg> for ValueType {
+    fn from(arg: ValueTypeArg) -> Self {
+        ValueType::ALL[arg as usize]
+    }
+}
+
+fn parse_tile(text: &str) -> Result<(u32, u32), String> {
+    let (r, c) = text
+        .split_once(',')
+        .ok_or("expected R,C such as 1000,1000")?;
+    let parse = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or(format!("{s:?} is not a positive 32-bit number"))
+    };
+    Ok((parse(r)?, parse(c)?))
+}
+
+/// The format a path's extension names.
+fn format_of(path: &Path, given: Option<Format>, role: &str) -> Result<Format, Failure> {
+    if let Some(format) = given {
+        return Ok(format);
+    }
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_lowercase)
+        .as_deref()
+    {
+        Some("dbdf") => Ok(Format::Dbdf),
+        Some("mtx") => Ok(Format::Mtx),
+        Some("csv") => Ok(Format::Csv),
+        Some("npy") => Ok(Format::Npy),
+        _ => Err(Failure::at(
+            path,
+            format!(
+                "cannot tell the {role} format from the extension: use --{}",
+                if role == "input" { "from" } else { "to" }
+            ),
+        )),
+    }
+}
+
+fn read_input(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
+    let fail = |e: String| Failure::at(path, e);
+    let text = || std::fs::read_to_string(path).map_err(|e| Failure::at(path, e));
+    Ok(match format {
+        Format::Dbdf => read_objects(path, &Options::new())?
+            .0
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect(),
+        Format::Mtx => vec![mtx::read(&text()?).map_err(fail)?],
+        Format::Csv => {
+            let meta = sidecar_path(path);
+            let sidecar = match std::fs::read_to_string(&meta) {
+                Ok(json) => Some(csv::parse_sidecar(&json).map_err(|e| Failure::at(&meta, e))?),
+                Err(_) => None,
+            };
+            vec![csv::read(&text()?, sidecar.as_ref()).map_err(fail)?]
+        }
+        Format::Npy => {
+            let bytes = std::fs::read(path).map_err(|e| Failure::at(path, e))?;
+            vec![npy::read(&bytes).map_err(fail)?]
+        }
+    })
+}
+
+/// Runs `convert`.
+pub fn run(args: &Args) -> Result<ExitCode, Failure> {
+    let from = format_of(&args.input, args.from, "input")?;
+    let to = format_of(&args.output, args.to, "output")?;
+    let mut objects = read_input(&args.input, from)?;
+    for object in &mut objects {
+        if let Some(vt) = args.value_type {
+            *object = object
+                .convert(vt.into())
+                .map_err(|e| Failure::at(&args.input, e))?;
+        }
+        if let Some(dt) = args.data_type {
+            let data_type = match dt {
+                DataTypeArg::Dense => DataType::DenseMatrix,
+                DataTypeArg::Csr => DataType::CsrMatrix,
+            };
+            *object = object
+                .clone()
+                .with_data_type(data_type)
+                .map_err(|e| Failure::at(&args.input, e))?;
+        }
+    }
+    let daphne = matches!(args.dialect, Some(DialectArg::Daphne));
+    let output = &args.output;
+    let single = |what: &str| -> Result<&Object, Failure> {
+        match &objects[..] {
+            [one] => Ok(one),
+            many => Err(Failure::at(
+                &args.input,
+                format!("holds {} objects, but {what} holds one", many.len()),
+            )),
+        }
+    };
+    let to_file = output != Path::new("-");
+    match to {
+        Format::Dbdf => {
+            let mut options = Options::new().narrow(args.narrow).block_policy(
+                match args.block.unwrap_or(BlockArg::Auto) {
+                    BlockArg::Auto => BlockPolicy::Auto,
+                    BlockArg::Dense => BlockPolicy::Dense,
+                    BlockArg::Sparse => BlockPolicy::Sparse,
+                    BlockArg::UltraSparse => BlockPolicy::UltraSparse,
+                },
+            );
+            if let Some((r, c)) = args.tile {
+                options = options.tile(r, c);
+            }
+            if daphne {
+                options = options.dialect(Dialect::Runtime);
+            }
+            write_output(output, |w| {
+                for object in &objects {
+                    object
+                        .write_with(&mut *w, &options)
+                        .map_err(|e| Failure::at(output, e))?;
+                }
+                Ok(())
+            })?;
+            if daphne && to_file {
+                match &objects[..] {
+                    [one] => write_sidecar(output, one.header()),
+                    _ => Ok(()),
+                }
+                .map_err(|e| remove_and_fail(output, e))?;
+            }
+        }
+        Format::Mtx => {
+            let object = single("MatrixMarket")?;
+            write_output(output, |w| {
+                mtx::write(object, w).map_err(|e| Failure::at(&args.input, e))
+            })?;
+        }
+        Format::Npy => {
+            let object = single(".npy")?;
+            write_output(output, |w| {
+                npy::write(object, w).map_err(|e| Failure::at(&args.input, e))
+            })?;
+        }
+        Format::Csv => {
+            let object = single("CSV")?;
+            write_output(output, |w| {
+                csv::write(object, w, daphne).map_err(|e| Failure::at(&args.input, e))
+            })?;
+            if to_file {
+                let json = csv::sidecar_for(object);
+                write_atomically(&sidecar_path(output), |f| {
+                    std::io::Write::write_all(f, json.as_bytes())?;
+                    Ok(())
+                })
+                .map_err(|e| remove_and_fail(output, e))?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A sidecar that could not be written: the data file goes too, so nothing half-done stays.
+fn remove_and_fail(output: &Path, error: serde_daphne::Error) -> Failure {
+    let _ = std::fs::remove_file(output);
+    Failure::at(sidecar_path(output), error)
+}

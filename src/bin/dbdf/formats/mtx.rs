@@ -1,0 +1,271 @@
+//! MatrixMarket: coordinate and array, real/integer/pattern, general/symmetric/skew-symmetric
+//! on input; coordinate general on output.
+//!
+//! Output holds every non-zero, 1-based, in row-major order, and a comment naming the value
+//! type, so that this tool reads it back to the same type and bits (`f32` values are printed
+//! as the `f64` they widen to, exactly).
+
+use std::io::Write;
+
+use serde_daphne::{DataType, Object, Value, ValueType, Values};
+
+use super::{format_value, parse_value, type_from_name};
+
+const TYPE_COMMENT: &str = "% serde_daphne value type: ";
+
+/// Reads a MatrixMarket file: a CSRMatrix for coordinate input, a DenseMatrix for array input.
+///
+/// # Errors
+/// A message naming the line and what is wrong.
+pub fn read(text: &str) -> Result<Object, String> {
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let (_, banner) = lines.next().ok_or("empty file: no %%MatrixMarket banner")?;
+    let words: Vec<String> = banner.split_whitespace().map(str::to_lowercase).collect();
+    if words.len() != 5 || words[0] != "%%matrixmarket" || words[1] != "matrix" {
+        return Err(format!(
+            "line 1: not a MatrixMarket matrix banner: {banner:?}"
+        ));
+    }
+    let coordinate = match words[2].as_str() {
+        "coordinate" => true,
+        "array" => false,
+        other => return Err(format!("line 1: unknown format {other:?}")),
+    };
+    let mut value_type = match words[3].as_str() {
+        "real" | "double" => ValueType::F64,
+        "integer" => ValueType::I64,
+        "pattern" if coordinate => ValueType::U8,
+        "complex" => return Err("line 1: complex values have no DAPHNE value type".into()),
+        other => return Err(format!("line 1: unknown field {other:?}")),
+    };
+    let pattern = words[3] == "pattern";
+    let symmetry = match words[4].as_str() {
+        "general" => Symmetry::General,
+        "symmetric" | "hermitian" => Symmetry::Symmetric,
+        "skew-symmetric" => Symmetry::Skew,
+        other => return Err(format!("line 1: unknown symmetry {other:?}")),
+    };
+    // Comments; ours may name the exact value type.
+    let (size_line, size) = loop {
+        let (n, line) = lines.next().ok_or("no size line")?;
+        if let Some(name) = line.strip_prefix(TYPE_COMMENT) {
+            if !pattern {
+                value_type = type_from_name(name.trim())
+                    .ok_or_else(|| format!("line {n}: unknown value type {name:?}"))?;
+            }
+        } else if !line.starts_with('%') && !line.trim().is_empty() {
+            break (n, line);
+        }
+    };
+    let dims: Vec<u64> = size
+        .split_whitespace()
+        .map(|w| w.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("line {size_line}: malformed size line {size:?}"))?;
+    let entries: Vec<(usize, &str)> = lines.filter(|(_, l)| !l.trim().is_empty()).collect();
+    if coordinate {
+        let [rows, cols, nnz] = dims[..] else {
+            return Err(format!(
+                "line {size_line}: expected rows, columns and entries"
+            ));
+        };
+        if entries.len() as u64 != nnz {
+            return Err(format!(
+                "line {size_line}: declares {nnz} entries but {} follow",
+                entries.len()
+            ));
+        }
+        read_coordinate(&entries, rows, cols, value_type, pattern, symmetry)
+    } else {
+        let [rows, cols] = dims[..] else {
+            return Err(format!("line {size_line}: expected rows and columns"));
+        };
+        read_array(&entries, rows, cols, value_type, symmetry)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Symmetry {
+    General,
+    Symmetric,
+    Skew,
+}
+
+fn negate(value: Value) -> Option<Value> {
+    Some(match value {
+        Value::F64(x) => Value::F64(-x),
+        Value::F32(x) => Value::F32(-x),
+        Value::I8(x) => Value::I8(x.checked_neg()?),
+        Value::I16(x) => Value::I16(x.checked_neg()?),
+        Value::I32(x) => Value::I32(x.checked_neg()?),
+        Value::I64(x) => Value::I64(x.checked_neg()?),
+        other if other.is_zero() => other,
+        _ => return None,
+    })
+}
+
+fn read_coordinate(
+    entries: &[(usize, &str)],
+    rows: u64,
+    cols: u64,
+    value_type: ValueType,
+    pattern: bool,
+    symmetry: Symmetry,
+) -> Result<Object, String> {
+    let mut triplets: Vec<(u64, u64, Value, usize)> = Vec::with_capacity(entries.len());
+    for &(n, line) in entries {
+        let mut words = line.split_whitespace();
+        let mut index = |what: &str, max: u64| -> Result<u64, String> {
+            let word = words
+                .next()
+                .ok_or(format!("line {n}: missing {what} index"))?;
+            let i: u64 = word
+                .parse()
+                .map_err(|_| format!("line {n}: malformed {what} index {word:?}"))?;
+            if i == 0 || i > max {
+                return Err(format!("line {n}: {what} index {i} is outside 1..={max}"));
+            }
+            Ok(i - 1)
+        };
+        let (r, c) = (index("row", rows)?, index("column", cols)?);
+        let value = if pattern {
+            Value::U8(1)
+        } else {
+            let word = words.next().ok_or(format!("line {n}: missing value"))?;
+            parse_value(word, value_type)
+                .ok_or_else(|| format!("line {n}: malformed {value_type} number {word:?}"))?
+        };
+        match symmetry {
+            Symmetry::General => {}
+            _ if r == c && symmetry == Symmetry::Skew && !value.is_zero() => {
+                return Err(format!(
+                    "line {n}: a skew-symmetric matrix has a zero diagonal"
+                ))
+            }
+            _ if c > r => {
+                return Err(format!(
+                    "line {n}: a symmetric file lists the lower triangle only"
+                ))
+            }
+            Symmetry::Symmetric if r != c => triplets.push((c, r, value, n)),
+            Symmetry::Skew if r != c => triplets.push((
+                c,
+                r,
+                negate(value).ok_or(format!("line {n}: {value} has no negative in its type"))?,
+                n,
+            )),
+            _ => {}
+        }
+        triplets.push((r, c, value, n));
+    }
+    triplets.sort_by_key(|&(r, c, _, _)| (r, c));
+    if let Some(w) = triplets
+        .windows(2)
+        .find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+    {
+        return Err(format!(
+            "line {}: duplicate entry ({}, {})",
+            w[1].3.max(w[0].3),
+            w[1].0 + 1,
+            w[1].1 + 1
+        ));
+    }
+    let rows32 = u32::try_from(rows).map_err(|_| "more than u32::MAX rows".to_string())?;
+    u32::try_from(cols).map_err(|_| "more than u32::MAX columns".to_string())?;
+    let mut row_offsets = vec![0usize; rows32 as usize + 1];
+    let mut col_indices = Vec::with_capacity(triplets.len());
+    let mut values = Values::new(value_type);
+    for &(r, c, v, _) in &triplets {
+        row_offsets[r as usize + 1] += 1;
+        col_indices.push(c as u32);
+        values.push(v);
+    }
+    for r in 0..rows32 as usize {
+        row_offsets[r + 1] += row_offsets[r];
+    }
+    Object::csr(rows, cols, row_offsets, col_indices, values).map_err(|e| e.to_string())
+}
+
+fn read_array(
+    entries: &[(usize, &str)],
+    rows: u64,
+    cols: u64,
+    value_type: ValueType,
+    symmetry: Symmetry,
+) -> Result<Object, String> {
+    let (r, c) = (rows as usize, cols as usize);
+    let mut cells = Values::zeros(value_type, r.checked_mul(c).ok_or("too large")?)
+        .map_err(|e| e.to_string())?;
+    // Column-major; symmetric files list the lower triangle, skew ones below the diagonal.
+    let mut positions = Vec::new();
+    for j in 0..c {
+        let first = match symmetry {
+            Symmetry::General => 0,
+            Symmetry::Symmetric => j,
+            Symmetry::Skew => j + 1,
+        };
+        positions.extend((first..r).map(|i| (i, j)));
+    }
+    if entries.len() != positions.len() {
+        return Err(format!(
+            "expected {} values after the size line, found {}",
+            positions.len(),
+            entries.len()
+        ));
+    }
+    for (&(n, line), &(i, j)) in entries.iter().zip(&positions) {
+        let value = parse_value(line, value_type)
+            .ok_or_else(|| format!("line {n}: malformed {value_type} number {:?}", line.trim()))?;
+        cells.set(i * c + j, value);
+        if i != j && symmetry != Symmetry::General {
+            let mirrored = if symmetry == Symmetry::Skew {
+                negate(value).ok_or(format!("line {n}: {value} has no negative in its type"))?
+            } else {
+                value
+            };
+            cells.set(j * c + i, mirrored);
+        }
+    }
+    Object::dense(rows, cols, cells).map_err(|e| e.to_string())
+}
+
+/// Writes a matrix as coordinate general MatrixMarket.
+///
+/// # Errors
+/// Frames (no MatrixMarket form), and values text cannot hold.
+pub fn write(object: &Object, out: &mut dyn Write) -> Result<(), String> {
+    if !object.data_type().is_matrix() && object.data_type() != DataType::Scalar {
+        return Err(format!(
+            "a {} cannot be written as MatrixMarket without losing its labels and column types",
+            object.data_type()
+        ));
+    }
+    let value_type = object
+        .header()
+        .matrix_value_type()
+        .unwrap_or(ValueType::F64);
+    let field = if value_type.is_float() {
+        "real"
+    } else {
+        "integer"
+    };
+    let mut entries = Vec::new();
+    object.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
+    entries.sort_by_key(|&(r, c, _)| (r, c));
+    let (rows, cols) = object.shape();
+    let io = |e: std::io::Error| e.to_string();
+    writeln!(out, "%%MatrixMarket matrix coordinate {field} general").map_err(io)?;
+    writeln!(out, "{TYPE_COMMENT}{}", value_type.name()).map_err(io)?;
+    writeln!(out, "{rows} {cols} {}", entries.len()).map_err(io)?;
+    for (r, c, v) in entries {
+        let v = v.convert(value_type).unwrap_or(v);
+        // f32 values as the f64 they widen to: exact for readers of `real` as f64.
+        let v = match v {
+            Value::F32(x) if !x.is_nan() => Value::F64(f64::from(x)),
+            other => other,
+        };
+        let text = format_value(v).map_err(|e| format!("entry ({}, {}): {e}", r + 1, c + 1))?;
+        writeln!(out, "{} {} {text}", r + 1, c + 1).map_err(io)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! `dbdf`: inspect, validate, convert and picture DAPHNE binary data files.
+//!
+//! Every error is one line naming the file, what is wrong and where; the exit code is 1 (2 for
+//! usage errors); no output file is left behind by a failed command.
+
+mod convert;
+mod files;
+mod formats;
+mod info;
+mod spy;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Inspect, validate, convert and picture DAPHNE binary data files (.dbdf).
+#[derive(Parser)]
+#[command(name = "dbdf", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every object in a file: data type, shape, value types, labels, dialect and blocks.
+    Info {
+        /// The .dbdf file.
+        file: PathBuf,
+        /// Print one JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Strictly check a file; print `ok`, or the first problem and its byte offset (exit 1).
+    Validate {
+        /// The .dbdf file.
+        file: PathBuf,
+    },
+    /// Convert between .dbdf, .mtx (MatrixMarket), .csv and .npy.
+    Convert(convert::Args),
+    /// Picture a matrix's sparsity pattern in the terminal, or as a PNG with -o.
+    Spy {
+        /// The .dbdf file (its first object).
+        file: PathBuf,
+        /// Width in characters (terminal) or pixels (PNG).
+        #[arg(long)]
+        width: Option<usize>,
+        /// Write a PNG image here instead.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// What failed: a file (or none) and a one-line message.
+pub struct Failure {
+    file: Option<String>,
+    message: String,
+}
+
+impl Failure {
+    /// A failure about `file`.
+    pub fn at(file: impl AsRef<std::path::Path>, message: impl ToString) -> Self {
+        Failure {
+            file: Some(file.as_ref().display().to_string()),
+            message: message.to_string(),
+        }
+    }
+
+    /// The message, without the file.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// A failure about no file in particular.
+    pub fn plain(message: impl ToString) -> Self {
+        Failure {
+            file: None,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Prints `text` to standard output; a closed pipe (as with `| head`) ends quietly.
+pub fn emit(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::plain(format!("standard output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The formats `convert` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// DAPHNE binary data format.
+    Dbdf,
+    /// MatrixMarket.
+    Mtx,
+    /// Comma-separated values.
+    Csv,
+    /// NumPy .npy.
+    Npy,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info { file, json } => info::run(&file, json),
+        Command::Validate { file } => info::validate(&file),
+        Command::Convert(args) => convert::run(&args),
+        Command::Spy {
+            file,
+            width,
+            output,
+        } => spy::run(&file, width, output.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            match failure.file {
+                Some(file) => eprintln!("dbdf: {file}: {}", failure.message),
+                None => eprintln!("dbdf: {}", failure.message),
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

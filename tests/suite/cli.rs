@@ -1,0 +1,501 @@
+//! The `dbdf` binary, run for real on files the library writes and on DAPHNE's golden files.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ndarray::array;
+use serde_daphne::{from_file, to_file, to_file_with, Dense, Dialect, Object, Options, Value};
+
+fn dbdf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dbdf"))
+        .args(args)
+        .output()
+        .expect("dbdf runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dbdf_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/golden/daphne-runtime")
+        .join(name)
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// The bits of every cell of a matrix, or of every column of a frame.
+fn cells(object: &Object) -> Vec<u64> {
+    let (rows, cols) = object.shape();
+    let mut out = Vec::new();
+    for c in 0..cols {
+        for r in 0..rows {
+            let v = object.get(r, c).unwrap();
+            out.push(
+                v.convert(object.header().value_type_of(c).unwrap())
+                    .unwrap_or(v)
+                    .bits(),
+            );
+        }
+    }
+    out
+}
+
+/// Asserts a failure: exit code 1, one line on stderr naming `file`, no panic.
+fn assert_fails(output: &Output, file: &str, needle: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("dbdf: ") && err.contains(file), "{err}");
+    assert!(err.contains(needle), "{needle:?} not in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn info_describes_objects_and_blocks() {
+    let out = dbdf(&["info", s(&golden("csr_f64_5x6.dbdf"))]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(
+        text.contains("213 bytes, 1 object(s), 7 non-zeros, 30.43 bytes per non-zero"),
+        "{text}"
+    );
+    assert!(
+        text.contains("CSRMatrix 5 x 6, DAPHNE runtime dialect"),
+        "{text}"
+    );
+    let out = dbdf(&["info", "--json", s(&golden("frame_mixed_3x8.dbdf"))]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let object = &json["objects"][0];
+    assert_eq!(object["data_type"], "Frame");
+    assert_eq!(object["dialect"], "daphne");
+    assert_eq!(object["labels"][5], "quantity_total");
+    assert_eq!(object["value_types"][5], "u64");
+    assert_eq!(json["size"], 230);
+    // A tiled spec file: every block with its place, type, offset and length.
+    let dir = scratch("info");
+    let path = dir.join("tiled.dbdf");
+    let m = Dense(array![[1.0f64, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]);
+    to_file_with(&path, &m, &Options::new().tile(2, 2)).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&dbdf(&["info", "--json", s(&path)]).stdout).unwrap();
+    let blocks = json["objects"][0]["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 4);
+    assert_eq!(
+        (
+            blocks[0]["offset"].as_u64(),
+            blocks[0]["block_type"].as_str()
+        ),
+        (Some(19), Some("ultra-sparse"))
+    );
+    let total: u64 = 19
+        + blocks
+            .iter()
+            .map(|b| b["length"].as_u64().unwrap())
+            .sum::<u64>();
+    assert_eq!(total, std::fs::metadata(&path).unwrap().len());
+    assert_eq!(blocks[1]["block_type"], "empty");
+}
+
+#[test]
+fn validate_accepts_what_the_library_writes_and_rejects_corruption() {
+    let dir = scratch("validate");
+    let path = dir.join("m.dbdf");
+    let m = Dense(array![[1.5f64, 0.0], [0.0, -2.0], [3.0, 0.0]]);
+    for options in [
+        Options::new(),
+        Options::new().tile(1, 1).narrow(true),
+        Options::new().dialect(Dialect::Runtime),
+    ] {
+        to_file_with(&path, &m, &options).unwrap();
+        let out = dbdf(&["validate", s(&path)]);
+        assert_eq!(
+            (out.status.code(), stdout(&out).as_str()),
+            (Some(0), "ok\n")
+        );
+    }
+    to_file(&path, &m).unwrap();
+    let _ = std::fs::remove_file(dir.join("m.dbdf.meta"));
+    let good = std::fs::read(&path).unwrap();
+    // Every truncation and a byte flip in every header and block field.
+    let bad = dir.join("bad.dbdf");
+    for cut in 0..good.len() {
+        std::fs::write(&bad, &good[..cut]).unwrap();
+        let out = dbdf(&["validate", s(&bad)]);
+        assert_eq!(out.status.code(), Some(1), "cut at {cut}");
+        assert!(stdout(&out).contains("byte"), "{}", stdout(&out));
+    }
+    let mut trailing = good.clone();
+    trailing.push(0);
+    std::fs::write(&bad, &trailing).unwrap();
+    let out = dbdf(&["validate", s(&bad)]);
+    assert!(
+        stdout(&out).contains("trailing bytes at byte 93"),
+        "{}",
+        stdout(&out)
+    );
+    // Every golden file DAPHNE wrote, except the string matrices we refuse by name.
+    for entry in std::fs::read_dir(golden("")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if !(name.ends_with(".dbdf") || name.ends_with(".bin")) {
+            continue;
+        }
+        let out = dbdf(&["validate", s(&path)]);
+        let refused = name.contains("str_") || name.contains("fixedstr");
+        assert_eq!(
+            out.status.code(),
+            Some(if refused { 1 } else { 0 }),
+            "{name}: {}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn dbdf_to_mtx_and_back_is_exact_for_every_golden_matrix() {
+    let dir = scratch("mtx");
+    let mut converted = 0;
+    for entry in std::fs::read_dir(golden("")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if !name.ends_with(".dbdf") || !(name.starts_with("dense_") || name.starts_with("csr_")) {
+            continue;
+        }
+        if name.contains("str_") || name.contains("fixedstr") || name.contains("TRUNC") {
+            continue;
+        }
+        let original: Object = from_file(&path).unwrap();
+        let mtx = dir.join(format!("{name}.mtx"));
+        let back = dir.join(format!("{name}.back.dbdf"));
+        let out = dbdf(&["convert", s(&path), s(&mtx)]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let data_type = if name.starts_with("csr_") {
+            "csr"
+        } else {
+            "dense"
+        };
+        let out = dbdf(&["convert", s(&mtx), s(&back), "--data-type", data_type]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let read: Object = from_file(&back).unwrap();
+        assert_eq!(read.header(), original.header(), "{name}");
+        assert_eq!(cells(&read), cells(&original), "{name}");
+        converted += 1;
+    }
+    assert_eq!(converted, 35);
+}
+
+#[test]
+fn matrix_market_input_forms() {
+    let dir = scratch("mtx_forms");
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let symmetric = write(
+        "sym.mtx",
+        "%%MatrixMarket matrix coordinate integer symmetric\n% a comment\n3 3 3\n1 1 5\n3 1 -2\n3 2 7\n",
+    );
+    let out_path = dir.join("sym.dbdf");
+    assert!(dbdf(&["convert", s(&symmetric), s(&out_path)])
+        .status
+        .success());
+    let m: Dense<i64> = from_file(&out_path).unwrap();
+    assert_eq!(m.0, array![[5, 0, -2], [0, 0, 7], [-2, 7, 0]]);
+    let object: Object = from_file(&out_path).unwrap();
+    assert_eq!(object.data_type(), serde_daphne::DataType::CsrMatrix);
+    let skew = write(
+        "skew.mtx",
+        "%%MatrixMarket matrix array real skew-symmetric\n2 2\n1.5\n",
+    );
+    assert!(dbdf(&["convert", s(&skew), s(&out_path)]).status.success());
+    let m: Dense<f64> = from_file(&out_path).unwrap();
+    assert_eq!(m.0, array![[0.0, -1.5], [1.5, 0.0]]);
+    let pattern = write(
+        "p.mtx",
+        "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3\n2 1\n",
+    );
+    assert!(dbdf(&["convert", s(&pattern), s(&out_path)])
+        .status
+        .success());
+    let m: Dense<u8> = from_file(&out_path).unwrap();
+    assert_eq!(m.0, array![[0, 0, 1], [1, 0, 0]]);
+    let array = write(
+        "a.mtx",
+        "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n",
+    );
+    assert!(dbdf(&["convert", s(&array), s(&out_path)]).status.success());
+    let m: Dense<f64> = from_file(&out_path).unwrap();
+    assert_eq!(m.0, array![[1.0, 3.0], [2.0, 4.0]]);
+}
+
+#[test]
+fn frames_go_to_csv_and_back_with_labels_and_types() {
+    let dir = scratch("csv");
+    let csv = dir.join("f.csv");
+    let back = dir.join("f.dbdf");
+    let golden_frame = golden("frame_mixed_3x8.dbdf");
+    assert!(dbdf(&["convert", s(&golden_frame), s(&csv)])
+        .status
+        .success());
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("id,price,qty,flag,"));
+    assert!(dbdf(&["convert", s(&csv), s(&back)]).status.success());
+    let (original, read): (Object, Object) =
+        (from_file(&golden_frame).unwrap(), from_file(&back).unwrap());
+    assert_eq!(read.header(), original.header());
+    assert_eq!(cells(&read), cells(&original));
+    // Without the sidecar: a header row makes a frame, columns typed i64 or f64.
+    std::fs::remove_file(dir.join("f.csv.meta")).unwrap();
+    assert!(dbdf(&["convert", s(&csv), s(&back)]).status.success());
+    let read: Object = from_file(&back).unwrap();
+    assert_eq!(read.labels()[1], "price");
+    let types: Vec<_> = (0..8)
+        .map(|c| read.header().value_type_of(c).unwrap().name())
+        .collect();
+    assert_eq!(
+        types,
+        ["i64", "f64", "i64", "i64", "f64", "f64", "i64", "i64"]
+    );
+    // For DAPHNE: no header row, labels in the sidecar.
+    assert!(
+        dbdf(&["convert", s(&golden_frame), s(&csv), "--dialect", "daphne"])
+            .status
+            .success()
+    );
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("1,0.5,7,0,"));
+    assert!(dbdf(&["convert", s(&csv), s(&back)]).status.success());
+    assert_eq!(
+        from_file::<_, Object>(&back).unwrap().header(),
+        original.header()
+    );
+    // A matrix with a sidecar written by DAPHNE's conventions.
+    let matrix_csv = dir.join("m.csv");
+    std::fs::write(&matrix_csv, "1,2\n3,4\n").unwrap();
+    std::fs::write(
+        dir.join("m.csv.meta"),
+        r#"{"numCols":2,"numRows":2,"valueType":"ui8"}"#,
+    )
+    .unwrap();
+    let out = dir.join("m.dbdf");
+    assert!(dbdf(&["convert", s(&matrix_csv), s(&out)]).status.success());
+    assert_eq!(
+        from_file::<_, Dense<u8>>(&out).unwrap().0,
+        array![[1u8, 2], [3, 4]]
+    );
+}
+
+#[test]
+fn npy_round_trips_and_options_apply() {
+    let dir = scratch("npy");
+    let npy = dir.join("d.npy");
+    let back = dir.join("d.dbdf");
+    let source = golden("dense_f64_neg_3x4.dbdf");
+    assert!(dbdf(&["convert", s(&source), s(&npy)]).status.success());
+    assert!(dbdf(&["convert", s(&npy), s(&back)]).status.success());
+    assert_eq!(
+        cells(&from_file::<_, Object>(&back).unwrap()),
+        cells(&from_file::<_, Object>(&source).unwrap())
+    );
+    // Tiling, block policy, narrowing, value type and data type on the way to .dbdf.
+    let m = golden("dense_ui32_3x4.dbdf");
+    let args = [
+        "--tile",
+        "2,2",
+        "--block",
+        "sparse",
+        "--narrow",
+        "--value-type",
+        "u64",
+        "--data-type",
+        "csr",
+    ];
+    let out = dbdf(&[&["convert", s(&m), s(&back)][..], &args].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let object: Object = from_file(&back).unwrap();
+    assert_eq!(object.data_type(), serde_daphne::DataType::CsrMatrix);
+    assert_eq!(
+        object.header().matrix_value_type(),
+        Some(serde_daphne::ValueType::U64)
+    );
+    assert_eq!(object.blocks().len(), 4);
+    assert_eq!(
+        object.blocks()[0].data.value_type(),
+        Some(serde_daphne::ValueType::U8)
+    );
+    assert_eq!(object.get(2, 3), Some(Value::U8(23)));
+    // For DAPHNE: runtime dialect with its sidecar.
+    let out = dbdf(&["convert", s(&m), s(&back), "--dialect", "daphne"]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&m).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d.dbdf.meta")).unwrap(),
+        r#"{"numCols":4,"numRows":3,"valueType":"ui32"}"#
+    );
+    // Standard output.
+    let out = dbdf(&["convert", s(&m), "-", "--to", "csv"]);
+    assert_eq!(stdout(&out), "0,1,2,3\n10,11,12,13\n20,21,22,23\n");
+}
+
+#[test]
+fn lossy_or_impossible_conversions_fail_and_leave_nothing() {
+    let dir = scratch("lossy");
+    let out_path = dir.join("out.dbdf");
+    let negative = golden("dense_si8_neg_2x3.dbdf");
+    let out = dbdf(&["convert", s(&negative), s(&out_path), "--value-type", "u8"]);
+    assert_fails(
+        &out,
+        "dense_si8_neg_2x3.dbdf",
+        "cannot be represented exactly as u8",
+    );
+    let mtx = dir.join("out.mtx");
+    let out = dbdf(&["convert", s(&golden("frame_mixed_3x8.dbdf")), s(&mtx)]);
+    assert_fails(
+        &out,
+        "frame_mixed_3x8.dbdf",
+        "cannot be written as MatrixMarket",
+    );
+    let out = dbdf(&[
+        "convert",
+        s(&golden("dense_ui32_3x4.dbdf")),
+        s(&out_path),
+        "--value-type",
+        "u16",
+        "--dialect",
+        "daphne",
+    ]);
+    assert_fails(&out, "out.dbdf", "16-bit");
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_file_and_where() {
+    let dir = scratch("bad");
+    let out_path = dir.join("out.dbdf");
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let good = std::fs::read(golden("dense_f64_3x4.dbdf")).unwrap();
+    let truncated = write("truncated.dbdf", &good[..60]);
+    assert_fails(
+        &dbdf(&["info", s(&truncated)]),
+        "truncated.dbdf",
+        "unexpected end of input at byte 45",
+    );
+    let mut noise = 0x2545_f491_4f6c_dd1du64;
+    let random: Vec<u8> = (0..4096)
+        .map(|_| {
+            noise ^= noise << 13;
+            noise ^= noise >> 7;
+            noise ^= noise << 17;
+            noise as u8
+        })
+        .collect();
+    let random = write("random.dbdf", &random);
+    assert_fails(&dbdf(&["info", s(&random)]), "random.dbdf", "at byte");
+    let mut huge = good.clone();
+    huge[2..10].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let huge = write("huge.dbdf", &huge);
+    assert_fails(
+        &dbdf(&["convert", s(&huge), s(&out_path)]),
+        "huge.dbdf",
+        "byte",
+    );
+    let mut code = good.clone();
+    code[18] = 42;
+    code[44] = 42;
+    let code = write("code.dbdf", &code);
+    assert_fails(
+        &dbdf(&["info", s(&code)]),
+        "code.dbdf",
+        "unknown value type code 42 at byte 18",
+    );
+    let index = write(
+        "index.mtx",
+        b"%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n",
+    );
+    assert_fails(
+        &dbdf(&["convert", s(&index), s(&out_path)]),
+        "index.mtx",
+        "line 3: row index 3 is outside 1..=2",
+    );
+    let number = write(
+        "number.mtx",
+        b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0x\n",
+    );
+    assert_fails(
+        &dbdf(&["convert", s(&number), s(&out_path)]),
+        "number.mtx",
+        "line 3: malformed f64 number \"1.0x\"",
+    );
+    let csv = write("bad.csv", b"1,2\n3,x\n");
+    assert_fails(
+        &dbdf(&["convert", s(&csv), s(&out_path)]),
+        "bad.csv",
+        "line 2, column 2: not a number",
+    );
+    let npy = write("bad.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': '<c16'}");
+    assert_fails(
+        &dbdf(&["convert", s(&npy), s(&out_path)]),
+        "bad.npy",
+        "descr",
+    );
+    assert!(!out_path.exists());
+}
+
+#[test]
+fn spy_draws_in_the_terminal_and_as_png() {
+    let dir = scratch("spy");
+    let path = dir.join("diag.dbdf");
+    let mut m = ndarray::Array2::<f64>::zeros((100, 100));
+    for i in 0..100 {
+        m[[i, i]] = 1.0;
+    }
+    to_file(&path, &Dense(m)).unwrap();
+    let out = dbdf(&["spy", s(&path), "--width", "10"]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("DenseMatrix 100 x 100, 100 non-zeros"));
+    assert_eq!(lines.len(), 1 + 5);
+    // The diagonal: 2 x 4 dots per character, so it crosses two characters per line.
+    assert_eq!(lines[1], "⠑⢄⠀⠀⠀⠀⠀⠀⠀⠀");
+    assert_eq!(lines[5], "⠀⠀⠀⠀⠀⠀⠀⠀⠑⢄");
+    let png = dir.join("diag.png");
+    assert!(dbdf(&["spy", s(&path), "--width", "50", "-o", s(&png)])
+        .status
+        .success());
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 50);
+    assert_eq!(u32::from_be_bytes(bytes[20..24].try_into().unwrap()), 50);
+    let frame = golden("frame_mixed_3x8.dbdf");
+    assert_fails(
+        &dbdf(&["spy", s(&frame)]),
+        "frame_mixed_3x8.dbdf",
+        "no sparsity pattern",
+    );
+}
