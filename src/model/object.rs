@@ -392,42 +392,11 @@ impl Object {
                 value: values.get(i).unwrap_or(Value::U8(0)),
                 to: T::VALUE_TYPE,
             })?;
-            match &block.data {
-                BlockData::Empty => {}
-                BlockData::Dense(_) => {
-                    let cols = (p.cols as usize).max(1);
-                    for (k, &x) in typed.iter().enumerate() {
-                        if !x.is_zero() {
-                            f(p.row + (k / cols) as u64, p.col + (k % cols) as u64, x);
-                        }
-                    }
+            block.data.for_each_position(p.cols, |k, r, c| {
+                if !typed[k].is_zero() {
+                    f(p.row + u64::from(r), p.col + u64::from(c), typed[k]);
                 }
-                BlockData::Sparse {
-                    row_offsets,
-                    col_indices,
-                    ..
-                } => {
-                    for (r, w) in row_offsets.windows(2).enumerate() {
-                        for k in w[0]..w[1] {
-                            f(
-                                p.row + r as u64,
-                                p.col + u64::from(col_indices[k]),
-                                typed[k],
-                            );
-                        }
-                    }
-                }
-                BlockData::UltraSparse {
-                    row_indices,
-                    col_indices,
-                    ..
-                } => {
-                    for (k, &r) in row_indices.iter().enumerate() {
-                        let c = col_indices.as_ref().map_or(0, |cs| cs[k]);
-                        f(p.row + u64::from(r), p.col + u64::from(c), typed[k]);
-                    }
-                }
-            }
+            });
         }
         Ok(())
     }
@@ -509,8 +478,8 @@ impl Object {
     }
 
     /// The matrix as CSR arrays `(row_offsets, col_indices, values)` with values converted
-    /// exactly to `T`; zeros of dense blocks are left out, values stored in sparse blocks are
-    /// kept as stored.
+    /// exactly to `T`. Zeros are left out, except that an object of one sparse block is taken
+    /// exactly as stored.
     ///
     /// # Errors
     /// As [`Object::dense_vec`].
@@ -656,37 +625,11 @@ impl Object {
             let Some(values) = block.data.values() else {
                 continue;
             };
-            let mut emit = |k: usize, r: u64, c: u64| {
+            block.data.for_each_position(p.cols, |k, r, c| {
                 if let Some(v) = values.get(k).filter(|v| !v.is_zero()) {
-                    f(p.row + r, p.col + c, v);
+                    f(p.row + u64::from(r), p.col + u64::from(c), v);
                 }
-            };
-            match &block.data {
-                BlockData::Empty => {}
-                BlockData::Dense(_) => {
-                    let cols = u64::from(p.cols.max(1));
-                    (0..values.len()).for_each(|k| emit(k, k as u64 / cols, k as u64 % cols));
-                }
-                BlockData::Sparse {
-                    row_offsets,
-                    col_indices,
-                    ..
-                } => {
-                    for (r, w) in row_offsets.windows(2).enumerate() {
-                        (w[0]..w[1]).for_each(|k| emit(k, r as u64, u64::from(col_indices[k])));
-                    }
-                }
-                BlockData::UltraSparse {
-                    row_indices,
-                    col_indices,
-                    ..
-                } => {
-                    for (k, &r) in row_indices.iter().enumerate() {
-                        let c = col_indices.as_ref().map_or(0, |cs| cs[k]);
-                        emit(k, u64::from(r), u64::from(c));
-                    }
-                }
-            }
+            });
         }
     }
 

@@ -84,6 +84,36 @@ impl BlockData {
         self.values().map_or(0, Values::len)
     }
 
+    /// Calls `f(value index, row, column)` for every stored value, in stored order (every cell
+    /// of a dense block), with coordinates inside the block.
+    pub fn for_each_position(&self, cols: u32, mut f: impl FnMut(usize, u32, u32)) {
+        match self {
+            BlockData::Empty => {}
+            BlockData::Dense(values) => {
+                let cols = cols.max(1) as usize;
+                (0..values.len()).for_each(|k| f(k, (k / cols) as u32, (k % cols) as u32));
+            }
+            BlockData::Sparse {
+                row_offsets,
+                col_indices,
+                ..
+            } => {
+                for (r, w) in row_offsets.windows(2).enumerate() {
+                    (w[0]..w[1]).for_each(|k| f(k, r as u32, col_indices[k]));
+                }
+            }
+            BlockData::UltraSparse {
+                row_indices,
+                col_indices,
+                ..
+            } => {
+                for (k, &r) in row_indices.iter().enumerate() {
+                    f(k, r, col_indices.as_ref().map_or(0, |cs| cs[k]));
+                }
+            }
+        }
+    }
+
     /// The number of non-zero values (bitwise: `-0.0` and NaN count).
     pub fn nnz(&self) -> u64 {
         self.values().map_or(0, |v| {

@@ -34,9 +34,10 @@ pub struct Args {
     /// Tile .dbdf output into blocks of at most R x C, e.g. 1000,1000.
     #[arg(long, value_parser = parse_tile)]
     tile: Option<(u32, u32)>,
-    /// Convert every value to this type (exactly, or fail).
-    #[arg(long = "value-type", value_enum)]
-    value_type: Option<ValueTypeArg>,
+    /// Convert every value to this type (exactly, or fail): u8, u16, u32, u64, i8, i16,
+    /// i32, i64, f32 or f64.
+    #[arg(long = "value-type", value_parser = parse_value_type)]
+    value_type: Option<ValueType>,
     /// Store each .dbdf block in the smallest value type that holds its values exactly.
     #[arg(long)]
     narrow: bool,
@@ -65,24 +66,13 @@ enum DialectArg {
     Daphne,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum ValueTypeArg {
-    U8,
-    U16,
-    U32,
-    U64,
-    I8,
-    I16,
-    I32,
-    I64,
-    F32,
-    F64,
-}
-
-impl From<ValueTypeArg> for ValueType {
-    fn from(arg: ValueTypeArg) -> Self {
-        ValueType::ALL[arg as usize]
-    }
+fn parse_value_type(text: &str) -> Result<ValueType, String> {
+    ValueType::ALL
+        .into_iter()
+        .find(|vt| vt.name() == text)
+        .ok_or_else(|| {
+            format!("{text:?} is not one of u8, u16, u32, u64, i8, i16, i32, i64, f32, f64")
+        })
 }
 
 fn parse_tile(text: &str) -> Result<(u32, u32), String> {
@@ -157,7 +147,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
     for object in &mut objects {
         if let Some(vt) = args.value_type {
             *object = object
-                .convert(vt.into())
+                .convert(vt)
                 .map_err(|e| Failure::at(&args.input, e))?;
         }
         if let Some(dt) = args.data_type {
