@@ -44,7 +44,8 @@ pub fn read_objects(path: &Path, options: &Options) -> Result<(Vec<(Object, u64)
     let hint = read_sidecar(path).map_err(fail)?;
     let file = File::open(path).map_err(|e| Failure::at(path, e))?;
     let size = file.metadata().map_err(|e| Failure::at(path, e))?.len();
-    let reader: Box<dyn Read> = if size >= PROGRESS_FROM && std::io::stderr().is_terminal() {
+    let on_terminal = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
+    let reader: Box<dyn Read> = if size >= PROGRESS_FROM && on_terminal {
         Box::new(Progress {
             inner: file,
             name: path.display().to_string(),

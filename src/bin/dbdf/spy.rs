@@ -43,14 +43,14 @@ pub fn run(file: &Path, width: Option<usize>, png: Option<&Path>) -> Result<Exit
         let h = height_for(rows, cols, w, 1.0, 8192);
         let grid = density(object, w, h);
         let cells = (rows as f64 / h as f64).max(1.0) * (cols as f64 / w as f64).max(1.0);
-        // Any non-zero shows; full cells are black.
+        // Any non-zero cell is clearly dark; full cells are black.
         let pixels: Vec<u8> = grid
             .iter()
             .map(|&n| {
                 if n == 0 {
                     255
                 } else {
-                    (191.0 * (1.0 - (n as f64 / cells).min(1.0))) as u8
+                    (96.0 * (1.0 - (n as f64 / cells).min(1.0))) as u8
                 }
             })
             .collect();
