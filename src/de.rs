@@ -32,6 +32,7 @@ use crate::wire::{DataType, Element, IoSource, SliceSource, Source, Value, Value
 pub struct Deserializer<S> {
     src: S,
     dialect: Option<Dialect>,
+    max_alloc: u64,
     /// What a sidecar says about the first object.
     hint: Option<Hint>,
 }
@@ -63,11 +64,7 @@ impl<R: Read> Deserializer<IoSource<R>> {
 impl<S: Source> Deserializer<S> {
     /// Reads from any [`Source`].
     pub fn from_source(src: S) -> Self {
-        Deserializer {
-            src,
-            dialect: None,
-            hint: None,
-        }
+        Deserializer::from_source_with(src, &Options::new())
     }
 
     /// Reads from any [`Source`] with options.
@@ -75,6 +72,7 @@ impl<S: Source> Deserializer<S> {
         Deserializer {
             src,
             dialect: options.dialect,
+            max_alloc: options.max_alloc,
             hint: None,
         }
     }
@@ -135,6 +133,37 @@ impl<S: Source> Deserializer<S> {
             failed: false,
             item: PhantomData,
         }
+    }
+
+    /// Reads the next object for a typed read, refusing one whose values would take more
+    /// memory than its bytes in the input plus `max_alloc`. `csr` when read as CSR arrays,
+    /// `per_row` bytes of overhead per row (a `Vec` per row for `Vec<Vec<T>>`).
+    fn next_object_to_materialize(&mut self, csr: bool, per_row: u128) -> Result<Object> {
+        let start = self.src.offset();
+        let object = self.next_object()?;
+        let (rows, cols) = object.shape();
+        let (rows, cols) = (u128::from(rows), u128::from(cols));
+        let header = object.header();
+        let needed = match header.matrix_value_type() {
+            None => {
+                let width: u128 = (0..header.cols())
+                    .filter_map(|c| header.value_type_of(c))
+                    .map(|vt| vt.size() as u128)
+                    .sum();
+                rows * width
+            }
+            Some(vt) if csr => (rows + 1) * 8 + u128::from(object.nnz()) * (8 + vt.size() as u128),
+            Some(vt) => rows * cols * vt.size() as u128,
+        } + rows * per_row;
+        let encoded = u128::from(self.src.offset() - start);
+        if needed > encoded + u128::from(self.max_alloc) {
+            return Err(Error::AllocationLimit {
+                offset: start,
+                bytes: needed,
+                limit: self.max_alloc,
+            });
+        }
+        Ok(object)
     }
 
     /// Reads a 1 x 1 object as one value.
@@ -255,7 +284,10 @@ impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
         visitor: V,
     ) -> Result<V::Value> {
         if handoff::is_marker(name) {
-            let object = self.next_object()?;
+            let object = match name {
+                handoff::OBJECT => self.next_object()?,
+                name => self.next_object_to_materialize(name == handoff::CSR, 0)?,
+            };
             handoff::with_object(object, || visitor.visit_newtype_struct(Parked))
                 .map_err(handoff::recover)
         } else {
@@ -279,7 +311,9 @@ impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
                 fields: None,
             });
         }
-        let object = self.next_object()?;
+        // Read as rows, each row may be a `Vec` of its own.
+        let row_overhead = std::mem::size_of::<Vec<u8>>() as u128;
+        let object = self.next_object_to_materialize(false, row_overhead)?;
         visitor.visit_seq(MatrixSeq::new(object)?)
     }
 
@@ -417,11 +451,17 @@ impl MatrixSeq {
         }
     }
 
-    fn value(&self, index: usize) -> ValueDe {
-        ValueDe {
-            value: self.values.get(index).unwrap_or(Value::U8(0)),
+    fn value(&self, index: usize) -> Result<ValueDe> {
+        let value = self.values.get(index).ok_or_else(|| {
+            Error::invalid(format!(
+                "internal: value {index} of {} read",
+                self.values.len()
+            ))
+        })?;
+        Ok(ValueDe {
+            value,
             offset: self.offset,
-        }
+        })
     }
 
     /// Switches to vector mode for the first element.
@@ -436,7 +476,7 @@ impl MatrixSeq {
             });
         }
         self.mode = Some(MatrixMode::Vector);
-        Ok(self.value(0))
+        self.value(0)
     }
 
     fn row(&self, row: usize) -> RowSeq<'_> {
@@ -454,9 +494,11 @@ impl<'de> SeqAccess<'de> for MatrixSeq {
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
         let index = self.index;
         let result = match self.mode {
+            // A matrix without rows is an empty sequence, whatever the element type.
+            None if self.rows == 0 => return Ok(None),
             None => seed.deserialize(FirstOfMatrix { seq: self }),
             Some(_) if index >= self.len() => return Ok(None),
-            Some(MatrixMode::Vector) => seed.deserialize(self.value(index)),
+            Some(MatrixMode::Vector) => seed.deserialize(self.value(index)?),
             Some(MatrixMode::Rows) => seed.deserialize(RowDe {
                 row: self.row(index),
             }),
@@ -553,7 +595,7 @@ impl<'de> SeqAccess<'de> for RowSeq<'_> {
         if self.next >= self.end {
             return Ok(None);
         }
-        let value = seed.deserialize(self.seq.value(self.next))?;
+        let value = seed.deserialize(self.seq.value(self.next)?)?;
         self.next += 1;
         Ok(Some(value))
     }
@@ -619,7 +661,7 @@ impl<'de, S: Source> SeqAccess<'de> for TupleSeq<'_, S> {
             return Ok(None);
         }
         let result = match (&self.vector, index) {
-            (Some(vector), _) => seed.deserialize(vector.value(index)),
+            (Some(vector), _) => seed.deserialize(vector.value(index)?),
             (None, 0) => seed.deserialize(FirstOfTuple { tuple: self }),
             (None, _) => seed.deserialize(&mut *self.de),
         };
@@ -643,9 +685,9 @@ impl<S: Source> FirstOfTuple<'_, '_, S> {
         let len = self.tuple.len as u64;
         let (data_type, rows, cols) = self.tuple.de.peek()?;
         if len >= 2 && data_type.is_matrix() && (rows, cols) == (len, 1) {
-            let object = self.tuple.de.next_object()?;
+            let object = self.tuple.de.next_object_to_materialize(false, 0)?;
             let vector = MatrixSeq::new(object)?;
-            let first = vector.value(0);
+            let first = vector.value(0)?;
             self.tuple.vector = Some(vector);
             Ok(first)
         } else {

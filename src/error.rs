@@ -55,6 +55,17 @@ pub enum Error {
         limit: u64,
     },
 
+    /// A typed read would allocate more than [`crate::Options::max_alloc`] allows.
+    #[error("reading the object at byte {offset} into this type takes about {bytes} bytes, more than its bytes in the input plus Options::max_alloc ({limit}); raise max_alloc if the file is trusted")]
+    AllocationLimit {
+        /// Offset of the object.
+        offset: u64,
+        /// The memory the read would take.
+        bytes: u128,
+        /// The limit beyond the object's encoded size.
+        limit: u64,
+    },
+
     /// Memory for a matrix could not be allocated.
     #[error("could not allocate {bytes} bytes for the matrix")]
     OutOfMemory {
@@ -391,6 +402,7 @@ impl Error {
             UnexpectedEof { offset, .. }
             | TooLarge { offset, .. }
             | LimitExceeded { offset, .. }
+            | AllocationLimit { offset, .. }
             | UnsupportedVersion { offset, .. }
             | UnknownDataType { offset, .. }
             | UnknownValueType { offset, .. }

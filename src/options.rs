@@ -37,6 +37,7 @@ pub struct Options {
     pub(crate) tile: Option<(u32, u32)>,
     pub(crate) narrow: bool,
     pub(crate) max_bytes: u64,
+    pub(crate) max_alloc: u64,
     pub(crate) dialect: Option<Dialect>,
 }
 
@@ -48,15 +49,32 @@ impl Default for Options {
 
 impl Options {
     /// The defaults: automatic block types, one block per object (split only where a
-    /// dimension exceeds `u32::MAX`), no narrowing, no read limit.
+    /// dimension exceeds `u32::MAX`), no narrowing, no read limit, 4 GiB of typed-read
+    /// allocation beyond the input.
     pub const fn new() -> Self {
         Options {
             block_policy: BlockPolicy::Auto,
             tile: None,
             narrow: false,
             max_bytes: u64::MAX,
+            max_alloc: 4 << 30,
             dialect: None,
         }
+    }
+
+    /// The most memory a typed read (into `Array2`, `CsMat`, a frame's records, a `Vec`) may
+    /// take beyond the bytes the object occupies in the input; default 4 GiB. A few bytes
+    /// can describe a huge all-zero matrix (one empty block), so this keeps a small hostile
+    /// file from demanding gigabytes; raise it to read such matrices on purpose. Exceeding it
+    /// is [`crate::Error::AllocationLimit`].
+    pub const fn max_alloc(mut self, max_alloc: u64) -> Self {
+        self.max_alloc = max_alloc;
+        self
+    }
+
+    /// The typed-read allocation limit in bytes.
+    pub const fn get_max_alloc(&self) -> u64 {
+        self.max_alloc
     }
 
     /// Writes, and reads, in `dialect` only. By default writers use [`Dialect::Spec`] and
@@ -85,7 +103,8 @@ impl Options {
     }
 
     /// Splits matrices into tiles of at most `rows x cols` (as SystemDS does with 1000 x 1000);
-    /// frames are split into tiles of `rows` rows per column. Zeros count as 1.
+    /// frames are split into tiles of `rows` rows per column. Zeros count as 1. Objects
+    /// without cells stay one block.
     pub const fn tile(mut self, rows: u32, cols: u32) -> Self {
         self.tile = Some((
             if rows == 0 { 1 } else { rows },

@@ -301,14 +301,18 @@ fn detect_frame<S: Source + ?Sized>(
         }
         Ok(window.len() >= n)
     };
-    if !need(18 + count, &mut window)? {
+    let Some(codes_end) = count.checked_add(18) else {
+        return Ok(Dialect::Spec);
+    };
+    if !need(codes_end, &mut window)? {
         return Ok(Dialect::Spec);
     }
-    let codes = window[18..18 + count].to_vec();
+    let codes = window[18..codes_end].to_vec();
     if let Some(hint) = hint {
         return by_hint(hint, &codes);
     }
-    let mut pos = 18 + count;
+    // From here every position is within the window plus a label: no overflow.
+    let mut pos = codes_end;
     let mut utf8_labels = true;
     for _ in 0..count {
         if !need(pos + 2, &mut window)? {
@@ -383,8 +387,36 @@ fn trial_parse<S: Source + ?Sized>(
     }
 }
 
+/// The most blocks a runtime object may need in this crate's model (blocks are at most
+/// `u32::MAX` on a side): the runtime itself cannot represent dimensions of 2^32 or more, so
+/// files that would need more are refused rather than expanded.
+const MAX_RUNTIME_BLOCKS: u128 = 1 << 12;
+
 /// An object from a decoded runtime object, in blocks this crate's model allows.
 fn from_runtime(parts: RuntimeObject, offset: u64, labels: Option<Vec<String>>) -> Result<Object> {
+    let (rows, cols) = match &parts {
+        RuntimeObject::Dense { rows, cols, .. } | RuntimeObject::Csr { rows, cols, .. } => {
+            (*rows, *cols)
+        }
+        RuntimeObject::Frame {
+            rows, value_types, ..
+        } => (*rows, value_types.len() as u64),
+        RuntimeObject::Scalar(_) => (1, 1),
+    };
+    let max = u128::from(u32::MAX);
+    let tiles = |n: u64| u128::from(n).div_ceil(max).max(1);
+    let blocks = if rows == 0 || cols == 0 {
+        tiles(rows.max(cols))
+    } else {
+        tiles(rows) * tiles(cols)
+    };
+    if blocks > MAX_RUNTIME_BLOCKS {
+        return Err(Error::TooLarge {
+            offset,
+            what: "a runtime-dialect object this large (its dimensions need over 4,096 blocks)",
+            bytes: u128::from(rows) * u128::from(cols),
+        });
+    }
     let fits = |rows: u64, cols: u64| rows <= u64::from(u32::MAX) && cols <= u64::from(u32::MAX);
     let place = |rows: u64, cols: u64| BlockPlace {
         row: 0,

@@ -148,12 +148,20 @@ fn tile_dims(options: &Options) -> (u64, u64) {
     (u64::from(r.max(1)), u64::from(c.max(1)))
 }
 
-/// The blocks of a `rows x cols` object, row-major, following the tiling rule.
+/// The blocks of a `rows x cols` object, row-major, following the tiling rule. An object
+/// without cells ignores the tile size: it is one block of its own shape, split only where a
+/// dimension exceeds `u32::MAX` (tiles would only multiply empty blocks).
 pub(crate) fn places(
     rows: u64,
     cols: u64,
     (tr, tc): (u64, u64),
 ) -> Box<dyn Iterator<Item = BlockPlace>> {
+    let max = u64::from(u32::MAX);
+    let (tr, tc) = if rows == 0 || cols == 0 {
+        (max, max)
+    } else {
+        (tr, tc)
+    };
     let place = |row, col, r: u64, c: u64| BlockPlace {
         row,
         col,

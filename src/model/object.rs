@@ -228,6 +228,7 @@ impl Object {
                 cols: block_cols,
             };
             coverage.add(block_offset, place, data.stored() > 0)?;
+            check_block_values(&header, place, &data, block_offset)?;
             blocks.push(Block { place, data });
             block_offsets.push(block_offset);
         }
@@ -793,6 +794,33 @@ impl Object {
             }
         }
         out
+    }
+}
+
+/// A block may store its values in its own type only "if the value range permits" (the
+/// spec): every value must convert exactly to the object's type for its column.
+fn check_block_values(
+    header: &Header,
+    place: BlockPlace,
+    data: &BlockData,
+    offset: u64,
+) -> Result<()> {
+    let Some(values) = data.values() else {
+        return Ok(());
+    };
+    let Some(target) = header.value_type_of(place.col) else {
+        return Ok(());
+    };
+    if values.value_type() == target {
+        return Ok(());
+    }
+    match (0..values.len()).find_map(|i| values.get(i).filter(|v| v.convert(target).is_none())) {
+        Some(value) => Err(Error::LossyConversion {
+            offset,
+            value,
+            to: target,
+        }),
+        None => Ok(()),
     }
 }
 

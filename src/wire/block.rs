@@ -186,7 +186,7 @@ pub fn decode_block<S: Source + ?Sized>(src: &mut S) -> Result<(u32, u32, BlockD
 }
 
 /// Elements to reserve up front when the input's length is unknown.
-const UNKNOWN_LEN_RESERVE: usize = 1 << 16;
+const UNKNOWN_LEN_RESERVE: usize = 1 << 10;
 
 /// Capacity for `wanted` items of `item_len` bytes each: no more than the input can hold.
 fn bounded_capacity<S: Source + ?Sized>(src: &S, wanted: u64, item_len: u64) -> usize {

@@ -10,6 +10,9 @@ use crate::error::{Error, Result};
 /// Largest number of bytes read ahead of what is known to exist.
 const READ_CHUNK: usize = 1 << 20;
 
+/// First read size: buffers then double only as bytes arrive.
+const FIRST_READ: usize = 8 << 10;
+
 /// A cursor over input bytes.
 pub trait Source {
     /// Bytes consumed so far: the offset of the next byte.
@@ -240,7 +243,8 @@ impl<R: Read> IoSource<R> {
         }
         while self.buf.len() < n && !self.eof {
             let old = self.buf.len();
-            let want = (n - old).clamp(8 * 1024, READ_CHUNK);
+            // Grow with what has arrived, never far ahead of it.
+            let want = (n - old).clamp(FIRST_READ, old.clamp(FIRST_READ, READ_CHUNK));
             self.buf.resize(old + want, 0);
             let got = read_some(&mut self.reader, &mut self.buf[old..]);
             let got = got.inspect_err(|_| self.buf.truncate(old))?;
@@ -306,7 +310,7 @@ impl<R: Read> Source for IoSource<R> {
         let step = if self.remaining().is_some() {
             n
         } else {
-            (READ_CHUNK / size).max(1)
+            (FIRST_READ / size).max(1)
         };
         let mut out: Vec<T> = Vec::new();
         let start_offset = self.offset;

@@ -207,15 +207,12 @@ pub(crate) fn convert_slice<S: Element, T: Element>(src: &[S]) -> Result<Vec<T>,
     Ok(out)
 }
 
-/// `len` zeros, allocated fallibly.
+/// `len` zeros, allocated fallibly and zeroed by the allocator: pages that stay zero (a
+/// large matrix stored as empty blocks) are never touched.
 pub(crate) fn zeroed_vec<T: Element>(len: usize) -> crate::Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| crate::Error::OutOfMemory {
-            bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
-        })?;
-    v.resize(len, T::zeroed());
-    Ok(v)
+    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| crate::Error::OutOfMemory {
+        bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
+    })
 }
 
 /// Appends the little-endian bytes of `src` to `out`: one copy on little-endian hosts.

@@ -5,6 +5,7 @@ mod daphne_runtime;
 mod data_model;
 mod derive_and_files;
 mod golden_bytes;
+mod hostile;
 mod roundtrip;
 mod structure;
 

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Seeds fuzz/corpus/<target> with DAPHNE's golden files and files this crate writes.
+set -euo pipefail
+cd "$(dirname "$0")"
+seeds=$(mktemp -d)
+cargo run --quiet --manifest-path ../Cargo.toml --example fuzz_seeds -- "$seeds"
+for target in object typed roundtrip; do
+  mkdir -p "corpus/$target"
+  cp "$seeds"/*.dbdf "corpus/$target/"
+  cp ../../shared/golden/daphne-runtime/*.dbdf ../../shared/golden/daphne-runtime/*.bin "corpus/$target/"
+done
+rm -rf "$seeds"
+echo "seeded: $(ls corpus/object | wc -l) files per target"
