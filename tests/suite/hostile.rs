@@ -455,3 +455,31 @@ fn writes_that_fail_leave_the_previous_file_and_no_temporary() {
     set_mode(0o755).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_stream_of_objects_that_ends_early() {
+    #[derive(Serialize, Deserialize, Debug)]
+    struct Three {
+        a: f64,
+        b: Vec<u8>,
+        c: i32,
+    }
+    let bytes = to_vec(&Three {
+        a: 1.0,
+        b: vec![1, 2],
+        c: 3,
+    })
+    .unwrap();
+    let cut = to_vec(&(1.0f64, vec![1u8, 2])).unwrap();
+    assert_eq!(&bytes[..cut.len()], &cut[..]);
+    match from_slice::<Three>(&cut) {
+        Err(Error::UnexpectedEof { offset, .. }) => assert_eq!(offset, cut.len() as u64),
+        other => panic!("{other:?}"),
+    }
+    let seq = to_vec(&vec![Dense(array![[1u8]]), Dense(array![[2u8]])]).unwrap();
+    let short = &seq[..seq.len() - 46];
+    assert!(matches!(
+        from_slice::<Vec<Dense<u8>>>(short),
+        Err(Error::UnexpectedEof { .. })
+    ));
+}
