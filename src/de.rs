@@ -286,6 +286,8 @@ impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
         if handoff::is_marker(name) {
             let object = match name {
                 handoff::OBJECT => self.next_object()?,
+                // A record takes memory even when the frame has no columns.
+                handoff::FRAME => self.next_object_to_materialize(false, 16)?,
                 name => self.next_object_to_materialize(name == handoff::CSR, 0)?,
             };
             handoff::with_object(object, || visitor.visit_newtype_struct(Parked))

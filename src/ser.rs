@@ -438,7 +438,14 @@ impl<'a, W: Write> SeqSerializer<'a, W> {
                 let values = values.unwrap_or(Values::F64(Vec::new()));
                 self.ser.write_dense(count, cols, &values)
             }
-            SeqState::Objects { buffer: None } => Ok(()),
+            SeqState::Objects { buffer: None } => match self.len {
+                // The count marker was written from the declared length.
+                Some(len) if !self.tuple && len != self.index => Err(Error::invalid(format!(
+                    "the sequence declared {len} elements but produced {}",
+                    self.index
+                ))),
+                _ => Ok(()),
+            },
             SeqState::Objects {
                 buffer: Some(buffer),
             } => {

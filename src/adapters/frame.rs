@@ -309,7 +309,8 @@ pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Resu
         columns,
         offset: object.offset(),
     };
-    let mut out = Vec::with_capacity(rows);
+    // Grown as records arrive: the row count is the header's claim.
+    let mut out = Vec::with_capacity(rows.min(1 << 12));
     for row in 0..rows {
         let record = R::deserialize(RecordDe { frame: &frame, row })
             .map_err(|e| e.within(&format_args!("[{row}]")))?;

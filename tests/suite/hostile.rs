@@ -483,3 +483,24 @@ fn a_stream_of_objects_that_ends_early() {
         Err(Error::UnexpectedEof { .. })
     ));
 }
+
+#[test]
+fn a_frame_of_many_rows_and_no_columns() {
+    // A runtime frame header: 2^43 rows, 0 columns, rx = cx = 0, and nothing else (34 bytes).
+    let bytes = Layout::new()
+        .u8(1)
+        .u8(3)
+        .u64(1 << 43)
+        .u64(0)
+        .u64(0)
+        .u64(0)
+        .0;
+    let runtime = Options::new().dialect(Dialect::Runtime);
+    let object: Object = from_slice_with(&bytes, &runtime).unwrap();
+    assert_eq!(object.shape(), (1 << 43, 0));
+    let rows = from_slice_with::<Frame<Record>>(&bytes, &runtime);
+    assert!(
+        matches!(rows, Err(Error::AllocationLimit { offset: 0, .. })),
+        "{rows:?}"
+    );
+}
