@@ -329,8 +329,7 @@ impl<'a, W: Write> SeqSerializer<'a, W> {
         };
         self.state = SeqState::Objects { buffer };
         if let Some(values) = collected {
-            for i in 0..values.len() {
-                let v = values.get(i).expect("index in range");
+            for v in (0..values.len()).filter_map(|i| values.get(i)) {
                 self.write_object(&ValueSer(v))?;
             }
         }
@@ -405,8 +404,7 @@ impl<'a, W: Write> SeqSerializer<'a, W> {
                 }
                 match (values.as_mut(), row) {
                     (Some(all), Some(row)) => {
-                        for i in 0..row.len() {
-                            let v = row.get(i).expect("index in range");
+                        for v in (0..row.len()).filter_map(|i| row.get(i)) {
                             if !all.push(v) {
                                 return Err(Error::invalid(format!(
                                     "the rows hold {} values, and {v} does not convert to that type exactly",
