@@ -67,6 +67,18 @@ fn assert_fails(output: &Output, file: &str, needle: &str) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// Writing values of different types through one loop.
+mod erased {
+    pub trait Write {
+        fn write(&self, path: &std::path::Path, options: &serde_daphne::Options);
+    }
+    impl<T: serde::Serialize> Write for T {
+        fn write(&self, path: &std::path::Path, options: &serde_daphne::Options) {
+            serde_daphne::to_file_with(path, self, options).unwrap();
+        }
+    }
+}
+
 #[test]
 fn info_describes_objects_and_blocks() {
     let out = dbdf(&["info", s(&golden("csr_f64_5x6.dbdf"))]);
@@ -130,6 +142,38 @@ fn validate_accepts_what_the_library_writes_and_rejects_corruption() {
             (Some(0), "ok\n")
         );
     }
+    // Every kind of file the library writes: each data type, block policy, tiling, narrowing
+    // and dialect, and several objects in one file.
+    #[derive(serde::Serialize)]
+    struct Row {
+        x: f64,
+        n: i16,
+    }
+    let frame = serde_daphne::Frame(vec![Row { x: 0.5, n: -1 }, Row { x: 0.0, n: 0 }]);
+    let csr = serde_daphne::Csr(sprs::CsMat::csr_from_dense(m.0.view(), 0.0));
+    let mut kinds = 0;
+    for policy in [
+        serde_daphne::BlockPolicy::Auto,
+        serde_daphne::BlockPolicy::Dense,
+        serde_daphne::BlockPolicy::Sparse,
+        serde_daphne::BlockPolicy::UltraSparse,
+    ] {
+        for options in [
+            Options::new().block_policy(policy),
+            Options::new().block_policy(policy).tile(2, 1).narrow(true),
+        ] {
+            to_file_with(&path, &(&m, &csr, &frame, vec![1u8, 2], 7i64), &options).unwrap();
+            let out = dbdf(&["validate", s(&path)]);
+            assert_eq!(stdout(&out), "ok\n", "{options:?}");
+            kinds += 1;
+        }
+    }
+    for value in [&m as &dyn erased::Write, &csr] {
+        value.write(&path, &Options::new().dialect(Dialect::Runtime));
+        assert_eq!(stdout(&dbdf(&["validate", s(&path)])), "ok\n");
+        kinds += 1;
+    }
+    assert_eq!(kinds, 10);
     to_file(&path, &m).unwrap();
     let _ = std::fs::remove_file(dir.join("m.dbdf.meta"));
     let good = std::fs::read(&path).unwrap();
