@@ -300,9 +300,7 @@ pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Resu
         });
     }
     let labels: Vec<String> = object.labels().into_iter().map(str::to_owned).collect();
-    let columns = (0..labels.len() as u64)
-        .map(|c| object.column(c))
-        .collect::<Result<Vec<_>>>()?;
+    let columns = object.columns()?;
     let rows = object.shape().0 as usize;
     let frame = FrameData {
         labels,

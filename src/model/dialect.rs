@@ -614,9 +614,9 @@ pub(crate) fn write_runtime<W: Write>(sink: &mut Sink<W>, object: &Object) -> Re
         Header::Frame { columns, .. } => {
             let columns = columns
                 .iter()
-                .enumerate()
-                .map(|(c, column)| Ok((column.label.clone(), object.column(c as u64)?)))
-                .collect::<Result<Vec<_>>>()?;
+                .map(|column| column.label.clone())
+                .zip(object.columns()?)
+                .collect::<Vec<_>>();
             runtime::write_frame(sink, rows, &columns)
         }
     }

@@ -371,6 +371,22 @@ impl Object {
             .unwrap_or(self.offset)
     }
 
+    /// Block `index`'s values converted exactly to `T`, or the first that does not fit.
+    fn typed_values<T: Element>(&self, index: usize, values: &Values) -> Result<Vec<T>> {
+        values
+            .to_vec()
+            .map_err(|i| self.lossy(index, values, i, T::VALUE_TYPE))
+    }
+
+    /// The error for value `at` of block `index` not fitting `to`.
+    fn lossy(&self, index: usize, values: &Values, at: usize, to: ValueType) -> Error {
+        Error::LossyConversion {
+            offset: self.block_offset_or_object(index),
+            value: values.get(at).unwrap_or(Value::U8(0)),
+            to,
+        }
+    }
+
     /// Calls `f(row, col, value)` for every stored value of every block (the non-zeros of
     /// dense blocks), in block order and row-major order within a block.
     ///
@@ -388,11 +404,7 @@ impl Object {
             if only_col.is_some_and(|c| c < p.col || c - p.col >= u64::from(p.cols)) {
                 continue;
             }
-            let typed: Vec<T> = values.to_vec().map_err(|i| Error::LossyConversion {
-                offset: self.block_offset_or_object(index),
-                value: values.get(i).unwrap_or(Value::U8(0)),
-                to: T::VALUE_TYPE,
-            })?;
+            let typed: Vec<T> = self.typed_values(index, values)?;
             block.data.for_each_position(p.cols, |k, r, c| {
                 if !typed[k].is_zero() {
                     f(p.row + u64::from(r), p.col + u64::from(c), typed[k]);
@@ -431,35 +443,43 @@ impl Object {
     /// [`Error::DataTypeMismatch`] for frames; [`Error::LossyConversion`] when a value does not
     /// fit `T`; [`Error::TooLarge`]/[`Error::OutOfMemory`] when the matrix does not fit memory.
     pub fn dense_vec<T: Element>(&self) -> Result<Vec<T>> {
-        self.clone().into_dense_vec()
-    }
-
-    /// Like [`Object::dense_vec`], consuming the object (no copy for one dense block of `T`).
-    ///
-    /// # Errors
-    /// As [`Object::dense_vec`].
-    pub fn into_dense_vec<T: Element>(mut self) -> Result<Vec<T>> {
         let (rows, cols) = self.matrix_dims()?;
         let len = rows.checked_mul(cols).ok_or(Error::TooLarge {
             offset: self.offset,
             what: "the matrix",
             bytes: rows as u128 * cols as u128 * std::mem::size_of::<T>() as u128,
         })?;
-        if self.blocks.len() == 1 {
-            if let BlockData::Dense(values) = &mut self.blocks[0].data {
-                let values = std::mem::replace(values, Values::new(ValueType::U8));
-                let offset = self.block_offset_or_object(0);
-                let copy = values.clone();
-                return values.into_vec().map_err(|i| Error::LossyConversion {
-                    offset,
-                    value: copy.get(i).unwrap_or(Value::U8(0)),
-                    to: T::VALUE_TYPE,
-                });
-            }
+        if let [Block {
+            data: BlockData::Dense(values),
+            ..
+        }] = self.blocks.as_slice()
+        {
+            return self.typed_values(0, values);
         }
         let mut out = zeroed_vec::<T>(len)?;
         self.for_each_stored(|r, c, x: T| out[r as usize * cols + c as usize] = x, None)?;
         Ok(out)
+    }
+
+    /// Like [`Object::dense_vec`], consuming the object: one dense block of `T` is moved, not
+    /// copied.
+    ///
+    /// # Errors
+    /// As [`Object::dense_vec`].
+    pub fn into_dense_vec<T: Element>(mut self) -> Result<Vec<T>> {
+        self.matrix_dims()?;
+        if let [Block {
+            data: BlockData::Dense(values),
+            ..
+        }] = self.blocks.as_mut_slice()
+        {
+            let values = std::mem::replace(values, Values::new(ValueType::U8));
+            return match T::try_from_values(values) {
+                Ok(moved) => Ok(moved),
+                Err(values) => self.typed_values(0, &values),
+            };
+        }
+        self.dense_vec()
     }
 
     /// The matrix's values, row-major, in the header's value type.
@@ -496,11 +516,7 @@ impl Object {
             ..
         }] = self.blocks.as_slice()
         {
-            let values = values.to_vec::<T>().map_err(|i| Error::LossyConversion {
-                offset: self.block_offset_or_object(0),
-                value: values.get(i).unwrap_or(Value::U8(0)),
-                to: T::VALUE_TYPE,
-            })?;
+            let values = self.typed_values::<T>(0, values)?;
             return Ok(CsrParts {
                 row_offsets: row_offsets.clone(),
                 col_indices: col_indices.iter().map(|&c| c as usize).collect(),
@@ -573,6 +589,46 @@ impl Object {
             self.for_each_stored(|r, c, x: T| if c == col { out[r as usize] = x }, Some(col))?;
             Ok(T::into_values(out))
         })
+    }
+
+    /// Every column, each converted to the header's type for it, in one pass over the blocks
+    /// (calling [`Object::column`] for each would visit every block once per column).
+    ///
+    /// # Errors
+    /// As [`Object::column`].
+    pub fn columns(&self) -> Result<Vec<Values>> {
+        let (rows, cols) = self.shape();
+        let too_large = || Error::TooLarge {
+            offset: self.offset,
+            what: "the columns",
+            bytes: u128::from(rows) * u128::from(cols),
+        };
+        let rows = usize::try_from(rows).map_err(|_| too_large())?;
+        let mut out = (0..cols)
+            .map(|c| {
+                let vt = self.header.value_type_of(c).ok_or_else(too_large)?;
+                Values::zeros(vt, rows)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (index, block) in self.blocks.iter().enumerate() {
+            let (Some(values), p) = (block.data.values(), block.place) else {
+                continue;
+            };
+            let mut misfit = None;
+            block.data.for_each_position(p.cols, |k, r, c| {
+                let column = &mut out[(p.col + u64::from(c)) as usize];
+                let fits = values
+                    .get(k)
+                    .is_none_or(|v| v.is_zero() || column.set((p.row + u64::from(r)) as usize, v));
+                if !fits && misfit.is_none() {
+                    misfit = Some((k, column.value_type()));
+                }
+            });
+            if let Some((k, to)) = misfit {
+                return Err(self.lossy(index, values, k, to));
+            }
+        }
+        Ok(out)
     }
 
     /// A frame from labelled columns of equal length, each column one block.
@@ -744,9 +800,9 @@ impl Object {
             Header::Frame { columns, rows } => {
                 let columns = columns
                     .iter()
-                    .enumerate()
-                    .map(|(c, column)| Ok((column.label.clone(), self.column(c as u64)?)))
-                    .collect::<Result<Vec<_>>>()?;
+                    .map(|column| column.label.clone())
+                    .zip(self.columns()?)
+                    .collect::<Vec<_>>();
                 write_frame(&mut sink, *rows as usize, &columns, options)?;
             }
             Header::Scalar { value_type } | Header::DenseMatrix { value_type, .. }

@@ -223,10 +223,7 @@ pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<(
             let labels: Vec<String> = object.labels().iter().map(|l| quote(l)).collect();
             writeln!(out, "{}", labels.join(",")).map_err(|e| e.to_string())?;
         }
-        (0..cols)
-            .map(|c| object.column(c))
-            .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?
+        object.columns().map_err(|e| e.to_string())?
     } else {
         let all = object.dense_values().map_err(|e| e.to_string())?;
         vec![all]
