@@ -46,6 +46,7 @@ fn main() -> serde_daphne::Result<()> {
     ]);
     let policies = [
         BlockPolicy::Auto,
+        BlockPolicy::Smallest,
         BlockPolicy::Dense,
         BlockPolicy::Sparse,
         BlockPolicy::UltraSparse,

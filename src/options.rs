@@ -5,10 +5,16 @@ use crate::model::Dialect;
 /// How the writer picks each block's type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BlockPolicy {
-    /// Per block, the smallest encoding of empty, dense, sparse (CSR) and ultra-sparse (COO);
-    /// on a tie the earlier in that order.
+    /// Per block, the encoding its source suggests, found without scanning dense data: an
+    /// all-zero block is empty; a block of a dense source (`Array2`, rows, frame columns) is
+    /// dense; a block of a sparse source (`CsMat`) is the smallest of the four encodings, which
+    /// its non-zero count alone decides.
     #[default]
     Auto,
+    /// Per block, the smallest encoding of empty, dense, sparse (CSR) and ultra-sparse (COO);
+    /// on a tie the earlier in that order. For dense sources this counts non-zeros (up to about
+    /// two thirds of the block) before writing, so it is slower than `Auto` there.
+    Smallest,
     /// Every block dense.
     Dense,
     /// Every block sparse (CSR).
@@ -39,6 +45,7 @@ pub struct Options {
     pub(crate) max_bytes: u64,
     pub(crate) max_alloc: u64,
     pub(crate) dialect: Option<Dialect>,
+    pub(crate) sync: bool,
 }
 
 impl Default for Options {
@@ -56,6 +63,7 @@ impl Options {
             block_policy: BlockPolicy::Auto,
             tile: None,
             narrow: false,
+            sync: true,
             max_bytes: u64::MAX,
             max_alloc: 4 << 30,
             dialect: None,
@@ -131,6 +139,20 @@ impl Options {
     pub const fn max_bytes(mut self, max_bytes: u64) -> Self {
         self.max_bytes = max_bytes;
         self
+    }
+
+    /// Whether [`crate::to_file_with`] syncs the file to disk before renaming it into place
+    /// (default: yes). Without the sync a file is still replaced atomically for readers and
+    /// survives a crash of the process, but not a power loss or a crash of the system: right for
+    /// scratch and eviction files, which skip the wait for the disk.
+    pub const fn sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// Whether file writes sync to disk.
+    pub const fn get_sync(&self) -> bool {
+        self.sync
     }
 
     /// The block policy in force.

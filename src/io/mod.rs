@@ -53,10 +53,15 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
     options: &Options,
 ) -> Result<()> {
     let path = path.as_ref();
-    write_atomically(path, |file| {
+    write_atomically_synced(path, options.sync, |file| {
         let mut recorder = Recorder {
             inner: BufWriter::with_capacity(1 << 20, file),
             prefix: Vec::new(),
+            prefix_len: if options.writes_runtime() {
+                PREFIX_LEN
+            } else {
+                0
+            },
             total: 0,
         };
         to_writer_with(&mut recorder, value, options)?;
@@ -65,9 +70,9 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
             let sidecar = sidecar_path(path);
             match skim(&recorder.prefix).filter(|(_, len)| *len == u128::from(recorder.total)) {
                 Some((header, _)) => match meta::meta_json(&header)? {
-                    Some(json) => {
-                        write_atomically(&sidecar, |f| Ok(f.write_all(json.as_bytes())?))?
-                    }
+                    Some(json) => write_atomically_synced(&sidecar, options.sync, |f| {
+                        Ok(f.write_all(json.as_bytes())?)
+                    })?,
                     None => remove_if_present(&sidecar)?,
                 },
                 None => remove_if_present(&sidecar)?,
@@ -88,6 +93,8 @@ fn remove_if_present(path: &Path) -> Result<()> {
 struct Recorder<W> {
     inner: W,
     prefix: Vec<u8>,
+    /// How many bytes to keep: none unless a sidecar may be needed.
+    prefix_len: usize,
     total: u64,
 }
 
@@ -97,7 +104,7 @@ const PREFIX_LEN: usize = 1 << 20;
 impl<W: Write> Write for Recorder<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(buf)?;
-        let keep = n.min(PREFIX_LEN.saturating_sub(self.prefix.len()));
+        let keep = n.min(self.prefix_len.saturating_sub(self.prefix.len()));
         self.prefix.extend_from_slice(&buf[..keep]);
         self.total += n as u64;
         Ok(n)
@@ -113,13 +120,27 @@ impl<W: Write> Write for Recorder<W> {
 /// # Errors
 /// Whatever `write` returns, and I/O errors creating, syncing or renaming the file.
 pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    write_atomically_synced(path, true, write)
+}
+
+/// [`write_atomically`], with the sync to disk optional ([`Options::sync`]).
+fn write_atomically_synced(
+    path: &Path,
+    sync: bool,
+    write: impl FnOnce(&mut File) -> Result<()>,
+) -> Result<()> {
     let temp = temporary_path(path);
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&temp)?;
     let result = write(&mut file)
-        .and_then(|()| file.sync_all().map_err(Error::from))
+        .and_then(|()| {
+            if sync {
+                file.sync_all()?;
+            }
+            Ok(())
+        })
         .and_then(|()| {
             drop(file);
             fs::rename(&temp, path).map_err(Error::from)
@@ -128,7 +149,7 @@ pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> Result<()>
         let _ = fs::remove_file(&temp);
         return result;
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    if let Some(dir) = path.parent().filter(|d| sync && !d.as_os_str().is_empty()) {
         // Make the rename itself durable where the platform allows it.
         if let Ok(dir) = File::open(dir) {
             let _ = dir.sync_all();

@@ -12,10 +12,11 @@ use crate::wire::block::{
     block_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse, write_empty,
     write_sparse_entry, write_ultra_sparse_entry,
 };
+use crate::wire::element::narrow_probe;
 use crate::wire::runtime;
 use crate::wire::sink::Sink;
-use crate::wire::values::with_values;
-use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, Value, ValueType, Values};
+use crate::wire::values::{count_nonzero, with_values};
+use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, ValueType, Values};
 
 /// A borrowed matrix to write.
 pub(crate) struct MatrixRef<'a, T> {
@@ -50,8 +51,8 @@ enum Row<'a, T> {
 impl<T: Element> Row<'_, T> {
     fn nnz(&self) -> usize {
         match self {
-            Row::Dense(v) => v.iter().filter(|x| !x.is_zero()).count(),
-            Row::Sparse { values, .. } => values.iter().filter(|x| !x.is_zero()).count(),
+            Row::Dense(v) => count_nonzero(v),
+            Row::Sparse { values, .. } => count_nonzero(values),
         }
     }
 
@@ -109,6 +110,20 @@ impl<'a, T: Element> MatrixRef<'a, T> {
             cols,
             layout: Layout::Dense(data),
         }
+    }
+
+    /// The window's values as one contiguous row-major run, when the matrix is dense and the
+    /// window spans whole rows (or is one row).
+    fn contiguous(&self, window: BlockPlace) -> Option<&'a [T]> {
+        let Layout::Dense(data) = self.layout else {
+            return None;
+        };
+        let (r0, c0) = (window.row as usize, window.col as usize);
+        let (nr, nc) = (window.rows as usize, window.cols as usize);
+        (nc == self.cols || nr == 1).then(|| {
+            let start = r0 * self.cols + c0;
+            &data[start..start + nr * nc]
+        })
     }
 
     fn row(&self, r: usize, first: usize, width: usize) -> Row<'a, T> {
@@ -294,6 +309,8 @@ struct Analysis {
     /// Non-zeros, exact unless counting stopped at `dense_wins_at`.
     nnz: u64,
     value_type: ValueType,
+    /// Whether the source holds every cell (so `Auto` keeps the block dense).
+    dense_source: bool,
 }
 
 fn analyse<T: Element>(
@@ -303,21 +320,46 @@ fn analyse<T: Element>(
 ) -> Analysis {
     let (r0, c0) = (place.row as usize, place.col as usize);
     let (nr, nc) = (place.rows as usize, place.cols as usize);
-    // Once this many non-zeros are seen, dense is the smallest and counting can stop.
-    let stop_at = match (options.block_policy, options.narrow) {
-        // At least 1: an empty block needs a count of exactly zero over the whole window.
-        (BlockPolicy::Auto, false) => dense_wins_at(place, T::VALUE_TYPE).max(1),
-        _ => u64::MAX,
+    let dense_source = matches!(matrix.layout, Layout::Dense(_));
+    // Once this many non-zeros are seen, the choice is made and counting can stop. At least 1
+    // where an all-zero block becomes empty: that needs a count of zero over the whole window.
+    let stop_at = match options.block_policy {
+        _ if options.narrow => u64::MAX,
+        BlockPolicy::Dense => 0,
+        BlockPolicy::Auto if dense_source => 1,
+        BlockPolicy::Auto | BlockPolicy::Smallest => dense_wins_at(place, T::VALUE_TYPE).max(1),
+        BlockPolicy::Sparse | BlockPolicy::UltraSparse => u64::MAX,
     };
     let mut nnz = 0u64;
     let mut narrower = options.narrow.then(|| Narrower::new(T::VALUE_TYPE));
+    if stop_at == 0 {
+        return Analysis {
+            nnz,
+            value_type: T::VALUE_TYPE,
+            dense_source,
+        };
+    }
+    if let (None, Some(run)) = (&narrower, matrix.contiguous(place)) {
+        // Counted in cache-sized pieces so that a dense block stops early.
+        for piece in run.chunks(1 << 14) {
+            nnz += count_nonzero(piece) as u64;
+            if nnz >= stop_at {
+                break;
+            }
+        }
+        return Analysis {
+            nnz,
+            value_type: T::VALUE_TYPE,
+            dense_source,
+        };
+    }
     for r in r0..r0 + nr {
         let row = matrix.row(r, c0, nc);
         match &mut narrower {
             Some(n) => {
                 let _ = row.for_each_nonzero(|_, x| {
                     nnz += 1;
-                    n.observe(x.into_value());
+                    n.observe(x);
                     Ok(())
                 });
             }
@@ -330,6 +372,7 @@ fn analyse<T: Element>(
     Analysis {
         nnz,
         value_type: narrower.map_or(T::VALUE_TYPE, |n| n.choice()),
+        dense_source,
     }
 }
 
@@ -356,7 +399,12 @@ fn choose_block_type(
         return Ok(BlockType::Empty);
     }
     match policy {
-        BlockPolicy::Auto => Ok([
+        BlockPolicy::Auto if analysis.dense_source => Ok(if analysis.nnz == 0 {
+            BlockType::Empty
+        } else {
+            BlockType::Dense
+        }),
+        BlockPolicy::Auto | BlockPolicy::Smallest => Ok([
             BlockType::Empty,
             BlockType::Dense,
             BlockType::Sparse,
@@ -401,6 +449,9 @@ fn write_block<T: Element, W: Write>(
         BlockType::Empty => write_empty(sink, place),
         BlockType::Dense => {
             start_dense(sink, place, vt)?;
+            if let Some(run) = matrix.contiguous(window) {
+                return sink.values_as(run, vt);
+            }
             rows.into_iter()
                 .try_for_each(|row| row.write_dense(sink, nc, vt))
         }
@@ -424,11 +475,18 @@ fn write_block<T: Element, W: Write>(
     }
 }
 
-/// Finds the smallest value type that holds every observed value exactly.
+/// Finds the smallest value type that holds every observed value exactly (the rule of
+/// [`Value::narrows_to`], computed from typed summaries instead of per-value conversions).
 struct Narrower {
     source: ValueType,
-    /// Candidates still holding every value, smaller than the source type.
+    /// Types smaller than the source, in order of preference.
     candidates: Vec<ValueType>,
+    /// Whether every value seen is an integer, and their range.
+    integers: bool,
+    min: i64,
+    max: i64,
+    /// Whether `f32` holds every value seen bit-exactly.
+    f32_exact: bool,
 }
 
 impl Narrower {
@@ -448,30 +506,74 @@ impl Narrower {
             }
         };
         candidates.sort_by_key(|&vt| (vt.size(), kind(vt) != kind(source), kind(vt)));
-        Narrower { source, candidates }
+        Narrower {
+            source,
+            candidates,
+            integers: true,
+            min: i64::MAX,
+            max: i64::MIN,
+            f32_exact: true,
+        }
     }
 
-    fn observe(&mut self, value: Value) {
-        if !self.candidates.is_empty() {
-            self.candidates.retain(|&vt| value.narrows_to(vt));
+    #[inline]
+    fn observe<T: Element>(&mut self, x: T) {
+        let probe = narrow_probe(x);
+        match probe.integer {
+            Some(i) => {
+                self.min = self.min.min(i);
+                self.max = self.max.max(i);
+            }
+            None => self.integers = false,
+        }
+        self.f32_exact &= probe.f32_exact;
+    }
+
+    fn holds(&self, vt: ValueType) -> bool {
+        let range = |lo: i64, hi: i64| {
+            self.integers && (self.min > self.max || (lo <= self.min && self.max <= hi))
+        };
+        match vt {
+            ValueType::U8 => range(0, u8::MAX.into()),
+            ValueType::U16 => range(0, u16::MAX.into()),
+            ValueType::U32 => range(0, u32::MAX.into()),
+            ValueType::I8 => range(i8::MIN.into(), i8::MAX.into()),
+            ValueType::I16 => range(i16::MIN.into(), i16::MAX.into()),
+            ValueType::I32 => range(i32::MIN.into(), i32::MAX.into()),
+            ValueType::F32 => self.f32_exact,
+            // Never smaller than a source type: not a candidate.
+            ValueType::U64 | ValueType::I64 | ValueType::F64 => false,
         }
     }
 
     fn choice(&self) -> ValueType {
-        self.candidates.first().copied().unwrap_or(self.source)
+        self.candidates
+            .iter()
+            .copied()
+            .find(|&vt| self.holds(vt))
+            .unwrap_or(self.source)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Value;
 
     #[test]
     fn narrowing_picks_the_smallest_exact_type() {
         let pick = |source, values: &[Value]| {
             let mut n = Narrower::new(source);
-            values.iter().for_each(|&v| n.observe(v));
-            n.choice()
+            for &v in values {
+                crate::wire::element::with_value!(v, x => n.observe(x));
+            }
+            let choice = n.choice();
+            // The typed summaries agree with the one conversion rule.
+            assert!(
+                values.iter().all(|v| v.narrows_to(choice)),
+                "{values:?} as {choice}"
+            );
+            choice
         };
         assert_eq!(pick(ValueType::U64, &[Value::U64(200)]), ValueType::U8);
         assert_eq!(pick(ValueType::U64, &[Value::U64(300)]), ValueType::U16);
@@ -485,6 +587,59 @@ mod tests {
         assert_eq!(pick(ValueType::F64, &[Value::F64(3.0)]), ValueType::U8);
         assert_eq!(pick(ValueType::F64, &[Value::F64(-0.0)]), ValueType::F32);
         assert_eq!(pick(ValueType::U8, &[Value::U8(1)]), ValueType::U8);
+    }
+
+    /// The typed summaries choose exactly what the one conversion rule (`narrows_to`) would.
+    fn agrees_with_the_conversion_rule<T: Element>(values: &[T]) {
+        let mut n = Narrower::new(T::VALUE_TYPE);
+        values.iter().for_each(|&x| n.observe(x));
+        let reference = n
+            .candidates
+            .iter()
+            .copied()
+            .find(|&vt| values.iter().all(|x| x.into_value().narrows_to(vt)))
+            .unwrap_or(T::VALUE_TYPE);
+        assert_eq!(n.choice(), reference, "{values:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn typed_narrowing_matches_the_rule(
+            bits in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..4),
+            small in proptest::collection::vec(-70_000i64..70_000, 1..4),
+            scale in 0u32..70,
+        ) {
+            // Raw bits reach NaN payloads and huge values; small integers and their scaled
+            // versions reach every candidate's edges.
+            let scaled: Vec<i64> = small.iter().map(|&x| x.saturating_mul(1i64 << scale.min(40))).collect();
+            agrees_with_the_conversion_rule(&bits.iter().map(|&b| f64::from_bits(b)).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&bits.iter().map(|&b| f32::from_bits(b as u32)).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&bits);
+            agrees_with_the_conversion_rule(&bits.iter().map(|&b| b as i64).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&scaled);
+            agrees_with_the_conversion_rule(&scaled.iter().map(|&x| x as f64).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&scaled.iter().map(|&x| x as f32 * 0.5).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&scaled.iter().map(|&x| x.unsigned_abs()).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&small.iter().map(|&x| x as i32).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&small.iter().map(|&x| x as u32).collect::<Vec<_>>());
+            agrees_with_the_conversion_rule(&small.iter().map(|&x| x as i16).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn typed_narrowing_edges() {
+        agrees_with_the_conversion_rule(&[i64::MAX]);
+        agrees_with_the_conversion_rule(&[i64::MIN]);
+        agrees_with_the_conversion_rule(&[u64::MAX]);
+        agrees_with_the_conversion_rule(&[1u64 << 63]);
+        agrees_with_the_conversion_rule(&[(1i64 << 24) + 1]);
+        agrees_with_the_conversion_rule(&[1i64 << 40, -(1i64 << 50)]);
+        agrees_with_the_conversion_rule(&[9.223_372_036_854_776e18f64]);
+        agrees_with_the_conversion_rule(&[-9.223_372_036_854_776e18f64]);
+        agrees_with_the_conversion_rule(&[-0.0f64, 1.0]);
+        agrees_with_the_conversion_rule(&[-0.0f32]);
+        agrees_with_the_conversion_rule(&[f64::NAN, f64::INFINITY]);
+        agrees_with_the_conversion_rule(&[65535.0f32, -1.0]);
     }
 
     #[test]

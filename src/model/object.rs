@@ -8,6 +8,7 @@ use crate::model::encode::{write_frame, write_matrix, Layout, MatrixRef};
 use crate::model::tiling::Coverage;
 use crate::options::Options;
 use crate::wire::block::{decode_block, encode_block};
+use crate::wire::element::widens_exactly;
 use crate::wire::sink::Sink;
 use crate::wire::values::{with_value_type, zeroed_vec};
 use crate::wire::{
@@ -395,11 +396,15 @@ impl Object {
         &self,
         mut f: impl FnMut(u64, u64, T),
         only_col: Option<u64>,
+        skip_dense: bool,
     ) -> Result<()> {
         for (index, block) in self.blocks.iter().enumerate() {
             let Some(values) = block.data.values() else {
                 continue;
             };
+            if skip_dense && matches!(block.data, BlockData::Dense(_)) {
+                continue;
+            }
             let p = block.place;
             if only_col.is_some_and(|c| c < p.col || c - p.col >= u64::from(p.cols)) {
                 continue;
@@ -457,7 +462,34 @@ impl Object {
             return self.typed_values(0, values);
         }
         let mut out = zeroed_vec::<T>(len)?;
-        self.for_each_stored(|r, c, x: T| out[r as usize * cols + c as usize] = x, None)?;
+        let mut scattered = false;
+        for (index, block) in self.blocks.iter().enumerate() {
+            let (BlockData::Dense(values), p) = (&block.data, block.place) else {
+                scattered = true;
+                continue;
+            };
+            // Dense blocks (tiles) are copied a row at a time.
+            let converted;
+            let typed: &[T] = match T::slice_of(values) {
+                Some(v) => v,
+                None => {
+                    converted = self.typed_values(index, values)?;
+                    &converted
+                }
+            };
+            let width = p.cols as usize;
+            for (r, row) in typed.chunks_exact(width.max(1)).enumerate() {
+                let start = (p.row as usize + r) * cols + p.col as usize;
+                out[start..start + width].copy_from_slice(row);
+            }
+        }
+        if scattered {
+            self.for_each_stored(
+                |r, c, x: T| out[r as usize * cols + c as usize] = x,
+                None,
+                true,
+            )?;
+        }
         Ok(out)
     }
 
@@ -527,7 +559,7 @@ impl Object {
             rows.checked_add(1)
                 .ok_or(Error::OutOfMemory { bytes: u128::MAX })?,
         )?;
-        self.for_each_stored(|r, _, _: T| counts[r as usize + 1] += 1, None)?;
+        self.for_each_stored(|r, _, _: T| counts[r as usize + 1] += 1, None, false)?;
         for r in 0..rows {
             counts[r + 1] += counts[r];
         }
@@ -543,6 +575,7 @@ impl Object {
                 *k += 1;
             },
             None,
+            false,
         )?;
         let row_offsets: Vec<usize> = counts.into_iter().map(|c| c as usize).collect();
         // Blocks side by side in one row band arrive in block order: sort those rows.
@@ -586,7 +619,11 @@ impl Object {
         with_value_type!(vt, T => {
             let mut out = zeroed_vec::<T>(rows)?;
             // Only blocks touching this column contribute.
-            self.for_each_stored(|r, c, x: T| if c == col { out[r as usize] = x }, Some(col))?;
+            self.for_each_stored(
+                |r, c, x: T| if c == col { out[r as usize] = x },
+                Some(col),
+                false,
+            )?;
             Ok(T::into_values(out))
         })
     }
@@ -867,7 +904,7 @@ fn check_block_values(
     let Some(target) = header.value_type_of(place.col) else {
         return Ok(());
     };
-    if values.value_type() == target {
+    if widens_exactly(values.value_type(), target) {
         return Ok(());
     }
     match (0..values.len()).find_map(|i| values.get(i).filter(|v| v.convert(target).is_none())) {

@@ -8,9 +8,63 @@ use std::fmt;
 
 use super::codes::ValueType;
 use super::values::Values;
+use sealed::NarrowProbe;
 
 mod sealed {
-    pub trait Sealed {}
+    /// One value as narrowing sees it: the integer it is, if it is one (saturated to `i64`:
+    /// narrowing candidates are at most 32 bits wide), and whether `f32` holds it bit-exactly.
+    #[derive(Clone, Copy, Debug)]
+    pub struct NarrowProbe {
+        pub integer: Option<i64>,
+        pub f32_exact: bool,
+    }
+
+    /// Typed fast paths for narrowing, kept out of the public API.
+    pub trait Sealed: Copy {
+        /// What narrowing needs to know of this value, without going through [`super::Value`].
+        fn narrow_probe(self) -> NarrowProbe;
+        /// `self as i64` (exact whenever narrowing chose an integer type).
+        fn as_i64(self) -> i64;
+        /// `self as f64` (exact whenever narrowing chose a float type).
+        fn as_f64(self) -> f64;
+        /// `x as Self`.
+        fn from_i64(x: i64) -> Self;
+        /// `x as Self`.
+        fn from_f64(x: f64) -> Self;
+    }
+}
+
+/// What narrowing needs to know of `x`.
+#[inline]
+pub(crate) fn narrow_probe<T: Element>(x: T) -> NarrowProbe {
+    sealed::Sealed::narrow_probe(x)
+}
+
+/// Whether every value of `from` converts exactly to `to` (so no value needs checking).
+pub(crate) const fn widens_exactly(from: ValueType, to: ValueType) -> bool {
+    let (fs, ts) = (from.size(), to.size());
+    match (from.is_float(), to.is_float()) {
+        (true, true) => fs <= ts,
+        // f32 holds integers of up to 24 bits exactly, f64 up to 53.
+        (false, true) => fs * 8 <= if ts == 4 { 24 } else { 53 },
+        (true, false) => false,
+        (false, false) => match (from.is_signed_int(), to.is_signed_int()) {
+            (false, false) | (true, true) => fs <= ts,
+            (false, true) => fs < ts,
+            (true, false) => false,
+        },
+    }
+}
+
+/// `x` as `U`, for a conversion known to be exact: narrowing found it so (`narrows_to`), or
+/// the types widen exactly ([`widens_exactly`]).
+#[inline]
+pub(crate) fn exact_cast<T: Element, U: Element>(x: T) -> U {
+    if U::VALUE_TYPE.is_float() {
+        U::from_f64(x.as_f64())
+    } else {
+        U::from_i64(x.as_i64())
+    }
 }
 
 /// A Rust type that DAPHNE stores as one of its ten value types: `u8`..`u64`, `i8`..`i64`,
@@ -72,7 +126,32 @@ pub enum Value {
 
 macro_rules! impl_element {
     ($($variant:ident $t:ty, $conv:ident, $zero:expr;)*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            #[inline]
+            fn narrow_probe(self) -> NarrowProbe {
+                impl_element!(@probe $conv, $t, self)
+            }
+            #[inline]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_lossless)]
+            fn as_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline]
+            #[allow(clippy::cast_lossless)]
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline]
+            #[allow(clippy::cast_possible_truncation)]
+            fn from_i64(x: i64) -> Self {
+                x as $t
+            }
+            #[inline]
+            #[allow(clippy::cast_possible_truncation)]
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+        }
         impl Element for $t {
             const VALUE_TYPE: ValueType = ValueType::$variant;
             #[inline]
@@ -112,6 +191,32 @@ macro_rules! impl_element {
     (@from float64, $t:ty, $v:expr) => { $v.to_f64() };
     (@from float32, $t:ty, $v:expr) => { $v.to_f32() };
     (@from integer, $t:ty, $v:expr) => { $v.as_integer().and_then(|i| <$t>::try_from(i).ok()) };
+    // Saturating casts are safe here: every candidate range lies well inside `i64`.
+    (@probe float64, $t:ty, $x:expr) => {{
+        let x: f64 = $x;
+        let i = x as i64;
+        NarrowProbe {
+            integer: (i as f64 == x && x.to_bits() != (-0.0f64).to_bits()).then_some(i),
+            f32_exact: f64::from(x as f32).to_bits() == x.to_bits(),
+        }
+    }};
+    (@probe float32, $t:ty, $x:expr) => {{
+        let x: f32 = $x;
+        let i = x as i64;
+        NarrowProbe {
+            integer: (i as f32 == x && x.to_bits() != (-0.0f32).to_bits()).then_some(i),
+            f32_exact: true,
+        }
+    }};
+    (@probe integer, $t:ty, $x:expr) => {{
+        let x: $t = $x;
+        // f32 holds an integer exactly when it has at most 24 significant bits.
+        let m = (x as i128).unsigned_abs();
+        NarrowProbe {
+            integer: Some(i64::try_from(x).unwrap_or(i64::MAX)),
+            f32_exact: m == 0 || (m >> m.trailing_zeros()) < (1 << 24),
+        }
+    }};
 }
 
 /// Byte order swapping for `Element::to_le`, written once for all ten types.
@@ -249,11 +354,6 @@ impl Value {
         }
     }
 
-    /// Appends the value's little-endian bytes.
-    pub(crate) fn extend_le(self, out: &mut Vec<u8>) {
-        with_value!(self, x => out.extend_from_slice(bytemuck::bytes_of(&x.to_le())))
-    }
-
     /// The exact integer this value is, if it is one.
     fn as_integer(self) -> Option<i128> {
         const LIMIT: f64 = 1.7014118346046923e38; // 2^127
@@ -310,6 +410,7 @@ impl fmt::Display for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::values::with_value_type;
 
     #[test]
     fn conversions_preserve_the_number_or_fail() {
@@ -339,6 +440,63 @@ mod tests {
         assert!(!Value::F64(payload).narrows_to(ValueType::F32));
         assert!(Value::I64(-128).narrows_to(ValueType::I8));
         assert!(!Value::I64(-129).narrows_to(ValueType::I8));
+    }
+
+    /// Edge values of every type: where `widens_exactly` says no check is needed, the rule
+    /// agrees and the cast gives the same number; where it does not, some edge fails.
+    #[test]
+    fn exact_widening_agrees_with_the_conversion_rule() {
+        fn edges<T: Element>() -> Vec<Value> {
+            let mut v: Vec<Value> = [0u64, 1, 0x7f, 0x80, 0xff, 0x7fff, 0xffff, 0x100_0001]
+                .iter()
+                .chain(&[
+                    0x7fff_ffff,
+                    0xffff_ffff,
+                    0x20_0000_0000_0001,
+                    u64::MAX >> 1,
+                    u64::MAX,
+                ])
+                .map(|&b| {
+                    let bytes = b.to_le_bytes();
+                    let t: T = bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<T>()]);
+                    t.into_value()
+                })
+                .collect();
+            if T::VALUE_TYPE.is_float() {
+                v.extend(
+                    [1.5f64, -0.0, f64::NAN, f64::INFINITY, 1e300, 5e-324]
+                        .iter()
+                        .filter_map(|&x| Value::F64(x).convert(T::VALUE_TYPE)),
+                );
+                v.extend(
+                    [1.5f32, -0.0, f32::MIN_POSITIVE / 4.0]
+                        .iter()
+                        .filter_map(|&x| Value::F32(x).convert(T::VALUE_TYPE)),
+                );
+            } else if T::VALUE_TYPE.is_signed_int() {
+                v.extend(
+                    [-1i64, i64::MIN, -128, -32768, -(1 << 31)]
+                        .iter()
+                        .filter_map(|&x| Value::I64(x).convert(T::VALUE_TYPE)),
+                );
+            }
+            v
+        }
+        for from in ValueType::ALL {
+            for to in ValueType::ALL {
+                let values = with_value_type!(from, S => edges::<S>());
+                let all_fit = values.iter().all(|v| v.convert(to).is_some());
+                assert_eq!(widens_exactly(from, to), all_fit, "{from} -> {to}");
+                if widens_exactly(from, to) {
+                    for &v in &values {
+                        let cast = with_value_type!(from, S => with_value_type!(to, U => {
+                            exact_cast::<S, U>(v.to::<S>().unwrap()).into_value()
+                        }));
+                        assert_eq!(cast.bits(), v.convert(to).unwrap().bits(), "{v} -> {to}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -3,9 +3,9 @@
 use std::io::Write;
 
 use super::codes::ValueType;
-use super::element::Element;
-use super::values::{extend_le, write_le};
-use crate::error::{Error, Result};
+use super::element::{exact_cast, Element};
+use super::values::{extend_le, with_value_type, write_le};
+use crate::error::Result;
 
 /// Small writes are gathered up to this many bytes.
 const BUFFER_LEN: usize = 256 * 1024;
@@ -80,23 +80,26 @@ impl<W: Write> Sink<W> {
     /// Writes `x` stored as `vt`; the caller guarantees the conversion is exact (narrowing).
     #[inline]
     pub(crate) fn value_as<T: Element>(&mut self, x: T, vt: ValueType) -> Result<()> {
-        if vt == T::VALUE_TYPE {
-            return self.value(x);
-        }
-        let narrowed = x
-            .into_value()
-            .convert(vt)
-            .ok_or_else(|| Error::invalid(format!("internal: {x} does not narrow to {vt}")))?;
-        narrowed.extend_le(&mut self.buf);
-        self.after_push()
+        self.values_as(std::slice::from_ref(&x), vt)
     }
 
-    /// Writes a run of values stored as `vt`: in bulk when `vt` is `T`'s own type.
+    /// Writes a run of values stored as `vt`: in bulk when `vt` is `T`'s own type, otherwise
+    /// converted in cache-sized chunks. The caller guarantees every conversion is exact.
     pub(crate) fn values_as<T: Element>(&mut self, values: &[T], vt: ValueType) -> Result<()> {
         if vt == T::VALUE_TYPE {
             return self.values(values);
         }
-        values.iter().try_for_each(|&x| self.value_as(x, vt))
+        with_value_type!(vt, U => {
+            for chunk in values.chunks(4096) {
+                self.buf.reserve(chunk.len() * std::mem::size_of::<U>());
+                for &x in chunk {
+                    let narrowed: U = exact_cast(x);
+                    self.buf.extend_from_slice(bytemuck::bytes_of(&narrowed.to_le()));
+                }
+                self.after_push()?;
+            }
+        });
+        Ok(())
     }
 
     /// Writes a run of values: copied into the buffer when short, written directly when long.

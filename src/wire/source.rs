@@ -4,7 +4,7 @@
 use std::io::{self, Read};
 
 use super::element::Element;
-use super::values::{decode_le, read_le};
+use super::values::{decode_le, read_le, zeroed_vec};
 use crate::error::{Error, Result};
 
 /// Largest number of bytes read ahead of what is known to exist.
@@ -312,17 +312,25 @@ impl<R: Read> Source for IoSource<R> {
         } else {
             (FIRST_READ / size).max(1)
         };
-        let mut out: Vec<T> = Vec::new();
+        // With a known length the vector is allocated zeroed by the allocator (fresh pages,
+        // no memset), so the read is the only pass over it.
+        let mut out: Vec<T> = if step == n {
+            zeroed_vec(n)?
+        } else {
+            Vec::new()
+        };
+        let mut old = 0;
         let start_offset = self.offset;
-        while out.len() < n {
-            let old = out.len();
+        while old < n {
             let grow = (n - old).min(step.max(old));
-            out.try_reserve_exact(grow)
-                .map_err(|_| Error::OutOfMemory {
-                    bytes: grow as u128 * size as u128,
-                })?;
-            out.resize(old + grow, T::zeroed());
-            let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out[old..]);
+            if out.len() < old + grow {
+                out.try_reserve_exact(grow)
+                    .map_err(|_| Error::OutOfMemory {
+                        bytes: grow as u128 * size as u128,
+                    })?;
+                out.resize(old + grow, T::zeroed());
+            }
+            let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out[old..old + grow]);
             let mut filled = 0;
             let from_buf = self.buffered().min(dst.len());
             dst[..from_buf].copy_from_slice(&self.buf[self.pos..self.pos + from_buf]);
@@ -344,6 +352,7 @@ impl<R: Read> Source for IoSource<R> {
                 filled += got;
             }
             self.offset += dst.len() as u64;
+            old += grow;
         }
         if cfg!(target_endian = "big") {
             out.iter_mut().for_each(|x| *x = x.to_le());

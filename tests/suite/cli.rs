@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use ndarray::array;
-use serde_daphne::{from_file, to_file, to_file_with, Dense, Dialect, Object, Options, Value};
+use serde_daphne::{
+    from_file, to_file, to_file_with, BlockPolicy, Dense, Dialect, Object, Options, Value,
+};
 
 fn dbdf(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dbdf"))
@@ -104,7 +106,14 @@ fn info_describes_objects_and_blocks() {
     let dir = scratch("info");
     let path = dir.join("tiled.dbdf");
     let m = Dense(array![[1.0f64, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]);
-    to_file_with(&path, &m, &Options::new().tile(2, 2)).unwrap();
+    to_file_with(
+        &path,
+        &m,
+        &Options::new()
+            .tile(2, 2)
+            .block_policy(BlockPolicy::Smallest),
+    )
+    .unwrap();
     let json: serde_json::Value =
         serde_json::from_slice(&dbdf(&["info", "--json", s(&path)]).stdout).unwrap();
     let blocks = json["objects"][0]["blocks"].as_array().unwrap();

@@ -81,6 +81,7 @@ fn corpus() -> Vec<Vec<u8>> {
     let mut files = Vec::new();
     for policy in [
         BlockPolicy::Auto,
+        BlockPolicy::Smallest,
         BlockPolicy::Dense,
         BlockPolicy::Sparse,
         BlockPolicy::UltraSparse,

@@ -16,6 +16,7 @@ fn options() -> impl Strategy<Value = Options> {
     (
         select(vec![
             BlockPolicy::Auto,
+            BlockPolicy::Smallest,
             BlockPolicy::Dense,
             BlockPolicy::Sparse,
             BlockPolicy::UltraSparse,
@@ -187,6 +188,7 @@ fn nan_payloads_and_negative_zero_survive_every_option() {
     let a32 = a.mapv(|x| x as f32);
     for policy in [
         BlockPolicy::Auto,
+        BlockPolicy::Smallest,
         BlockPolicy::Dense,
         BlockPolicy::Sparse,
         BlockPolicy::UltraSparse,

@@ -55,6 +55,7 @@ enum DataTypeArg {
 #[derive(Clone, Copy, ValueEnum)]
 enum BlockArg {
     Auto,
+    Smallest,
     Dense,
     Sparse,
     UltraSparse,
@@ -178,6 +179,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
             let mut options = Options::new().narrow(args.narrow).block_policy(
                 match args.block.unwrap_or(BlockArg::Auto) {
                     BlockArg::Auto => BlockPolicy::Auto,
+                    BlockArg::Smallest => BlockPolicy::Smallest,
                     BlockArg::Dense => BlockPolicy::Dense,
                     BlockArg::Sparse => BlockPolicy::Sparse,
                     BlockArg::UltraSparse => BlockPolicy::UltraSparse,
