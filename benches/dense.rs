@@ -1,0 +1,210 @@
+//! Dense `Array2<f64>`: serde_daphne against memcpy, ndarray-npy, postcard and safetensors.
+//!
+//! `cargo bench --bench dense`; `python3 benches/report.py` turns the results into ratios.
+
+mod common;
+
+use std::collections::HashMap;
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use ndarray::Array2;
+use ndarray_npy::{ReadNpyExt, WriteNpyExt};
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use serde_daphne::{Dense, DenseView, Options};
+
+use common::{bench_file_write, dense_matrix, group, memcpy_baselines, scratch};
+
+fn safetensors_bytes(a: &Array2<f64>) -> Vec<u8> {
+    let view = TensorView::new(
+        Dtype::F64,
+        vec![a.nrows(), a.ncols()],
+        bytemuck::cast_slice(a.as_slice().unwrap()),
+    )
+    .unwrap();
+    safetensors::serialize([("m", view)], None::<HashMap<String, String>>).unwrap()
+}
+
+fn safetensors_read(bytes: &[u8]) -> Array2<f64> {
+    let tensors = SafeTensors::deserialize(bytes).unwrap();
+    let view = tensors.tensor("m").unwrap();
+    let shape = (view.shape()[0], view.shape()[1]);
+    let values: Vec<f64> = bytemuck::pod_collect_to_vec(view.data());
+    Array2::from_shape_vec(shape, values).unwrap()
+}
+
+fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
+    let a = dense_matrix(rows, cols);
+    let payload: &[u8] = bytemuck::cast_slice(a.as_slice().unwrap());
+    let mut g = group(c, &format!("dense/{rows}x{cols}"), payload.len());
+    memcpy_baselines(&mut g, payload);
+
+    // Writes.
+    let daphne = serde_daphne::to_vec(&DenseView(a.view())).unwrap();
+    let mut reused = Vec::with_capacity(daphne.len());
+    g.bench_function("daphne/to_writer_reused", |b| {
+        b.iter(|| {
+            reused.clear();
+            serde_daphne::to_writer(&mut reused, &DenseView(black_box(a.view()))).unwrap();
+        })
+    });
+    g.bench_function("daphne/to_vec", |b| {
+        b.iter_batched(
+            || (),
+            |()| serde_daphne::to_vec(&DenseView(black_box(a.view()))).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    let mut npy = Vec::new();
+    a.write_npy(&mut npy).unwrap();
+    g.bench_function("npy/write_reused", |b| {
+        b.iter(|| {
+            npy.clear();
+            black_box(&a).write_npy(&mut npy).unwrap();
+        })
+    });
+    g.bench_function("npy/write_vec", |b| {
+        b.iter_batched(
+            || (),
+            |()| {
+                let mut out = Vec::new();
+                black_box(&a).write_npy(&mut out).unwrap();
+                out
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("safetensors/serialize", |b| {
+        b.iter_batched(
+            || (),
+            |()| safetensors_bytes(black_box(&a)),
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("postcard/to_allocvec", |b| {
+        b.iter_batched(
+            || (),
+            |()| postcard::to_allocvec(black_box(&a)).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+
+    // Reads into a new Array2.
+    g.bench_function("daphne/from_slice", |b| {
+        b.iter_batched(
+            || (),
+            |()| serde_daphne::from_slice::<Dense<f64>>(black_box(&daphne)).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("npy/read_slice", |b| {
+        b.iter_batched(
+            || (),
+            |()| Array2::<f64>::read_npy(black_box(&npy[..])).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    let st = safetensors_bytes(&a);
+    g.bench_function("safetensors/deserialize", |b| {
+        b.iter_batched(
+            || (),
+            |()| safetensors_read(black_box(&st)),
+            BatchSize::PerIteration,
+        )
+    });
+    let pc = postcard::to_allocvec(&a).unwrap();
+    g.bench_function("postcard/from_bytes", |b| {
+        b.iter_batched(
+            || (),
+            |()| postcard::from_bytes::<Array2<f64>>(black_box(&pc)).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+
+    // Files: written to a new file each time, read from the page cache.
+    let path = scratch(&format!("dense-{rows}.dbdf"));
+    bench_file_write(&mut g, "daphne/to_file", &path, |p| {
+        serde_daphne::to_file(p, &DenseView(a.view())).unwrap()
+    });
+    // Without the sync to disk: what npy and safetensors do (neither syncs).
+    let no_sync = Options::new().sync(false);
+    bench_file_write(&mut g, "daphne/to_file_no_sync", &path, |p| {
+        serde_daphne::to_file_with(p, &DenseView(a.view()), &no_sync).unwrap()
+    });
+    let npy_path = scratch(&format!("dense-{rows}.npy"));
+    bench_file_write(&mut g, "npy/write_npy", &npy_path, |p| {
+        ndarray_npy::write_npy(p, &a).unwrap()
+    });
+    let st_path = scratch(&format!("dense-{rows}.safetensors"));
+    bench_file_write(&mut g, "safetensors/serialize_to_file", &st_path, |p| {
+        let view = TensorView::new(
+            Dtype::F64,
+            vec![rows, cols],
+            bytemuck::cast_slice(a.as_slice().unwrap()),
+        )
+        .unwrap();
+        safetensors::serialize_to_file([("m", view)], None, p).unwrap()
+    });
+    std::fs::write(&path, &daphne).unwrap();
+    std::fs::write(&npy_path, &npy).unwrap();
+    g.bench_function("daphne/from_file", |b| {
+        b.iter_batched(
+            || (),
+            |()| serde_daphne::from_file::<_, Dense<f64>>(&path).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("npy/read_npy", |b| {
+        b.iter_batched(
+            || (),
+            |()| ndarray_npy::read_npy::<_, Array2<f64>>(&npy_path).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+
+    // The cost of the writer's options.
+    if rows >= 4096 {
+        let tiled = Options::new().tile(1000, 1000);
+        g.bench_function("daphne/to_writer_reused_tiled_1000", |b| {
+            b.iter(|| {
+                reused.clear();
+                serde_daphne::to_writer_with(&mut reused, &DenseView(a.view()), &tiled).unwrap();
+            })
+        });
+        let tiled_bytes = serde_daphne::to_vec_with(&DenseView(a.view()), &tiled).unwrap();
+        g.bench_function("daphne/from_slice_tiled_1000", |b| {
+            b.iter_batched(
+                || (),
+                |()| serde_daphne::from_slice::<Dense<f64>>(black_box(&tiled_bytes)).unwrap(),
+                BatchSize::PerIteration,
+            )
+        });
+        // Integers stored as f64 narrow to i16/u16 on the wire.
+        let ints = a.mapv(|x| (x * 1000.0).round());
+        let narrow = Options::new().narrow(true);
+        g.bench_function("daphne/to_writer_reused_narrowed", |b| {
+            b.iter(|| {
+                reused.clear();
+                serde_daphne::to_writer_with(&mut reused, &DenseView(ints.view()), &narrow)
+                    .unwrap();
+            })
+        });
+        let narrowed = serde_daphne::to_vec_with(&DenseView(ints.view()), &narrow).unwrap();
+        g.bench_function("daphne/from_slice_narrowed", |b| {
+            b.iter_batched(
+                || (),
+                |()| serde_daphne::from_slice::<Dense<f64>>(black_box(&narrowed)).unwrap(),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn dense(c: &mut Criterion) {
+    bench_dense(c, 512, 512);
+    bench_dense(c, 4096, 4096);
+}
+
+criterion_group!(benches, dense);
+criterion_main!(benches);
