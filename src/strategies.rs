@@ -235,7 +235,7 @@ fn tile_block(place: BlockPlace, cells: Vec<Value>, (kind, pick): (u8, usize)) -
                 for c in 0..place.cols as usize {
                     let v = cells[r * place.cols as usize + c];
                     if !v.is_zero() {
-                        col_indices.push(c as u32);
+                        col_indices.push(c);
                         kept.push(v);
                     }
                 }

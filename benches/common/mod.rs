@@ -43,22 +43,31 @@ pub fn dense_matrix(rows: usize, cols: usize) -> Array2<f64> {
     Array2::from_shape_simple_fn((rows, cols), || rng.next_f64() + 0.5)
 }
 
-/// `nnz` non-zeros at random, distinct positions of an `n x n` matrix (fixed seed).
+/// Exactly `nnz` non-zeros at random, distinct positions of an `n x n` matrix (fixed seed):
+/// row lengths vary from half to one and a half times the mean.
 pub fn random_csr(n: usize, nnz: usize) -> CsMat<f64> {
     let mut rng = Rng::new(0xc5);
-    let per_row = nnz / n;
+    let mean = nnz / n;
+    let mut counts: Vec<usize> = (0..n)
+        .map(|_| mean / 2 + rng.below(mean as u64 + 1) as usize)
+        .collect();
+    let mut total: usize = counts.iter().sum();
+    while total != nnz {
+        let r = rng.below(n as u64) as usize;
+        if total < nnz && counts[r] < n {
+            counts[r] += 1;
+            total += 1;
+        } else if total > nnz && counts[r] > 0 {
+            counts[r] -= 1;
+            total -= 1;
+        }
+    }
     let mut indptr = Vec::with_capacity(n + 1);
     let mut indices = Vec::with_capacity(nnz);
     let mut data = Vec::with_capacity(nnz);
     indptr.push(0);
-    let mut row = Vec::with_capacity(per_row * 2);
-    for r in 0..n {
-        // Rows get per_row non-zeros on average: some more, some fewer.
-        let count = if per_row == 0 {
-            0
-        } else {
-            (per_row / 2 + rng.below(per_row as u64 + 1) as usize).min(n)
-        };
+    let mut row = Vec::new();
+    for &count in &counts {
         row.clear();
         while row.len() < count {
             row.push(rng.below(n as u64) as usize);
@@ -70,7 +79,6 @@ pub fn random_csr(n: usize, nnz: usize) -> CsMat<f64> {
         indices.extend_from_slice(&row);
         data.extend(row.iter().map(|_| rng.next_f64() + 0.5));
         indptr.push(indices.len());
-        let _ = r;
     }
     CsMat::new((n, n), indptr, indices, data)
 }
@@ -114,14 +122,19 @@ pub fn group<'a>(c: &'a mut Criterion, name: &str, payload: usize) -> BenchmarkG
 /// The physical limits: copying `bytes` into a buffer that already exists (warm), and into a
 /// freshly allocated one (fresh: the first touch of new pages included).
 pub fn memcpy_baselines(group: &mut BenchmarkGroup<'_, WallTime>, bytes: &[u8]) {
+    memcpy_baselines_named(group, "memcpy", bytes)
+}
+
+/// [`memcpy_baselines`] under another name.
+pub fn memcpy_baselines_named(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, bytes: &[u8]) {
     let mut warm = bytes.to_vec();
-    group.bench_function("memcpy/warm", |b| {
+    group.bench_function(format!("{name}/warm"), |b| {
         b.iter(|| {
             warm.copy_from_slice(black_box(bytes));
             black_box(&warm);
         })
     });
-    group.bench_function("memcpy/fresh", |b| {
+    group.bench_function(format!("{name}/fresh"), |b| {
         b.iter_batched(
             || (),
             |()| black_box(bytes).to_vec(),

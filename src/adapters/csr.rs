@@ -70,7 +70,7 @@ where
 
 pub(crate) fn object_to_csr<T: Element>(object: Object) -> Result<CsMat<T>> {
     let (rows, cols) = object.shape();
-    let parts = object.csr_parts::<T>()?;
+    let parts = object.into_csr_parts::<T>()?;
     CsMat::try_new(
         (rows as usize, cols as usize),
         parts.row_offsets,

@@ -470,8 +470,12 @@ fn from_runtime(parts: RuntimeObject, offset: u64, labels: Option<Vec<String>>) 
             };
             if fits(rows, cols) {
                 let data = BlockData::Sparse {
-                    row_offsets: row_offsets.iter().map(|&o| o as usize).collect(),
-                    col_indices: col_indices.iter().map(|&c| c as u32).collect(),
+                    // Moved where usize is u64; converted elsewhere.
+                    row_offsets: bytemuck::allocation::try_cast_vec(row_offsets).unwrap_or_else(
+                        |(_, offsets)| offsets.iter().map(|&o| o as usize).collect(),
+                    ),
+                    col_indices: bytemuck::allocation::try_cast_vec(col_indices)
+                        .unwrap_or_else(|(_, cols)| cols.iter().map(|&c| c as usize).collect()),
                     values,
                 };
                 (

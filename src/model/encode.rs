@@ -126,6 +126,23 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         })
     }
 
+    /// The stored values of a window that spans whole rows (or one row), in one run: dense
+    /// values, or a CSR matrix's stored values of those rows.
+    fn stored_run(&self, window: BlockPlace) -> Option<&'a [T]> {
+        match self.layout {
+            Layout::Dense(_) => self.contiguous(window),
+            Layout::Csr {
+                row_offsets,
+                values,
+                ..
+            } if window.cols as usize == self.cols => {
+                let (r0, nr) = (window.row as usize, window.rows as usize);
+                Some(&values[row_offsets[r0]..row_offsets[r0 + nr]])
+            }
+            Layout::Csr { .. } => None,
+        }
+    }
+
     fn row(&self, r: usize, first: usize, width: usize) -> Row<'a, T> {
         match self.layout {
             Layout::Dense(data) => {
@@ -339,7 +356,7 @@ fn analyse<T: Element>(
             dense_source,
         };
     }
-    if let (None, Some(run)) = (&narrower, matrix.contiguous(place)) {
+    if let (None, Some(run)) = (&narrower, matrix.stored_run(place)) {
         // Counted in cache-sized pieces so that a dense block stops early.
         for piece in run.chunks(1 << 14) {
             nnz += count_nonzero(piece) as u64;
@@ -457,6 +474,20 @@ fn write_block<T: Element, W: Write>(
         }
         BlockType::Sparse => {
             start_sparse(sink, place, vt, analysis.nnz)?;
+            // When the analysis counted every stored value as non-zero, the rows go out as
+            // they are stored, with no zeros to leave out.
+            let no_stored_zeros = !matches!(matrix.layout, Layout::Dense(_))
+                && matrix
+                    .stored_run(window)
+                    .is_some_and(|run| run.len() as u64 == analysis.nnz);
+            if no_stored_zeros {
+                let stored = rows.map(|row| match row {
+                    Row::Sparse { cols, values, .. } => (cols, values),
+                    // Not reached: a CSR layout gives sparse rows.
+                    Row::Dense(_) => (&[][..], &[][..]),
+                });
+                return sink.sparse_rows(stored, c0, vt);
+            }
             for row in rows {
                 start_sparse_row(sink, row.nnz() as u32)?;
                 row.for_each_nonzero(|c, x| write_sparse_entry(sink, c, x, vt))?;

@@ -159,7 +159,7 @@ impl Object {
         rows: u64,
         cols: u64,
         row_offsets: Vec<usize>,
-        col_indices: Vec<u32>,
+        col_indices: Vec<usize>,
         values: Values,
     ) -> Result<Object> {
         let (r, c) = block_dims(rows, cols)?;
@@ -344,7 +344,7 @@ impl Object {
                 values,
             } => {
                 let (start, end) = (row_offsets[r], row_offsets[r + 1]);
-                match col_indices[start..end].binary_search(&c) {
+                match col_indices[start..end].binary_search(&(c as usize)) {
                     Ok(k) => values.get(start + k)?,
                     Err(_) => zero,
                 }
@@ -530,6 +530,39 @@ impl Object {
         with_value_type!(vt, T => self.dense_vec::<T>().map(T::into_values))
     }
 
+    /// Like [`Object::csr_parts`], consuming the object: the offsets and values of one sparse
+    /// block are moved, not copied.
+    ///
+    /// # Errors
+    /// As [`Object::csr_parts`].
+    pub fn into_csr_parts<T: Element>(mut self) -> Result<CsrParts<T>> {
+        self.matrix_dims()?;
+        if let [Block {
+            data:
+                BlockData::Sparse {
+                    row_offsets,
+                    col_indices,
+                    values,
+                },
+            ..
+        }] = self.blocks.as_mut_slice()
+        {
+            let (row_offsets, col_indices) =
+                (std::mem::take(row_offsets), std::mem::take(col_indices));
+            let values = std::mem::replace(values, Values::new(ValueType::U8));
+            let values = match T::try_from_values(values) {
+                Ok(moved) => moved,
+                Err(values) => self.typed_values(0, &values)?,
+            };
+            return Ok(CsrParts {
+                row_offsets,
+                col_indices,
+                values,
+            });
+        }
+        self.csr_parts()
+    }
+
     /// The matrix as CSR arrays `(row_offsets, col_indices, values)` with values converted
     /// exactly to `T`. Zeros are left out, except that an object of one sparse block is taken
     /// exactly as stored.
@@ -551,7 +584,7 @@ impl Object {
             let values = self.typed_values::<T>(0, values)?;
             return Ok(CsrParts {
                 row_offsets: row_offsets.clone(),
-                col_indices: col_indices.iter().map(|&c| c as usize).collect(),
+                col_indices: col_indices.clone(),
                 values,
             });
         }

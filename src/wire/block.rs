@@ -20,7 +20,7 @@ use super::element::Element;
 use super::header::value_type;
 use super::sink::Sink;
 use super::source::Source;
-use super::values::{read_le, with_value_type, with_values, Values};
+use super::values::{count_nonzero, read_le, with_value_type, with_values, Values};
 use crate::error::{Error, Result};
 
 /// Bytes of a body entry before the block header: `rx` and `cx`.
@@ -38,7 +38,8 @@ pub enum BlockData {
         /// `rows + 1` offsets into `col_indices`/`values`; row `i` is `row_offsets[i]..row_offsets[i + 1]`.
         row_offsets: Vec<usize>,
         /// The column of each stored value, strictly increasing within a row.
-        col_indices: Vec<u32>,
+        /// (`usize` like the offsets, so typed reads hand both to sprs without a conversion).
+        col_indices: Vec<usize>,
         /// The stored values.
         values: Values,
     },
@@ -99,7 +100,7 @@ impl BlockData {
                 ..
             } => {
                 for (r, w) in row_offsets.windows(2).enumerate() {
-                    (w[0]..w[1]).for_each(|k| f(k, r as u32, col_indices[k]));
+                    (w[0]..w[1]).for_each(|k| f(k, r as u32, col_indices[k] as u32));
                 }
             }
             BlockData::UltraSparse {
@@ -116,11 +117,8 @@ impl BlockData {
 
     /// The number of non-zero values (bitwise: `-0.0` and NaN count).
     pub fn nnz(&self) -> u64 {
-        self.values().map_or(0, |v| {
-            (0..v.len())
-                .filter(|&i| v.get(i).is_some_and(|x| !x.is_zero()))
-                .count() as u64
-        })
+        self.values()
+            .map_or(0, |v| with_values!(v, x => count_nonzero(x) as u64))
     }
 }
 
@@ -254,7 +252,7 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
                 });
             }
             previous = Some(col);
-            col_indices.push(col);
+            col_indices.push(col as usize);
             values.push(read_le::<T>(&pair[4..]));
         }
         row_offsets.push(col_indices.len());
@@ -453,7 +451,7 @@ pub(crate) fn encode_block<W: Write>(
                 for w in row_offsets.windows(2) {
                     start_sparse_row(sink, (w[1] - w[0]) as u32)?;
                     for k in w[0]..w[1] {
-                        write_sparse_entry(sink, col_indices[k], v[k], vt)?;
+                        write_sparse_entry(sink, col_indices[k] as u32, v[k], vt)?;
                     }
                 }
                 Ok(())

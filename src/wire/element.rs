@@ -60,6 +60,10 @@ pub(crate) const fn widens_exactly(from: ValueType, to: ValueType) -> bool {
 /// the types widen exactly ([`widens_exactly`]).
 #[inline]
 pub(crate) fn exact_cast<T: Element, U: Element>(x: T) -> U {
+    if T::VALUE_TYPE == U::VALUE_TYPE {
+        // The same type: the bits as they are (a float round trip would quiet signalling NaNs).
+        return bytemuck::cast(x);
+    }
     if U::VALUE_TYPE.is_float() {
         U::from_f64(x.as_f64())
     } else {

@@ -102,6 +102,39 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
+    /// Writes rows of a sparse block: per row its count, then `(column - first, value as vt)`
+    /// pairs, built in the buffer a row at a time. The caller guarantees the values are
+    /// non-zero, the shifted columns fit `u32`, and the conversions are exact.
+    pub(crate) fn sparse_rows<'a, T: Element>(
+        &mut self,
+        rows: impl Iterator<Item = (&'a [usize], &'a [T])>,
+        first: usize,
+        vt: ValueType,
+    ) -> Result<()> {
+        with_value_type!(vt, U => self.sparse_rows_as::<T, U>(rows, first))
+    }
+
+    fn sparse_rows_as<'a, T: Element, U: Element>(
+        &mut self,
+        rows: impl Iterator<Item = (&'a [usize], &'a [T])>,
+        first: usize,
+    ) -> Result<()> {
+        let entry = 4 + std::mem::size_of::<U>();
+        for (cols, values) in rows {
+            let start = self.buf.len();
+            self.buf.resize(start + 4 + cols.len() * entry, 0);
+            let out = &mut self.buf[start..];
+            out[..4].copy_from_slice(&(cols.len() as u32).to_le_bytes());
+            for ((pair, &c), &x) in out[4..].chunks_exact_mut(entry).zip(cols).zip(values) {
+                pair[..4].copy_from_slice(&((c - first) as u32).to_le_bytes());
+                let stored: U = exact_cast(x);
+                pair[4..].copy_from_slice(bytemuck::bytes_of(&stored.to_le()));
+            }
+            self.after_push()?;
+        }
+        Ok(())
+    }
+
     /// Writes a run of values: copied into the buffer when short, written directly when long.
     pub(crate) fn values<T: Element>(&mut self, values: &[T]) -> Result<()> {
         let len = std::mem::size_of_val(values);

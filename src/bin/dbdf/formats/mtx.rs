@@ -177,7 +177,7 @@ fn read_coordinate(
     let mut values = Values::new(value_type);
     for &(r, c, v, _) in &triplets {
         row_offsets[r as usize + 1] += 1;
-        col_indices.push(c as u32);
+        col_indices.push(c as usize);
         values.push(v);
     }
     for r in 0..rows32 as usize {
