@@ -306,6 +306,7 @@ pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Resu
         labels,
         columns,
         offset: object.offset(),
+        fields: std::cell::OnceCell::new(),
     };
     // Grown as records arrive: the row count is the header's claim.
     let mut out = Vec::with_capacity(rows.min(1 << 12));
@@ -321,6 +322,31 @@ struct FrameData {
     labels: Vec<String>,
     columns: Vec<Values>,
     offset: u64,
+    /// The column of each field of the record struct, found once per frame (keyed by the
+    /// address of serde's field list).
+    fields: std::cell::OnceCell<(usize, Vec<usize>)>,
+}
+
+impl FrameData {
+    /// The column holding each of `fields`.
+    fn columns_of(&self, fields: &'static [&'static str]) -> Result<Vec<usize>> {
+        let mut wanted = Vec::with_capacity(fields.len());
+        for field in fields {
+            match self.labels.iter().position(|l| l == field) {
+                Some(c) => wanted.push(c),
+                None => {
+                    return Err(Error::FrameMismatch {
+                        path: (*field).into(),
+                        message: format!(
+                            "the frame has no column labelled \"{field}\" (its columns: {})",
+                            self.labels.join(", ")
+                        ),
+                    })
+                }
+            }
+        }
+        Ok(wanted)
+    }
 }
 
 /// One row of a frame, read as a struct (or map) keyed by label.
@@ -351,25 +377,21 @@ impl<'de> Deserializer<'de> for RecordDe<'_> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let labels = &self.frame.labels;
-        let mut wanted = Vec::with_capacity(fields.len());
-        for field in fields {
-            match labels.iter().position(|l| l == field) {
-                Some(c) => wanted.push(c),
-                None => {
-                    return Err(Error::FrameMismatch {
-                        path: (*field).into(),
-                        message: format!(
-                            "the frame has no column labelled \"{field}\" (its columns: {})",
-                            labels.join(", ")
-                        ),
-                    })
-                }
+        let key = fields.as_ptr() as usize;
+        let cached = match self.frame.fields.get() {
+            Some((k, wanted)) if *k == key => wanted,
+            Some(_) => &self.frame.columns_of(fields)?,
+            None => {
+                let wanted = self.frame.columns_of(fields)?;
+                &self.frame.fields.get_or_init(|| (key, wanted)).1
             }
-        }
-        visitor.visit_map(RecordMap {
-            record: self,
-            wanted,
+        };
+        // Fields in declaration order, as a sequence: what derived structs read fastest (no
+        // key matching), and what non-self-describing formats such as postcard give them.
+        visitor.visit_seq(RecordSeq {
+            frame: self.frame,
+            row: self.row,
+            wanted: cached,
             next: 0,
         })
     }
@@ -386,6 +408,46 @@ impl<'de> Deserializer<'de> for RecordDe<'_> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
         option unit unit_struct seq tuple tuple_struct enum identifier ignored_any
     }
+}
+
+struct RecordSeq<'a> {
+    frame: &'a FrameData,
+    row: usize,
+    wanted: &'a [usize],
+    next: usize,
+}
+
+impl<'de> SeqAccess<'de> for RecordSeq<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let Some(&column) = self.wanted.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        read_cell(self.frame, column, self.row, seed).map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.wanted.len() - self.next)
+    }
+}
+
+/// Deserializes the cell at `row` of `column`.
+fn read_cell<'de, V: DeserializeSeed<'de>>(
+    frame: &FrameData,
+    column: usize,
+    row: usize,
+    seed: V,
+) -> Result<V::Value> {
+    let value = frame.columns[column]
+        .get(row)
+        .ok_or_else(|| Error::invalid("internal: frame row out of range"))?;
+    seed.deserialize(ValueDe {
+        value,
+        offset: frame.offset,
+    })
+    .map_err(|e| e.within(&frame.labels[column]))
 }
 
 struct RecordMap<'a> {
@@ -409,14 +471,6 @@ impl<'de> MapAccess<'de> for RecordMap<'_> {
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         let column = self.wanted[self.next];
         self.next += 1;
-        let frame = self.record.frame;
-        let value = frame.columns[column]
-            .get(self.record.row)
-            .ok_or_else(|| Error::invalid("internal: frame row out of range"))?;
-        seed.deserialize(ValueDe {
-            value,
-            offset: frame.offset,
-        })
-        .map_err(|e| e.within(&frame.labels[column]))
+        read_cell(self.record.frame, column, self.record.row, seed)
     }
 }

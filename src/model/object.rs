@@ -684,6 +684,12 @@ impl Object {
             let (Some(values), p) = (block.data.values(), block.place) else {
                 continue;
             };
+            // A dense block of one column in the column's own type is copied in one piece.
+            if let (BlockData::Dense(_), 1) = (&block.data, p.cols) {
+                if out[p.col as usize].copy_from(p.row as usize, values) {
+                    continue;
+                }
+            }
             let mut misfit = None;
             block.data.for_each_position(p.cols, |k, r, c| {
                 let column = &mut out[(p.col + u64::from(c)) as usize];

@@ -141,6 +141,23 @@ impl Values {
         })
     }
 
+    /// Copies `src` into these values from index `at` when both hold the same type (and it
+    /// fits); returns `false` otherwise.
+    pub(crate) fn copy_from(&mut self, at: usize, src: &Values) -> bool {
+        macro_rules! same {
+            ($($variant:ident)*) => {
+                match (self, src) {
+                    $((Values::$variant(dst), Values::$variant(src)) if at + src.len() <= dst.len() => {
+                        dst[at..at + src.len()].copy_from_slice(src);
+                        true
+                    })*
+                    _ => false,
+                }
+            };
+        }
+        same!(U8 U16 U32 U64 I8 I16 I32 I64 F32 F64)
+    }
+
     /// Appends `value`, converting exactly; returns `false` when it does not fit.
     pub fn push(&mut self, value: Value) -> bool {
         with_values!(self, v => match value.to() {
