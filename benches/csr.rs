@@ -8,11 +8,13 @@ mod common;
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use serde_daphne::{Csr, CsrView, Dialect, Options};
 use sprs::CsMat;
 
-use common::{banded_csr, bench_file_write, group, memcpy_baselines, random_csr, scratch};
+use common::{
+    banded_csr, bench_file_write, bench_fresh, group, memcpy_baselines, random_csr, scratch,
+};
 
 /// Bytes of the three CSR arrays: what the throughput of every benchmark counts.
 fn payload(m: &CsMat<f64>) -> usize {
@@ -37,20 +39,10 @@ fn bench_layout(c: &mut Criterion, name: &str, m: &CsMat<f64>, options: &Options
                 .unwrap();
         })
     });
-    g.bench_function("daphne/to_vec", |b| {
-        b.iter_batched(
-            || (),
-            |()| serde_daphne::to_vec_with(&CsrView(black_box(m.view())), options).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "daphne/to_vec", || {
+        serde_daphne::to_vec_with(&CsrView(black_box(m.view())), options).unwrap()
     });
-    g.bench_function("daphne/from_slice", |b| {
-        b.iter_batched(
-            || (),
-            |()| read_back(black_box(&bytes)),
-            BatchSize::PerIteration,
-        )
-    });
+    bench_fresh(&mut g, "daphne/from_slice", || read_back(black_box(&bytes)));
     let path = scratch(&format!("{}.dbdf", name.replace('/', "-")));
     bench_file_write(&mut g, "daphne/to_file", &path, |p| {
         serde_daphne::to_file_with(p, &CsrView(m.view()), options).unwrap()
@@ -60,12 +52,8 @@ fn bench_layout(c: &mut Criterion, name: &str, m: &CsMat<f64>, options: &Options
         serde_daphne::to_file_with(p, &CsrView(m.view()), &no_sync).unwrap()
     });
     serde_daphne::to_file_with(&path, &CsrView(m.view()), options).unwrap();
-    g.bench_function("daphne/from_file", |b| {
-        b.iter_batched(
-            || (),
-            |()| serde_daphne::from_file::<_, Csr<f64>>(&path).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "daphne/from_file", || {
+        serde_daphne::from_file::<_, Csr<f64>>(&path).unwrap()
     });
     g.finish();
 }
@@ -83,27 +71,15 @@ fn bench_peers(c: &mut Criterion, name: &str, m: &CsMat<f64>) {
             d2.copy_from_slice(black_box(data));
         })
     });
-    g.bench_function("memcpy/fresh", |b| {
-        b.iter_batched(
-            || (),
-            |()| (black_box(indptr).to_vec(), indices.to_vec(), data.to_vec()),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "memcpy/fresh", || {
+        (black_box(indptr).to_vec(), indices.to_vec(), data.to_vec())
     });
-    g.bench_function("postcard/to_allocvec", |b| {
-        b.iter_batched(
-            || (),
-            |()| postcard::to_allocvec(black_box(m)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "postcard/to_allocvec", || {
+        postcard::to_allocvec(black_box(m)).unwrap()
     });
     let pc = postcard::to_allocvec(m).unwrap();
-    g.bench_function("postcard/from_bytes", |b| {
-        b.iter_batched(
-            || (),
-            |()| postcard::from_bytes::<CsMat<f64>>(black_box(&pc)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "postcard/from_bytes", || {
+        postcard::from_bytes::<CsMat<f64>>(black_box(&pc)).unwrap()
     });
     g.finish();
 }

@@ -7,13 +7,13 @@ mod common;
 use std::collections::HashMap;
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use ndarray::Array2;
 use ndarray_npy::{ReadNpyExt, WriteNpyExt};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use serde_daphne::{Dense, DenseView, Options};
 
-use common::{bench_file_write, dense_matrix, group, memcpy_baselines, scratch};
+use common::{bench_file_write, bench_fresh, dense_matrix, group, memcpy_baselines, scratch};
 
 fn safetensors_bytes(a: &Array2<f64>) -> Vec<u8> {
     let view = TensorView::new(
@@ -48,12 +48,8 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
             serde_daphne::to_writer(&mut reused, &DenseView(black_box(a.view()))).unwrap();
         })
     });
-    g.bench_function("daphne/to_vec", |b| {
-        b.iter_batched(
-            || (),
-            |()| serde_daphne::to_vec(&DenseView(black_box(a.view()))).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "daphne/to_vec", || {
+        serde_daphne::to_vec(&DenseView(black_box(a.view()))).unwrap()
     });
     let mut npy = Vec::new();
     a.write_npy(&mut npy).unwrap();
@@ -63,62 +59,32 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
             black_box(&a).write_npy(&mut npy).unwrap();
         })
     });
-    g.bench_function("npy/write_vec", |b| {
-        b.iter_batched(
-            || (),
-            |()| {
-                let mut out = Vec::new();
-                black_box(&a).write_npy(&mut out).unwrap();
-                out
-            },
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "npy/write_vec", || {
+        let mut out = Vec::new();
+        black_box(&a).write_npy(&mut out).unwrap();
+        out
     });
-    g.bench_function("safetensors/serialize", |b| {
-        b.iter_batched(
-            || (),
-            |()| safetensors_bytes(black_box(&a)),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "safetensors/serialize", || {
+        safetensors_bytes(black_box(&a))
     });
-    g.bench_function("postcard/to_allocvec", |b| {
-        b.iter_batched(
-            || (),
-            |()| postcard::to_allocvec(black_box(&a)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "postcard/to_allocvec", || {
+        postcard::to_allocvec(black_box(&a)).unwrap()
     });
 
     // Reads into a new Array2.
-    g.bench_function("daphne/from_slice", |b| {
-        b.iter_batched(
-            || (),
-            |()| serde_daphne::from_slice::<Dense<f64>>(black_box(&daphne)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "daphne/from_slice", || {
+        serde_daphne::from_slice::<Dense<f64>>(black_box(&daphne)).unwrap()
     });
-    g.bench_function("npy/read_slice", |b| {
-        b.iter_batched(
-            || (),
-            |()| Array2::<f64>::read_npy(black_box(&npy[..])).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "npy/read_slice", || {
+        Array2::<f64>::read_npy(black_box(&npy[..])).unwrap()
     });
     let st = safetensors_bytes(&a);
-    g.bench_function("safetensors/deserialize", |b| {
-        b.iter_batched(
-            || (),
-            |()| safetensors_read(black_box(&st)),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "safetensors/deserialize", || {
+        safetensors_read(black_box(&st))
     });
     let pc = postcard::to_allocvec(&a).unwrap();
-    g.bench_function("postcard/from_bytes", |b| {
-        b.iter_batched(
-            || (),
-            |()| postcard::from_bytes::<Array2<f64>>(black_box(&pc)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "postcard/from_bytes", || {
+        postcard::from_bytes::<Array2<f64>>(black_box(&pc)).unwrap()
     });
 
     // Files: written to a new file each time, read from the page cache.
@@ -147,19 +113,11 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
     });
     std::fs::write(&path, &daphne).unwrap();
     std::fs::write(&npy_path, &npy).unwrap();
-    g.bench_function("daphne/from_file", |b| {
-        b.iter_batched(
-            || (),
-            |()| serde_daphne::from_file::<_, Dense<f64>>(&path).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "daphne/from_file", || {
+        serde_daphne::from_file::<_, Dense<f64>>(&path).unwrap()
     });
-    g.bench_function("npy/read_npy", |b| {
-        b.iter_batched(
-            || (),
-            |()| ndarray_npy::read_npy::<_, Array2<f64>>(&npy_path).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "npy/read_npy", || {
+        ndarray_npy::read_npy::<_, Array2<f64>>(&npy_path).unwrap()
     });
 
     // The cost of the writer's options.
@@ -172,12 +130,8 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
             })
         });
         let tiled_bytes = serde_daphne::to_vec_with(&DenseView(a.view()), &tiled).unwrap();
-        g.bench_function("daphne/from_slice_tiled_1000", |b| {
-            b.iter_batched(
-                || (),
-                |()| serde_daphne::from_slice::<Dense<f64>>(black_box(&tiled_bytes)).unwrap(),
-                BatchSize::PerIteration,
-            )
+        bench_fresh(&mut g, "daphne/from_slice_tiled_1000", || {
+            serde_daphne::from_slice::<Dense<f64>>(black_box(&tiled_bytes)).unwrap()
         });
         // Integers stored as f64 narrow to i16/u16 on the wire.
         let ints = a.mapv(|x| (x * 1000.0).round());
@@ -190,12 +144,8 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
             })
         });
         let narrowed = serde_daphne::to_vec_with(&DenseView(ints.view()), &narrow).unwrap();
-        g.bench_function("daphne/from_slice_narrowed", |b| {
-            b.iter_batched(
-                || (),
-                |()| serde_daphne::from_slice::<Dense<f64>>(black_box(&narrowed)).unwrap(),
-                BatchSize::PerIteration,
-            )
+        bench_fresh(&mut g, "daphne/from_slice_narrowed", || {
+            serde_daphne::from_slice::<Dense<f64>>(black_box(&narrowed)).unwrap()
         });
     }
     g.finish();

@@ -7,10 +7,10 @@ mod common;
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use serde::{Deserialize, Serialize, Serializer};
 
-use common::{group, memcpy_baselines, Rng};
+use common::{bench_fresh, group, memcpy_baselines, Rng};
 
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
 struct Record {
@@ -56,34 +56,18 @@ fn frame(c: &mut Criterion) {
             serde_daphne::to_writer(&mut reused, &FrameOf(black_box(&records))).unwrap();
         })
     });
-    g.bench_function("daphne/to_vec", |b| {
-        b.iter_batched(
-            || (),
-            |()| serde_daphne::to_vec(&FrameOf(black_box(&records))).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "daphne/to_vec", || {
+        serde_daphne::to_vec(&FrameOf(black_box(&records))).unwrap()
     });
-    g.bench_function("daphne/from_slice", |b| {
-        b.iter_batched(
-            || (),
-            |()| serde_daphne::from_slice::<Records>(black_box(&bytes)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "daphne/from_slice", || {
+        serde_daphne::from_slice::<Records>(black_box(&bytes)).unwrap()
     });
-    g.bench_function("postcard/to_allocvec", |b| {
-        b.iter_batched(
-            || (),
-            |()| postcard::to_allocvec(black_box(&records)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "postcard/to_allocvec", || {
+        postcard::to_allocvec(black_box(&records)).unwrap()
     });
     let pc = postcard::to_allocvec(&records).unwrap();
-    g.bench_function("postcard/from_bytes", |b| {
-        b.iter_batched(
-            || (),
-            |()| postcard::from_bytes::<Vec<Record>>(black_box(&pc)).unwrap(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(&mut g, "postcard/from_bytes", || {
+        postcard::from_bytes::<Vec<Record>>(black_box(&pc)).unwrap()
     });
     g.finish();
 }

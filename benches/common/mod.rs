@@ -122,24 +122,25 @@ pub fn group<'a>(c: &'a mut Criterion, name: &str, payload: usize) -> BenchmarkG
 /// The physical limits: copying `bytes` into a buffer that already exists (warm), and into a
 /// freshly allocated one (fresh: the first touch of new pages included).
 pub fn memcpy_baselines(group: &mut BenchmarkGroup<'_, WallTime>, bytes: &[u8]) {
-    memcpy_baselines_named(group, "memcpy", bytes)
-}
-
-/// [`memcpy_baselines`] under another name.
-pub fn memcpy_baselines_named(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, bytes: &[u8]) {
     let mut warm = bytes.to_vec();
-    group.bench_function(format!("{name}/warm"), |b| {
+    group.bench_function("memcpy/warm", |b| {
         b.iter(|| {
             warm.copy_from_slice(black_box(bytes));
             black_box(&warm);
         })
     });
-    group.bench_function(format!("{name}/fresh"), |b| {
-        b.iter_batched(
-            || (),
-            |()| black_box(bytes).to_vec(),
-            BatchSize::PerIteration,
-        )
+    bench_fresh(group, "memcpy/fresh", || black_box(bytes).to_vec());
+}
+
+/// Benchmarks `f`, whose result is dropped outside the timed part (freeing a large result
+/// would otherwise be timed with it).
+pub fn bench_fresh<O>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    mut f: impl FnMut() -> O,
+) {
+    group.bench_function(id, |b| {
+        b.iter_batched(|| (), |()| f(), BatchSize::PerIteration)
     });
 }
 

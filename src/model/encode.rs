@@ -126,6 +126,27 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         })
     }
 
+    /// The `(columns, values)` of each row of a CSR matrix's window that spans whole rows.
+    fn csr_rows(
+        &self,
+        window: BlockPlace,
+    ) -> Option<impl Iterator<Item = (&'a [usize], &'a [T])> + 'a> {
+        let Layout::Csr {
+            row_offsets,
+            col_indices,
+            values,
+        } = self.layout
+        else {
+            return None;
+        };
+        let (r0, nr) = (window.row as usize, window.rows as usize);
+        (window.cols as usize == self.cols).then(|| {
+            row_offsets[r0..=r0 + nr]
+                .windows(2)
+                .map(move |w| (&col_indices[w[0]..w[1]], &values[w[0]..w[1]]))
+        })
+    }
+
     /// The stored values of a window that spans whole rows (or one row), in one run: dense
     /// values, or a CSR matrix's stored values of those rows.
     fn stored_run(&self, window: BlockPlace) -> Option<&'a [T]> {
@@ -328,6 +349,9 @@ struct Analysis {
     value_type: ValueType,
     /// Whether the source holds every cell (so `Auto` keeps the block dense).
     dense_source: bool,
+    /// Whether every value the source stores for the block was counted as non-zero (so a
+    /// sparse source's rows can be written as stored).
+    no_stored_zeros: bool,
 }
 
 fn analyse<T: Element>(
@@ -354,6 +378,7 @@ fn analyse<T: Element>(
             nnz,
             value_type: T::VALUE_TYPE,
             dense_source,
+            no_stored_zeros: false,
         };
     }
     if let (None, Some(run)) = (&narrower, matrix.stored_run(place)) {
@@ -368,6 +393,8 @@ fn analyse<T: Element>(
             nnz,
             value_type: T::VALUE_TYPE,
             dense_source,
+            // Equal only when counting ran to the end and met no zero.
+            no_stored_zeros: nnz == run.len() as u64,
         };
     }
     for r in r0..r0 + nr {
@@ -390,6 +417,7 @@ fn analyse<T: Element>(
         nnz,
         value_type: narrower.map_or(T::VALUE_TYPE, |n| n.choice()),
         dense_source,
+        no_stored_zeros: false,
     }
 }
 
@@ -474,18 +502,8 @@ fn write_block<T: Element, W: Write>(
         }
         BlockType::Sparse => {
             start_sparse(sink, place, vt, analysis.nnz)?;
-            // When the analysis counted every stored value as non-zero, the rows go out as
-            // they are stored, with no zeros to leave out.
-            let no_stored_zeros = !matches!(matrix.layout, Layout::Dense(_))
-                && matrix
-                    .stored_run(window)
-                    .is_some_and(|run| run.len() as u64 == analysis.nnz);
-            if no_stored_zeros {
-                let stored = rows.map(|row| match row {
-                    Row::Sparse { cols, values, .. } => (cols, values),
-                    // Not reached: a CSR layout gives sparse rows.
-                    Row::Dense(_) => (&[][..], &[][..]),
-                });
+            // No stored zeros to leave out: a sparse source's rows go out as they are stored.
+            if let Some(stored) = matrix.csr_rows(window).filter(|_| analysis.no_stored_zeros) {
                 return sink.sparse_rows(stored, c0, vt);
             }
             for row in rows {

@@ -80,6 +80,9 @@ impl<W: Write> Sink<W> {
     /// Writes `x` stored as `vt`; the caller guarantees the conversion is exact (narrowing).
     #[inline]
     pub(crate) fn value_as<T: Element>(&mut self, x: T, vt: ValueType) -> Result<()> {
+        if vt == T::VALUE_TYPE {
+            return self.value(x);
+        }
         self.values_as(std::slice::from_ref(&x), vt)
     }
 
