@@ -39,6 +39,13 @@ fn bench_layout(c: &mut Criterion, name: &str, m: &CsMat<f64>, options: &Options
                 .unwrap();
         })
     });
+    g.bench_function("daphne/append_to_vec_reused", |b| {
+        b.iter(|| {
+            reused.clear();
+            serde_daphne::append_to_vec_with(&mut reused, &CsrView(black_box(m.view())), options)
+                .unwrap();
+        })
+    });
     bench_fresh(&mut g, "daphne/to_vec", || {
         serde_daphne::to_vec_with(&CsrView(black_box(m.view())), options).unwrap()
     });

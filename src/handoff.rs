@@ -31,20 +31,29 @@ pub(crate) fn is_marker(name: &str) -> bool {
 
 thread_local! {
     static CAPTURE: RefCell<Option<Options>> = const { RefCell::new(None) };
+    /// The output vector, while a serializer that appends to one is capturing.
+    static DIRECT: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
     static OBJECT_SLOT: RefCell<Option<Object>> = const { RefCell::new(None) };
     static ERROR: RefCell<Option<Error>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with capture options set; they are cleared afterwards whatever happens.
-pub(crate) fn with_capture<R>(options: &Options, f: impl FnOnce() -> R) -> R {
-    struct Reset;
-    impl Drop for Reset {
+/// Runs `f` with capture options set, and `direct`'s output vector lent to [`emit`]; both are
+/// taken back afterwards whatever happens.
+pub(crate) fn with_capture<R>(
+    options: &Options,
+    direct: &mut Option<Vec<u8>>,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Reset<'a>(&'a mut Option<Vec<u8>>);
+    impl Drop for Reset<'_> {
         fn drop(&mut self) {
             CAPTURE.with(|c| c.borrow_mut().take());
+            *self.0 = DIRECT.with(|d| d.borrow_mut().take());
         }
     }
     CAPTURE.with(|c| *c.borrow_mut() = Some(options.clone()));
-    let _reset = Reset;
+    DIRECT.with(|d| *d.borrow_mut() = direct.take());
+    let _reset = Reset(direct);
     f()
 }
 
@@ -139,6 +148,13 @@ pub(crate) fn emit<S: serde::Serializer>(
     encode: impl FnOnce(&mut Sink<&mut dyn Write>) -> crate::Result<()>,
 ) -> Result<S::Ok, S::Error> {
     let mut writer = ChunkWriter::new(serializer.serialize_seq(None)?);
+    if let Some(out) = DIRECT.with(|d| d.borrow_mut().take()) {
+        let mut unused = io::sink();
+        let mut sink = Sink::direct(&mut unused as &mut dyn Write, out);
+        let result = encode(&mut sink);
+        DIRECT.with(|d| *d.borrow_mut() = Some(sink.into_output()));
+        return writer.finish(result);
+    }
     let result = {
         let mut sink = Sink::new(&mut writer as &mut dyn Write);
         encode(&mut sink).and_then(|()| sink.finish().map(drop))

@@ -52,5 +52,7 @@ pub use error::{Error, Result};
 pub use io::{from_file, from_file_with, to_file, to_file_with};
 pub use model::{Dialect, Object};
 pub use options::{BlockPolicy, Options};
-pub use ser::{to_vec, to_vec_with, to_writer, to_writer_with, Serializer};
+pub use ser::{
+    append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
+};
 pub use wire::{BlockType, DataType, Element, Value, ValueType, Values};

@@ -50,6 +50,8 @@ use crate::wire::{DataType, Value, Values};
 pub struct Serializer<W> {
     writer: W,
     options: Options,
+    /// When set, the output: everything is appended here and `writer` is unused.
+    direct: Option<Vec<u8>>,
 }
 
 impl<W: Write> Serializer<W> {
@@ -60,7 +62,11 @@ impl<W: Write> Serializer<W> {
 
     /// A serializer with the given options.
     pub fn with_options(writer: W, options: Options) -> Self {
-        Serializer { writer, options }
+        Serializer {
+            writer,
+            options,
+            direct: None,
+        }
     }
 
     /// The options in force.
@@ -73,33 +79,48 @@ impl<W: Write> Serializer<W> {
         self.writer
     }
 
-    fn write_dense(&mut self, rows: usize, cols: usize, values: &Values) -> Result<()> {
-        let mut sink = Sink::new(&mut self.writer);
-        with_values!(values, v => write_matrix(
-            &mut sink,
-            DataType::DenseMatrix,
-            &MatrixRef::dense(rows, cols, v),
-            &self.options,
-        ))?;
+    /// Runs `write` on a sink onto the output.
+    fn with_sink(
+        &mut self,
+        write: impl FnOnce(&mut Sink<&mut W>, &Options) -> Result<()>,
+    ) -> Result<()> {
+        let mut sink = match self.direct.take() {
+            Some(out) => Sink::direct(&mut self.writer, out),
+            None => Sink::new(&mut self.writer),
+        };
+        let result = write(&mut sink, &self.options);
+        if sink.is_direct() {
+            self.direct = Some(sink.into_output());
+            return result;
+        }
+        result?;
         sink.finish()?;
         Ok(())
     }
 
+    fn write_dense(&mut self, rows: usize, cols: usize, values: &Values) -> Result<()> {
+        self.with_sink(|sink, options| {
+            with_values!(values, v => write_matrix(
+                sink,
+                DataType::DenseMatrix,
+                &MatrixRef::dense(rows, cols, v),
+                options,
+            ))
+        })
+    }
+
     fn write_scalar(&mut self, value: Value) -> Result<()> {
-        let mut sink = Sink::new(&mut self.writer);
-        if self.options.writes_runtime() {
-            runtime::write_scalar(&mut sink, value)?;
-            sink.finish()?;
-            return Ok(());
-        }
-        with_value!(value, x => write_matrix(
-            &mut sink,
-            DataType::DenseMatrix,
-            &MatrixRef::dense(1, 1, std::slice::from_ref(&x)),
-            &self.options,
-        ))?;
-        sink.finish()?;
-        Ok(())
+        self.with_sink(|sink, options| {
+            if options.writes_runtime() {
+                return runtime::write_scalar(sink, value);
+            }
+            with_value!(value, x => write_matrix(
+                sink,
+                DataType::DenseMatrix,
+                &MatrixRef::dense(1, 1, std::slice::from_ref(&x)),
+                options,
+            ))
+        })
     }
 
     /// The count marker before a sequence of `count` objects: a 0 x `count` DenseMatrix.
@@ -109,9 +130,24 @@ impl<W: Write> Serializer<W> {
 
     fn capture<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         let options = self.options.clone();
-        let writer = &mut self.writer;
-        handoff::with_capture(&options, || value.serialize(ChunkSink { writer }))
-            .map_err(handoff::recover)
+        if self.direct.is_none() {
+            let writer = &mut self.writer;
+            return handoff::with_capture(&options, &mut None, || {
+                value.serialize(ChunkSink { writer })
+            })
+            .map_err(handoff::recover);
+        }
+        // An adapter appends to the output itself; anything sent as chunks follows it.
+        let mut chunks = Vec::new();
+        let result = handoff::with_capture(&options, &mut self.direct, || {
+            value.serialize(ChunkSink {
+                writer: &mut chunks,
+            })
+        });
+        if let Some(out) = &mut self.direct {
+            out.extend_from_slice(&chunks);
+        }
+        result.map_err(handoff::recover)
     }
 }
 
@@ -945,6 +981,48 @@ pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
 /// As [`to_writer`].
 pub fn to_vec_with<T: ?Sized + Serialize>(value: &T, options: &Options) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    to_writer_with(&mut out, value, options)?;
+    append_to_vec_with(&mut out, value, options)?;
     Ok(out)
+}
+
+/// Appends the encoding of `value` to `out` with the default options, reusing its capacity.
+///
+/// The encoding is built in `out` itself, so sparse blocks, which cannot be copied from the
+/// source in one piece, are not built in a buffer and copied again as through [`to_writer`].
+///
+/// ```
+/// let mut out = Vec::with_capacity(1 << 10);
+/// serde_daphne::append_to_vec(&mut out, &vec![1.5f64, 2.5])?;
+/// assert_eq!(serde_daphne::from_slice::<Vec<f64>>(&out)?, [1.5, 2.5]);
+/// out.clear(); // the capacity stays for the next one
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`to_writer`]; on an error `out` is left as it was.
+pub fn append_to_vec<T: ?Sized + Serialize>(out: &mut Vec<u8>, value: &T) -> Result<()> {
+    append_to_vec_with(out, value, &Options::new())
+}
+
+/// Appends the encoding of `value` to `out` with the given options (see [`append_to_vec`]).
+///
+/// # Errors
+/// As [`to_writer`]; on an error `out` is left as it was.
+pub fn append_to_vec_with<T: ?Sized + Serialize>(
+    out: &mut Vec<u8>,
+    value: &T,
+    options: &Options,
+) -> Result<()> {
+    let start = out.len();
+    let mut ser = Serializer {
+        writer: std::io::sink(),
+        options: options.clone(),
+        direct: Some(std::mem::take(out)),
+    };
+    let result = value.serialize(&mut ser);
+    *out = ser.direct.take().unwrap_or_default();
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
 }

@@ -504,7 +504,8 @@ fn write_block<T: Element, W: Write>(
             start_sparse(sink, place, vt, analysis.nnz)?;
             // No stored zeros to leave out: a sparse source's rows go out as they are stored.
             if let Some(stored) = matrix.csr_rows(window).filter(|_| analysis.no_stored_zeros) {
-                return sink.sparse_rows(stored, c0, vt);
+                let len = 4 * nr + (4 + vt.size()) * analysis.nnz as usize;
+                return sink.sparse_rows(stored, len, c0, vt);
             }
             for row in rows {
                 start_sparse_row(sink, row.nnz() as u32)?;

@@ -13,10 +13,13 @@ const BUFFER_LEN: usize = 256 * 1024;
 /// Value runs at least this long bypass the buffer (one `write_all` of the caller's memory).
 const BULK_LEN: usize = 64 * 1024;
 
-/// A little-endian writer with its own buffer.
+/// A little-endian writer with its own buffer, or (direct) appending to a vector that is the
+/// output itself, which saves the copy out of the buffer where the encoding is built in place.
 pub(crate) struct Sink<W: Write> {
     writer: W,
     buf: Vec<u8>,
+    /// `buf` is the output: never drained, `writer` unused.
+    direct: bool,
 }
 
 impl<W: Write> Sink<W> {
@@ -24,11 +27,31 @@ impl<W: Write> Sink<W> {
         Sink {
             writer,
             buf: Vec::new(),
+            direct: false,
         }
     }
 
+    /// A sink that appends everything to `out` (see [`Sink::into_output`]).
+    pub(crate) fn direct(writer: W, out: Vec<u8>) -> Self {
+        Sink {
+            writer,
+            buf: out,
+            direct: true,
+        }
+    }
+
+    pub(crate) fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    /// The output vector of a direct sink.
+    pub(crate) fn into_output(self) -> Vec<u8> {
+        debug_assert!(self.direct);
+        self.buf
+    }
+
     fn drain(&mut self) -> Result<()> {
-        if !self.buf.is_empty() {
+        if !self.direct && !self.buf.is_empty() {
             self.writer.write_all(&self.buf)?;
             self.buf.clear();
         }
@@ -44,7 +67,7 @@ impl<W: Write> Sink<W> {
     }
 
     pub(crate) fn bytes(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() >= BULK_LEN {
+        if bytes.len() >= BULK_LEN && !self.direct {
             self.drain()?;
             self.writer.write_all(bytes)?;
             return Ok(());
@@ -106,42 +129,64 @@ impl<W: Write> Sink<W> {
     }
 
     /// Writes rows of a sparse block: per row its count, then `(column - first, value as vt)`
-    /// pairs, built in the buffer a row at a time. The caller guarantees the values are
-    /// non-zero, the shifted columns fit `u32`, and the conversions are exact.
+    /// pairs, built in place. `len` is the bytes the rows take. The caller guarantees the values
+    /// are non-zero, the shifted columns fit `u32`, and the conversions are exact.
     pub(crate) fn sparse_rows<'a, T: Element>(
         &mut self,
         rows: impl Iterator<Item = (&'a [usize], &'a [T])>,
+        len: usize,
         first: usize,
         vt: ValueType,
     ) -> Result<()> {
-        with_value_type!(vt, U => self.sparse_rows_as::<T, U>(rows, first))
+        with_value_type!(vt, U => self.sparse_rows_as::<T, U>(rows, len, first))
     }
 
     fn sparse_rows_as<'a, T: Element, U: Element>(
         &mut self,
         rows: impl Iterator<Item = (&'a [usize], &'a [T])>,
+        len: usize,
         first: usize,
     ) -> Result<()> {
         let entry = 4 + std::mem::size_of::<U>();
-        for (cols, values) in rows {
-            let start = self.buf.len();
-            self.buf.resize(start + 4 + cols.len() * entry, 0);
-            let out = &mut self.buf[start..];
-            out[..4].copy_from_slice(&(cols.len() as u32).to_le_bytes());
-            for ((pair, &c), &x) in out[4..].chunks_exact_mut(entry).zip(cols).zip(values) {
-                pair[..4].copy_from_slice(&((c - first) as u32).to_le_bytes());
-                let stored: U = exact_cast(x);
-                pair[4..].copy_from_slice(bytemuck::bytes_of(&stored.to_le()));
+        // The room is zero-filled once (the whole block when direct, else the buffer), not once
+        // per row; `pos` is where the built bytes end.
+        let mut pos = self.buf.len();
+        let room = if self.direct {
+            pos + len
+        } else {
+            pos.max(BUFFER_LEN)
+        };
+        self.buf.resize(room, 0);
+        let built = (|| {
+            for (cols, values) in rows {
+                let need = 4 + cols.len() * entry;
+                if pos + need > self.buf.len() {
+                    if !self.direct {
+                        self.writer.write_all(&self.buf[..pos])?;
+                        pos = 0;
+                    }
+                    let grown = (pos + need).max(self.buf.len());
+                    self.buf.resize(grown, 0);
+                }
+                let out = &mut self.buf[pos..pos + need];
+                out[..4].copy_from_slice(&(cols.len() as u32).to_le_bytes());
+                for ((pair, &c), &x) in out[4..].chunks_exact_mut(entry).zip(cols).zip(values) {
+                    pair[..4].copy_from_slice(&((c - first) as u32).to_le_bytes());
+                    let stored: U = exact_cast(x);
+                    pair[4..].copy_from_slice(bytemuck::bytes_of(&stored.to_le()));
+                }
+                pos += need;
             }
-            self.after_push()?;
-        }
-        Ok(())
+            Ok(())
+        })();
+        self.buf.truncate(pos);
+        built
     }
 
     /// Writes a run of values: copied into the buffer when short, written directly when long.
     pub(crate) fn values<T: Element>(&mut self, values: &[T]) -> Result<()> {
         let len = std::mem::size_of_val(values);
-        if len >= BULK_LEN {
+        if len >= BULK_LEN && !self.direct {
             self.drain()?;
             write_le(&mut self.writer, values)?;
             return Ok(());

@@ -3,8 +3,9 @@
 use ndarray::{array, Array2};
 use serde::{Deserialize, Serialize};
 use serde_daphne::{
-    from_file, from_reader, from_reader_with, from_slice, to_file, to_vec, to_writer, DataType,
-    Deserializer, Error, Object, Options,
+    append_to_vec, append_to_vec_with, from_file, from_reader, from_reader_with, from_slice,
+    to_file, to_vec, to_writer, to_writer_with, DataType, Deserializer, Dialect, Error, Object,
+    Options,
 };
 use sprs::CsMat;
 
@@ -80,6 +81,49 @@ fn a_struct_with_every_adapter_round_trips() {
     assert_eq!(from_slice::<Dataset>(&bytes).unwrap(), value);
     // Through a reader as well.
     assert_eq!(from_reader::<_, Dataset>(&bytes[..]).unwrap(), value);
+}
+
+#[test]
+fn appending_to_a_vector_writes_what_a_writer_gets() {
+    for (options, spec) in [
+        (Options::new(), true),
+        (Options::new().dialect(Dialect::Runtime).tile(2, 2), false),
+    ] {
+        let mut written = Vec::new();
+        let result = to_writer_with(&mut written, &dataset(), &options);
+        let mut out = b"kept".to_vec();
+        let appended = append_to_vec_with(&mut out, &dataset(), &options);
+        match result {
+            Ok(()) => {
+                appended.unwrap();
+                assert_eq!(&out[..4], b"kept");
+                assert_eq!(&out[4..], &written[..]);
+                // (Runtime frames keep their labels in a `.meta` file, not in the bytes.)
+                if spec {
+                    assert_eq!(from_slice::<Dataset>(&out[4..]).unwrap(), dataset());
+                }
+            }
+            // What a dialect cannot hold: the same error, and `out` untouched.
+            Err(e) => {
+                assert_eq!(appended.unwrap_err().to_string(), e.to_string());
+                assert_eq!(out, b"kept");
+            }
+        }
+    }
+    // An error part-way leaves the vector as it was.
+    #[derive(Serialize)]
+    struct Bad {
+        ok: Vec<f64>,
+        name: String,
+    }
+    let mut out = vec![1, 2, 3];
+    let bad = Bad {
+        ok: vec![1.0; 1000],
+        name: "x".into(),
+    };
+    let err = append_to_vec(&mut out, &bad).unwrap_err();
+    assert!(matches!(err, Error::Unrepresentable { .. }));
+    assert_eq!(out, [1, 2, 3]);
 }
 
 #[test]

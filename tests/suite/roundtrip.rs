@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_daphne::strategies::{array2, csmat, element, object};
 use serde_daphne::{
-    from_slice, from_slice_with, to_vec, to_vec_with, BlockPolicy, Csr, CsrView, Dense, DenseView,
-    Dialect, Element, Error, Object, Options,
+    from_slice, from_slice_with, to_vec, to_vec_with, to_writer_with, BlockPolicy, Csr, CsrView,
+    Dense, DenseView, Dialect, Element, Error, Object, Options,
 };
 use sprs::CsMat;
 
@@ -46,7 +46,9 @@ fn check_dense<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     options: &Options,
 ) -> Result<(), TestCaseError> {
     let bytes = to_vec_with(&DenseView(a.view()), options).unwrap();
-    prop_assert_eq!(&to_vec_with(&DenseView(a.view()), options).unwrap(), &bytes);
+    let mut written = Vec::new();
+    to_writer_with(&mut written, &DenseView(a.view()), options).unwrap();
+    prop_assert_eq!(&written, &bytes);
     let back: Dense<T> = from_slice(&bytes).unwrap();
     prop_assert_eq!(back.0.dim(), a.dim());
     prop_assert_eq!(bits(back.0.iter()), bits(a.iter()));
@@ -74,6 +76,10 @@ fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     options: &Options,
 ) -> Result<(), TestCaseError> {
     let bytes = to_vec_with(&CsrView(m.view()), options).unwrap();
+    // Built in place (to_vec) and through the writer's buffer: the same bytes.
+    let mut written = Vec::new();
+    to_writer_with(&mut written, &CsrView(m.view()), options).unwrap();
+    prop_assert_eq!(&written, &bytes);
     prop_assert_eq!(
         from_slice::<Object>(&bytes).unwrap().dialect(),
         Dialect::Spec
