@@ -376,6 +376,30 @@ pub enum Error {
         message: String,
     },
 
+    /// A file of a neighbouring format (Futhark, Binsparse, NumPy) is malformed, or holds
+    /// what this crate does not read.
+    #[error("{format} input{}: {message}", at_byte(*offset))]
+    ForeignInput {
+        /// The format, such as `Futhark` or `Binsparse`.
+        format: &'static str,
+        /// Offset in the input, where the container has byte offsets.
+        offset: Option<u64>,
+        /// What is wrong and what to do about it.
+        message: String,
+    },
+
+    /// A value has no exact counterpart on the other side of a conversion between DAPHNE and
+    /// a neighbouring format (complex values, fill values, 3-D arrays, frames).
+    #[error("cannot convert {what} to {to}: {reason}")]
+    NotConvertible {
+        /// What was to be converted.
+        what: String,
+        /// The target format.
+        to: &'static str,
+        /// Why not, and what would work.
+        reason: String,
+    },
+
     /// An error raised by a `Serialize` or `Deserialize` implementation.
     #[error("{}{message}", at_path(path))]
     Message {
@@ -384,6 +408,10 @@ pub enum Error {
         /// The message.
         message: String,
     },
+}
+
+fn at_byte(offset: Option<u64>) -> String {
+    offset.map_or(String::new(), |o| format!(" at byte {o}"))
 }
 
 fn at_path(path: &str) -> String {
@@ -426,6 +454,7 @@ impl Error {
             | NotABool { offset, .. }
             | ShapeMismatch { offset, .. }
             | DataTypeMismatch { offset, .. } => Some(*offset),
+            ForeignInput { offset, .. } => *offset,
             _ => None,
         }
     }

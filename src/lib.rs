@@ -26,7 +26,7 @@
 //!
 //! Layers, lowest first: [`wire`] (codes, values, header, blocks), [`model`] (objects,
 //! tiling, writer choices), [`ser`] and [`de`] (serde), the adapters ([`dense`], [`csr`],
-//! [`frame`]) and [`io`] (files). `ARCHITECTURE.md` says what each may depend on and
+//! [`frame`]), [`io`] (files) and [`interop`] (neighbouring formats). `ARCHITECTURE.md` says what each may depend on and
 //! `WIRE_FORMAT.md` describes the bytes.
 // Unsafe code is denied except where a measured fast path allows it with a `SAFETY:` comment.
 #![deny(unsafe_code)]
@@ -36,6 +36,7 @@ mod adapters;
 pub mod de;
 mod error;
 mod handoff;
+pub mod interop;
 pub mod io;
 pub mod model;
 mod options;

@@ -293,6 +293,11 @@ pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> crate::Result<Vec<T>> {
     Ok(v)
 }
 
+/// Little-endian `bytes` (whole values) as values of `value_type`.
+pub(crate) fn decode_values(value_type: ValueType, bytes: &[u8]) -> crate::Result<Values> {
+    with_value_type!(value_type, T => Ok(T::into_values(decode_le::<T>(bytes)?)))
+}
+
 /// Reads one little-endian value from the start of `bytes` (which must be long enough).
 #[inline]
 pub(crate) fn read_le<T: Element>(bytes: &[u8]) -> T {

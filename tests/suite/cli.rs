@@ -552,3 +552,55 @@ fn spy_draws_in_the_terminal_and_as_png() {
         "no sparsity pattern",
     );
 }
+
+#[test]
+fn futhark_files_convert_to_dbdf_and_back_bit_exactly() {
+    let dir = scratch("futhark");
+    let futhark = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/futhark");
+    for (name, flags) in [
+        ("multi_concat.bin", &["--futhark-bool"][..]),
+        ("array_f16_1d.bin", &["--futhark-f16"][..]),
+        ("array_f64_2d_3x4.bin", &[][..]),
+        ("array_f32_specials.bin", &[][..]),
+    ] {
+        let input = futhark.join(name);
+        let mid = dir.join(name).with_extension("dbdf");
+        let out = dir.join(name).with_extension("fut");
+        let to_dbdf = dbdf(&["convert", "--from", "futhark", s(&input), s(&mid)]);
+        assert!(to_dbdf.status.success(), "{}", stderr(&to_dbdf));
+        let mut args = vec!["convert", s(&mid), s(&out)];
+        args.extend_from_slice(flags);
+        let back = dbdf(&args);
+        assert!(back.status.success(), "{}", stderr(&back));
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&input).unwrap(),
+            "{name}"
+        );
+    }
+    // Refusals name the file and the offset; nothing is written.
+    let out = dir.join("never.dbdf");
+    assert_fails(
+        &dbdf(&[
+            "convert",
+            "--from",
+            "futhark",
+            s(&futhark.join("array_i64_3d_2x3x4.bin")),
+            s(&out),
+        ]),
+        "array_i64_3d_2x3x4.bin",
+        "byte 2: a rank-3 array",
+    );
+    assert_fails(
+        &dbdf(&[
+            "convert",
+            "--from",
+            "futhark",
+            s(&futhark.join("mixed_text_binary.dat")),
+            s(&out),
+        ]),
+        "mixed_text_binary.dat",
+        "text format",
+    );
+    assert!(!out.exists());
+}

@@ -4,6 +4,7 @@ mod cli;
 mod daphne_runtime;
 mod data_model;
 mod derive_and_files;
+mod futhark;
 mod golden_bytes;
 mod hostile;
 mod roundtrip;

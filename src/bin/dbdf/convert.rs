@@ -1,4 +1,4 @@
-//! `dbdf convert`: between .dbdf, .mtx, .csv and .npy.
+//! `dbdf convert`: between .dbdf, .mtx, .csv, .npy and Futhark binary data.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,7 +8,9 @@ use serde_daphne::io::{meta::write_sidecar, sidecar_path, write_atomically};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, Options, ValueType};
 
 use crate::files::{read_objects, write_output};
-use crate::formats::{csv, mtx, npy};
+use serde_daphne::interop::{futhark, npy};
+
+use crate::formats::{csv, mtx};
 use crate::{Failure, Format};
 
 /// Arguments of `convert`.
@@ -44,6 +46,16 @@ pub struct Args {
     /// Write .dbdf (and CSV) in the spec's dialect or for DAPHNE's runtime.
     #[arg(long, value_enum)]
     dialect: Option<DialectArg>,
+    /// Futhark output: write u8 matrices as Futhark bools (values must be 0 or 1).
+    #[arg(long = "futhark-bool")]
+    futhark_bool: bool,
+    /// Futhark output: write f32 matrices as f16 (values must be exact in f16).
+    #[arg(long = "futhark-f16")]
+    futhark_f16: bool,
+    /// Futhark output: write every matrix as a 2-D array (not 1 x 1 as a scalar and n x 1
+    /// as a 1-D array).
+    #[arg(long = "futhark-matrices")]
+    futhark_matrices: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -105,6 +117,7 @@ fn format_of(path: &Path, given: Option<Format>, role: &str) -> Result<Format, F
         Some("mtx") => Ok(Format::Mtx),
         Some("csv") => Ok(Format::Csv),
         Some("npy") => Ok(Format::Npy),
+        Some("fut") => Ok(Format::Futhark),
         _ => Err(Failure::at(
             path,
             format!(
@@ -118,6 +131,7 @@ fn format_of(path: &Path, given: Option<Format>, role: &str) -> Result<Format, F
 fn read_input(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
     let fail = |e: String| Failure::at(path, e);
     let text = || std::fs::read_to_string(path).map_err(|e| Failure::at(path, e));
+    let bytes = || std::fs::read(path).map_err(|e| Failure::at(path, e));
     Ok(match format {
         Format::Dbdf => read_objects(path, &Options::new())?
             .0
@@ -133,10 +147,8 @@ fn read_input(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
             };
             vec![csv::read(&text()?, sidecar.as_ref()).map_err(fail)?]
         }
-        Format::Npy => {
-            let bytes = std::fs::read(path).map_err(|e| Failure::at(path, e))?;
-            vec![npy::read(&bytes).map_err(fail)?]
-        }
+        Format::Npy => vec![npy::read(&bytes()?).map_err(|e| Failure::at(path, e))?],
+        Format::Futhark => futhark::read(&bytes()?).map_err(|e| Failure::at(path, e))?,
     })
 }
 
@@ -217,6 +229,15 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
             let object = single(".npy")?;
             write_output(output, |w| {
                 npy::write(object, w).map_err(|e| Failure::at(&args.input, e))
+            })?;
+        }
+        Format::Futhark => {
+            let options = futhark::WriteOptions::new()
+                .bools(args.futhark_bool)
+                .f16(args.futhark_f16)
+                .matrices(args.futhark_matrices);
+            write_output(output, |w| {
+                futhark::write(w, &objects, &options).map_err(|e| Failure::at(&args.input, e))
             })?;
         }
         Format::Csv => {

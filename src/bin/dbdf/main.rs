@@ -103,6 +103,8 @@ pub enum Format {
     Csv,
     /// NumPy .npy.
     Npy,
+    /// Futhark binary data (`.fut`).
+    Futhark,
 }
 
 fn main() -> ExitCode {

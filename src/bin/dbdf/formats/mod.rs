@@ -2,7 +2,6 @@
 
 pub mod csv;
 pub mod mtx;
-pub mod npy;
 
 use serde_daphne::{Value, ValueType};
 

@@ -1,0 +1,5 @@
+//! Moving matrices between DAPHNE objects and neighbouring formats: Futhark's binary values,
+//! NumPy's `.npy` arrays and Binsparse.
+
+pub mod futhark;
+pub mod npy;

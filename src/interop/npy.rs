@@ -1,0 +1,297 @@
+//! NumPy's `.npy` arrays: 0-, 1- and 2-D arrays of the numeric types DAPHNE has, little- or
+//! big-endian, C or Fortran order on input; version 1.0, little-endian, C order on output.
+//! Binsparse's NPZ container is a zip of these.
+//!
+//! ```
+//! use serde_daphne::interop::npy;
+//! use serde_daphne::{Object, Values};
+//!
+//! let m = Object::dense(2, 2, Values::I32(vec![1, 2, 3, 4]))?;
+//! let mut bytes = Vec::new();
+//! npy::write(&m, &mut bytes)?;
+//! assert_eq!(npy::read(&bytes)?, m);
+//! # Ok::<(), serde_daphne::Error>(())
+//! ```
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::model::Object;
+use crate::wire::values::{decode_values, with_values, write_le};
+use crate::wire::{DataType, ValueType, Values};
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// What an array's `descr` says its elements are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Descr {
+    /// A number of a DAPHNE value type; `true` for big-endian.
+    Number(ValueType, bool),
+    /// NumPy's `bool` (`|b1`): one byte, 0 or 1.
+    Bool,
+    /// A fixed-length unicode string of this many UTF-32 code units; `true` for big-endian.
+    Unicode(usize, bool),
+}
+
+impl Descr {
+    fn parse(text: &str) -> Option<Descr> {
+        let (order, code) = text.split_at_checked(1)?;
+        let big = match order {
+            "<" | "|" | "=" => false,
+            ">" => true,
+            _ => return None,
+        };
+        if let Some(n) = code.strip_prefix('U') {
+            return n.parse().ok().map(|n| Descr::Unicode(n, big));
+        }
+        let vt = match code {
+            "b1" => return Some(Descr::Bool),
+            "u1" => ValueType::U8,
+            "i1" => ValueType::I8,
+            "u2" => ValueType::U16,
+            "i2" => ValueType::I16,
+            "u4" => ValueType::U32,
+            "i4" => ValueType::I32,
+            "u8" => ValueType::U64,
+            "i8" => ValueType::I64,
+            "f4" => ValueType::F32,
+            "f8" => ValueType::F64,
+            _ => return None,
+        };
+        Some(Descr::Number(vt, big))
+    }
+
+    fn item_size(&self) -> usize {
+        match self {
+            Descr::Number(vt, _) => vt.size(),
+            Descr::Bool => 1,
+            Descr::Unicode(n, _) => 4 * n,
+        }
+    }
+}
+
+/// The `descr` this crate writes for a value type.
+pub(crate) fn descr(value_type: ValueType) -> &'static str {
+    match value_type {
+        ValueType::U8 => "|u1",
+        ValueType::I8 => "|i1",
+        ValueType::U16 => "<u2",
+        ValueType::I16 => "<i2",
+        ValueType::U32 => "<u4",
+        ValueType::I32 => "<i4",
+        ValueType::U64 => "<u8",
+        ValueType::I64 => "<i8",
+        ValueType::F32 => "<f4",
+        ValueType::F64 => "<f8",
+    }
+}
+
+/// A parsed array that still borrows its data.
+pub(crate) struct Array<'a> {
+    pub(crate) descr: Descr,
+    pub(crate) shape: Vec<u64>,
+    pub(crate) fortran: bool,
+    pub(crate) data: &'a [u8],
+    /// Offset of `data` in the bytes parsed.
+    pub(crate) data_offset: usize,
+}
+
+fn malformed(offset: usize, message: impl Into<String>) -> Error {
+    Error::ForeignInput {
+        format: "NumPy .npy",
+        offset: Some(offset as u64),
+        message: message.into(),
+    }
+}
+
+/// The text between the quotes (or parentheses) after `key` in the header dict.
+fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let rest = &header[header.find(&format!("'{key}'"))? + key.len() + 2..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    if let Some(quoted) = rest.strip_prefix('\'') {
+        return Some(&quoted[..quoted.find('\'')?]);
+    }
+    if let Some(tuple) = rest.strip_prefix('(') {
+        return Some(&tuple[..tuple.find(')')?]);
+    }
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim())
+}
+
+/// Parses the header and checks that the data is exactly as long as the shape says.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Array<'_>> {
+    if !bytes.starts_with(MAGIC) || bytes.len() < 10 {
+        return Err(malformed(0, "not a .npy array (no \\x93NUMPY magic)"));
+    }
+    let (header_len, start) = match bytes[6] {
+        1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => return Err(malformed(6, format!("unsupported .npy version {v}"))),
+    };
+    let header = bytes
+        .get(start..)
+        .and_then(|rest| rest.get(..header_len))
+        .ok_or_else(|| malformed(start, "the header runs past the end of the array"))?;
+    let header = String::from_utf8_lossy(header);
+    let bad = |what: &str| malformed(start, format!("{what} in the header {header:?}"));
+    let descr = dict_value(&header, "descr")
+        .and_then(Descr::parse)
+        .ok_or_else(|| {
+            bad("an unsupported or missing 'descr' (numbers of DAPHNE's types, bool, unicode)")
+        })?;
+    let fortran = match dict_value(&header, "fortran_order") {
+        Some("True") => true,
+        Some("False") => false,
+        _ => return Err(bad("no 'fortran_order'")),
+    };
+    let shape: Vec<u64> = dict_value(&header, "shape")
+        .ok_or_else(|| bad("no 'shape'"))?
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<u64>().map_err(|_| bad("a malformed 'shape'")))
+        .collect::<Result<_>>()?;
+    let data_offset = start + header_len;
+    let data = &bytes[data_offset..];
+    let expected = shape.iter().try_fold(descr.item_size() as u128, |acc, &d| {
+        acc.checked_mul(u128::from(d))
+    });
+    if expected != Some(data.len() as u128) {
+        return Err(malformed(
+            data_offset,
+            format!(
+                "an array of shape {shape:?} and descr {descr:?} needs {} bytes of data, there \
+                 are {}",
+                expected.map_or("more".to_string(), |e| e.to_string()),
+                data.len()
+            ),
+        ));
+    }
+    Ok(Array {
+        descr,
+        shape,
+        fortran,
+        data,
+        data_offset,
+    })
+}
+
+impl Array<'_> {
+    /// The elements as values, in storage order (bool as `u8`, checked to be 0 or 1).
+    pub(crate) fn values(&self) -> Result<Values> {
+        match self.descr {
+            Descr::Number(vt, big) => {
+                if !big || vt.size() == 1 {
+                    return decode_values(vt, self.data);
+                }
+                let mut swapped = self.data.to_vec();
+                swapped
+                    .chunks_exact_mut(vt.size())
+                    .for_each(<[u8]>::reverse);
+                decode_values(vt, &swapped)
+            }
+            Descr::Bool => {
+                if let Some(k) = self.data.iter().position(|&b| b > 1) {
+                    return Err(malformed(
+                        self.data_offset + k,
+                        format!("the bool value {} is neither 0 nor 1", self.data[k]),
+                    ));
+                }
+                Ok(Values::U8(self.data.to_vec()))
+            }
+            Descr::Unicode(..) => Err(malformed(
+                self.data_offset,
+                "an array of strings where numbers were expected",
+            )),
+        }
+    }
+}
+
+/// Reads a `.npy` array as a DenseMatrix: 0-D as 1 x 1, 1-D as a column, 2-D as it is.
+///
+/// # Errors
+/// [`Error::ForeignInput`] with the byte offset for anything malformed or other than 0-, 1-
+/// or 2-D arrays of numbers; [`Error::OutOfMemory`].
+pub fn read(bytes: &[u8]) -> Result<Object> {
+    let array = parse(bytes)?;
+    let (rows, cols) = match array.shape[..] {
+        [] => (1, 1),
+        [n] => (n, 1),
+        [r, c] => (r, c),
+        _ => {
+            return Err(malformed(
+                0,
+                format!(
+                    "{}-D arrays have no DAPHNE counterpart (1-D and 2-D only)",
+                    array.shape.len()
+                ),
+            ))
+        }
+    };
+    let mut values = array.values()?;
+    if array.fortran && rows > 1 && cols > 1 {
+        values = transpose(&values, cols as usize, rows as usize);
+    }
+    Object::dense(rows, cols, values).map_err(|e| malformed(0, e.to_string()))
+}
+
+/// The transpose of a row-major `rows` x `cols` matrix.
+pub(crate) fn transpose(values: &Values, rows: usize, cols: usize) -> Values {
+    with_values!(values, v => {
+        let mut out = Vec::with_capacity(v.len());
+        for c in 0..cols {
+            out.extend((0..rows).map(|r| v[r * cols + c]));
+        }
+        crate::wire::Element::into_values(out)
+    })
+}
+
+/// Writes a version 1.0 header for an array of `descr` and `shape`, padded so that the data
+/// starts on a 64-byte boundary.
+pub(crate) fn write_header<W: Write + ?Sized>(
+    out: &mut W,
+    descr: &str,
+    shape: &[u64],
+) -> Result<()> {
+    let dims = match shape {
+        [n] => format!("{n},"),
+        _ => shape
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    out.write_all(MAGIC)?;
+    out.write_all(&[1, 0])?;
+    out.write_all(&(header.len() as u16).to_le_bytes())?;
+    out.write_all(header.as_bytes())?;
+    Ok(())
+}
+
+/// Writes a matrix as a version 1.0, C-order, 2-D `.npy` array.
+///
+/// # Errors
+/// [`Error::NotConvertible`] for a frame (its columns have their own types); I/O errors;
+/// [`Error::OutOfMemory`].
+pub fn write<W: Write>(object: &Object, mut out: W) -> Result<()> {
+    if object.data_type() == DataType::Frame {
+        return Err(Error::NotConvertible {
+            what: "a Frame".into(),
+            to: "NumPy .npy",
+            reason: "an array has one dtype; convert each column on its own".into(),
+        });
+    }
+    let (rows, cols) = object.shape();
+    let values = object.dense_values()?;
+    write_header(&mut out, descr(values.value_type()), &[rows, cols])?;
+    with_values!(&values, v => write_le(&mut out, v))?;
+    Ok(())
+}
