@@ -489,6 +489,18 @@ impl Error {
         self
     }
 
+    /// Moves a [`Error::ForeignInput`] offset by `base` (for input found inside a container).
+    pub(crate) fn shifted(mut self, base: usize) -> Self {
+        if let Error::ForeignInput {
+            offset: Some(offset),
+            ..
+        } = &mut self
+        {
+            *offset += base as u64;
+        }
+        self
+    }
+
     pub(crate) fn unrepresentable(what: &'static str) -> Self {
         Error::Unrepresentable {
             path: String::new(),

@@ -208,6 +208,35 @@ impl Array<'_> {
             )),
         }
     }
+
+    /// A 0-D unicode array (how NumPy stores a Python string) as a string.
+    pub(crate) fn string(&self) -> Result<String> {
+        let Descr::Unicode(_, big) = self.descr else {
+            return Err(malformed(
+                self.data_offset,
+                "a number where a string was expected",
+            ));
+        };
+        let mut text = String::new();
+        for (k, unit) in self.data.chunks_exact(4).enumerate() {
+            let unit: [u8; 4] = unit.try_into().expect("four bytes");
+            let code = if big {
+                u32::from_be_bytes(unit)
+            } else {
+                u32::from_le_bytes(unit)
+            };
+            if code == 0 {
+                break;
+            }
+            text.push(char::from_u32(code).ok_or_else(|| {
+                malformed(
+                    self.data_offset + 4 * k,
+                    format!("{code:#x} is not a character"),
+                )
+            })?);
+        }
+        Ok(text)
+    }
 }
 
 /// Reads a `.npy` array as a DenseMatrix: 0-D as 1 x 1, 1-D as a column, 2-D as it is.

@@ -159,7 +159,7 @@ fn write_atomically_synced(
 }
 
 /// A name for a temporary file beside `path` that no other writer uses.
-fn temporary_path(path: &Path) -> PathBuf {
+pub(crate) fn temporary_path(path: &Path) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path.file_name().map_or_else(
         || "serde_daphne".into(),

@@ -111,6 +111,11 @@ impl Values {
         with_values!(self, v => element_type(v))
     }
 
+    /// Keeps the first `len` values.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        with_values!(self, v => v.truncate(len));
+    }
+
     /// The number of values.
     pub fn len(&self) -> usize {
         with_values!(self, v => v.len())

@@ -604,3 +604,83 @@ fn futhark_files_convert_to_dbdf_and_back_bit_exactly() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn binsparse_files_convert_to_dbdf_and_back() {
+    let dir = scratch("binsparse");
+    let golden_bsp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/binsparse");
+    let mut names = vec!["csr_f64.npz", "coo_i32.npz", "dmat_f64.npz", "csc_f64.npz"];
+    if cfg!(feature = "hdf5") {
+        names.extend(["dcsr_f64.h5", "cref_style_coo_bint8.h5", "dvec_f64.h5"]);
+    }
+    for name in names {
+        let input = golden_bsp.join(name);
+        let mid = dir.join(format!("{name}.dbdf"));
+        let out = dir.join(format!("{name}.bsp.npz"));
+        let to_dbdf = dbdf(&["convert", s(&input), s(&mid)]);
+        assert!(to_dbdf.status.success(), "{}", stderr(&to_dbdf));
+        let back = dbdf(&["convert", s(&mid), s(&out), "--index-type", "u32"]);
+        assert!(back.status.success(), "{}", stderr(&back));
+        // The same cells all the way through.
+        let original = from_file::<_, Object>(&mid).unwrap();
+        let again = dir.join(format!("{name}.again.dbdf"));
+        assert!(dbdf(&["convert", s(&out), s(&again)]).status.success());
+        assert_eq!(
+            cells(&from_file::<_, Object>(&again).unwrap()),
+            cells(&original),
+            "{name}"
+        );
+    }
+    // Choosing the output format and modifiers.
+    let coo = dir.join("coo.bsp.npz");
+    let args = ["convert", "--binsparse-format", "cooc", "--iso"];
+    let source = golden_bsp.join("csr_iso_f64.npz");
+    let out = dbdf(&[args[0], args[1], args[2], args[3], s(&source), s(&coo)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&std::fs::read(&coo).unwrap()).replace('\0', "");
+    assert!(
+        text.contains("\"format\": \"COOC\"") && text.contains("iso[float64]"),
+        "{text}"
+    );
+    // A bad format name is refused by clap with the list.
+    let bad = dbdf(&["convert", "--binsparse-format", "XYZ", s(&source), s(&coo)]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("CSR, CSC"), "{}", stderr(&bad));
+}
+
+#[cfg(feature = "hdf5")]
+#[test]
+fn binsparse_to_binsparse_keeps_attributes_and_refuses_by_name() {
+    let dir = scratch("binsparse_h5");
+    let golden_bsp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/binsparse");
+    let out = dir.join("x.bsp.npz");
+    let run = dbdf(&[
+        "convert",
+        s(&golden_bsp.join("cref_style_csr_f64.h5")),
+        s(&out),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let read = serde_daphne::interop::binsparse::read_npz(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(read.attributes.contains_key("comment"));
+    let h5 = dir.join("y.bsp.h5");
+    let run = dbdf(&["convert", s(&out), s(&h5)]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(
+        serde_daphne::interop::binsparse::read_h5(&h5)
+            .unwrap()
+            .attributes,
+        read.attributes
+    );
+    let never = dir.join("never.dbdf");
+    assert_fails(
+        &dbdf(&["convert", s(&golden_bsp.join("csr_c128.h5")), s(&never)]),
+        "csr_c128.h5",
+        "complex",
+    );
+    assert_fails(
+        &dbdf(&["convert", s(&golden_bsp.join("csr_fill_f64.h5")), s(&never)]),
+        "csr_fill_f64.h5",
+        "fill value is -1",
+    );
+    assert!(!never.exists());
+}

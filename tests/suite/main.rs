@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod binsparse;
 mod cli;
 mod daphne_runtime;
 mod data_model;

@@ -1,4 +1,4 @@
-//! `dbdf convert`: between .dbdf, .mtx, .csv, .npy and Futhark binary data.
+//! `dbdf convert`: between .dbdf, .mtx, .csv, .npy, Futhark binary data and Binsparse.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,6 +8,7 @@ use serde_daphne::io::{meta::write_sidecar, sidecar_path, write_atomically};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, Options, ValueType};
 
 use crate::files::{read_objects, write_output};
+use serde_daphne::interop::binsparse::{self, Binsparse};
 use serde_daphne::interop::{futhark, npy};
 
 use crate::formats::{csv, mtx};
@@ -56,6 +57,37 @@ pub struct Args {
     /// as a 1-D array).
     #[arg(long = "futhark-matrices")]
     futhark_matrices: bool,
+    /// Binsparse output format: CSR, CSC, COO, COOR, COOC, DCSR, DCSC, DMAT, DMATR, DMATC,
+    /// DVEC or CVEC (default: the input's when it is Binsparse, else CSR for CSR matrices
+    /// and DMAT for dense ones).
+    #[arg(long = "binsparse-format", value_parser = parse_binsparse_format)]
+    binsparse_format: Option<binsparse::Format>,
+    /// Binsparse output: the type of pointer and index arrays (default u64).
+    #[arg(long = "index-type", value_parser = parse_value_type)]
+    index_type: Option<ValueType>,
+    /// Binsparse output: store one iso[...] value when all stored values are equal.
+    #[arg(long)]
+    iso: bool,
+    /// Binsparse output: store u8 values that are all 0 or 1 as bint8.
+    #[arg(long)]
+    bint8: bool,
+}
+
+fn parse_binsparse_format(text: &str) -> Result<binsparse::Format, String> {
+    binsparse::Format::from_name(&text.to_uppercase()).ok_or_else(|| {
+        format!("{text:?} is not one of CSR, CSC, COO, COOR, COOC, DCSR, DCSC, DMAT, DMATR, DMATC, DVEC, CVEC")
+    })
+}
+
+/// Whether a Binsparse path is an HDF5 file (else an NPZ archive).
+fn is_hdf5(path: &Path) -> bool {
+    matches!(
+        path.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_lowercase)
+            .as_deref(),
+        Some("h5" | "hdf5")
+    )
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -118,6 +150,7 @@ fn format_of(path: &Path, given: Option<Format>, role: &str) -> Result<Format, F
         Some("csv") => Ok(Format::Csv),
         Some("npy") => Ok(Format::Npy),
         Some("fut") => Ok(Format::Futhark),
+        Some("npz" | "h5" | "hdf5") => Ok(Format::Binsparse),
         _ => Err(Failure::at(
             path,
             format!(
@@ -128,7 +161,38 @@ fn format_of(path: &Path, given: Option<Format>, role: &str) -> Result<Format, F
     }
 }
 
-fn read_input(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
+fn read_binsparse(path: &Path) -> Result<Binsparse, Failure> {
+    if is_hdf5(path) {
+        #[cfg(feature = "hdf5")]
+        return binsparse::read_h5(path).map_err(|e| Failure::at(path, e));
+        #[cfg(not(feature = "hdf5"))]
+        return Err(Failure::at(path, NO_HDF5));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Failure::at(path, e))?;
+    binsparse::read_npz(&bytes).map_err(|e| Failure::at(path, e))
+}
+
+#[cfg(not(feature = "hdf5"))]
+const NO_HDF5: &str = "this dbdf was built without HDF5 (cargo feature hdf5); use .bsp.npz";
+
+/// The objects of the input, and the Binsparse format and attributes when it is Binsparse.
+type Input = (
+    Vec<Object>,
+    Option<(
+        binsparse::Format,
+        serde_json::Map<String, serde_json::Value>,
+    )>,
+);
+
+fn read_input(path: &Path, format: Format) -> Result<Input, Failure> {
+    if format == Format::Binsparse {
+        let read = read_binsparse(path)?;
+        return Ok((vec![read.object], Some((read.format, read.attributes))));
+    }
+    read_others(path, format).map(|objects| (objects, None))
+}
+
+fn read_others(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
     let fail = |e: String| Failure::at(path, e);
     let text = || std::fs::read_to_string(path).map_err(|e| Failure::at(path, e));
     let bytes = || std::fs::read(path).map_err(|e| Failure::at(path, e));
@@ -149,6 +213,7 @@ fn read_input(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
         }
         Format::Npy => vec![npy::read(&bytes()?).map_err(|e| Failure::at(path, e))?],
         Format::Futhark => futhark::read(&bytes()?).map_err(|e| Failure::at(path, e))?,
+        Format::Binsparse => unreachable!("read by read_binsparse"),
     })
 }
 
@@ -156,7 +221,7 @@ fn read_input(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
 pub fn run(args: &Args) -> Result<ExitCode, Failure> {
     let from = format_of(&args.input, args.from, "input")?;
     let to = format_of(&args.output, args.to, "output")?;
-    let mut objects = read_input(&args.input, from)?;
+    let (mut objects, binsparse_input) = read_input(&args.input, from)?;
     for object in &mut objects {
         if let Some(vt) = args.value_type {
             *object = object
@@ -239,6 +304,33 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
             write_output(output, |w| {
                 futhark::write(w, &objects, &options).map_err(|e| Failure::at(&args.input, e))
             })?;
+        }
+        Format::Binsparse => {
+            let object = single("Binsparse")?;
+            // Binsparse to Binsparse keeps the format and the user attributes.
+            let (source_format, attributes) = match binsparse_input {
+                Some((format, attributes)) => (Some(format), attributes),
+                None => (None, serde_json::Map::new()),
+            };
+            let mut options = binsparse::WriteOptions::new()
+                .index_type(args.index_type.unwrap_or(ValueType::U64))
+                .iso(args.iso)
+                .bint8(args.bint8);
+            if let Some(format) = args.binsparse_format.or(source_format) {
+                options = options.format(format);
+            }
+            if is_hdf5(output) {
+                #[cfg(feature = "hdf5")]
+                binsparse::write_h5(output, object, &attributes, &options)
+                    .map_err(|e| Failure::at(output, e))?;
+                #[cfg(not(feature = "hdf5"))]
+                return Err(Failure::at(output, NO_HDF5));
+            } else {
+                write_output(output, |w| {
+                    binsparse::write_npz(w, object, &attributes, &options)
+                        .map_err(|e| Failure::at(&args.input, e))
+                })?;
+            }
         }
         Format::Csv => {
             let object = single("CSV")?;

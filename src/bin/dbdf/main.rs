@@ -105,6 +105,8 @@ pub enum Format {
     Npy,
     /// Futhark binary data (`.fut`).
     Futhark,
+    /// Binsparse: `.bsp.npz` (or `.npz`) archives; `.bsp.h5` (or `.h5`, `.hdf5`) HDF5 files.
+    Binsparse,
 }
 
 fn main() -> ExitCode {
