@@ -71,6 +71,10 @@ pub struct Args {
     /// Binsparse output: store u8 values that are all 0 or 1 as bint8.
     #[arg(long)]
     bint8: bool,
+    /// Binsparse output: the descriptor's version, 0.1 (the spec's; default) or 0.1.0 (which
+    /// the Python reference needs).
+    #[arg(long = "binsparse-version", value_parser = ["0.1", "0.1.0"])]
+    binsparse_version: Option<String>,
 }
 
 fn parse_binsparse_format(text: &str) -> Result<binsparse::Format, String> {
@@ -315,7 +319,11 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
             let mut options = binsparse::WriteOptions::new()
                 .index_type(args.index_type.unwrap_or(ValueType::U64))
                 .iso(args.iso)
-                .bint8(args.bint8);
+                .bint8(args.bint8)
+                .version(match args.binsparse_version.as_deref() {
+                    Some("0.1.0") => binsparse::Version::V0_1_0,
+                    _ => binsparse::Version::V0_1,
+                });
             if let Some(format) = args.binsparse_format.or(source_format) {
                 options = options.format(format);
             }

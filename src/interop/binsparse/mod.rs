@@ -8,7 +8,8 @@
 //! dense formats become DenseMatrix objects, sparse ones CSRMatrix objects. What DAPHNE cannot
 //! hold is refused by name: complex values, a `fill_value` other than zero (DAPHNE's implicit
 //! value is zero), Hermitian structures and tensors of rank 3 or more. Both `"0.1"` (the spec
-//! and the C reference) and `"0.1.0"` (the Python reference) are read; `"0.1"` is written.
+//! and the C reference) and `"0.1.0"` (the Python reference) are read; `"0.1"` is written
+//! unless [`WriteOptions::version`] asks for `"0.1.0"`, which the Python reference needs.
 //! Attributes outside the `binsparse` key travel with the matrix in [`Binsparse::attributes`].
 //!
 //! ```
@@ -183,6 +184,27 @@ impl std::fmt::Display for Format {
     }
 }
 
+/// The version string a descriptor carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Version {
+    /// `"0.1"`: the spec's two-part form, which the C reference writes (the default).
+    #[default]
+    V0_1,
+    /// `"0.1.0"`: the SemVer form the Python reference writes. binsparse 0.1.4 for Python
+    /// refuses `"0.1"` ("invalid Binsparse SemVer version"), so files meant for it need this.
+    V0_1_0,
+}
+
+impl Version {
+    /// The text in the descriptor.
+    pub const fn text(self) -> &'static str {
+        match self {
+            Version::V0_1 => "0.1",
+            Version::V0_1_0 => "0.1.0",
+        }
+    }
+}
+
 /// How DAPHNE objects are written as Binsparse.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
@@ -190,6 +212,7 @@ pub struct WriteOptions {
     index_type: ValueType,
     iso: bool,
     bint8: bool,
+    version: Version,
 }
 
 impl Default for WriteOptions {
@@ -199,6 +222,7 @@ impl Default for WriteOptions {
             index_type: ValueType::U64,
             iso: false,
             bint8: false,
+            version: Version::V0_1,
         }
     }
 }
@@ -225,6 +249,12 @@ impl WriteOptions {
     /// Writes `iso[T]` with one value when every stored value is the same (bit for bit).
     pub fn iso(mut self, yes: bool) -> Self {
         self.iso = yes;
+        self
+    }
+
+    /// The version string to write (default `"0.1"`; see [`Version::V0_1_0`]).
+    pub fn version(mut self, version: Version) -> Self {
+        self.version = version;
         self
     }
 
@@ -538,7 +568,7 @@ pub(crate) fn encode(
         object_nnz(&arrays)
     };
     let mut bsp = Map::new();
-    bsp.insert("version".into(), "0.1".into());
+    bsp.insert("version".into(), options.version.text().into());
     bsp.insert("format".into(), format.name().into());
     bsp.insert("shape".into(), shape.into());
     bsp.insert("number_of_stored_values".into(), nnz.into());
