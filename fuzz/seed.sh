@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seeds fuzz/corpus/<target> with DAPHNE's golden files and files this crate writes.
+# Seeds fuzz/corpus/<target> with the golden files and files this crate writes.
 set -euo pipefail
 cd "$(dirname "$0")"
 seeds=$(mktemp -d)
@@ -9,5 +9,7 @@ for target in object typed roundtrip; do
   cp "$seeds"/*.dbdf "corpus/$target/"
   cp ../../shared/golden/daphne-runtime/*.dbdf ../../shared/golden/daphne-runtime/*.bin "corpus/$target/"
 done
+mkdir -p corpus/neighbours
+cp ../../shared/golden/futhark/*.bin ../../shared/golden/binsparse/*.npz corpus/neighbours/
 rm -rf "$seeds"
 echo "seeded: $(ls corpus/object | wc -l) files per target"

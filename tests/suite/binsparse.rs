@@ -485,3 +485,58 @@ fn hdf5_files_round_trip_and_keep_attributes() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
+    for name in [
+        "csr_f64.npz",
+        "coo_i32.npz",
+        "csc_f64.npz",
+        "dmat_f64.npz",
+        "csr_iso_f64.npz",
+    ] {
+        let bytes = std::fs::read(golden_dir().join(name)).unwrap();
+        for at in 0..bytes.len() {
+            for flip in [0x01u8, 0x80, 0xFF] {
+                let mut bad = bytes.clone();
+                bad[at] ^= flip;
+                let _ = binsparse::read_npz(&bad);
+            }
+        }
+        for cut in 0..bytes.len() {
+            assert!(
+                binsparse::read_npz(&bytes[..cut]).is_err(),
+                "{name} cut at {cut}"
+            );
+        }
+    }
+    // One stored value in a matrix of 4e9 rows: the row offsets alone would take 32 GB.
+    let one = Object::csr(2, 2, vec![0, 1, 1], vec![1], Values::F64(vec![2.0])).unwrap();
+    let npz =
+        binsparse::to_npz(&one, &Map::new(), &WriteOptions::new().format(Format::Coor)).unwrap();
+    let with_rows = |rows: u64| {
+        rebuild_descriptor(&npz, |json| {
+            json["binsparse"]["shape"] = serde_json::json!([rows, 2]);
+        })
+    };
+    let err = binsparse::read_npz(&with_rows(4_000_000_000)).unwrap_err();
+    assert!(
+        matches!(err, Error::AllocationLimit { offset: 0, .. }),
+        "{err}"
+    );
+    // Beyond one DAPHNE block, refused before any allocation, whatever the allowance.
+    let generous = Options::new().max_alloc(u64::MAX);
+    let err = binsparse::read_npz_with(&with_rows(1 << 40), &generous).unwrap_err();
+    assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
+    // iso values in a dense format are refused (they would make memory from nothing).
+    let dense = Object::dense(1, 2, Values::F64(vec![1.0, 1.0])).unwrap();
+    let npz = binsparse::to_npz(&dense, &Map::new(), &WriteOptions::new()).unwrap();
+    let iso = rebuild_descriptor(&npz, |json| {
+        json["binsparse"]["data_types"]["values"] = Json::String("iso[float64]".into());
+    });
+    let err = binsparse::read_npz(&iso).unwrap_err();
+    assert!(
+        err.to_string().contains("iso values in the dense format"),
+        "{err}"
+    );
+}

@@ -264,3 +264,27 @@ fn malformed_input_is_refused_with_its_offset() {
     let spaced = futhark::read(b"\n b\x02\x00  i8\xff \n").unwrap();
     assert_eq!(spaced[0].get(0, 0), Some(Value::I8(-1)));
 }
+
+#[test]
+fn mutated_files_give_errors_or_values() {
+    for entry in std::fs::read_dir(golden_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "bin") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        for at in 0..bytes.len() {
+            for flip in [0x01u8, 0x80, 0xFF] {
+                let mut bad = bytes.clone();
+                bad[at] ^= flip;
+                if let Ok(objects) = futhark::read(&bad) {
+                    // What reads, writes back and reads the same.
+                    let options = WriteOptions::new().matrices(true);
+                    let again =
+                        futhark::read(&futhark::to_vec(&objects, &options).unwrap()).unwrap();
+                    assert_eq!(again, objects);
+                }
+            }
+        }
+    }
+}

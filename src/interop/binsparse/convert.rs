@@ -161,12 +161,22 @@ fn pointers_from_sorted(
             ));
         }
     }
-    let mut ptr = vec![0usize; len as usize + 1];
+    let mut ptr = zeros(len as usize + 1)?;
     for &m in major {
         ptr[m + 1] += 1;
     }
     prefix_sum(&mut ptr);
     Ok(ptr)
+}
+
+/// `len` zeros, or [`Error::OutOfMemory`].
+fn zeros(len: usize) -> Result<Vec<usize>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory {
+        bytes: len as u128 * 8,
+    })?;
+    v.resize(len, 0);
+    Ok(v)
 }
 
 /// Turns per-slot counts (shifted by one) into start offsets.
@@ -187,8 +197,8 @@ struct Compressed {
 
 impl Compressed {
     /// The same matrix compressed over the other dimension (entries stay sorted).
-    fn transposed(self) -> Compressed {
-        let mut ptr = vec![0usize; self.minor as usize + 1];
+    fn transposed(self) -> Result<Compressed> {
+        let mut ptr = zeros(self.minor as usize + 1)?;
         for &i in &self.idx {
             ptr[i + 1] += 1;
         }
@@ -204,13 +214,13 @@ impl Compressed {
                 *slot += 1;
             }
         }
-        Compressed {
+        Ok(Compressed {
             major: self.minor,
             minor: self.major,
             ptr,
             idx,
             values: permute(&self.values, &order),
-        }
+        })
     }
 }
 
@@ -277,7 +287,7 @@ pub(super) fn build(
             let short = pointers(p1, outer.len() as u64, nnz)?;
             let idx = indices(i1, minor, "index")?;
             check_sorted(i1, &short, &idx)?;
-            let mut ptr = vec![0usize; major as usize + 1];
+            let mut ptr = zeros(major as usize + 1)?;
             for (j, &m) in outer.iter().enumerate() {
                 ptr[m + 1] = short[j + 1] - short[j];
             }
@@ -305,7 +315,7 @@ pub(super) fn build(
         values,
     };
     let csr = if column_major {
-        compressed.transposed()
+        compressed.transposed()?
     } else {
         compressed
     };
@@ -395,7 +405,7 @@ pub(super) fn apply_structure(object: Object, structure: &str) -> Result<Object>
     }
     cells.sort_unstable_by_key(|&(r, c, ..)| (r, c));
     let mut out = Values::new(vt);
-    let mut new_ptr = vec![0usize; rows as usize + 1];
+    let mut new_ptr = zeros(rows as usize + 1)?;
     let mut new_idx = Vec::with_capacity(cells.len());
     for &(r, c, k, flip) in &cells {
         let v = values.get(k).expect("in range");
@@ -473,7 +483,7 @@ pub(super) fn split(
         values,
     };
     if matches!(format, Format::Csc | Format::Dcsc | Format::Cooc) {
-        compressed = compressed.transposed();
+        compressed = compressed.transposed()?;
     }
     let Compressed {
         major,

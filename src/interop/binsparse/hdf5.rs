@@ -13,6 +13,7 @@ use serde_json::{Map, Value as Json};
 use super::{decode, encode, Array, Binsparse, WriteOptions};
 use crate::error::{Error, Result};
 use crate::model::Object;
+use crate::options::Options;
 use crate::wire::values::with_values;
 use crate::wire::{Element, Values};
 
@@ -119,16 +120,29 @@ fn read_dataset(file: &h5::File, path: &Path, name: &str) -> Result<Array> {
     })
 }
 
-/// Reads a Binsparse matrix from an HDF5 file.
+/// Reads a Binsparse matrix from an HDF5 file, allowing the matrix the default
+/// [`Options::max_alloc`] of memory beyond the file's size.
+///
+/// # Errors
+/// As [`read_h5_with`].
+pub fn read_h5(path: &Path) -> Result<Binsparse> {
+    read_h5_with(path, &Options::new())
+}
+
+/// Reads a Binsparse matrix from an HDF5 file, allowing the matrix `options.get_max_alloc()`
+/// bytes of memory beyond the file's size.
 ///
 /// # Errors
 /// [`Error::ForeignInput`] naming the file and dataset for a malformed file, array or
 /// descriptor; [`Error::NotConvertible`] for what DAPHNE cannot hold (as
-/// [`super::read_npz`]).
-pub fn read_h5(path: &Path) -> Result<Binsparse> {
+/// [`super::read_npz`]); [`Error::AllocationLimit`].
+pub fn read_h5_with(path: &Path, options: &Options) -> Result<Binsparse> {
+    let len = std::fs::metadata(path)?.len();
     let file = h5::File::open(path).map_err(|e| h5_error(path, "cannot open as HDF5", e))?;
     let text = descriptor(&file, path)?;
-    decode(&text, |name| read_dataset(&file, path, name))
+    decode(&text, len, options.get_max_alloc(), |name| {
+        read_dataset(&file, path, name)
+    })
 }
 
 /// Writes `object` as a Binsparse HDF5 file, atomically (a temporary file renamed into

@@ -37,8 +37,8 @@ use crate::model::Object;
 use crate::wire::{ValueType, Values};
 
 #[cfg(feature = "hdf5")]
-pub use self::hdf5::{read_h5, write_h5};
-pub use self::npz::{read_npz, to_npz, write_npz};
+pub use self::hdf5::{read_h5, read_h5_with, write_h5};
+pub use self::npz::{read_npz, read_npz_with, to_npz, write_npz};
 
 const FORMAT: &str = "Binsparse";
 
@@ -474,8 +474,13 @@ fn parse_descriptor(text: &str) -> Result<Descriptor> {
 }
 
 /// Reads a matrix from a descriptor's text and a way to fetch its arrays by name.
+///
+/// `input_len` is the size of the file; the matrix may take at most `max_alloc` bytes of
+/// memory beyond it (as [`crate::Options::max_alloc`] for DAPHNE files).
 pub(crate) fn decode(
     descriptor: &str,
+    input_len: u64,
+    max_alloc: u64,
     mut fetch: impl FnMut(&str) -> Result<Array>,
 ) -> Result<Binsparse> {
     let d = parse_descriptor(descriptor)?;
@@ -486,6 +491,41 @@ pub(crate) fn decode(
             .ok_or_else(|| invalid(format!("\"data_types\" has no type for {name}")))
     };
     let values_kind = parse_kind("values", type_of("values")?)?;
+    if values_kind.iso && d.format.is_dense() {
+        return Err(invalid(format!(
+            "iso values in the dense format {} (iso is for sparse formats)",
+            d.format
+        )));
+    }
+    if d.shape.iter().any(|&n| n > u64::from(u32::MAX)) {
+        return Err(refuse(
+            format!("a matrix of shape {:?}", d.shape),
+            format!(
+                "a matrix read from Binsparse is one DAPHNE block, at most {} rows and columns",
+                u32::MAX
+            ),
+        ));
+    }
+    // What the object will take, against what the file justifies: a few stored values may
+    // describe a matrix whose row offsets alone fill the machine.
+    let (rows, cols) = (
+        u128::from(d.shape.first().copied().unwrap_or(1)),
+        u128::from(d.shape.get(1).copied().unwrap_or(1)),
+    );
+    let size = values_kind.value_type.size() as u128;
+    let needed = if d.format.is_dense() {
+        rows * cols * size
+    } else {
+        let copies = if d.structure.is_some() { 2 } else { 1 };
+        (rows + cols + 2) * 8 + u128::from(d.nnz) * (24 + size) * copies
+    };
+    if needed > u128::from(input_len) + u128::from(max_alloc) {
+        return Err(Error::AllocationLimit {
+            offset: 0,
+            bytes: needed,
+            limit: max_alloc,
+        });
+    }
     if d.fill {
         let fill = fetch("fill_value")?;
         let kind = parse_kind("fill_value", type_of("fill_value")?)?;

@@ -11,19 +11,31 @@ use crate::error::Result;
 use crate::interop::npy;
 use crate::interop::zip::{members, ZipWriter};
 use crate::model::Object;
+use crate::options::Options;
 use crate::wire::values::{extend_le, with_values};
 use crate::wire::Values;
 
 const DESCRIPTOR: &str = "binsparse.npy";
 
-/// Reads a Binsparse matrix from the bytes of an `.npz` archive.
+/// Reads a Binsparse matrix from the bytes of an `.npz` archive, allowing the matrix the
+/// default [`Options::max_alloc`] of memory beyond the archive's size.
+///
+/// # Errors
+/// As [`read_npz_with`].
+pub fn read_npz(bytes: &[u8]) -> Result<Binsparse> {
+    read_npz_with(bytes, &Options::new())
+}
+
+/// Reads a Binsparse matrix from the bytes of an `.npz` archive, allowing the matrix
+/// `options.get_max_alloc()` bytes of memory beyond the archive's size.
 ///
 /// # Errors
 /// [`crate::Error::ForeignInput`] with the byte offset for a malformed archive, array or
 /// descriptor (unsorted or out-of-range indices, wrong lengths); [`crate::Error::NotConvertible`]
 /// for what DAPHNE cannot hold (complex values, a non-zero fill value, Hermitian structures,
-/// more than two dimensions).
-pub fn read_npz(bytes: &[u8]) -> Result<Binsparse> {
+/// more than two dimensions); [`crate::Error::AllocationLimit`] for a matrix that would take
+/// more memory than that.
+pub fn read_npz_with(bytes: &[u8], options: &Options) -> Result<Binsparse> {
     let members = members(bytes)?;
     let find = |name: &str| members.iter().find(|m| m.name == format!("{name}.npy"));
     let descriptor = find("binsparse")
@@ -31,7 +43,7 @@ pub fn read_npz(bytes: &[u8]) -> Result<Binsparse> {
     let text = npy::parse(descriptor.data)
         .and_then(|a| a.string())
         .map_err(|e| e.shifted(descriptor.offset))?;
-    decode(&text, |name| {
+    decode(&text, bytes.len() as u64, options.get_max_alloc(), |name| {
         let member = find(name).ok_or_else(|| invalid(format!("the archive has no {name}.npy")))?;
         let array = npy::parse(member.data).map_err(|e| e.shifted(member.offset))?;
         if array.shape.len() != 1 {
