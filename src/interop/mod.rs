@@ -1,7 +1,8 @@
 //! Moving matrices between DAPHNE objects and neighbouring formats: Futhark's binary values,
-//! NumPy's `.npy` arrays and Binsparse.
+//! NumPy's `.npy` arrays, Binsparse and SystemDS binary blocks.
 
 pub mod binsparse;
 pub mod futhark;
 pub mod npy;
+pub mod systemds;
 mod zip;

@@ -111,6 +111,22 @@ impl Values {
         with_values!(self, v => element_type(v))
     }
 
+    /// Appends `other` when it holds the same type; `false` (and nothing appended) otherwise.
+    pub(crate) fn append(&mut self, other: Values) -> bool {
+        macro_rules! same {
+            ($($v:ident),*) => {
+                match (self, other) {
+                    $((Values::$v(a), Values::$v(mut b)) => {
+                        a.append(&mut b);
+                        true
+                    })*
+                    _ => false,
+                }
+            };
+        }
+        same!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64)
+    }
+
     /// Keeps the first `len` values.
     pub(crate) fn truncate(&mut self, len: usize) {
         with_values!(self, v => v.truncate(len));

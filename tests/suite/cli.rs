@@ -684,3 +684,70 @@ fn binsparse_to_binsparse_keeps_attributes_and_refuses_by_name() {
     );
     assert!(!never.exists());
 }
+
+#[test]
+fn systemds_files_convert_to_dbdf_and_back() {
+    let dir = scratch("systemds");
+    let sds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/systemds");
+    for name in ["dense_small", "sparse_100", "ultrasparse_1000", "zeros_5x7"] {
+        let mid = dir.join(format!("{name}.dbdf"));
+        let out = dir.join(format!("{name}.out"));
+        // No extension: the .mtd beside the file says it is SystemDS.
+        let run = dbdf(&["convert", s(&sds.join(name)), s(&mid)]);
+        assert!(run.status.success(), "{}", stderr(&run));
+        let run = dbdf(&["convert", "--to", "systemds", s(&mid), s(&out)]);
+        assert!(run.status.success(), "{}", stderr(&run));
+        let (ours, theirs) = (
+            std::fs::read(&out).unwrap(),
+            std::fs::read(sds.join(name)).unwrap(),
+        );
+        // All but the 16-byte sync marker (random in SystemDS's file) are the same.
+        let differ = ours.iter().zip(&theirs).filter(|(a, b)| a != b).count();
+        assert!(
+            ours.len() == theirs.len() && differ <= 16,
+            "{name}: {differ} bytes differ"
+        );
+        assert!(dir.join(format!("{name}.out.mtd")).exists());
+    }
+    // Blocks kept, and a smaller block size on the way out.
+    let mid = dir.join("kept.dbdf");
+    let run = dbdf(&[
+        "convert",
+        "--keep-blocks",
+        s(&sds.join("sparse_100")),
+        s(&mid),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let out = dir.join("small_blocks");
+    let run = dbdf(&[
+        "convert",
+        "--to",
+        "systemds",
+        "--systemds-block-size",
+        "30",
+        s(&mid),
+        s(&out),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let back = dir.join("back.dbdf");
+    assert!(dbdf(&["convert", "--keep-blocks", s(&out), s(&back)])
+        .status
+        .success());
+    let back = from_file::<_, Object>(&back).unwrap();
+    assert_eq!(back.blocks().len(), 16);
+    assert_eq!(cells(&back), cells(&from_file::<_, Object>(&mid).unwrap()));
+    // Frames of strings are refused by name; frames of numbers convert.
+    let never = dir.join("never.dbdf");
+    assert_fails(
+        &dbdf(&["convert", s(&sds.join("frame_named")), s(&never)]),
+        "frame_named",
+        "\"name\" of strings",
+    );
+    assert!(!never.exists());
+    let csv = dir.join("bools.csv");
+    let run = dbdf(&["convert", s(&sds.join("frame_bool_130")), s(&csv)]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("C1,C2\n0,1\n"));
+}

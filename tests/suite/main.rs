@@ -10,6 +10,7 @@ mod golden_bytes;
 mod hostile;
 mod roundtrip;
 mod structure;
+mod systemds;
 
 /// Little-endian byte layout, field by field, as the spec's diagrams draw it.
 #[derive(Default)]

@@ -1,4 +1,5 @@
-//! `dbdf convert`: between .dbdf, .mtx, .csv, .npy, Futhark binary data and Binsparse.
+//! `dbdf convert`: between .dbdf, .mtx, .csv, .npy, Futhark binary data, Binsparse and
+//! SystemDS binary blocks.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,7 +10,7 @@ use serde_daphne::{BlockPolicy, DataType, Dialect, Object, Options, ValueType};
 
 use crate::files::{read_objects, write_output};
 use serde_daphne::interop::binsparse::{self, Binsparse};
-use serde_daphne::interop::{futhark, npy};
+use serde_daphne::interop::{futhark, npy, systemds};
 
 use crate::formats::{csv, mtx};
 use crate::{Failure, Format};
@@ -75,6 +76,12 @@ pub struct Args {
     /// the Python reference needs).
     #[arg(long = "binsparse-version", value_parser = ["0.1", "0.1.0"])]
     binsparse_version: Option<String>,
+    /// SystemDS input: keep its blocks as the DAPHNE object's blocks (default: one block).
+    #[arg(long = "keep-blocks")]
+    keep_blocks: bool,
+    /// SystemDS output: the block size (default 1000, SystemDS's).
+    #[arg(long = "systemds-block-size")]
+    systemds_block_size: Option<u32>,
 }
 
 fn parse_binsparse_format(text: &str) -> Result<binsparse::Format, String> {
@@ -155,6 +162,8 @@ fn format_of(path: &Path, given: Option<Format>, role: &str) -> Result<Format, F
         Some("npy") => Ok(Format::Npy),
         Some("fut") => Ok(Format::Futhark),
         Some("npz" | "h5" | "hdf5") => Ok(Format::Binsparse),
+        // SystemDS files have no extension, but a .mtd beside them.
+        _ if role == "input" && systemds::metadata_path(path).is_file() => Ok(Format::Systemds),
         _ => Err(Failure::at(
             path,
             format!(
@@ -188,7 +197,12 @@ type Input = (
     )>,
 );
 
-fn read_input(path: &Path, format: Format) -> Result<Input, Failure> {
+fn read_input(path: &Path, format: Format, keep_blocks: bool) -> Result<Input, Failure> {
+    if format == Format::Systemds {
+        let options = systemds::ReadOptions::new().keep_blocks(keep_blocks);
+        let object = systemds::read_with(path, &options).map_err(|e| Failure::at(path, e))?;
+        return Ok((vec![object], None));
+    }
     if format == Format::Binsparse {
         let read = read_binsparse(path)?;
         return Ok((vec![read.object], Some((read.format, read.attributes))));
@@ -217,7 +231,7 @@ fn read_others(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
         }
         Format::Npy => vec![npy::read(&bytes()?).map_err(|e| Failure::at(path, e))?],
         Format::Futhark => futhark::read(&bytes()?).map_err(|e| Failure::at(path, e))?,
-        Format::Binsparse => unreachable!("read by read_binsparse"),
+        Format::Binsparse | Format::Systemds => unreachable!("read by read_input"),
     })
 }
 
@@ -225,7 +239,7 @@ fn read_others(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
 pub fn run(args: &Args) -> Result<ExitCode, Failure> {
     let from = format_of(&args.input, args.from, "input")?;
     let to = format_of(&args.output, args.to, "output")?;
-    let (mut objects, binsparse_input) = read_input(&args.input, from)?;
+    let (mut objects, binsparse_input) = read_input(&args.input, from, args.keep_blocks)?;
     for object in &mut objects {
         if let Some(vt) = args.value_type {
             *object = object
@@ -266,7 +280,12 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                     BlockArg::UltraSparse => BlockPolicy::UltraSparse,
                 },
             );
-            if let Some((r, c)) = args.tile {
+            // Kept SystemDS blocks stay the tiles, unless --tile says otherwise.
+            let kept = (args.keep_blocks && from == Format::Systemds)
+                .then(|| objects.first().and_then(|o| o.blocks().first()))
+                .flatten()
+                .map(|b| (b.place.rows.max(1), b.place.cols.max(1)));
+            if let Some((r, c)) = args.tile.or(kept) {
                 options = options.tile(r, c);
             }
             if daphne {
@@ -339,6 +358,19 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                         .map_err(|e| Failure::at(&args.input, e))
                 })?;
             }
+        }
+        Format::Systemds => {
+            let object = single("a SystemDS matrix")?;
+            if !to_file {
+                return Err(Failure::plain(
+                    "SystemDS output is a file and its .mtd: give a path, not -",
+                ));
+            }
+            let mut options = systemds::WriteOptions::new();
+            if let Some(size) = args.systemds_block_size {
+                options = options.block_size(size);
+            }
+            systemds::write_with(output, object, &options).map_err(|e| Failure::at(output, e))?;
         }
         Format::Csv => {
             let object = single("CSV")?;

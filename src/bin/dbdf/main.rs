@@ -107,6 +107,8 @@ pub enum Format {
     Futhark,
     /// Binsparse: `.bsp.npz` (or `.npz`) archives; `.bsp.h5` (or `.h5`, `.hdf5`) HDF5 files.
     Binsparse,
+    /// SystemDS binary blocks: a file or directory of part files, with a `.mtd` beside it.
+    Systemds,
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,316 @@
+//! SystemDS `MatrixBlock` values and `MatrixIndexes` keys: one block of a blocked matrix.
+//!
+//! A value is `int rows, int cols, byte type` and then: nothing (0, empty); `int nnz` and
+//! `(int row, int col, double)` triples, or `(int row, double)` pairs for one column (1,
+//! ultra-sparse); the non-zero count (a `long` when `rows * cols` exceeds `i32::MAX`, else
+//! an `int`) and per row an `int` count and `(int col, double)` pairs (2, sparse);
+//! `rows * cols` doubles (3, dense). All big-endian. A key is the block's row and column
+//! index, 1-based `long`s.
+
+use super::seqfile::Reader;
+use crate::error::Result;
+use crate::wire::{BlockData, Values};
+
+const EMPTY: u8 = 0;
+const ULTRA_SPARSE: u8 = 1;
+const SPARSE: u8 = 2;
+const DENSE: u8 = 3;
+const DEDUP: u8 = 4;
+
+/// SystemDS's sparsity turn point: below it, sparse encodings are considered.
+const SPARSITY_TURN_POINT: f64 = 0.4;
+
+/// The 1-based block row and column of a key.
+pub(crate) fn decode_key(reader: &mut Reader<'_>, key: &[u8], at: usize) -> Result<(u64, u64)> {
+    if key.len() != 16 {
+        return Err(reader.error(
+            at,
+            format!("a MatrixIndexes key of {} bytes (16 expected)", key.len()),
+        ));
+    }
+    let row = i64::from_be_bytes(key[..8].try_into().unwrap());
+    let col = i64::from_be_bytes(key[8..].try_into().unwrap());
+    match (u64::try_from(row), u64::try_from(col)) {
+        (Ok(r), Ok(c)) if r >= 1 && c >= 1 => Ok((r, c)),
+        _ => Err(reader.error(
+            at,
+            format!("block index ({row}, {col}): indices start at 1"),
+        )),
+    }
+}
+
+fn f64_be(bytes: &[u8]) -> f64 {
+    f64::from_bits(u64::from_be_bytes(bytes.try_into().unwrap()))
+}
+
+/// One decoded block: its shape, its data (f64 values), and its non-zero count.
+pub(crate) struct MatrixBlock {
+    pub(crate) rows: u32,
+    pub(crate) cols: u32,
+    pub(crate) data: BlockData,
+}
+
+/// Decodes a block value; `reader` spans exactly the value.
+pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<MatrixBlock> {
+    let at = reader.pos;
+    let rows = reader.len32("the block's rows")?;
+    let cols = reader.len32("the block's columns")?;
+    let (rows, cols) = (rows as u32, cols as u32);
+    let type_at = reader.pos;
+    let block_type = reader.u8("the block type")?;
+    let cells = u64::from(rows) * u64::from(cols);
+    let data = match block_type {
+        EMPTY => BlockData::Empty,
+        DENSE => {
+            let bytes = usize::try_from(cells * 8)
+                .ok()
+                .filter(|&n| n <= reader.remaining())
+                .ok_or_else(|| {
+                    reader.error(
+                        reader.pos,
+                        format!(
+                            "a dense {rows} x {cols} block needs {} bytes, {} are left",
+                            cells * 8,
+                            reader.remaining()
+                        ),
+                    )
+                })?;
+            let values = reader.take(bytes, "dense values")?;
+            BlockData::Dense(Values::F64(values.chunks_exact(8).map(f64_be).collect()))
+        }
+        SPARSE => {
+            let nnz_at = reader.pos;
+            let nnz = if cells > i32::MAX as u64 {
+                reader.i64("the non-zero count")?
+            } else {
+                i64::from(reader.i32("the non-zero count")?)
+            };
+            // Every row has a 4-byte count, every non-zero 12 bytes: both must be there.
+            let need =
+                u64::from(rows) * 4 + u64::try_from(nnz).unwrap_or(u64::MAX).saturating_mul(12);
+            if nnz < 0 || need > reader.remaining() as u64 {
+                return Err(reader.error(nnz_at, format!("a sparse {rows} x {cols} block with {nnz} non-zeros does not fit the {} bytes left", reader.remaining())));
+            }
+            let mut row_offsets = Vec::with_capacity(rows as usize + 1);
+            row_offsets.push(0usize);
+            let mut col_indices = Vec::with_capacity(nnz as usize);
+            let mut values = Vec::with_capacity(nnz as usize);
+            for r in 0..rows {
+                let count_at = reader.pos;
+                let count = reader.len32("a row's non-zero count")?;
+                if col_indices.len() + count > nnz as usize {
+                    return Err(reader.error(
+                        count_at,
+                        format!("row {r} has {count} non-zeros, more than the block's {nnz} allow"),
+                    ));
+                }
+                let pairs = reader.take(count * 12, "a row's (column, value) pairs")?;
+                let first = col_indices.len();
+                for (k, pair) in pairs.chunks_exact(12).enumerate() {
+                    let c = i32::from_be_bytes(pair[..4].try_into().unwrap());
+                    let pair_at = count_at + 4 + 12 * k;
+                    if c < 0 || c as u32 >= cols {
+                        return Err(reader.error(
+                            pair_at,
+                            format!("column {c} outside the block's {cols} columns"),
+                        ));
+                    }
+                    if col_indices.len() > first && *col_indices.last().unwrap() >= c as usize {
+                        return Err(reader
+                            .error(pair_at, format!("column {c} in row {r} does not increase")));
+                    }
+                    col_indices.push(c as usize);
+                    values.push(f64_be(&pair[4..]));
+                }
+                row_offsets.push(col_indices.len());
+            }
+            if col_indices.len() as i64 != nnz {
+                return Err(reader.error(
+                    nnz_at,
+                    format!(
+                        "the rows hold {} non-zeros, the block says {nnz}",
+                        col_indices.len()
+                    ),
+                ));
+            }
+            BlockData::Sparse {
+                row_offsets,
+                col_indices,
+                values: Values::F64(values),
+            }
+        }
+        ULTRA_SPARSE => {
+            let nnz_at = reader.pos;
+            let nnz = reader.len32("the non-zero count")?;
+            let entry = if cols > 1 { 16 } else { 12 };
+            let bytes = reader
+                .take(
+                    nnz.saturating_mul(entry).min(usize::MAX / 2),
+                    "the ultra-sparse entries",
+                )
+                .map_err(|_| {
+                    reader.error(
+                        nnz_at,
+                        format!(
+                            "{nnz} ultra-sparse entries do not fit the {} bytes left",
+                            reader.remaining()
+                        ),
+                    )
+                })?;
+            let mut cells: Vec<(u32, u32, f64, usize)> = Vec::with_capacity(nnz);
+            for (k, e) in bytes.chunks_exact(entry).enumerate() {
+                let r = i32::from_be_bytes(e[..4].try_into().unwrap());
+                let (c, v) = if cols > 1 {
+                    (
+                        i32::from_be_bytes(e[4..8].try_into().unwrap()),
+                        f64_be(&e[8..]),
+                    )
+                } else {
+                    (0, f64_be(&e[4..]))
+                };
+                let entry_at = nnz_at + 4 + entry * k;
+                if r < 0 || r as u32 >= rows || c < 0 || c as u32 >= cols {
+                    return Err(reader.error(
+                        entry_at,
+                        format!("({r}, {c}) outside the {rows} x {cols} block"),
+                    ));
+                }
+                cells.push((r as u32, c as u32, v, entry_at));
+            }
+            // SystemDS writes them row by row; order them if another writer did not.
+            cells.sort_by_key(|&(r, c, ..)| (r, c));
+            if let Some(w) = cells
+                .windows(2)
+                .find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+            {
+                return Err(reader.error(w[1].3, format!("({}, {}) appears twice", w[1].0, w[1].1)));
+            }
+            BlockData::UltraSparse {
+                row_indices: cells.iter().map(|c| c.0).collect(),
+                col_indices: (cols > 1).then(|| cells.iter().map(|c| c.1).collect()),
+                values: Values::F64(cells.iter().map(|c| c.2).collect()),
+            }
+        }
+        DEDUP => {
+            return Err(reader.error(type_at, "a deduplicated dense block (DEDUP_BLOCK), which this crate does not read; write the matrix without deduplication"));
+        }
+        other => return Err(reader.error(type_at, format!("unknown block type {other} (0 to 3)"))),
+    };
+    if reader.remaining() != 0 {
+        return Err(reader.error(
+            reader.pos,
+            format!(
+                "{} bytes after the block that began at byte {at}",
+                reader.remaining()
+            ),
+        ));
+    }
+    Ok(MatrixBlock { rows, cols, data })
+}
+
+/// The encoding SystemDS chooses for a block (`MatrixBlock.write`).
+fn choose(rows: u32, cols: u32, nnz: u64) -> u8 {
+    if nnz == 0 {
+        return EMPTY;
+    }
+    let (r, c, n) = (f64::from(rows), f64::from(cols), nnz as f64);
+    let cells = u64::from(rows) * u64::from(cols);
+    let sparse = n / r / c < SPARSITY_TURN_POINT;
+    let size_ultra = 13 + nnz * if cols > 1 { 16 } else { 12 };
+    let size_sparse =
+        9 + if cells > i32::MAX as u64 { 8 } else { 4 } + u64::from(rows) * 4 + nnz * 12;
+    let size_dense = 9 + cells * 8;
+    let sparse_on_disk = sparse && (size_sparse < size_dense || size_ultra < size_dense);
+    if sparse_on_disk && nnz < u64::from(rows) {
+        ULTRA_SPARSE
+    } else if sparse_on_disk {
+        SPARSE
+    } else {
+        DENSE
+    }
+}
+
+/// Encodes a block whose rows are given as `(column, value)` non-zeros (columns increasing);
+/// `rows_of(r, out)` fills `out` with row `r`'s entries.
+pub(crate) fn encode_block(
+    rows: u32,
+    cols: u32,
+    nnz: u64,
+    mut rows_of: impl FnMut(u32, &mut Vec<(u32, f64)>),
+) -> Vec<u8> {
+    let block_type = choose(rows, cols, nnz);
+    let mut out = Vec::with_capacity(9);
+    out.extend_from_slice(&(rows as i32).to_be_bytes());
+    out.extend_from_slice(&(cols as i32).to_be_bytes());
+    out.push(block_type);
+    let mut row = Vec::new();
+    match block_type {
+        EMPTY => {}
+        ULTRA_SPARSE => {
+            out.extend_from_slice(&(nnz as i32).to_be_bytes());
+            for r in 0..rows {
+                row.clear();
+                rows_of(r, &mut row);
+                for &(c, v) in &row {
+                    out.extend_from_slice(&(r as i32).to_be_bytes());
+                    if cols > 1 {
+                        out.extend_from_slice(&(c as i32).to_be_bytes());
+                    }
+                    out.extend_from_slice(&v.to_bits().to_be_bytes());
+                }
+            }
+        }
+        SPARSE => {
+            if u64::from(rows) * u64::from(cols) > i32::MAX as u64 {
+                out.extend_from_slice(&(nnz as i64).to_be_bytes());
+            } else {
+                out.extend_from_slice(&(nnz as i32).to_be_bytes());
+            }
+            for r in 0..rows {
+                row.clear();
+                rows_of(r, &mut row);
+                out.extend_from_slice(&(row.len() as i32).to_be_bytes());
+                for &(c, v) in &row {
+                    out.extend_from_slice(&(c as i32).to_be_bytes());
+                    out.extend_from_slice(&v.to_bits().to_be_bytes());
+                }
+            }
+        }
+        _ => {
+            out.reserve(rows as usize * cols as usize * 8);
+            for r in 0..rows {
+                row.clear();
+                rows_of(r, &mut row);
+                let mut next = 0;
+                for &(c, v) in &row {
+                    for _ in next..c {
+                        out.extend_from_slice(&0f64.to_bits().to_be_bytes());
+                    }
+                    out.extend_from_slice(&v.to_bits().to_be_bytes());
+                    next = c + 1;
+                }
+                for _ in next..cols {
+                    out.extend_from_slice(&0f64.to_bits().to_be_bytes());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings_are_chosen_as_systemds_chooses_them() {
+        assert_eq!(choose(5, 7, 0), EMPTY);
+        assert_eq!(choose(3, 4, 12), DENSE);
+        assert_eq!(choose(100, 100, 103), SPARSE);
+        assert_eq!(choose(1000, 1000, 3), ULTRA_SPARSE);
+        assert_eq!(choose(1000, 1, 3), ULTRA_SPARSE);
+        assert_eq!(choose(10, 1, 10), DENSE);
+        // At 40 % density sparse is never chosen.
+        assert_eq!(choose(10, 10, 40), DENSE);
+    }
+}

@@ -1,0 +1,317 @@
+//! Hadoop SequenceFiles as SystemDS writes them: uncompressed, big-endian, records of
+//! (key, value) with sync markers between records.
+//!
+//! Layout: `SEQ`, version 6, key and value class names (Hadoop `Text`: a variable-length
+//! int, then UTF-8), a compression flag and a block-compression flag (both 0 here), the
+//! metadata (an int count of `Text` pairs), a 16-byte sync marker; then records of `int`
+//! record length (key plus value), `int` key length, key, value. A record length of -1 is a
+//! sync escape: the 16-byte marker follows.
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 3] = b"SEQ";
+const VERSION: u8 = 6;
+const SYNC_ESCAPE: i32 = -1;
+/// Hadoop 3 writes a sync marker once this many bytes have passed since the last one.
+const SYNC_INTERVAL: u64 = 5 * 1024 * 20;
+
+pub(crate) fn malformed(file: &str, offset: usize, message: impl std::fmt::Display) -> Error {
+    Error::ForeignInput {
+        format: "SystemDS",
+        offset: Some(offset as u64),
+        message: format!("{file}: {message}"),
+    }
+}
+
+/// A big-endian reader over one file's bytes, naming the file in its errors.
+pub(crate) struct Reader<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) pos: usize,
+    pub(crate) file: &'a str,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8], file: &'a str) -> Self {
+        Reader {
+            bytes,
+            pos: 0,
+            file,
+        }
+    }
+
+    pub(crate) fn error(&self, at: usize, message: impl std::fmt::Display) -> Error {
+        malformed(self.file, at, message)
+    }
+
+    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        let rest = self.bytes.len() - self.pos;
+        if rest < n {
+            return Err(self.error(
+                self.pos,
+                format!("{what} needs {n} bytes, the file has {rest} left (truncated?)"),
+            ));
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    pub(crate) fn u8(&mut self, what: &str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    pub(crate) fn i32(&mut self, what: &str) -> Result<i32> {
+        Ok(i32::from_be_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
+
+    pub(crate) fn i64(&mut self, what: &str) -> Result<i64> {
+        Ok(i64::from_be_bytes(self.take(8, what)?.try_into().unwrap()))
+    }
+
+    /// A count or size that must not be negative.
+    pub(crate) fn len32(&mut self, what: &str) -> Result<usize> {
+        let at = self.pos;
+        let n = self.i32(what)?;
+        usize::try_from(n).map_err(|_| self.error(at, format!("{what} is negative ({n})")))
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// Hadoop's variable-length int (`WritableUtils.readVInt`).
+    fn vint(&mut self, what: &str) -> Result<i64> {
+        let first = self.u8(what)? as i8;
+        if first >= -112 {
+            return Ok(i64::from(first));
+        }
+        let negative = first < -120;
+        let len = if negative {
+            -119 - i32::from(first)
+        } else {
+            -111 - i32::from(first)
+        };
+        let mut value = 0i64;
+        for _ in 1..len {
+            value = (value << 8) | i64::from(self.u8(what)?);
+        }
+        Ok(if negative { !value } else { value })
+    }
+
+    /// Hadoop `Text`: a vint length, then UTF-8.
+    fn text(&mut self, what: &str) -> Result<String> {
+        let at = self.pos;
+        let len = self.vint(what)?;
+        let len =
+            usize::try_from(len).map_err(|_| self.error(at, format!("{what}: length {len}")))?;
+        let bytes = self.take(len, what)?;
+        String::from_utf8(bytes.to_vec())
+            .map_err(|_| self.error(at, format!("{what} is not UTF-8")))
+    }
+}
+
+/// The header of a SequenceFile, and where its records start.
+pub(crate) struct Header {
+    pub(crate) key_class: String,
+    pub(crate) value_class: String,
+    pub(crate) sync: [u8; 16],
+}
+
+pub(crate) fn read_header(reader: &mut Reader<'_>) -> Result<Header> {
+    if reader.bytes.get(..3) != Some(MAGIC) {
+        return Err(reader.error(0, "not a Hadoop SequenceFile (no SEQ magic)"));
+    }
+    reader.pos = 3;
+    let version = reader.u8("the version")?;
+    if version != VERSION {
+        return Err(reader.error(
+            3,
+            format!("SequenceFile version {version} (SystemDS writes 6)"),
+        ));
+    }
+    let key_class = reader.text("the key class")?;
+    let value_class = reader.text("the value class")?;
+    let at = reader.pos;
+    let compressed = reader.u8("the compression flag")?;
+    let block_compressed = reader.u8("the block compression flag")?;
+    if compressed != 0 || block_compressed != 0 {
+        return Err(reader.error(
+            at,
+            "a compressed SequenceFile; write it from SystemDS without compression",
+        ));
+    }
+    let pairs = reader.len32("the metadata count")?;
+    for _ in 0..pairs {
+        reader.text("a metadata key")?;
+        reader.text("a metadata value")?;
+    }
+    let sync = reader.take(16, "the sync marker")?.try_into().unwrap();
+    Ok(Header {
+        key_class,
+        value_class,
+        sync,
+    })
+}
+
+/// One record: its key and value bytes and the offset of the value.
+pub(crate) struct Record<'a> {
+    pub(crate) key: &'a [u8],
+    pub(crate) value: &'a [u8],
+    pub(crate) value_offset: usize,
+}
+
+/// The next record, skipping sync markers; `None` at the end of the file.
+pub(crate) fn next_record<'a>(
+    reader: &mut Reader<'a>,
+    sync: &[u8; 16],
+) -> Result<Option<Record<'a>>> {
+    loop {
+        if reader.remaining() == 0 {
+            return Ok(None);
+        }
+        let at = reader.pos;
+        let length = reader.i32("a record length")?;
+        if length == SYNC_ESCAPE {
+            let marker = reader.take(16, "a sync marker")?;
+            if marker != sync {
+                return Err(reader.error(at + 4, "a sync marker that differs from the header's"));
+            }
+            continue;
+        }
+        let length = usize::try_from(length)
+            .map_err(|_| reader.error(at, format!("record length {length}")))?;
+        let key_at = reader.pos;
+        let key_length = reader.len32("a key length")?;
+        if key_length > length {
+            return Err(reader.error(
+                key_at,
+                format!("a key of {key_length} bytes in a record of {length}"),
+            ));
+        }
+        let key = reader.take(key_length, "a key")?;
+        let value_offset = reader.pos;
+        let value = reader.take(length - key_length, "a value")?;
+        return Ok(Some(Record {
+            key,
+            value,
+            value_offset,
+        }));
+    }
+}
+
+/// Writes a SequenceFile: header first, then records, with sync markers as Hadoop places
+/// them.
+pub(crate) struct Writer<W: Write> {
+    out: W,
+    pos: u64,
+    last_sync: u64,
+    sync: [u8; 16],
+}
+
+fn write_text(out: &mut Vec<u8>, text: &str) {
+    // Class names are far shorter than 128 bytes: a one-byte vint.
+    debug_assert!(text.len() < 128);
+    out.push(text.len() as u8);
+    out.extend_from_slice(text.as_bytes());
+}
+
+impl<W: Write> Writer<W> {
+    pub(crate) fn new(
+        mut out: W,
+        key_class: &str,
+        value_class: &str,
+        sync: [u8; 16],
+    ) -> Result<Self> {
+        let mut header = Vec::new();
+        header.extend_from_slice(MAGIC);
+        header.push(VERSION);
+        write_text(&mut header, key_class);
+        write_text(&mut header, value_class);
+        header.extend_from_slice(&[0, 0]); // no compression, no block compression
+        header.extend_from_slice(&0i32.to_be_bytes()); // no metadata
+        header.extend_from_slice(&sync);
+        out.write_all(&header)?;
+        Ok(Writer {
+            out,
+            pos: header.len() as u64,
+            last_sync: 0,
+            sync,
+        })
+    }
+
+    pub(crate) fn append(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if self.pos >= self.last_sync + SYNC_INTERVAL {
+            self.out.write_all(&SYNC_ESCAPE.to_be_bytes())?;
+            self.out.write_all(&self.sync)?;
+            self.pos += 20;
+            self.last_sync = self.pos;
+        }
+        let length = i32::try_from(key.len() + value.len()).map_err(|_| {
+            Error::invalid(format!(
+                "a SystemDS record of {} bytes (at most 2 GiB)",
+                value.len()
+            ))
+        })?;
+        self.out.write_all(&length.to_be_bytes())?;
+        self.out.write_all(&(key.len() as i32).to_be_bytes())?;
+        self.out.write_all(key)?;
+        self.out.write_all(value)?;
+        self.pos += 8 + key.len() as u64 + value.len() as u64;
+        Ok(())
+    }
+
+    pub(crate) fn finish(mut self) -> Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vints_decode_as_hadoop_writes_them() {
+        for (bytes, value) in [
+            (&[0x05u8][..], 5i64),
+            (&[0x90], -112),
+            (&[0x8f, 0x80], 128),
+            (&[0x8e, 0x01, 0x00], 256),
+            (&[0x87, 0x7f], -128),
+        ] {
+            let mut reader = Reader::new(bytes, "t");
+            assert_eq!(reader.vint("v").unwrap(), value, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn records_come_back_across_sync_markers() {
+        let sync = [7u8; 16];
+        let mut writer = Writer::new(Vec::new(), "K", "V", sync).unwrap();
+        let value = vec![0xAB; 40_000];
+        // A sync after the third record (past 100 KiB) and after the sixth.
+        for k in 0..8u8 {
+            writer.append(&[k], &value).unwrap();
+        }
+        let bytes = writer.finish().unwrap();
+        let syncs = bytes
+            .windows(20)
+            .filter(|w| w[..4] == [0xFF; 4] && w[4..] == sync)
+            .count();
+        assert_eq!(syncs, 2);
+        let mut reader = Reader::new(&bytes, "t");
+        let header = read_header(&mut reader).unwrap();
+        assert_eq!(
+            (header.key_class.as_str(), header.value_class.as_str()),
+            ("K", "V")
+        );
+        let mut keys = Vec::new();
+        while let Some(record) = next_record(&mut reader, &header.sync).unwrap() {
+            assert_eq!(record.value, &value[..]);
+            keys.push(record.key[0]);
+        }
+        assert_eq!(keys, [0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+}

@@ -1,0 +1,332 @@
+//! SystemDS binary-block files (`../shared/golden/systemds/`, written by SystemDS 3.4.0):
+//! every matrix reads with the values of its text copy, frames of numbers and booleans read
+//! with their names, string columns are refused by name, and what we write is byte for byte
+//! what SystemDS wrote (but for the random sync marker).
+
+use std::path::{Path, PathBuf};
+
+use serde_daphne::interop::systemds::{self, ReadOptions, WriteOptions};
+use serde_daphne::{BlockType, DataType, Error, Object, Value, Values};
+
+fn golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/golden/systemds")
+        .join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("serde_daphne_sds_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The cells of a matrix's text copy: `.csv` (dense) or `.ijv` (1-based triples).
+fn text_cells(name: &str, rows: u64, cols: u64) -> Vec<f64> {
+    let mut cells = vec![0.0; (rows * cols) as usize];
+    let csv = golden(&format!("{name}.csv"));
+    if csv.exists() {
+        let text = std::fs::read_to_string(csv).unwrap();
+        for (r, line) in text.lines().enumerate() {
+            for (c, field) in line.split(',').enumerate() {
+                cells[r * cols as usize + c] = field.parse().unwrap();
+            }
+        }
+        return cells;
+    }
+    let text = std::fs::read_to_string(golden(&format!("{name}.ijv"))).unwrap();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (i, j): (u64, u64) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        if i == 0 {
+            continue; // SystemDS writes "0 0 0" for an all-zero matrix
+        }
+        cells[((i - 1) * cols + j - 1) as usize] = f[2].parse().unwrap();
+    }
+    cells
+}
+
+fn cells(object: &Object) -> Vec<f64> {
+    let (rows, cols) = object.shape();
+    let mut out = Vec::new();
+    for r in 0..rows {
+        for c in 0..cols {
+            out.push(object.get(r, c).unwrap().to::<f64>().unwrap());
+        }
+    }
+    out
+}
+
+const MATRICES: [(&str, u64, u64); 7] = [
+    ("dense_small", 3, 4),
+    ("colvec_10", 10, 1),
+    ("sparse_100", 100, 100),
+    ("ultrasparse_1000", 1000, 1000),
+    ("sparsecol_1000", 1000, 1),
+    ("zeros_5x7", 5, 7),
+    ("dense_small", 3, 4),
+];
+
+#[test]
+fn every_golden_matrix_reads_with_the_values_of_its_text_copy() {
+    for (name, rows, cols) in MATRICES {
+        for keep_blocks in [false, true] {
+            let options = ReadOptions::new().keep_blocks(keep_blocks);
+            let m = systemds::read_with(&golden(name), &options)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m.shape(), (rows, cols), "{name}");
+            assert_eq!(cells(&m), text_cells(name, rows, cols), "{name}");
+            let nnz = text_cells(name, rows, cols)
+                .iter()
+                .filter(|x| **x != 0.0)
+                .count() as f64;
+            let expected = if nnz < 0.4 * (rows * cols) as f64 {
+                DataType::CsrMatrix
+            } else {
+                DataType::DenseMatrix
+            };
+            assert_eq!(m.data_type(), expected, "{name}");
+        }
+    }
+}
+
+/// The golden file with its sync marker (bytes 16 after the header's end) replaced by ours.
+fn with_sync_of(golden: &[u8], ours: &[u8]) -> Vec<u8> {
+    // Both headers have the same class names: the marker ends at the same offset.
+    let header_end = golden
+        .windows(11)
+        .position(|w| w == b"MatrixBlock")
+        .unwrap()
+        + 11
+        + 2
+        + 4;
+    let (theirs, mine) = (
+        &golden[header_end..header_end + 16],
+        &ours[header_end..header_end + 16],
+    );
+    let mut out = golden.to_vec();
+    let mut at = 0;
+    while let Some(k) = out[at..].windows(16).position(|w| w == theirs) {
+        out[at + k..at + k + 16].copy_from_slice(mine);
+        at += k + 16;
+    }
+    out
+}
+
+#[test]
+fn matrices_we_write_are_the_bytes_systemds_wrote() {
+    let dir = scratch("write");
+    for (name, ..) in MATRICES {
+        let m = systemds::read(&golden(name)).unwrap();
+        let out = dir.join(name);
+        systemds::write(&out, &m).unwrap();
+        let ours = std::fs::read(&out).unwrap();
+        let theirs = std::fs::read(golden(name)).unwrap();
+        assert_eq!(ours, with_sync_of(&theirs, &ours), "{name}");
+        // The .mtd says what SystemDS needs, and reads back.
+        let mtd: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(systemds::metadata_path(&out)).unwrap())
+                .unwrap();
+        let theirs: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(golden(&format!("{name}.mtd"))).unwrap())
+                .unwrap();
+        for key in [
+            "data_type",
+            "value_type",
+            "rows",
+            "cols",
+            "rows_in_block",
+            "cols_in_block",
+            "nnz",
+            "format",
+        ] {
+            assert_eq!(mtd[key], theirs[key], "{name} {key}");
+        }
+        assert_eq!(cells(&systemds::read(&out).unwrap()), cells(&m));
+    }
+}
+
+#[test]
+fn frames_read_with_names_and_strings_are_refused_by_name() {
+    let f = systemds::read(&golden("frame_bool_130")).unwrap();
+    assert_eq!(f.data_type(), DataType::Frame);
+    assert_eq!(f.shape(), (130, 2));
+    assert_eq!(f.labels(), ["C1", "C2"]);
+    let text = std::fs::read_to_string(golden("frame_bool_130.csv")).unwrap();
+    for (r, line) in text.lines().enumerate() {
+        let (flag, n) = line.split_once(',').unwrap();
+        assert_eq!(
+            f.get(r as u64, 0),
+            Some(Value::U8(u8::from(flag == "true"))),
+            "row {r}"
+        );
+        assert_eq!(
+            f.get(r as u64, 1),
+            Some(Value::I32(n.parse().unwrap())),
+            "row {r}"
+        );
+    }
+    for (name, column) in [
+        ("frame_mixed", "C2"),
+        ("frame_named", "name"),
+        ("frame_2500", "C2"),
+    ] {
+        let err = systemds::read(&golden(name)).unwrap_err();
+        assert!(matches!(err, Error::NotConvertible { .. }), "{name}: {err}");
+        assert!(
+            err.to_string().contains(&format!("{column:?} of strings")),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// The records of a SequenceFile (header bytes, then each record's bytes), parsed here.
+fn split_records(bytes: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let header_end = bytes.windows(11).position(|w| w == b"MatrixBlock").unwrap() + 11 + 2 + 4 + 16;
+    let mut at = header_end;
+    let mut records = Vec::new();
+    while at < bytes.len() {
+        let len = i32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+        if len == -1 {
+            at += 20;
+            continue;
+        }
+        let end = at + 8 + len as usize;
+        records.push(bytes[at..end].to_vec());
+        at = end;
+    }
+    (bytes[..header_end].to_vec(), records)
+}
+
+#[test]
+fn part_files_in_any_order_with_sync_markers_anywhere_read_the_same() {
+    let dir = scratch("parts");
+    // A 5 x 7 matrix in 2 x 2 blocks: 12 records.
+    let values: Vec<f64> = (0..35)
+        .map(|k| if k % 3 == 0 { 0.0 } else { k as f64 / 4.0 })
+        .collect();
+    let m = Object::dense(5, 7, Values::F64(values)).unwrap();
+    let file = dir.join("m");
+    systemds::write_with(&file, &m, &WriteOptions::new().block_size(2)).unwrap();
+    let (header, records) = split_records(&std::fs::read(&file).unwrap());
+    assert_eq!(records.len(), 12);
+    let sync = header[header.len() - 16..].to_vec();
+    let parts = dir.join("parts");
+    std::fs::create_dir_all(&parts).unwrap();
+    for (p, chunk) in records.rchunks(5).enumerate() {
+        let mut bytes = header.clone();
+        for record in chunk.iter().rev() {
+            bytes.extend_from_slice(&(-1i32).to_be_bytes());
+            bytes.extend_from_slice(&sync);
+            bytes.extend_from_slice(record);
+        }
+        std::fs::write(parts.join(format!("part-{p:05}")), bytes).unwrap();
+    }
+    std::fs::write(parts.join("_SUCCESS"), b"").unwrap();
+    std::fs::copy(
+        systemds::metadata_path(&file),
+        systemds::metadata_path(&parts),
+    )
+    .unwrap();
+    for keep_blocks in [false, true] {
+        let options = ReadOptions::new().keep_blocks(keep_blocks);
+        let read = systemds::read_with(&parts, &options).unwrap();
+        assert_eq!(cells(&read), cells(&m));
+        let blocks = read.block_types().iter().map(|(_, n)| n).sum::<usize>();
+        assert_eq!(blocks, if keep_blocks { 12 } else { 1 });
+    }
+    // Each block of a 2 x 2 grid cell is encoded as SystemDS chooses: the all-zero ones empty.
+    let kept = systemds::read_with(&parts, &ReadOptions::new().keep_blocks(true)).unwrap();
+    assert!(kept
+        .block_types()
+        .iter()
+        .any(|(t, _)| *t == BlockType::Dense));
+}
+
+#[test]
+fn malformed_files_are_refused_with_their_offset_and_never_panic() {
+    let dir = scratch("hostile");
+    for name in [
+        "dense_small",
+        "sparse_100",
+        "ultrasparse_1000",
+        "sparsecol_1000",
+        "frame_bool_130",
+    ] {
+        let bytes = std::fs::read(golden(name)).unwrap();
+        let path = dir.join(name);
+        std::fs::copy(
+            golden(&format!("{name}.mtd")),
+            systemds::metadata_path(&path),
+        )
+        .unwrap();
+        for at in (0..bytes.len()).step_by(if bytes.len() > 400 { 7 } else { 1 }) {
+            for flip in [0x01u8, 0x80, 0xFF] {
+                let mut bad = bytes.clone();
+                bad[at] ^= flip;
+                std::fs::write(&path, &bad).unwrap();
+                let _ = systemds::read(&path);
+            }
+        }
+        for cut in [0, 3, 40, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let err = systemds::read(&path).unwrap_err();
+            assert!(
+                matches!(err, Error::ForeignInput { .. }),
+                "{name} cut {cut}: {err}"
+            );
+        }
+    }
+    // A missing .mtd, and one that says another format.
+    let lonely = dir.join("lonely");
+    std::fs::copy(golden("dense_small"), &lonely).unwrap();
+    let err = systemds::read(&lonely).unwrap_err();
+    assert!(err.to_string().contains("lonely.mtd"), "{err}");
+    std::fs::write(
+        systemds::metadata_path(&lonely),
+        r#"{"data_type":"matrix","rows":3,"cols":4,"format":"csv"}"#,
+    )
+    .unwrap();
+    let err = systemds::read(&lonely).unwrap_err();
+    assert!(err.to_string().contains("format \"csv\""), "{err}");
+    // Dimensions the blocks do not fit.
+    std::fs::write(
+        systemds::metadata_path(&lonely),
+        r#"{"data_type":"matrix","rows":2,"cols":4,"format":"binary"}"#,
+    )
+    .unwrap();
+    let err = systemds::read(&lonely).unwrap_err();
+    assert!(
+        err.to_string().contains("does not fit the 2 x 4 matrix"),
+        "{err}"
+    );
+    // A matrix far larger than the files justify: one 1000 x 1000 block of 4e9 rows, whose
+    // row offsets alone would take 32 GB.
+    let tall = dir.join("tall");
+    std::fs::copy(golden("ultrasparse_1000"), &tall).unwrap();
+    std::fs::write(
+        systemds::metadata_path(&tall),
+        r#"{"data_type":"matrix","rows":4000000000,"cols":1000,"format":"binary"}"#,
+    )
+    .unwrap();
+    let err = systemds::read(&tall).unwrap_err();
+    assert!(matches!(err, Error::AllocationLimit { .. }), "{err}");
+}
+
+#[test]
+fn writing_needs_exact_doubles_and_a_matrix() {
+    let dir = scratch("refuse");
+    let big = Object::dense(1, 1, Values::I64(vec![(1 << 53) + 1])).unwrap();
+    let err = systemds::write(&dir.join("big"), &big).unwrap_err();
+    assert!(matches!(err, Error::LossyConversion { .. }), "{err}");
+    let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
+    let err = systemds::write(&dir.join("frame"), &frame).unwrap_err();
+    assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
+    assert!(!dir.join("big").exists() && !dir.join("frame").exists());
+    // Integers that doubles hold exactly are fine, and -0.0 and NaN survive.
+    let m = Object::dense(2, 2, Values::F64(vec![-0.0, f64::NAN, 3.0, 0.0])).unwrap();
+    systemds::write(&dir.join("m"), &m).unwrap();
+    let back = systemds::read(&dir.join("m")).unwrap();
+    assert_eq!(back.get(0, 0).unwrap().bits(), (-0.0f64).to_bits());
+    assert!(back.get(0, 1).unwrap().to::<f64>().unwrap().is_nan());
+}
