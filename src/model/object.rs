@@ -884,10 +884,17 @@ impl Object {
             Header::Scalar { value_type } | Header::DenseMatrix { value_type, .. }
                 if (rows as u128) * (cols as u128) <= 2 * u128::from(self.nnz()) + 1 =>
             {
-                // Mostly non-zero: from dense values.
+                // Mostly non-zero: from dense values (borrowed when one dense block has them).
                 with_value_type!(*value_type, T => {
-                    let data = self.dense_vec::<T>()?;
-                    write_matrix(&mut sink, DataType::DenseMatrix, &MatrixRef::dense(rows, cols, &data), options)?
+                    let copied;
+                    let data: &[T] = match self.one_dense_block::<T>() {
+                        Some(values) => values,
+                        None => {
+                            copied = self.dense_vec::<T>()?;
+                            &copied
+                        }
+                    };
+                    write_matrix(&mut sink, DataType::DenseMatrix, &MatrixRef::dense(rows, cols, data), options)?
                 })
             }
             header => {
@@ -897,14 +904,22 @@ impl Object {
                 };
                 let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
                 with_value_type!(vt, T => {
-                    let parts = self.csr_parts::<T>()?;
+                    // Borrowed when one sparse block holds them, else built.
+                    let built;
+                    let (row_offsets, col_indices, values) = match self.one_sparse_block::<T>() {
+                        Some(arrays) => arrays,
+                        None => {
+                            built = self.csr_parts::<T>()?;
+                            (&built.row_offsets[..], &built.col_indices[..], &built.values[..])
+                        }
+                    };
                     let matrix = MatrixRef {
                         rows,
                         cols,
                         layout: Layout::Csr {
-                            row_offsets: &parts.row_offsets,
-                            col_indices: &parts.col_indices,
-                            values: &parts.values,
+                            row_offsets,
+                            col_indices,
+                            values,
                         },
                     };
                     write_matrix(&mut sink, data_type, &matrix, options)?
@@ -913,6 +928,34 @@ impl Object {
         }
         sink.finish()?;
         Ok(())
+    }
+
+    /// The values of an object stored as one dense block of `T`s.
+    fn one_dense_block<T: Element>(&self) -> Option<&[T]> {
+        match self.blocks.as_slice() {
+            [Block {
+                data: BlockData::Dense(values),
+                ..
+            }] => T::slice_of(values),
+            _ => None,
+        }
+    }
+
+    /// The CSR arrays of an object stored as one sparse block of `T`s.
+    #[allow(clippy::type_complexity)]
+    fn one_sparse_block<T: Element>(&self) -> Option<(&[usize], &[usize], &[T])> {
+        match self.blocks.as_slice() {
+            [Block {
+                data:
+                    BlockData::Sparse {
+                        row_offsets,
+                        col_indices,
+                        values,
+                    },
+                ..
+            }] => Some((row_offsets, col_indices, T::slice_of(values)?)),
+            _ => None,
+        }
     }
 
     /// Block types used, with how many blocks of each.

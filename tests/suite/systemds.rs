@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_daphne::interop::systemds::{self, ReadOptions, WriteOptions};
-use serde_daphne::{BlockType, DataType, Error, Object, Value, Values};
+use serde_daphne::{DataType, Error, Object, Value, Values};
 
 fn golden(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -201,46 +201,61 @@ fn split_records(bytes: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
 #[test]
 fn part_files_in_any_order_with_sync_markers_anywhere_read_the_same() {
     let dir = scratch("parts");
-    // A 5 x 7 matrix in 2 x 2 blocks: 12 records.
-    let values: Vec<f64> = (0..35)
+    // A mostly dense 5 x 7 matrix and a sparse 6 x 9 one, in 2 x 2 blocks; with and without
+    // the .mtd's non-zero count (which picks the dense path in advance).
+    let dense: Vec<f64> = (0..35)
         .map(|k| if k % 3 == 0 { 0.0 } else { k as f64 / 4.0 })
         .collect();
-    let m = Object::dense(5, 7, Values::F64(values)).unwrap();
-    let file = dir.join("m");
-    systemds::write_with(&file, &m, &WriteOptions::new().block_size(2)).unwrap();
-    let (header, records) = split_records(&std::fs::read(&file).unwrap());
-    assert_eq!(records.len(), 12);
-    let sync = header[header.len() - 16..].to_vec();
-    let parts = dir.join("parts");
-    std::fs::create_dir_all(&parts).unwrap();
-    for (p, chunk) in records.rchunks(5).enumerate() {
-        let mut bytes = header.clone();
-        for record in chunk.iter().rev() {
-            bytes.extend_from_slice(&(-1i32).to_be_bytes());
-            bytes.extend_from_slice(&sync);
-            bytes.extend_from_slice(record);
+    let sparse: Vec<f64> = (0..54)
+        .map(|k| if k % 7 == 2 { -(k as f64) } else { 0.0 })
+        .collect();
+    for (name, m, grid) in [
+        (
+            "dense",
+            Object::dense(5, 7, Values::F64(dense)).unwrap(),
+            12,
+        ),
+        (
+            "sparse",
+            Object::dense(6, 9, Values::F64(sparse)).unwrap(),
+            15,
+        ),
+    ] {
+        let file = dir.join(name);
+        systemds::write_with(&file, &m, &WriteOptions::new().block_size(2)).unwrap();
+        let (header, records) = split_records(&std::fs::read(&file).unwrap());
+        assert_eq!(records.len(), grid);
+        let sync = header[header.len() - 16..].to_vec();
+        let parts = dir.join(format!("{name}-parts"));
+        std::fs::create_dir_all(&parts).unwrap();
+        for (p, chunk) in records.rchunks(5).enumerate() {
+            let mut bytes = header.clone();
+            for record in chunk.iter().rev() {
+                bytes.extend_from_slice(&(-1i32).to_be_bytes());
+                bytes.extend_from_slice(&sync);
+                bytes.extend_from_slice(record);
+            }
+            std::fs::write(parts.join(format!("part-{p:05}")), bytes).unwrap();
         }
-        std::fs::write(parts.join(format!("part-{p:05}")), bytes).unwrap();
+        std::fs::write(parts.join("_SUCCESS"), b"").unwrap();
+        let mtd = std::fs::read_to_string(systemds::metadata_path(&file)).unwrap();
+        for with_nnz in [true, false] {
+            let mut json: serde_json::Value = serde_json::from_str(&mtd).unwrap();
+            if !with_nnz {
+                json.as_object_mut().unwrap().remove("nnz");
+            }
+            std::fs::write(systemds::metadata_path(&parts), json.to_string()).unwrap();
+            for keep_blocks in [false, true] {
+                let options = ReadOptions::new().keep_blocks(keep_blocks);
+                let read = systemds::read_with(&parts, &options).unwrap();
+                assert_eq!(cells(&read), cells(&m), "{name} {with_nnz} {keep_blocks}");
+                let blocks = read.block_types().iter().map(|(_, n)| n).sum::<usize>();
+                assert_eq!(blocks, if keep_blocks { grid } else { 1 });
+                let csr = name == "sparse";
+                assert_eq!(read.data_type() == DataType::CsrMatrix, csr, "{name}");
+            }
+        }
     }
-    std::fs::write(parts.join("_SUCCESS"), b"").unwrap();
-    std::fs::copy(
-        systemds::metadata_path(&file),
-        systemds::metadata_path(&parts),
-    )
-    .unwrap();
-    for keep_blocks in [false, true] {
-        let options = ReadOptions::new().keep_blocks(keep_blocks);
-        let read = systemds::read_with(&parts, &options).unwrap();
-        assert_eq!(cells(&read), cells(&m));
-        let blocks = read.block_types().iter().map(|(_, n)| n).sum::<usize>();
-        assert_eq!(blocks, if keep_blocks { 12 } else { 1 });
-    }
-    // Each block of a 2 x 2 grid cell is encoded as SystemDS chooses: the all-zero ones empty.
-    let kept = systemds::read_with(&parts, &ReadOptions::new().keep_blocks(true)).unwrap();
-    assert!(kept
-        .block_types()
-        .iter()
-        .any(|(t, _)| *t == BlockType::Dense));
 }
 
 #[test]
@@ -277,6 +292,16 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
             );
         }
     }
+    // An unknown block type, at its byte: the dense block's type follows the 126-byte header,
+    // the record's lengths (8), its key (16) and the block's rows and columns (8).
+    let mut bytes = std::fs::read(golden("dense_small")).unwrap();
+    assert_eq!(bytes[158], 3);
+    bytes[158] = 9;
+    let path = dir.join("dense_small");
+    std::fs::write(&path, &bytes).unwrap();
+    let err = systemds::read(&path).unwrap_err();
+    assert_eq!(err.offset(), Some(158), "{err}");
+    assert!(err.to_string().contains("unknown block type 9"), "{err}");
     // A missing .mtd, and one that says another format.
     let lonely = dir.join("lonely");
     std::fs::copy(golden("dense_small"), &lonely).unwrap();

@@ -291,11 +291,23 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
             if daphne {
                 options = options.dialect(Dialect::Runtime);
             }
+            // Kept SystemDS blocks with no .dbdf option asking otherwise go out as they are,
+            // without a second copy of the matrix.
+            let as_stored = kept.is_some()
+                && args.tile.is_none()
+                && args.block.is_none()
+                && !args.narrow
+                && args.value_type.is_none()
+                && args.data_type.is_none()
+                && !daphne;
             write_output(output, |w| {
                 for object in &objects {
-                    object
-                        .write_with(&mut *w, &options)
-                        .map_err(|e| Failure::at(output, e))?;
+                    if as_stored {
+                        object.encode(&mut *w)
+                    } else {
+                        object.write_with(&mut *w, &options)
+                    }
+                    .map_err(|e| Failure::at(output, e))?;
                 }
                 Ok(())
             })?;

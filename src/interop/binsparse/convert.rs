@@ -3,6 +3,7 @@
 use super::{invalid, refuse, Array, Format, ValueKind};
 use crate::error::{Error, Result};
 use crate::interop::npy::transpose;
+use crate::interop::zeros;
 use crate::model::Object;
 use crate::wire::element::Element;
 use crate::wire::values::{with_value_type, with_values};
@@ -167,16 +168,6 @@ fn pointers_from_sorted(
     }
     prefix_sum(&mut ptr);
     Ok(ptr)
-}
-
-/// `len` zeros, or [`Error::OutOfMemory`].
-fn zeros(len: usize) -> Result<Vec<usize>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory {
-        bytes: len as u128 * 8,
-    })?;
-    v.resize(len, 0);
-    Ok(v)
 }
 
 /// Turns per-slot counts (shifted by one) into start offsets.

@@ -21,7 +21,7 @@ const DEDUP: u8 = 4;
 const SPARSITY_TURN_POINT: f64 = 0.4;
 
 /// The 1-based block row and column of a key.
-pub(crate) fn decode_key(reader: &mut Reader<'_>, key: &[u8], at: usize) -> Result<(u64, u64)> {
+pub(crate) fn decode_key(reader: &Reader<'_>, key: &[u8], at: usize) -> Result<(u64, u64)> {
     if key.len() != 16 {
         return Err(reader.error(
             at,

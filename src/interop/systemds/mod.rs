@@ -4,8 +4,9 @@
 //!
 //! Reading gives a DenseMatrix or CSRMatrix of f64 (CSR when fewer than 40 % of the cells
 //! are non-zero, SystemDS's own turn point) in one block, or with SystemDS's blocking kept
-//! as DAPHNE blocks ([`ReadOptions::keep_blocks`]); blocks are consumed as the object is
-//! assembled, so a matrix is held about once. Frames of FP64, FP32, INT64, INT32 and BOOLEAN
+//! as DAPHNE blocks ([`ReadOptions::keep_blocks`]). Files are read a record at a time and
+//! each block is copied into place as it is read (sparse matrices take a counting pass
+//! first), so a matrix is held once. Frames of FP64, FP32, INT64, INT32 and BOOLEAN
 //! (as u8) columns keep their names; string columns and missing values are refused by name.
 //! Writing produces a matrix file with every grid block (1000 x 1000 by default) encoded as
 //! SystemDS encodes it, and its `.mtd`.
@@ -24,13 +25,15 @@ mod matrix;
 mod seqfile;
 
 use std::collections::BTreeMap;
-use std::io::BufWriter;
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use self::seqfile::{malformed, next_record, read_header, Reader};
+use self::seqfile::{malformed, Reader, SeqReader};
 use crate::error::{Error, Result};
+use crate::interop::zeros;
 use crate::io::write_atomically;
 use crate::model::{Block, Dialect, Object};
 use crate::wire::{BlockData, BlockPlace, DataType, Header, ValueType, Values};
@@ -128,6 +131,8 @@ struct Metadata {
     cols: u64,
     block_rows: u64,
     block_cols: u64,
+    /// The non-zero count, where the file gives one.
+    nnz: Option<u64>,
 }
 
 fn read_metadata(path: &Path) -> Result<Metadata> {
@@ -171,6 +176,7 @@ fn read_metadata(path: &Path) -> Result<Metadata> {
         cols,
         block_rows,
         block_cols,
+        nnz: count("nnz"),
     })
 }
 
@@ -226,42 +232,78 @@ pub fn read_with(path: &Path, options: &ReadOptions) -> Result<Object> {
     }
 }
 
-/// Calls `each(reader, key, value_reader)` for every record of every file.
+/// Calls `each(key, key offset, value reader)` for every record of every file, reading one
+/// record at a time.
 fn for_each_record(
     files: &[PathBuf],
     classes: (&str, &str),
-    mut each: impl FnMut(&mut Reader<'_>, &[u8], usize, &mut Reader<'_>) -> Result<()>,
+    mut each: impl FnMut(&[u8], &Reader<'_>, &mut Reader<'_>) -> Result<()>,
 ) -> Result<()> {
+    let sysds = |name: &str| name.replace("org.apache.sysml.", "org.apache.sysds.");
     for file in files {
-        let bytes = std::fs::read(file)?;
-        let name = file.display().to_string();
-        let mut reader = Reader::new(&bytes, &name);
-        let header = read_header(&mut reader)?;
-        let (key, value) = (header.key_class.as_str(), header.value_class.as_str());
-        if (key, value) != classes
-            && (
-                key.replace("sysml", "sysds"),
-                value.replace("sysml", "sysds"),
-            ) != (classes.0.to_string(), classes.1.to_string())
+        let len = std::fs::metadata(file)?.len();
+        let input = BufReader::with_capacity(1 << 20, File::open(file)?);
+        let (mut reader, header) = SeqReader::new(input, len, file.display().to_string())?;
+        if (
+            sysds(&header.key_class).as_str(),
+            sysds(&header.value_class).as_str(),
+        ) != classes
         {
             return Err(malformed(
-                &name,
+                reader.file(),
                 4,
                 format!(
-                    "a SequenceFile of ({key}, {value}); expected ({}, {})",
-                    classes.0, classes.1
+                    "a SequenceFile of ({}, {}); expected ({}, {})",
+                    header.key_class, header.value_class, classes.0, classes.1
                 ),
             ));
         }
-        while let Some(record) = next_record(&mut reader, &header.sync)? {
-            let mut value_reader =
-                Reader::new(&bytes[..record.value_offset + record.value.len()], &name);
-            value_reader.pos = record.value_offset;
-            let key_at = record.value_offset - record.key.len();
-            each(&mut reader, record.key, key_at, &mut value_reader)?;
+        let name = reader.file().to_owned();
+        while let Some(record) = reader.next_record()? {
+            let key = Reader::new(record.key, record.key_offset, &name);
+            let mut value = Reader::new(record.value, record.value_offset, &name);
+            each(record.key, &key, &mut value)?;
         }
     }
     Ok(())
+}
+
+/// Decodes one matrix record and checks that its block fits the matrix's grid.
+fn matrix_record(
+    key: &[u8],
+    key_reader: &Reader<'_>,
+    value: &mut Reader<'_>,
+    meta: &Metadata,
+) -> Result<((u64, u64), Block)> {
+    let (rows, cols) = (meta.rows, meta.cols);
+    let (bi, bj) = matrix::decode_key(key_reader, key, 0)?;
+    let block = matrix::decode_block(value)?;
+    let expect =
+        |b: u64, len: u64, size: u64| len.saturating_sub((b - 1).saturating_mul(size)).min(size);
+    let fits = bi <= rows.div_ceil(meta.block_rows)
+        && bj <= cols.div_ceil(meta.block_cols)
+        && (u64::from(block.rows), u64::from(block.cols))
+            == (
+                expect(bi, rows, meta.block_rows),
+                expect(bj, cols, meta.block_cols),
+            );
+    if !fits {
+        return Err(key_reader.error(
+            0,
+            format!(
+                "block ({bi}, {bj}) of {} x {} does not fit the {rows} x {cols} matrix in {} x {} blocks",
+                block.rows, block.cols, meta.block_rows, meta.block_cols
+            ),
+        ));
+    }
+    let place = grid_place(meta, bi, bj);
+    Ok((
+        (bi, bj),
+        Block {
+            place,
+            data: block.data,
+        },
+    ))
 }
 
 fn read_matrix(
@@ -271,78 +313,7 @@ fn read_matrix(
     options: &ReadOptions,
 ) -> Result<Object> {
     let (rows, cols) = (meta.rows, meta.cols);
-    let grid = (
-        rows.div_ceil(meta.block_rows),
-        cols.div_ceil(meta.block_cols),
-    );
-    let mut blocks: BTreeMap<(u64, u64), Block> = BTreeMap::new();
-    let mut nnz = 0u64;
-    for_each_record(
-        files,
-        (MATRIX_KEY, MATRIX_VALUE),
-        |reader, key, key_at, value| {
-            let (bi, bj) = matrix::decode_key(reader, key, key_at)?;
-            let block = matrix::decode_block(value)?;
-            let expect = |b: u64, len: u64, size: u64| {
-                len.saturating_sub((b - 1).saturating_mul(size)).min(size)
-            };
-            let (er, ec) = (
-                expect(bi, rows, meta.block_rows),
-                expect(bj, cols, meta.block_cols),
-            );
-            if bi > grid.0
-                || bj > grid.1
-                || (u64::from(block.rows), u64::from(block.cols)) != (er, ec)
-            {
-                return Err(reader.error(key_at, format!(
-                "block ({bi}, {bj}) of {} x {} does not fit the {rows} x {cols} matrix in {} x {} blocks",
-                block.rows, block.cols, meta.block_rows, meta.block_cols
-            )));
-            }
-            nnz += block.data.nnz();
-            let place = BlockPlace {
-                row: (bi - 1) * meta.block_rows,
-                col: (bj - 1) * meta.block_cols,
-                rows: block.rows,
-                cols: block.cols,
-            };
-            if blocks
-                .insert(
-                    (bi, bj),
-                    Block {
-                        place,
-                        data: block.data,
-                    },
-                )
-                .is_some()
-            {
-                return Err(reader.error(key_at, format!("block ({bi}, {bj}) appears twice")));
-            }
-            Ok(())
-        },
-    )?;
     let cells = u128::from(rows) * u128::from(cols);
-    let sparse = (nnz as f64) < SPARSITY_TURN_POINT * cells as f64;
-    let data_type = if sparse {
-        DataType::CsrMatrix
-    } else {
-        DataType::DenseMatrix
-    };
-    let header = match data_type {
-        DataType::CsrMatrix => Header::CsrMatrix {
-            rows,
-            cols,
-            value_type: ValueType::F64,
-        },
-        _ => Header::DenseMatrix {
-            rows,
-            cols,
-            value_type: ValueType::F64,
-        },
-    };
-    if cells == 0 {
-        return Object::dense(rows, cols, Values::F64(Vec::new()))?.with_data_type(data_type);
-    }
     let limit = |needed: u128| {
         if needed > u128::from(input) + u128::from(options.max_alloc) {
             return Err(Error::AllocationLimit {
@@ -353,37 +324,62 @@ fn read_matrix(
         }
         Ok(())
     };
+    let header = |sparse: bool| match sparse {
+        true => Header::CsrMatrix {
+            rows,
+            cols,
+            value_type: ValueType::F64,
+        },
+        false => Header::DenseMatrix {
+            rows,
+            cols,
+            value_type: ValueType::F64,
+        },
+    };
+    let is_sparse = |nnz: u64| (nnz as f64) < SPARSITY_TURN_POINT * cells as f64;
+    if cells == 0 {
+        let object = Object::dense(rows, cols, Values::F64(Vec::new()))?;
+        return object.with_data_type(DataType::CsrMatrix);
+    }
     if options.keep_blocks {
+        let grid = (
+            rows.div_ceil(meta.block_rows),
+            cols.div_ceil(meta.block_cols),
+        );
         limit(u128::from(grid.0) * u128::from(grid.1) * 64)?;
+        let mut blocks = BTreeMap::new();
+        let mut nnz = 0u64;
+        for_each_block(files, meta, |index, block| {
+            nnz += block.data.nnz();
+            blocks.insert(index, block);
+        })?;
         let mut all = Vec::new();
         for bi in 1..=grid.0 {
             for bj in 1..=grid.1 {
-                all.push(blocks.remove(&(bi, bj)).unwrap_or_else(|| {
-                    let expect =
-                        |b: u64, len: u64, size: u64| (len - (b - 1) * size).min(size) as u32;
-                    Block {
-                        place: BlockPlace {
-                            row: (bi - 1) * meta.block_rows,
-                            col: (bj - 1) * meta.block_cols,
-                            rows: expect(bi, rows, meta.block_rows),
-                            cols: expect(bj, cols, meta.block_cols),
-                        },
-                        data: BlockData::Empty,
-                    }
+                let place = grid_place(meta, bi, bj);
+                all.push(blocks.remove(&(bi, bj)).unwrap_or(Block {
+                    place,
+                    data: BlockData::Empty,
                 }));
             }
         }
-        return Ok(Object::read_in(header, all, 0, Dialect::Spec));
+        return Ok(Object::read_in(
+            header(is_sparse(nnz)),
+            all,
+            0,
+            Dialect::Spec,
+        ));
     }
-    let (r32, c32) = match (u32::try_from(rows), u32::try_from(cols)) {
-        (Ok(r), Ok(c)) => (r, c),
-        _ => {
-            return Err(Error::NotConvertible {
-                what: format!("a {rows} x {cols} SystemDS matrix"),
-                to: "one DAPHNE block",
-                reason: format!("one block holds at most {} rows and columns; keep SystemDS's blocks (keep_blocks, --keep-blocks)", u32::MAX),
-            })
-        }
+    let (Ok(r32), Ok(c32)) = (u32::try_from(rows), u32::try_from(cols)) else {
+        return Err(Error::NotConvertible {
+            what: format!("a {rows} x {cols} SystemDS matrix"),
+            to: "one DAPHNE block",
+            reason: format!(
+                "one block holds at most {} rows and columns; keep SystemDS's blocks \
+                 (keep_blocks, --keep-blocks)",
+                u32::MAX
+            ),
+        });
     };
     let whole = BlockPlace {
         row: 0,
@@ -391,19 +387,135 @@ fn read_matrix(
         rows: r32,
         cols: c32,
     };
-    let data = if sparse {
-        limit((u128::from(rows) + 1) * 8 + u128::from(nnz) * 16)?;
-        assemble_csr(blocks, rows as usize, nnz as usize)
-    } else {
-        limit(cells * 8)?;
-        assemble_dense(blocks, rows as usize, cols as usize)?
+    let single = |sparse: bool, data: BlockData| {
+        Object::read_in(
+            header(sparse),
+            vec![Block { place: whole, data }],
+            0,
+            Dialect::Spec,
+        )
     };
-    Ok(Object::read_in(
-        header,
-        vec![Block { place: whole, data }],
-        0,
-        Dialect::Spec,
-    ))
+    // Each block is copied into place as it is read and dropped, so the matrix is held
+    // once. Dense by the .mtd's count: one pass. Otherwise a first pass counts each row's
+    // non-zeros, and the second fills the CSR arrays (or the dense array, if it is dense).
+    if meta.nnz.is_some_and(|n| !is_sparse(n)) {
+        limit(cells * 8)?;
+        return Ok(single(false, fill_dense(files, meta)?));
+    }
+    limit(u128::from(rows) * 16)?;
+    let mut row_offsets = zeros(rows as usize + 1)?;
+    for_each_block(files, meta, |_, block| {
+        let r0 = block.place.row as usize;
+        for_each_stored(&block.data, block.place.cols, |r, _, x| {
+            if x.to_bits() != 0 {
+                row_offsets[r0 + r + 1] += 1;
+            }
+        });
+    })?;
+    for r in 0..rows as usize {
+        row_offsets[r + 1] += row_offsets[r];
+    }
+    let nnz = row_offsets[rows as usize];
+    if !is_sparse(nnz as u64) {
+        drop(row_offsets);
+        limit(cells * 8)?;
+        return Ok(single(false, fill_dense(files, meta)?));
+    }
+    limit(u128::from(rows) * 16 + nnz as u128 * 16)?;
+    let mut next = row_offsets.clone();
+    let mut col_indices = zeros(nnz)?;
+    let mut values = crate::wire::values::zeroed_vec::<f64>(nnz)?;
+    let mut changed = false;
+    for_each_block(files, meta, |_, block| {
+        let (r0, c0) = (block.place.row as usize, block.place.col as usize);
+        for_each_stored(&block.data, block.place.cols, |r, c, x| {
+            if x.to_bits() != 0 {
+                let row = r0 + r;
+                match next[row] < row_offsets[row + 1] {
+                    true => {
+                        col_indices[next[row]] = c0 + c;
+                        values[next[row]] = x;
+                        next[row] += 1;
+                    }
+                    false => changed = true,
+                }
+            }
+        });
+    })?;
+    if changed || next[..rows as usize] != row_offsets[1..] {
+        return Err(mtd_error(
+            &files[0],
+            "the files changed while they were read",
+        ));
+    }
+    drop(next);
+    // Blocks may come in any order: put each row's entries in column order.
+    for r in 0..rows as usize {
+        let (start, end) = (row_offsets[r], row_offsets[r + 1]);
+        if col_indices[start..end].windows(2).any(|w| w[1] < w[0]) {
+            let mut row: Vec<(usize, f64)> = col_indices[start..end]
+                .iter()
+                .copied()
+                .zip(values[start..end].iter().copied())
+                .collect();
+            row.sort_unstable_by_key(|&(c, _)| c);
+            for (k, (c, x)) in row.into_iter().enumerate() {
+                col_indices[start + k] = c;
+                values[start + k] = x;
+            }
+        }
+    }
+    let data = BlockData::Sparse {
+        row_offsets,
+        col_indices,
+        values: Values::F64(values),
+    };
+    Ok(single(true, data))
+}
+
+/// Where block `(bi, bj)` (1-based) of the grid lies.
+fn grid_place(meta: &Metadata, bi: u64, bj: u64) -> BlockPlace {
+    let size = |b: u64, len: u64, step: u64| (len - (b - 1) * step).min(step) as u32;
+    BlockPlace {
+        row: (bi - 1) * meta.block_rows,
+        col: (bj - 1) * meta.block_cols,
+        rows: size(bi, meta.rows, meta.block_rows),
+        cols: size(bj, meta.cols, meta.block_cols),
+    }
+}
+
+/// Calls `each((bi, bj), block)` for every block of the files, once each.
+fn for_each_block(
+    files: &[PathBuf],
+    meta: &Metadata,
+    mut each: impl FnMut((u64, u64), Block),
+) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for_each_record(
+        files,
+        (MATRIX_KEY, MATRIX_VALUE),
+        |key, key_reader, value| {
+            let (index, block) = matrix_record(key, key_reader, value, meta)?;
+            if !seen.insert(index) {
+                return Err(key_reader.error(0, format!("block {index:?} appears twice")));
+            }
+            each(index, block);
+            Ok(())
+        },
+    )
+}
+
+/// The matrix as one dense array, each block copied in as it is read.
+fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
+    let width = meta.cols as usize;
+    let mut out = crate::wire::values::zeroed_vec::<f64>(meta.rows as usize * width)?;
+    for_each_block(files, meta, |_, block| {
+        let (r0, c0) = (block.place.row as usize, block.place.col as usize);
+        for_each_stored(&block.data, block.place.cols, |r, c, x| {
+            out[(r0 + r) * width + c0 + c] = x;
+        });
+    })?;
+    Ok(BlockData::Dense(Values::F64(out)))
 }
 
 /// Calls `f(row within the block, column within the block, value)` for every stored value
@@ -441,104 +553,24 @@ fn for_each_stored(data: &BlockData, cols: u32, mut f: impl FnMut(usize, usize, 
     }
 }
 
-/// One dense f64 block from the SystemDS blocks, each dropped once copied.
-fn assemble_dense(
-    blocks: BTreeMap<(u64, u64), Block>,
-    rows: usize,
-    cols: usize,
-) -> Result<BlockData> {
-    let mut out = crate::wire::values::zeroed_vec::<f64>(rows * cols)?;
-    for (_, block) in blocks {
-        let (r0, c0) = (block.place.row as usize, block.place.col as usize);
-        for_each_stored(&block.data, block.place.cols, |r, c, x| {
-            out[(r0 + r) * cols + c0 + c] = x
-        });
-    }
-    Ok(BlockData::Dense(Values::F64(out)))
-}
-
-/// One CSR f64 block from the SystemDS blocks, a band of block rows at a time (each band's
-/// blocks dropped once copied). Zeros stored by SystemDS are left out.
-fn assemble_csr(mut blocks: BTreeMap<(u64, u64), Block>, rows: usize, nnz: usize) -> BlockData {
-    let mut row_offsets = Vec::with_capacity(rows + 1);
-    row_offsets.push(0usize);
-    let mut col_indices = Vec::with_capacity(nnz);
-    let mut values = Vec::with_capacity(nnz);
-    let mut entries: Vec<Vec<(usize, f64)>> = Vec::new();
-    let mut next_row = 0usize;
-    while let Some((&(bi, _), _)) = blocks.first_key_value() {
-        let band: Vec<Block> = std::iter::from_fn(|| {
-            blocks
-                .first_key_value()
-                .filter(|(k, _)| k.0 == bi)
-                .map(|(k, _)| *k)
-                .and_then(|k| blocks.remove(&k))
-        })
-        .collect();
-        let r0 = band[0].place.row as usize;
-        let height = band[0].place.rows as usize;
-        // Rows before this band that no block covers are empty.
-        while next_row < r0 {
-            row_offsets.push(col_indices.len());
-            next_row += 1;
-        }
-        entries.clear();
-        entries.resize(height, Vec::new());
-        for block in &band {
-            let c0 = block.place.col as usize;
-            for_each_stored(&block.data, block.place.cols, |r, c, x| {
-                if x.to_bits() != 0 {
-                    entries[r].push((c0 + c, x));
-                }
-            });
-        }
-        drop(band);
-        for row in &entries {
-            // Blocks come in column order, and each block's rows in column order.
-            for &(c, x) in row {
-                col_indices.push(c);
-                values.push(x);
-            }
-            row_offsets.push(col_indices.len());
-        }
-        next_row = r0 + height;
-    }
-    while next_row < rows {
-        row_offsets.push(col_indices.len());
-        next_row += 1;
-    }
-    BlockData::Sparse {
-        row_offsets,
-        col_indices,
-        values: Values::F64(values),
-    }
-}
-
 fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     let mut blocks: BTreeMap<u64, frame::FrameBlock> = BTreeMap::new();
-    for_each_record(
-        files,
-        (FRAME_KEY, FRAME_VALUE),
-        |reader, key, key_at, value| {
-            if key.len() != 8 {
-                return Err(
-                    reader.error(key_at, format!("a LongWritable key of {} bytes", key.len()))
-                );
-            }
-            let first = i64::from_be_bytes(key.try_into().unwrap());
-            let block = frame::decode_block(value)?;
-            let first = u64::try_from(first)
-                .ok()
-                .filter(|&f| f >= 1)
-                .ok_or_else(|| {
-                    reader.error(key_at, format!("first row {first}: rows start at 1"))
-                })?;
-            if blocks.insert(first, block).is_some() {
-                return Err(reader.error(key_at, format!("two blocks start at row {first}")));
-            }
-            Ok(())
-        },
-    )?;
+    for_each_record(files, (FRAME_KEY, FRAME_VALUE), |key, reader, value| {
+        let key_at = 0;
+        if key.len() != 8 {
+            return Err(reader.error(key_at, format!("a LongWritable key of {} bytes", key.len())));
+        }
+        let first = i64::from_be_bytes(key.try_into().unwrap());
+        let block = frame::decode_block(value)?;
+        let first = u64::try_from(first)
+            .ok()
+            .filter(|&f| f >= 1)
+            .ok_or_else(|| reader.error(key_at, format!("first row {first}: rows start at 1")))?;
+        if blocks.insert(first, block).is_some() {
+            return Err(reader.error(key_at, format!("two blocks start at row {first}")));
+        }
+        Ok(())
+    })?;
     let mut next = 1u64;
     let mut names: Option<Vec<String>> = None;
     let mut columns: Vec<Values> = Vec::new();

@@ -7,7 +7,7 @@
 //! record length (key plus value), `int` key length, key, value. A record length of -1 is a
 //! sync escape: the 16-byte marker follows.
 
-use std::io::Write;
+use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
 
@@ -25,24 +25,28 @@ pub(crate) fn malformed(file: &str, offset: usize, message: impl std::fmt::Displ
     }
 }
 
-/// A big-endian reader over one file's bytes, naming the file in its errors.
+/// A big-endian reader over bytes that start at byte `base` of a file, naming the file and
+/// the file offset in its errors.
 pub(crate) struct Reader<'a> {
     pub(crate) bytes: &'a [u8],
     pub(crate) pos: usize,
-    pub(crate) file: &'a str,
+    base: u64,
+    file: &'a str,
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(bytes: &'a [u8], file: &'a str) -> Self {
+    pub(crate) fn new(bytes: &'a [u8], base: u64, file: &'a str) -> Self {
         Reader {
             bytes,
             pos: 0,
+            base,
             file,
         }
     }
 
+    /// An error at `at` (a position in `bytes`).
     pub(crate) fn error(&self, at: usize, message: impl std::fmt::Display) -> Error {
-        malformed(self.file, at, message)
+        malformed(self.file, self.base as usize + at, message)
     }
 
     pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
@@ -80,10 +84,125 @@ impl<'a> Reader<'a> {
     pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
+}
+
+/// The header of a SequenceFile.
+pub(crate) struct Header {
+    pub(crate) key_class: String,
+    pub(crate) value_class: String,
+}
+
+/// One record, in the reader's buffer.
+pub(crate) struct Record<'a> {
+    pub(crate) key: &'a [u8],
+    pub(crate) value: &'a [u8],
+    /// File offsets of the key and of the value.
+    pub(crate) key_offset: u64,
+    pub(crate) value_offset: u64,
+}
+
+/// Reads a SequenceFile from a stream, one record in memory at a time.
+pub(crate) struct SeqReader<R: Read> {
+    input: R,
+    pos: u64,
+    len: u64,
+    file: String,
+    sync: [u8; 16],
+    buf: Vec<u8>,
+}
+
+impl<R: Read> SeqReader<R> {
+    /// Reads the header of a file of `len` bytes.
+    pub(crate) fn new(input: R, len: u64, file: String) -> Result<(Self, Header)> {
+        let mut reader = SeqReader {
+            input,
+            pos: 0,
+            len,
+            file,
+            sync: [0; 16],
+            buf: Vec::new(),
+        };
+        if reader.take(3, "the SEQ magic").ok().as_deref() != Some(&MAGIC[..]) {
+            return Err(malformed(
+                &reader.file,
+                0,
+                "not a Hadoop SequenceFile (no SEQ magic)",
+            ));
+        }
+        let version = reader.byte("the version")?;
+        if version != VERSION {
+            return Err(malformed(
+                &reader.file,
+                3,
+                format!("SequenceFile version {version} (SystemDS writes 6)"),
+            ));
+        }
+        let key_class = reader.text("the key class")?;
+        let value_class = reader.text("the value class")?;
+        let at = reader.pos;
+        let compressed = reader.byte("the compression flag")?;
+        let block_compressed = reader.byte("the block compression flag")?;
+        if compressed != 0 || block_compressed != 0 {
+            return Err(malformed(
+                &reader.file,
+                at as usize,
+                "a compressed SequenceFile; write it from SystemDS without compression",
+            ));
+        }
+        let pairs = reader.int("the metadata count")?;
+        if pairs < 0 {
+            return Err(malformed(
+                &reader.file,
+                reader.pos as usize - 4,
+                format!("{pairs} metadata entries"),
+            ));
+        }
+        for _ in 0..pairs {
+            reader.text("a metadata key")?;
+            reader.text("a metadata value")?;
+        }
+        reader.sync = reader.take(16, "the sync marker")?.try_into().unwrap();
+        Ok((
+            reader,
+            Header {
+                key_class,
+                value_class,
+            },
+        ))
+    }
+
+    fn error(&self, at: u64, message: impl std::fmt::Display) -> Error {
+        malformed(&self.file, at as usize, message)
+    }
+
+    /// `n` bytes, checked against what the file has left before reading.
+    fn take(&mut self, n: usize, what: &str) -> Result<Vec<u8>> {
+        let left = self.len - self.pos;
+        if n as u64 > left {
+            return Err(self.error(
+                self.pos,
+                format!("{what} needs {n} bytes, the file has {left} left (truncated?)"),
+            ));
+        }
+        let mut out = vec![0; n];
+        self.input
+            .read_exact(&mut out)
+            .map_err(|e| self.error(self.pos, format!("{what}: {e}")))?;
+        self.pos += n as u64;
+        Ok(out)
+    }
+
+    fn byte(&mut self, what: &str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    fn int(&mut self, what: &str) -> Result<i32> {
+        Ok(i32::from_be_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
 
     /// Hadoop's variable-length int (`WritableUtils.readVInt`).
     fn vint(&mut self, what: &str) -> Result<i64> {
-        let first = self.u8(what)? as i8;
+        let first = self.byte(what)? as i8;
         if first >= -112 {
             return Ok(i64::from(first));
         }
@@ -95,7 +214,7 @@ impl<'a> Reader<'a> {
         };
         let mut value = 0i64;
         for _ in 1..len {
-            value = (value << 8) | i64::from(self.u8(what)?);
+            value = (value << 8) | i64::from(self.byte(what)?);
         }
         Ok(if negative { !value } else { value })
     }
@@ -107,97 +226,68 @@ impl<'a> Reader<'a> {
         let len =
             usize::try_from(len).map_err(|_| self.error(at, format!("{what}: length {len}")))?;
         let bytes = self.take(len, what)?;
-        String::from_utf8(bytes.to_vec())
-            .map_err(|_| self.error(at, format!("{what} is not UTF-8")))
+        String::from_utf8(bytes).map_err(|_| self.error(at, format!("{what} is not UTF-8")))
     }
-}
 
-/// The header of a SequenceFile, and where its records start.
-pub(crate) struct Header {
-    pub(crate) key_class: String,
-    pub(crate) value_class: String,
-    pub(crate) sync: [u8; 16],
-}
-
-pub(crate) fn read_header(reader: &mut Reader<'_>) -> Result<Header> {
-    if reader.bytes.get(..3) != Some(MAGIC) {
-        return Err(reader.error(0, "not a Hadoop SequenceFile (no SEQ magic)"));
-    }
-    reader.pos = 3;
-    let version = reader.u8("the version")?;
-    if version != VERSION {
-        return Err(reader.error(
-            3,
-            format!("SequenceFile version {version} (SystemDS writes 6)"),
-        ));
-    }
-    let key_class = reader.text("the key class")?;
-    let value_class = reader.text("the value class")?;
-    let at = reader.pos;
-    let compressed = reader.u8("the compression flag")?;
-    let block_compressed = reader.u8("the block compression flag")?;
-    if compressed != 0 || block_compressed != 0 {
-        return Err(reader.error(
-            at,
-            "a compressed SequenceFile; write it from SystemDS without compression",
-        ));
-    }
-    let pairs = reader.len32("the metadata count")?;
-    for _ in 0..pairs {
-        reader.text("a metadata key")?;
-        reader.text("a metadata value")?;
-    }
-    let sync = reader.take(16, "the sync marker")?.try_into().unwrap();
-    Ok(Header {
-        key_class,
-        value_class,
-        sync,
-    })
-}
-
-/// One record: its key and value bytes and the offset of the value.
-pub(crate) struct Record<'a> {
-    pub(crate) key: &'a [u8],
-    pub(crate) value: &'a [u8],
-    pub(crate) value_offset: usize,
-}
-
-/// The next record, skipping sync markers; `None` at the end of the file.
-pub(crate) fn next_record<'a>(
-    reader: &mut Reader<'a>,
-    sync: &[u8; 16],
-) -> Result<Option<Record<'a>>> {
-    loop {
-        if reader.remaining() == 0 {
-            return Ok(None);
-        }
-        let at = reader.pos;
-        let length = reader.i32("a record length")?;
-        if length == SYNC_ESCAPE {
-            let marker = reader.take(16, "a sync marker")?;
-            if marker != sync {
-                return Err(reader.error(at + 4, "a sync marker that differs from the header's"));
+    /// The next record, skipping sync markers; `None` at the end of the file.
+    pub(crate) fn next_record(&mut self) -> Result<Option<Record<'_>>> {
+        loop {
+            if self.pos == self.len {
+                return Ok(None);
             }
-            continue;
+            let at = self.pos;
+            let length = self.int("a record length")?;
+            if length == SYNC_ESCAPE {
+                let marker = self.take(16, "a sync marker")?;
+                if marker != self.sync {
+                    return Err(self.error(at + 4, "a sync marker that differs from the header's"));
+                }
+                continue;
+            }
+            let key_at = self.pos;
+            let key_length = self.int("a key length")?;
+            let (Ok(length), Ok(key_length)) =
+                (usize::try_from(length), usize::try_from(key_length))
+            else {
+                return Err(self.error(
+                    at,
+                    format!("record length {length}, key length {key_length}"),
+                ));
+            };
+            if key_length > length {
+                return Err(self.error(
+                    key_at,
+                    format!("a key of {key_length} bytes in a record of {length}"),
+                ));
+            }
+            if length as u64 > self.len - self.pos {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "a record of {length} bytes, the file has {} left (truncated?)",
+                        self.len - self.pos
+                    ),
+                ));
+            }
+            self.buf.resize(length, 0);
+            self.input
+                .read_exact(&mut self.buf)
+                .map_err(|e| malformed(&self.file, self.pos as usize, format!("a record: {e}")))?;
+            let key_offset = self.pos;
+            self.pos += length as u64;
+            let (key, value) = self.buf.split_at(key_length);
+            return Ok(Some(Record {
+                key,
+                value,
+                key_offset,
+                value_offset: key_offset + key_length as u64,
+            }));
         }
-        let length = usize::try_from(length)
-            .map_err(|_| reader.error(at, format!("record length {length}")))?;
-        let key_at = reader.pos;
-        let key_length = reader.len32("a key length")?;
-        if key_length > length {
-            return Err(reader.error(
-                key_at,
-                format!("a key of {key_length} bytes in a record of {length}"),
-            ));
-        }
-        let key = reader.take(key_length, "a key")?;
-        let value_offset = reader.pos;
-        let value = reader.take(length - key_length, "a value")?;
-        return Ok(Some(Record {
-            key,
-            value,
-            value_offset,
-        }));
+    }
+
+    /// The file's name, for errors.
+    pub(crate) fn file(&self) -> &str {
+        &self.file
     }
 }
 
@@ -281,7 +371,14 @@ mod tests {
             (&[0x8e, 0x01, 0x00], 256),
             (&[0x87, 0x7f], -128),
         ] {
-            let mut reader = Reader::new(bytes, "t");
+            let mut reader = SeqReader {
+                input: bytes,
+                pos: 0,
+                len: bytes.len() as u64,
+                file: "t".into(),
+                sync: [0; 16],
+                buf: Vec::new(),
+            };
             assert_eq!(reader.vint("v").unwrap(), value, "{bytes:?}");
         }
     }
@@ -301,14 +398,14 @@ mod tests {
             .filter(|w| w[..4] == [0xFF; 4] && w[4..] == sync)
             .count();
         assert_eq!(syncs, 2);
-        let mut reader = Reader::new(&bytes, "t");
-        let header = read_header(&mut reader).unwrap();
+        let (mut reader, header) =
+            SeqReader::new(&bytes[..], bytes.len() as u64, "t".into()).unwrap();
         assert_eq!(
             (header.key_class.as_str(), header.value_class.as_str()),
             ("K", "V")
         );
         let mut keys = Vec::new();
-        while let Some(record) = next_record(&mut reader, &header.sync).unwrap() {
+        while let Some(record) = reader.next_record().unwrap() {
             assert_eq!(record.value, &value[..]);
             keys.push(record.key[0]);
         }
