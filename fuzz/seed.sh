@@ -11,5 +11,9 @@ for target in object typed roundtrip; do
 done
 mkdir -p corpus/neighbours
 cp ../../shared/golden/futhark/*.bin ../../shared/golden/binsparse/*.npz corpus/neighbours/
+mkdir -p corpus/systemds
+for f in ../../shared/golden/systemds/*; do
+  case "$(basename "$f")" in *.*) ;; *) cp "$f" corpus/systemds/ ;; esac
+done
 rm -rf "$seeds"
 echo "seeded: $(ls corpus/object | wc -l) files per target"

@@ -1,0 +1,26 @@
+//! Any bytes as a SystemDS binary matrix and frame file (with a fixed .mtd each): an error
+//! or an object, never a panic or an allocation the bytes do not justify.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_daphne::interop::systemds::{self, ReadOptions};
+
+fuzz_target!(|data: &[u8]| {
+    let dir = std::env::temp_dir().join(format!("sds-fuzz-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("m");
+    std::fs::write(&path, data).unwrap();
+    for mtd in [
+        r#"{"data_type":"matrix","rows":100,"cols":100,"format":"binary"}"#,
+        r#"{"data_type":"matrix","rows":2500,"cols":3,"rows_in_block":1000,"cols_in_block":2,"nnz":7500,"format":"binary"}"#,
+        r#"{"data_type":"frame","rows":130,"cols":2,"format":"binary"}"#,
+    ] {
+        std::fs::write(systemds::metadata_path(&path), mtd).unwrap();
+        for keep_blocks in [false, true] {
+            let options = ReadOptions::new().keep_blocks(keep_blocks).max_alloc(1 << 26);
+            if let Ok(object) = systemds::read_with(&path, &options) {
+                let _ = object.nnz();
+            }
+        }
+    }
+});
