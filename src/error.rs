@@ -501,6 +501,14 @@ impl Error {
         self
     }
 
+    /// Drops a [`Error::ForeignInput`] offset that would not point into the file.
+    pub(crate) fn without_offset(mut self) -> Self {
+        if let Error::ForeignInput { offset, .. } = &mut self {
+            *offset = None;
+        }
+        self
+    }
+
     pub(crate) fn unrepresentable(what: &'static str) -> Self {
         Error::Unrepresentable {
             path: String::new(),

@@ -1,6 +1,8 @@
-//! The part of the zip format NumPy's `.npz` files use: uncompressed ("stored") members,
-//! with zip64 sizes and offsets where they pass 4 GiB.
+//! The part of the zip format NumPy's `.npz` files use: stored members (`numpy.savez`) and,
+//! on reading, deflated ones (`numpy.savez_compressed`), with zip64 sizes and offsets where
+//! they pass 4 GiB.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use crate::error::{Error, Result};
@@ -34,17 +36,19 @@ fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// One member of an archive: its name and where its bytes are.
+/// One member of an archive: its name and its bytes.
 #[derive(Debug)]
 pub(crate) struct Member<'a> {
     pub(crate) name: String,
-    pub(crate) data: &'a [u8],
-    /// Offset of `data` in the archive.
-    pub(crate) offset: usize,
+    /// Borrowed from the archive when stored, inflated when deflated.
+    pub(crate) data: Cow<'a, [u8]>,
+    /// Offset of `data` in the archive (`None` when it was inflated).
+    pub(crate) offset: Option<usize>,
 }
 
-/// The members of a zip archive of stored members, each checked against its CRC-32.
-pub(crate) fn members(bytes: &[u8]) -> Result<Vec<Member<'_>>> {
+/// The members of a zip archive, each checked against its CRC-32. A deflated member may
+/// inflate to at most the archive's size plus `max_alloc` bytes.
+pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
     let truncated = |at: usize| malformed(at, "the archive ends inside a record (truncated?)");
     // The end record is in the last 64 KiB + 22 bytes (its comment is at most 65535 bytes).
     let search_from = bytes.len().saturating_sub(22 + 65_535);
@@ -109,16 +113,16 @@ pub(crate) fn members(bytes: &[u8]) -> Result<Vec<Member<'_>>> {
             .get(at + 46 + name_len..at + 46 + name_len + extra_len)
             .ok_or_else(|| truncated(at))?;
         read_zip64_extra(extra, &mut [&mut size, &mut compressed, &mut local]);
-        if method != 0 {
+        if method != 0 && method != 8 {
             return Err(malformed(
                 at,
                 format!(
-                    "the member {name:?} is compressed (method {method}); only stored members \
-                     are read: save with numpy.savez, not savez_compressed"
+                    "the member {name:?} uses compression method {method}; only stored (0) and \
+                     deflated (8) members are read"
                 ),
             ));
         }
-        if compressed != size {
+        if method == 0 && compressed != size {
             return Err(malformed(
                 at,
                 format!("the stored member {name:?} has two sizes"),
@@ -135,21 +139,49 @@ pub(crate) fn members(bytes: &[u8]) -> Result<Vec<Member<'_>>> {
             + u16_at(bytes, local + 26).ok_or_else(|| truncated(local))? as usize
             + u16_at(bytes, local + 28).ok_or_else(|| truncated(local))? as usize;
         let start = local + skip;
-        let data = usize::try_from(size)
+        let stored = usize::try_from(compressed)
             .ok()
-            .and_then(|size| bytes.get(start..start.checked_add(size)?))
+            .and_then(|len| bytes.get(start..start.checked_add(len)?))
             .ok_or_else(|| malformed(start, format!("the member {name:?} runs past the end")))?;
-        if crc32fast::hash(data) != crc {
+        let (data, offset) = if method == 0 {
+            (Cow::Borrowed(stored), Some(start))
+        } else {
+            // Inflated only up to the size the directory declares, itself bounded by what
+            // the archive justifies.
+            if u128::from(size) > bytes.len() as u128 + u128::from(max_alloc) {
+                return Err(Error::AllocationLimit {
+                    offset: start as u64,
+                    bytes: u128::from(size),
+                    limit: max_alloc,
+                });
+            }
+            let inflated =
+                miniz_oxide::inflate::decompress_to_vec_with_limit(stored, size as usize).map_err(
+                    |e| {
+                        malformed(
+                            start,
+                            format!("the member {name:?} does not inflate ({:?})", e.status),
+                        )
+                    },
+                )?;
+            if inflated.len() as u64 != size {
+                return Err(malformed(
+                    start,
+                    format!(
+                        "the member {name:?} inflates to {} bytes, not {size}",
+                        inflated.len()
+                    ),
+                ));
+            }
+            (Cow::Owned(inflated), None)
+        };
+        if crc32fast::hash(&data) != crc {
             return Err(malformed(
                 start,
                 format!("the member {name:?} fails its CRC-32 check"),
             ));
         }
-        members.push(Member {
-            name,
-            data,
-            offset: start,
-        });
+        members.push(Member { name, data, offset });
         at += 46 + name_len + extra_len + comment_len;
     }
     Ok(members)
@@ -316,15 +348,19 @@ mod tests {
         zip.member("a.npy", &[b"hello ", b"world"]).unwrap();
         zip.member("b.npy", &[]).unwrap();
         let bytes = zip.finish().unwrap();
-        let members = members(&bytes).unwrap();
-        let got: Vec<_> = members.iter().map(|m| (m.name.as_str(), m.data)).collect();
+        let members = members(&bytes, 0).unwrap();
+        let got: Vec<_> = members
+            .iter()
+            .map(|m| (m.name.as_str(), &m.data[..]))
+            .collect();
         assert_eq!(got, [("a.npy", &b"hello world"[..]), ("b.npy", &b""[..])]);
-        assert_eq!(&bytes[members[0].offset..][..5], b"hello");
+        let at = members[0].offset.unwrap();
+        assert_eq!(&bytes[at..][..5], b"hello");
         // A flipped byte fails the CRC, at the member's data.
         let mut bad = bytes.clone();
-        bad[members[0].offset] ^= 1;
-        let err = super::members(&bad).unwrap_err();
-        assert_eq!(err.offset(), Some(members[0].offset as u64));
+        bad[at] ^= 1;
+        let err = super::members(&bad, 0).unwrap_err();
+        assert_eq!(err.offset(), Some(at as u64));
     }
 
     #[test]

@@ -356,14 +356,14 @@ fn with_structure(npz: &[u8], structure: &str) -> Vec<u8> {
 /// Rewrites the `binsparse.npy` member of an archive written by this crate.
 fn rebuild_descriptor(npz: &[u8], mut edit: impl FnMut(&mut Json)) -> Vec<u8> {
     // Every other member is kept as it is; the zip is written anew around them.
-    let members = list_members(npz);
-    let mut out = Vec::new();
-    let mut central = Vec::new();
-    for (name, data) in members {
-        let data = if name == "binsparse.npy" {
+    let members = list_members(npz)
+        .into_iter()
+        .map(|(name, data)| {
+            if name != "binsparse.npy" {
+                return (name, data);
+            }
             let header_len = u16::from_le_bytes([data[8], data[9]]) as usize;
-            let units = &data[10 + header_len..];
-            let text: String = units
+            let text: String = data[10 + header_len..]
                 .chunks_exact(4)
                 .map(|u| char::from_u32(u32::from_le_bytes(u.try_into().unwrap())).unwrap())
                 .collect();
@@ -384,31 +384,45 @@ fn rebuild_descriptor(npz: &[u8], mut edit: impl FnMut(&mut Json)) -> Vec<u8> {
             for c in text.chars() {
                 npy.extend_from_slice(&u32::from(c).to_le_bytes());
             }
-            npy
+            (name, npy)
+        })
+        .collect();
+    write_zip(members, false)
+}
+
+/// A zip of `members`, stored or deflated (method 8, as `numpy.savez_compressed` writes).
+fn write_zip(members: Vec<(String, Vec<u8>)>, deflate: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, data) in &members {
+        let packed = if deflate {
+            miniz_oxide::deflate::compress_to_vec(data, 6)
         } else {
-            data
+            data.clone()
         };
+        let method: u16 = if deflate { 8 } else { 0 };
         let offset = out.len() as u32;
-        let crc = crc32(&data);
-        let mut local = b"PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00\x21\x00".to_vec();
-        local.extend_from_slice(&crc.to_le_bytes());
-        local.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        local.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        local.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        local.extend_from_slice(&0u16.to_le_bytes());
-        local.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&local);
-        out.extend_from_slice(&data);
-        central.extend_from_slice(b"PK\x01\x02\x14\x00\x14\x00\x00\x00\x00\x00\x00\x00\x21\x00");
-        central.extend_from_slice(&crc.to_le_bytes());
-        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        let crc = crc32(data);
+        let mut sizes = crc.to_le_bytes().to_vec();
+        sizes.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+        sizes.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        sizes.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(b"PK\x03\x04\x14\x00\x00\x00");
+        out.extend_from_slice(&method.to_le_bytes());
+        out.extend_from_slice(b"\x00\x00\x21\x00");
+        out.extend_from_slice(&sizes);
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&packed);
+        central.extend_from_slice(b"PK\x01\x02\x14\x00\x14\x00\x00\x00");
+        central.extend_from_slice(&method.to_le_bytes());
+        central.extend_from_slice(b"\x00\x00\x21\x00");
+        central.extend_from_slice(&sizes);
         central.extend_from_slice(&[0; 12]);
         central.extend_from_slice(&offset.to_le_bytes());
         central.extend_from_slice(name.as_bytes());
     }
-    let count = list_members(npz).len() as u16;
+    let count = members.len() as u16;
     let start = out.len() as u32;
     out.extend_from_slice(&central);
     out.extend_from_slice(b"PK\x05\x06\x00\x00\x00\x00");
@@ -539,4 +553,46 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
         err.to_string().contains("iso values in the dense format"),
         "{err}"
     );
+}
+
+/// The archive with every member deflated, as `numpy.savez_compressed` stores them.
+fn deflated(npz: &[u8]) -> Vec<u8> {
+    write_zip(list_members(npz), true)
+}
+
+#[test]
+fn deflated_archives_read_like_stored_ones() {
+    for object in objects() {
+        for format in [Format::Csr, Format::Cooc, Format::Dmat] {
+            let options = WriteOptions::new().format(format);
+            let npz = binsparse::to_npz(&object, &Map::new(), &options).unwrap();
+            let packed = deflated(&npz);
+            assert_ne!(packed, npz);
+            assert_eq!(
+                binsparse::read_npz(&packed).unwrap(),
+                binsparse::read_npz(&npz).unwrap()
+            );
+        }
+    }
+    let npz = binsparse::to_npz(&objects()[0], &Map::new(), &WriteOptions::new()).unwrap();
+    let packed = deflated(&npz);
+    // A member that claims to inflate to far more than the archive justifies.
+    let mut bomb = packed.clone();
+    let central = bomb.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+    bomb[central + 24..central + 28].copy_from_slice(&u32::MAX.to_le_bytes());
+    let err = binsparse::read_npz_with(&bomb, &Options::new().max_alloc(1 << 20)).unwrap_err();
+    assert!(matches!(err, Error::AllocationLimit { .. }), "{err}");
+    // A broken deflate stream, and a wrong uncompressed size.
+    let mut broken = packed.clone();
+    let data = 30 + "pointers_to_1.npy".len();
+    broken[data] ^= 0xFF;
+    broken[data + 1] ^= 0xFF;
+    assert!(matches!(
+        binsparse::read_npz(&broken),
+        Err(Error::ForeignInput { .. })
+    ));
+    let mut short = packed;
+    short[central + 24] ^= 1;
+    let err = binsparse::read_npz(&short).unwrap_err();
+    assert!(matches!(err, Error::ForeignInput { .. }), "{err}");
 }

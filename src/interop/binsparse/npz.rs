@@ -1,4 +1,5 @@
-//! Binsparse in NumPy's `.npz` container: a zip of one `.npy` array per binary array, plus
+//! Binsparse in NumPy's `.npz` container (stored as `numpy.savez` writes it; deflated as
+//! `numpy.savez_compressed` writes it is read too): a zip of one `.npy` array per binary array, plus
 //! `binsparse.npy`, a 0-D unicode array holding the descriptor (as the Python reference
 //! stores it).
 
@@ -36,16 +37,22 @@ pub fn read_npz(bytes: &[u8]) -> Result<Binsparse> {
 /// more than two dimensions); [`crate::Error::AllocationLimit`] for a matrix that would take
 /// more memory than that.
 pub fn read_npz_with(bytes: &[u8], options: &Options) -> Result<Binsparse> {
-    let members = members(bytes)?;
+    let members = members(bytes, options.get_max_alloc())?;
     let find = |name: &str| members.iter().find(|m| m.name == format!("{name}.npy"));
     let descriptor = find("binsparse")
         .ok_or_else(|| invalid("the archive has no binsparse.npy (not a Binsparse file)"))?;
-    let text = npy::parse(descriptor.data)
+    // Offsets of problems inside a member count from the archive's start where the member
+    // is stored; inflated members have none to give.
+    let shift = |e: crate::Error, at: Option<usize>| match at {
+        Some(at) => e.shifted(at),
+        None => e.without_offset(),
+    };
+    let text = npy::parse(&descriptor.data)
         .and_then(|a| a.string())
-        .map_err(|e| e.shifted(descriptor.offset))?;
+        .map_err(|e| shift(e, descriptor.offset))?;
     decode(&text, bytes.len() as u64, options.get_max_alloc(), |name| {
         let member = find(name).ok_or_else(|| invalid(format!("the archive has no {name}.npy")))?;
-        let array = npy::parse(member.data).map_err(|e| e.shifted(member.offset))?;
+        let array = npy::parse(&member.data).map_err(|e| shift(e, member.offset))?;
         if array.shape.len() != 1 {
             return Err(invalid(format!(
                 "{name}.npy has shape {:?}; Binsparse arrays are 1-D",
@@ -53,9 +60,9 @@ pub fn read_npz_with(bytes: &[u8], options: &Options) -> Result<Binsparse> {
             )));
         }
         Ok(Array {
-            values: array.values().map_err(|e| e.shifted(member.offset))?,
+            values: array.values().map_err(|e| shift(e, member.offset))?,
             name: name.to_owned(),
-            offset: Some(member.offset + array.data_offset),
+            offset: member.offset.map(|at| at + array.data_offset),
         })
     })
 }
