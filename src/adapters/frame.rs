@@ -96,12 +96,20 @@ impl<R: Serialize> Serialize for Payload<'_, R> {
 /// The frame's columns, gathered from the records.
 pub(crate) fn collect_columns<R: Serialize>(rows: &[R]) -> Result<Vec<(String, Values)>> {
     let mut columns: Vec<(String, Values)> = Vec::new();
+    let mut keys = Vec::new();
     for (index, row) in rows.iter().enumerate() {
         row.serialize(RecordSerializer {
             columns: &mut columns,
+            keys: &mut keys,
             first: index == 0,
         })
         .map_err(|e| e.within(&format_args!("[{index}]")))?;
+        if index == 0 {
+            // Every column gets one value per row: room for all of them at once.
+            for (_, values) in &mut columns {
+                values.reserve(rows.len() - 1);
+            }
+        }
     }
     Ok(columns)
 }
@@ -116,11 +124,14 @@ fn not_a_record() -> Error {
 /// Adds one record's fields to the columns.
 struct RecordSerializer<'a> {
     columns: &'a mut Vec<(String, Values)>,
+    /// The first record's field names, as the derived impl passed them.
+    keys: &'a mut Vec<&'static str>,
     first: bool,
 }
 
 struct RecordFields<'a> {
     columns: &'a mut Vec<(String, Values)>,
+    keys: &'a mut Vec<&'static str>,
     first: bool,
     field: usize,
 }
@@ -144,6 +155,7 @@ impl SerializeStruct for RecordFields<'_> {
             let mut values = Values::new(v.value_type());
             values.push(v);
             self.columns.push((key.to_owned(), values));
+            self.keys.push(key);
         } else {
             let (label, values) =
                 self.columns
@@ -152,7 +164,11 @@ impl SerializeStruct for RecordFields<'_> {
                         path: key.into(),
                         message: "the record has more fields than the first record".into(),
                     })?;
-            if label != key || !values.push(v) {
+            // Derived impls pass the same `&'static str` for a field in every record: equal
+            // pointers settle it without comparing the bytes.
+            let first_key = self.keys[self.field];
+            let same_label = std::ptr::eq(first_key, key) || first_key == key;
+            if !same_label || !values.push(v) {
                 return Err(Error::FrameMismatch {
                     path: key.into(),
                     message: format!(
@@ -254,6 +270,7 @@ impl<'a> Serializer for RecordSerializer<'a> {
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
         Ok(RecordFields {
             columns: self.columns,
+            keys: self.keys,
             first: self.first,
             field: 0,
         })

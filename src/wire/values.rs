@@ -127,6 +127,11 @@ impl Values {
         same!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64)
     }
 
+    /// Makes room for `additional` more values.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        with_values!(self, v => v.reserve_exact(additional));
+    }
+
     /// Keeps the first `len` values.
     pub(crate) fn truncate(&mut self, len: usize) {
         with_values!(self, v => v.truncate(len));
@@ -181,6 +186,19 @@ impl Values {
 
     /// Appends `value`, converting exactly; returns `false` when it does not fit.
     pub fn push(&mut self, value: Value) -> bool {
+        // The common case, a value of the vector's own type, without a conversion.
+        macro_rules! same {
+            ($($t:ident),*) => {
+                match (&mut *self, value) {
+                    $((Values::$t(v), Value::$t(x)) => {
+                        v.push(x);
+                        return true;
+                    })*
+                    _ => {}
+                }
+            };
+        }
+        same!(U8, U16, U32, U64, I8, I16, I32, I64, F32, F64);
         with_values!(self, v => match value.to() {
             Some(x) => {
                 v.push(x);
