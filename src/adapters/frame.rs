@@ -317,16 +317,21 @@ pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Resu
         });
     }
     let labels: Vec<String> = object.labels().into_iter().map(str::to_owned).collect();
-    let columns = object.columns()?;
     let rows = object.shape().0 as usize;
+    let offset = object.offset();
+    let columns = object.into_columns()?;
+    // Room for every record when the columns' values show the rows are there; grown as
+    // records arrive otherwise (a frame without columns has only the header's claim).
+    let mut out = Vec::with_capacity(match columns.first() {
+        Some(column) => column.len(),
+        None => rows.min(1 << 12),
+    });
     let frame = FrameData {
         labels,
         columns,
-        offset: object.offset(),
+        offset,
         fields: std::cell::OnceCell::new(),
     };
-    // Grown as records arrive: the row count is the header's claim.
-    let mut out = Vec::with_capacity(rows.min(1 << 12));
     for row in 0..rows {
         let record = R::deserialize(RecordDe { frame: &frame, row })
             .map_err(|e| e.within(&format_args!("[{row}]")))?;

@@ -707,6 +707,32 @@ impl Object {
         Ok(out)
     }
 
+    /// Like [`Object::columns`], consuming the object: a column stored as one dense block of
+    /// its own type is moved, not copied.
+    ///
+    /// # Errors
+    /// As [`Object::column`].
+    pub fn into_columns(mut self) -> Result<Vec<Values>> {
+        let (rows, cols) = self.shape();
+        let whole_columns = self.blocks.len() as u64 == cols
+            && self.blocks.iter().enumerate().all(|(c, b)| {
+                b.place.col == c as u64
+                    && b.place.cols == 1
+                    && u64::from(b.place.rows) == rows
+                    && matches!(&b.data, BlockData::Dense(v) if Some(v.value_type()) == self.header.value_type_of(c as u64))
+            });
+        if !whole_columns {
+            return self.columns();
+        }
+        Ok(std::mem::take(&mut self.blocks)
+            .into_iter()
+            .map(|b| match b.data {
+                BlockData::Dense(values) => values,
+                _ => unreachable!("checked above"),
+            })
+            .collect())
+    }
+
     /// A frame from labelled columns of equal length, each column one block.
     ///
     /// # Errors

@@ -284,3 +284,25 @@ fn borrowed_views_write_without_an_owned_copy() {
     let back: Csr<f64> = from_slice(&to_vec(&serde_daphne::CsrView(rows)).unwrap()).unwrap();
     assert_eq!(back.0.to_dense(), array![[4.0, 5.0, 6.0]]);
 }
+
+#[test]
+fn frame_columns_move_out_or_are_gathered_from_any_tiling() {
+    let columns = vec![
+        ("id".to_string(), serde_daphne::Values::I64(vec![1, -2, 3])),
+        (
+            "x".to_string(),
+            serde_daphne::Values::F32(vec![0.5, 0.0, -1.5]),
+        ),
+    ];
+    let frame = Object::frame(columns.clone()).unwrap();
+    let expected: Vec<_> = columns.into_iter().map(|(_, v)| v).collect();
+    assert_eq!(frame.columns().unwrap(), expected);
+    assert_eq!(frame.clone().into_columns().unwrap(), expected);
+    // Tiled in 2-row blocks: gathered, the same values.
+    let options = serde_daphne::Options::new().tile(2, 1);
+    let mut bytes = Vec::new();
+    frame.write_with(&mut bytes, &options).unwrap();
+    let tiled: Object = from_slice(&bytes).unwrap();
+    assert_eq!(tiled.blocks().len(), 4);
+    assert_eq!(tiled.into_columns().unwrap(), expected);
+}
