@@ -9,8 +9,8 @@ use std::io::Write;
 use crate::error::{Error, Result};
 use crate::options::{BlockPolicy, Options};
 use crate::wire::block::{
-    block_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse, write_empty,
-    write_sparse_entry, write_ultra_sparse_entry,
+    block_len, sparse_rows_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse,
+    write_empty, write_sparse_entry, write_ultra_sparse_entry,
 };
 use crate::wire::element::narrow_probe;
 use crate::wire::runtime;
@@ -504,7 +504,7 @@ fn write_block<T: Element, W: Write>(
             start_sparse(sink, place, vt, analysis.nnz)?;
             // No stored zeros to leave out: a sparse source's rows go out as they are stored.
             if let Some(stored) = matrix.csr_rows(window).filter(|_| analysis.no_stored_zeros) {
-                let len = 4 * nr + (4 + vt.size()) * analysis.nnz as usize;
+                let len = sparse_rows_len(window.rows, analysis.nnz, vt) as usize;
                 return sink.sparse_rows(stored, len, c0, vt);
             }
             for row in rows {

@@ -140,12 +140,18 @@ pub fn block_len(
     match block_type {
         BlockType::Empty => (nnz == 0).then_some(9),
         BlockType::Dense => Some(10 + rows * cols * size),
-        BlockType::Sparse => Some(18 + 4 * rows + nnz * (4 + size)),
+        BlockType::Sparse => Some(18 + sparse_rows_len(rows as u32, nnz as u64, value_type)),
         BlockType::UltraSparse => {
             let index = if cols == 1 { 4 } else { 8 };
             (nnz <= u128::from(u32::MAX)).then_some(14 + nnz * (index + size))
         }
     }
+}
+
+/// Bytes of a sparse block's rows (after its 18-byte header): a `u32` count per row, a `u32`
+/// column and a value per non-zero.
+pub(crate) fn sparse_rows_len(rows: u32, nnz: u64, value_type: ValueType) -> u128 {
+    4 * u128::from(rows) + u128::from(nnz) * (4 + value_type.size() as u128)
 }
 
 /// Reads a block (header and data), checking every index.

@@ -208,6 +208,16 @@ impl Values {
         })
     }
 
+    /// The values' little-endian bytes: borrowed on little-endian hosts, converted elsewhere.
+    pub(crate) fn le_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        if cfg!(target_endian = "little") {
+            return std::borrow::Cow::Borrowed(self.raw_bytes());
+        }
+        let mut out = Vec::with_capacity(self.raw_bytes().len());
+        with_values!(self, v => extend_le(&mut out, v));
+        std::borrow::Cow::Owned(out)
+    }
+
     /// The values' bytes in host order.
     fn raw_bytes(&self) -> &[u8] {
         with_values!(self, v => bytemuck::cast_slice(v))

@@ -1,6 +1,6 @@
 //! Binsparse arrays to DAPHNE objects and back: index checks, orientation, structures.
 
-use super::{invalid, refuse, Array, Format, ValueKind};
+use super::{element_error, invalid, refuse, Array, Format, ValueKind};
 use crate::error::{Error, Result};
 use crate::interop::npy::transpose;
 use crate::interop::zeros;
@@ -12,39 +12,42 @@ use crate::wire::{DataType, Value, ValueType, Values};
 /// The value array as the descriptor types it: converted exactly from the container's type,
 /// `bint8` checked to be 0 or 1; `expected` elements.
 pub(super) fn values_as(array: Array, kind: ValueKind, expected: u64) -> Result<Values> {
-    if array.values.len() as u64 != expected {
+    let Array {
+        values,
+        name,
+        offset,
+    } = array;
+    if values.len() as u64 != expected {
         return Err(invalid(format!(
-            "{} has {} elements, the descriptor implies {expected}",
-            array.name,
-            array.values.len()
+            "{name} has {} elements, the descriptor implies {expected}",
+            values.len()
         )));
     }
+    // The values are moved, never copied, when the container's type is the descriptor's.
+    let size = values.value_type().size();
+    let at = |k: usize, message: String| element_error(&name, offset, size, k, message);
     if kind.bint8 {
-        let bytes: Option<Vec<u8>> = match &array.values {
-            Values::U8(v) => Some(v.clone()),
-            Values::I8(v) => Some(v.iter().map(|&x| x as u8).collect()),
-            _ => None,
+        let bytes = match values {
+            Values::U8(v) => v,
+            Values::I8(v) => v.into_iter().map(|x| x as u8).collect(),
+            other => {
+                return Err(invalid(format!(
+                    "{name} is bint8 in the descriptor but {} in the file",
+                    other.value_type()
+                )))
+            }
         };
-        let bytes = bytes.ok_or_else(|| {
-            invalid(format!(
-                "{} is bint8 in the descriptor but {} in the file",
-                array.name,
-                array.values.value_type()
-            ))
-        })?;
         if let Some(k) = bytes.iter().position(|&b| b > 1) {
-            return Err(array.error_at(
+            return Err(at(
                 k,
                 format!("the bint8 value {} is neither 0 nor 1", bytes[k]),
             ));
         }
         return Ok(Values::U8(bytes));
     }
-    let Array { values, .. } = &array;
     values
-        .clone()
         .convert(kind.value_type)
-        .map_err(|k| array.error_at(k, format!("not exact as {}", kind.value_type)))
+        .map_err(|k| at(k, format!("not exact as {}", kind.value_type)))
 }
 
 /// `n` copies of the one value of `values` (an iso array).

@@ -286,14 +286,29 @@ pub(crate) struct Array {
 impl Array {
     /// An error about element `k` of this array.
     fn error_at(&self, k: usize, message: impl std::fmt::Display) -> Error {
-        let offset = self
-            .offset
-            .map(|o| (o + k * self.values.value_type().size()) as u64);
-        Error::ForeignInput {
-            format: FORMAT,
-            offset,
-            message: format!("{}[{k}]: {message}", self.name),
-        }
+        element_error(
+            &self.name,
+            self.offset,
+            self.values.value_type().size(),
+            k,
+            message,
+        )
+    }
+}
+
+/// An error about element `k` of the array `name`, whose elements of `size` bytes start at
+/// `offset` in the file (where the container has offsets).
+fn element_error(
+    name: &str,
+    offset: Option<usize>,
+    size: usize,
+    k: usize,
+    message: impl std::fmt::Display,
+) -> Error {
+    Error::ForeignInput {
+        format: FORMAT,
+        offset: offset.map(|o| (o + k * size) as u64),
+        message: format!("{name}[{k}]: {message}"),
     }
 }
 
@@ -543,10 +558,7 @@ pub(crate) fn decode(
     }
     let mut arrays = Vec::new();
     for &name in d.format.arrays() {
-        let array = fetch(name)?;
-        if name == "values" {
-            arrays.push(array);
-        } else {
+        if name != "values" {
             let index_type = type_of(name)?;
             parse_type(index_type)
                 .filter(|t| !matches!(t, ValueType::F32 | ValueType::F64))
@@ -555,8 +567,8 @@ pub(crate) fn decode(
                         "{name} has the data type {index_type:?}, not an integer"
                     ))
                 })?;
-            arrays.push(array);
         }
+        arrays.push(fetch(name)?);
     }
     let values = arrays.pop().expect("every format has values");
     let expected = if values_kind.iso { 1 } else { d.nnz };

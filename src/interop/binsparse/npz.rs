@@ -13,8 +13,6 @@ use crate::interop::npy;
 use crate::interop::zip::{members, ZipWriter};
 use crate::model::Object;
 use crate::options::Options;
-use crate::wire::values::{extend_le, with_values};
-use crate::wire::Values;
 
 const DESCRIPTOR: &str = "binsparse.npy";
 
@@ -88,9 +86,7 @@ pub fn write_npz<W: Write>(
             npy::descr(values.value_type()),
             &[values.len() as u64],
         )?;
-        let mut data = Vec::new();
-        with_values!(values, v => extend_le(&mut data, v));
-        zip.member(&format!("{name}.npy"), &[&header, &data])?;
+        zip.member(&format!("{name}.npy"), &[&header, &values.le_bytes()])?;
     }
     let units: Vec<u8> = descriptor
         .chars()

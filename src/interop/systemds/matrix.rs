@@ -20,11 +20,12 @@ const DEDUP: u8 = 4;
 /// SystemDS's sparsity turn point: below it, sparse encodings are considered.
 const SPARSITY_TURN_POINT: f64 = 0.4;
 
-/// The 1-based block row and column of a key.
-pub(crate) fn decode_key(reader: &Reader<'_>, key: &[u8], at: usize) -> Result<(u64, u64)> {
+/// The 1-based block row and column of a key; `reader` spans exactly the key.
+pub(crate) fn decode_key(reader: &Reader<'_>) -> Result<(u64, u64)> {
+    let key = reader.bytes;
     if key.len() != 16 {
         return Err(reader.error(
-            at,
+            0,
             format!("a MatrixIndexes key of {} bytes (16 expected)", key.len()),
         ));
     }
@@ -32,10 +33,7 @@ pub(crate) fn decode_key(reader: &Reader<'_>, key: &[u8], at: usize) -> Result<(
     let col = i64::from_be_bytes(key[8..].try_into().unwrap());
     match (u64::try_from(row), u64::try_from(col)) {
         (Ok(r), Ok(c)) if r >= 1 && c >= 1 => Ok((r, c)),
-        _ => Err(reader.error(
-            at,
-            format!("block index ({row}, {col}): indices start at 1"),
-        )),
+        _ => Err(reader.error(0, format!("block index ({row}, {col}): indices start at 1"))),
     }
 }
 
@@ -144,10 +142,7 @@ pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<MatrixBlock> {
             let nnz = reader.len32("the non-zero count")?;
             let entry = if cols > 1 { 16 } else { 12 };
             let bytes = reader
-                .take(
-                    nnz.saturating_mul(entry).min(usize::MAX / 2),
-                    "the ultra-sparse entries",
-                )
+                .take(nnz.saturating_mul(entry), "the ultra-sparse entries")
                 .map_err(|_| {
                     reader.error(
                         nnz_at,

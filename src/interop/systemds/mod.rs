@@ -232,12 +232,12 @@ pub fn read_with(path: &Path, options: &ReadOptions) -> Result<Object> {
     }
 }
 
-/// Calls `each(key, key offset, value reader)` for every record of every file, reading one
+/// Calls `each(key reader, value reader)` for every record of every file, reading one
 /// record at a time.
 fn for_each_record(
     files: &[PathBuf],
     classes: (&str, &str),
-    mut each: impl FnMut(&[u8], &Reader<'_>, &mut Reader<'_>) -> Result<()>,
+    mut each: impl FnMut(&Reader<'_>, &mut Reader<'_>) -> Result<()>,
 ) -> Result<()> {
     let sysds = |name: &str| name.replace("org.apache.sysml.", "org.apache.sysds.");
     for file in files {
@@ -262,7 +262,7 @@ fn for_each_record(
         while let Some(record) = reader.next_record()? {
             let key = Reader::new(record.key, record.key_offset, &name);
             let mut value = Reader::new(record.value, record.value_offset, &name);
-            each(record.key, &key, &mut value)?;
+            each(&key, &mut value)?;
         }
     }
     Ok(())
@@ -270,13 +270,12 @@ fn for_each_record(
 
 /// Decodes one matrix record and checks that its block fits the matrix's grid.
 fn matrix_record(
-    key: &[u8],
     key_reader: &Reader<'_>,
     value: &mut Reader<'_>,
     meta: &Metadata,
 ) -> Result<((u64, u64), Block)> {
     let (rows, cols) = (meta.rows, meta.cols);
-    let (bi, bj) = matrix::decode_key(key_reader, key, 0)?;
+    let (bi, bj) = matrix::decode_key(key_reader)?;
     let block = matrix::decode_block(value)?;
     let expect =
         |b: u64, len: u64, size: u64| len.saturating_sub((b - 1).saturating_mul(size)).min(size);
@@ -491,18 +490,14 @@ fn for_each_block(
     mut each: impl FnMut((u64, u64), Block),
 ) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
-    for_each_record(
-        files,
-        (MATRIX_KEY, MATRIX_VALUE),
-        |key, key_reader, value| {
-            let (index, block) = matrix_record(key, key_reader, value, meta)?;
-            if !seen.insert(index) {
-                return Err(key_reader.error(0, format!("block {index:?} appears twice")));
-            }
-            each(index, block);
-            Ok(())
-        },
-    )
+    for_each_record(files, (MATRIX_KEY, MATRIX_VALUE), |key_reader, value| {
+        let (index, block) = matrix_record(key_reader, value, meta)?;
+        if !seen.insert(index) {
+            return Err(key_reader.error(0, format!("block {index:?} appears twice")));
+        }
+        each(index, block);
+        Ok(())
+    })
 }
 
 /// The matrix as one dense array, each block copied in as it is read.
@@ -521,53 +516,28 @@ fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
 /// Calls `f(row within the block, column within the block, value)` for every stored value
 /// of a block, row by row.
 fn for_each_stored(data: &BlockData, cols: u32, mut f: impl FnMut(usize, usize, f64)) {
-    match data {
-        BlockData::Empty => {}
-        BlockData::Dense(Values::F64(v)) => {
-            for (k, &x) in v.iter().enumerate() {
-                f(k / cols as usize, k % cols as usize, x);
-            }
-        }
-        BlockData::Sparse {
-            row_offsets,
-            col_indices,
-            values: Values::F64(v),
-        } => {
-            for r in 0..row_offsets.len() - 1 {
-                for k in row_offsets[r]..row_offsets[r + 1] {
-                    f(r, col_indices[k], v[k]);
-                }
-            }
-        }
-        BlockData::UltraSparse {
-            row_indices,
-            col_indices,
-            values: Values::F64(v),
-        } => {
-            for (k, &r) in row_indices.iter().enumerate() {
-                let c = col_indices.as_ref().map_or(0, |c| c[k] as usize);
-                f(r as usize, c, v[k]);
-            }
-        }
-        _ => unreachable!("SystemDS blocks hold f64"),
+    if let Some(Values::F64(v)) = data.values() {
+        data.for_each_position(cols, |k, r, c| f(r as usize, c as usize, v[k]));
     }
 }
 
 fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     let mut blocks: BTreeMap<u64, frame::FrameBlock> = BTreeMap::new();
-    for_each_record(files, (FRAME_KEY, FRAME_VALUE), |key, reader, value| {
-        let key_at = 0;
-        if key.len() != 8 {
-            return Err(reader.error(key_at, format!("a LongWritable key of {} bytes", key.len())));
-        }
-        let first = i64::from_be_bytes(key.try_into().unwrap());
+    for_each_record(files, (FRAME_KEY, FRAME_VALUE), |key, value| {
+        let Ok(first) = <[u8; 8]>::try_from(key.bytes) else {
+            return Err(key.error(
+                0,
+                format!("a LongWritable key of {} bytes", key.bytes.len()),
+            ));
+        };
+        let first = i64::from_be_bytes(first);
         let block = frame::decode_block(value)?;
         let first = u64::try_from(first)
             .ok()
             .filter(|&f| f >= 1)
-            .ok_or_else(|| reader.error(key_at, format!("first row {first}: rows start at 1")))?;
+            .ok_or_else(|| key.error(0, format!("first row {first}: rows start at 1")))?;
         if blocks.insert(first, block).is_some() {
-            return Err(reader.error(key_at, format!("two blocks start at row {first}")));
+            return Err(key.error(0, format!("two blocks start at row {first}")));
         }
         Ok(())
     })?;
