@@ -7,12 +7,12 @@ cargo run --quiet --manifest-path ../Cargo.toml --example fuzz_seeds -- "$seeds"
 for target in object typed roundtrip; do
   mkdir -p "corpus/$target"
   cp "$seeds"/*.dbdf "corpus/$target/"
-  cp ../../shared/golden/daphne-runtime/*.dbdf ../../shared/golden/daphne-runtime/*.bin "corpus/$target/"
+  cp ../tests/data/daphne-runtime/*.dbdf ../tests/data/daphne-runtime/*.bin "corpus/$target/"
 done
 mkdir -p corpus/neighbours
-cp ../../shared/golden/futhark/*.bin ../../shared/golden/binsparse/*.npz corpus/neighbours/
+cp ../tests/data/futhark/*.bin ../tests/data/binsparse/*.npz corpus/neighbours/
 mkdir -p corpus/systemds
-for f in ../../shared/golden/systemds/*; do
+for f in ../tests/data/systemds/*; do
   case "$(basename "$f")" in *.*) ;; *) cp "$f" corpus/systemds/ ;; esac
 done
 rm -rf "$seeds"

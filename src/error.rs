@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::wire::{DataType, Value, ValueType};
+use crate::codes::{DataType, Value, ValueType};
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -238,6 +238,19 @@ pub enum Error {
         expected: (u64, u64),
         /// Where it starts.
         found: (u64, u64),
+    },
+
+    /// Two entries given for the same cell of a matrix built from coordinates.
+    #[error("entries {first} and {second} (counting from 0) are both at row {row}, column {col}")]
+    DuplicateEntry {
+        /// The earlier entry's index in the input.
+        first: usize,
+        /// The later entry's index in the input.
+        second: usize,
+        /// The cell's row (from 0).
+        row: u64,
+        /// The cell's column (from 0).
+        col: u64,
     },
 
     /// A frame block with values spans several columns.

@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::io::{self, Write};
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::model::Object;
 use crate::options::Options;
 use crate::wire::sink::Sink;
@@ -111,7 +111,7 @@ impl<Seq: serde::ser::SerializeSeq> ChunkWriter<Seq> {
     }
 
     /// Ends the sequence; `result` is the encoder's outcome.
-    pub(crate) fn finish(self, result: crate::Result<()>) -> Result<Seq::Ok, Seq::Error> {
+    pub(crate) fn finish(self, result: Result<()>) -> Result<Seq::Ok, Seq::Error> {
         match (self.failed, result) {
             (Some(e), _) => Err(e),
             (None, Err(e)) => Err(park(e)),
@@ -145,7 +145,7 @@ impl<Seq: serde::ser::SerializeSeq> Write for ChunkWriter<Seq> {
 /// Encodes an object through `serializer` in capture mode: the bytes go out as chunks.
 pub(crate) fn emit<S: serde::Serializer>(
     serializer: S,
-    encode: impl FnOnce(&mut Sink<&mut dyn Write>) -> crate::Result<()>,
+    encode: impl FnOnce(&mut Sink<&mut dyn Write>) -> Result<()>,
 ) -> Result<S::Ok, S::Error> {
     let mut writer = ChunkWriter::new(serializer.serialize_seq(None)?);
     if let Some(out) = DIRECT.with(|d| d.borrow_mut().take()) {

@@ -24,15 +24,18 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 //!
-//! Layers, lowest first: [`wire`] (codes, values, header, blocks), [`model`] (objects,
-//! tiling, writer choices), [`ser`] and [`de`] (serde), the adapters ([`dense`], [`csr`],
-//! [`frame`]), [`io`] (files) and [`interop`] (neighbouring formats). `ARCHITECTURE.md` says what each may depend on and
-//! `WIRE_FORMAT.md` describes the bytes.
+//! Layers, lowest first: the codes ([`DataType`], [`ValueType`], [`BlockType`], [`Value`]),
+//! [`Error`] and [`Options`]; [`wire`] (values, header, blocks, byte by byte); [`model`]
+//! (objects, tiling, typed assembly, writer choices); [`ser`] and [`de`] (serde); the
+//! adapters ([`dense`], [`csr`], [`frame`]); [`io`] (files, sidecars); [`interop`]
+//! (neighbouring formats). `ARCHITECTURE.md` says what each depends on and `WIRE_FORMAT.md`
+//! describes the bytes.
 // Unsafe code is denied except where a measured fast path allows it with a `SAFETY:` comment.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod adapters;
+mod codes;
 pub mod de;
 mod error;
 mod handoff;
@@ -51,8 +54,8 @@ pub use de::{
 };
 pub use error::{Error, Result};
 pub use io::{from_file, from_file_with, to_file, to_file_with};
-pub use model::{Dialect, Object};
-pub use options::{BlockPolicy, Options};
+pub use model::Object;
+pub use options::{BlockPolicy, Dialect, Options};
 pub use ser::{
     append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
 };

@@ -1,6 +1,42 @@
-//! Writer and reader choices.
+//! Writer and reader choices, and the dialects they choose between.
 
-use crate::model::Dialect;
+use crate::error::{Error, Result};
+
+/// Which byte layout and code table an object uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Dialect {
+    /// The published specification (`doc/BinaryFormat.md`): this crate's default for writing.
+    Spec,
+    /// What DAPHNE's C++ runtime writes and reads (runtime value type codes, CSR as three
+    /// arrays, frames without block headers, scalars as data type 4, `.meta` sidecars).
+    Runtime,
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Dialect::Spec => "spec",
+            Dialect::Runtime => "DAPHNE runtime",
+        })
+    }
+}
+
+/// Checks that a read taking `needed` bytes of memory stays within [`Options::max_alloc`]
+/// beyond the `input` bytes it is read from: the one rule every reader (DAPHNE files and
+/// the neighbouring formats) applies before allocating.
+///
+/// # Errors
+/// [`Error::AllocationLimit`] at `offset`.
+pub(crate) fn check_alloc(offset: u64, needed: u128, input: u64, max_alloc: u64) -> Result<()> {
+    if needed > u128::from(input) + u128::from(max_alloc) {
+        return Err(Error::AllocationLimit {
+            offset,
+            bytes: needed,
+            limit: max_alloc,
+        });
+    }
+    Ok(())
+}
 
 /// How the writer picks each block's type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -46,6 +82,7 @@ pub struct Options {
     pub(crate) max_alloc: u64,
     pub(crate) dialect: Option<Dialect>,
     pub(crate) sync: bool,
+    pub(crate) guard_daphne_labels: bool,
 }
 
 impl Default for Options {
@@ -67,6 +104,7 @@ impl Options {
             max_bytes: u64::MAX,
             max_alloc: 4 << 30,
             dialect: None,
+            guard_daphne_labels: true,
         }
     }
 
@@ -88,8 +126,10 @@ impl Options {
     /// Writes, and reads, in `dialect` only. By default writers use [`Dialect::Spec`] and
     /// readers tell each object's dialect from its bytes.
     ///
-    /// In [`Dialect::Runtime`] each data type has one layout, so the block policy, tiling and
-    /// narrowing do not apply; u16/i16 values and dimensions of 2^32 or more are errors.
+    /// In [`Dialect::Runtime`] each data type has one layout, so a block policy other than
+    /// [`BlockPolicy::Auto`], tiling and narrowing cannot be expressed: writing with them is
+    /// [`crate::Error::NotInDialect`] rather than a silent change. u16/i16 values and
+    /// dimensions of 2^32 or more are errors too.
     pub const fn dialect(mut self, dialect: Dialect) -> Self {
         self.dialect = Some(dialect);
         self
@@ -102,6 +142,52 @@ impl Options {
 
     pub(crate) fn writes_runtime(&self) -> bool {
         matches!(self.dialect, Some(Dialect::Runtime))
+    }
+
+    /// Whether writers use the runtime dialect; an error when these options also ask for
+    /// what that dialect cannot express (one block per object, of the object's value type).
+    ///
+    /// # Errors
+    /// [`Error::NotInDialect`] for a block policy other than `Auto`, tiles, or narrowing.
+    pub(crate) fn runtime_writer(&self) -> Result<bool> {
+        if !self.writes_runtime() {
+            return Ok(false);
+        }
+        let refuse = |what: &str, reason| {
+            Err(Error::NotInDialect {
+                what: what.into(),
+                reason,
+            })
+        };
+        if self.block_policy != BlockPolicy::Auto {
+            return refuse(
+                "a block policy (Options::block_policy, dbdf --block)",
+                "DAPHNE writes and reads one dense or CSR block per object, as its data type says",
+            );
+        }
+        if self.tile.is_some() {
+            return refuse(
+                "tiles (Options::tile, dbdf --tile)",
+                "DAPHNE's reader reads one block per object",
+            );
+        }
+        if self.narrow {
+            return refuse(
+                "narrowed blocks (Options::narrow, dbdf --narrow)",
+                "a runtime object has one value type; convert the values instead (dbdf --value-type)",
+            );
+        }
+        Ok(true)
+    }
+
+    /// Whether runtime-dialect frames refuse labels that overflow DAPHNE's reader (default:
+    /// yes). DAPHNE's frame reader copies each label's bytes into the memory of a
+    /// `std::string` object: a label longer than 32 bytes times the number of columns from it
+    /// to the last writes past its heap array and crashes DAPHNE (and DAPHNE drops the labels
+    /// it reads anyway). `false` writes such labels regardless, for readers other than DAPHNE.
+    pub const fn guard_daphne_labels(mut self, guard: bool) -> Self {
+        self.guard_daphne_labels = guard;
+        self
     }
 
     /// How each block's type is chosen.

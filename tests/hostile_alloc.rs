@@ -274,9 +274,13 @@ fn a_read_limit_fails_cleanly_before_reading_past_it() {
             &limited,
         ))
     });
-    assert!(matches!(
-        result,
-        Some(Err(serde_daphne::Error::LimitExceeded { limit: 4096, .. }))
-    ));
+    let got = result;
+    assert!(
+        matches!(
+            got,
+            Some(Err(serde_daphne::Error::LimitExceeded { limit: 4096, .. }))
+        ),
+        "{got:?}"
+    );
     assert!(peak < 64 * 1024, "{peak}");
 }

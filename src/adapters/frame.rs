@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::encode::write_frame;
 use crate::model::Object;
-use crate::ser::ScalarProbe;
+use crate::ser::{answer_serializer_methods, ScalarProbe};
 use crate::wire::{DataType, Values};
 
 /// Serializes records as a Frame, one row per record.
@@ -193,14 +193,6 @@ impl SerializeStruct for RecordFields<'_> {
     }
 }
 
-macro_rules! not_records {
-    ($($method:ident($($ty:ty),*))*) => {$(
-        fn $method(self, $(_: $ty),*) -> Result<()> {
-            Err(not_a_record())
-        }
-    )*};
-}
-
 impl<'a> Serializer for RecordSerializer<'a> {
     type Ok = ();
     type Error = Error;
@@ -212,17 +204,14 @@ impl<'a> Serializer for RecordSerializer<'a> {
     type SerializeStruct = RecordFields<'a>;
     type SerializeStructVariant = Impossible<(), Error>;
 
-    not_records! {
-        serialize_bool(bool) serialize_i8(i8) serialize_i16(i16) serialize_i32(i32)
-        serialize_i64(i64) serialize_u8(u8) serialize_u16(u16) serialize_u32(u32)
-        serialize_u64(u64) serialize_f32(f32) serialize_f64(f64) serialize_char(char)
-        serialize_str(&str) serialize_bytes(&[u8]) serialize_none() serialize_unit()
-        serialize_unit_struct(&'static str) serialize_unit_variant(&'static str, u32, &'static str)
-    }
+    answer_serializer_methods! { Err(not_a_record());
+    serialize_bool serialize_i8 serialize_i16 serialize_i32 serialize_i64 serialize_i128
+    serialize_u8 serialize_u16 serialize_u32 serialize_u64 serialize_u128 serialize_f32
+    serialize_f64 serialize_char serialize_str serialize_bytes serialize_none serialize_some
+    serialize_unit serialize_unit_struct serialize_unit_variant serialize_newtype_variant
+    serialize_seq serialize_tuple serialize_tuple_struct serialize_tuple_variant
+    serialize_map serialize_struct_variant }
 
-    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<()> {
-        Err(not_a_record())
-    }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(
         self,
         name: &'static str,
@@ -233,40 +222,6 @@ impl<'a> Serializer for RecordSerializer<'a> {
         }
         value.serialize(self)
     }
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<()> {
-        Err(not_a_record())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(not_a_record())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
-        Err(not_a_record())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(not_a_record())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(not_a_record())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(not_a_record())
-    }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
         Ok(RecordFields {
             columns: self.columns,
@@ -274,15 +229,6 @@ impl<'a> Serializer for RecordSerializer<'a> {
             first: self.first,
             field: 0,
         })
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(not_a_record())
     }
 }
 

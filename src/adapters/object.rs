@@ -6,8 +6,8 @@ use serde::de::{Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::handoff;
-use crate::model::dialect::write_runtime;
-use crate::model::{Block, Dialect, Object};
+use crate::model::runtime::write_runtime;
+use crate::model::{Block, Object};
 use crate::wire::Header;
 
 /// The plain structure other formats hold.
@@ -22,9 +22,12 @@ struct Payload<'a>(&'a Object);
 impl Serialize for Payload<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if let Some(options) = handoff::take_capture() {
-            return handoff::emit(serializer, |sink| match options.get_dialect() {
-                Some(Dialect::Runtime) => write_runtime(sink, self.0),
-                _ => self.0.encode_into(sink),
+            return handoff::emit(serializer, |sink| {
+                if options.runtime_writer()? {
+                    write_runtime(sink, self.0, &options)
+                } else {
+                    self.0.encode_into(sink)
+                }
             });
         }
         Plain {

@@ -18,18 +18,21 @@
 //! let column = Object::dense(3, 1, Values::F64(vec![1.5, -2.0, 0.25]))?;
 //! let bytes = futhark::to_vec(&[column.clone()], &WriteOptions::new())?;
 //! assert_eq!(&bytes[..7], b"b\x02\x01 f64"); // a 1-D array of f64
-//! assert_eq!(futhark::read(&bytes)?, [column]);
+//! assert_eq!(futhark::from_slice(&bytes)?, [column]);
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
 use std::io::Write;
+use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::interop::input::{Cursor, Foreign};
+use crate::io::write_buffered;
 use crate::model::Object;
 use crate::wire::values::{decode_values, with_values, write_le};
 use crate::wire::{DataType, ValueType, Values};
 
-const FORMAT: &str = "Futhark";
+const FUTHARK: Foreign = Foreign("Futhark");
 /// The only version of the binary format there is.
 const VERSION: u8 = 2;
 
@@ -120,45 +123,22 @@ impl Kind {
     }
 }
 
-fn malformed(offset: usize, message: impl Into<String>) -> Error {
-    Error::ForeignInput {
-        format: FORMAT,
-        offset: Some(offset as u64),
-        message: message.into(),
-    }
-}
-
-/// A little-endian reader over the input that knows its position.
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        let rest = &self.bytes[self.pos..];
-        if rest.len() < n {
-            return Err(malformed(
-                self.pos,
-                format!(
-                    "{what} needs {n} bytes, the input ends after {} (a truncated file?)",
-                    rest.len()
-                ),
-            ));
-        }
-        self.pos += n;
-        Ok(&rest[..n])
-    }
-}
-
 /// Reads every value of a Futhark binary data file, in order.
+///
+/// # Errors
+/// I/O errors, and as [`from_slice`].
+pub fn read(path: impl AsRef<Path>) -> Result<Vec<Object>> {
+    from_slice(&std::fs::read(path)?)
+}
+
+/// Reads every value of Futhark binary data in memory, in order.
 ///
 /// # Errors
 /// [`Error::ForeignInput`] with the byte offset for a text-format value, another version, an
 /// unknown type, a rank above 2, a `bool` byte other than 0 or 1, or a file that ends early;
 /// [`Error::OutOfMemory`].
-pub fn read(bytes: &[u8]) -> Result<Vec<Object>> {
-    let mut cursor = Cursor { bytes, pos: 0 };
+pub fn from_slice(bytes: &[u8]) -> Result<Vec<Object>> {
+    let mut cursor = Cursor::new(bytes, FUTHARK);
     let mut objects = Vec::new();
     loop {
         while cursor
@@ -172,7 +152,7 @@ pub fn read(bytes: &[u8]) -> Result<Vec<Object>> {
             None => return Ok(objects),
             Some(b'b') => objects.push(read_value(&mut cursor)?),
             Some(_) => {
-                return Err(malformed(
+                return Err(FUTHARK.at(
                     cursor.pos,
                     "a value in Futhark's text format starts here; only the binary format is \
                      read (convert with `futhark dataset --binary`)",
@@ -186,7 +166,7 @@ fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
     let start = cursor.pos;
     let head = cursor.take(7, "a value's header")?;
     if head[1] != VERSION {
-        return Err(malformed(
+        return Err(FUTHARK.at(
             start + 1,
             format!(
                 "binary format version {} (only version {VERSION} exists)",
@@ -197,7 +177,7 @@ fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
     let rank = head[2];
     let name: [u8; 4] = head[3..7].try_into().expect("four bytes");
     let kind = Kind::from_name(&name).ok_or_else(|| {
-        malformed(
+        FUTHARK.at(
             start + 3,
             format!(
                 "unknown type {:?} (i8..i64, u8..u64, f16, f32, f64, bool)",
@@ -215,7 +195,7 @@ fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
         [n] => (n, 1),
         [r, c] => (r, c),
         _ => {
-            return Err(malformed(
+            return Err(FUTHARK.at(
                 start + 2,
                 format!(
                     "a rank-{rank} array of shape {shape:?} has no DAPHNE counterpart (matrices \
@@ -229,7 +209,7 @@ fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
         .try_fold(kind.size() as u64, |acc, &d| acc.checked_mul(d))
         .filter(|&len| len <= (cursor.bytes.len() - cursor.pos) as u64)
         .ok_or_else(|| {
-            malformed(
+            FUTHARK.at(
                 cursor.pos,
                 format!(
                     "the shape {shape:?} of {} needs more bytes than the input has left ({})",
@@ -244,7 +224,7 @@ fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
         Kind::Plain(vt) => decode_values(vt, data)?,
         Kind::Bool => {
             if let Some(k) = data.iter().position(|&b| b > 1) {
-                return Err(malformed(
+                return Err(FUTHARK.at(
                     data_at + k,
                     format!("the bool value {} is neither 0 nor 1", data[k]),
                 ));
@@ -257,7 +237,27 @@ fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
                 .collect(),
         ),
     };
-    Object::dense(rows, cols, values).map_err(|e| malformed(start, e.to_string()))
+    Object::dense(rows, cols, values).map_err(|e| FUTHARK.at(start, e.to_string()))
+}
+
+/// Writes `objects` as a Futhark binary data file with the default options, atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write(path: impl AsRef<Path>, objects: &[Object]) -> Result<()> {
+    write_with(path, objects, &WriteOptions::new())
+}
+
+/// Writes `objects` as a Futhark binary data file, atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write_with(
+    path: impl AsRef<Path>,
+    objects: &[Object],
+    options: &WriteOptions,
+) -> Result<()> {
+    write_buffered(path.as_ref(), |out| to_writer(out, objects, options))
 }
 
 /// Writes `objects` as Futhark binary values, one after another.
@@ -266,7 +266,11 @@ fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
 /// [`Error::NotConvertible`] for a frame, a `u8` value other than 0 or 1 with
 /// [`WriteOptions::bools`], an `f32` value `f16` cannot hold with [`WriteOptions::f16`]; I/O
 /// errors; [`Error::OutOfMemory`].
-pub fn write<W: Write>(mut writer: W, objects: &[Object], options: &WriteOptions) -> Result<()> {
+pub fn to_writer<W: Write>(
+    mut writer: W,
+    objects: &[Object],
+    options: &WriteOptions,
+) -> Result<()> {
     for (i, object) in objects.iter().enumerate() {
         write_value(&mut writer, object, options).map_err(|e| match e {
             Error::NotConvertible { what, to, reason } => Error::NotConvertible {
@@ -280,27 +284,19 @@ pub fn write<W: Write>(mut writer: W, objects: &[Object], options: &WriteOptions
     Ok(())
 }
 
-/// [`write()`] into a new vector.
+/// [`to_writer`] into a new vector.
 ///
 /// # Errors
-/// As [`write()`].
+/// As [`to_writer`].
 pub fn to_vec(objects: &[Object], options: &WriteOptions) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    write(&mut out, objects, options)?;
+    to_writer(&mut out, objects, options)?;
     Ok(out)
-}
-
-fn refuse(what: impl Into<String>, reason: impl Into<String>) -> Error {
-    Error::NotConvertible {
-        what: what.into(),
-        to: FORMAT,
-        reason: reason.into(),
-    }
 }
 
 fn write_value<W: Write>(writer: &mut W, object: &Object, options: &WriteOptions) -> Result<()> {
     if object.data_type() == DataType::Frame {
-        return Err(refuse(
+        return Err(FUTHARK.cannot_hold(
             "a Frame",
             "Futhark values are arrays of one type; convert each column on its own",
         ));
@@ -327,7 +323,7 @@ fn write_value<W: Write>(writer: &mut W, object: &Object, options: &WriteOptions
     match (kind, &values) {
         (Kind::Bool, Values::U8(v)) => {
             if let Some(x) = v.iter().find(|&&x| x > 1) {
-                return Err(refuse(
+                return Err(FUTHARK.cannot_hold(
                     format!("the u8 value {x}"),
                     "only 0 and 1 are bools; write without the bool option",
                 ));
@@ -338,7 +334,7 @@ fn write_value<W: Write>(writer: &mut W, object: &Object, options: &WriteOptions
             let mut half = Vec::with_capacity(2 * v.len());
             for &x in v {
                 let h = f32_to_f16(x).ok_or_else(|| {
-                    refuse(
+                    FUTHARK.cannot_hold(
                         format!("the f32 value {x:?}"),
                         "f16 cannot hold it exactly; write without the f16 option",
                     )

@@ -3,18 +3,7 @@
 
 pub mod binsparse;
 pub mod futhark;
+mod input;
 pub mod npy;
 pub mod systemds;
 mod zip;
-
-use crate::error::{Error, Result};
-
-/// `len` zeros for offsets and indices, or [`Error::OutOfMemory`] instead of an abort.
-pub(crate) fn zeros(len: usize) -> Result<Vec<usize>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory {
-        bytes: len as u128 * 8,
-    })?;
-    v.resize(len, 0);
-    Ok(v)
-}

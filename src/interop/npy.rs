@@ -7,18 +7,22 @@
 //! use serde_daphne::{Object, Values};
 //!
 //! let m = Object::dense(2, 2, Values::I32(vec![1, 2, 3, 4]))?;
-//! let mut bytes = Vec::new();
-//! npy::write(&m, &mut bytes)?;
-//! assert_eq!(npy::read(&bytes)?, m);
+//! let bytes = npy::to_vec(&m)?;
+//! assert_eq!(npy::from_slice(&bytes)?, m);
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
 use std::io::Write;
+use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::interop::input::Foreign;
+use crate::io::write_buffered;
 use crate::model::Object;
 use crate::wire::values::{decode_values, with_values, write_le};
 use crate::wire::{DataType, ValueType, Values};
+
+const NPY: Foreign = Foreign("NumPy .npy");
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
@@ -96,14 +100,6 @@ pub(crate) struct Array<'a> {
     pub(crate) data_offset: usize,
 }
 
-fn malformed(offset: usize, message: impl Into<String>) -> Error {
-    Error::ForeignInput {
-        format: "NumPy .npy",
-        offset: Some(offset as u64),
-        message: message.into(),
-    }
-}
-
 /// The text between the quotes (or parentheses) after `key` in the header dict.
 fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     let rest = &header[header.find(&format!("'{key}'"))? + key.len() + 2..];
@@ -121,7 +117,7 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
 /// Parses the header and checks that the data is exactly as long as the shape says.
 pub(crate) fn parse(bytes: &[u8]) -> Result<Array<'_>> {
     if !bytes.starts_with(MAGIC) || bytes.len() < 10 {
-        return Err(malformed(0, "not a .npy array (no \\x93NUMPY magic)"));
+        return Err(NPY.at(0, "not a .npy array (no \\x93NUMPY magic)"));
     }
     let (header_len, start) = match bytes[6] {
         1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
@@ -129,14 +125,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Array<'_>> {
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
             12,
         ),
-        v => return Err(malformed(6, format!("unsupported .npy version {v}"))),
+        v => return Err(NPY.at(6, format!("unsupported .npy version {v}"))),
     };
     let header = bytes
         .get(start..)
         .and_then(|rest| rest.get(..header_len))
-        .ok_or_else(|| malformed(start, "the header runs past the end of the array"))?;
+        .ok_or_else(|| NPY.at(start, "the header runs past the end of the array"))?;
     let header = String::from_utf8_lossy(header);
-    let bad = |what: &str| malformed(start, format!("{what} in the header {header:?}"));
+    let bad = |what: &str| NPY.at(start, format!("{what} in the header {header:?}"));
     let descr = dict_value(&header, "descr")
         .and_then(Descr::parse)
         .ok_or_else(|| {
@@ -160,7 +156,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Array<'_>> {
         acc.checked_mul(u128::from(d))
     });
     if expected != Some(data.len() as u128) {
-        return Err(malformed(
+        return Err(NPY.at(
             data_offset,
             format!(
                 "an array of shape {shape:?} and descr {descr:?} needs {} bytes of data, there \
@@ -195,14 +191,14 @@ impl Array<'_> {
             }
             Descr::Bool => {
                 if let Some(k) = self.data.iter().position(|&b| b > 1) {
-                    return Err(malformed(
+                    return Err(NPY.at(
                         self.data_offset + k,
                         format!("the bool value {} is neither 0 nor 1", self.data[k]),
                     ));
                 }
                 Ok(Values::U8(self.data.to_vec()))
             }
-            Descr::Unicode(..) => Err(malformed(
+            Descr::Unicode(..) => Err(NPY.at(
                 self.data_offset,
                 "an array of strings where numbers were expected",
             )),
@@ -212,10 +208,7 @@ impl Array<'_> {
     /// A 0-D unicode array (how NumPy stores a Python string) as a string.
     pub(crate) fn string(&self) -> Result<String> {
         let Descr::Unicode(_, big) = self.descr else {
-            return Err(malformed(
-                self.data_offset,
-                "a number where a string was expected",
-            ));
+            return Err(NPY.at(self.data_offset, "a number where a string was expected"));
         };
         let mut text = String::new();
         for (k, unit) in self.data.chunks_exact(4).enumerate() {
@@ -229,7 +222,7 @@ impl Array<'_> {
                 break;
             }
             text.push(char::from_u32(code).ok_or_else(|| {
-                malformed(
+                NPY.at(
                     self.data_offset + 4 * k,
                     format!("{code:#x} is not a character"),
                 )
@@ -239,19 +232,27 @@ impl Array<'_> {
     }
 }
 
-/// Reads a `.npy` array as a DenseMatrix: 0-D as 1 x 1, 1-D as a column, 2-D as it is.
+/// Reads a `.npy` file as a DenseMatrix: 0-D as 1 x 1, 1-D as a column, 2-D as it is.
 ///
 /// # Errors
-/// [`Error::ForeignInput`] with the byte offset for anything malformed or other than 0-, 1-
-/// or 2-D arrays of numbers; [`Error::OutOfMemory`].
-pub fn read(bytes: &[u8]) -> Result<Object> {
+/// I/O errors, and as [`from_slice`].
+pub fn read(path: impl AsRef<Path>) -> Result<Object> {
+    from_slice(&std::fs::read(path)?)
+}
+
+/// Reads a `.npy` array in memory as a DenseMatrix (see [`read`]).
+///
+/// # Errors
+/// [`Error::ForeignInput`](crate::Error::ForeignInput) with the byte offset for anything malformed or other than 0-, 1-
+/// or 2-D arrays of numbers; [`Error::OutOfMemory`](crate::Error::OutOfMemory).
+pub fn from_slice(bytes: &[u8]) -> Result<Object> {
     let array = parse(bytes)?;
     let (rows, cols) = match array.shape[..] {
         [] => (1, 1),
         [n] => (n, 1),
         [r, c] => (r, c),
         _ => {
-            return Err(malformed(
+            return Err(NPY.at(
                 0,
                 format!(
                     "{}-D arrays have no DAPHNE counterpart (1-D and 2-D only)",
@@ -264,7 +265,7 @@ pub fn read(bytes: &[u8]) -> Result<Object> {
     if array.fortran && rows > 1 && cols > 1 {
         values = transpose(&values, cols as usize, rows as usize);
     }
-    Object::dense(rows, cols, values).map_err(|e| malformed(0, e.to_string()))
+    Object::dense(rows, cols, values).map_err(|e| NPY.at(0, e.to_string()))
 }
 
 /// The transpose of a row-major `rows` x `cols` matrix.
@@ -305,18 +306,35 @@ pub(crate) fn write_header<W: Write + ?Sized>(
     Ok(())
 }
 
+/// Writes a matrix as a `.npy` file (see [`to_writer`]), atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_buffered(path.as_ref(), |out| to_writer(out, object))
+}
+
+/// [`to_writer`] into a new vector.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    to_writer(&mut out, object)?;
+    Ok(out)
+}
+
 /// Writes a matrix as a version 1.0, C-order, 2-D `.npy` array.
 ///
 /// # Errors
-/// [`Error::NotConvertible`] for a frame (its columns have their own types); I/O errors;
-/// [`Error::OutOfMemory`].
-pub fn write<W: Write>(object: &Object, mut out: W) -> Result<()> {
+/// [`Error::NotConvertible`](crate::Error::NotConvertible) for a frame (its columns have their own types); I/O errors;
+/// [`Error::OutOfMemory`](crate::Error::OutOfMemory).
+pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
     if object.data_type() == DataType::Frame {
-        return Err(Error::NotConvertible {
-            what: "a Frame".into(),
-            to: "NumPy .npy",
-            reason: "an array has one dtype; convert each column on its own".into(),
-        });
+        return Err(NPY.cannot_hold(
+            "a Frame",
+            "an array has one dtype; convert each column on its own",
+        ));
     }
     let (rows, cols) = object.shape();
     let values = object.dense_values()?;

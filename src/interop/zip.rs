@@ -5,7 +5,11 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::interop::input::{le_at, Foreign};
+use crate::options::check_alloc;
+
+const ZIP: Foreign = Foreign("NPZ (zip)");
 
 const LOCAL: u32 = 0x0403_4b50;
 const CENTRAL: u32 = 0x0201_4b50;
@@ -15,26 +19,6 @@ const END64_LOCATOR: u32 = 0x0706_4b50;
 const ZIP64_EXTRA: u16 = 0x0001;
 /// 1980-01-01 00:00, the earliest DOS date: the output does not depend on the clock.
 const DOS_DATE: u16 = (1 << 5) | 1;
-
-fn malformed(offset: usize, message: impl Into<String>) -> Error {
-    Error::ForeignInput {
-        format: "NPZ (zip)",
-        offset: Some(offset as u64),
-        message: message.into(),
-    }
-}
-
-fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
-}
 
 /// One member of an archive: its name and its bytes.
 #[derive(Debug)]
@@ -49,52 +33,52 @@ pub(crate) struct Member<'a> {
 /// The members of a zip archive, each checked against its CRC-32. A deflated member may
 /// inflate to at most the archive's size plus `max_alloc` bytes.
 pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
-    let truncated = |at: usize| malformed(at, "the archive ends inside a record (truncated?)");
+    let truncated = |at: usize| ZIP.at(at, "the archive ends inside a record (truncated?)");
     // The end record is in the last 64 KiB + 22 bytes (its comment is at most 65535 bytes).
     let search_from = bytes.len().saturating_sub(22 + 65_535);
     let end = (search_from..bytes.len().saturating_sub(21))
         .rev()
-        .find(|&at| u32_at(bytes, at) == Some(END))
+        .find(|&at| le_at::<u32>(bytes, at) == Some(END))
         .ok_or_else(|| {
-            malformed(
+            ZIP.at(
                 bytes.len(),
                 "not a zip archive (no end of central directory)",
             )
         })?;
-    let mut count = u64::from(u16_at(bytes, end + 10).ok_or_else(|| truncated(end))?);
-    let mut directory = u64::from(u32_at(bytes, end + 16).ok_or_else(|| truncated(end))?);
-    if end >= 20 && u32_at(bytes, end - 20) == Some(END64_LOCATOR) {
-        let at = u64_at(bytes, end - 12).ok_or_else(|| truncated(end - 20))?;
+    let mut count = u64::from(le_at::<u16>(bytes, end + 10).ok_or_else(|| truncated(end))?);
+    let mut directory = u64::from(le_at::<u32>(bytes, end + 16).ok_or_else(|| truncated(end))?);
+    if end >= 20 && le_at::<u32>(bytes, end - 20) == Some(END64_LOCATOR) {
+        let at = le_at::<u64>(bytes, end - 12).ok_or_else(|| truncated(end - 20))?;
         let at = usize::try_from(at)
             .ok()
-            .filter(|&at| u32_at(bytes, at) == Some(END64))
+            .filter(|&at| le_at::<u32>(bytes, at) == Some(END64))
             .ok_or_else(|| {
-                malformed(
+                ZIP.at(
                     end - 20,
                     "the zip64 end record is not where its locator says",
                 )
             })?;
-        count = u64_at(bytes, at + 32).ok_or_else(|| truncated(at))?;
-        directory = u64_at(bytes, at + 48).ok_or_else(|| truncated(at))?;
+        count = le_at::<u64>(bytes, at + 32).ok_or_else(|| truncated(at))?;
+        directory = le_at::<u64>(bytes, at + 48).ok_or_else(|| truncated(at))?;
     }
     let mut at = usize::try_from(directory)
         .ok()
         .filter(|&d| d <= end)
-        .ok_or_else(|| malformed(end, "the central directory starts past the end record"))?;
+        .ok_or_else(|| ZIP.at(end, "the central directory starts past the end record"))?;
     // Each central record takes at least 46 bytes: the count cannot claim more than fit.
     if count > ((end - at) / 46) as u64 {
-        return Err(malformed(
+        return Err(ZIP.at(
             end,
             format!("{count} members cannot fit the central directory"),
         ));
     }
     let mut members = Vec::with_capacity(count as usize);
     for _ in 0..count {
-        if u32_at(bytes, at) != Some(CENTRAL) {
-            return Err(malformed(at, "expected a central directory record"));
+        if le_at::<u32>(bytes, at) != Some(CENTRAL) {
+            return Err(ZIP.at(at, "expected a central directory record"));
         }
-        let field16 = |off: usize| u16_at(bytes, at + off).ok_or_else(|| truncated(at));
-        let field32 = |off: usize| u32_at(bytes, at + off).ok_or_else(|| truncated(at));
+        let field16 = |off: usize| le_at::<u16>(bytes, at + off).ok_or_else(|| truncated(at));
+        let field32 = |off: usize| le_at::<u32>(bytes, at + off).ok_or_else(|| truncated(at));
         let method = field16(10)?;
         let crc = field32(16)?;
         let mut compressed = u64::from(field32(20)?);
@@ -114,7 +98,7 @@ pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
             .ok_or_else(|| truncated(at))?;
         read_zip64_extra(extra, &mut [&mut size, &mut compressed, &mut local]);
         if method != 0 && method != 8 {
-            return Err(malformed(
+            return Err(ZIP.at(
                 at,
                 format!(
                     "the member {name:?} uses compression method {method}; only stored (0) and \
@@ -123,49 +107,42 @@ pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
             ));
         }
         if method == 0 && compressed != size {
-            return Err(malformed(
-                at,
-                format!("the stored member {name:?} has two sizes"),
-            ));
+            return Err(ZIP.at(at, format!("the stored member {name:?} has two sizes")));
         }
         let local = usize::try_from(local).map_err(|_| truncated(at))?;
-        if u32_at(bytes, local) != Some(LOCAL) {
-            return Err(malformed(
-                local,
-                format!("no local header for {name:?} here"),
-            ));
+        if le_at::<u32>(bytes, local) != Some(LOCAL) {
+            return Err(ZIP.at(local, format!("no local header for {name:?} here")));
         }
         let skip = 30
-            + u16_at(bytes, local + 26).ok_or_else(|| truncated(local))? as usize
-            + u16_at(bytes, local + 28).ok_or_else(|| truncated(local))? as usize;
+            + le_at::<u16>(bytes, local + 26).ok_or_else(|| truncated(local))? as usize
+            + le_at::<u16>(bytes, local + 28).ok_or_else(|| truncated(local))? as usize;
         let start = local + skip;
         let stored = usize::try_from(compressed)
             .ok()
             .and_then(|len| bytes.get(start..start.checked_add(len)?))
-            .ok_or_else(|| malformed(start, format!("the member {name:?} runs past the end")))?;
+            .ok_or_else(|| ZIP.at(start, format!("the member {name:?} runs past the end")))?;
         let (data, offset) = if method == 0 {
             (Cow::Borrowed(stored), Some(start))
         } else {
             // Inflated only up to the size the directory declares, itself bounded by what
             // the archive justifies.
-            if u128::from(size) > bytes.len() as u128 + u128::from(max_alloc) {
-                return Err(Error::AllocationLimit {
-                    offset: start as u64,
-                    bytes: u128::from(size),
-                    limit: max_alloc,
-                });
-            }
+            check_alloc(
+                start as u64,
+                u128::from(size),
+                bytes.len() as u64,
+                max_alloc,
+            )?;
             let inflated =
                 miniz_oxide::inflate::decompress_to_vec_with_limit(stored, size as usize).map_err(
                     |e| {
-                        malformed(
+                        ZIP.at(
                             start,
                             format!("the member {name:?} does not inflate ({:?})", e.status),
                         )
                     },
                 )?;
             if inflated.len() as u64 != size {
-                return Err(malformed(
+                return Err(ZIP.at(
                     start,
                     format!(
                         "the member {name:?} inflates to {} bytes, not {size}",
@@ -176,10 +153,7 @@ pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
             (Cow::Owned(inflated), None)
         };
         if crc32fast::hash(&data) != crc {
-            return Err(malformed(
-                start,
-                format!("the member {name:?} fails its CRC-32 check"),
-            ));
+            return Err(ZIP.at(start, format!("the member {name:?} fails its CRC-32 check")));
         }
         members.push(Member { name, data, offset });
         at += 46 + name_len + extra_len + comment_len;

@@ -1,10 +1,13 @@
 //! DAPHNE's `.meta` sidecars: the JSON file the runtime's `read` kernel needs beside every
 //! `.dbdf` it reads, and that its `write` kernel writes.
 //!
-//! Written exactly as DAPHNE does: compact JSON, keys sorted, no trailing newline, and no
-//! `numNonZeros` (the write kernel never emits it):
-//! `{"numCols":4,"numRows":3,"valueType":"f64"}` for matrices,
+//! Written exactly as DAPHNE's `MetaDataParser` does: compact JSON, keys sorted, no trailing
+//! newline: `{"numCols":4,"numRows":3,"valueType":"f64"}` for dense matrices,
 //! `{"numCols":2,"numRows":3,"schema":[{"label":"a","valueType":"si64"},...]}` for frames.
+//! CSR matrices also get `numNonZeros` (`{"numCols":6,"numNonZeros":7,"numRows":5,...}`),
+//! which DAPHNE's own write kernel leaves out: without it DaphneDSL's `readMatrix` types
+//! every `.dbdf` as a DenseMatrix and fails on a CSR file (`DT mismatch`); with it, a matrix
+//! sparser than DAPHNE's threshold is typed CSR under `daphne --select-matrix-repr`.
 //! Read leniently: any key order and whitespace, unknown keys ignored.
 
 use std::path::{Path, PathBuf};
@@ -13,20 +16,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::Hint;
-use crate::wire::runtime::meta_name;
+use crate::wire::runtime::{meta_name, skim};
 use crate::wire::{Header, ValueType};
 
 /// The sidecar's path: the data file's path with `.meta` appended.
-pub fn sidecar_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".meta");
-    PathBuf::from(name)
+pub fn sidecar_path(path: impl AsRef<Path>) -> PathBuf {
+    super::appended(path.as_ref(), ".meta")
 }
 
 #[derive(Serialize)]
 struct MatrixMeta<'a> {
     #[serde(rename = "numCols")]
     num_cols: u64,
+    #[serde(rename = "numNonZeros", skip_serializing_if = "Option::is_none")]
+    num_non_zeros: Option<u64>,
     #[serde(rename = "numRows")]
     num_rows: u64,
     #[serde(rename = "valueType")]
@@ -75,12 +78,25 @@ fn type_of(name: &str) -> Option<ValueType> {
         .find(|&vt| meta_name(vt) == Some(name))
 }
 
-/// The sidecar DAPHNE writes for an object with this header; `None` for scalars, which
-/// DAPHNE never writes to files.
+/// DAPHNE's default sparsity threshold (`DaphneUserConfig::sparsity_threshold`).
+pub const DAPHNE_SPARSITY_THRESHOLD: f64 = 0.25;
+
+/// Whether DaphneDSL's `readMatrix` types a file whose sidecar gives this shape and
+/// `numNonZeros` as a CSRMatrix (with `daphne --select-matrix-repr`; without that flag it is
+/// always a DenseMatrix): when `nnz / (rows x cols)` is below [`DAPHNE_SPARSITY_THRESHOLD`]
+/// (`DaphneInferSparsityOpInterface.cpp`, `SelectMatrixRepresentationsPass.cpp`). A matrix
+/// without cells never is (0 / 0 is not below it).
+pub fn daphne_types_as_csr(rows: u64, cols: u64, nnz: u64) -> bool {
+    (nnz as f64 / rows as f64 / cols as f64) < DAPHNE_SPARSITY_THRESHOLD
+}
+
+/// The sidecar for an object with this header; `nnz`, where given, is written as
+/// `numNonZeros` (this crate gives it for CSR matrices); `None` for scalars, which DAPHNE
+/// never writes to files.
 ///
 /// # Errors
 /// [`Error::NotInDialect`] for value types the runtime lacks.
-pub fn meta_json(header: &Header) -> Result<Option<String>> {
+pub fn meta_json(header: &Header, nnz: Option<u64>) -> Result<Option<String>> {
     let json = match header {
         Header::Scalar { .. } => return Ok(None),
         Header::Frame { rows, columns } => serde_json::to_string(&FrameMeta {
@@ -107,6 +123,7 @@ pub fn meta_json(header: &Header) -> Result<Option<String>> {
             value_type,
         } => serde_json::to_string(&MatrixMeta {
             num_cols: *cols,
+            num_non_zeros: nnz,
             num_rows: *rows,
             value_type: name_of(*value_type)?,
         }),
@@ -127,6 +144,13 @@ pub fn parse_meta(text: &str, path: &Path) -> Result<Hint> {
     let meta: AnyMeta =
         serde_json::from_str(text).map_err(|e| fail(format!("is not a DAPHNE sidecar: {e}")))?;
     let (value_types, labels) = match (meta.value_type, meta.schema) {
+        (_, Some(schema)) if schema.len() as u64 != meta.num_cols => {
+            return Err(fail(format!(
+                "has {} schema entries for numCols {}",
+                schema.len(),
+                meta.num_cols
+            )))
+        }
         (_, Some(schema)) => (
             schema.iter().map(|e| type_of(&e.value_type)).collect(),
             Some(schema.into_iter().map(|e| e.label).collect()),
@@ -144,14 +168,49 @@ pub fn parse_meta(text: &str, path: &Path) -> Result<Hint> {
     })
 }
 
-/// Writes the sidecar DAPHNE expects beside `path` for an object with this header
-/// (atomically); scalars get none.
+/// The sidecar for the runtime-dialect object whose encoding starts with `prefix` and is
+/// `total` bytes long: from its header, with `numNonZeros` for CSR; `None` when the bytes are
+/// not exactly one object DAPHNE reads from a file (several objects, a scalar).
+pub(crate) fn runtime_meta_json(prefix: &[u8], total: u64) -> Result<Option<String>> {
+    match skim(prefix).filter(|s| s.len == u128::from(total)) {
+        Some(object) => meta_json(&object.header, object.nnz),
+        None => Ok(None),
+    }
+}
+
+/// Writes (atomically) the sidecar DAPHNE needs beside the runtime-dialect file at `path`,
+/// from the file's own bytes (`numNonZeros` included for CSR); removes a stale one when the
+/// file is not one object DAPHNE reads (several objects, a scalar).
 ///
 /// # Errors
 /// I/O errors; [`Error::NotInDialect`] for value types the runtime lacks.
-pub fn write_sidecar(path: &Path, header: &Header) -> Result<()> {
-    if let Some(json) = meta_json(header)? {
-        super::write_atomically(&sidecar_path(path), |f| {
+pub fn write_sidecar_for(path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    let file = std::fs::File::open(path)?;
+    let total = file.metadata()?.len();
+    let mut prefix = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, super::PREFIX_LEN as u64),
+        &mut prefix,
+    )?;
+    match runtime_meta_json(&prefix, total)? {
+        Some(json) => super::write_atomically(sidecar_path(path), |f| {
+            std::io::Write::write_all(f, json.as_bytes())?;
+            Ok(())
+        }),
+        None => super::remove_if_present(&sidecar_path(path)),
+    }
+}
+
+/// Writes the sidecar for an object with this header beside `path` (atomically), without
+/// `numNonZeros` (as DAPHNE's CSV and dense files have it); scalars get none.
+///
+/// # Errors
+/// I/O errors; [`Error::NotInDialect`] for value types the runtime lacks.
+pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
+    let path = path.as_ref();
+    if let Some(json) = meta_json(header, None)? {
+        super::write_atomically(sidecar_path(path), |f| {
             std::io::Write::write_all(f, json.as_bytes())?;
             Ok(())
         })?;
@@ -163,7 +222,7 @@ pub fn write_sidecar(path: &Path, header: &Header) -> Result<()> {
 ///
 /// # Errors
 /// I/O errors other than a missing file; [`Error::Sidecar`].
-pub fn read_sidecar(path: &Path) -> Result<Option<Hint>> {
+pub fn read_sidecar(path: impl AsRef<Path>) -> Result<Option<Hint>> {
     let meta = sidecar_path(path);
     match std::fs::read_to_string(&meta) {
         Ok(text) => parse_meta(&text, &meta).map(Some),

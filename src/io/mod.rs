@@ -12,7 +12,6 @@ use crate::de::Deserializer;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::ser::to_writer_with;
-use crate::wire::runtime::skim;
 use crate::wire::IoSource;
 
 pub mod meta;
@@ -68,13 +67,10 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
         recorder.inner.flush()?;
         if options.writes_runtime() {
             let sidecar = sidecar_path(path);
-            match skim(&recorder.prefix).filter(|(_, len)| *len == u128::from(recorder.total)) {
-                Some((header, _)) => match meta::meta_json(&header)? {
-                    Some(json) => write_atomically_synced(&sidecar, options.sync, |f| {
-                        Ok(f.write_all(json.as_bytes())?)
-                    })?,
-                    None => remove_if_present(&sidecar)?,
-                },
+            match meta::runtime_meta_json(&recorder.prefix, recorder.total)? {
+                Some(json) => write_atomically_synced(&sidecar, options.sync, |f| {
+                    Ok(f.write_all(json.as_bytes())?)
+                })?,
                 None => remove_if_present(&sidecar)?,
             }
         }
@@ -82,7 +78,7 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
     })
 }
 
-fn remove_if_present(path: &Path) -> Result<()> {
+pub(crate) fn remove_if_present(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Io(e)),
         _ => Ok(()),
@@ -99,7 +95,7 @@ struct Recorder<W> {
 }
 
 /// Enough for any header this crate writes short of frames with megabytes of labels.
-const PREFIX_LEN: usize = 1 << 20;
+pub(crate) const PREFIX_LEN: usize = 1 << 20;
 
 impl<W: Write> Write for Recorder<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -115,12 +111,40 @@ impl<W: Write> Write for Recorder<W> {
     }
 }
 
+/// `path` with `suffix` appended to its last component (`x.dbdf` -> `x.dbdf.meta`): how
+/// DAPHNE names sidecars and SystemDS its `.mtd` files.
+pub(crate) fn appended(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// Writes a file through `write`, atomically: temporary file, sync, rename.
 ///
 /// # Errors
 /// Whatever `write` returns, and I/O errors creating, syncing or renaming the file.
-pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
-    write_atomically_synced(path, true, write)
+pub fn write_atomically(
+    path: impl AsRef<Path>,
+    write: impl FnOnce(&mut File) -> Result<()>,
+) -> Result<()> {
+    write_atomically_synced(path.as_ref(), true, write)
+}
+
+/// Writes a file through `write` and a 1 MiB buffer, atomically: what the neighbouring
+/// formats' `write` functions share.
+///
+/// # Errors
+/// As [`write_atomically`].
+pub(crate) fn write_buffered(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<&mut File>) -> Result<()>,
+) -> Result<()> {
+    write_atomically(path, |file| {
+        let mut buffered = BufWriter::with_capacity(1 << 20, file);
+        write(&mut buffered)?;
+        buffered.flush()?;
+        Ok(())
+    })
 }
 
 /// [`write_atomically`], with the sync to disk optional ([`Options::sync`]).

@@ -249,7 +249,7 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
     options: &Options,
 ) -> Result<()> {
     let (rows, cols) = (matrix.rows as u64, matrix.cols as u64);
-    if options.writes_runtime() {
+    if options.runtime_writer()? {
         return write_runtime_matrix(sink, data_type, matrix);
     }
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
@@ -266,8 +266,8 @@ pub(crate) fn write_frame<W: Write>(
     columns: &[(String, Values)],
     options: &Options,
 ) -> Result<()> {
-    if options.writes_runtime() {
-        return runtime::write_frame(sink, rows as u64, columns);
+    if options.runtime_writer()? {
+        return runtime::write_frame(sink, rows as u64, columns, options.guard_daphne_labels);
     }
     write_header(sink, &Header::frame_of(rows as u64, columns))?;
     if rows == 0 || columns.is_empty() {
@@ -615,7 +615,7 @@ mod tests {
         let pick = |source, values: &[Value]| {
             let mut n = Narrower::new(source);
             for &v in values {
-                crate::wire::element::with_value!(v, x => n.observe(x));
+                crate::codes::with_value!(v, x => n.observe(x));
             }
             let choice = n.choice();
             // The typed summaries agree with the one conversion rule.

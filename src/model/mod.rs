@@ -1,10 +1,15 @@
 //! The object model: whole objects (header plus blocks), the tiling rule, typed access to
 //! values, and the writer's choices (tiling, block policy, narrowing).
 
-pub mod dialect;
+pub(crate) mod assemble;
+pub(crate) mod csr;
+pub mod detect;
 pub(crate) mod encode;
 pub mod object;
+pub(crate) mod runtime;
 pub(crate) mod tiling;
+mod write;
 
-pub use dialect::{Dialect, Hint};
-pub use object::{Block, CsrParts, Object};
+pub use assemble::CsrParts;
+pub use detect::Hint;
+pub use object::{Block, Object};

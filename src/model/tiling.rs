@@ -186,10 +186,11 @@ mod tests {
         c.add(20, place(0, 1, 1, 1), true).unwrap();
         c.add(30, place(1, 0, 1, 1), true).unwrap();
         assert!(c.complete());
-        assert!(matches!(
-            c.finish(),
-            Err(Error::OverlappingBlocks { offset: 20, .. })
-        ));
+        let got = c.finish();
+        assert!(
+            matches!(got, Err(Error::OverlappingBlocks { offset: 20, .. })),
+            "{got:?}"
+        );
     }
 
     #[test]
@@ -197,10 +198,8 @@ mod tests {
         let mut c = Coverage::new(0, 10, false);
         c.add(0, place(0, 0, 0, 4), false).unwrap();
         assert!(!c.complete());
-        assert!(matches!(
-            c.add(1, place(0, 5, 0, 5), false),
-            Err(Error::MisplacedBlock { .. })
-        ));
+        let got = c.add(1, place(0, 5, 0, 5), false);
+        assert!(matches!(got, Err(Error::MisplacedBlock { .. })), "{got:?}");
         c.add(2, place(0, 4, 0, 6), false).unwrap();
         assert!(c.complete());
         let mut c = Coverage::new(0, 0, false);
@@ -211,19 +210,22 @@ mod tests {
     #[test]
     fn blocks_outside_or_without_cells_are_rejected() {
         let mut c = Coverage::new(2, 2, false);
-        assert!(matches!(
-            c.add(5, place(1, 1, 2, 1), true),
-            Err(Error::BlockOutsideObject { offset: 5, .. })
-        ));
-        assert!(matches!(
-            c.add(6, place(0, 0, 0, 2), false),
-            Err(Error::ZeroSizedBlock { offset: 6, .. })
-        ));
+        let got = c.add(5, place(1, 1, 2, 1), true);
+        assert!(
+            matches!(got, Err(Error::BlockOutsideObject { offset: 5, .. })),
+            "{got:?}"
+        );
+        let got = c.add(6, place(0, 0, 0, 2), false);
+        assert!(
+            matches!(got, Err(Error::ZeroSizedBlock { offset: 6, .. })),
+            "{got:?}"
+        );
         let mut f = Coverage::new(2, 2, true);
-        assert!(matches!(
-            f.add(7, place(0, 0, 2, 2), true),
-            Err(Error::FrameBlockSpansColumns { offset: 7, .. })
-        ));
+        let got = f.add(7, place(0, 0, 2, 2), true);
+        assert!(
+            matches!(got, Err(Error::FrameBlockSpansColumns { offset: 7, .. })),
+            "{got:?}"
+        );
         f.add(8, place(0, 0, 2, 2), false).unwrap();
     }
 }

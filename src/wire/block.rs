@@ -15,12 +15,13 @@
 
 use std::io::Write;
 
-use super::codes::{BlockType, ValueType};
 use super::element::Element;
+use super::element::Values;
 use super::header::value_type;
 use super::sink::Sink;
 use super::source::Source;
-use super::values::{count_nonzero, read_le, with_value_type, with_values, Values};
+use super::values::{count_nonzero, read_le, with_value_type, with_values};
+use crate::codes::{BlockType, ValueType};
 use crate::error::{Error, Result};
 
 /// Bytes of a body entry before the block header: `rx` and `cx`.

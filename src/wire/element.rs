@@ -1,4 +1,5 @@
-//! Single values: the ten Rust element types, their wire encoding and exact conversions.
+//! Single values and typed vectors: the ten Rust element types, [`Values`] (a vector of one of
+//! them), their wire encoding and exact conversions.
 //!
 //! The conversion rule lives here and nowhere else: a value converts to another type only when
 //! the number is preserved (`Value::convert`), and narrowing keeps a value only when the
@@ -6,8 +7,7 @@
 
 use std::fmt;
 
-use super::codes::ValueType;
-use super::values::Values;
+use crate::codes::{with_value, Value, ValueType};
 use sealed::NarrowProbe;
 
 mod sealed {
@@ -71,6 +71,25 @@ pub(crate) fn exact_cast<T: Element, U: Element>(x: T) -> U {
     }
 }
 
+/// A vector of values of one value type.
+///
+/// Equality is bitwise: same value type, same bits (so NaN equals the same NaN and
+/// `-0.0 != 0.0`), as befits stored data.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[allow(missing_docs)]
+pub enum Values {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
 /// A Rust type that DAPHNE stores as one of its ten value types: `u8`..`u64`, `i8`..`i64`,
 /// `f32`, `f64`.
 ///
@@ -110,22 +129,6 @@ pub trait Element:
 
     /// Borrows the vector when `values` holds this type.
     fn slice_of(values: &Values) -> Option<&[Self]>;
-}
-
-/// One value of any of the ten value types.
-#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
-#[allow(missing_docs)]
-pub enum Value {
-    U8(u8),
-    U16(u16),
-    U32(u32),
-    U64(u64),
-    I8(i8),
-    I16(i16),
-    I32(i32),
-    I64(i64),
-    F32(f32),
-    F64(f64),
 }
 
 macro_rules! impl_element {
@@ -254,58 +257,7 @@ impl_element! {
     F64 f64, float64, |x| x.to_bits() == 0;
 }
 
-/// Calls `$body` with `$x` bound to the value inside any `Value` variant.
-macro_rules! with_value {
-    ($value:expr, $x:ident => $body:expr) => {
-        match $value {
-            Value::U8($x) => $body,
-            Value::U16($x) => $body,
-            Value::U32($x) => $body,
-            Value::U64($x) => $body,
-            Value::I8($x) => $body,
-            Value::I16($x) => $body,
-            Value::I32($x) => $body,
-            Value::I64($x) => $body,
-            Value::F32($x) => $body,
-            Value::F64($x) => $body,
-        }
-    };
-}
-pub(crate) use with_value;
-
 impl Value {
-    /// The value type of this value.
-    pub fn value_type(self) -> ValueType {
-        match self {
-            Value::U8(_) => ValueType::U8,
-            Value::U16(_) => ValueType::U16,
-            Value::U32(_) => ValueType::U32,
-            Value::U64(_) => ValueType::U64,
-            Value::I8(_) => ValueType::I8,
-            Value::I16(_) => ValueType::I16,
-            Value::I32(_) => ValueType::I32,
-            Value::I64(_) => ValueType::I64,
-            Value::F32(_) => ValueType::F32,
-            Value::F64(_) => ValueType::F64,
-        }
-    }
-
-    /// The zero of a value type.
-    pub fn zero(value_type: ValueType) -> Value {
-        match value_type {
-            ValueType::U8 => Value::U8(0),
-            ValueType::U16 => Value::U16(0),
-            ValueType::U32 => Value::U32(0),
-            ValueType::U64 => Value::U64(0),
-            ValueType::I8 => Value::I8(0),
-            ValueType::I16 => Value::I16(0),
-            ValueType::I32 => Value::I32(0),
-            ValueType::I64 => Value::I64(0),
-            ValueType::F32 => Value::F32(0.0),
-            ValueType::F64 => Value::F64(0.0),
-        }
-    }
-
     /// Whether every bit is zero (`-0.0` and NaN are not).
     pub fn is_zero(self) -> bool {
         with_value!(self, x => Element::is_zero(x))
@@ -342,20 +294,6 @@ impl Value {
         self.convert(value_type)
             .and_then(|narrow| narrow.convert(self.value_type()))
             .is_some_and(|back| back.bits() == self.bits())
-    }
-
-    /// The raw bits, zero-extended: equal bits mean the same value, NaN payloads included.
-    pub fn bits(self) -> u64 {
-        match self {
-            Value::F32(x) => u64::from(x.to_bits()),
-            Value::F64(x) => x.to_bits(),
-            other => with_value!(other, x => {
-                let mut bits = [0u8; 8];
-                let le = bytemuck::bytes_of(&x).to_vec();
-                bits[..le.len()].copy_from_slice(&le);
-                u64::from_ne_bytes(bits)
-            }),
-        }
     }
 
     /// The exact integer this value is, if it is one.
@@ -402,12 +340,6 @@ impl Value {
                 (f as i128 == i).then_some(f)
             }
         }
-    }
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        with_value!(*self, x => write!(f, "{x}_{}", self.value_type()))
     }
 }
 

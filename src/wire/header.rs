@@ -5,9 +5,9 @@
 //! frame:  | 1 | dt | #r u64 | #c u64 | vt[0..#c] | (len u16, label bytes)[0..#c] |
 //! ```
 
-use super::codes::{DataType, ValueType};
+use super::element::Values;
 use super::source::Source;
-use super::values::Values;
+use crate::codes::{DataType, ValueType};
 use crate::error::{Error, Result};
 
 /// The only format version this crate reads and writes.
@@ -344,17 +344,22 @@ mod tests {
             other => panic!("{other:?}"),
         }
         bytes[1] = 0;
-        assert!(matches!(
-            Header::decode(&mut SliceSource::new(&bytes)),
-            Err(Error::UnknownDataType { offset: 1, code: 0 })
-        ));
+        let got = Header::decode(&mut SliceSource::new(&bytes));
+        assert!(
+            matches!(got, Err(Error::UnknownDataType { offset: 1, code: 0 })),
+            "{got:?}"
+        );
         bytes[0] = 2;
-        assert!(matches!(
-            Header::decode(&mut SliceSource::new(&bytes)),
-            Err(Error::UnsupportedVersion {
-                offset: 0,
-                version: 2
-            })
-        ));
+        let got = Header::decode(&mut SliceSource::new(&bytes));
+        assert!(
+            matches!(
+                got,
+                Err(Error::UnsupportedVersion {
+                    offset: 0,
+                    version: 2
+                })
+            ),
+            "{got:?}"
+        );
     }
 }

@@ -6,17 +6,16 @@
 //! spec is silent, is in `WIRE_FORMAT.md`.
 
 pub mod block;
-pub mod codes;
 pub mod element;
 pub mod header;
+pub(crate) mod probe;
 pub mod runtime;
 pub(crate) mod sink;
 pub mod source;
 pub mod values;
 
+pub use crate::codes::{BlockType, DataType, Value, ValueType};
 pub use block::{BlockData, BlockPlace};
-pub use codes::{BlockType, DataType, ValueType};
-pub use element::{Element, Value};
+pub use element::{Element, Values};
 pub use header::{Column, Header};
 pub use source::{IoSource, SliceSource, Source};
-pub use values::Values;

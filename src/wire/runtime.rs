@@ -18,18 +18,35 @@
 
 use std::io::Write;
 
-use super::codes::{DataType, ValueType};
-use super::element::{with_value, Element, Value};
+use super::element::Element;
+use super::element::Values;
 use super::header::VERSION;
 use super::sink::Sink;
 use super::source::Source;
-use super::values::{read_le, with_value_type, with_values, Values};
+use super::values::{read_le, with_value_type, with_values};
+use crate::codes::{with_value, Value};
+use crate::codes::{DataType, ValueType};
 use crate::error::{Error, Result};
 
 /// Bytes before a dense object's values.
 pub const DENSE_PREFIX_LEN: u64 = 45;
 /// Bytes before a CSR object's row offsets.
 pub const CSR_PREFIX_LEN: u64 = 53;
+
+/// The encoded length of a runtime matrix: a dense one's prefix and values, or a CSR one's
+/// prefix, `rows + 1` offsets and `nnz` (column, value) pairs, all indices 8 bytes.
+pub(crate) fn matrix_len(csr: bool, rows: u64, cols: u64, nnz: u64, size: usize) -> u128 {
+    let (rows, cols, nnz, size) = (
+        u128::from(rows),
+        u128::from(cols),
+        u128::from(nnz),
+        size as u128,
+    );
+    match csr {
+        false => u128::from(DENSE_PREFIX_LEN) + rows * cols * size,
+        true => u128::from(CSR_PREFIX_LEN) + 8 * (rows + 1) + nnz * (8 + size),
+    }
+}
 
 /// The runtime's code for a value type; `None` for u16 and i16, which it lacks.
 pub const fn runtime_code(value_type: ValueType) -> Option<u8> {
@@ -468,8 +485,12 @@ pub(crate) fn write_frame<W: Write>(
     sink: &mut Sink<W>,
     rows: u64,
     columns: &[(String, Values)],
+    guard_labels: bool,
 ) -> Result<()> {
     check_dims(rows, columns.len() as u64)?;
+    if guard_labels {
+        check_labels(columns.iter().map(|(label, _)| label.as_str()))?;
+    }
     sink.u8(VERSION)?;
     sink.u8(3)?;
     sink.u64(rows)?;
@@ -495,6 +516,35 @@ pub(crate) fn write_frame<W: Write>(
     Ok(())
 }
 
+/// The longest label DAPHNE's frame reader survives in column `col` of `cols`: it reads each
+/// label into the raw bytes of a 32-byte `std::string` object of an array of them, so a
+/// label may spill over the objects after it but not past the array's end (DAPHNE commit
+/// 4c9835cd, `DaphneSerializer<Frame>::deserialize`).
+pub const fn max_daphne_label_len(col: u64, cols: u64) -> u64 {
+    32 * (cols - col)
+}
+
+/// Refuses labels that would overflow DAPHNE's frame reader.
+fn check_labels<'a>(labels: impl ExactSizeIterator<Item = &'a str>) -> Result<()> {
+    let cols = labels.len() as u64;
+    for (col, label) in labels.enumerate() {
+        let max = max_daphne_label_len(col as u64, cols);
+        if label.len() as u64 > max {
+            return Err(Error::NotInDialect {
+                what: format!(
+                    "the label of frame column {col} ({} bytes, at most {max} here)",
+                    label.len()
+                ),
+                reason: "DAPHNE's frame reader copies labels into the memory of its string \
+                         objects and overflows its heap on longer ones (it drops labels \
+                         anyway); shorten the label, or write it regardless with \
+                         Options::guard_daphne_labels(false) (dbdf --unguarded-labels)",
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Writes a scalar (data type 4) with zeros in the bytes the runtime leaves undefined.
 pub(crate) fn write_scalar<W: Write>(sink: &mut Sink<W>, value: Value) -> Result<()> {
     sink.u8(VERSION)?;
@@ -504,10 +554,19 @@ pub(crate) fn write_scalar<W: Write>(sink: &mut Sink<W>, value: Value) -> Result
     with_value!(value, x => sink.value(x))
 }
 
-/// The header and encoded length of the first runtime object in `prefix` (its start), or
-/// `None` when `prefix` is too short to tell. Frame labels are read as text (as this crate
-/// writes them).
-pub(crate) fn skim(prefix: &[u8]) -> Option<(super::Header, u128)> {
+/// What the start of a runtime object says of it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Skimmed {
+    pub header: super::Header,
+    /// The object's encoded length.
+    pub len: u128,
+    /// A CSR matrix's stored entries (its `nnz` field).
+    pub nnz: Option<u64>,
+}
+
+/// What the first runtime object in `prefix` (its start) is, or `None` when `prefix` is too
+/// short to tell. Frame labels are read as text (as this crate writes them).
+pub(crate) fn skim(prefix: &[u8]) -> Option<Skimmed> {
     use super::source::SliceSource;
     use super::Column;
     let mut src = SliceSource::new(prefix);
@@ -516,22 +575,25 @@ pub(crate) fn skim(prefix: &[u8]) -> Option<(super::Header, u128)> {
     match data_type {
         DataType::Scalar => {
             let vt = value_type(&mut src, "").ok()?;
-            Some((super::Header::Scalar { value_type: vt }, 19 + size(vt)))
+            Some(Skimmed {
+                header: super::Header::Scalar { value_type: vt },
+                len: 19 + size(vt),
+                nnz: None,
+            })
         }
         DataType::DenseMatrix | DataType::CsrMatrix => {
             let vt = value_type(&mut src, "").ok()?;
             let header = super::Header::matrix(data_type, rows, cols, vt);
-            let (rows, cols) = (u128::from(rows), u128::from(cols));
-            if data_type == DataType::DenseMatrix {
-                return Some((
-                    header,
-                    u128::from(DENSE_PREFIX_LEN) + rows * cols * size(vt),
-                ));
-            }
-            let mut at = SliceSource::new(prefix.get(45..53)?);
-            let nnz = u128::from(at.u64("").ok()?);
-            let len = u128::from(CSR_PREFIX_LEN) + 8 * (rows + 1) + nnz * (8 + size(vt));
-            Some((header, len))
+            let csr = data_type == DataType::CsrMatrix;
+            let nnz = match csr {
+                true => SliceSource::new(prefix.get(45..53)?).u64("").ok()?,
+                false => 0,
+            };
+            Some(Skimmed {
+                header,
+                len: matrix_len(csr, rows, cols, nnz, vt.size()),
+                nnz: csr.then_some(nnz),
+            })
         }
         DataType::Frame => {
             let count = usize::try_from(cols).ok()?;
@@ -546,7 +608,11 @@ pub(crate) fn skim(prefix: &[u8]) -> Option<(super::Header, u128)> {
             }
             let width: u128 = columns.iter().map(|c| size(c.value_type)).sum();
             let len = u128::from(src.offset()) + 16 + u128::from(rows) * width;
-            Some((super::Header::Frame { rows, columns }, len))
+            Some(Skimmed {
+                header: super::Header::Frame { rows, columns },
+                len,
+                nnz: None,
+            })
         }
     }
 }

@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
-use super::codes::ValueType;
 use super::element::{exact_cast, Element};
 use super::values::{extend_le, with_value_type, write_le};
+use crate::codes::ValueType;
 use crate::error::Result;
 
 /// Small writes are gathered up to this many bytes.

@@ -409,9 +409,10 @@ mod tests {
         let data = [0u8; 64];
         let mut s = IoSource::new(&data[..], 16);
         s.take(10, "a").unwrap();
-        assert!(matches!(
-            s.take(10, "b"),
-            Err(Error::LimitExceeded { limit: 16, .. })
-        ));
+        let got = s.take(10, "b");
+        assert!(
+            matches!(got, Err(Error::LimitExceeded { limit: 16, .. })),
+            "{got:?}"
+        );
     }
 }

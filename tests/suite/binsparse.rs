@@ -1,4 +1,4 @@
-//! Binsparse (`../shared/golden/binsparse/`, written by the Python reference binsparse 0.1.4
+//! Binsparse (`tests/data/binsparse/`, written by the Python reference binsparse 0.1.4
 //! and laid out as the C reference writes them): every file DAPHNE can represent reads with
 //! the logical values its manifest lists, the others are refused by name, and DAPHNE objects
 //! survive the trip through Binsparse byte for byte.
@@ -10,7 +10,7 @@ use serde_daphne::{DataType, Error, Object, Options, Value, ValueType, Values};
 use serde_json::{Map, Value as Json};
 
 fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/binsparse")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/binsparse")
 }
 
 fn manifest() -> Vec<Json> {
@@ -67,15 +67,7 @@ fn check_logical(name: &str, object: &Object, rows: &[Vec<Json>]) {
 }
 
 fn read_golden(name: &str) -> serde_daphne::Result<Binsparse> {
-    let path = golden_dir().join(name);
-    if name.ends_with(".npz") {
-        return binsparse::read_npz(&std::fs::read(path).unwrap());
-    }
-    #[cfg(feature = "hdf5")]
-    if name.ends_with(".h5") {
-        return binsparse::read_h5(&path);
-    }
-    unreachable!("{name}")
+    binsparse::read(golden_dir().join(name))
 }
 
 /// Every golden file of the containers this build reads: `.npz` always, `.h5` with `hdf5`.
@@ -156,15 +148,14 @@ fn daphne_objects_come_back_from_binsparse_byte_identical_in_every_format() {
         for format in Format::ALL {
             if format.is_vector() && object.shape().1 != 1 {
                 let err =
-                    binsparse::to_npz(&object, &Map::new(), &WriteOptions::new().format(format))
-                        .unwrap_err();
+                    binsparse::to_vec(&object, &WriteOptions::new().format(format)).unwrap_err();
                 assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
                 continue;
             }
             for index_type in index_types {
                 let options = WriteOptions::new().format(format).index_type(index_type);
-                let npz = binsparse::to_npz(&object, &Map::new(), &options).unwrap();
-                let back = binsparse::read_npz(&npz).unwrap();
+                let npz = binsparse::to_vec(&object, &options).unwrap();
+                let back = binsparse::from_slice(&npz).unwrap();
                 assert_eq!(back.format, format);
                 let back = back.object.with_data_type(object.data_type()).unwrap();
                 for dbdf in [Options::new(), Options::new().tile(2, 2)] {
@@ -184,8 +175,12 @@ fn attributes_and_modifiers_are_written_as_asked() {
     let mut attributes = Map::new();
     attributes.insert("author".into(), Json::String("serde_daphne test".into()));
     let options = WriteOptions::new().iso(true).index_type(ValueType::U32);
-    let npz = binsparse::to_npz(&golden.object, &attributes, &options).unwrap();
-    let back = binsparse::read_npz(&npz).unwrap();
+    let npz = binsparse::to_vec(
+        &golden.object,
+        &options.clone().attributes(attributes.clone()),
+    )
+    .unwrap();
+    let back = binsparse::from_slice(&npz).unwrap();
     assert_eq!(back.attributes, attributes);
     assert_eq!(back.object, golden.object);
     // The descriptor says what was written: version 0.1, iso values, u32 indices.
@@ -200,25 +195,20 @@ fn attributes_and_modifiers_are_written_as_asked() {
     }
     // bint8 for 0/1 bytes, only when asked and only when it holds.
     let ones = Object::csr(2, 2, vec![0, 1, 2], vec![0, 1], Values::U8(vec![1, 1])).unwrap();
-    let npz = binsparse::to_npz(&ones, &Map::new(), &WriteOptions::new().bint8(true)).unwrap();
+    let npz = binsparse::to_vec(&ones, &WriteOptions::new().bint8(true)).unwrap();
     assert!(String::from_utf8_lossy(&npz)
         .replace('\0', "")
         .contains("\"bint8\""));
-    assert_eq!(binsparse::read_npz(&npz).unwrap().object, ones);
+    assert_eq!(binsparse::from_slice(&npz).unwrap().object, ones);
     // An index that does not fit the index type is refused.
     let wide = Object::csr(1, 300, vec![0, 1], vec![299], Values::U8(vec![1])).unwrap();
-    let err = binsparse::to_npz(
-        &wide,
-        &Map::new(),
-        &WriteOptions::new().index_type(ValueType::U8),
-    )
-    .unwrap_err();
+    let err = binsparse::to_vec(&wide, &WriteOptions::new().index_type(ValueType::U8)).unwrap_err();
     assert!(
         err.to_string().contains("does not fit the index type u8"),
         "{err}"
     );
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
-    let err = binsparse::to_npz(&frame, &Map::new(), &WriteOptions::new()).unwrap_err();
+    let err = binsparse::to_vec(&frame, &WriteOptions::new()).unwrap_err();
     assert!(err.to_string().contains("Frame"), "{err}");
 }
 
@@ -241,17 +231,17 @@ fn patched(member: &str, edit: impl FnOnce(&mut [u8])) -> (Vec<u8>, usize) {
 fn malformed_arrays_are_refused_at_their_byte() {
     // Column indices [0, 2, 2, 0, 1, 3] (int64): make row 0's second column 0, unsorted.
     let (bytes, data) = patched("indices_1", |d| d[8] = 0);
-    let err = binsparse::read_npz(&bytes).unwrap_err();
+    let err = binsparse::from_slice(&bytes).unwrap_err();
     // The CRC-32 catches the edit first.
     assert!(err.to_string().contains("CRC-32"), "{err}");
     // With the CRC fixed, the order check finds it, at the element's byte.
     let fixed = fix_crcs(bytes);
-    let err = binsparse::read_npz(&fixed).unwrap_err();
+    let err = binsparse::from_slice(&fixed).unwrap_err();
     assert_eq!(err.offset(), Some(data as u64 + 8), "{err}");
     assert!(err.to_string().contains("indices_1[1]"), "{err}");
     // A column index past the shape.
     let (bytes, data) = patched("indices_1", |d| d[40] = 4);
-    let err = binsparse::read_npz(&fix_crcs(bytes)).unwrap_err();
+    let err = binsparse::from_slice(&fix_crcs(bytes)).unwrap_err();
     assert_eq!(err.offset(), Some(data as u64 + 40), "{err}");
     assert!(
         err.to_string().contains("4 is not a valid index (0 to 3)"),
@@ -259,14 +249,14 @@ fn malformed_arrays_are_refused_at_their_byte() {
     );
     // A pointer past the values.
     let (bytes, _) = patched("pointers_to_1", |d| d[24] = 7);
-    let err = binsparse::read_npz(&fix_crcs(bytes)).unwrap_err();
+    let err = binsparse::from_slice(&fix_crcs(bytes)).unwrap_err();
     assert!(err.to_string().contains("pointers_to_1[3]"), "{err}");
     // Not a zip at all, and a truncated one.
-    let err = binsparse::read_npz(b"PK not really").unwrap_err();
+    let err = binsparse::from_slice(b"PK not really").unwrap_err();
     assert!(matches!(err, Error::ForeignInput { .. }), "{err}");
     let whole = std::fs::read(golden_dir().join("csr_f64.npz")).unwrap();
     for cut in [10, whole.len() / 2, whole.len() - 1] {
-        assert!(binsparse::read_npz(&whole[..cut]).is_err());
+        assert!(binsparse::from_slice(&whole[..cut]).is_err());
     }
 }
 
@@ -327,8 +317,8 @@ fn structures_fill_in_the_other_triangle() {
         ("symmetric_lower", [1, 2]),
         ("skew_symmetric_lower", [-1, -2]),
     ] {
-        let npz = binsparse::to_npz(&lower, &Map::new(), &WriteOptions::new()).unwrap();
-        let m = binsparse::read_npz(&with_structure(&npz, structure))
+        let npz = binsparse::to_vec(&lower, &WriteOptions::new()).unwrap();
+        let m = binsparse::from_slice(&with_structure(&npz, structure))
             .unwrap()
             .object;
         assert_eq!(m.get(0, 1), Some(Value::I32(mirrored[0])), "{structure}");
@@ -338,8 +328,8 @@ fn structures_fill_in_the_other_triangle() {
     }
     // An entry on the wrong side of the diagonal is refused.
     let upper = Object::csr(2, 2, vec![0, 1, 1], vec![1], Values::I32(vec![3])).unwrap();
-    let npz = binsparse::to_npz(&upper, &Map::new(), &WriteOptions::new()).unwrap();
-    let err = binsparse::read_npz(&with_structure(&npz, "symmetric_lower")).unwrap_err();
+    let npz = binsparse::to_vec(&upper, &WriteOptions::new()).unwrap();
+    let err = binsparse::from_slice(&with_structure(&npz, "symmetric_lower")).unwrap_err();
     assert!(
         err.to_string().contains("outside the lower triangle"),
         "{err}"
@@ -461,8 +451,8 @@ fn hdf5_files_round_trip_and_keep_attributes() {
             let options = WriteOptions::new()
                 .format(format)
                 .index_type(ValueType::I64);
-            binsparse::write_h5(&path, &object, &Map::new(), &options).unwrap();
-            let back = binsparse::read_h5(&path).unwrap();
+            binsparse::write_with(&path, &object, &options).unwrap();
+            let back = binsparse::read(&path).unwrap();
             assert_eq!(back.format, format);
             let back = back.object.with_data_type(object.data_type()).unwrap();
             let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -474,25 +464,30 @@ fn hdf5_files_round_trip_and_keep_attributes() {
     // The C reference's user attribute ("comment") survives HDF5 -> HDF5 and HDF5 -> NPZ.
     let golden = read_golden("cref_style_csr_f64.h5").unwrap();
     assert!(golden.attributes.contains_key("comment"));
-    binsparse::write_h5(
+    binsparse::write_with(
         &path,
         &golden.object,
-        &golden.attributes,
-        &WriteOptions::new(),
+        &WriteOptions::new().attributes(golden.attributes.clone()),
     )
     .unwrap();
     assert_eq!(
-        binsparse::read_h5(&path).unwrap().attributes,
+        binsparse::read(&path).unwrap().attributes,
         golden.attributes
     );
-    let npz = binsparse::to_npz(&golden.object, &golden.attributes, &WriteOptions::new()).unwrap();
+    let npz = binsparse::to_vec(
+        &golden.object,
+        &WriteOptions::new()
+            .clone()
+            .attributes(golden.attributes.clone()),
+    )
+    .unwrap();
     assert_eq!(
-        binsparse::read_npz(&npz).unwrap().attributes,
+        binsparse::from_slice(&npz).unwrap().attributes,
         golden.attributes
     );
     // Not an HDF5 file: a typed error naming it, no panic.
     std::fs::write(&path, b"not hdf5").unwrap();
-    let err = binsparse::read_h5(&path).unwrap_err();
+    let err = binsparse::read(&path).unwrap_err();
     assert!(
         matches!(err, Error::ForeignInput { .. }) && err.to_string().contains("m.bsp.h5"),
         "{err}"
@@ -514,41 +509,40 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut bad = bytes.clone();
                 bad[at] ^= flip;
-                let _ = binsparse::read_npz(&bad);
+                let _ = binsparse::from_slice(&bad);
             }
         }
         for cut in 0..bytes.len() {
             assert!(
-                binsparse::read_npz(&bytes[..cut]).is_err(),
+                binsparse::from_slice(&bytes[..cut]).is_err(),
                 "{name} cut at {cut}"
             );
         }
     }
     // One stored value in a matrix of 4e9 rows: the row offsets alone would take 32 GB.
     let one = Object::csr(2, 2, vec![0, 1, 1], vec![1], Values::F64(vec![2.0])).unwrap();
-    let npz =
-        binsparse::to_npz(&one, &Map::new(), &WriteOptions::new().format(Format::Coor)).unwrap();
+    let npz = binsparse::to_vec(&one, &WriteOptions::new().format(Format::Coor)).unwrap();
     let with_rows = |rows: u64| {
         rebuild_descriptor(&npz, |json| {
             json["binsparse"]["shape"] = serde_json::json!([rows, 2]);
         })
     };
-    let err = binsparse::read_npz(&with_rows(4_000_000_000)).unwrap_err();
+    let err = binsparse::from_slice(&with_rows(4_000_000_000)).unwrap_err();
     assert!(
         matches!(err, Error::AllocationLimit { offset: 0, .. }),
         "{err}"
     );
     // Beyond one DAPHNE block, refused before any allocation, whatever the allowance.
-    let generous = Options::new().max_alloc(u64::MAX);
-    let err = binsparse::read_npz_with(&with_rows(1 << 40), &generous).unwrap_err();
+    let generous = binsparse::ReadOptions::new().max_alloc(u64::MAX);
+    let err = binsparse::from_slice_with(&with_rows(1 << 40), &generous).unwrap_err();
     assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
     // iso values in a dense format are refused (they would make memory from nothing).
     let dense = Object::dense(1, 2, Values::F64(vec![1.0, 1.0])).unwrap();
-    let npz = binsparse::to_npz(&dense, &Map::new(), &WriteOptions::new()).unwrap();
+    let npz = binsparse::to_vec(&dense, &WriteOptions::new()).unwrap();
     let iso = rebuild_descriptor(&npz, |json| {
         json["binsparse"]["data_types"]["values"] = Json::String("iso[float64]".into());
     });
-    let err = binsparse::read_npz(&iso).unwrap_err();
+    let err = binsparse::from_slice(&iso).unwrap_err();
     assert!(
         err.to_string().contains("iso values in the dense format"),
         "{err}"
@@ -565,34 +559,35 @@ fn deflated_archives_read_like_stored_ones() {
     for object in objects() {
         for format in [Format::Csr, Format::Cooc, Format::Dmat] {
             let options = WriteOptions::new().format(format);
-            let npz = binsparse::to_npz(&object, &Map::new(), &options).unwrap();
+            let npz = binsparse::to_vec(&object, &options).unwrap();
             let packed = deflated(&npz);
             assert_ne!(packed, npz);
             assert_eq!(
-                binsparse::read_npz(&packed).unwrap(),
-                binsparse::read_npz(&npz).unwrap()
+                binsparse::from_slice(&packed).unwrap(),
+                binsparse::from_slice(&npz).unwrap()
             );
         }
     }
-    let npz = binsparse::to_npz(&objects()[0], &Map::new(), &WriteOptions::new()).unwrap();
+    let npz = binsparse::to_vec(&objects()[0], &WriteOptions::new()).unwrap();
     let packed = deflated(&npz);
     // A member that claims to inflate to far more than the archive justifies.
     let mut bomb = packed.clone();
     let central = bomb.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
     bomb[central + 24..central + 28].copy_from_slice(&u32::MAX.to_le_bytes());
-    let err = binsparse::read_npz_with(&bomb, &Options::new().max_alloc(1 << 20)).unwrap_err();
+    let err = binsparse::from_slice_with(&bomb, &binsparse::ReadOptions::new().max_alloc(1 << 20))
+        .unwrap_err();
     assert!(matches!(err, Error::AllocationLimit { .. }), "{err}");
     // A broken deflate stream, and a wrong uncompressed size.
     let mut broken = packed.clone();
     let data = 30 + "pointers_to_1.npy".len();
     broken[data] ^= 0xFF;
     broken[data + 1] ^= 0xFF;
-    assert!(matches!(
-        binsparse::read_npz(&broken),
+    assert_matches!(
+        binsparse::from_slice(&broken),
         Err(Error::ForeignInput { .. })
-    ));
+    );
     let mut short = packed;
     short[central + 24] ^= 1;
-    let err = binsparse::read_npz(&short).unwrap_err();
+    let err = binsparse::from_slice(&short).unwrap_err();
     assert!(matches!(err, Error::ForeignInput { .. }), "{err}");
 }

@@ -30,10 +30,10 @@ fn numbers_and_bools_are_1_x_1_matrices() {
     assert_eq!(o.shape(), (1, 1));
     assert_eq!(o.get(0, 0), Some(Value::U8(1)));
     assert!(from_slice::<bool>(&bytes).unwrap());
-    assert!(matches!(
+    assert_matches!(
         from_slice::<bool>(&to_vec(&2u8).unwrap()),
         Err(Error::NotABool { .. })
-    ));
+    );
 }
 
 #[test]
@@ -135,7 +135,7 @@ fn types_without_representation_name_their_field() {
         meta: Meta { name: "w".into() },
     })
     .unwrap_err();
-    assert!(matches!(err, Error::Unrepresentable { .. }));
+    assert_matches!(err, Error::Unrepresentable { .. });
     assert_eq!(
         err.to_string(),
         "field \"meta.name\": strings have no representation in the DAPHNE format"
@@ -177,13 +177,13 @@ fn reads_widen_exactly_and_refuse_lossy_conversions() {
         other => panic!("{other:?}"),
     }
     let bytes = to_vec(&Dense(array![[0.1f64]])).unwrap();
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Dense<f32>>(&bytes),
         Err(Error::LossyConversion {
             to: ValueType::F32,
             ..
         })
-    ));
+    );
     let bytes = to_vec(&-3i64).unwrap();
     let err = from_slice::<u32>(&bytes).unwrap_err();
     assert!(
@@ -211,10 +211,10 @@ fn from_slice_rejects_trailing_bytes_and_streams_read_on() {
     let mut bytes = to_vec(&1u8).unwrap();
     let first = bytes.len() as u64;
     bytes.extend(to_vec(&2u8).unwrap());
-    assert!(matches!(
+    assert_matches!(
         from_slice::<u8>(&bytes),
         Err(Error::TrailingBytes { offset }) if offset == first
-    ));
+    );
     let all: Vec<u8> = Deserializer::from_slice(&bytes)
         .into_iter()
         .collect::<Result<_, _>>()
@@ -305,4 +305,41 @@ fn frame_columns_move_out_or_are_gathered_from_any_tiling() {
     let tiled: Object = from_slice(&bytes).unwrap();
     assert_eq!(tiled.blocks().len(), 4);
     assert_eq!(tiled.into_columns().unwrap(), expected);
+}
+
+#[test]
+fn csr_from_coordinates_sorts_and_refuses_duplicates() {
+    use serde_daphne::{Object, Values};
+    // [[0, 5, 6], [7, 0, 0]] from entries in any order.
+    let object =
+        Object::csr_from_coordinates(2, 3, &[(1, 0), (0, 2), (0, 1)], Values::I32(vec![7, 6, 5]))
+            .unwrap();
+    let parts = object.csr_parts::<i32>().unwrap();
+    assert_eq!(
+        (parts.row_offsets, parts.col_indices, parts.values),
+        (vec![0, 2, 3], vec![1, 2, 0], vec![5, 6, 7])
+    );
+    let err =
+        Object::csr_from_coordinates(2, 3, &[(1, 0), (0, 2), (1, 0)], Values::I32(vec![7, 6, 5]))
+            .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            serde_daphne::Error::DuplicateEntry {
+                first: 0,
+                second: 2,
+                row: 1,
+                col: 0
+            }
+        ),
+        "{err:?}"
+    );
+    // Dimensions past one block are refused before anything is allocated for them.
+    let huge = Object::csr_from_coordinates(1 << 40, 3, &[], Values::I32(vec![])).unwrap_err();
+    assert_matches!(huge, serde_daphne::Error::InvalidValue { .. });
+    let outside = Object::csr_from_coordinates(2, 3, &[(2, 0)], Values::I32(vec![1])).unwrap_err();
+    assert!(
+        matches!(outside, serde_daphne::Error::InvalidValue { .. }),
+        "{outside:?}"
+    );
 }

@@ -122,7 +122,7 @@ fn appending_to_a_vector_writes_what_a_writer_gets() {
         name: "x".into(),
     };
     let err = append_to_vec(&mut out, &bad).unwrap_err();
-    assert!(matches!(err, Error::Unrepresentable { .. }));
+    assert_matches!(err, Error::Unrepresentable { .. });
     assert_eq!(out, [1, 2, 3]);
 }
 
@@ -189,7 +189,7 @@ fn files_are_written_atomically_and_read_back() {
         },
     )
     .unwrap_err();
-    assert!(matches!(err, Error::Unrepresentable { .. }));
+    assert_matches!(err, Error::Unrepresentable { .. });
     assert_eq!(from_file::<_, Dataset>(&path).unwrap(), dataset());
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

@@ -1,4 +1,4 @@
-//! Futhark binary data (`../shared/golden/futhark/`, written by futhark-data 1.0.3): every
+//! Futhark binary data (`tests/data/futhark/`, written by futhark-data 1.0.3): every
 //! file reads with the values its manifest lists, writes back bit-exactly, and DAPHNE objects
 //! survive the trip through Futhark byte for byte.
 
@@ -8,7 +8,7 @@ use serde_daphne::interop::futhark::{self, WriteOptions};
 use serde_daphne::{DataType, Error, Object, Options, Value, ValueType, Values};
 
 fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/futhark")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/futhark")
 }
 
 fn manifest() -> Vec<serde_json::Value> {
@@ -74,7 +74,7 @@ fn every_golden_file_reads_with_its_manifest_values_and_writes_back_bit_exactly(
         if name.ends_with(".txt") {
             continue;
         }
-        let result = futhark::read(&bytes);
+        let result = futhark::from_slice(&bytes);
         if name == "mixed_text_binary.dat" {
             // Text values are refused where they start: the first byte here.
             let err = result.unwrap_err();
@@ -183,7 +183,7 @@ fn daphne_objects_come_back_from_futhark_byte_identical() {
         Options::new().dialect(serde_daphne::Dialect::Runtime),
     ] {
         let bytes = futhark::to_vec(&objects, &WriteOptions::new()).unwrap();
-        let back = futhark::read(&bytes).unwrap();
+        let back = futhark::from_slice(&bytes).unwrap();
         assert_eq!(back.len(), objects.len());
         for (original, back) in objects.iter().zip(back) {
             // Futhark arrays are dense; the data type is the converter's choice.
@@ -196,7 +196,7 @@ fn daphne_objects_come_back_from_futhark_byte_identical() {
         }
         // As 2-D arrays, also 1 x 1 and n x 1 keep their shapes.
         let bytes = futhark::to_vec(&objects, &WriteOptions::new().matrices(true)).unwrap();
-        let shapes: Vec<_> = futhark::read(&bytes)
+        let shapes: Vec<_> = futhark::from_slice(&bytes)
             .unwrap()
             .iter()
             .map(Object::shape)
@@ -252,7 +252,7 @@ fn malformed_input_is_refused_with_its_offset() {
         ),
     ];
     for (bytes, offset, message) in cases {
-        let err = futhark::read(bytes).unwrap_err();
+        let err = futhark::from_slice(bytes).unwrap_err();
         assert_eq!(err.offset(), Some(offset), "{err}");
         assert!(
             matches!(err, Error::ForeignInput { .. }) && err.to_string().contains(message),
@@ -260,8 +260,8 @@ fn malformed_input_is_refused_with_its_offset() {
         );
     }
     // Whitespace around values is fine; nothing at all is no values.
-    assert_eq!(futhark::read(b" \n\t").unwrap(), []);
-    let spaced = futhark::read(b"\n b\x02\x00  i8\xff \n").unwrap();
+    assert_eq!(futhark::from_slice(b" \n\t").unwrap(), []);
+    let spaced = futhark::from_slice(b"\n b\x02\x00  i8\xff \n").unwrap();
     assert_eq!(spaced[0].get(0, 0), Some(Value::I8(-1)));
 }
 
@@ -277,14 +277,49 @@ fn mutated_files_give_errors_or_values() {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut bad = bytes.clone();
                 bad[at] ^= flip;
-                if let Ok(objects) = futhark::read(&bad) {
+                if let Ok(objects) = futhark::from_slice(&bad) {
                     // What reads, writes back and reads the same.
                     let options = WriteOptions::new().matrices(true);
                     let again =
-                        futhark::read(&futhark::to_vec(&objects, &options).unwrap()).unwrap();
+                        futhark::from_slice(&futhark::to_vec(&objects, &options).unwrap()).unwrap();
                     assert_eq!(again, objects);
                 }
             }
         }
     }
+}
+
+/// Every interop module has the same shape: `read`/`write` on paths (atomic), and
+/// `from_slice`/`to_writer`/`to_vec` in memory; the two agree byte for byte.
+#[test]
+fn interop_modules_read_and_write_paths_as_they_do_bytes() {
+    use serde_daphne::interop::{binsparse, npy};
+    use serde_daphne::{Object, Values};
+    let dir = std::env::temp_dir().join(format!("serde_daphne_interop_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = Object::dense(2, 3, Values::I32(vec![1, 0, -3, 4, 0, 6])).unwrap();
+
+    let fut = dir.join("m.fut");
+    futhark::write_with(&fut, std::slice::from_ref(&m), &WriteOptions::new()).unwrap();
+    let bytes = std::fs::read(&fut).unwrap();
+    assert_eq!(
+        bytes,
+        futhark::to_vec(std::slice::from_ref(&m), &WriteOptions::new()).unwrap()
+    );
+    assert_eq!(futhark::read(&fut).unwrap(), std::slice::from_ref(&m));
+
+    let npy_path = dir.join("m.npy");
+    npy::write(&npy_path, &m).unwrap();
+    assert_eq!(std::fs::read(&npy_path).unwrap(), npy::to_vec(&m).unwrap());
+    assert_eq!(npy::read(&npy_path).unwrap(), m);
+
+    let bsp = dir.join("m.bsp.npz");
+    binsparse::write(&bsp, &m).unwrap();
+    let options = binsparse::WriteOptions::new();
+    assert_eq!(
+        std::fs::read(&bsp).unwrap(),
+        binsparse::to_vec(&m, &options).unwrap()
+    );
+    assert_eq!(binsparse::read(&bsp).unwrap().object, m);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

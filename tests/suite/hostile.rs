@@ -100,7 +100,7 @@ fn corpus() -> Vec<Vec<u8>> {
     files.push(to_vec_with(&Csr(csr), &runtime).unwrap());
     files.push(to_vec_with(&frame, &runtime).unwrap());
     files.push(to_vec(&(1u8, vec![1.0f32, 2.0], vec![Dense(array![[1i16]])])).unwrap());
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/golden/daphne-runtime");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime");
     for entry in std::fs::read_dir(golden).unwrap() {
         let path = entry.unwrap().path();
         let name = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -173,14 +173,14 @@ fn inputs_the_fuzzers_found_stay_fixed() {
     // per row would take tens of gigabytes.
     let rows = read("rows-without-columns.bin");
     decode_all(&rows);
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Csr<f64>>(&rows),
         Err(Error::AllocationLimit { offset: 0, .. })
-    ));
-    assert!(matches!(
+    );
+    assert_matches!(
         from_slice::<Vec<Vec<i64>>>(&rows),
         Err(Error::AllocationLimit { .. })
-    ));
+    );
     assert_eq!(
         from_slice::<Dense<f64>>(&rows).unwrap().0.dim(),
         (4_294_967_301, 0)
@@ -219,14 +219,14 @@ fn inputs_the_fuzzers_found_stay_fixed() {
     // type only where the range permits) was accepted, and broke re-encoding.
     let beyond = read("block-values-beyond-object-type.bin");
     decode_all(&beyond);
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Object>(&beyond),
         Err(Error::LossyConversion {
             offset: 19,
             to: serde_daphne::ValueType::U8,
             ..
         })
-    ));
+    );
     // -0.0 stored in an f64 block of an i32 frame column is the column's 0 (it converts
     // exactly), so re-encoding writes 0: the same value.
     let zero = read("negative-zero-in-integer-column.bin");
@@ -254,18 +254,18 @@ fn huge_shapes_give_errors_or_correct_results() {
         .u8(1)
         .u8(5)
         .0;
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Object>(&max),
         Err(Error::UnexpectedEof { offset: 46, .. })
-    ));
+    );
     let too_far = Layout::new()
         .matrix(1, 10, 10, 1)
         .block(u64::MAX, u64::MAX, 1, 1, 0)
         .0;
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Object>(&too_far),
         Err(Error::BlockOutsideObject { offset: 19, .. })
-    ));
+    );
     // rows x cols beyond the address space, read as a typed matrix.
     let empty = Layout::new()
         .matrix(1, u64::MAX / 2, 4, 10)
@@ -273,10 +273,10 @@ fn huge_shapes_give_errors_or_correct_results() {
     let mut bytes = empty.0;
     let limited = Options::new().max_alloc(u64::MAX);
     assert!(from_slice_with::<Dense<f64>>(&bytes, &limited).is_err());
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Dense<f64>>(&bytes),
         Err(Error::UnexpectedEof { .. })
-    ));
+    );
     bytes.clear();
     // A 0 x 4294967295 object: one block of its own shape.
     let wide = Layout::new()
@@ -297,14 +297,14 @@ fn huge_shapes_give_errors_or_correct_results() {
         matches!(from_slice::<Dense<f64>>(&zeros), Ok(Dense(m)) if m.dim() == (20_000, 20_000))
     );
     let small = Options::new().max_alloc(1 << 20);
-    assert!(matches!(
+    assert_matches!(
         from_slice_with::<Dense<f64>>(&zeros, &small),
         Err(Error::AllocationLimit {
             offset: 0,
             bytes: 3_200_000_000,
             limit: 1_048_576
         })
-    ));
+    );
 }
 
 #[test]
@@ -345,29 +345,28 @@ fn many_tiny_blocks_in_any_order() {
 fn every_remaining_error_variant_at_its_offset() {
     // RuntimeLayout: a runtime CSR whose row offsets do not start at 0.
     let mut csr = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/golden/daphne-runtime/csr_f64_5x6.dbdf"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime/csr_f64_5x6.dbdf"),
     )
     .unwrap();
     csr[53] = 1;
     let runtime = Options::new().dialect(Dialect::Runtime);
-    assert!(matches!(
+    assert_matches!(
         from_slice_with::<Object>(&csr, &runtime),
         Err(Error::RuntimeLayout { offset: 53, .. })
-    ));
+    );
     // LabelTooLong, on writing.
     let label = "x".repeat(70_000);
     let err = Object::frame(vec![(label, serde_daphne::Values::F64(vec![1.0]))])
         .unwrap()
         .to_bytes()
         .unwrap_err();
-    assert!(matches!(
+    assert_matches!(
         err,
         Error::LabelTooLong {
             column: 0,
             len: 70_000
         }
-    ));
+    );
     // Message: what a Deserialize implementation itself rejects.
     #[derive(Deserialize, Debug)]
     struct NonZero(#[allow(dead_code)] std::num::NonZeroU8);
@@ -379,10 +378,7 @@ fn every_remaining_error_variant_at_its_offset() {
         .block(0, 0, 1 << 30, 1 << 30, 0)
         .0;
     let object: Object = from_slice(&huge).unwrap();
-    assert!(matches!(
-        object.dense_vec::<f64>(),
-        Err(Error::OutOfMemory { .. })
-    ));
+    assert_matches!(object.dense_vec::<f64>(), Err(Error::OutOfMemory { .. }));
     let beyond = Layout::new().matrix(1, 1 << 40, 1 << 40, 10).0;
     let mut cells = beyond;
     for r in 0..256u64 {
@@ -439,14 +435,8 @@ fn writes_that_fail_leave_the_previous_file_and_no_temporary() {
         );
     }
     // A folder that cannot be written: missing, or a file in the way.
-    assert!(matches!(
-        to_file(dir.join("missing/x.dbdf"), &1u8),
-        Err(Error::Io(_))
-    ));
-    assert!(matches!(
-        to_file(path.join("x.dbdf"), &1u8),
-        Err(Error::Io(_))
-    ));
+    assert_matches!(to_file(dir.join("missing/x.dbdf"), &1u8), Err(Error::Io(_)));
+    assert_matches!(to_file(path.join("x.dbdf"), &1u8), Err(Error::Io(_)));
     // A read-only folder (root ignores permission bits, so only when they apply).
     let locked = dir.join("locked");
     std::fs::create_dir_all(&locked).unwrap();
@@ -488,10 +478,10 @@ fn a_stream_of_objects_that_ends_early() {
     }
     let seq = to_vec(&vec![Dense(array![[1u8]]), Dense(array![[2u8]])]).unwrap();
     let short = &seq[..seq.len() - 46];
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Vec<Dense<u8>>>(short),
         Err(Error::UnexpectedEof { .. })
-    ));
+    );
 }
 
 #[test]

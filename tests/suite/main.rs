@@ -1,5 +1,18 @@
 //! Integration tests: one binary, one module per concern.
 
+/// `assert!(matches!(value, pattern))` that shows the value it got when it fails.
+macro_rules! assert_matches {
+    ($value:expr, $pattern:pat $(if $guard:expr)? $(,)?) => {
+        match $value {
+            $pattern $(if $guard)? => {}
+            ref other => panic!(
+                "expected {}, got {other:?}",
+                stringify!($pattern $(if $guard)?)
+            ),
+        }
+    };
+}
+
 mod binsparse;
 mod cli;
 mod daphne_runtime;

@@ -19,47 +19,44 @@ fn header_codes() {
     assert!(from_slice::<Object>(&ok).is_ok());
     let mut b = ok.clone();
     b[0] = 2;
-    assert!(matches!(
+    assert_matches!(
         read(&b),
         Error::UnsupportedVersion {
             offset: 0,
             version: 2
         }
-    ));
+    );
     let mut b = ok.clone();
     b[1] = 0;
-    assert!(matches!(
-        read(&b),
-        Error::UnknownDataType { offset: 1, code: 0 }
-    ));
+    assert_matches!(read(&b), Error::UnknownDataType { offset: 1, code: 0 });
     let mut b = ok.clone();
     b[18] = 0;
-    assert!(matches!(
+    assert_matches!(
         read(&b),
         Error::UnknownValueType {
             offset: 18,
             code: 0
         }
-    ));
+    );
     let mut b = ok.clone();
     b[43] = 4;
-    assert!(matches!(
+    assert_matches!(
         read(&b),
         Error::UnknownBlockType {
             offset: 43,
             code: 4
         }
-    ));
+    );
     let mut b = ok.clone();
     b[44] = 11;
-    assert!(matches!(
+    assert_matches!(
         read(&b),
         Error::UnknownValueType {
             offset: 44,
             code: 11
         }
-    ));
-    assert!(matches!(
+    );
+    assert_matches!(
         read(&ok[..30]),
         Error::UnexpectedEof {
             offset: 27,
@@ -67,7 +64,7 @@ fn header_codes() {
             available: 3,
             ..
         }
-    ));
+    );
 }
 
 #[test]
@@ -82,13 +79,13 @@ fn frame_labels_must_be_utf8() {
         .bytes(&[0xff, 0xfe])
         .block(0, 0, 0, 1, 0)
         .0;
-    assert!(matches!(
+    assert_matches!(
         read(&b),
         Error::InvalidLabel {
             offset: 21,
             column: 0
         }
-    ));
+    );
 }
 
 #[test]
@@ -106,34 +103,34 @@ fn sparse_counts_indices_and_order() {
     assert!(from_slice::<Object>(&good).is_ok());
     // Padded so the block is long enough for what it declares: the count is what is wrong.
     let too_many = start().u32(3).u32(0).bytes(&v).bytes(&[0; 16]).0;
-    assert!(matches!(
+    assert_matches!(
         read(&too_many),
         Error::SparseCountMismatch {
             offset: 53,
             declared: 2,
             counted: 3
         }
-    ));
+    );
     let too_few = start().u32(1).u32(2).bytes(&v).u32(0).bytes(&[0; 12]).0;
-    assert!(matches!(
+    assert_matches!(
         read(&too_few),
         Error::SparseCountMismatch {
             offset: 45,
             declared: 2,
             counted: 1
         }
-    ));
+    );
     let out_of_range = start().u32(1).u32(3).bytes(&v).u32(1).u32(0).bytes(&v).0;
-    assert!(matches!(
+    assert_matches!(
         read(&out_of_range),
         Error::ColumnOutOfRange {
             offset: 57,
             index: 3,
             cols: 3
         }
-    ));
+    );
     let duplicate = start().u32(2).u32(1).bytes(&v).u32(1).bytes(&v).u32(0).0;
-    assert!(matches!(
+    assert_matches!(
         read(&duplicate),
         Error::UnsortedColumns {
             offset: 69,
@@ -141,7 +138,7 @@ fn sparse_counts_indices_and_order() {
             previous: 1,
             index: 1
         }
-    ));
+    );
 }
 
 #[test]
@@ -156,78 +153,72 @@ fn ultra_sparse_indices_and_order() {
     let good = start().u32(0).u32(2).u8(5).u32(2).u32(0).u8(6).0;
     assert!(from_slice::<Object>(&good).is_ok());
     let row = start().u32(3).u32(0).u8(5).u32(0).u32(0).u8(6).0;
-    assert!(matches!(
+    assert_matches!(
         read(&row),
         Error::RowOutOfRange {
             offset: 49,
             index: 3,
             rows: 3
         }
-    ));
+    );
     let col = start().u32(0).u32(7).u8(5).u32(1).u32(0).u8(6).0;
-    assert!(matches!(
+    assert_matches!(
         read(&col),
         Error::ColumnOutOfRange {
             offset: 53,
             index: 7,
             cols: 3
         }
-    ));
+    );
     let unsorted = start().u32(2).u32(0).u8(5).u32(1).u32(1).u8(6).0;
-    assert!(matches!(
+    assert_matches!(
         read(&unsorted),
         Error::UnsortedCoordinates {
             offset: 58,
             previous: (2, 0),
             index: (1, 1)
         }
-    ));
+    );
 }
 
 #[test]
 fn blocks_must_tile_the_object() {
     let header = || Layout::new().matrix(1, 2, 2, 1);
     let outside = header().block(1, 1, 2, 1, 0).0;
-    assert!(matches!(
-        read(&outside),
-        Error::BlockOutsideObject { offset: 19, .. }
-    ));
+    assert_matches!(read(&outside), Error::BlockOutsideObject { offset: 19, .. });
     let zero = header().block(0, 0, 0, 2, 0).0;
-    assert!(matches!(
+    assert_matches!(
         read(&zero),
         Error::ZeroSizedBlock {
             offset: 19,
             rows: 0,
             cols: 2
         }
-    ));
+    );
     let overlap = header()
         .block(0, 0, 1, 2, 0)
         .block(0, 1, 1, 1, 0)
         .block(1, 0, 1, 1, 0)
         .0;
-    assert!(matches!(
+    assert_matches!(
         read(&overlap),
         Error::OverlappingBlocks {
             offset: 44,
             row: 0,
             col: 1
         }
-    ));
+    );
     let uncovered = header().block(0, 0, 1, 2, 0).0;
-    assert!(matches!(
-        read(&uncovered),
-        Error::UnexpectedEof { offset: 44, .. }
-    ));
+    assert_matches!(read(&uncovered), Error::UnexpectedEof { offset: 44, .. });
     let misplaced = Layout::new().matrix(1, 0, 4, 1).block(0, 1, 0, 3, 0).0;
-    assert!(matches!(
+    assert_matches!(
         read(&misplaced),
         Error::MisplacedBlock {
             offset: 19,
             expected: (0, 0),
             found: (0, 1)
         }
-    ));
+    );
     let frame_block = Layout::new()
         .u8(1)
         .u8(3)
@@ -243,20 +234,20 @@ fn blocks_must_tile_the_object() {
         .u8(1)
         .bytes(&[1, 2])
         .0;
-    assert!(matches!(
+    assert_matches!(
         read(&frame_block),
         Error::FrameBlockSpansColumns {
             offset: 26,
             col: 0,
             cols: 2
         }
-    ));
+    );
 }
 
 #[test]
 fn shapes_and_data_types_must_fit_the_rust_type() {
     let m = serde_daphne::to_vec(&vec![1.0f64, 2.0]).unwrap();
-    assert!(matches!(
+    assert_matches!(
         from_slice::<f64>(&m),
         Err(Error::ShapeMismatch {
             offset: 0,
@@ -264,16 +255,16 @@ fn shapes_and_data_types_must_fit_the_rust_type() {
             cols: 1,
             ..
         })
-    ));
+    );
     #[derive(serde::Serialize, serde::Deserialize)]
     struct R {
         a: u8,
     }
     let f = serde_daphne::to_vec(&serde_daphne::Frame(vec![R { a: 1 }])).unwrap();
-    assert!(matches!(
+    assert_matches!(
         from_slice::<Dense<u8>>(&f),
         Err(Error::DataTypeMismatch { offset: 0, .. })
-    ));
+    );
     #[derive(serde::Deserialize, Debug)]
     struct Other {
         #[allow(dead_code)]
@@ -316,7 +307,7 @@ fn objects_built_by_hand_are_checked_like_read_ones() {
     .unwrap();
     assert_eq!(ok.dense_vec::<u8>().unwrap(), vec![0, 5]);
     let outside = Object::new(header.clone(), vec![block(2, BlockData::Empty)]);
-    assert!(matches!(outside, Err(Error::BlockOutsideObject { .. })));
+    assert_matches!(outside, Err(Error::BlockOutsideObject { .. }));
     let extra = Object::new(
         header,
         vec![
@@ -332,5 +323,5 @@ fn objects_built_by_hand_are_checked_like_read_ones() {
             block(0, BlockData::Empty),
         ],
     );
-    assert!(matches!(extra, Err(Error::InvalidValue { .. })));
+    assert_matches!(extra, Err(Error::InvalidValue { .. }));
 }

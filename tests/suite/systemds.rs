@@ -1,4 +1,4 @@
-//! SystemDS binary-block files (`../shared/golden/systemds/`, written by SystemDS 3.4.0):
+//! SystemDS binary-block files (`tests/data/systemds/`, written by SystemDS 3.4.0):
 //! every matrix reads with the values of its text copy, frames of numbers and booleans read
 //! with their names, string columns are refused by name, and what we write is byte for byte
 //! what SystemDS wrote (but for the random sync marker).
@@ -10,7 +10,7 @@ use serde_daphne::{DataType, Error, Object, Value, Values};
 
 fn golden(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/golden/systemds")
+        .join("tests/data/systemds")
         .join(name)
 }
 
@@ -72,7 +72,7 @@ fn every_golden_matrix_reads_with_the_values_of_its_text_copy() {
     for (name, rows, cols) in MATRICES {
         for keep_blocks in [false, true] {
             let options = ReadOptions::new().keep_blocks(keep_blocks);
-            let m = systemds::read_with(&golden(name), &options)
+            let m = systemds::read_with(golden(name), &options)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(m.shape(), (rows, cols), "{name}");
             assert_eq!(cells(&m), text_cells(name, rows, cols), "{name}");
@@ -117,7 +117,7 @@ fn with_sync_of(golden: &[u8], ours: &[u8]) -> Vec<u8> {
 fn matrices_we_write_are_the_bytes_systemds_wrote() {
     let dir = scratch("write");
     for (name, ..) in MATRICES {
-        let m = systemds::read(&golden(name)).unwrap();
+        let m = systemds::read(golden(name)).unwrap();
         let out = dir.join(name);
         systemds::write(&out, &m).unwrap();
         let ours = std::fs::read(&out).unwrap();
@@ -148,7 +148,7 @@ fn matrices_we_write_are_the_bytes_systemds_wrote() {
 
 #[test]
 fn frames_read_with_names_and_strings_are_refused_by_name() {
-    let f = systemds::read(&golden("frame_bool_130")).unwrap();
+    let f = systemds::read(golden("frame_bool_130")).unwrap();
     assert_eq!(f.data_type(), DataType::Frame);
     assert_eq!(f.shape(), (130, 2));
     assert_eq!(f.labels(), ["C1", "C2"]);
@@ -171,7 +171,7 @@ fn frames_read_with_names_and_strings_are_refused_by_name() {
         ("frame_named", "name"),
         ("frame_2500", "C2"),
     ] {
-        let err = systemds::read(&golden(name)).unwrap_err();
+        let err = systemds::read(golden(name)).unwrap_err();
         assert!(matches!(err, Error::NotConvertible { .. }), "{name}: {err}");
         assert!(
             err.to_string().contains(&format!("{column:?} of strings")),
@@ -342,16 +342,16 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
 fn writing_needs_exact_doubles_and_a_matrix() {
     let dir = scratch("refuse");
     let big = Object::dense(1, 1, Values::I64(vec![(1 << 53) + 1])).unwrap();
-    let err = systemds::write(&dir.join("big"), &big).unwrap_err();
+    let err = systemds::write(dir.join("big"), &big).unwrap_err();
     assert!(matches!(err, Error::LossyConversion { .. }), "{err}");
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
-    let err = systemds::write(&dir.join("frame"), &frame).unwrap_err();
+    let err = systemds::write(dir.join("frame"), &frame).unwrap_err();
     assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
     assert!(!dir.join("big").exists() && !dir.join("frame").exists());
     // Integers that doubles hold exactly are fine, and -0.0 and NaN survive.
     let m = Object::dense(2, 2, Values::F64(vec![-0.0, f64::NAN, 3.0, 0.0])).unwrap();
-    systemds::write(&dir.join("m"), &m).unwrap();
-    let back = systemds::read(&dir.join("m")).unwrap();
+    systemds::write(dir.join("m"), &m).unwrap();
+    let back = systemds::read(dir.join("m")).unwrap();
     assert_eq!(back.get(0, 0).unwrap().bits(), (-0.0f64).to_bits());
     assert!(back.get(0, 1).unwrap().to::<f64>().unwrap().is_nan());
 }

@@ -5,11 +5,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::ValueEnum;
-use serde_daphne::io::{meta::write_sidecar, sidecar_path, write_atomically};
-use serde_daphne::{BlockPolicy, DataType, Dialect, Object, Options, ValueType};
+use serde_daphne::io::meta::{
+    daphne_types_as_csr, write_sidecar, write_sidecar_for, DAPHNE_SPARSITY_THRESHOLD,
+};
+use serde_daphne::io::{read_sidecar, sidecar_path};
+use serde_daphne::{BlockPolicy, DataType, Dialect, Object, Options, ValueType, Values};
 
 use crate::files::{read_objects, write_output};
-use serde_daphne::interop::binsparse::{self, Binsparse};
+use serde_daphne::interop::binsparse;
 use serde_daphne::interop::{futhark, npy, systemds};
 
 use crate::formats::{csv, mtx};
@@ -45,9 +48,14 @@ pub struct Args {
     /// Store each .dbdf block in the smallest value type that holds its values exactly.
     #[arg(long)]
     narrow: bool,
-    /// Write .dbdf (and CSV) in the spec's dialect or for DAPHNE's runtime.
+    /// Write .dbdf (and CSV) in the spec's dialect or for DAPHNE's runtime. For DAPHNE, a
+    /// CSR matrix DaphneDSL would type as dense is written dense unless --data-type csr.
     #[arg(long, value_enum)]
     dialect: Option<DialectArg>,
+    /// With --dialect daphne: write frame labels even where they would overflow DAPHNE's
+    /// frame reader (longer than 32 bytes x the columns from theirs to the last).
+    #[arg(long = "unguarded-labels")]
+    unguarded_labels: bool,
     /// Futhark output: write u8 matrices as Futhark bools (values must be 0 or 1).
     #[arg(long = "futhark-bool")]
     futhark_bool: bool,
@@ -90,17 +98,6 @@ fn parse_binsparse_format(text: &str) -> Result<binsparse::Format, String> {
     })
 }
 
-/// Whether a Binsparse path is an HDF5 file (else an NPZ archive).
-fn is_hdf5(path: &Path) -> bool {
-    matches!(
-        path.extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_lowercase)
-            .as_deref(),
-        Some("h5" | "hdf5")
-    )
-}
-
 #[derive(Clone, Copy, ValueEnum)]
 enum DataTypeArg {
     Dense,
@@ -123,12 +120,9 @@ enum DialectArg {
 }
 
 fn parse_value_type(text: &str) -> Result<ValueType, String> {
-    ValueType::ALL
-        .into_iter()
-        .find(|vt| vt.name() == text)
-        .ok_or_else(|| {
-            format!("{text:?} is not one of u8, u16, u32, u64, i8, i16, i32, i64, f32, f64")
-        })
+    ValueType::from_name(text).ok_or_else(|| {
+        format!("{text:?} is not one of u8, u16, u32, u64, i8, i16, i32, i64, f32, f64")
+    })
 }
 
 fn parse_tile(text: &str) -> Result<(u32, u32), String> {
@@ -174,20 +168,6 @@ fn format_of(path: &Path, given: Option<Format>, role: &str) -> Result<Format, F
     }
 }
 
-fn read_binsparse(path: &Path) -> Result<Binsparse, Failure> {
-    if is_hdf5(path) {
-        #[cfg(feature = "hdf5")]
-        return binsparse::read_h5(path).map_err(|e| Failure::at(path, e));
-        #[cfg(not(feature = "hdf5"))]
-        return Err(Failure::at(path, NO_HDF5));
-    }
-    let bytes = std::fs::read(path).map_err(|e| Failure::at(path, e))?;
-    binsparse::read_npz(&bytes).map_err(|e| Failure::at(path, e))
-}
-
-#[cfg(not(feature = "hdf5"))]
-const NO_HDF5: &str = "this dbdf was built without HDF5 (cargo feature hdf5); use .bsp.npz";
-
 /// The objects of the input, and the Binsparse format and attributes when it is Binsparse.
 type Input = (
     Vec<Object>,
@@ -204,7 +184,7 @@ fn read_input(path: &Path, format: Format, keep_blocks: bool) -> Result<Input, F
         return Ok((vec![object], None));
     }
     if format == Format::Binsparse {
-        let read = read_binsparse(path)?;
+        let read = binsparse::read(path).map_err(|e| Failure::at(path, e))?;
         return Ok((vec![read.object], Some((read.format, read.attributes))));
     }
     read_others(path, format).map(|objects| (objects, None))
@@ -213,7 +193,6 @@ fn read_input(path: &Path, format: Format, keep_blocks: bool) -> Result<Input, F
 fn read_others(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
     let fail = |e: String| Failure::at(path, e);
     let text = || std::fs::read_to_string(path).map_err(|e| Failure::at(path, e));
-    let bytes = || std::fs::read(path).map_err(|e| Failure::at(path, e));
     Ok(match format {
         Format::Dbdf => read_objects(path, &Options::new())?
             .0
@@ -222,17 +201,46 @@ fn read_others(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
             .collect(),
         Format::Mtx => vec![mtx::read(&text()?).map_err(fail)?],
         Format::Csv => {
-            let meta = sidecar_path(path);
-            let sidecar = match std::fs::read_to_string(&meta) {
-                Ok(json) => Some(csv::parse_sidecar(&json).map_err(|e| Failure::at(&meta, e))?),
-                Err(_) => None,
-            };
-            vec![csv::read(&text()?, sidecar.as_ref()).map_err(fail)?]
+            let sidecar = read_sidecar(path).map_err(|e| Failure::at(path, e))?;
+            let file = std::fs::File::open(path).map_err(|e| Failure::at(path, e))?;
+            let input = std::io::BufReader::with_capacity(1 << 20, file);
+            vec![csv::read(input, sidecar.as_ref()).map_err(fail)?]
         }
-        Format::Npy => vec![npy::read(&bytes()?).map_err(|e| Failure::at(path, e))?],
-        Format::Futhark => futhark::read(&bytes()?).map_err(|e| Failure::at(path, e))?,
+        Format::Npy => vec![npy::read(path).map_err(|e| Failure::at(path, e))?],
+        Format::Futhark => futhark::read(path).map_err(|e| Failure::at(path, e))?,
         Format::Binsparse | Format::Systemds => unreachable!("read by read_input"),
     })
+}
+
+/// A CSR matrix DaphneDSL would type as dense (denser than DAPHNE's sparsity threshold, or
+/// without cells) becomes a DenseMatrix, which is what `readMatrix` will ask the file for;
+/// when the user asked for CSR explicitly it stays, with a warning saying what follows.
+fn for_daphne_dsl(object: &mut Object, explicit: bool, output: &Path) -> Result<(), Failure> {
+    let ((rows, cols), nnz) = (object.shape(), object.nnz());
+    if object.data_type() != DataType::CsrMatrix || daphne_types_as_csr(rows, cols, nnz) {
+        return Ok(());
+    }
+    if !explicit {
+        return retype(object, DataType::DenseMatrix).map_err(|e| Failure::at(output, e));
+    }
+    let density = match rows * cols {
+        0 => "no cells".to_owned(),
+        cells => format!("density {:.3}", nnz as f64 / cells as f64),
+    };
+    eprintln!(
+        "dbdf: {}: warning: DaphneDSL's readMatrix types this {rows} x {cols} CSR matrix \
+         ({density}, not below {DAPHNE_SPARSITY_THRESHOLD}) as dense and will fail on it; \
+         DAPHNE's C++ reader reads it as CSR",
+        output.display()
+    );
+    Ok(())
+}
+
+/// Changes a matrix's data type in place (only its header changes; no copy of the blocks).
+fn retype(object: &mut Object, data_type: DataType) -> serde_daphne::Result<()> {
+    let placeholder = Object::dense(0, 0, Values::U8(Vec::new()))?;
+    *object = std::mem::replace(object, placeholder).with_data_type(data_type)?;
+    Ok(())
 }
 
 /// Runs `convert`.
@@ -251,13 +259,15 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                 DataTypeArg::Dense => DataType::DenseMatrix,
                 DataTypeArg::Csr => DataType::CsrMatrix,
             };
-            *object = object
-                .clone()
-                .with_data_type(data_type)
-                .map_err(|e| Failure::at(&args.input, e))?;
+            retype(object, data_type).map_err(|e| Failure::at(&args.input, e))?;
         }
     }
     let daphne = matches!(args.dialect, Some(DialectArg::Daphne));
+    if daphne && to == Format::Dbdf {
+        for object in &mut objects {
+            for_daphne_dsl(object, args.data_type.is_some(), &args.output)?;
+        }
+    }
     let output = &args.output;
     let single = |what: &str| -> Result<&Object, Failure> {
         match &objects[..] {
@@ -285,11 +295,14 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                 .then(|| objects.first().and_then(|o| o.blocks().first()))
                 .flatten()
                 .map(|b| (b.place.rows.max(1), b.place.cols.max(1)));
-            if let Some((r, c)) = args.tile.or(kept) {
+            // (For DAPHNE there are no tiles: the runtime dialect has one block per object.)
+            if let Some((r, c)) = args.tile.or(kept.filter(|_| !daphne)) {
                 options = options.tile(r, c);
             }
             if daphne {
-                options = options.dialect(Dialect::Runtime);
+                options = options
+                    .dialect(Dialect::Runtime)
+                    .guard_daphne_labels(!args.unguarded_labels);
             }
             // Kept SystemDS blocks with no .dbdf option asking otherwise go out as they are,
             // without a second copy of the matrix.
@@ -312,11 +325,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                 Ok(())
             })?;
             if daphne && to_file {
-                match &objects[..] {
-                    [one] => write_sidecar(output, one.header()),
-                    _ => Ok(()),
-                }
-                .map_err(|e| remove_and_fail(output, e))?;
+                write_sidecar_for(output).map_err(|e| remove_and_fail(output, e))?;
             }
         }
         Format::Mtx => {
@@ -328,7 +337,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
         Format::Npy => {
             let object = single(".npy")?;
             write_output(output, |w| {
-                npy::write(object, w).map_err(|e| Failure::at(&args.input, e))
+                npy::to_writer(w, object).map_err(|e| Failure::at(&args.input, e))
             })?;
         }
         Format::Futhark => {
@@ -337,7 +346,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                 .f16(args.futhark_f16)
                 .matrices(args.futhark_matrices);
             write_output(output, |w| {
-                futhark::write(w, &objects, &options).map_err(|e| Failure::at(&args.input, e))
+                futhark::to_writer(w, &objects, &options).map_err(|e| Failure::at(&args.input, e))
             })?;
         }
         Format::Binsparse => {
@@ -348,6 +357,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                 None => (None, serde_json::Map::new()),
             };
             let mut options = binsparse::WriteOptions::new()
+                .attributes(attributes)
                 .index_type(args.index_type.unwrap_or(ValueType::U64))
                 .iso(args.iso)
                 .bint8(args.bint8)
@@ -358,15 +368,13 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
             if let Some(format) = args.binsparse_format.or(source_format) {
                 options = options.format(format);
             }
-            if is_hdf5(output) {
-                #[cfg(feature = "hdf5")]
-                binsparse::write_h5(output, object, &attributes, &options)
+            if binsparse::is_hdf5(output) {
+                // HDF5 is a file format: no streaming to standard output.
+                binsparse::write_with(output, object, &options)
                     .map_err(|e| Failure::at(output, e))?;
-                #[cfg(not(feature = "hdf5"))]
-                return Err(Failure::at(output, NO_HDF5));
             } else {
                 write_output(output, |w| {
-                    binsparse::write_npz(w, object, &attributes, &options)
+                    binsparse::to_writer(w, object, &options)
                         .map_err(|e| Failure::at(&args.input, e))
                 })?;
             }
@@ -390,12 +398,15 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
                 csv::write(object, w, daphne).map_err(|e| Failure::at(&args.input, e))
             })?;
             if to_file {
-                let json = csv::sidecar_for(object);
-                write_atomically(&sidecar_path(output), |f| {
-                    std::io::Write::write_all(f, json.as_bytes())?;
-                    Ok(())
-                })
-                .map_err(|e| remove_and_fail(output, e))?;
+                match write_sidecar(output, object.header()) {
+                    // DAPHNE's sidecars name no 16-bit types: the CSV stands alone.
+                    Err(serde_daphne::Error::NotInDialect { what, .. }) => eprintln!(
+                        "dbdf: {}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so \
+                         the values read back as i64",
+                        output.display()
+                    ),
+                    other => other.map_err(|e| remove_and_fail(output, e))?,
+                }
             }
         }
     }

@@ -37,7 +37,8 @@ enum Command {
         /// The .dbdf file.
         file: PathBuf,
     },
-    /// Convert between .dbdf, .mtx (MatrixMarket), .csv and .npy.
+    /// Convert between .dbdf, .mtx (MatrixMarket), .csv, .npy, .fut (Futhark), Binsparse
+    /// (.bsp.npz, .bsp.h5) and SystemDS binary blocks.
     Convert(convert::Args),
     /// Picture a matrix's sparsity pattern in the terminal, or as a PNG with -o.
     Spy {

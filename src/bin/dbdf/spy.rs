@@ -92,26 +92,15 @@ pub fn run(file: &Path, width: Option<usize>, png: Option<&Path>) -> Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
-/// A grayscale PNG, its pixel data in stored (uncompressed) deflate blocks.
+/// A grayscale PNG: IHDR, one zlib-compressed IDAT (miniz_oxide), IEND, each with its
+/// CRC-32 (crc32fast), both crates the library already uses.
 fn encode_png(width: usize, height: usize, pixels: &[u8]) -> Vec<u8> {
     let mut raw = Vec::with_capacity((width + 1) * height);
-    for row in pixels.chunks(width) {
+    for row in pixels.chunks(width.max(1)) {
         raw.push(0); // no filter
         raw.extend_from_slice(row);
     }
-    let mut zlib = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
-    for (i, block) in blocks.iter().enumerate() {
-        zlib.push(u8::from(i + 1 == blocks.len()));
-        let len = block.len() as u16;
-        zlib.extend_from_slice(&len.to_le_bytes());
-        zlib.extend_from_slice(&(!len).to_le_bytes());
-        zlib.extend_from_slice(block);
-    }
-    if blocks.is_empty() {
-        zlib.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
-    }
-    zlib.extend_from_slice(&adler32(&raw).to_be_bytes());
+    let zlib = miniz_oxide::deflate::compress_to_vec_zlib(&raw, 6);
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
     let mut ihdr = Vec::new();
     ihdr.extend_from_slice(&(width as u32).to_be_bytes());
@@ -126,34 +115,10 @@ fn encode_png(width: usize, height: usize, pixels: &[u8]) -> Vec<u8> {
         let start = png.len();
         png.extend_from_slice(kind);
         png.extend_from_slice(data);
-        let crc = crc32(&png[start..]);
+        let crc = crc32fast::hash(&png[start..]);
         png.extend_from_slice(&crc.to_be_bytes());
     }
     png
-}
-
-fn adler32(data: &[u8]) -> u32 {
-    let (mut a, mut b) = (1u32, 0u32);
-    for &x in data {
-        a = (a + u32::from(x)) % 65_521;
-        b = (b + a) % 65_521;
-    }
-    (b << 16) | a
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xffff_ffffu32;
-    for &x in data {
-        crc ^= u32::from(x);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 #[cfg(test)]
@@ -161,8 +126,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn checksums_match_known_values() {
-        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
-        assert_eq!(adler32(b"Wikipedia"), 0x11e6_0398);
+    fn png_chunks_decode_to_the_pixels() {
+        let pixels = [0u8, 255, 128, 7, 8, 9];
+        let png = encode_png(3, 2, &pixels);
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        // IHDR: 13 bytes, 3 x 2, 8-bit grayscale.
+        assert_eq!(&png[8..16], b"\0\0\0\x0dIHDR");
+        assert_eq!(&png[16..29], &[0, 0, 0, 3, 0, 0, 0, 2, 8, 0, 0, 0, 0]);
+        let idat_len = u32::from_be_bytes(png[33..37].try_into().unwrap()) as usize;
+        assert_eq!(&png[37..41], b"IDAT");
+        let raw = miniz_oxide::inflate::decompress_to_vec_zlib(&png[41..41 + idat_len]).unwrap();
+        assert_eq!(raw, [0, 0, 255, 128, 0, 7, 8, 9]);
+        // Every PNG ends with the same IEND chunk, CRC included (PNG specification).
+        assert_eq!(&png[png.len() - 12..], b"\0\0\0\0IEND\xae\x42\x60\x82");
     }
 }

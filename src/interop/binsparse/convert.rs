@@ -1,9 +1,10 @@
 //! Binsparse arrays to DAPHNE objects and back: index checks, orientation, structures.
 
-use super::{element_error, invalid, refuse, Array, Format, ValueKind};
+use super::{element_error, Array, Format, ValueKind, BINSPARSE};
 use crate::error::{Error, Result};
+use crate::interop::input::not_in_daphne;
 use crate::interop::npy::transpose;
-use crate::interop::zeros;
+use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::Object;
 use crate::wire::element::Element;
 use crate::wire::values::{with_value_type, with_values};
@@ -18,7 +19,7 @@ pub(super) fn values_as(array: Array, kind: ValueKind, expected: u64) -> Result<
         offset,
     } = array;
     if values.len() as u64 != expected {
-        return Err(invalid(format!(
+        return Err(BINSPARSE.error(format!(
             "{name} has {} elements, the descriptor implies {expected}",
             values.len()
         )));
@@ -31,7 +32,7 @@ pub(super) fn values_as(array: Array, kind: ValueKind, expected: u64) -> Result<
             Values::U8(v) => v,
             Values::I8(v) => v.into_iter().map(|x| x as u8).collect(),
             other => {
-                return Err(invalid(format!(
+                return Err(BINSPARSE.error(format!(
                     "{name} is bint8 in the descriptor but {} in the file",
                     other.value_type()
                 )))
@@ -102,7 +103,7 @@ fn indices(array: &Array, bound: u64, what: &str) -> Result<Vec<usize>> {
         Values::I16(v) => check!(v),
         Values::I32(v) => check!(v),
         Values::I64(v) => check!(v),
-        Values::F32(_) | Values::F64(_) => Err(invalid(format!(
+        Values::F32(_) | Values::F64(_) => Err(BINSPARSE.error(format!(
             "{} holds floating-point numbers, not indices",
             array.name
         ))),
@@ -117,7 +118,7 @@ fn dim(shape: &[u64], k: usize) -> u64 {
 /// `nnz`.
 fn pointers(array: &Array, len: u64, nnz: u64) -> Result<Vec<usize>> {
     if array.values.len() as u64 != len + 1 {
-        return Err(invalid(format!(
+        return Err(BINSPARSE.error(format!(
             "{} has {} elements, {} expected",
             array.name,
             array.values.len(),
@@ -165,19 +166,9 @@ fn pointers_from_sorted(
             ));
         }
     }
-    let mut ptr = zeros(len as usize + 1)?;
-    for &m in major {
-        ptr[m + 1] += 1;
-    }
-    prefix_sum(&mut ptr);
-    Ok(ptr)
-}
-
-/// Turns per-slot counts (shifted by one) into start offsets.
-fn prefix_sum(ptr: &mut [usize]) {
-    for i in 1..ptr.len() {
-        ptr[i] += ptr[i - 1];
-    }
+    let mut counts = RowCounts::new(len as usize)?;
+    major.iter().for_each(|&m| counts.add(m));
+    Ok(counts.into_offsets())
 }
 
 /// Compressed arrays over the major dimension.
@@ -192,35 +183,27 @@ struct Compressed {
 impl Compressed {
     /// The same matrix compressed over the other dimension (entries stay sorted).
     fn transposed(self) -> Result<Compressed> {
-        let mut ptr = zeros(self.minor as usize + 1)?;
-        for &i in &self.idx {
-            ptr[i + 1] += 1;
-        }
-        prefix_sum(&mut ptr);
-        let mut next = ptr.clone();
-        let mut idx = vec![0usize; self.idx.len()];
-        let mut order = vec![0usize; self.idx.len()];
+        let mut counts = RowCounts::new(self.minor as usize)?;
+        self.idx.iter().for_each(|&i| counts.add(i));
+        // Each entry goes to row `idx` of the transpose, keeping its position `k` to permute
+        // the values by.
+        let mut fill = CsrFill::<usize>::new(counts.into_offsets())?;
         for m in 0..self.major as usize {
             for k in self.ptr[m]..self.ptr[m + 1] {
-                let slot = &mut next[self.idx[k]];
-                idx[*slot] = m;
-                order[*slot] = k;
-                *slot += 1;
+                fill.push(self.idx[k], m, k);
             }
         }
+        let (ptr, idx, order) = fill
+            .finish()
+            .ok_or_else(|| BINSPARSE.error("internal: uneven transpose"))?;
         Ok(Compressed {
             major: self.minor,
             minor: self.major,
             ptr,
             idx,
-            values: permute(&self.values, &order),
+            values: self.values.permuted(&order),
         })
     }
-}
-
-/// `values[order[0]], values[order[1]], ...`
-fn permute(values: &Values, order: &[usize]) -> Values {
-    with_values!(values, v => Element::into_values(order.iter().map(|&k| v[k]).collect()))
 }
 
 /// A DAPHNE object from a format's index arrays (in [`Format::arrays`] order, without the
@@ -235,11 +218,11 @@ pub(super) fn build(
     let (rows, cols) = (dim(shape, 0), dim(shape, 1));
     let dense = |values: Values| {
         if u128::from(rows) * u128::from(cols) != u128::from(nnz) {
-            return Err(invalid(format!(
+            return Err(BINSPARSE.error(format!(
                 "a dense {rows} x {cols} matrix with {nnz} stored values"
             )));
         }
-        Object::dense(rows, cols, values).map_err(|e| invalid(e.to_string()))
+        Object::dense(rows, cols, values).map_err(|e| BINSPARSE.error(e.to_string()))
     };
     let column_major = matches!(format, Format::Csc | Format::Dcsc | Format::Cooc);
     let (major, minor) = if column_major {
@@ -250,7 +233,7 @@ pub(super) fn build(
     let last = arrays.last();
     if let Some(last) = last.filter(|_| !format.is_dense()) {
         if last.values.len() as u64 != nnz {
-            return Err(invalid(format!(
+            return Err(BINSPARSE.error(format!(
                 "{} has {} elements, number_of_stored_values is {nnz}",
                 last.name,
                 last.values.len()
@@ -281,21 +264,19 @@ pub(super) fn build(
             let short = pointers(p1, outer.len() as u64, nnz)?;
             let idx = indices(i1, minor, "index")?;
             check_sorted(i1, &short, &idx)?;
-            let mut ptr = zeros(major as usize + 1)?;
+            let mut counts = RowCounts::new(major as usize)?;
             for (j, &m) in outer.iter().enumerate() {
-                ptr[m + 1] = short[j + 1] - short[j];
+                counts.add_n(m, short[j + 1] - short[j]);
             }
-            prefix_sum(&mut ptr);
-            (ptr, idx)
+            (counts.into_offsets(), idx)
         }
         (Format::Coo | Format::Coor | Format::Cooc, [i0, i1]) => {
             let outer = indices(i0, major, "index")?;
             let idx = indices(i1, minor, "index")?;
             if outer.len() != idx.len() {
-                return Err(invalid(format!(
-                    "{} and {} differ in length",
-                    i0.name, i1.name
-                )));
+                return Err(
+                    BINSPARSE.error(format!("{} and {} differ in length", i0.name, i1.name))
+                );
             }
             (pointers_from_sorted(&outer, &idx, major, (i0, i1))?, idx)
         }
@@ -313,7 +294,8 @@ pub(super) fn build(
     } else {
         compressed
     };
-    Object::csr(rows, cols, csr.ptr, csr.idx, csr.values).map_err(|e| invalid(e.to_string()))
+    Object::csr(rows, cols, csr.ptr, csr.idx, csr.values)
+        .map_err(|e| BINSPARSE.error(e.to_string()))
 }
 
 /// The mirror of a stored value: itself, or its negation for skew-symmetric structures.
@@ -341,16 +323,16 @@ pub(super) fn apply_structure(object: Object, structure: &str) -> Result<Object>
         "skew_symmetric_lower" => (true, true),
         "skew_symmetric_upper" => (true, false),
         "hermitian_lower" | "hermitian_upper" => {
-            return Err(refuse(
+            return Err(not_in_daphne(
                 format!("a matrix with the structure {structure}"),
                 "Hermitian matrices are complex; DAPHNE has no complex value types",
             ))
         }
-        other => return Err(invalid(format!("unknown structure {other:?}"))),
+        other => return Err(BINSPARSE.error(format!("unknown structure {other:?}"))),
     };
     let (rows, cols) = object.shape();
     if rows != cols {
-        return Err(invalid(format!(
+        return Err(BINSPARSE.error(format!(
             "a {rows} x {cols} matrix with the structure {structure}"
         )));
     }
@@ -361,7 +343,7 @@ pub(super) fn apply_structure(object: Object, structure: &str) -> Result<Object>
         .expect("Binsparse builds matrices");
     let mirrored = |v: Value, r: usize, c: usize| {
         mirror(v, skew).ok_or_else(|| {
-            invalid(format!(
+            BINSPARSE.error(format!(
                 "the value {v} at ({r}, {c}) has no negation in {vt} for {structure}"
             ))
         })
@@ -381,42 +363,51 @@ pub(super) fn apply_structure(object: Object, structure: &str) -> Result<Object>
     }
     let parts = with_value_type!(vt, T => object.csr_parts::<T>().map(|p| (p.row_offsets, p.col_indices, T::into_values(p.values))))?;
     let (ptr, idx, values) = parts;
-    // (row, column, stored index, mirrored?) of every cell, then sorted into rows.
-    let mut cells = Vec::with_capacity(2 * idx.len());
+    // Every stored cell, and its mirror image across the diagonal, placed by row; each
+    // entry keeps its stored index `k` and whether it is mirrored, as `2k + mirrored`.
+    let mut counts = RowCounts::new(rows as usize)?;
     for r in 0..rows as usize {
-        for (k, &c) in idx.iter().enumerate().take(ptr[r + 1]).skip(ptr[r]) {
+        for &c in &idx[ptr[r]..ptr[r + 1]] {
             if !stored_side(r, c) {
-                return Err(invalid(format!(
+                return Err(BINSPARSE.error(format!(
                     "the entry ({r}, {c}) is outside the {} triangle that {structure} stores",
                     if lower { "lower" } else { "upper" }
                 )));
             }
-            cells.push((r, c, k, false));
+            counts.add(r);
             if r != c {
-                cells.push((c, r, k, true));
+                counts.add(c);
             }
         }
     }
-    cells.sort_unstable_by_key(|&(r, c, ..)| (r, c));
+    let mut fill = CsrFill::<usize>::new(counts.into_offsets())?;
+    for r in 0..rows as usize {
+        for (k, &c) in idx.iter().enumerate().take(ptr[r + 1]).skip(ptr[r]) {
+            fill.push(r, c, 2 * k);
+            if r != c {
+                fill.push(c, r, 2 * k + 1);
+            }
+        }
+    }
+    let (new_ptr, new_idx, entries) = fill
+        .finish()
+        .ok_or_else(|| BINSPARSE.error("internal: uneven structure expansion"))?;
     let mut out = Values::new(vt);
-    let mut new_ptr = zeros(rows as usize + 1)?;
-    let mut new_idx = Vec::with_capacity(cells.len());
-    for &(r, c, k, flip) in &cells {
-        let v = values.get(k).expect("in range");
-        out.push(if flip { mirrored(v, c, r)? } else { v });
-        new_ptr[r + 1] += 1;
-        new_idx.push(c);
+    for r in 0..rows as usize {
+        for (&entry, &c) in entries[new_ptr[r]..new_ptr[r + 1]]
+            .iter()
+            .zip(&new_idx[new_ptr[r]..new_ptr[r + 1]])
+        {
+            let v = values.get(entry / 2).expect("in range");
+            // A mirrored entry at (r, c) was stored at (c, r).
+            out.push(if entry % 2 == 1 {
+                mirrored(v, c, r)?
+            } else {
+                v
+            });
+        }
     }
-    prefix_sum(&mut new_ptr);
     Object::csr(rows, cols, new_ptr, new_idx, out)
-}
-
-fn not_writable(what: String, reason: impl Into<String>) -> Error {
-    Error::NotConvertible {
-        what,
-        to: "Binsparse",
-        reason: reason.into(),
-    }
 }
 
 /// Index values as an array of `index_type`.
@@ -424,7 +415,7 @@ fn index_array(values: &[usize], index_type: ValueType, name: &str) -> Result<Va
     let max = values.iter().copied().max().unwrap_or(0);
     let fits = Value::U64(max as u64).convert(index_type).is_some();
     if !fits || matches!(index_type, ValueType::F32 | ValueType::F64) {
-        return Err(not_writable(
+        return Err(BINSPARSE.cannot_hold(
             format!("the {name} value {max}"),
             format!("it does not fit the index type {index_type}: choose a wider one"),
         ));
@@ -441,15 +432,15 @@ pub(super) fn split(
     index_type: ValueType,
 ) -> Result<(Vec<u64>, Vec<Values>)> {
     if object.data_type() == DataType::Frame {
-        return Err(not_writable(
-            "a Frame".into(),
+        return Err(BINSPARSE.cannot_hold(
+            "a Frame",
             "Binsparse stores matrices of one value type; convert each column on its own",
         ));
     }
     let (rows, cols) = object.shape();
     let shape = if format.is_vector() {
         if cols != 1 {
-            return Err(not_writable(
+            return Err(BINSPARSE.cannot_hold(
                 format!("a {rows} x {cols} matrix as {format}"),
                 "vectors are n x 1 matrices",
             ));

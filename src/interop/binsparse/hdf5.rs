@@ -8,24 +8,20 @@ use h5::types::{
     FixedAscii, FixedUnicode, FloatSize, IntSize, TypeDescriptor, VarLenAscii, VarLenUnicode,
 };
 use hdf5_metno as h5;
-use serde_json::{Map, Value as Json};
 
 use super::{decode, encode, Array, Binsparse, WriteOptions};
 use crate::error::{Error, Result};
+use crate::interop::input::Foreign;
 use crate::model::Object;
-use crate::options::Options;
 use crate::wire::values::with_values;
 use crate::wire::{Element, Values};
 
 /// The longest fixed-length descriptor string read.
+const HDF5: Foreign = Foreign("Binsparse (HDF5)");
 const FIXED_MAX: usize = 1 << 16;
 
 fn h5_error(path: &Path, what: &str, e: h5::Error) -> Error {
-    Error::ForeignInput {
-        format: "Binsparse (HDF5)",
-        offset: None,
-        message: format!("{}: {what}: {e}", path.display()),
-    }
+    HDF5.error(format!("{}: {what}: {e}", path.display()))
 }
 
 fn descriptor(file: &h5::File, path: &Path) -> Result<String> {
@@ -45,13 +41,9 @@ fn descriptor(file: &h5::File, path: &Path) -> Result<String> {
             .to_string(),
         TypeDescriptor::VarLenAscii => attr.read_scalar::<VarLenAscii>().map_err(read)?.to_string(),
         TypeDescriptor::FixedAscii(n) | TypeDescriptor::FixedUnicode(n) if n > FIXED_MAX => {
-            return Err(Error::ForeignInput {
-                format: "Binsparse (HDF5)",
-                offset: None,
-                message: format!(
-                    "the binsparse attribute is a {n}-byte string (at most {FIXED_MAX})"
-                ),
-            })
+            return Err(HDF5.error(format!(
+                "the binsparse attribute is a {n}-byte string (at most {FIXED_MAX})"
+            )))
         }
         TypeDescriptor::FixedAscii(_) => attr
             .read_scalar::<FixedAscii<FIXED_MAX>>()
@@ -62,11 +54,7 @@ fn descriptor(file: &h5::File, path: &Path) -> Result<String> {
             .map_err(read)?
             .to_string(),
         other => {
-            return Err(Error::ForeignInput {
-                format: "Binsparse (HDF5)",
-                offset: None,
-                message: format!("the binsparse attribute is {other}, not a string"),
-            })
+            return Err(HDF5.error(format!("the binsparse attribute is {other}, not a string")))
         }
     })
 }
@@ -75,15 +63,11 @@ fn read_dataset(file: &h5::File, path: &Path, name: &str) -> Result<Array> {
     let fail = |e| h5_error(path, &format!("the dataset {name}"), e);
     let dataset = file.dataset(name).map_err(fail)?;
     if dataset.ndim() != 1 {
-        return Err(Error::ForeignInput {
-            format: "Binsparse (HDF5)",
-            offset: None,
-            message: format!(
-                "{}: {name} has shape {:?}; Binsparse arrays are 1-D",
-                path.display(),
-                dataset.shape()
-            ),
-        });
+        return Err(HDF5.error(format!(
+            "{}: {name} has shape {:?}; Binsparse arrays are 1-D",
+            path.display(),
+            dataset.shape()
+        )));
     }
     let kind = dataset
         .dtype()
@@ -106,11 +90,10 @@ fn read_dataset(file: &h5::File, path: &Path, name: &str) -> Result<Array> {
         TypeDescriptor::Float(FloatSize::U4) => raw!(f32),
         TypeDescriptor::Float(FloatSize::U8) => raw!(f64),
         other => {
-            return Err(Error::ForeignInput {
-                format: "Binsparse (HDF5)",
-                offset: None,
-                message: format!("{}: {name} holds {other}, not numbers", path.display()),
-            })
+            return Err(HDF5.error(format!(
+                "{}: {name} holds {other}, not numbers",
+                path.display()
+            )))
         }
     };
     Ok(Array {
@@ -120,43 +103,21 @@ fn read_dataset(file: &h5::File, path: &Path, name: &str) -> Result<Array> {
     })
 }
 
-/// Reads a Binsparse matrix from an HDF5 file, allowing the matrix the default
-/// [`Options::max_alloc`] of memory beyond the file's size.
-///
-/// # Errors
-/// As [`read_h5_with`].
-pub fn read_h5(path: &Path) -> Result<Binsparse> {
-    read_h5_with(path, &Options::new())
-}
-
-/// Reads a Binsparse matrix from an HDF5 file, allowing the matrix `options.get_max_alloc()`
-/// bytes of memory beyond the file's size.
-///
-/// # Errors
-/// [`Error::ForeignInput`] naming the file and dataset for a malformed file, array or
-/// descriptor; [`Error::NotConvertible`] for what DAPHNE cannot hold (as
-/// [`super::read_npz`]); [`Error::AllocationLimit`].
-pub fn read_h5_with(path: &Path, options: &Options) -> Result<Binsparse> {
+/// Reads a Binsparse matrix from an HDF5 file, allowing it `max_alloc` bytes of memory
+/// beyond the file's size.
+pub(super) fn read(path: &Path, max_alloc: u64) -> Result<Binsparse> {
     let len = std::fs::metadata(path)?.len();
     let file = h5::File::open(path).map_err(|e| h5_error(path, "cannot open as HDF5", e))?;
     let text = descriptor(&file, path)?;
-    decode(&text, len, options.get_max_alloc(), |name| {
+    decode(&text, len, max_alloc, |name| {
         read_dataset(&file, path, name)
     })
 }
 
 /// Writes `object` as a Binsparse HDF5 file, atomically (a temporary file renamed into
 /// place).
-///
-/// # Errors
-/// As [`super::write_npz`], and HDF5 library errors.
-pub fn write_h5(
-    path: &Path,
-    object: &Object,
-    attributes: &Map<String, Json>,
-    options: &WriteOptions,
-) -> Result<()> {
-    let (text, arrays) = encode(object, attributes, options)?;
+pub(super) fn write(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
+    let (text, arrays) = encode(object, options)?;
     let temp = crate::io::temporary_path(path);
     let written = (|| {
         let fail = |e| h5_error(path, "writing", e);

@@ -18,14 +18,15 @@
 //!
 //! let m = Object::csr(2, 3, vec![0, 1, 2], vec![2, 0], Values::F64(vec![1.5, -2.0]))?;
 //! let options = WriteOptions::new().format(Format::Coor);
-//! let npz = binsparse::to_npz(&m, &Default::default(), &options)?;
-//! let back = binsparse::read_npz(&npz)?;
+//! let npz = binsparse::to_vec(&m, &options)?;
+//! let back = binsparse::from_slice(&npz)?;
 //! assert_eq!(back.format, Format::Coor);
 //! assert_eq!(back.object.csr_parts::<f64>()?.values, [1.5, -2.0]);
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
 mod convert;
+mod files;
 #[cfg(feature = "hdf5")]
 mod hdf5;
 mod npz;
@@ -33,14 +34,17 @@ mod npz;
 use serde_json::{Map, Value as Json};
 
 use crate::error::{Error, Result};
+use crate::interop::input::{not_in_daphne, Foreign};
 use crate::model::Object;
+use crate::options::check_alloc;
 use crate::wire::{ValueType, Values};
 
-#[cfg(feature = "hdf5")]
-pub use self::hdf5::{read_h5, read_h5_with, write_h5};
-pub use self::npz::{read_npz, read_npz_with, to_npz, write_npz};
+pub use self::files::{
+    from_slice, from_slice_with, is_hdf5, read, read_with, to_vec, to_writer, write, write_with,
+    ReadOptions,
+};
 
-const FORMAT: &str = "Binsparse";
+const BINSPARSE: Foreign = Foreign("Binsparse");
 
 /// A Binsparse matrix read into DAPHNE's object model.
 #[derive(Clone, Debug, PartialEq)]
@@ -213,6 +217,7 @@ pub struct WriteOptions {
     iso: bool,
     bint8: bool,
     version: Version,
+    attributes: Map<String, Json>,
 }
 
 impl Default for WriteOptions {
@@ -223,6 +228,7 @@ impl Default for WriteOptions {
             iso: false,
             bint8: false,
             version: Version::V0_1,
+            attributes: Map::new(),
         }
     }
 }
@@ -264,10 +270,17 @@ impl WriteOptions {
         self
     }
 
+    /// Entries to write beside the `binsparse` key of the descriptor (user attributes, as
+    /// [`Binsparse::attributes`] reads them).
+    pub fn attributes(mut self, attributes: Map<String, Json>) -> Self {
+        self.attributes = attributes;
+        self
+    }
+
     /// The format this writes `object` in.
     pub fn format_for(&self, object: &Object) -> Format {
         self.format.unwrap_or(match object.data_type() {
-            crate::DataType::CsrMatrix => Format::Csr,
+            crate::codes::DataType::CsrMatrix => Format::Csr,
             _ => Format::Dmat,
         })
     }
@@ -305,26 +318,10 @@ fn element_error(
     k: usize,
     message: impl std::fmt::Display,
 ) -> Error {
-    Error::ForeignInput {
-        format: FORMAT,
-        offset: offset.map(|o| (o + k * size) as u64),
-        message: format!("{name}[{k}]: {message}"),
-    }
-}
-
-fn invalid(message: impl Into<String>) -> Error {
-    Error::ForeignInput {
-        format: FORMAT,
-        offset: None,
-        message: message.into(),
-    }
-}
-
-fn refuse(what: impl Into<String>, reason: impl Into<String>) -> Error {
-    Error::NotConvertible {
-        what: what.into(),
-        to: "DAPHNE",
-        reason: reason.into(),
+    let message = format!("{name}[{k}]: {message}");
+    match offset {
+        Some(o) => BINSPARSE.at(o + k * size, message),
+        None => BINSPARSE.error(message),
     }
 }
 
@@ -373,7 +370,7 @@ fn parse_kind(array: &str, text: &str) -> Result<ValueKind> {
         None => (false, text),
     };
     if inner.starts_with("complex[") {
-        return Err(refuse(
+        return Err(not_in_daphne(
             format!("the {array} array of type {text}"),
             "DAPHNE has no complex value types",
         ));
@@ -386,7 +383,7 @@ fn parse_kind(array: &str, text: &str) -> Result<ValueKind> {
         });
     }
     let value_type = parse_type(inner).ok_or_else(|| {
-        invalid(format!(
+        BINSPARSE.error(format!(
             "the data type {text:?} of {array} is none of Binsparse's (uint8..uint64, \
              int8..int64, float32, float64, bint8, with iso[...] or complex[...])"
         ))
@@ -409,45 +406,48 @@ struct Descriptor {
     attributes: Map<String, Json>,
 }
 
+/// The descriptor's JSON as the spec lays it out: a `binsparse` object, and any other
+/// top-level keys (kept as attributes).
+#[derive(serde::Deserialize)]
+struct DescriptorJson {
+    binsparse: BinsparseJson,
+    #[serde(flatten)]
+    attributes: Map<String, Json>,
+}
+
+#[derive(serde::Deserialize)]
+struct BinsparseJson {
+    version: String,
+    shape: Vec<u64>,
+    number_of_stored_values: u64,
+    format: String,
+    custom: Option<Json>,
+    data_types: Map<String, Json>,
+    #[serde(default)]
+    fill: bool,
+    structure: Option<String>,
+}
+
 fn parse_descriptor(text: &str) -> Result<Descriptor> {
-    let json: Json = serde_json::from_str(text)
-        .map_err(|e| invalid(format!("the descriptor is not JSON: {e}")))?;
-    let Json::Object(mut top) = json else {
-        return Err(invalid("the descriptor is not a JSON object"));
-    };
-    let Some(Json::Object(bsp)) = top.remove("binsparse") else {
-        return Err(invalid("the descriptor has no \"binsparse\" object"));
-    };
-    let field = |key: &str| {
-        bsp.get(key)
-            .ok_or_else(|| invalid(format!("the descriptor has no \"{key}\"")))
-    };
-    match field("version")?.as_str() {
-        Some("0.1" | "0.1.0") => {}
-        other => {
-            return Err(invalid(format!(
-                "version {} (this crate reads 0.1 and 0.1.0)",
-                other.map_or_else(|| field("version").unwrap().to_string(), str::to_owned)
-            )))
-        }
+    let DescriptorJson {
+        binsparse: bsp,
+        attributes,
+    } = serde_json::from_str(text)
+        .map_err(|e| BINSPARSE.error(format!("the descriptor does not fit the spec: {e}")))?;
+    if !matches!(bsp.version.as_str(), "0.1" | "0.1.0") {
+        return Err(BINSPARSE.error(format!(
+            "version {} (this crate reads 0.1 and 0.1.0)",
+            bsp.version
+        )));
     }
-    let shape: Vec<u64> = field("shape")?
-        .as_array()
-        .and_then(|dims| dims.iter().map(Json::as_u64).collect())
-        .ok_or_else(|| invalid("\"shape\" is not a list of sizes"))?;
-    let nnz = field("number_of_stored_values")?
-        .as_u64()
-        .ok_or_else(|| invalid("\"number_of_stored_values\" is not a count"))?;
-    let name = field("format")?
-        .as_str()
-        .ok_or_else(|| invalid("\"format\" is not a string"))?;
+    let shape = bsp.shape;
     if shape.len() > 2 {
-        return Err(refuse(
+        return Err(not_in_daphne(
             format!("a tensor of shape {shape:?}"),
             "DAPHNE matrices have two dimensions",
         ));
     }
-    let format = match (Format::from_name(name), bsp.get("custom")) {
+    let format = match (Format::from_name(&bsp.format), &bsp.custom) {
         (Some(format), _) => format,
         (None, Some(custom)) => {
             let want_vector = shape.len() == 1;
@@ -456,35 +456,28 @@ fn parse_descriptor(text: &str) -> Result<Descriptor> {
                 .filter(|f| f.is_vector() == want_vector)
                 .find(|f| f.custom() == *custom)
                 .ok_or_else(|| {
-                    invalid(format!(
+                    BINSPARSE.error(format!(
                         "the custom format {custom} is none of the predefined formats' \
                          equivalents"
                     ))
                 })?
         }
-        (None, None) => return Err(invalid(format!("unknown format {name:?}"))),
+        (None, None) => return Err(BINSPARSE.error(format!("unknown format {:?}", bsp.format))),
     };
     if format.is_vector() != (shape.len() == 1) {
-        return Err(invalid(format!(
+        return Err(BINSPARSE.error(format!(
             "{format} needs a shape of {} dimension(s), not {shape:?}",
             if format.is_vector() { 1 } else { 2 }
         )));
     }
-    let data_types = match field("data_types")? {
-        Json::Object(types) => types.clone(),
-        _ => return Err(invalid("\"data_types\" is not an object")),
-    };
     Ok(Descriptor {
         format,
         shape,
-        nnz,
-        data_types,
-        fill: bsp.get("fill").and_then(Json::as_bool).unwrap_or(false),
-        structure: bsp
-            .get("structure")
-            .and_then(Json::as_str)
-            .map(str::to_owned),
-        attributes: top,
+        nnz: bsp.number_of_stored_values,
+        data_types: bsp.data_types,
+        fill: bsp.fill,
+        structure: bsp.structure,
+        attributes,
     })
 }
 
@@ -503,17 +496,17 @@ pub(crate) fn decode(
         d.data_types
             .get(name)
             .and_then(Json::as_str)
-            .ok_or_else(|| invalid(format!("\"data_types\" has no type for {name}")))
+            .ok_or_else(|| BINSPARSE.error(format!("\"data_types\" has no type for {name}")))
     };
     let values_kind = parse_kind("values", type_of("values")?)?;
     if values_kind.iso && d.format.is_dense() {
-        return Err(invalid(format!(
+        return Err(BINSPARSE.error(format!(
             "iso values in the dense format {} (iso is for sparse formats)",
             d.format
         )));
     }
     if d.shape.iter().any(|&n| n > u64::from(u32::MAX)) {
-        return Err(refuse(
+        return Err(not_in_daphne(
             format!("a matrix of shape {:?}", d.shape),
             format!(
                 "a matrix read from Binsparse is one DAPHNE block, at most {} rows and columns",
@@ -534,20 +527,14 @@ pub(crate) fn decode(
         let copies = if d.structure.is_some() { 2 } else { 1 };
         (rows + cols + 2) * 8 + u128::from(d.nnz) * (24 + size) * copies
     };
-    if needed > u128::from(input_len) + u128::from(max_alloc) {
-        return Err(Error::AllocationLimit {
-            offset: 0,
-            bytes: needed,
-            limit: max_alloc,
-        });
-    }
+    check_alloc(0, needed, input_len, max_alloc)?;
     if d.fill {
         let fill = fetch("fill_value")?;
         let kind = parse_kind("fill_value", type_of("fill_value")?)?;
         let fill = convert::values_as(fill, kind, 1)?;
         let zero = fill.get(0).is_some_and(|v| v.is_zero());
         if !zero {
-            return Err(refuse(
+            return Err(not_in_daphne(
                 format!(
                     "a matrix whose fill value is {}",
                     fill.get(0).map_or("missing".into(), |v| v.to_string())
@@ -563,7 +550,7 @@ pub(crate) fn decode(
             parse_type(index_type)
                 .filter(|t| !matches!(t, ValueType::F32 | ValueType::F64))
                 .ok_or_else(|| {
-                    invalid(format!(
+                    BINSPARSE.error(format!(
                         "{name} has the data type {index_type:?}, not an integer"
                     ))
                 })?;
@@ -592,7 +579,6 @@ pub(crate) fn decode(
 /// The descriptor and named arrays that store `object` with `options`.
 pub(crate) fn encode(
     object: &Object,
-    attributes: &Map<String, Json>,
     options: &WriteOptions,
 ) -> Result<(String, Vec<(&'static str, Values)>)> {
     let format = options.format_for(object);
@@ -625,7 +611,7 @@ pub(crate) fn encode(
     bsp.insert("shape".into(), shape.into());
     bsp.insert("number_of_stored_values".into(), nnz.into());
     bsp.insert("data_types".into(), Json::Object(data_types));
-    let mut top = attributes.clone();
+    let mut top = options.attributes.clone();
     top.insert("binsparse".into(), Json::Object(bsp));
     let text = serde_json::to_string_pretty(&Json::Object(top)).expect("JSON values serialize");
     Ok((text, arrays))

@@ -5,54 +5,37 @@
 
 use std::io::Write;
 
-use serde_json::{Map, Value as Json};
-
-use super::{decode, encode, invalid, Array, Binsparse, WriteOptions};
+use super::{decode, encode, Array, Binsparse, WriteOptions, BINSPARSE};
 use crate::error::Result;
 use crate::interop::npy;
 use crate::interop::zip::{members, ZipWriter};
 use crate::model::Object;
-use crate::options::Options;
 
 const DESCRIPTOR: &str = "binsparse.npy";
 
-/// Reads a Binsparse matrix from the bytes of an `.npz` archive, allowing the matrix the
-/// default [`Options::max_alloc`] of memory beyond the archive's size.
-///
-/// # Errors
-/// As [`read_npz_with`].
-pub fn read_npz(bytes: &[u8]) -> Result<Binsparse> {
-    read_npz_with(bytes, &Options::new())
-}
-
 /// Reads a Binsparse matrix from the bytes of an `.npz` archive, allowing the matrix
-/// `options.get_max_alloc()` bytes of memory beyond the archive's size.
-///
-/// # Errors
-/// [`crate::Error::ForeignInput`] with the byte offset for a malformed archive, array or
-/// descriptor (unsorted or out-of-range indices, wrong lengths); [`crate::Error::NotConvertible`]
-/// for what DAPHNE cannot hold (complex values, a non-zero fill value, Hermitian structures,
-/// more than two dimensions); [`crate::Error::AllocationLimit`] for a matrix that would take
-/// more memory than that.
-pub fn read_npz_with(bytes: &[u8], options: &Options) -> Result<Binsparse> {
-    let members = members(bytes, options.get_max_alloc())?;
+/// `max_alloc` bytes of memory beyond the archive's size.
+pub(super) fn read(bytes: &[u8], max_alloc: u64) -> Result<Binsparse> {
+    let members = members(bytes, max_alloc)?;
     let find = |name: &str| members.iter().find(|m| m.name == format!("{name}.npy"));
-    let descriptor = find("binsparse")
-        .ok_or_else(|| invalid("the archive has no binsparse.npy (not a Binsparse file)"))?;
+    let descriptor = find("binsparse").ok_or_else(|| {
+        BINSPARSE.error("the archive has no binsparse.npy (not a Binsparse file)")
+    })?;
     // Offsets of problems inside a member count from the archive's start where the member
     // is stored; inflated members have none to give.
-    let shift = |e: crate::Error, at: Option<usize>| match at {
+    let shift = |e: crate::error::Error, at: Option<usize>| match at {
         Some(at) => e.shifted(at),
         None => e.without_offset(),
     };
     let text = npy::parse(&descriptor.data)
         .and_then(|a| a.string())
         .map_err(|e| shift(e, descriptor.offset))?;
-    decode(&text, bytes.len() as u64, options.get_max_alloc(), |name| {
-        let member = find(name).ok_or_else(|| invalid(format!("the archive has no {name}.npy")))?;
+    decode(&text, bytes.len() as u64, max_alloc, |name| {
+        let member =
+            find(name).ok_or_else(|| BINSPARSE.error(format!("the archive has no {name}.npy")))?;
         let array = npy::parse(&member.data).map_err(|e| shift(e, member.offset))?;
         if array.shape.len() != 1 {
-            return Err(invalid(format!(
+            return Err(BINSPARSE.error(format!(
                 "{name}.npy has shape {:?}; Binsparse arrays are 1-D",
                 array.shape
             )));
@@ -65,19 +48,9 @@ pub fn read_npz_with(bytes: &[u8], options: &Options) -> Result<Binsparse> {
     })
 }
 
-/// Writes `object` as a Binsparse `.npz` archive (`attributes` go beside the `binsparse`
-/// key of the descriptor).
-///
-/// # Errors
-/// [`crate::Error::NotConvertible`] for a frame, a vector format for a matrix that is not
-/// `n` x 1, or an index that does not fit the index type; I/O errors.
-pub fn write_npz<W: Write>(
-    writer: W,
-    object: &Object,
-    attributes: &Map<String, Json>,
-    options: &WriteOptions,
-) -> Result<()> {
-    let (descriptor, arrays) = encode(object, attributes, options)?;
+/// Writes `object` as a Binsparse `.npz` archive.
+pub(super) fn write<W: Write>(writer: W, object: &Object, options: &WriteOptions) -> Result<()> {
+    let (descriptor, arrays) = encode(object, options)?;
     let mut zip = ZipWriter::new(writer);
     for (name, values) in &arrays {
         let mut header = Vec::new();
@@ -101,18 +74,4 @@ pub fn write_npz<W: Write>(
     zip.member(DESCRIPTOR, &[&header, &units])?;
     zip.finish()?;
     Ok(())
-}
-
-/// [`write_npz`] into a new vector.
-///
-/// # Errors
-/// As [`write_npz`].
-pub fn to_npz(
-    object: &Object,
-    attributes: &Map<String, Json>,
-    options: &WriteOptions,
-) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    write_npz(&mut out, object, attributes, options)?;
-    Ok(out)
 }

@@ -5,8 +5,8 @@
 //! modified UTF-8) and metadata (`long` distinct count, a UTF string) unless the metadata
 //! is the default, and its array: an array-type byte and the values (big-endian).
 
-use super::seqfile::Reader;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::interop::input::{not_in_daphne, Cursor};
 use crate::wire::Values;
 
 /// SystemDS value types by `ordinal + 1` (the frame's type byte).
@@ -58,7 +58,7 @@ fn array_name(code: u8) -> &'static str {
 }
 
 /// Java's modified UTF-8 (`DataInput.readUTF`): a `u16` length, then 1- to 3-byte units.
-fn read_utf(reader: &mut Reader<'_>, what: &str) -> Result<String> {
+fn read_utf(reader: &mut Cursor<'_>, what: &str) -> Result<String> {
     let at = reader.pos;
     let len = u16::from_be_bytes(reader.take(2, what)?.try_into().unwrap()) as usize;
     let bytes = reader.take(len, what)?;
@@ -102,7 +102,7 @@ pub(crate) struct FrameBlock {
 }
 
 /// Reads one array of `rows` values as DAPHNE values (booleans as `u8`).
-fn read_array(reader: &mut Reader<'_>, rows: usize, column: &str) -> Result<Values> {
+fn read_array(reader: &mut Cursor<'_>, rows: usize, column: &str) -> Result<Values> {
     let at = reader.pos;
     let code = reader.u8("an array type")?;
     Ok(match code {
@@ -114,8 +114,8 @@ fn read_array(reader: &mut Reader<'_>, rows: usize, column: &str) -> Result<Valu
         BOOLEAN => Values::U8(fixed(reader, rows, 1, column)?.iter().map(|&b| u8::from(b != 0)).collect()),
         BITSET => {
             let size_at = reader.pos;
-            let size = reader.len32("a bit set's size")?;
-            let words = reader.len32("a bit set's length")?;
+            let size = reader.len32_be("a bit set's size")?;
+            let words = reader.len32_be("a bit set's length")?;
             if size != rows || words.checked_mul(64).is_none_or(|bits| bits < rows) {
                 return Err(reader.error(size_at, format!("column {column}: a bit set of {size} bits in {words} words for {rows} rows")));
             }
@@ -129,20 +129,18 @@ fn read_array(reader: &mut Reader<'_>, rows: usize, column: &str) -> Result<Valu
                 return Err(reader.error(at, format!("column {column}: an optional array without a boolean presence mask")));
             };
             if let Some(row) = present.iter().position(|&p| p == 0) {
-                return Err(Error::NotConvertible {
-                    what: format!("the frame column {column:?}, which is missing a value in row {row} of its block"),
-                    to: "DAPHNE",
-                    reason: "DAPHNE frames have no missing values".into(),
-                });
+                return Err(not_in_daphne(
+                    format!("the frame column {column:?}, which is missing a value in row {row} of its block"),
+                    "DAPHNE frames have no missing values",
+                ));
             }
             values
         }
         STRING => {
-            return Err(Error::NotConvertible {
-                what: format!("the frame column {column:?} of strings"),
-                to: "DAPHNE",
-                reason: "DAPHNE frames hold numbers only; drop or encode the column in SystemDS (e.g. transformencode)".into(),
-            })
+            return Err(not_in_daphne(
+                format!("the frame column {column:?} of strings"),
+                "DAPHNE frames hold numbers only; drop or encode the column in SystemDS (e.g. transformencode)",
+            ))
         }
         other => {
             return Err(reader.error(at, format!("column {column}: a {} array, which this crate does not read", array_name(other))))
@@ -151,7 +149,7 @@ fn read_array(reader: &mut Reader<'_>, rows: usize, column: &str) -> Result<Valu
 }
 
 /// The bytes of `rows` values of `size` bytes each.
-fn fixed<'a>(reader: &mut Reader<'a>, rows: usize, size: usize, column: &str) -> Result<&'a [u8]> {
+fn fixed<'a>(reader: &mut Cursor<'a>, rows: usize, size: usize, column: &str) -> Result<&'a [u8]> {
     match rows.checked_mul(size).filter(|&n| n <= reader.remaining()) {
         Some(n) => reader.take(n, "column values"),
         None => Err(reader.error(
@@ -164,7 +162,7 @@ fn fixed<'a>(reader: &mut Reader<'a>, rows: usize, size: usize, column: &str) ->
     }
 }
 
-fn fixed_words(reader: &mut Reader<'_>, words: usize, column: &str) -> Result<Vec<u64>> {
+fn fixed_words(reader: &mut Cursor<'_>, words: usize, column: &str) -> Result<Vec<u64>> {
     let bytes = words
         .checked_mul(8)
         .filter(|&n| n <= reader.remaining())
@@ -182,10 +180,10 @@ fn fixed_words(reader: &mut Reader<'_>, words: usize, column: &str) -> Result<Ve
 }
 
 /// Decodes one frame block value; `reader` spans exactly the value.
-pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<FrameBlock> {
-    let rows = reader.len32("the block's rows")?;
+pub(crate) fn decode_block(reader: &mut Cursor<'_>) -> Result<FrameBlock> {
+    let rows = reader.len32_be("the block's rows")?;
     let cols_at = reader.pos;
-    let cols = reader.len32("the block's columns")?;
+    let cols = reader.len32_be("the block's columns")?;
     // Each column takes at least its type byte.
     if cols > reader.remaining() {
         return Err(reader.error(
@@ -204,20 +202,19 @@ pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<FrameBlock> {
         let mut name = format!("C{}", j + 1);
         if let Some(names) = &mut names {
             name = read_utf(reader, "a column name")?;
-            reader.i64("a column's distinct count")?;
+            reader.i64_be("a column's distinct count")?;
             read_utf(reader, "a column's missing-value marker")?;
             names.push(name.clone());
         }
         if code <= 0 {
             if rows > 0 {
-                return Err(Error::NotConvertible {
-                    what: format!(
+                return Err(not_in_daphne(
+                    format!(
                         "the frame column {name:?} ({}), which holds no data",
                         value_type_name(code)
                     ),
-                    to: "DAPHNE",
-                    reason: "DAPHNE frames have no missing values".into(),
-                });
+                    "DAPHNE frames have no missing values",
+                ));
             }
             columns.push(Values::F64(Vec::new()));
             continue;

@@ -7,8 +7,8 @@
 //! `rows * cols` doubles (3, dense). All big-endian. A key is the block's row and column
 //! index, 1-based `long`s.
 
-use super::seqfile::Reader;
 use crate::error::Result;
+use crate::interop::input::Cursor;
 use crate::wire::{BlockData, Values};
 
 const EMPTY: u8 = 0;
@@ -21,7 +21,7 @@ const DEDUP: u8 = 4;
 const SPARSITY_TURN_POINT: f64 = 0.4;
 
 /// The 1-based block row and column of a key; `reader` spans exactly the key.
-pub(crate) fn decode_key(reader: &Reader<'_>) -> Result<(u64, u64)> {
+pub(crate) fn decode_key(reader: &Cursor<'_>) -> Result<(u64, u64)> {
     let key = reader.bytes;
     if key.len() != 16 {
         return Err(reader.error(
@@ -49,10 +49,10 @@ pub(crate) struct MatrixBlock {
 }
 
 /// Decodes a block value; `reader` spans exactly the value.
-pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<MatrixBlock> {
+pub(crate) fn decode_block(reader: &mut Cursor<'_>) -> Result<MatrixBlock> {
     let at = reader.pos;
-    let rows = reader.len32("the block's rows")?;
-    let cols = reader.len32("the block's columns")?;
+    let rows = reader.len32_be("the block's rows")?;
+    let cols = reader.len32_be("the block's columns")?;
     let (rows, cols) = (rows as u32, cols as u32);
     let type_at = reader.pos;
     let block_type = reader.u8("the block type")?;
@@ -79,9 +79,9 @@ pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<MatrixBlock> {
         SPARSE => {
             let nnz_at = reader.pos;
             let nnz = if cells > i32::MAX as u64 {
-                reader.i64("the non-zero count")?
+                reader.i64_be("the non-zero count")?
             } else {
-                i64::from(reader.i32("the non-zero count")?)
+                i64::from(reader.i32_be("the non-zero count")?)
             };
             // Every row has a 4-byte count, every non-zero 12 bytes: both must be there.
             let need =
@@ -95,7 +95,7 @@ pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<MatrixBlock> {
             let mut values = Vec::with_capacity(nnz as usize);
             for r in 0..rows {
                 let count_at = reader.pos;
-                let count = reader.len32("a row's non-zero count")?;
+                let count = reader.len32_be("a row's non-zero count")?;
                 if col_indices.len() + count > nnz as usize {
                     return Err(reader.error(
                         count_at,
@@ -139,7 +139,7 @@ pub(crate) fn decode_block(reader: &mut Reader<'_>) -> Result<MatrixBlock> {
         }
         ULTRA_SPARSE => {
             let nnz_at = reader.pos;
-            let nnz = reader.len32("the non-zero count")?;
+            let nnz = reader.len32_be("the non-zero count")?;
             let entry = if cols > 1 { 16 } else { 12 };
             let bytes = reader
                 .take(nnz.saturating_mul(entry), "the ultra-sparse entries")

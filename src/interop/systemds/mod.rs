@@ -29,13 +29,13 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value as Json;
-
-use self::seqfile::{malformed, Reader, SeqReader};
-use crate::error::{Error, Result};
-use crate::interop::zeros;
-use crate::io::write_atomically;
-use crate::model::{Block, Dialect, Object};
+use self::seqfile::{SeqReader, SYSTEMDS};
+use crate::error::Result;
+use crate::interop::input::{not_convertible, Cursor};
+use crate::io::{appended, write_atomically};
+use crate::model::csr::{CsrFill, RowCounts};
+use crate::model::{Block, Object};
+use crate::options::{check_alloc, Dialect};
 use crate::wire::{BlockData, BlockPlace, DataType, Header, ValueType, Values};
 
 const MATRIX_KEY: &str = "org.apache.sysds.runtime.matrix.data.MatrixIndexes";
@@ -57,7 +57,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             keep_blocks: false,
-            max_alloc: crate::Options::new().get_max_alloc(),
+            max_alloc: crate::options::Options::new().get_max_alloc(),
         }
     }
 }
@@ -110,18 +110,8 @@ impl WriteOptions {
 }
 
 /// The metadata file SystemDS keeps beside `path`: `path` with `.mtd` appended.
-pub fn metadata_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".mtd");
-    PathBuf::from(name)
-}
-
-fn mtd_error(path: &Path, message: impl std::fmt::Display) -> Error {
-    Error::ForeignInput {
-        format: "SystemDS",
-        offset: None,
-        message: format!("{}: {message}", path.display()),
-    }
+pub fn metadata_path(path: impl AsRef<Path>) -> PathBuf {
+    appended(path.as_ref(), ".mtd")
 }
 
 /// What the `.mtd` says.
@@ -135,48 +125,56 @@ struct Metadata {
     nnz: Option<u64>,
 }
 
+/// The keys of a `.mtd` this crate reads (SystemDS writes more; they are ignored).
+#[derive(serde::Deserialize)]
+struct MetadataJson {
+    data_type: Option<String>,
+    format: Option<String>,
+    rows: u64,
+    cols: u64,
+    blocksize: Option<u64>,
+    rows_in_block: Option<u64>,
+    cols_in_block: Option<u64>,
+    /// SystemDS writes -1 where it does not know the count.
+    nnz: Option<i64>,
+}
+
 fn read_metadata(path: &Path) -> Result<Metadata> {
     let mtd = metadata_path(path);
     let text = std::fs::read_to_string(&mtd).map_err(|e| {
-        mtd_error(
+        SYSTEMDS.in_file(
             &mtd,
             format!("the SystemDS metadata file cannot be read ({e})"),
         )
     })?;
-    let json: Json =
-        serde_json::from_str(&text).map_err(|e| mtd_error(&mtd, format!("not JSON: {e}")))?;
-    let count = |key: &str| json.get(key).and_then(Json::as_u64);
-    let frame = match json.get("data_type").and_then(Json::as_str) {
+    let json: MetadataJson = serde_json::from_str(&text)
+        .map_err(|e| SYSTEMDS.in_file(&mtd, format!("not SystemDS metadata: {e}")))?;
+    let frame = match json.data_type.as_deref() {
         Some("matrix") | None => false,
         Some("frame") => true,
         Some(other) => {
-            return Err(mtd_error(
-                &mtd,
-                format!("data_type {other:?} (matrix or frame)"),
-            ))
+            return Err(SYSTEMDS.in_file(&mtd, format!("data_type {other:?} (matrix or frame)")))
         }
     };
-    match json.get("format").and_then(Json::as_str) {
+    match json.format.as_deref() {
         Some("binary") | None => {}
         Some(other) => {
-            return Err(mtd_error(&mtd, format!("format {other:?}: this reads SystemDS's binary-block format; write it with format=\"binary\"")))
+            return Err(SYSTEMDS.in_file(&mtd, format!("format {other:?}: this reads SystemDS's binary-block format; write it with format=\"binary\"")))
         }
     }
-    let rows = count("rows").ok_or_else(|| mtd_error(&mtd, "no \"rows\""))?;
-    let cols = count("cols").ok_or_else(|| mtd_error(&mtd, "no \"cols\""))?;
-    let size = count("blocksize").unwrap_or(u64::from(BLOCK_SIZE));
-    let block_rows = count("rows_in_block").unwrap_or(size);
-    let block_cols = count("cols_in_block").unwrap_or(size);
+    let size = json.blocksize.unwrap_or(u64::from(BLOCK_SIZE));
+    let block_rows = json.rows_in_block.unwrap_or(size);
+    let block_cols = json.cols_in_block.unwrap_or(size);
     if block_rows == 0 || block_cols == 0 {
-        return Err(mtd_error(&mtd, "a block size of 0"));
+        return Err(SYSTEMDS.in_file(&mtd, "a block size of 0"));
     }
     Ok(Metadata {
         frame,
-        rows,
-        cols,
+        rows: json.rows,
+        cols: json.cols,
         block_rows,
         block_cols,
-        nnz: count("nnz"),
+        nnz: json.nnz.and_then(|n| u64::try_from(n).ok()),
     })
 }
 
@@ -207,18 +205,19 @@ fn part_files(path: &Path) -> Result<Vec<PathBuf>> {
 ///
 /// # Errors
 /// As [`read_with`].
-pub fn read(path: &Path) -> Result<Object> {
+pub fn read(path: impl AsRef<Path>) -> Result<Object> {
     read_with(path, &ReadOptions::new())
 }
 
 /// Reads a SystemDS binary matrix or frame with `options`.
 ///
 /// # Errors
-/// [`Error::ForeignInput`] with the file and byte offset for anything malformed (also
+/// [`Error::ForeignInput`](crate::Error::ForeignInput) with the file and byte offset for anything malformed (also
 /// compressed SequenceFiles and block kinds this crate does not read);
-/// [`Error::NotConvertible`] for string columns and missing values; [`Error::AllocationLimit`]
+/// [`Error::NotConvertible`](crate::Error::NotConvertible) for string columns and missing values; [`Error::AllocationLimit`](crate::Error::AllocationLimit)
 /// for a matrix larger than the files justify; I/O errors.
-pub fn read_with(path: &Path, options: &ReadOptions) -> Result<Object> {
+pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
+    let path = path.as_ref();
     let meta = read_metadata(path)?;
     let files = part_files(path)?;
     let input: u64 = files
@@ -237,7 +236,7 @@ pub fn read_with(path: &Path, options: &ReadOptions) -> Result<Object> {
 fn for_each_record(
     files: &[PathBuf],
     classes: (&str, &str),
-    mut each: impl FnMut(&Reader<'_>, &mut Reader<'_>) -> Result<()>,
+    mut each: impl FnMut(&Cursor<'_>, &mut Cursor<'_>) -> Result<()>,
 ) -> Result<()> {
     let sysds = |name: &str| name.replace("org.apache.sysml.", "org.apache.sysds.");
     for file in files {
@@ -249,7 +248,7 @@ fn for_each_record(
             sysds(&header.value_class).as_str(),
         ) != classes
         {
-            return Err(malformed(
+            return Err(SYSTEMDS.at_in(
                 reader.file(),
                 4,
                 format!(
@@ -260,8 +259,8 @@ fn for_each_record(
         }
         let name = reader.file().to_owned();
         while let Some(record) = reader.next_record()? {
-            let key = Reader::new(record.key, record.key_offset, &name);
-            let mut value = Reader::new(record.value, record.value_offset, &name);
+            let key = Cursor::in_file(record.key, record.key_offset, SYSTEMDS, &name);
+            let mut value = Cursor::in_file(record.value, record.value_offset, SYSTEMDS, &name);
             each(&key, &mut value)?;
         }
     }
@@ -270,8 +269,8 @@ fn for_each_record(
 
 /// Decodes one matrix record and checks that its block fits the matrix's grid.
 fn matrix_record(
-    key_reader: &Reader<'_>,
-    value: &mut Reader<'_>,
+    key_reader: &Cursor<'_>,
+    value: &mut Cursor<'_>,
     meta: &Metadata,
 ) -> Result<((u64, u64), Block)> {
     let (rows, cols) = (meta.rows, meta.cols);
@@ -313,16 +312,7 @@ fn read_matrix(
 ) -> Result<Object> {
     let (rows, cols) = (meta.rows, meta.cols);
     let cells = u128::from(rows) * u128::from(cols);
-    let limit = |needed: u128| {
-        if needed > u128::from(input) + u128::from(options.max_alloc) {
-            return Err(Error::AllocationLimit {
-                offset: 0,
-                bytes: needed,
-                limit: options.max_alloc,
-            });
-        }
-        Ok(())
-    };
+    let limit = |needed: u128| check_alloc(0, needed, input, options.max_alloc);
     let header = |sparse: bool| match sparse {
         true => Header::CsrMatrix {
             rows,
@@ -370,15 +360,15 @@ fn read_matrix(
         ));
     }
     let (Ok(r32), Ok(c32)) = (u32::try_from(rows), u32::try_from(cols)) else {
-        return Err(Error::NotConvertible {
-            what: format!("a {rows} x {cols} SystemDS matrix"),
-            to: "one DAPHNE block",
-            reason: format!(
+        return Err(not_convertible(
+            format!("a {rows} x {cols} SystemDS matrix"),
+            "one DAPHNE block",
+            format!(
                 "one block holds at most {} rows and columns; keep SystemDS's blocks \
                  (keep_blocks, --keep-blocks)",
                 u32::MAX
             ),
-        });
+        ));
     };
     let whole = BlockPlace {
         row: 0,
@@ -402,18 +392,16 @@ fn read_matrix(
         return Ok(single(false, fill_dense(files, meta)?));
     }
     limit(u128::from(rows) * 16)?;
-    let mut row_offsets = zeros(rows as usize + 1)?;
+    let mut counts = RowCounts::new(rows as usize)?;
     for_each_block(files, meta, |_, block| {
         let r0 = block.place.row as usize;
         for_each_stored(&block.data, block.place.cols, |r, _, x| {
             if x.to_bits() != 0 {
-                row_offsets[r0 + r + 1] += 1;
+                counts.add(r0 + r);
             }
         });
     })?;
-    for r in 0..rows as usize {
-        row_offsets[r + 1] += row_offsets[r];
-    }
+    let row_offsets = counts.into_offsets();
     let nnz = row_offsets[rows as usize];
     if !is_sparse(nnz as u64) {
         drop(row_offsets);
@@ -421,49 +409,21 @@ fn read_matrix(
         return Ok(single(false, fill_dense(files, meta)?));
     }
     limit(u128::from(rows) * 16 + nnz as u128 * 16)?;
-    let mut next = row_offsets.clone();
-    let mut col_indices = zeros(nnz)?;
-    let mut values = crate::wire::values::zeroed_vec::<f64>(nnz)?;
+    let mut fill = CsrFill::<f64>::new(row_offsets)?;
     let mut changed = false;
     for_each_block(files, meta, |_, block| {
         let (r0, c0) = (block.place.row as usize, block.place.col as usize);
         for_each_stored(&block.data, block.place.cols, |r, c, x| {
             if x.to_bits() != 0 {
-                let row = r0 + r;
-                match next[row] < row_offsets[row + 1] {
-                    true => {
-                        col_indices[next[row]] = c0 + c;
-                        values[next[row]] = x;
-                        next[row] += 1;
-                    }
-                    false => changed = true,
-                }
+                changed |= !fill.push(r0 + r, c0 + c, x);
             }
         });
     })?;
-    if changed || next[..rows as usize] != row_offsets[1..] {
-        return Err(mtd_error(
-            &files[0],
-            "the files changed while they were read",
-        ));
-    }
-    drop(next);
-    // Blocks may come in any order: put each row's entries in column order.
-    for r in 0..rows as usize {
-        let (start, end) = (row_offsets[r], row_offsets[r + 1]);
-        if col_indices[start..end].windows(2).any(|w| w[1] < w[0]) {
-            let mut row: Vec<(usize, f64)> = col_indices[start..end]
-                .iter()
-                .copied()
-                .zip(values[start..end].iter().copied())
-                .collect();
-            row.sort_unstable_by_key(|&(c, _)| c);
-            for (k, (c, x)) in row.into_iter().enumerate() {
-                col_indices[start + k] = c;
-                values[start + k] = x;
-            }
-        }
-    }
+    let changed_error = || SYSTEMDS.in_file(&files[0], "the files changed while they were read");
+    let (row_offsets, col_indices, values) = match (changed, fill.finish()) {
+        (false, Some(arrays)) => arrays,
+        _ => return Err(changed_error()),
+    };
     let data = BlockData::Sparse {
         row_offsets,
         col_indices,
@@ -546,13 +506,13 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     let mut columns: Vec<Values> = Vec::new();
     for (first, block) in blocks {
         if first != next {
-            return Err(mtd_error(
+            return Err(SYSTEMDS.in_file(
                 &files[0],
                 format!("the frame's blocks leave rows {next} to {} out", first - 1),
             ));
         }
         if u64::try_from(block.columns.len()).ok() != Some(meta.cols) {
-            return Err(mtd_error(
+            return Err(SYSTEMDS.in_file(
                 &files[0],
                 format!(
                     "a block of {} columns in a frame of {}",
@@ -569,7 +529,7 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
         } else {
             for (j, (all, more)) in columns.iter_mut().zip(block.columns).enumerate() {
                 if !all.append(more) {
-                    return Err(mtd_error(
+                    return Err(SYSTEMDS.in_file(
                         &files[0],
                         format!("column {} changes its type between blocks", j + 1),
                     ));
@@ -579,7 +539,7 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
         next = first + block.rows as u64;
     }
     if next - 1 != meta.rows {
-        return Err(mtd_error(
+        return Err(SYSTEMDS.in_file(
             &files[0],
             format!(
                 "the blocks hold {} rows, the .mtd says {}",
@@ -597,7 +557,7 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
 ///
 /// # Errors
 /// As [`write_with`].
-pub fn write(path: &Path, object: &Object) -> Result<()> {
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
     write_with(path, object, &WriteOptions::new())
 }
 
@@ -605,15 +565,12 @@ pub fn write(path: &Path, object: &Object) -> Result<()> {
 /// SystemDS encodes it) and its `.mtd`, both atomically.
 ///
 /// # Errors
-/// [`Error::NotConvertible`] for frames; [`Error::LossyConversion`] for values that are not
+/// [`Error::NotConvertible`](crate::Error::NotConvertible) for frames; [`Error::LossyConversion`](crate::Error::LossyConversion) for values that are not
 /// exact as `f64` (SystemDS matrices hold doubles); I/O errors.
-pub fn write_with(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
+pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    let path = path.as_ref();
     if object.data_type() == DataType::Frame {
-        return Err(Error::NotConvertible {
-            what: "a Frame".into(),
-            to: "SystemDS",
-            reason: "this crate writes SystemDS matrices only".into(),
-        });
+        return Err(SYSTEMDS.cannot_hold("a Frame", "this crate writes SystemDS matrices only"));
     }
     let (rows, cols) = object.shape();
     let size = u64::from(options.block_size);
@@ -674,7 +631,7 @@ pub fn write_with(path: &Path, object: &Object, options: &WriteOptions) -> Resul
         "author": "serde_daphne",
     });
     let text = serde_json::to_string_pretty(&mtd).expect("JSON values serialize");
-    write_atomically(&metadata_path(path), |file| {
+    write_atomically(metadata_path(path), |file| {
         Ok(std::io::Write::write_all(file, text.as_bytes())?)
     })
 }

@@ -10,81 +10,15 @@
 use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
+use crate::interop::input::Foreign;
+
+pub(crate) const SYSTEMDS: Foreign = Foreign("SystemDS");
 
 const MAGIC: &[u8; 3] = b"SEQ";
 const VERSION: u8 = 6;
 const SYNC_ESCAPE: i32 = -1;
 /// Hadoop 3 writes a sync marker once this many bytes have passed since the last one.
 const SYNC_INTERVAL: u64 = 5 * 1024 * 20;
-
-pub(crate) fn malformed(file: &str, offset: usize, message: impl std::fmt::Display) -> Error {
-    Error::ForeignInput {
-        format: "SystemDS",
-        offset: Some(offset as u64),
-        message: format!("{file}: {message}"),
-    }
-}
-
-/// A big-endian reader over bytes that start at byte `base` of a file, naming the file and
-/// the file offset in its errors.
-pub(crate) struct Reader<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) pos: usize,
-    base: u64,
-    file: &'a str,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn new(bytes: &'a [u8], base: u64, file: &'a str) -> Self {
-        Reader {
-            bytes,
-            pos: 0,
-            base,
-            file,
-        }
-    }
-
-    /// An error at `at` (a position in `bytes`).
-    pub(crate) fn error(&self, at: usize, message: impl std::fmt::Display) -> Error {
-        malformed(self.file, self.base as usize + at, message)
-    }
-
-    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        let rest = self.bytes.len() - self.pos;
-        if rest < n {
-            return Err(self.error(
-                self.pos,
-                format!("{what} needs {n} bytes, the file has {rest} left (truncated?)"),
-            ));
-        }
-        let out = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
-    }
-
-    pub(crate) fn u8(&mut self, what: &str) -> Result<u8> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    pub(crate) fn i32(&mut self, what: &str) -> Result<i32> {
-        Ok(i32::from_be_bytes(self.take(4, what)?.try_into().unwrap()))
-    }
-
-    pub(crate) fn i64(&mut self, what: &str) -> Result<i64> {
-        Ok(i64::from_be_bytes(self.take(8, what)?.try_into().unwrap()))
-    }
-
-    /// A count or size that must not be negative.
-    pub(crate) fn len32(&mut self, what: &str) -> Result<usize> {
-        let at = self.pos;
-        let n = self.i32(what)?;
-        usize::try_from(n).map_err(|_| self.error(at, format!("{what} is negative ({n})")))
-    }
-
-    pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
-}
 
 /// The header of a SequenceFile.
 pub(crate) struct Header {
@@ -123,7 +57,7 @@ impl<R: Read> SeqReader<R> {
             buf: Vec::new(),
         };
         if reader.take(3, "the SEQ magic").ok().as_deref() != Some(&MAGIC[..]) {
-            return Err(malformed(
+            return Err(SYSTEMDS.at_in(
                 &reader.file,
                 0,
                 "not a Hadoop SequenceFile (no SEQ magic)",
@@ -131,7 +65,7 @@ impl<R: Read> SeqReader<R> {
         }
         let version = reader.byte("the version")?;
         if version != VERSION {
-            return Err(malformed(
+            return Err(SYSTEMDS.at_in(
                 &reader.file,
                 3,
                 format!("SequenceFile version {version} (SystemDS writes 6)"),
@@ -143,7 +77,7 @@ impl<R: Read> SeqReader<R> {
         let compressed = reader.byte("the compression flag")?;
         let block_compressed = reader.byte("the block compression flag")?;
         if compressed != 0 || block_compressed != 0 {
-            return Err(malformed(
+            return Err(SYSTEMDS.at_in(
                 &reader.file,
                 at as usize,
                 "a compressed SequenceFile; write it from SystemDS without compression",
@@ -151,7 +85,7 @@ impl<R: Read> SeqReader<R> {
         }
         let pairs = reader.int("the metadata count")?;
         if pairs < 0 {
-            return Err(malformed(
+            return Err(SYSTEMDS.at_in(
                 &reader.file,
                 reader.pos as usize - 4,
                 format!("{pairs} metadata entries"),
@@ -172,7 +106,7 @@ impl<R: Read> SeqReader<R> {
     }
 
     fn error(&self, at: u64, message: impl std::fmt::Display) -> Error {
-        malformed(&self.file, at as usize, message)
+        SYSTEMDS.at_in(&self.file, at as usize, message)
     }
 
     /// `n` bytes, checked against what the file has left before reading.
@@ -270,9 +204,9 @@ impl<R: Read> SeqReader<R> {
                 ));
             }
             self.buf.resize(length, 0);
-            self.input
-                .read_exact(&mut self.buf)
-                .map_err(|e| malformed(&self.file, self.pos as usize, format!("a record: {e}")))?;
+            self.input.read_exact(&mut self.buf).map_err(|e| {
+                SYSTEMDS.at_in(&self.file, self.pos as usize, format!("a record: {e}"))
+            })?;
             let key_offset = self.pos;
             self.pos += length as u64;
             let (key, value) = self.buf.split_at(key_length);

@@ -1,250 +1,257 @@
-//! CSV: numbers, one row per line; frames with a header row of labels.
+//! CSV: numbers, one row per record; frames with a header record of labels.
 //!
-//! A `.meta` sidecar beside the CSV (DAPHNE's JSON, as DAPHNE reads CSV) gives the shape,
-//! value types and frame labels; without one, a first row that is not all numbers is a header
-//! and makes a frame, and columns are typed i64 when every field is an integer, f64 otherwise.
-//! Writing a CSV file also writes its sidecar, so that types survive; in the runtime dialect
-//! frames get no header row (DAPHNE takes the labels from the sidecar).
+//! A `.meta` sidecar beside the CSV (DAPHNE's JSON, as DAPHNE reads CSV, through
+//! `serde_daphne::io::meta`) gives the shape, value types and frame labels; without one, a
+//! first record that is not all numbers is a header and makes a frame, and columns are typed
+//! i64 when every field is an integer, f64 otherwise. Writing a CSV file also writes its
+//! sidecar, so that types survive; in the runtime dialect frames get no header record (DAPHNE
+//! takes the labels from the sidecar). Records are parsed and written by the `csv` crate
+//! (RFC 4180 quoting, fields with line breaks), streamed: only the values are held.
 
-use std::io::Write;
+use std::io::{Read, Write};
 
-use serde_daphne::{DataType, Object, ValueType, Values};
+use serde_daphne::model::Hint;
+use serde_daphne::{DataType, Object, Value, ValueType, Values};
 
-use super::{format_value, infer_type, parse_value, type_from_name, type_name};
+use super::{format_value, parse_value};
 
-/// What a sidecar says: the shape, and the value type per column (or one for a matrix).
-pub struct Sidecar {
-    rows: u64,
-    cols: u64,
-    types: Vec<ValueType>,
-    labels: Option<Vec<String>>,
+/// A column (or a whole matrix, row-major) of untyped numbers: integers while every field is
+/// one, then floats.
+enum Numbers {
+    Int(Vec<i64>),
+    Float(Vec<f64>),
 }
 
-/// Parses a sidecar's JSON.
-///
-/// # Errors
-/// A message saying what is missing or unknown.
-pub fn parse_sidecar(text: &str) -> Result<Sidecar, String> {
-    let json: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let number = |key: &str| {
-        json[key]
-            .as_u64()
-            .ok_or_else(|| format!("no numeric {key:?}"))
-    };
-    let (rows, cols) = (number("numRows")?, number("numCols")?);
-    let name_type = |name: &serde_json::Value| {
-        let name = name.as_str().unwrap_or("");
-        type_from_name(name).ok_or_else(|| format!("unknown value type {name:?}"))
-    };
-    if let Some(schema) = json["schema"].as_array() {
-        let types = schema
-            .iter()
-            .map(|c| name_type(&c["valueType"]))
-            .collect::<Result<_, _>>()?;
-        let labels = schema
-            .iter()
-            .map(|c| c["label"].as_str().unwrap_or("").to_owned())
-            .collect();
-        return Ok(Sidecar {
-            rows,
-            cols,
-            types,
-            labels: Some(labels),
-        });
-    }
-    Ok(Sidecar {
-        rows,
-        cols,
-        types: vec![name_type(&json["valueType"])?],
-        labels: None,
-    })
-}
-
-/// The sidecar for an object written as CSV.
-pub fn sidecar_for(object: &Object) -> String {
-    let (rows, cols) = object.shape();
-    let json = match object.header() {
-        serde_daphne::wire::Header::Frame { columns, .. } => serde_json::json!({
-            "numCols": cols,
-            "numRows": rows,
-            "schema": columns.iter().map(|c| serde_json::json!({
-                "label": c.label,
-                "valueType": type_name(c.value_type),
-            })).collect::<Vec<_>>(),
-        }),
-        header => serde_json::json!({
-            "numCols": cols,
-            "numRows": rows,
-            "valueType": type_name(header.matrix_value_type().unwrap_or(ValueType::F64)),
-        }),
-    };
-    json.to_string()
-}
-
-/// Splits a CSV line into fields (RFC 4180 quotes).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match (ch, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
+impl Numbers {
+    fn push(&mut self, field: &str) -> Result<(), &'static str> {
+        let field = field.trim();
+        if let Numbers::Int(ints) = self {
+            if let Ok(i) = field.parse::<i64>() {
+                ints.push(i);
+                return Ok(());
             }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            (ch, _) => out.last_mut().unwrap().push(ch),
+            // Integers become floats only where the float holds them exactly.
+            // (`i as f64` rounds; back to i64 it saturates, so 2^63 needs its own check.)
+            let floats = ints
+                .iter()
+                .map(|&i| Some(i as f64).filter(|&f| f != 2f64.powi(63) && f as i64 == i))
+                .collect::<Option<Vec<f64>>>()
+                .ok_or("integers too large for f64 share a column with decimals; give a sidecar")?;
+            *self = Numbers::Float(floats);
+        }
+        match self {
+            Numbers::Float(floats) => floats.push(field.parse().map_err(|_| "not a number")?),
+            Numbers::Int(_) => unreachable!("turned into floats above"),
+        }
+        Ok(())
+    }
+
+    fn into_values(self) -> Values {
+        match self {
+            Numbers::Int(v) => Values::I64(v),
+            Numbers::Float(v) => Values::F64(v),
         }
     }
-    out
 }
 
-fn quote(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) || field.trim() != field {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_owned()
-    }
+/// Where the values of a CSV go while it is read.
+enum Columns {
+    /// Typed by a sidecar: one vector per column (frames) or one row-major vector.
+    Typed(Vec<Values>),
+    /// Untyped: one per column (frames) or one row-major (matrices).
+    Inferred(Vec<Numbers>),
 }
 
-/// Reads CSV text, with its sidecar if there is one.
+fn is_numeric(record: &csv::StringRecord) -> bool {
+    record.iter().all(|f| f.trim().parse::<f64>().is_ok())
+}
+
+/// Reads CSV, with the sidecar beside it if there is one.
 ///
 /// # Errors
 /// A message naming the line (and column) and what is wrong.
-pub fn read(text: &str, sidecar: Option<&Sidecar>) -> Result<Object, String> {
-    let mut rows: Vec<(usize, Vec<String>)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (i + 1, fields(l)))
-        .collect();
-    let numeric = |row: &[String]| row.iter().all(|f| f.trim().parse::<f64>().is_ok());
-    let header = match sidecar {
-        Some(s) => {
-            if rows.len() as u64 == s.rows + 1 {
-                let (n, first) = rows.remove(0);
-                if let Some(labels) = &s.labels {
-                    if &first != labels {
-                        return Err(format!("line {n}: the header row {first:?} differs from the sidecar's labels {labels:?}"));
-                    }
+pub fn read(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(input);
+    let mut records = reader.records().filter(|r| {
+        // A line of blanks is no record (the csv crate skips empty lines itself; `""`, a
+        // lone empty field, stays).
+        !matches!(r, Ok(record) if record.len() == 1
+            && !record[0].is_empty() && record[0].trim().is_empty())
+    });
+    let line_of = |record: &csv::StringRecord| record.position().map_or(0, |p| p.line());
+    let next = |records: &mut dyn Iterator<Item = csv::Result<csv::StringRecord>>| {
+        records
+            .next()
+            .transpose()
+            .map_err(|e| format!("not CSV: {e}"))
+    };
+    let types: Option<Vec<ValueType>> = match sidecar {
+        Some(hint) => Some(
+            hint.value_types
+                .iter()
+                .map(|vt| vt.ok_or("the sidecar names a value type this tool cannot read"))
+                .collect::<Result<_, _>>()?,
+        ),
+        None => None,
+    };
+    let mut first = next(&mut records)?;
+    // The header: the sidecar's labels (whose record, if present, must match), or a first
+    // record that is not all numbers.
+    let labels: Option<Vec<String>> = match (sidecar, &first) {
+        (Some(hint), Some(record))
+            if hint
+                .labels
+                .as_ref()
+                .is_some_and(|l| record.iter().eq(l.iter().map(String::as_str)))
+                || !is_numeric(record) =>
+        {
+            if let Some(labels) = &hint.labels {
+                let found: Vec<&str> = record.iter().collect();
+                if found != *labels {
+                    return Err(format!(
+                        "line {}: the header row {found:?} differs from the sidecar's labels {labels:?}",
+                        line_of(record)
+                    ));
                 }
             }
-            if rows.len() as u64 != s.rows {
-                return Err(format!(
-                    "the sidecar says {} rows but {} follow",
-                    s.rows,
-                    rows.len()
-                ));
-            }
-            s.labels.clone()
+            first = next(&mut records)?;
+            hint.labels.clone()
         }
-        None => match rows.first() {
-            Some((_, first)) if !numeric(first) => Some(rows.remove(0).1),
-            _ => None,
-        },
+        (Some(hint), _) => hint.labels.clone(),
+        (None, Some(record)) if !is_numeric(record) => {
+            let labels = record.iter().map(str::to_owned).collect();
+            first = next(&mut records)?;
+            Some(labels)
+        }
+        (None, _) => None,
     };
-    let width = match (sidecar, &header, rows.first()) {
-        (Some(s), _, _) => s.cols as usize,
+    let width = match (sidecar, &labels, &first) {
+        (Some(hint), _, _) => hint.cols as usize,
         (None, Some(labels), _) => labels.len(),
-        (None, None, Some((_, first))) => first.len(),
+        (None, None, Some(record)) => record.len(),
         (None, None, None) => 0,
     };
-    if let Some((n, row)) = rows.iter().find(|(_, r)| r.len() != width) {
-        return Err(format!("line {n}: {} fields, expected {width}", row.len()));
+    let frame = labels.is_some();
+    let lanes = if frame { width } else { 1 };
+    let mut columns = match &types {
+        Some(types) => Columns::Typed(
+            (0..lanes)
+                .map(|c| Values::new(types[if frame { c } else { 0 }]))
+                .collect(),
+        ),
+        None => Columns::Inferred((0..lanes).map(|_| Numbers::Int(Vec::new())).collect()),
+    };
+    let mut rows = 0u64;
+    let mut record = first;
+    while let Some(fields) = record {
+        let n = line_of(&fields);
+        if fields.len() != width {
+            return Err(format!(
+                "line {n}: {} fields, expected {width}",
+                fields.len()
+            ));
+        }
+        for (c, field) in fields.iter().enumerate() {
+            let lane = if frame { c } else { 0 };
+            let at = |message: String| format!("line {n}, column {}: {message}", c + 1);
+            match &mut columns {
+                Columns::Typed(values) => {
+                    let vt = values[lane].value_type();
+                    let value = parse_value(field, vt)
+                        .ok_or_else(|| at(format!("malformed {vt} number {field:?}")))?;
+                    values[lane].push(value);
+                }
+                Columns::Inferred(numbers) => numbers[lane]
+                    .push(field)
+                    .map_err(|message| at(message.into()))?,
+            }
+        }
+        rows += 1;
+        record = next(&mut records)?;
     }
-    let types: Vec<ValueType> = match sidecar {
-        Some(s) if s.labels.is_some() => s.types.clone(),
-        Some(s) => vec![s.types[0]; width],
+    if let Some(hint) = sidecar {
+        if rows != hint.rows {
+            return Err(format!(
+                "the sidecar says {} rows but {rows} follow",
+                hint.rows
+            ));
+        }
+    }
+    let values: Vec<Values> = match columns {
+        Columns::Typed(values) => values,
+        Columns::Inferred(numbers) => numbers.into_iter().map(Numbers::into_values).collect(),
+    };
+    match labels {
+        Some(labels) => Object::frame(labels.into_iter().zip(values).collect()),
         None => {
-            let column_type = |c: usize| {
-                infer_type(rows.iter().map(|(_, r)| r[c].as_str())).ok_or_else(|| {
-                    let (n, _) = rows
-                        .iter()
-                        .find(|(_, r)| r[c].trim().parse::<f64>().is_err())
-                        .expect("a field failed to parse");
-                    format!("line {n}, column {}: not a number", c + 1)
-                })
-            };
-            let per_column = (0..width).map(column_type).collect::<Result<Vec<_>, _>>()?;
-            if header.is_none() {
-                // A matrix has one value type: the widest of its columns'.
-                let vt = per_column
-                    .iter()
-                    .copied()
-                    .max_by_key(|&vt| vt == ValueType::F64);
-                vec![vt.unwrap_or(ValueType::F64); width]
-            } else {
-                per_column
-            }
-        }
-    };
-    let parse = |n: usize, c: usize, field: &str, vt: ValueType| {
-        parse_value(field, vt).ok_or_else(|| {
-            format!(
-                "line {n}, column {}: malformed {vt} number {field:?}",
-                c + 1
-            )
-        })
-    };
-    if let Some(labels) = header {
-        let mut columns: Vec<(String, Values)> = labels
-            .into_iter()
-            .zip(&types)
-            .map(|(l, &vt)| (l, Values::new(vt)))
-            .collect();
-        for (n, row) in &rows {
-            for (c, field) in row.iter().enumerate() {
-                let value = parse(*n, c, field, types[c])?;
-                columns[c].1.push(value);
-            }
-        }
-        return Object::frame(columns).map_err(|e| e.to_string());
-    }
-    let vt = types.first().copied().unwrap_or(ValueType::F64);
-    let mut values = Values::new(vt);
-    for (n, row) in &rows {
-        for (c, field) in row.iter().enumerate() {
-            values.push(parse(*n, c, field, vt)?);
+            let values = values.into_iter().next().unwrap_or(Values::F64(Vec::new()));
+            Object::dense(rows, width as u64, values)
         }
     }
-    Object::dense(rows.len() as u64, width as u64, values).map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())
 }
 
-/// Writes an object as CSV; frames get a header row unless `for_daphne`.
+/// Writes an object as CSV; frames get a header record unless `for_daphne`.
 ///
 /// # Errors
-/// Values text cannot hold; objects too large for memory.
+/// Values text cannot hold; objects too large for memory; I/O errors.
 pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<(), String> {
     let (rows, cols) = object.shape();
-    let columns: Vec<Values> = if object.data_type() == DataType::Frame {
+    let mut writer = csv::WriterBuilder::new().from_writer(out);
+    let frame = object.data_type() == DataType::Frame;
+    let columns: Vec<Values> = if frame {
         if !for_daphne {
-            let labels: Vec<String> = object.labels().iter().map(|l| quote(l)).collect();
-            writeln!(out, "{}", labels.join(",")).map_err(|e| e.to_string())?;
+            // The csv crate quotes what needs it, and writes a lone empty label as "".
+            writer
+                .write_record(object.labels())
+                .map_err(|e| e.to_string())?;
         }
         object.columns().map_err(|e| e.to_string())?
     } else {
-        let all = object.dense_values().map_err(|e| e.to_string())?;
-        vec![all]
+        vec![object.dense_values().map_err(|e| e.to_string())?]
     };
-    let frame = object.data_type() == DataType::Frame;
-    let mut line = String::new();
-    for r in 0..rows as usize {
-        line.clear();
-        for c in 0..cols as usize {
-            let value = if frame {
-                columns[c].get(r)
-            } else {
-                columns[0].get(r * cols as usize + c)
-            };
-            let value = value.ok_or("internal: cell out of range")?;
-            if c > 0 {
-                line.push(',');
-            }
-            line.push_str(&format_value(value).map_err(|e| format!("row {r}, column {c}: {e}"))?);
+    let cell = |r: usize, c: usize| -> Option<Value> {
+        match frame {
+            true => columns[c].get(r),
+            false => columns[0].get(r * cols as usize + c),
         }
-        writeln!(out, "{line}").map_err(|e| e.to_string())?;
+    };
+    for r in 0..rows as usize {
+        for c in 0..cols as usize {
+            let value = cell(r, c).ok_or("internal: cell out of range")?;
+            let text = format_value(value).map_err(|e| format!("row {r}, column {c}: {e}"))?;
+            writer.write_field(text).map_err(|e| e.to_string())?;
+        }
+        writer
+            .write_record(None::<&[u8]>)
+            .map_err(|e| e.to_string())?;
     }
-    Ok(())
+    writer.flush().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_columns_become_floats_only_exactly() {
+        let mut column = Numbers::Int(Vec::new());
+        for field in ["1", " -2 ", "0.5"] {
+            column.push(field).unwrap();
+        }
+        assert_eq!(column.into_values(), Values::F64(vec![1.0, -2.0, 0.5]));
+        for big in [i64::MAX, (1 << 53) + 1] {
+            let mut column = Numbers::Int(Vec::new());
+            column.push(&big.to_string()).unwrap();
+            assert!(column.push("0.5").is_err(), "{big} became a float");
+        }
+        let mut exact = Numbers::Int(Vec::new());
+        exact.push(&(1i64 << 60).to_string()).unwrap();
+        exact.push("1.5").unwrap();
+        assert_eq!(exact.into_values(), Values::F64(vec![2f64.powi(60), 1.5]));
+        assert!(Numbers::Int(Vec::new()).push("x").is_err());
+    }
 }

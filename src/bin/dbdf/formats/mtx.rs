@@ -7,9 +7,9 @@
 
 use std::io::Write;
 
-use serde_daphne::{DataType, Object, Value, ValueType, Values};
+use serde_daphne::{DataType, Error, Object, Value, ValueType, Values};
 
-use super::{format_value, parse_value, type_from_name};
+use super::{format_value, parse_value};
 
 const TYPE_COMMENT: &str = "% serde_daphne value type: ";
 
@@ -46,12 +46,14 @@ pub fn read(text: &str) -> Result<Object, String> {
         other => return Err(format!("line 1: unknown symmetry {other:?}")),
     };
     // Comments; ours may name the exact value type.
+    let mut typed_by_comment = false;
     let (size_line, size) = loop {
         let (n, line) = lines.next().ok_or("no size line")?;
         if let Some(name) = line.strip_prefix(TYPE_COMMENT) {
             if !pattern {
-                value_type = type_from_name(name.trim())
+                value_type = ValueType::from_name(name.trim())
                     .ok_or_else(|| format!("line {n}: unknown value type {name:?}"))?;
+                typed_by_comment = true;
             }
         } else if !line.starts_with('%') && !line.trim().is_empty() {
             break (n, line);
@@ -63,6 +65,30 @@ pub fn read(text: &str) -> Result<Object, String> {
         .collect::<Result<_, _>>()
         .map_err(|_| format!("line {size_line}: malformed size line {size:?}"))?;
     let entries: Vec<(usize, &str)> = lines.filter(|(_, l)| !l.trim().is_empty()).collect();
+    // Integers are read in the widest type that holds them: i64, or u64 past i64::MAX.
+    if value_type == ValueType::I64 && !typed_by_comment {
+        fn value_field(line: &str, coordinate: bool) -> &str {
+            match coordinate {
+                true => line.split_whitespace().nth(2).unwrap_or(""),
+                false => line.trim(),
+            }
+        }
+        let field = |line| value_field(line, coordinate);
+        // (A 19-digit bound first: most fields are shorter and need no parse here.)
+        let beyond_i64 = |word: &str| {
+            word.len() >= 19 && word.parse::<i64>().is_err() && word.parse::<u64>().is_ok()
+        };
+        if let Some(&(n, _)) = entries.iter().find(|(_, l)| beyond_i64(field(l))) {
+            if let Some(&(m, l)) = entries.iter().find(|(_, l)| field(l).starts_with('-')) {
+                return Err(format!(
+                    "line {m}: the negative {} and line {n}'s integer above i64::MAX share no \
+                     value type",
+                    field(l)
+                ));
+            }
+            value_type = ValueType::U64;
+        }
+    }
     if coordinate {
         let [rows, cols, nnz] = dims[..] else {
             return Err(format!(
@@ -158,32 +184,25 @@ fn read_coordinate(
         }
         triplets.push((r, c, value, n));
     }
-    triplets.sort_by_key(|&(r, c, _, _)| (r, c));
-    if let Some(w) = triplets
-        .windows(2)
-        .find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
-    {
-        return Err(format!(
-            "line {}: duplicate entry ({}, {})",
-            w[1].3.max(w[0].3),
-            w[1].0 + 1,
-            w[1].1 + 1
-        ));
-    }
-    let rows32 = u32::try_from(rows).map_err(|_| "more than u32::MAX rows".to_string())?;
-    u32::try_from(cols).map_err(|_| "more than u32::MAX columns".to_string())?;
-    let mut row_offsets = vec![0usize; rows32 as usize + 1];
-    let mut col_indices = Vec::with_capacity(triplets.len());
+    let coordinates: Vec<(u64, u64)> = triplets.iter().map(|&(r, c, _, _)| (r, c)).collect();
     let mut values = Values::new(value_type);
-    for &(r, c, v, _) in &triplets {
-        row_offsets[r as usize + 1] += 1;
-        col_indices.push(c as usize);
+    triplets.iter().for_each(|&(_, _, v, _)| {
         values.push(v);
-    }
-    for r in 0..rows32 as usize {
-        row_offsets[r + 1] += row_offsets[r];
-    }
-    Object::csr(rows, cols, row_offsets, col_indices, values).map_err(|e| e.to_string())
+    });
+    Object::csr_from_coordinates(rows, cols, &coordinates, values).map_err(|e| match e {
+        Error::DuplicateEntry {
+            first,
+            second,
+            row,
+            col,
+        } => format!(
+            "line {}: duplicate entry ({}, {})",
+            triplets[first].3.max(triplets[second].3),
+            row + 1,
+            col + 1
+        ),
+        other => other.to_string(),
+    })
 }
 
 fn read_array(

@@ -1,4 +1,6 @@
-//! The one-byte codes of the format: data types, value types and block types.
+//! The format's vocabulary, below every other layer: the one-byte codes of data types, value
+//! types and block types, and [`Value`], one value of any value type. The rules for converting
+//! values live in `wire/element.rs`; this file only names things.
 
 use std::fmt;
 
@@ -146,6 +148,11 @@ impl ValueType {
         )
     }
 
+    /// The value type whose Rust name ([`ValueType::name`]) is `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|vt| vt.name() == name)
+    }
+
     /// The Rust name of the type (`"f64"`, `"u8"`, ...).
     pub const fn name(self) -> &'static str {
         match self {
@@ -218,6 +225,95 @@ impl fmt::Display for BlockType {
     }
 }
 
+/// One value of any of the ten value types.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+#[allow(missing_docs)]
+pub enum Value {
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+/// Calls `$body` with `$x` bound to the value inside any `Value` variant.
+macro_rules! with_value {
+    ($value:expr, $x:ident => $body:expr) => {
+        match $value {
+            Value::U8($x) => $body,
+            Value::U16($x) => $body,
+            Value::U32($x) => $body,
+            Value::U64($x) => $body,
+            Value::I8($x) => $body,
+            Value::I16($x) => $body,
+            Value::I32($x) => $body,
+            Value::I64($x) => $body,
+            Value::F32($x) => $body,
+            Value::F64($x) => $body,
+        }
+    };
+}
+pub(crate) use with_value;
+
+impl Value {
+    /// The value type of this value.
+    pub fn value_type(self) -> ValueType {
+        match self {
+            Value::U8(_) => ValueType::U8,
+            Value::U16(_) => ValueType::U16,
+            Value::U32(_) => ValueType::U32,
+            Value::U64(_) => ValueType::U64,
+            Value::I8(_) => ValueType::I8,
+            Value::I16(_) => ValueType::I16,
+            Value::I32(_) => ValueType::I32,
+            Value::I64(_) => ValueType::I64,
+            Value::F32(_) => ValueType::F32,
+            Value::F64(_) => ValueType::F64,
+        }
+    }
+
+    /// The zero of a value type.
+    pub fn zero(value_type: ValueType) -> Value {
+        match value_type {
+            ValueType::U8 => Value::U8(0),
+            ValueType::U16 => Value::U16(0),
+            ValueType::U32 => Value::U32(0),
+            ValueType::U64 => Value::U64(0),
+            ValueType::I8 => Value::I8(0),
+            ValueType::I16 => Value::I16(0),
+            ValueType::I32 => Value::I32(0),
+            ValueType::I64 => Value::I64(0),
+            ValueType::F32 => Value::F32(0.0),
+            ValueType::F64 => Value::F64(0.0),
+        }
+    }
+
+    /// The raw bits, zero-extended: equal bits mean the same value, NaN payloads included.
+    pub fn bits(self) -> u64 {
+        match self {
+            Value::F32(x) => u64::from(x.to_bits()),
+            Value::F64(x) => x.to_bits(),
+            other => with_value!(other, x => {
+                let mut bits = [0u8; 8];
+                let le = bytemuck::bytes_of(&x).to_vec();
+                bits[..le.len()].copy_from_slice(&le);
+                u64::from_ne_bytes(bits)
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        with_value!(*self, x => write!(f, "{x}_{}", self.value_type()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +336,8 @@ mod tests {
             let vt = ValueType::from_code(code).unwrap();
             assert_eq!((vt.code(), vt.name(), vt.size()), (code, name, size));
         }
+        assert_eq!(ValueType::from_name("i16"), Some(ValueType::I16));
+        assert_eq!(ValueType::from_name("si16"), None);
         assert_eq!(ValueType::from_code(0), None);
         assert_eq!(ValueType::from_code(11), None);
     }

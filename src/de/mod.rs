@@ -1,0 +1,425 @@
+//! Deserialize Rust values from the DAPHNE binary format.
+//!
+//! The mapping mirrors [`crate::ser`]; reading is driven by the Rust type. A sequence reads a
+//! column (or row) vector when its elements are numbers, a matrix's rows when they are
+//! sequences, and the objects after a count marker otherwise. Values convert to the requested
+//! type only when the number is preserved; otherwise [`Error::LossyConversion`].
+
+/// Methods that deserialize one number through `self.$get()`, a [`ValueDe`].
+macro_rules! numbers_via {
+    ($get:ident) => {
+        numbers_via!(@ $get; deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
+            deserialize_i64 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
+            deserialize_f32 deserialize_f64);
+    };
+    (@ $get:ident; $($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            self.$get()?.$method(visitor)
+        }
+    )*};
+}
+
+/// Methods for kinds of value the format cannot hold.
+macro_rules! unrepresentable {
+    ($($method:ident => $what:literal),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+            Err(Error::unrepresentable($what))
+        }
+    )*};
+}
+
+mod seq;
+mod value;
+
+use std::io::Read;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, Visitor};
+use serde::{forward_to_deserialize_any, Deserialize};
+
+use crate::error::{Error, Result};
+use crate::handoff;
+use crate::model::detect::read_object;
+use crate::model::{Hint, Object};
+use crate::options::{check_alloc, Dialect, Options};
+use crate::wire::header::peek_shape;
+use crate::wire::{DataType, IoSource, SliceSource, Source};
+use seq::{MatrixSeq, ObjectsSeq, TupleSeq};
+pub(crate) use value::ValueDe;
+
+/// A deserializer reading DAPHNE objects from a byte source.
+///
+/// ```
+/// let bytes = serde_daphne::to_vec(&(vec![1i32, 2], 0.5f32))?;
+/// let mut de = serde_daphne::Deserializer::from_slice(&bytes);
+/// let value: (Vec<i32>, f32) = serde::Deserialize::deserialize(&mut de)?;
+/// de.end()?;
+/// assert_eq!(value, (vec![1, 2], 0.5));
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+pub struct Deserializer<S> {
+    src: S,
+    dialect: Option<Dialect>,
+    max_alloc: u64,
+    /// What a sidecar says about the first object.
+    hint: Option<Hint>,
+}
+
+impl<'a> Deserializer<SliceSource<'a>> {
+    /// Reads from a byte slice, telling each object's dialect from its bytes.
+    pub fn from_slice(bytes: &'a [u8]) -> Self {
+        Deserializer::from_source(SliceSource::new(bytes))
+    }
+
+    /// Reads from a byte slice with options (such as a forced [`Options::dialect`]).
+    pub fn from_slice_with(bytes: &'a [u8], options: &Options) -> Self {
+        Deserializer::from_source_with(SliceSource::new(bytes), options)
+    }
+}
+
+impl<R: Read> Deserializer<IoSource<R>> {
+    /// Reads from an `io::Read` with the default options (no read limit).
+    pub fn from_reader(reader: R) -> Self {
+        Deserializer::from_reader_with(reader, &Options::new())
+    }
+
+    /// Reads from an `io::Read`, honouring [`Options::max_bytes`] and [`Options::dialect`].
+    pub fn from_reader_with(reader: R, options: &Options) -> Self {
+        Deserializer::from_source_with(IoSource::new(reader, options.max_bytes), options)
+    }
+}
+
+impl<S: Source> Deserializer<S> {
+    /// Reads from any [`Source`].
+    pub fn from_source(src: S) -> Self {
+        Deserializer::from_source_with(src, &Options::new())
+    }
+
+    /// Reads from any [`Source`] with options.
+    pub fn from_source_with(src: S, options: &Options) -> Self {
+        Deserializer {
+            src,
+            dialect: options.dialect,
+            max_alloc: options.max_alloc,
+            hint: None,
+        }
+    }
+
+    /// Uses what a `.meta` sidecar says for the first object: its dialect, its frame labels,
+    /// and a check that it agrees with the file.
+    pub fn with_hint(mut self, hint: Hint) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+
+    /// Checks that the input is exhausted.
+    ///
+    /// # Errors
+    /// [`Error::TrailingBytes`] when bytes remain.
+    pub fn end(&mut self) -> Result<()> {
+        if self.src.at_end()? {
+            Ok(())
+        } else {
+            Err(Error::TrailingBytes {
+                offset: self.src.offset(),
+            })
+        }
+    }
+
+    /// The offset of the next byte to read.
+    pub fn offset(&self) -> u64 {
+        self.src.offset()
+    }
+
+    /// Reads the next object as it is stored.
+    ///
+    /// # Errors
+    /// Any malformed input; [`Error::UnexpectedEof`] at the end of the input.
+    pub fn next_object(&mut self) -> Result<Object> {
+        let hint = self.hint.take();
+        read_object(&mut self.src, self.dialect, hint.as_ref())
+    }
+
+    /// An iterator deserializing one `T` after another until the input ends.
+    ///
+    /// ```
+    /// use serde_daphne::{Deserializer, Object};
+    ///
+    /// let mut bytes = serde_daphne::to_vec(&1.0f64)?;
+    /// bytes.extend(serde_daphne::to_vec(&vec![2u8, 3])?);
+    /// let objects: Vec<Object> = Deserializer::from_slice(&bytes)
+    ///     .into_iter()
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(objects.len(), 2);
+    /// assert_eq!(objects[1].shape(), (2, 1));
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    #[allow(clippy::should_implement_trait)] // serde_json's name for the same thing
+    pub fn into_iter<T: DeserializeOwned>(self) -> StreamDeserializer<S, T> {
+        StreamDeserializer {
+            de: self,
+            failed: false,
+            item: PhantomData,
+        }
+    }
+
+    /// Reads the next object for a typed read, refusing one whose values would take more
+    /// memory than its bytes in the input plus `max_alloc`. `csr` when read as CSR arrays,
+    /// `per_row` bytes of overhead per row (a `Vec` per row for `Vec<Vec<T>>`).
+    fn next_object_to_materialize(&mut self, csr: bool, per_row: u128) -> Result<Object> {
+        let start = self.src.offset();
+        let object = self.next_object()?;
+        let (rows, cols) = object.shape();
+        let (rows, cols) = (u128::from(rows), u128::from(cols));
+        let header = object.header();
+        let needed = match header.matrix_value_type() {
+            None => {
+                let width: u128 = (0..header.cols())
+                    .filter_map(|c| header.value_type_of(c))
+                    .map(|vt| vt.size() as u128)
+                    .sum();
+                rows * width
+            }
+            Some(vt) if csr => (rows + 1) * 8 + u128::from(object.nnz()) * (8 + vt.size() as u128),
+            Some(vt) => rows * cols * vt.size() as u128,
+        } + rows * per_row;
+        check_alloc(start, needed, self.src.offset() - start, self.max_alloc)?;
+        Ok(object)
+    }
+
+    /// Reads a 1 x 1 object as one value.
+    fn scalar(&mut self) -> Result<ValueDe> {
+        let object = self.next_object()?;
+        let offset = object.offset();
+        let (rows, cols) = object.shape();
+        match object.get(0, 0) {
+            Some(value) if (rows, cols) == (1, 1) => Ok(ValueDe { value, offset }),
+            _ => Err(Error::ShapeMismatch {
+                offset,
+                expected: "a number is read from a 1 x 1 object".into(),
+                rows,
+                cols,
+            }),
+        }
+    }
+
+    /// The data type and shape of the next object, without consuming it.
+    fn peek(&mut self) -> Result<(DataType, u64, u64)> {
+        peek_shape(&mut self.src)?.ok_or(Error::UnexpectedEof {
+            offset: self.src.offset(),
+            what: "the next object",
+            needed: 1,
+            available: 0,
+        })
+    }
+}
+
+/// Iterator over the values of a stream of objects; see [`Deserializer::into_iter`].
+pub struct StreamDeserializer<S, T> {
+    de: Deserializer<S>,
+    failed: bool,
+    item: PhantomData<T>,
+}
+
+impl<S: Source, T: DeserializeOwned> Iterator for StreamDeserializer<S, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        if self.failed {
+            return None;
+        }
+        let result = match self.de.src.at_end() {
+            Ok(true) => return None,
+            Ok(false) => T::deserialize(&mut self.de),
+            Err(e) => Err(e),
+        };
+        self.failed = result.is_err();
+        Some(result)
+    }
+}
+
+impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+        Err(Error::unrepresentable(
+            "self-describing values (deserialize_any; read a serde_daphne::Object instead)",
+        ))
+    }
+
+    numbers_via!(scalar);
+
+    unrepresentable! {
+        deserialize_i128 => "128-bit integers",
+        deserialize_u128 => "128-bit integers",
+        deserialize_char => "chars",
+        deserialize_str => "strings",
+        deserialize_string => "strings",
+        deserialize_bytes => "byte strings",
+        deserialize_byte_buf => "byte strings",
+        deserialize_option => "options",
+        deserialize_unit => "unit values",
+        deserialize_map => "maps",
+        deserialize_identifier => "identifiers",
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &'static str, _: V) -> Result<V::Value> {
+        Err(Error::unrepresentable("unit structs"))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value> {
+        Err(Error::unrepresentable("enums"))
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if handoff::is_marker(name) {
+            let object = match name {
+                handoff::OBJECT => self.next_object()?,
+                // A record takes memory even when the frame has no columns.
+                handoff::FRAME => self.next_object_to_materialize(false, 16)?,
+                name => self.next_object_to_materialize(name == handoff::CSR, 0)?,
+            };
+            handoff::with_object(object, || visitor.visit_newtype_struct(Parked))
+                .map_err(handoff::recover)
+        } else {
+            visitor.visit_newtype_struct(self)
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let (data_type, rows, cols) = self.peek()?;
+        if data_type == DataType::DenseMatrix && rows == 0 {
+            self.next_object()?;
+            let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
+                offset: self.offset(),
+                what: "a sequence",
+                bytes: u128::from(cols),
+            })?;
+            return visitor.visit_seq(ObjectsSeq {
+                de: self,
+                remaining: count,
+                index: 0,
+                fields: None,
+            });
+        }
+        // Read as rows, each row may be a `Vec` of its own.
+        let row_overhead = std::mem::size_of::<Vec<u8>>() as u128;
+        let object = self.next_object_to_materialize(false, row_overhead)?;
+        visitor.visit_seq(MatrixSeq::new(object)?)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        visitor.visit_seq(TupleSeq {
+            de: self,
+            len,
+            index: 0,
+            vector: None,
+        })
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_tuple(len, visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_seq(ObjectsSeq {
+            de: self,
+            remaining: fields.len(),
+            index: 0,
+            fields: Some(fields),
+        })
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.next_object()?;
+        visitor.visit_unit()
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+/// The stand-in handed to an adapter's visitor while its object is parked.
+struct Parked;
+
+impl<'de> de::Deserializer<'de> for Parked {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+        Err(Error::invalid(
+            "internal: a serde_daphne adapter payload was read by a foreign visitor",
+        ))
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+        identifier ignored_any
+    }
+}
+
+/// Deserializes a `T` from a byte slice holding exactly its objects.
+///
+/// ```
+/// let bytes = serde_daphne::to_vec(&vec![vec![1.0f64, 2.0], vec![3.0, 4.0]])?;
+/// let matrix: Vec<Vec<f64>> = serde_daphne::from_slice(&bytes)?;
+/// assert_eq!(matrix, vec![vec![1.0, 2.0], vec![3.0, 4.0]]);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
+/// # Errors
+/// Malformed input (with its byte offset), values that do not fit `T`, and
+/// [`Error::TrailingBytes`] when bytes follow.
+pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
+    from_slice_with(bytes, &Options::new())
+}
+
+/// Deserializes a `T` from a byte slice with options (such as a forced [`Options::dialect`]).
+///
+/// # Errors
+/// As [`from_slice`].
+pub fn from_slice_with<'a, T: Deserialize<'a>>(bytes: &'a [u8], options: &Options) -> Result<T> {
+    let mut de = Deserializer::from_slice_with(bytes, options);
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Deserializes a `T` from an `io::Read`, which must end after its objects.
+///
+/// # Errors
+/// As [`from_slice`], and I/O errors.
+pub fn from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<T> {
+    from_reader_with(reader, &Options::new())
+}
+
+/// Deserializes a `T` from an `io::Read` with options (such as [`Options::max_bytes`]).
+///
+/// # Errors
+/// As [`from_reader`]; [`Error::LimitExceeded`] past the read limit.
+pub fn from_reader_with<R: Read, T: DeserializeOwned>(reader: R, options: &Options) -> Result<T> {
+    let mut de = Deserializer::from_reader_with(reader, options);
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}

@@ -1,0 +1,155 @@
+//! Building CSR arrays from entries that arrive in any order, in two passes over a source:
+//! count each row's entries ([`RowCounts`]), turn the counts into row offsets by a running
+//! sum, place every entry in its row ([`CsrFill`]), then put each row in column order. Every
+//! reader and converter that assembles CSR uses this one routine.
+
+use crate::error::{Error, Result};
+use crate::wire::values::zeroed_vec;
+
+/// The first pass: how many entries each row has.
+#[derive(Debug)]
+pub(crate) struct RowCounts {
+    /// `counts[r + 1]` is row `r`'s count, so that a running sum gives the offsets in place.
+    counts: Vec<usize>,
+}
+
+impl RowCounts {
+    /// Counts for `rows` rows, all zero.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when `rows + 1` offsets do not fit memory.
+    pub(crate) fn new(rows: usize) -> Result<RowCounts> {
+        let len = rows
+            .checked_add(1)
+            .ok_or(Error::OutOfMemory { bytes: u128::MAX })?;
+        Ok(RowCounts {
+            counts: zeroed_vec(len)?,
+        })
+    }
+
+    /// One more entry in `row` (which must be below the number of rows).
+    #[inline]
+    pub(crate) fn add(&mut self, row: usize) {
+        self.counts[row + 1] += 1;
+    }
+
+    /// `n` more entries in `row`.
+    #[inline]
+    pub(crate) fn add_n(&mut self, row: usize, n: usize) {
+        self.counts[row + 1] += n;
+    }
+
+    /// The row offsets: `rows + 1` running sums of the counts, starting at 0.
+    pub(crate) fn into_offsets(mut self) -> Vec<usize> {
+        for r in 1..self.counts.len() {
+            self.counts[r] += self.counts[r - 1];
+        }
+        self.counts
+    }
+}
+
+/// The second pass: entries placed in the rows the first pass counted.
+#[derive(Debug)]
+pub(crate) struct CsrFill<T> {
+    row_offsets: Vec<usize>,
+    /// Where each row's next entry goes.
+    next: Vec<usize>,
+    col_indices: Vec<usize>,
+    values: Vec<T>,
+}
+
+impl<T: Copy + bytemuck::Zeroable> CsrFill<T> {
+    /// Room for the entries that `row_offsets` (from [`RowCounts::into_offsets`]) counts.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`].
+    pub(crate) fn new(row_offsets: Vec<usize>) -> Result<CsrFill<T>> {
+        let nnz = row_offsets.last().copied().unwrap_or(0);
+        let mut next = zeroed_vec(row_offsets.len())?;
+        next.copy_from_slice(&row_offsets);
+        Ok(CsrFill {
+            col_indices: zeroed_vec(nnz)?,
+            values: zeroed_vec(nnz)?,
+            next,
+            row_offsets,
+        })
+    }
+
+    /// Places an entry; `false` when its row already holds as many as were counted (the
+    /// source gave more on the second pass than on the first).
+    #[inline]
+    pub(crate) fn push(&mut self, row: usize, col: usize, value: T) -> bool {
+        let k = self.next[row];
+        if k == self.row_offsets[row + 1] {
+            return false;
+        }
+        self.col_indices[k] = col;
+        self.values[k] = value;
+        self.next[row] = k + 1;
+        true
+    }
+
+    /// The CSR arrays `(row_offsets, col_indices, values)`, each row in column order; `None`
+    /// when a row received fewer entries than counted.
+    pub(crate) fn finish(self) -> Option<(Vec<usize>, Vec<usize>, Vec<T>)> {
+        let CsrFill {
+            row_offsets,
+            next,
+            mut col_indices,
+            mut values,
+        } = self;
+        if next[..next.len() - 1] != row_offsets[1..] {
+            return None;
+        }
+        drop(next);
+        // Entries of a row may arrive out of column order (blocks side by side, blocks or
+        // records in any order): sort those rows only.
+        for w in row_offsets.windows(2) {
+            let (start, end) = (w[0], w[1]);
+            if col_indices[start..end].windows(2).any(|p| p[1] < p[0]) {
+                let mut row: Vec<(usize, T)> = col_indices[start..end]
+                    .iter()
+                    .copied()
+                    .zip(values[start..end].iter().copied())
+                    .collect();
+                row.sort_unstable_by_key(|&(c, _)| c);
+                for (k, (c, x)) in row.into_iter().enumerate() {
+                    col_indices[start + k] = c;
+                    values[start + k] = x;
+                }
+            }
+        }
+        Some((row_offsets, col_indices, values))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_in_any_order_give_sorted_rows() {
+        // The 3 x 4 matrix [[0, 5, 0, 6], [0, 0, 0, 0], [7, 0, 8, 0]], entries shuffled.
+        let entries = [(2, 2, 8.0), (0, 3, 6.0), (2, 0, 7.0), (0, 1, 5.0)];
+        let mut counts = RowCounts::new(3).unwrap();
+        entries.iter().for_each(|&(r, _, _)| counts.add(r));
+        let mut fill = CsrFill::<f64>::new(counts.into_offsets()).unwrap();
+        for &(r, c, x) in &entries {
+            assert!(fill.push(r, c, x));
+        }
+        assert!(!fill.push(1, 0, 1.0), "row 1 was counted empty");
+        let (offsets, cols, values) = fill.finish().unwrap();
+        assert_eq!(offsets, [0, 2, 2, 4]);
+        assert_eq!(cols, [1, 3, 0, 2]);
+        assert_eq!(values, [5.0, 6.0, 7.0, 8.0]);
+    }
+
+    #[test]
+    fn a_row_left_short_is_reported() {
+        let mut counts = RowCounts::new(2).unwrap();
+        counts.add_n(1, 2);
+        let mut fill = CsrFill::<u8>::new(counts.into_offsets()).unwrap();
+        assert!(fill.push(1, 0, 1));
+        assert!(fill.finish().is_none());
+    }
+}
