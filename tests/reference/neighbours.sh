@@ -32,12 +32,12 @@ dir=target/reference-check
 rm -rf "$dir"
 mkdir -p "$dir/ours" "$dir/theirs"
 
-golden=../shared/golden/daphne-runtime
+golden=tests/data/daphne-runtime
 formats="CSR CSC COO COOR COOC DCSR DCSC DMAT DMATR DMATC"
 # binsparse 0.1.4 for Python reads only SemVer versions.
 python="--binsparse-version 0.1.0"
 # A column, for the vector formats.
-$dbdf convert --from futhark ../shared/golden/futhark/array_f32_1d.bin "$dir/ours/col_f32_5x1.dbdf"
+$dbdf convert --from futhark tests/data/futhark/array_f32_1d.bin "$dir/ours/col_f32_5x1.dbdf"
 for src in "$golden"/dense_f64_3x4.dbdf "$golden"/dense_f64_neg_3x4.dbdf \
     "$golden"/dense_si32_neg_2x3.dbdf "$golden"/dense_ui8_max_2x3.dbdf \
     "$golden"/dense_f32_neg_3x4.dbdf "$golden"/dense_f64_100x7.dbdf \

@@ -53,7 +53,7 @@ np.save(f"{d}/ultra_3000x1500.npy", ultra)
 col = np.where(rng.random((4000, 1)) < 0.001, 2.0, 0.0)
 np.save(f"{d}/col_4000x1.npy", col)
 PY
-golden=../shared/golden/daphne-runtime
+golden=tests/data/daphne-runtime
 for src in "$golden"/dense_f64_100x7.dbdf "$golden"/csr_f64_5x6.dbdf "$golden"/dense_si32_neg_2x3.dbdf \
     "$dir"/ours/*.npy; do
     name=$(basename "${src%.*}")

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Files for DAPHNE, checked by DAPHNE's own reader: `daphne-read`, built from DAPHNE's
+# unmodified sources in the shared reference material (../shared/daphne-reader, beside the
+# repository as CI has it; not vendored here), once plainly and once with AddressSanitizer
+# and UBSan. Every golden file, files the CLI and the library write for DAPHNE (read the way
+# DaphneDSL types them), and the frame-label guard; see tests/reference/daphne.py. Without the
+# reader's sources, a C++ compiler or python3 it says SKIPPED and exits 0; any mismatch,
+# crash or sanitizer report exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+skip() {
+    echo "daphne: SKIPPED: $*"
+    exit 0
+}
+
+reader_src=../shared/daphne-reader
+[ -f "$reader_src/build.sh" ] || skip "no $reader_src beside the repository"
+command -v python3 >/dev/null || skip "no python3 on this machine"
+
+# Builds daphne-read into $1 (with EXTRA_FLAGS) unless an up-to-date one is there.
+build() {
+    local dir=$1
+    if [ -x "$dir/daphne-read" ] && [ -z "$(find "$reader_src" -newer "$dir/daphne-read" -print -quit)" ]; then
+        return
+    fi
+    bash "$reader_src/build.sh" "$dir" >"$dir.log" 2>&1 || {
+        cat "$dir.log"
+        skip "daphne-read did not build (see above)"
+    }
+}
+mkdir -p target
+build target/daphne-read
+EXTRA_FLAGS="-g -fsanitize=address,undefined -fno-omit-frame-pointer" build target/daphne-read-asan
+
+cargo build -q --features cli --bin dbdf
+out=target/daphne-check
+rm -rf "$out"
+mkdir -p "$out"
+cargo run -q --example daphne_files -- "$out/library" >/dev/null
+ASAN_OPTIONS=detect_leaks=0 python3 tests/reference/daphne.py target/debug/dbdf \
+    target/daphne-read/daphne-read target/daphne-read-asan/daphne-read "$out/library" "$out"
+echo "daphne: OK"
