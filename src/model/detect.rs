@@ -151,12 +151,14 @@ fn fit<S: Source + ?Sized>(src: &mut S, start: u64, len: u128) -> Result<Fit> {
             return Ok(Fit::End);
         }
     }
-    let bytes = src.peek(end.saturating_add(2))?;
-    Ok(match bytes.len() {
-        n if n == end => Fit::End,
-        n if n < end + 2 => Fit::No,
-        _ if bytes[end] == 1 && (1..=4).contains(&bytes[end + 1]) => Fit::Next,
-        _ => Fit::No,
+    Ok(match src.peek_ahead(end as u64, 2)? {
+        None => Fit::No,
+        Some(bytes) => match bytes.len() {
+            0 => Fit::End,
+            1 => Fit::No,
+            _ if bytes[0] == 1 && (1..=4).contains(&bytes[1]) => Fit::Next,
+            _ => Fit::No,
+        },
     })
 }
 

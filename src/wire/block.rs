@@ -155,39 +155,138 @@ pub(crate) fn sparse_rows_len(rows: u32, nnz: u64, value_type: ValueType) -> u12
     4 * u128::from(rows) + u128::from(nnz) * (4 + value_type.size() as u128)
 }
 
+/// A block's header: its shape, type and the counts that give its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BlockHead {
+    /// Rows in the block.
+    pub rows: u32,
+    /// Columns in the block.
+    pub cols: u32,
+    /// How the values are stored.
+    pub block_type: BlockType,
+    /// The stored values' type (`None` for empty blocks).
+    pub value_type: Option<ValueType>,
+    /// The stored non-zero count of a sparse or ultra-sparse block.
+    pub nnz: Option<u64>,
+    /// Offset of the non-zero count, for error messages.
+    pub(crate) nnz_offset: u64,
+}
+
+impl BlockHead {
+    /// Bytes of the header itself: 9 for empty blocks, 10 dense, 18 sparse, 14 ultra-sparse.
+    pub fn head_len(&self) -> u64 {
+        match self.block_type {
+            BlockType::Empty => 9,
+            BlockType::Dense => 10,
+            BlockType::Sparse => 18,
+            BlockType::UltraSparse => 14,
+        }
+    }
+
+    /// Bytes after the header: the values (and indices).
+    pub fn body_len(&self) -> u128 {
+        let vt = self.value_type.unwrap_or(ValueType::U8);
+        let nnz = self.nnz.unwrap_or(0);
+        // An ultra-sparse count is a u32, so the length always exists.
+        block_len(self.block_type, self.rows, self.cols, nnz, vt).unwrap_or(0)
+            - u128::from(self.head_len())
+    }
+
+    /// Values a dense block stores, or non-zeros a sparse one stores.
+    pub fn stored(&self) -> u64 {
+        match self.block_type {
+            BlockType::Empty => 0,
+            BlockType::Dense => u64::from(self.rows) * u64::from(self.cols),
+            BlockType::Sparse | BlockType::UltraSparse => self.nnz.unwrap_or(0),
+        }
+    }
+
+    /// The byte offset of the dense value at (`row`, `col`) inside the block, from the end
+    /// of the header.
+    pub fn dense_value_at(&self, row: u32, col: u32) -> u64 {
+        let size = self.value_type.map_or(0, ValueType::size) as u64;
+        (u64::from(row) * u64::from(self.cols) + u64::from(col)) * size
+    }
+}
+
+/// Reads a block's header (after its position), leaving the cursor at its values.
+///
+/// # Errors
+/// End of input, unknown block or value type codes.
+pub fn decode_block_head<S: Source + ?Sized>(src: &mut S) -> Result<BlockHead> {
+    let rows = src.u32("the block's number of rows")?;
+    let cols = src.u32("the block's number of columns")?;
+    let offset = src.offset();
+    let code = src.u8("the block type")?;
+    let block_type = BlockType::from_code(code).ok_or(Error::UnknownBlockType { offset, code })?;
+    let what = match block_type {
+        BlockType::Empty => {
+            return Ok(BlockHead {
+                rows,
+                cols,
+                block_type,
+                value_type: None,
+                nnz: None,
+                nnz_offset: 0,
+            })
+        }
+        BlockType::Dense => "the dense block's value type",
+        BlockType::Sparse => "the sparse block's value type",
+        BlockType::UltraSparse => "the ultra-sparse block's value type",
+    };
+    let vt = value_type(src, what)?;
+    let nnz_offset = src.offset();
+    let nnz = match block_type {
+        BlockType::Sparse => Some(src.u64("the sparse block's number of non-zeros")?),
+        BlockType::UltraSparse => Some(u64::from(
+            src.u32("the ultra-sparse block's number of non-zeros")?,
+        )),
+        _ => None,
+    };
+    Ok(BlockHead {
+        rows,
+        cols,
+        block_type,
+        value_type: Some(vt),
+        nnz,
+        nnz_offset,
+    })
+}
+
 /// Reads a block (header and data), checking every index.
 ///
 /// # Errors
 /// End of input, unknown codes, indices outside the block, unsorted indices, counts that do
 /// not add up.
 pub fn decode_block<S: Source + ?Sized>(src: &mut S) -> Result<(u32, u32, BlockData)> {
-    let rows = src.u32("the block's number of rows")?;
-    let cols = src.u32("the block's number of columns")?;
-    let offset = src.offset();
-    let code = src.u8("the block type")?;
-    let block_type = BlockType::from_code(code).ok_or(Error::UnknownBlockType { offset, code })?;
-    let data = match block_type {
+    let head = decode_block_head(src)?;
+    Ok((head.rows, head.cols, decode_block_body(src, &head)?))
+}
+
+/// Reads a block's values (after [`decode_block_head`]), checking every index.
+///
+/// # Errors
+/// As [`decode_block`].
+pub fn decode_block_body<S: Source + ?Sized>(src: &mut S, head: &BlockHead) -> Result<BlockData> {
+    let (rows, cols) = (head.rows, head.cols);
+    let Some(vt) = head.value_type else {
+        return Ok(BlockData::Empty);
+    };
+    let nnz = head.nnz.unwrap_or(0);
+    Ok(match head.block_type {
         BlockType::Empty => BlockData::Empty,
         BlockType::Dense => {
-            let vt = value_type(src, "the dense block's value type")?;
             let count = u64::from(rows) * u64::from(cols);
-            let values = with_value_type!(vt, T => T::into_values(
-                src.take_vec::<T>(count, "a dense block's values")?));
-            BlockData::Dense(values)
+            BlockData::Dense(with_value_type!(vt, T => T::into_values(
+                src.take_vec::<T>(count, "a dense block's values")?)))
         }
         BlockType::Sparse => {
-            let vt = value_type(src, "the sparse block's value type")?;
-            let nnz_offset = src.offset();
-            let nnz = src.u64("the sparse block's number of non-zeros")?;
-            with_value_type!(vt, T => decode_sparse::<T, S>(src, rows, cols, nnz, nnz_offset)?)
+            with_value_type!(vt, T => decode_sparse::<T, S>(src, rows, cols, nnz, head.nnz_offset)?)
         }
         BlockType::UltraSparse => {
-            let vt = value_type(src, "the ultra-sparse block's value type")?;
-            let nnz = src.u32("the ultra-sparse block's number of non-zeros")?;
-            with_value_type!(vt, T => decode_ultra_sparse::<T, S>(src, rows, cols, nnz)?)
+            with_value_type!(vt, T => decode_ultra_sparse::<T, S>(src, rows, cols, nnz as u32)?)
         }
-    };
-    Ok((rows, cols, data))
+    })
 }
 
 /// Elements to reserve up front when the input's length is unknown.

@@ -10,12 +10,14 @@ pub mod element;
 pub mod header;
 pub(crate) mod probe;
 pub mod runtime;
+pub mod seek;
 pub(crate) mod sink;
 pub mod source;
 pub mod values;
 
 pub use crate::codes::{BlockType, DataType, Value, ValueType};
-pub use block::{BlockData, BlockPlace};
+pub use block::{BlockData, BlockHead, BlockPlace};
 pub use element::{Element, Values};
 pub use header::{Column, Header};
+pub use seek::SeekSource;
 pub use source::{IoSource, SliceSource, Source};

@@ -227,47 +227,152 @@ fn matrix_prefix<S: Source + ?Sized>(
     Ok(vt)
 }
 
+/// A runtime object's header and prefix: everything before its values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimeHead {
+    /// The data type (a scalar is `DataType::Scalar`).
+    pub data_type: DataType,
+    /// Rows (1 for a scalar).
+    pub rows: u64,
+    /// Columns (1 for a scalar).
+    pub cols: u64,
+    /// The matrix's or scalar's value type, or each frame column's.
+    pub value_types: Vec<ValueType>,
+    /// Each frame label's length (the label bytes are opaque and skipped).
+    pub label_lens: Vec<u16>,
+    /// A CSR matrix's non-zero count.
+    pub nnz: Option<u64>,
+    nnz_offset: u64,
+    /// Offset of the first byte after the prefix: the values, or a CSR matrix's row offsets.
+    pub body: u64,
+}
+
+impl RuntimeHead {
+    /// Bytes from [`RuntimeHead::body`] to the end of the object.
+    pub fn body_len(&self) -> u128 {
+        let size = |vt: &ValueType| vt.size() as u128;
+        let (rows, cols) = (u128::from(self.rows), u128::from(self.cols));
+        let width: u128 = self.value_types.iter().map(size).sum();
+        match self.data_type {
+            DataType::Scalar => width,
+            DataType::DenseMatrix => rows * cols * width,
+            DataType::CsrMatrix => 8 * (rows + 1) + u128::from(self.nnz.unwrap_or(0)) * (8 + width),
+            DataType::Frame => rows * width,
+        }
+    }
+
+    /// The bytes of one frame row, or one matrix value.
+    pub fn row_width(&self) -> u64 {
+        self.value_types.iter().map(|vt| vt.size() as u64).sum()
+    }
+
+    /// Offsets of a CSR matrix's column indices and values.
+    pub fn csr_arrays(&self) -> (u64, u64) {
+        let cols_at = self.body + 8 * (self.rows + 1);
+        (cols_at, cols_at + 8 * self.nnz.unwrap_or(0))
+    }
+}
+
+/// Reads a runtime object's header and prefix, leaving the cursor at its values.
+///
+/// # Errors
+/// Malformed input, the string value types.
+pub fn decode_head<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeHead> {
+    let (data_type, rows, cols) = fixed_header(src)?;
+    let mut head = RuntimeHead {
+        data_type,
+        rows,
+        cols,
+        value_types: Vec::new(),
+        label_lens: Vec::new(),
+        nnz: None,
+        nnz_offset: 0,
+        body: 0,
+    };
+    match data_type {
+        DataType::Scalar => {
+            // Bytes 2..17 (where the dimensions would be) are undefined: already skipped.
+            (head.rows, head.cols) = (1, 1);
+            head.value_types = vec![value_type(src, "the scalar's value type")?];
+        }
+        DataType::DenseMatrix => head.value_types = vec![matrix_prefix(src, rows, cols, 1)?],
+        DataType::CsrMatrix => {
+            head.value_types = vec![matrix_prefix(src, rows, cols, 2)?];
+            head.nnz_offset = src.offset();
+            head.nnz = Some(src.u64("the number of non-zeros")?);
+        }
+        DataType::Frame => {
+            let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
+                offset: src.offset() - 8,
+                what: "frame columns",
+                bytes: u128::from(cols),
+            })?;
+            let codes_at = src.offset();
+            let codes = src.take(count, "the frame's column value types")?.to_vec();
+            head.value_types.reserve_exact(count);
+            for (i, &code) in codes.iter().enumerate() {
+                let offset = codes_at + i as u64;
+                head.value_types.push(
+                    from_runtime_code(code, offset)?
+                        .ok_or(Error::UnknownValueType { offset, code })?,
+                );
+            }
+            head.label_lens.reserve_exact(count);
+            for _ in 0..count {
+                // Raw std::string object bytes: not text, skipped.
+                let len = src.u16("a frame label length")?;
+                src.take(usize::from(len), "a frame label")?;
+                head.label_lens.push(len);
+            }
+            let offset = src.offset();
+            let (rx, cx) = (src.u64("rx")?, src.u64("cx")?);
+            if (rx, cx) != (0, 0) {
+                return Err(layout_error(
+                    offset,
+                    format!("the body is at ({rx}, {cx}), not (0, 0)"),
+                ));
+            }
+        }
+    }
+    head.body = src.offset();
+    Ok(head)
+}
+
 /// Reads one runtime-dialect object.
 ///
 /// # Errors
 /// Malformed input, the string value types, indices out of range or unsorted.
 pub(crate) fn decode<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeObject> {
     let start = src.offset();
-    let (data_type, rows, cols) = fixed_header(src)?;
-    let cells = |offset| {
-        rows.checked_mul(cols).ok_or(Error::TooLarge {
-            offset,
-            what: "a dense matrix",
-            bytes: u128::from(rows) * u128::from(cols),
-        })
-    };
-    match data_type {
+    let head = decode_head(src)?;
+    let (rows, cols) = (head.rows, head.cols);
+    let vt = head.value_types.first().copied();
+    match head.data_type {
         DataType::Scalar => {
-            // Bytes 2..17 (where the dimensions would be) are undefined: already skipped.
-            let vt = value_type(src, "the scalar's value type")?;
-            with_value_type!(vt, T => {
+            with_value_type!(vt.unwrap_or(ValueType::U8), T => {
                 let v: Vec<T> = src.take_vec(1, "the scalar's value")?;
                 Ok(RuntimeObject::Scalar(v[0].into_value()))
             })
         }
         DataType::DenseMatrix => {
-            let vt = matrix_prefix(src, rows, cols, 1)?;
-            let count = cells(start)?;
-            let values = with_value_type!(vt, T => T::into_values(
+            let count = rows.checked_mul(cols).ok_or(Error::TooLarge {
+                offset: start,
+                what: "a dense matrix",
+                bytes: u128::from(rows) * u128::from(cols),
+            })?;
+            let values = with_value_type!(vt.unwrap_or(ValueType::U8), T => T::into_values(
                 src.take_vec::<T>(count, "the dense values")?));
             Ok(RuntimeObject::Dense { rows, cols, values })
         }
         DataType::CsrMatrix => {
-            let vt = matrix_prefix(src, rows, cols, 2)?;
-            let nnz_offset = src.offset();
-            let nnz = src.u64("the number of non-zeros")?;
+            let nnz = head.nnz.unwrap_or(0);
             let offsets_at = src.offset();
             let row_offsets: Vec<u64> = src.take_vec(rows.saturating_add(1), "the row offsets")?;
-            check_row_offsets(&row_offsets, nnz, offsets_at, nnz_offset)?;
+            check_row_offsets(&row_offsets, nnz, offsets_at, head.nnz_offset)?;
             let cols_at = src.offset();
             let col_indices: Vec<u64> = src.take_vec(nnz, "the column indices")?;
             check_columns(&row_offsets, &col_indices, cols, cols_at)?;
-            let values = with_value_type!(vt, T => T::into_values(
+            let values = with_value_type!(vt.unwrap_or(ValueType::U8), T => T::into_values(
                 src.take_vec::<T>(nnz, "the non-zero values")?));
             Ok(RuntimeObject::Csr {
                 rows,
@@ -278,48 +383,18 @@ pub(crate) fn decode<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeObject> {
             })
         }
         DataType::Frame => {
-            let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
-                offset: start,
-                what: "frame columns",
-                bytes: u128::from(cols),
-            })?;
-            let codes_at = src.offset();
-            let codes = src.take(count, "the frame's column value types")?.to_vec();
-            let mut value_types = Vec::with_capacity(count);
-            for (i, &code) in codes.iter().enumerate() {
-                let offset = codes_at + i as u64;
-                value_types.push(
-                    from_runtime_code(code, offset)?
-                        .ok_or(Error::UnknownValueType { offset, code })?,
-                );
-            }
-            let mut label_lens = Vec::with_capacity(count);
-            for _ in 0..count {
-                // Raw std::string object bytes: not text, skipped.
-                let len = src.u16("a frame label length")?;
-                src.take(usize::from(len), "a frame label")?;
-                label_lens.push(len);
-            }
-            let offset = src.offset();
-            let (rx, cx) = (src.u64("rx")?, src.u64("cx")?);
-            if (rx, cx) != (0, 0) {
-                return Err(layout_error(
-                    offset,
-                    format!("the body is at ({rx}, {cx}), not (0, 0)"),
-                ));
-            }
-            let columns = decode_frame_rows(src, rows, &value_types)?;
+            let columns = decode_frame_rows(src, rows, &head.value_types)?;
             Ok(RuntimeObject::Frame {
                 rows,
-                value_types,
-                label_lens,
+                value_types: head.value_types,
+                label_lens: head.label_lens,
                 columns,
             })
         }
     }
 }
 
-fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64) -> Result<()> {
+pub(crate) fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64) -> Result<()> {
     if offsets.first() != Some(&0) {
         return Err(layout_error(at, "the row offsets do not start at 0"));
     }
@@ -342,7 +417,7 @@ fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64) -> Result<
     Ok(())
 }
 
-fn check_columns(offsets: &[u64], cols: &[u64], ncols: u64, at: u64) -> Result<()> {
+pub(crate) fn check_columns(offsets: &[u64], cols: &[u64], ncols: u64, at: u64) -> Result<()> {
     for (row, pair) in offsets.windows(2).enumerate() {
         let mut previous: Option<u64> = None;
         let (start, end) = (pair[0] as usize, pair[1] as usize);

@@ -33,6 +33,20 @@ pub trait Source {
     /// I/O errors of a reader.
     fn peek(&mut self, n: usize) -> Result<&[u8]>;
 
+    /// Up to `n` bytes starting `skip` bytes past the cursor, not consumed; `None` when fewer
+    /// than `skip` bytes remain. Seekable sources read them without buffering what lies
+    /// between.
+    ///
+    /// # Errors
+    /// I/O errors of a reader.
+    fn peek_ahead(&mut self, skip: u64, n: usize) -> Result<Option<Vec<u8>>> {
+        let Ok(skip) = usize::try_from(skip) else {
+            return Ok(None);
+        };
+        let bytes = self.peek(skip.saturating_add(n))?;
+        Ok(bytes.get(skip..).map(<[u8]>::to_vec))
+    }
+
     /// The next `n` little-endian values, consumed, in a new vector.
     ///
     /// # Errors
@@ -82,7 +96,7 @@ pub trait Source {
 
 /// Checks that `n` values of `T` can be among the `remaining` bytes (when known); returns
 /// their length in bytes.
-fn check_present<T>(
+pub(crate) fn check_present<T>(
     offset: u64,
     n: u64,
     remaining: Option<u64>,

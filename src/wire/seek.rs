@@ -1,0 +1,250 @@
+//! A byte source over `Read + Seek` of known length: what lazy reading needs. It reads through
+//! a small window that moves with the cursor, jumps over bytes it does not need with a seek,
+//! and never buffers more than one request.
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+use super::element::Element;
+use super::source::{check_present, Source};
+use super::values::zeroed_vec;
+use crate::error::{Error, Result};
+
+/// Bytes read at once when a request is smaller: enough for many block headers.
+const WINDOW: usize = 64 << 10;
+
+/// Input from a seekable reader (a file) whose length is known.
+#[derive(Debug)]
+pub struct SeekSource<R> {
+    reader: R,
+    len: u64,
+    buf: Vec<u8>,
+    /// The input offset of `buf[0]`.
+    buf_at: u64,
+    pos: usize,
+    /// Where the reader is, when known (`None` after an error).
+    reader_at: Option<u64>,
+}
+
+impl<R: Read + Seek> SeekSource<R> {
+    /// A source over `reader`, which holds `len` bytes; the cursor starts at 0.
+    pub fn new(reader: R, len: u64) -> Self {
+        SeekSource {
+            reader,
+            len,
+            buf: Vec::new(),
+            buf_at: 0,
+            pos: 0,
+            reader_at: None,
+        }
+    }
+
+    /// The input's length.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the input is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Moves the cursor to `offset` (at most the input's length); no I/O until bytes are
+    /// needed.
+    pub fn seek_to(&mut self, offset: u64) {
+        let offset = offset.min(self.len);
+        let end = self.buf_at + self.buf.len() as u64;
+        if (self.buf_at..=end).contains(&offset) {
+            self.pos = (offset - self.buf_at) as usize;
+        } else {
+            self.buf.clear();
+            self.buf_at = offset;
+            self.pos = 0;
+        }
+    }
+
+    /// Moves the cursor `n` bytes on.
+    ///
+    /// # Errors
+    /// [`Error::UnexpectedEof`] when fewer than `n` bytes remain.
+    pub fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
+        let available = self.len - self.offset();
+        if n > available {
+            return Err(Error::UnexpectedEof {
+                offset: self.offset(),
+                what,
+                needed: n,
+                available,
+            });
+        }
+        self.seek_to(self.offset() + n);
+        Ok(())
+    }
+
+    /// Fills `dst` with the bytes at `offset`, without moving the cursor or the window.
+    ///
+    /// # Errors
+    /// [`Error::UnexpectedEof`] past the end of the input; I/O errors.
+    pub fn read_at(&mut self, offset: u64, dst: &mut [u8], what: &'static str) -> Result<()> {
+        let available = self.len.saturating_sub(offset);
+        if dst.len() as u64 > available {
+            return Err(Error::UnexpectedEof {
+                offset,
+                what,
+                needed: dst.len() as u64,
+                available,
+            });
+        }
+        let end = self.buf_at + self.buf.len() as u64;
+        if offset >= self.buf_at && offset + dst.len() as u64 <= end {
+            let at = (offset - self.buf_at) as usize;
+            dst.copy_from_slice(&self.buf[at..at + dst.len()]);
+            return Ok(());
+        }
+        self.read_exact_at(offset, dst, what)
+    }
+
+    fn read_exact_at(&mut self, offset: u64, dst: &mut [u8], what: &'static str) -> Result<()> {
+        if self.reader_at != Some(offset) {
+            self.reader_at = None;
+            self.reader.seek(SeekFrom::Start(offset))?;
+        }
+        match self.reader.read_exact(dst) {
+            Ok(()) => {
+                self.reader_at = Some(offset + dst.len() as u64);
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                self.reader_at = None;
+                // The file shrank under us: report it where it happened.
+                Err(Error::UnexpectedEof {
+                    offset,
+                    what,
+                    needed: dst.len() as u64,
+                    available: 0,
+                })
+            }
+            Err(e) => {
+                self.reader_at = None;
+                Err(Error::Io(e))
+            }
+        }
+    }
+
+    /// Makes `n` bytes (no more than remain) available at the cursor.
+    fn fill(&mut self, n: usize, what: &'static str) -> Result<()> {
+        let have = self.buf.len() - self.pos;
+        if have >= n {
+            return Ok(());
+        }
+        self.buf.drain(..self.pos);
+        self.buf_at += self.pos as u64;
+        self.pos = 0;
+        let end = self.buf_at + self.buf.len() as u64;
+        let want = (n - self.buf.len()).max(WINDOW) as u64;
+        let more = want.min(self.len - end) as usize;
+        let old = self.buf.len();
+        self.buf.resize(old + more, 0);
+        let mut tail = std::mem::take(&mut self.buf);
+        let result = self.read_exact_at(end, &mut tail[old..], what);
+        self.buf = tail;
+        if result.is_err() {
+            self.buf.truncate(old);
+        }
+        result
+    }
+
+    fn eof(&self, n: usize, what: &'static str) -> Error {
+        Error::UnexpectedEof {
+            offset: self.offset(),
+            what,
+            needed: n as u64,
+            available: self.len - self.offset(),
+        }
+    }
+}
+
+impl<R: Read + Seek> Source for SeekSource<R> {
+    fn offset(&self) -> u64 {
+        self.buf_at + self.pos as u64
+    }
+
+    fn remaining(&self) -> Option<u64> {
+        Some(self.len - self.offset())
+    }
+
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
+        if n as u64 > self.len - self.offset() {
+            return Err(self.eof(n, what));
+        }
+        self.fill(n, what)?;
+        let start = self.pos;
+        self.pos += n;
+        Ok(&self.buf[start..start + n])
+    }
+
+    fn peek(&mut self, n: usize) -> Result<&[u8]> {
+        let n = n.min((self.len - self.offset()) as usize);
+        self.fill(n, "bytes to look ahead at")?;
+        Ok(&self.buf[self.pos..self.pos + n])
+    }
+
+    fn peek_ahead(&mut self, skip: u64, n: usize) -> Result<Option<Vec<u8>>> {
+        let at = self.offset().saturating_add(skip);
+        if at > self.len {
+            return Ok(None);
+        }
+        let mut out = vec![0; n.min((self.len - at) as usize)];
+        self.read_at(at, &mut out, "bytes to look ahead at")?;
+        Ok(Some(out))
+    }
+
+    fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>> {
+        let total = check_present::<T>(self.offset(), n, self.remaining(), what)?;
+        // Present bytes always fit in memory's address space on 64-bit hosts; the vector is
+        // read into directly, past the window.
+        let count = usize::try_from(n).map_err(|_| self.eof(usize::MAX, what))?;
+        let mut out: Vec<T> = zeroed_vec(count)?;
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+        let from_buf = (self.buf.len() - self.pos).min(dst.len());
+        dst[..from_buf].copy_from_slice(&self.buf[self.pos..self.pos + from_buf]);
+        let rest_at = self.offset() + from_buf as u64;
+        self.read_at(rest_at, &mut dst[from_buf..], what)?;
+        self.seek_to(self.offset() + total as u64);
+        if cfg!(target_endian = "big") {
+            out.iter_mut().for_each(|x| *x = x.to_le());
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    #[test]
+    fn reads_skips_and_looks_ahead_without_moving() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(200_000).collect();
+        let mut src = SeekSource::new(Cursor::new(&data), data.len() as u64);
+        assert_eq!(src.take(3, "x").unwrap(), &[0, 1, 2]);
+        src.skip(150_000, "x").unwrap();
+        assert_eq!(src.offset(), 150_003);
+        assert_eq!(src.u8("x").unwrap(), data[150_003]);
+        assert_eq!(
+            src.peek_ahead(10, 2).unwrap(),
+            Some(vec![data[150_014], data[150_015]])
+        );
+        assert_eq!(src.peek_ahead(60_000, 2).unwrap(), None);
+        let v: Vec<u16> = src.take_vec(1000, "x").unwrap();
+        assert_eq!(v[0], u16::from_le_bytes([data[150_004], data[150_005]]));
+        assert_eq!(src.offset(), 152_004);
+        src.seek_to(1);
+        assert_eq!(src.u8("x").unwrap(), 1);
+        assert!(matches!(
+            src.skip(1 << 20, "the rest"),
+            Err(Error::UnexpectedEof { offset: 2, .. })
+        ));
+        let got = src.take_vec::<u64>(1 << 40, "values");
+        assert!(matches!(got, Err(Error::UnexpectedEof { offset: 2, .. })));
+    }
+}
