@@ -14,7 +14,13 @@ use crate::options::Options;
 use crate::ser::to_writer_with;
 use crate::wire::IoSource;
 
+mod index;
+mod lazy;
 pub mod meta;
+mod window;
+
+pub use index::{BlockInfo, ObjectInfo};
+pub use lazy::{Blocks, DbdfFile};
 
 pub use meta::{read_sidecar, sidecar_path};
 

@@ -26,7 +26,7 @@ use crate::options::Dialect;
 use crate::wire::probe::{self, MatrixProbe};
 use crate::wire::runtime::{self, runtime_code_size};
 use crate::wire::source::SliceSource;
-use crate::wire::{DataType, Source, ValueType};
+use crate::wire::{DataType, Header, Source, ValueType};
 
 /// What a `.meta` sidecar says about the object beside it.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,7 +79,20 @@ pub(crate) fn read_object<S: Source + ?Sized>(
 }
 
 fn check_hint(object: &Object, hint: &Hint) -> Result<()> {
-    let header = object.header();
+    check_hint_header(object.header(), hint)?;
+    if let Some(nnz) = hint.nnz {
+        if object.nnz() != nnz {
+            return Err(hint.mismatch(format!(
+                "says {nnz} non-zeros but the file holds {}",
+                object.nnz()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that a sidecar agrees with an object's header (shape and value types).
+pub(crate) fn check_hint_header(header: &Header, hint: &Hint) -> Result<()> {
     if header.data_type() != DataType::Scalar && header.shape() != (hint.rows, hint.cols) {
         return Err(hint.mismatch(format!(
             "says {} x {} but the file holds {} x {}",
@@ -98,19 +111,11 @@ fn check_hint(object: &Object, hint: &Hint) -> Result<()> {
             "gives value types {expected:?} but the file holds {types:?}"
         )));
     }
-    if let Some(nnz) = hint.nnz {
-        if object.nnz() != nnz {
-            return Err(hint.mismatch(format!(
-                "says {nnz} non-zeros but the file holds {}",
-                object.nnz()
-            )));
-        }
-    }
     Ok(())
 }
 
 /// Tells the dialect of the next object from its bytes (and the sidecar, if any).
-fn detect<S: Source + ?Sized>(src: &mut S, hint: Option<&Hint>) -> Result<Dialect> {
+pub(crate) fn detect<S: Source + ?Sized>(src: &mut S, hint: Option<&Hint>) -> Result<Dialect> {
     let start = src.offset();
     let head = src.peek(probe::MATRIX_PROBE_LEN)?.to_vec();
     let Some((data_type, rows, cols)) = probe::fixed(&head) else {

@@ -480,7 +480,7 @@ impl Object {
 
 /// A block may store its values in its own type only "if the value range permits" (the
 /// spec): every value must convert exactly to the object's type for its column.
-fn check_block_values(
+pub(crate) fn check_block_values(
     header: &Header,
     place: BlockPlace,
     data: &BlockData,

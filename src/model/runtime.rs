@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::encode::{places, write_matrix, Layout, MatrixRef};
 use crate::model::object::{Block, Object};
 use crate::options::{Dialect, Options};
-use crate::wire::runtime::{self, RuntimeObject};
+use crate::wire::runtime::{self, RuntimeHead, RuntimeObject};
 use crate::wire::sink::Sink;
 use crate::wire::source::SliceSource;
 use crate::wire::values::{with_value_type, with_values};
@@ -131,22 +131,7 @@ pub(crate) fn from_runtime(
             label_lens,
             columns,
         } => {
-            // The label bytes are opaque; only an empty label is known from them.
-            let labels = labels
-                .filter(|l| l.len() == value_types.len())
-                .unwrap_or_else(|| {
-                    label_lens
-                        .iter()
-                        .enumerate()
-                        .map(|(c, &len)| {
-                            if len == 0 {
-                                String::new()
-                            } else {
-                                format!("col_{c}")
-                            }
-                        })
-                        .collect()
-                });
+            let labels = frame_labels(&label_lens, labels);
             let header = Header::Frame {
                 rows,
                 columns: labels
@@ -177,6 +162,39 @@ pub(crate) fn from_runtime(
         }
     };
     Ok(Object::read_in(header, blocks, offset, Dialect::Runtime))
+}
+
+/// A frame's labels: the sidecar's when it has one per column; otherwise `col_<i>`, or empty
+/// where the opaque label bytes are known to be empty.
+fn frame_labels(label_lens: &[u16], labels: Option<Vec<String>>) -> Vec<String> {
+    labels
+        .filter(|l| l.len() == label_lens.len())
+        .unwrap_or_else(|| {
+            label_lens
+                .iter()
+                .enumerate()
+                .map(|(c, &len)| match len {
+                    0 => String::new(),
+                    _ => format!("col_{c}"),
+                })
+                .collect()
+        })
+}
+
+/// The header of a runtime object from its head (frame labels as in [`from_runtime`]).
+pub(crate) fn header_of(head: &RuntimeHead, labels: Option<Vec<String>>) -> Header {
+    let vt = head.value_types.first().copied().unwrap_or(ValueType::U8);
+    match head.data_type {
+        DataType::Frame => Header::Frame {
+            rows: head.rows,
+            columns: frame_labels(&head.label_lens, labels)
+                .into_iter()
+                .zip(&head.value_types)
+                .map(|(label, &value_type)| Column { label, value_type })
+                .collect(),
+        },
+        data_type => Header::matrix(data_type, head.rows, head.cols, vt),
+    }
 }
 
 /// Empty blocks covering an object without values, by the tiling rule.

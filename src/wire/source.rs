@@ -94,6 +94,32 @@ pub trait Source {
     }
 }
 
+impl<S: Source + ?Sized> Source for &mut S {
+    fn offset(&self) -> u64 {
+        (**self).offset()
+    }
+
+    fn remaining(&self) -> Option<u64> {
+        (**self).remaining()
+    }
+
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
+        (**self).take(n, what)
+    }
+
+    fn peek(&mut self, n: usize) -> Result<&[u8]> {
+        (**self).peek(n)
+    }
+
+    fn peek_ahead(&mut self, skip: u64, n: usize) -> Result<Option<Vec<u8>>> {
+        (**self).peek_ahead(skip, n)
+    }
+
+    fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>> {
+        (**self).take_vec(n, what)
+    }
+}
+
 /// Checks that `n` values of `T` can be among the `remaining` bytes (when known); returns
 /// their length in bytes.
 pub(crate) fn check_present<T>(

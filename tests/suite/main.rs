@@ -21,6 +21,7 @@ mod derive_and_files;
 mod futhark;
 mod golden_bytes;
 mod hostile;
+mod lazy;
 mod roundtrip;
 mod structure;
 mod systemds;

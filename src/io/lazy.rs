@@ -1,0 +1,484 @@
+//! `DbdfFile`: a file opened lazily. Opening reads headers only; objects, windows, frame
+//! rows and blocks are read on demand, each touching only the bytes it needs.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::path::Path;
+
+use ndarray::Array2;
+use serde::de::DeserializeOwned;
+use sprs::CsMat;
+
+use crate::de::Deserializer;
+use crate::error::{Error, Result};
+use crate::io::index::{index_all, Layout, ObjectInfo};
+use crate::io::meta::read_sidecar;
+use crate::io::window::{read_runtime_frame, read_window, Window, WindowSink};
+use crate::model::csr::{CsrFill, RowCounts};
+use crate::model::detect::read_object;
+use crate::model::{Block, Hint, Object};
+use crate::options::{check_alloc, Options};
+use crate::wire::block::decode_block_body;
+use crate::wire::values::{with_value_type, zeroed_vec};
+use crate::wire::{BlockPlace, DataType, Element, Header, SeekSource, ValueType};
+
+/// A DAPHNE file opened lazily, like safetensors' `safe_open`: [`DbdfFile::open`] reads
+/// every object's header and every block's header (seeking past block values), so opening
+/// costs O(number of blocks) whatever the file's size. Reads then touch only what they need.
+///
+/// ```
+/// use ndarray::array;
+/// use serde_daphne::{DbdfFile, Options};
+///
+/// let path = std::env::temp_dir().join("serde_daphne_doc_dbdf_file.dbdf");
+/// let m = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
+/// let tiled = Options::new().tile(2, 2);
+/// serde_daphne::to_file_with(&path, &serde_daphne::DenseView(m.view()), &tiled)?;
+///
+/// let mut file = DbdfFile::open(&path)?;
+/// assert_eq!(file.objects()[0].header.shape(), (3, 3));
+/// assert_eq!(file.objects()[0].blocks.len(), 4);
+/// let window = file.read_window::<f64>(0, 1..3, 0..2)?; // reads 3 of the 4 blocks
+/// assert_eq!(window, array![[4.0, 5.0], [7.0, 8.0]]);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct DbdfFile<R> {
+    src: SeekSource<R>,
+    objects: Vec<ObjectInfo>,
+    options: Options,
+    hint: Option<Hint>,
+}
+
+impl DbdfFile<BufReader<File>> {
+    /// Opens the file at `path` and indexes it, using a `.meta` sidecar beside it (as
+    /// [`crate::from_file`] does) for the first object.
+    ///
+    /// # Errors
+    /// I/O errors; any malformed header or block header, blocks that do not tile their
+    /// object, block values past the end of the file, with their byte offsets; an invalid or
+    /// disagreeing sidecar.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        DbdfFile::open_with(path, &Options::new())
+    }
+
+    /// [`DbdfFile::open`] with options ([`Options::dialect`], [`Options::max_alloc`]).
+    ///
+    /// # Errors
+    /// As [`DbdfFile::open`].
+    pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Self> {
+        let path = path.as_ref();
+        let hint = read_sidecar(path)?;
+        // Reads go through the source's own window; the BufReader only serves its refills.
+        let file = BufReader::with_capacity(8 << 10, File::open(path)?);
+        DbdfFile::build(file, options, hint)
+    }
+}
+
+impl<R: Read + Seek> DbdfFile<R> {
+    /// Indexes the objects of a seekable reader, from its start to its end.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::open`].
+    pub fn from_reader(reader: R) -> Result<Self> {
+        DbdfFile::from_reader_with(reader, &Options::new())
+    }
+
+    /// [`DbdfFile::from_reader`] with options.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::open`].
+    pub fn from_reader_with(reader: R, options: &Options) -> Result<Self> {
+        DbdfFile::build(reader, options, None)
+    }
+
+    fn build(mut reader: R, options: &Options, hint: Option<Hint>) -> Result<Self> {
+        let len = reader.seek(SeekFrom::End(0))?;
+        let mut src = SeekSource::new(reader, len);
+        let objects = index_all(&mut src, options, hint.clone())?;
+        Ok(DbdfFile {
+            src,
+            objects,
+            options: options.clone(),
+            hint,
+        })
+    }
+
+    /// The objects, in file order.
+    pub fn objects(&self) -> &[ObjectInfo] {
+        &self.objects
+    }
+
+    /// The file's length in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.src.len()
+    }
+
+    fn object(&self, index: usize) -> Result<&ObjectInfo> {
+        self.objects.get(index).ok_or_else(|| {
+            Error::invalid(format!(
+                "object {index} does not exist: the file holds {} objects",
+                self.objects.len()
+            ))
+        })
+    }
+
+    /// Reads object `index` whole as any type the serde path reads (`Array2<T>` through
+    /// [`crate::Dense`], `CsMat<T>` through [`crate::Csr`], `Vec` of records for frames,
+    /// [`Object`]), converting values exactly as [`crate::from_slice`] does.
+    ///
+    /// # Errors
+    /// As [`crate::from_slice`]; [`Error::InvalidValue`] for an index past the last object
+    /// or a type that reads more than one object.
+    pub fn read_object<T: DeserializeOwned>(&mut self, index: usize) -> Result<T> {
+        let object = self.object(index)?;
+        let (range, dialect) = (object.range.clone(), object.dialect);
+        let options = self.options.clone().dialect(dialect);
+        self.src.seek_to(range.start);
+        let mut de = Deserializer::from_source_with(&mut self.src, &options);
+        if let Some(hint) = self.hint.clone().filter(|_| index == 0) {
+            de = de.with_hint(hint);
+        }
+        let value = T::deserialize(&mut de)?;
+        if de.offset() != range.end {
+            return Err(Error::invalid(format!(
+                "the type read {} bytes from object {index} at byte {}, which has {}: read \
+                 several objects with from_file",
+                de.offset() - range.start,
+                range.start,
+                range.end - range.start
+            )));
+        }
+        Ok(value)
+    }
+
+    /// Object `index` as an [`Object`], checked as [`crate::from_slice`] checks it.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::read_object`].
+    pub fn object_at(&mut self, index: usize) -> Result<Object> {
+        let object = self.object(index)?;
+        let (start, dialect) = (object.range.start, object.dialect);
+        let hint = self.hint.clone().filter(|_| index == 0);
+        self.src.seek_to(start);
+        read_object(&mut self.src, Some(dialect), hint.as_ref())
+    }
+
+    /// The window `rows x cols` of matrix `index` as a dense array, reading only the blocks
+    /// that overlap it and, of dense blocks, only the byte ranges of its rows. Cells no block
+    /// stores are zero.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] for a window outside the object; [`Error::DataTypeMismatch`]
+    /// for frames; [`Error::LossyConversion`] when a value read does not convert exactly to
+    /// `T`; [`Error::AllocationLimit`] beyond [`Options::max_alloc`]; any malformed block
+    /// read, with its offset.
+    pub fn read_window<T: Element>(
+        &mut self,
+        index: usize,
+        rows: Range<u64>,
+        cols: Range<u64>,
+    ) -> Result<Array2<T>> {
+        let window = self.matrix_window(index, rows, cols)?;
+        let (r, c) = window.shape();
+        self.check_alloc(
+            index,
+            (r as u128) * (c as u128) * std::mem::size_of::<T>() as u128,
+        )?;
+        let mut sink = DenseSink {
+            cols: c,
+            cells: zeroed_vec(r * c)?,
+        };
+        read_window(&mut self.src, &self.objects[index], &window, &mut sink)?;
+        Array2::from_shape_vec((r, c), sink.cells).map_err(|e| Error::invalid(e.to_string()))
+    }
+
+    /// The window `rows x cols` of matrix `index` as a CSR matrix (stored zeros left out),
+    /// reading as [`DbdfFile::read_window`] does; a runtime-dialect CSR matrix reads the
+    /// window's row offsets first, then only the index and value ranges they name.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::read_window`].
+    pub fn read_window_csr<T: Element>(
+        &mut self,
+        index: usize,
+        rows: Range<u64>,
+        cols: Range<u64>,
+    ) -> Result<CsMat<T>> {
+        let window = self.matrix_window(index, rows, cols)?;
+        let (r, c) = window.shape();
+        self.check_alloc(index, (r as u128 + 1) * 8)?;
+        let mut sink = EntrySink::default();
+        read_window(&mut self.src, &self.objects[index], &window, &mut sink)?;
+        let mut counts = RowCounts::new(r)?;
+        sink.entries.iter().for_each(|&(row, _, _)| counts.add(row));
+        let mut fill = CsrFill::new(counts.into_offsets())?;
+        for (row, col, value) in sink.entries {
+            fill.push(row, col, value);
+        }
+        let (indptr, indices, data) = fill
+            .finish()
+            .ok_or_else(|| Error::invalid("a window's entries did not add up"))?;
+        CsMat::try_new((r, c), indptr, indices, data)
+            .map_err(|(.., e)| Error::invalid(format!("window as CSR: {e}")))
+    }
+
+    /// A read's memory beyond the object's own bytes stays within [`Options::max_alloc`].
+    fn check_alloc(&self, index: usize, bytes: u128) -> Result<()> {
+        let range = &self.objects[index].range;
+        check_alloc(
+            range.start,
+            bytes,
+            range.end - range.start,
+            self.options.max_alloc,
+        )
+    }
+
+    fn matrix_window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Window> {
+        let object = self.object(index)?;
+        let data_type = object.header.data_type();
+        if data_type == DataType::Frame {
+            return Err(Error::DataTypeMismatch {
+                offset: object.range.start,
+                expected: "a matrix (read a frame's rows with read_frame)",
+                found: data_type,
+            });
+        }
+        check_window(object, &rows, &cols)?;
+        Ok(Window { rows, cols })
+    }
+
+    /// Rows `rows` of the columns `labels` of frame `index` (every column when `labels` is
+    /// empty), in the order given, as a frame [`Object`] whose columns have the frame's
+    /// value types.
+    ///
+    /// # Errors
+    /// [`Error::FrameMismatch`] for a label the frame lacks; [`Error::DataTypeMismatch`] for
+    /// matrices; [`Error::ShapeMismatch`] for rows outside the frame; malformed blocks.
+    pub fn read_frame(
+        &mut self,
+        index: usize,
+        rows: Range<u64>,
+        labels: &[&str],
+    ) -> Result<Object> {
+        let object = self.object(index)?;
+        let Header::Frame { columns, .. } = &object.header else {
+            return Err(Error::DataTypeMismatch {
+                offset: object.range.start,
+                expected: "a frame",
+                found: object.header.data_type(),
+            });
+        };
+        let wanted: Vec<usize> = if labels.is_empty() {
+            (0..columns.len()).collect()
+        } else {
+            labels
+                .iter()
+                .map(|label| {
+                    columns
+                        .iter()
+                        .position(|c| c.label == *label)
+                        .ok_or_else(|| Error::FrameMismatch {
+                            path: String::new(),
+                            message: format!("the frame has no column labelled \"{label}\""),
+                        })
+                })
+                .collect::<Result<_>>()?
+        };
+        check_window(object, &rows, &(0..object.header.cols()))?;
+        let object = object.clone();
+        let width: u128 = wanted
+            .iter()
+            .map(|&c| columns_of(&object)[c].value_type.size() as u128)
+            .sum();
+        self.check_alloc(index, u128::from(rows.end - rows.start) * width)?;
+        let columns = columns_of(&object);
+        let values = match &object.layout {
+            Layout::Runtime(head) => read_runtime_frame(&mut self.src, head, &rows, &wanted)?,
+            Layout::Blocks => {
+                let mut out = Vec::with_capacity(wanted.len());
+                for &col in &wanted {
+                    let window = Window {
+                        rows: rows.clone(),
+                        cols: col as u64..col as u64 + 1,
+                    };
+                    out.push(with_value_type!(columns[col].value_type, T => {
+                        let mut sink = DenseSink { cols: 1, cells: zeroed_vec::<T>(window.shape().0)? };
+                        read_window(&mut self.src, &object, &window, &mut sink)?;
+                        T::into_values(sink.cells)
+                    }));
+                }
+                out
+            }
+        };
+        let labelled = wanted.iter().map(|&c| columns[c].label.clone()).zip(values);
+        Object::frame(labelled.collect())
+    }
+
+    /// The blocks of object `index`, decoded one at a time in file order (a runtime-dialect
+    /// object, one block in the file, is read whole).
+    ///
+    /// # Errors
+    /// As [`DbdfFile::read_object`] for a bad index; each item carries its block's errors.
+    pub fn blocks(&mut self, index: usize) -> Result<Blocks<'_, R>> {
+        let object = self.object(index)?.clone();
+        Ok(Blocks {
+            file: self,
+            index,
+            object,
+            next: 0,
+            runtime: None,
+        })
+    }
+
+    /// Checks every value of every object, block by block (what reading the whole file
+    /// checks), in memory bounded by the largest block.
+    ///
+    /// # Errors
+    /// The first problem found, with its offset.
+    pub fn validate(&mut self) -> Result<()> {
+        for index in 0..self.objects.len() {
+            for block in self.blocks(index)? {
+                block?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn columns_of(object: &ObjectInfo) -> &[crate::wire::Column] {
+    match &object.header {
+        Header::Frame { columns, .. } => columns,
+        _ => &[],
+    }
+}
+
+fn check_window(object: &ObjectInfo, rows: &Range<u64>, cols: &Range<u64>) -> Result<()> {
+    let (r, c) = object.header.shape();
+    if rows.start > rows.end || rows.end > r || cols.start > cols.end || cols.end > c {
+        return Err(Error::ShapeMismatch {
+            offset: object.range.start,
+            expected: format!(
+                "rows {}..{} and columns {}..{} were asked for",
+                rows.start, rows.end, cols.start, cols.end
+            ),
+            rows: r,
+            cols: c,
+        });
+    }
+    Ok(())
+}
+
+/// A dense window, row-major.
+struct DenseSink<T> {
+    cols: usize,
+    cells: Vec<T>,
+}
+
+impl<T: Element> WindowSink<T> for DenseSink<T> {
+    fn cells(&mut self, row: usize, col: usize, len: usize) -> Option<&mut [T]> {
+        let at = row * self.cols + col;
+        self.cells.get_mut(at..at + len)
+    }
+
+    fn row(&mut self, row: usize, col: usize, values: &[T]) {
+        let at = row * self.cols + col;
+        self.cells[at..at + values.len()].copy_from_slice(values);
+    }
+
+    fn entry(&mut self, row: usize, col: usize, value: T) {
+        self.cells[row * self.cols + col] = value;
+    }
+}
+
+/// The non-zeros of a window, in any order.
+struct EntrySink<T> {
+    entries: Vec<(usize, usize, T)>,
+}
+
+impl<T> Default for EntrySink<T> {
+    fn default() -> Self {
+        EntrySink {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<T: Element> WindowSink<T> for EntrySink<T> {
+    fn cells(&mut self, _: usize, _: usize, _: usize) -> Option<&mut [T]> {
+        None
+    }
+
+    fn row(&mut self, row: usize, col: usize, values: &[T]) {
+        for (k, &v) in values.iter().enumerate() {
+            if !v.is_zero() {
+                self.entries.push((row, col + k, v));
+            }
+        }
+    }
+
+    fn entry(&mut self, row: usize, col: usize, value: T) {
+        if !value.is_zero() {
+            self.entries.push((row, col, value));
+        }
+    }
+}
+
+/// An object's blocks, decoded one at a time: see [`DbdfFile::blocks`].
+pub struct Blocks<'f, R> {
+    file: &'f mut DbdfFile<R>,
+    index: usize,
+    object: ObjectInfo,
+    next: usize,
+    runtime: Option<std::vec::IntoIter<Block>>,
+}
+
+impl<R: Read + Seek> Iterator for Blocks<'_, R> {
+    type Item = Result<Block>;
+
+    fn next(&mut self) -> Option<Result<Block>> {
+        if let Layout::Runtime(_) = self.object.layout {
+            if self.runtime.is_none() {
+                let blocks = match self.file.object_at(self.index) {
+                    Ok(object) => object.into_parts().1,
+                    Err(e) => {
+                        self.runtime = Some(Vec::new().into_iter());
+                        return Some(Err(e));
+                    }
+                };
+                self.runtime = Some(blocks.into_iter());
+            }
+            return self.runtime.as_mut().and_then(Iterator::next).map(Ok);
+        }
+        let info = self.object.blocks.get(self.next)?.clone();
+        self.next += 1;
+        let head = info.head?;
+        let src = &mut self.file.src;
+        src.seek_to(info.body);
+        let result = decode_block_body(src, &head).and_then(|data| {
+            check_values(&self.object.header, info.place, &data, info.range.start)?;
+            Ok(Block {
+                place: info.place,
+                data,
+            })
+        });
+        if result.is_err() {
+            // Nothing after an error is trusted.
+            self.next = self.object.blocks.len();
+        }
+        Some(result)
+    }
+}
+
+/// A block's values must convert exactly to its object's type (what reading the object
+/// whole checks).
+fn check_values(
+    header: &Header,
+    place: BlockPlace,
+    data: &crate::wire::BlockData,
+    offset: u64,
+) -> Result<()> {
+    crate::model::object::check_block_values(header, place, data, offset)
+}

@@ -1,0 +1,342 @@
+//! Reading a rectangle of an indexed object: only the blocks that overlap it, of a dense block
+//! only the rows' byte ranges inside it, of a runtime CSR matrix only the row offsets and the
+//! index and value ranges they name.
+
+use std::io::{Read, Seek};
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+use crate::io::index::{BlockInfo, Layout, ObjectInfo};
+use crate::wire::block::{decode_block_body, BlockHead};
+use crate::wire::element::widens_exactly;
+use crate::wire::runtime::{check_columns, RuntimeHead};
+use crate::wire::values::{convert_slice, read_le, with_value_type, with_values};
+use crate::wire::{BlockType, DataType, Element, SeekSource, Source, ValueType, Values};
+
+/// Most bytes read at once from a dense block when whole rows are wanted.
+const PIECE: u64 = 4 << 20;
+
+/// A rectangle of an object: rows and columns, each a half-open range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub rows: Range<u64>,
+    pub cols: Range<u64>,
+}
+
+impl Window {
+    pub(crate) fn shape(&self) -> (usize, usize) {
+        (
+            (self.rows.end - self.rows.start) as usize,
+            (self.cols.end - self.cols.start) as usize,
+        )
+    }
+
+    /// The part of `(row, col, rows, cols)` inside the window, if any.
+    fn overlap(&self, row: u64, col: u64, rows: u64, cols: u64) -> Option<Window> {
+        let r = self.rows.start.max(row)..self.rows.end.min(row + rows);
+        let c = self.cols.start.max(col)..self.cols.end.min(col + cols);
+        (r.start < r.end && c.start < c.end).then_some(Window { rows: r, cols: c })
+    }
+}
+
+/// Where a window's values go.
+pub(crate) trait WindowSink<T> {
+    /// The destination of `len` values of window row `row` from window column `col`, when the
+    /// sink stores cells densely (values are then read straight into it).
+    fn cells(&mut self, row: usize, col: usize, len: usize) -> Option<&mut [T]>;
+    /// Values of window row `row` from window column `col`.
+    fn row(&mut self, row: usize, col: usize, values: &[T]);
+    /// One stored value.
+    fn entry(&mut self, row: usize, col: usize, value: T);
+}
+
+/// Reads the window of `object` into `sink`, converting each value exactly to `T`.
+pub(crate) fn read_window<T: Element, R: Read + Seek>(
+    src: &mut SeekSource<R>,
+    object: &ObjectInfo,
+    window: &Window,
+    sink: &mut impl WindowSink<T>,
+) -> Result<()> {
+    let object_type = object.header.value_type_of(window.cols.start);
+    if window.rows.is_empty() || window.cols.is_empty() {
+        return Ok(());
+    }
+    match &object.layout {
+        Layout::Blocks => {
+            for block in &object.blocks {
+                let p = block.place;
+                let rows = u64::from(p.rows);
+                let cols = u64::from(p.cols);
+                if let Some(part) = window.overlap(p.row, p.col, rows, cols) {
+                    let vt = object.header.value_type_of(p.col).or(object_type);
+                    read_block(src, block, vt, window, &part, sink)?;
+                }
+            }
+            Ok(())
+        }
+        Layout::Runtime(head) => {
+            let block = &object.blocks[0];
+            match head.data_type {
+                DataType::CsrMatrix => read_runtime_csr(src, object, head, window, sink),
+                DataType::Frame => Err(Error::invalid(
+                    "a frame's rows are read with DbdfFile::read_frame",
+                )),
+                _ => read_block(src, block, object_type, window, window, sink),
+            }
+        }
+    }
+}
+
+/// Reads the part `part` of one block into the window's sink.
+fn read_block<T: Element, R: Read + Seek>(
+    src: &mut SeekSource<R>,
+    block: &BlockInfo,
+    object_type: Option<ValueType>,
+    window: &Window,
+    part: &Window,
+    sink: &mut impl WindowSink<T>,
+) -> Result<()> {
+    let Some(vt) = block.value_type else {
+        return Ok(());
+    };
+    let checked = Checked {
+        offset: block.range.start,
+        object_type: object_type.filter(|&o| !widens_exactly(vt, o)),
+    };
+    with_value_type!(vt, S => match block.block_type {
+        BlockType::Empty => Ok(()),
+        BlockType::Dense => read_dense::<S, T, R>(src, block, window, part, &checked, sink),
+        _ => read_sparse::<S, T, R>(src, block, window, part, &checked, sink),
+    })
+}
+
+/// How stored values convert: to `T` exactly, and (for blocks stored in a type that does not
+/// widen exactly to the object's) to the object's type too, as reading the whole object checks.
+struct Checked {
+    offset: u64,
+    object_type: Option<ValueType>,
+}
+
+impl Checked {
+    fn convert<S: Element, T: Element>(&self, values: &[S]) -> Result<Vec<T>> {
+        if let Some(object_type) = self.object_type {
+            with_value_type!(object_type, O => {
+                convert_slice::<S, O>(values).map_err(|i| self.lossy(values[i], object_type))?;
+            });
+        }
+        convert_slice::<S, T>(values).map_err(|i| self.lossy(values[i], T::VALUE_TYPE))
+    }
+
+    fn lossy<S: Element>(&self, value: S, to: ValueType) -> Error {
+        Error::LossyConversion {
+            offset: self.offset,
+            value: value.into_value(),
+            to,
+        }
+    }
+}
+
+fn read_dense<S: Element, T: Element, R: Read + Seek>(
+    src: &mut SeekSource<R>,
+    block: &BlockInfo,
+    window: &Window,
+    part: &Window,
+    checked: &Checked,
+    sink: &mut impl WindowSink<T>,
+) -> Result<()> {
+    let p = block.place;
+    let size = std::mem::size_of::<S>() as u64;
+    let head = block.head.unwrap_or(BlockHead {
+        rows: p.rows,
+        cols: p.cols,
+        block_type: BlockType::Dense,
+        value_type: Some(S::VALUE_TYPE),
+        nnz: None,
+        nnz_offset: 0,
+    });
+    let width = part.cols.end - part.cols.start;
+    let (lc, wc) = (
+        (part.cols.start - p.col) as u32,
+        (part.cols.start - window.cols.start) as usize,
+    );
+    let whole_rows = width == u64::from(p.cols);
+    // Values of the same type go straight into a dense sink, several rows at once when they
+    // are contiguous there too.
+    let direct = S::VALUE_TYPE == T::VALUE_TYPE && checked.object_type.is_none();
+    let contiguous_out = part.cols == window.cols;
+    // Rows per read: whole rows are contiguous and read in pieces; otherwise row by row.
+    let per_read = if whole_rows && (!direct || contiguous_out) {
+        (PIECE / (width * size).max(1)).max(1)
+    } else {
+        1
+    };
+    let mut row = part.rows.start;
+    let mut buf: Vec<u8> = Vec::new();
+    while row < part.rows.end {
+        let n = per_read.min(part.rows.end - row);
+        let lr = (row - p.row) as u32;
+        let at = block.body + head.dense_value_at(lr, lc);
+        let wr = (row - window.rows.start) as usize;
+        let len = (n * width) as usize;
+        if let Some(cells) = sink.cells(wr, wc, len).filter(|_| direct) {
+            src.read_at(
+                at,
+                bytemuck::cast_slice_mut(cells),
+                "a dense block's values",
+            )?;
+            if cfg!(target_endian = "big") {
+                cells.iter_mut().for_each(|x| *x = x.to_le());
+            }
+        } else {
+            buf.resize((n * width * size) as usize, 0);
+            src.read_at(at, &mut buf, "a dense block's values")?;
+            let stored: Vec<S> = crate::wire::values::decode_le(&buf)?;
+            let values: Vec<T> = checked.convert(&stored)?;
+            for (k, chunk) in values.chunks(width as usize).enumerate() {
+                sink.row(wr + k, wc, chunk);
+            }
+        }
+        row += n;
+    }
+    Ok(())
+}
+
+fn read_sparse<S: Element, T: Element, R: Read + Seek>(
+    src: &mut SeekSource<R>,
+    block: &BlockInfo,
+    window: &Window,
+    part: &Window,
+    checked: &Checked,
+    sink: &mut impl WindowSink<T>,
+) -> Result<()> {
+    let Some(head) = block.head else {
+        return Ok(());
+    };
+    src.seek_to(block.body);
+    let data = decode_block_body(src, &head)?;
+    let Some(values) = data.values() else {
+        return Ok(());
+    };
+    let stored: Vec<S> = values.to_vec().unwrap_or_default();
+    let values: Vec<T> = checked.convert(&stored)?;
+    let p = block.place;
+    data.for_each_position(p.cols, |k, r, c| {
+        let (row, col) = (p.row + u64::from(r), p.col + u64::from(c));
+        if part.rows.contains(&row) && part.cols.contains(&col) {
+            sink.entry(
+                (row - window.rows.start) as usize,
+                (col - window.cols.start) as usize,
+                values[k],
+            );
+        }
+    });
+    Ok(())
+}
+
+/// A window of a runtime CSR matrix: the rows' offsets, then their column indices and values.
+fn read_runtime_csr<T: Element, R: Read + Seek>(
+    src: &mut SeekSource<R>,
+    object: &ObjectInfo,
+    head: &RuntimeHead,
+    window: &Window,
+    sink: &mut impl WindowSink<T>,
+) -> Result<()> {
+    let nnz = head.nnz.unwrap_or(0);
+    let (r0, r1) = (window.rows.start, window.rows.end);
+    let offsets_at = head.body + 8 * r0;
+    src.seek_to(offsets_at);
+    let offsets: Vec<u64> = src.take_vec(r1 - r0 + 1, "the row offsets")?;
+    // The whole array's rules, on the slice read: from 0, non-decreasing, within the
+    // stored entries.
+    if r0 == 0 && offsets[0] != 0 {
+        return Err(Error::RuntimeLayout {
+            offset: offsets_at,
+            message: "the row offsets do not start at 0".into(),
+        });
+    }
+    for (i, pair) in offsets.windows(2).enumerate() {
+        if pair[1] < pair[0] {
+            return Err(Error::RuntimeLayout {
+                offset: offsets_at + 8 * (i as u64 + 1),
+                message: format!("row offset {} is below the previous {}", pair[1], pair[0]),
+            });
+        }
+    }
+    let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
+    if last > nnz {
+        return Err(Error::SparseCountMismatch {
+            offset: offsets_at,
+            declared: nnz,
+            counted: last,
+        });
+    }
+    let rebased: Vec<u64> = offsets.iter().map(|&o| o - first).collect();
+    let (cols_at, values_at) = head.csr_arrays();
+    let count = last - first;
+    src.seek_to(cols_at + 8 * first);
+    let cols: Vec<u64> = src.take_vec(count, "the column indices")?;
+    check_columns(&rebased, &cols, head.cols, cols_at + 8 * first)?;
+    let vt = head.value_types[0];
+    let checked = Checked {
+        offset: object.range.start,
+        object_type: None,
+    };
+    with_value_type!(vt, S => {
+        src.seek_to(values_at + first * std::mem::size_of::<S>() as u64);
+        let stored: Vec<S> = src.take_vec(count, "the non-zero values")?;
+        let values: Vec<T> = checked.convert(&stored)?;
+        for (r, pair) in rebased.windows(2).enumerate() {
+            for k in pair[0] as usize..pair[1] as usize {
+                if window.cols.contains(&cols[k]) {
+                    sink.entry(r, (cols[k] - window.cols.start) as usize, values[k]);
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Rows `rows` of the columns `wanted` of a runtime frame, whose rows interleave its columns:
+/// read in pieces of whole rows.
+pub(crate) fn read_runtime_frame<R: Read + Seek>(
+    src: &mut SeekSource<R>,
+    head: &RuntimeHead,
+    rows: &Range<u64>,
+    wanted: &[usize],
+) -> Result<Vec<Values>> {
+    let width = head.row_width();
+    let mut starts = Vec::with_capacity(head.value_types.len());
+    let mut at = 0;
+    for vt in &head.value_types {
+        starts.push(at);
+        at += vt.size();
+    }
+    let count = (rows.end - rows.start) as usize;
+    let mut out: Vec<Values> = wanted
+        .iter()
+        .map(|&c| {
+            let mut v = Values::new(head.value_types[c]);
+            v.reserve(count);
+            v
+        })
+        .collect();
+    let per_read = (PIECE / width.max(1)).max(1);
+    let mut buf = Vec::new();
+    let mut row = rows.start;
+    while row < rows.end && width > 0 {
+        let n = per_read.min(rows.end - row);
+        buf.resize((n * width) as usize, 0);
+        src.read_at(head.body + row * width, &mut buf, "the frame's rows")?;
+        for record in buf.chunks_exact(width as usize) {
+            for (values, &c) in out.iter_mut().zip(wanted) {
+                with_values!(values, v => v.push(read_le(&record[starts[c]..])));
+            }
+        }
+        row += n;
+    }
+    if width == 0 {
+        // Columns of no bytes cannot exist: every value type has a size.
+        return Ok(out);
+    }
+    Ok(out)
+}

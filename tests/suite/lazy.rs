@@ -1,0 +1,324 @@
+//! Lazy reading (`DbdfFile`): the index against the bytes, windows of every block type,
+//! tiling, narrowing and both dialects against reading the whole file, frames, blocks.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use ndarray::{s, Array2};
+use serde_daphne::io::ObjectInfo;
+use serde_daphne::{
+    from_slice, from_slice_with, to_vec_with, BlockPolicy, BlockType, Csr, DbdfFile, Dense,
+    Dialect, Error, Object, Options, ValueType, Values,
+};
+use sprs::CsMat;
+
+/// 37 x 29 with an all-zero band (empty blocks), a sparse band and a dense band.
+fn matrix() -> Array2<f64> {
+    Array2::from_shape_fn((37, 29), |(r, c)| match r {
+        0..=9 => 0.0,
+        10..=19 if (r * 7 + c * 3) % 11 != 0 => 0.0,
+        _ => (r * 100 + c) as f64 / 4.0 - 300.0,
+    })
+}
+
+fn option_sets() -> Vec<Options> {
+    let mut sets = vec![Options::new().dialect(Dialect::Runtime)];
+    for policy in [
+        BlockPolicy::Auto,
+        BlockPolicy::Smallest,
+        BlockPolicy::Dense,
+        BlockPolicy::Sparse,
+        BlockPolicy::UltraSparse,
+    ] {
+        sets.push(Options::new().block_policy(policy));
+        sets.push(Options::new().block_policy(policy).tile(8, 8));
+        sets.push(Options::new().block_policy(policy).tile(5, 7).narrow(true));
+    }
+    sets
+}
+
+fn windows() -> Vec<(std::ops::Range<u64>, std::ops::Range<u64>)> {
+    vec![
+        (0..37, 0..29),
+        (0..0, 0..0),
+        (3..3, 0..29),
+        (0..37, 5..5),
+        (7..23, 6..17),
+        (12..13, 0..29),
+        (36..37, 28..29),
+        (9..31, 27..29),
+        (20..37, 0..8),
+    ]
+}
+
+fn open(bytes: &[u8]) -> DbdfFile<Cursor<&[u8]>> {
+    DbdfFile::from_reader(Cursor::new(bytes)).expect("the file indexes")
+}
+
+#[test]
+fn windows_equal_slices_of_the_whole_matrix_for_every_layout() {
+    let m = matrix();
+    for options in option_sets() {
+        for sparse in [false, true] {
+            let bytes = if sparse {
+                to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
+            } else {
+                to_vec_with(&Dense(m.clone()), &options).unwrap()
+            };
+            let whole: Dense<f64> = from_slice(&bytes).unwrap();
+            assert_eq!(whole.0, m);
+            let mut file = open(&bytes);
+            assert_eq!(file.objects().len(), 1);
+            for (rows, cols) in windows() {
+                let expected = m.slice(s![
+                    rows.start as usize..rows.end as usize,
+                    cols.start as usize..cols.end as usize
+                ]);
+                let got = file
+                    .read_window::<f64>(0, rows.clone(), cols.clone())
+                    .unwrap();
+                assert_eq!(
+                    got, expected,
+                    "{options:?} sparse {sparse} {rows:?} {cols:?}"
+                );
+                let csr = file.read_window_csr::<f64>(0, rows.clone(), cols.clone());
+                let csr = csr.unwrap();
+                assert_eq!(csr.to_dense(), expected, "{options:?} {rows:?} {cols:?}");
+                assert_eq!(csr.nnz(), expected.iter().filter(|x| **x != 0.0).count());
+            }
+            let read: Dense<f64> = file.read_object(0).unwrap();
+            assert_eq!(read.0, m);
+        }
+    }
+}
+
+#[test]
+fn the_index_names_each_block_and_its_bytes() {
+    let m = matrix();
+    let options = Options::new()
+        .block_policy(BlockPolicy::Smallest)
+        .tile(10, 29);
+    let bytes = to_vec_with(&Dense(m.clone()), &options).unwrap();
+    let object: Object = from_slice(&bytes).unwrap();
+    let file = open(&bytes);
+    let info: &ObjectInfo = &file.objects()[0];
+    assert_eq!(info.range, 0..bytes.len() as u64);
+    assert_eq!(info.dialect, Dialect::Spec);
+    assert_eq!(info.header, *object.header());
+    let types: Vec<BlockType> = info.blocks.iter().map(|b| b.block_type).collect();
+    let expected: Vec<BlockType> = object
+        .blocks()
+        .iter()
+        .map(|b| b.data.block_type())
+        .collect();
+    assert_eq!(types, expected);
+    assert_eq!(types[0], BlockType::Empty);
+    assert_eq!(types[1], BlockType::Sparse);
+    for (k, block) in info.blocks.iter().enumerate() {
+        assert_eq!(block.place, object.blocks()[k].place);
+        assert_eq!(Some(block.range.start), object.block_offset(k));
+        let end = object.block_offset(k + 1).unwrap_or(bytes.len() as u64);
+        assert_eq!(block.range.end, end);
+        assert_eq!(block.value_type, object.blocks()[k].data.value_type());
+    }
+    // The sparse block's count is the one stored in its header.
+    assert_eq!(
+        info.blocks[1].nnz,
+        Some(object.blocks()[1].data.stored() as u64)
+    );
+}
+
+#[test]
+fn blocks_come_one_at_a_time_and_rebuild_the_object() {
+    let m = matrix();
+    for options in option_sets() {
+        let bytes = to_vec_with(&Dense(m.clone()), &options).unwrap();
+        let whole: Object = from_slice(&bytes).unwrap();
+        let mut file = open(&bytes);
+        let blocks: Vec<_> = file.blocks(0).unwrap().collect::<Result<_, _>>().unwrap();
+        assert_eq!(blocks, whole.blocks(), "{options:?}");
+        assert_eq!(file.object_at(0).unwrap(), whole);
+        file.validate().unwrap();
+    }
+}
+
+#[test]
+fn several_objects_are_indexed_in_order() {
+    let m = matrix();
+    let tiled = Options::new().tile(16, 16);
+    let mut bytes = to_vec_with(&Dense(m.clone()), &tiled).unwrap();
+    let second = to_vec_with(&vec![1u8, 2, 3], &tiled).unwrap();
+    let first_len = bytes.len() as u64;
+    bytes.extend_from_slice(&second);
+    let mut file = open(&bytes);
+    assert_eq!(file.objects().len(), 2);
+    assert_eq!(file.objects()[1].range, first_len..bytes.len() as u64);
+    let v: Vec<u8> = file.read_object(1).unwrap();
+    assert_eq!(v, [1, 2, 3]);
+    assert_eq!(
+        file.read_window::<u8>(1, 1..3, 0..1)
+            .unwrap()
+            .into_raw_vec_and_offset()
+            .0,
+        [2, 3]
+    );
+    assert_matches!(
+        file.read_window::<f64>(2, 0..1, 0..1),
+        Err(Error::InvalidValue { .. })
+    );
+}
+
+#[test]
+fn narrowed_blocks_convert_and_refuse_as_whole_reads_do() {
+    let m = matrix().mapv(|x| x.trunc());
+    let bytes = to_vec_with(&Dense(m.clone()), &Options::new().tile(8, 8).narrow(true)).unwrap();
+    let mut file = open(&bytes);
+    let i32s = file.read_window::<i32>(0, 0..37, 0..29).unwrap();
+    assert_eq!(i32s, m.mapv(|x| x as i32));
+    // -300.0 does not fit u8, in the window as in the whole read.
+    assert_matches!(
+        file.read_window::<u8>(0, 20..37, 0..29),
+        Err(Error::LossyConversion { .. })
+    );
+    assert_matches!(
+        from_slice::<Dense<u8>>(&bytes),
+        Err(Error::LossyConversion { .. })
+    );
+}
+
+#[test]
+fn windows_outside_the_object_and_of_frames_are_refused() {
+    let bytes = to_vec_with(&Dense(matrix()), &Options::new()).unwrap();
+    let mut file = open(&bytes);
+    assert_matches!(
+        file.read_window::<f64>(0, 30..38, 0..1),
+        Err(Error::ShapeMismatch {
+            rows: 37,
+            cols: 29,
+            ..
+        })
+    );
+    #[allow(clippy::reversed_empty_ranges)]
+    let reversed = 5..4;
+    assert_matches!(
+        file.read_window::<f64>(0, reversed, 0..1),
+        Err(Error::ShapeMismatch { .. })
+    );
+    let frame = Object::frame(vec![("a".into(), Values::I32(vec![1, 2]))]).unwrap();
+    let frame_bytes = frame.to_bytes().unwrap();
+    let mut file = open(&frame_bytes);
+    assert_matches!(
+        file.read_window::<f64>(0, 0..1, 0..1),
+        Err(Error::DataTypeMismatch { .. })
+    );
+}
+
+fn frame() -> Object {
+    let rows = 23;
+    Object::frame(vec![
+        (
+            "id".into(),
+            Values::I64((0..rows).map(|i| i * 3 - 20).collect()),
+        ),
+        (
+            "x".into(),
+            Values::F64((0..rows).map(|i| i as f64 / 8.0).collect()),
+        ),
+        (
+            "flag".into(),
+            Values::U8((0..rows).map(|i| (i % 3 == 0) as u8).collect()),
+        ),
+        (
+            "w".into(),
+            Values::F32((0..rows).map(|i| (i % 5) as f32).collect()),
+        ),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn frame_rows_of_chosen_columns_in_both_dialects() {
+    let frame = frame();
+    for options in [
+        Options::new(),
+        Options::new().tile(5, 1),
+        Options::new()
+            .block_policy(BlockPolicy::Smallest)
+            .tile(7, 1)
+            .narrow(true),
+        Options::new().dialect(Dialect::Runtime),
+    ] {
+        let bytes = to_vec_with(&frame, &options).unwrap();
+        let whole: Object = from_slice_with(&bytes, &options).unwrap();
+        let mut file = DbdfFile::from_reader_with(Cursor::new(&bytes[..]), &options).unwrap();
+        // Runtime frames without a sidecar are labelled col_<i>.
+        let (w, id) = match &file.objects()[0].header {
+            serde_daphne::wire::Header::Frame { columns, .. } => {
+                (columns[3].label.clone(), columns[0].label.clone())
+            }
+            _ => unreachable!(),
+        };
+        let part = file.read_frame(0, 4..19, &[&w, &id]).unwrap();
+        assert_eq!(part.labels(), [&w, &id]);
+        assert_eq!(part.shape(), (15, 2));
+        let columns = part.columns().unwrap();
+        let all = whole.columns().unwrap();
+        for (got, source) in columns.iter().zip([3, 0]) {
+            let expected: Vec<_> = (4..19).map(|r| all[source].get(r).unwrap()).collect();
+            let got: Vec<_> = (0..15).map(|r| got.get(r).unwrap()).collect();
+            assert_eq!(got, expected, "{options:?}");
+        }
+        assert_eq!(columns[1].value_type(), ValueType::I64);
+        let everything = file.read_frame(0, 0..23, &[]).unwrap();
+        assert_eq!(everything.columns().unwrap(), all, "{options:?}");
+        assert_matches!(
+            file.read_frame(0, 0..1, &["nope"]),
+            Err(Error::FrameMismatch { .. })
+        );
+    }
+}
+
+#[test]
+fn daphne_runtime_golden_files_open_lazily_like_whole_reads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime");
+    let mut opened = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "dbdf") {
+            continue;
+        }
+        let whole = serde_daphne::from_file::<_, Object>(&path);
+        let lazy = DbdfFile::open(&path).and_then(|mut f| {
+            let object = f.object_at(0)?;
+            f.validate()?;
+            Ok((f, object))
+        });
+        match (whole, lazy) {
+            (Ok(whole), Ok((mut file, object))) => {
+                opened += 1;
+                assert_eq!(object, whole, "{}", path.display());
+                assert_eq!(file.objects()[0].header, *whole.header());
+                if whole.header().matrix_value_type().is_some() {
+                    let (r, c) = whole.shape();
+                    let window = file.read_window::<f64>(0, r / 2..r, 0..c.min(2));
+                    let dense = whole.dense_vec::<f64>();
+                    if let (Ok(window), Ok(dense)) = (window, dense) {
+                        let m = Array2::from_shape_vec((r as usize, c as usize), dense).unwrap();
+                        let expected = m.slice(s![r as usize / 2.., ..(c as usize).min(2)]);
+                        // Bitwise: the files hold NaNs.
+                        let bits = |a: ndarray::ArrayView2<f64>| a.mapv(f64::to_bits);
+                        assert_eq!(bits(window.view()), bits(expected), "{}", path.display());
+                    }
+                }
+            }
+            (Err(_), Err(_)) => {}
+            (whole, lazy) => panic!(
+                "{}: whole read {:?}, lazy {:?}",
+                path.display(),
+                whole.map(|_| ()),
+                lazy.map(|_| ())
+            ),
+        }
+    }
+    assert!(opened >= 30, "{opened} golden files opened");
+}
