@@ -371,6 +371,43 @@ pub enum Error {
         message: String,
     },
 
+    /// A tile given to [`crate::DbdfWriter`] holds values of a type its object cannot hold
+    /// exactly.
+    #[error("a tile of {found} values cannot go into object {object}, whose values are {expected}: convert the tile to {expected} first")]
+    TileValueType {
+        /// The object's index in the file.
+        object: usize,
+        /// The object's (or column's) value type.
+        expected: ValueType,
+        /// The tile's value type.
+        found: ValueType,
+    },
+
+    /// A tile given to [`crate::DbdfWriter`] is not where the dialect needs the next one.
+    #[error("object {object}: a tile at row {}, column {} cannot come next ({reason}); the next must start at row {expected}", found.0, found.1)]
+    TileOrder {
+        /// The object's index in the file.
+        object: usize,
+        /// The row the next tile must start at.
+        expected: u64,
+        /// Where the tile starts (row, column).
+        found: (u64, u64),
+        /// Why.
+        reason: &'static str,
+    },
+
+    /// [`crate::DbdfWriter`] was finished, or given the next object, before the tiles
+    /// covered the current one.
+    #[error("object {object} is covered by tiles to {covered} of its {cells} cells: write the missing tiles first")]
+    IncompleteObject {
+        /// The object's index in the file.
+        object: usize,
+        /// The cells covered.
+        covered: u128,
+        /// The object's cells.
+        cells: u128,
+    },
+
     /// The Rust value has no representation in the DAPHNE format.
     #[error("{}{what} have no representation in the DAPHNE format", at_path(path))]
     Unrepresentable {

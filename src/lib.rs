@@ -53,7 +53,7 @@ pub use de::{
     from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
 };
 pub use error::{Error, Result};
-pub use io::{from_file, from_file_with, to_file, to_file_with, DbdfFile};
+pub use io::{from_file, from_file_with, to_file, to_file_with, DbdfFile, DbdfWriter};
 pub use model::Object;
 pub use options::{BlockPolicy, Dialect, Options};
 pub use ser::{

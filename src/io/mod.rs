@@ -17,10 +17,12 @@ use crate::wire::IoSource;
 mod index;
 mod lazy;
 pub mod meta;
+mod stream;
 mod window;
 
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile};
+pub use stream::DbdfWriter;
 
 pub use meta::{read_sidecar, sidecar_path};
 

@@ -164,6 +164,27 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         }
     }
 
+    /// Row `r` with every cell, zeros included, into `out` (`cols` long).
+    pub(crate) fn dense_row(&self, r: usize, out: &mut [T]) -> Result<()> {
+        out.fill(T::zeroed());
+        self.row(r, 0, self.cols).for_each_nonzero(|c, x| {
+            out[c as usize] = x;
+            Ok(())
+        })
+    }
+
+    /// Calls `f(column, value)` for each non-zero of row `r`, in column order.
+    pub(crate) fn for_each_nonzero_in_row(
+        &self,
+        r: usize,
+        mut f: impl FnMut(usize, T),
+    ) -> Result<()> {
+        self.row(r, 0, self.cols).for_each_nonzero(|c, x| {
+            f(c as usize, x);
+            Ok(())
+        })
+    }
+
     fn row(&self, r: usize, first: usize, width: usize) -> Row<'a, T> {
         match self.layout {
             Layout::Dense(data) => {
@@ -196,7 +217,7 @@ impl<'a, T: Element> MatrixRef<'a, T> {
 }
 
 /// Tile size in force: the option, capped at the largest block dimension.
-fn tile_dims(options: &Options) -> (u64, u64) {
+pub(crate) fn tile_dims(options: &Options) -> (u64, u64) {
     let (r, c) = options.tile.unwrap_or((u32::MAX, u32::MAX));
     (u64::from(r.max(1)), u64::from(c.max(1)))
 }
@@ -254,7 +275,7 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
     }
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
     for place in places(rows, cols, tile_dims(options)) {
-        write_block(sink, matrix, place, 0, options)?;
+        write_block(sink, matrix, place, (0, 0), options)?;
     }
     Ok(())
 }
@@ -288,7 +309,7 @@ pub(crate) fn write_frame<W: Write>(
         with_values!(values, v => {
             let column = MatrixRef::dense(rows, 1, v);
             for place in places(rows as u64, 1, (tile_rows, 1)) {
-                write_block(sink, &column, place, col as u64, options)?;
+                write_block(sink, &column, place, (0, col as u64), options)?;
             }
         });
     }
@@ -472,19 +493,21 @@ fn choose_block_type(
     }
 }
 
-/// Writes one block of `matrix` (window `place`), placed `col_shift` columns to the right.
-fn write_block<T: Element, W: Write>(
+/// Writes one block of `matrix` (window `place`), placed `shift` (rows, columns) further
+/// into the object (where the matrix is a tile of it).
+pub(crate) fn write_block<T: Element, W: Write>(
     sink: &mut Sink<W>,
     matrix: &MatrixRef<'_, T>,
     window: BlockPlace,
-    col_shift: u64,
+    shift: (u64, u64),
     options: &Options,
 ) -> Result<()> {
     let analysis = analyse(matrix, window, options);
     let block_type = choose_block_type(options.block_policy, window, &analysis)?;
     let vt = analysis.value_type;
     let place = BlockPlace {
-        col: window.col + col_shift,
+        row: window.row + shift.0,
+        col: window.col + shift.1,
         ..window
     };
     let (r0, c0) = (window.row as usize, window.col as usize);

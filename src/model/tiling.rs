@@ -110,8 +110,18 @@ impl Coverage {
         Ok(())
     }
 
-    /// Checks that no two blocks overlap (once complete); returns the placed blocks.
+    /// Checks that no two blocks overlap (once complete).
     pub(crate) fn finish(self) -> Result<()> {
+        self.check_overlaps()
+    }
+
+    /// Cells covered so far (counting overlaps twice).
+    pub(crate) fn covered(&self) -> u128 {
+        self.covered
+    }
+
+    /// Checks that no two blocks placed so far overlap.
+    pub(crate) fn check_overlaps(&self) -> Result<()> {
         if self.area == 0 || self.placed.len() < 2 {
             return Ok(());
         }

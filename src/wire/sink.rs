@@ -195,6 +195,11 @@ impl<W: Write> Sink<W> {
         self.after_push()
     }
 
+    /// The writer, and the bytes buffered for it.
+    pub(crate) fn writer(&self) -> (&W, usize) {
+        (&self.writer, if self.direct { 0 } else { self.buf.len() })
+    }
+
     /// Flushes the buffer and returns the writer.
     pub(crate) fn finish(mut self) -> Result<W> {
         self.drain()?;

@@ -23,6 +23,8 @@ mod golden_bytes;
 mod hostile;
 mod lazy;
 mod roundtrip;
+#[cfg(feature = "proptest")]
+mod stream;
 mod structure;
 mod systemds;
 

@@ -16,17 +16,22 @@
 //! and refuses to write dimensions of 2^32 or more. Frame label bytes are raw `std::string`
 //! object bytes, never text: they are skipped, and labels come from the `.meta` sidecar.
 
-use std::io::Write;
+mod write;
 
-use super::element::Element;
-use super::element::Values;
-use super::header::VERSION;
-use super::sink::Sink;
-use super::source::Source;
-use super::values::{read_le, with_value_type, with_values};
-use crate::codes::{with_value, Value};
+pub use write::{max_daphne_label_len, CSR_NNZ_AT};
+pub(crate) use write::{
+    start_csr, start_dense, start_frame, write_csr, write_dense, write_frame, write_frame_rows,
+    write_scalar,
+};
+
+use crate::codes::Value;
 use crate::codes::{DataType, ValueType};
 use crate::error::{Error, Result};
+use crate::wire::element::Element;
+use crate::wire::element::Values;
+use crate::wire::header::{Column, VERSION};
+use crate::wire::source::Source;
+use crate::wire::values::{read_le, with_value_type, with_values};
 
 /// Bytes before a dense object's values.
 pub const DENSE_PREFIX_LEN: u64 = 45;
@@ -480,155 +485,6 @@ fn decode_frame_rows<S: Source + ?Sized>(
     Ok(columns)
 }
 
-fn check_dims(rows: u64, cols: u64) -> Result<()> {
-    if rows > u64::from(u32::MAX) || cols > u64::from(u32::MAX) {
-        return Err(Error::NotInDialect {
-            what: format!("a {rows} x {cols} object"),
-            reason:
-                "the runtime reads dimensions from u32 block headers (2^32 or more is truncated)",
-        });
-    }
-    Ok(())
-}
-
-fn code_of(value_type: ValueType) -> Result<u8> {
-    runtime_code(value_type).ok_or_else(|| Error::NotInDialect {
-        what: format!("{value_type} values"),
-        reason: "the runtime has no 16-bit value types",
-    })
-}
-
-fn write_prefix<W: Write>(
-    sink: &mut Sink<W>,
-    data_type: u8,
-    rows: u64,
-    cols: u64,
-    code: u8,
-    block_type: u8,
-) -> Result<()> {
-    sink.u8(VERSION)?;
-    sink.u8(data_type)?;
-    sink.u64(rows)?;
-    sink.u64(cols)?;
-    sink.u8(code)?;
-    sink.u64(0)?;
-    sink.u64(0)?;
-    sink.u32(rows as u32)?;
-    sink.u32(cols as u32)?;
-    sink.u8(block_type)?;
-    sink.u8(code)
-}
-
-/// Writes a dense matrix of `rows * cols` row-major values.
-pub(crate) fn write_dense<T: Element, W: Write>(
-    sink: &mut Sink<W>,
-    rows: u64,
-    cols: u64,
-    values: &[T],
-) -> Result<()> {
-    check_dims(rows, cols)?;
-    write_prefix(sink, 1, rows, cols, code_of(T::VALUE_TYPE)?, 1)?;
-    sink.values(values)
-}
-
-/// Writes a CSR matrix from proper CSR arrays.
-pub(crate) fn write_csr<T: Element, W: Write>(
-    sink: &mut Sink<W>,
-    rows: u64,
-    cols: u64,
-    row_offsets: &[usize],
-    col_indices: &[usize],
-    values: &[T],
-) -> Result<()> {
-    check_dims(rows, cols)?;
-    write_prefix(sink, 2, rows, cols, code_of(T::VALUE_TYPE)?, 2)?;
-    sink.u64(values.len() as u64)?;
-    if cfg!(target_pointer_width = "64") {
-        let offsets: &[u64] = bytemuck::cast_slice(row_offsets);
-        let indices: &[u64] = bytemuck::cast_slice(col_indices);
-        sink.values(offsets)?;
-        sink.values(indices)?;
-    } else {
-        row_offsets.iter().try_for_each(|&o| sink.u64(o as u64))?;
-        col_indices.iter().try_for_each(|&c| sink.u64(c as u64))?;
-    }
-    sink.values(values)
-}
-
-/// Writes a frame: schema, the real label text, then the rows interleaved.
-pub(crate) fn write_frame<W: Write>(
-    sink: &mut Sink<W>,
-    rows: u64,
-    columns: &[(String, Values)],
-    guard_labels: bool,
-) -> Result<()> {
-    check_dims(rows, columns.len() as u64)?;
-    if guard_labels {
-        check_labels(columns.iter().map(|(label, _)| label.as_str()))?;
-    }
-    sink.u8(VERSION)?;
-    sink.u8(3)?;
-    sink.u64(rows)?;
-    sink.u64(columns.len() as u64)?;
-    for (_, values) in columns {
-        sink.u8(code_of(values.value_type())?)?;
-    }
-    for (index, (label, _)) in columns.iter().enumerate() {
-        let len = u16::try_from(label.len()).map_err(|_| Error::LabelTooLong {
-            column: index as u64,
-            len: label.len(),
-        })?;
-        sink.bytes(&len.to_le_bytes())?;
-        sink.bytes(label.as_bytes())?;
-    }
-    sink.u64(0)?;
-    sink.u64(0)?;
-    for r in 0..rows as usize {
-        for (_, values) in columns {
-            with_values!(values, v => sink.value(v[r]))?;
-        }
-    }
-    Ok(())
-}
-
-/// The longest label DAPHNE's frame reader survives in column `col` of `cols`: it reads each
-/// label into the raw bytes of a 32-byte `std::string` object of an array of them, so a
-/// label may spill over the objects after it but not past the array's end (DAPHNE commit
-/// 4c9835cd, `DaphneSerializer<Frame>::deserialize`).
-pub const fn max_daphne_label_len(col: u64, cols: u64) -> u64 {
-    32 * (cols - col)
-}
-
-/// Refuses labels that would overflow DAPHNE's frame reader.
-fn check_labels<'a>(labels: impl ExactSizeIterator<Item = &'a str>) -> Result<()> {
-    let cols = labels.len() as u64;
-    for (col, label) in labels.enumerate() {
-        let max = max_daphne_label_len(col as u64, cols);
-        if label.len() as u64 > max {
-            return Err(Error::NotInDialect {
-                what: format!(
-                    "the label of frame column {col} ({} bytes, at most {max} here)",
-                    label.len()
-                ),
-                reason: "DAPHNE's frame reader copies labels into the memory of its string \
-                         objects and overflows its heap on longer ones (it drops labels \
-                         anyway); shorten the label, or write it regardless with \
-                         Options::guard_daphne_labels(false) (dbdf --unguarded-labels)",
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Writes a scalar (data type 4) with zeros in the bytes the runtime leaves undefined.
-pub(crate) fn write_scalar<W: Write>(sink: &mut Sink<W>, value: Value) -> Result<()> {
-    sink.u8(VERSION)?;
-    sink.u8(4)?;
-    sink.bytes(&[0; 16])?;
-    sink.u8(code_of(value.value_type())?)?;
-    with_value!(value, x => sink.value(x))
-}
-
 /// What the start of a runtime object says of it.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Skimmed {
@@ -643,7 +499,6 @@ pub(crate) struct Skimmed {
 /// short to tell. Frame labels are read as text (as this crate writes them).
 pub(crate) fn skim(prefix: &[u8]) -> Option<Skimmed> {
     use super::source::SliceSource;
-    use super::Column;
     let mut src = SliceSource::new(prefix);
     let (data_type, rows, cols) = fixed_header(&mut src).ok()?;
     let size = |vt: ValueType| vt.size() as u128;

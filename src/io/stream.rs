@@ -1,0 +1,645 @@
+//! `DbdfWriter`: a file written tile by tile, in memory bounded by one tile, for objects
+//! larger than memory. Tiles may come in any order (the spec allows any block order); the
+//! writer checks that they cover each object exactly once. The file appears at its path only
+//! when [`DbdfWriter::finish`] succeeds.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use ndarray::ArrayView2;
+use sprs::CsMatView;
+
+use crate::error::{Error, Result};
+use crate::io::meta::write_sidecar_for;
+use crate::io::temporary_path;
+use crate::model::encode::{places, tile_dims, write_block, Layout, MatrixRef};
+use crate::model::tiling::Coverage;
+use crate::options::{Dialect, Options};
+use crate::wire::block::write_empty;
+use crate::wire::element::{exact_cast, widens_exactly};
+use crate::wire::runtime::{self, CSR_NNZ_AT};
+use crate::wire::sink::Sink;
+use crate::wire::values::{with_value_type, with_values, write_le};
+use crate::wire::{BlockPlace, DataType, Element, Header, ValueType, Values};
+
+/// A writer that counts the bytes it passes on: the file offset of what comes next.
+struct Counted<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes a DAPHNE file tile by tile.
+///
+/// Each object starts with [`DbdfWriter::begin`] (its header: data type, shape, value
+/// type(s), labels); its tiles follow, each written at once as blocks chosen by the writer's
+/// [`Options`] (tile size, block policy, narrowing) exactly as [`crate::to_vec_with`] would
+/// write the same cells. Objects may follow one another. Nothing is visible at the path until
+/// [`DbdfWriter::finish`]; a writer dropped unfinished, or after an error, leaves no file.
+///
+/// In the runtime dialect ([`Options::dialect`]) an object is one layout, so tiles must be
+/// row bands of full width, in row order; a CSR matrix's column indices and values are
+/// spilled to temporary files and appended at the end, and its non-zero count is patched.
+///
+/// ```
+/// use ndarray::{array, Array2};
+/// use serde_daphne::{DbdfWriter, Options, ValueType};
+/// use serde_daphne::wire::Header;
+///
+/// let path = std::env::temp_dir().join("serde_daphne_doc_writer.dbdf");
+/// let mut writer = DbdfWriter::create(&path)?;
+/// writer.begin(Header::DenseMatrix { rows: 2, cols: 4, value_type: ValueType::F64 })?;
+/// writer.write_dense_tile(0, 2, array![[3.0, 4.0], [7.0, 8.0]].view())?; // any order
+/// writer.write_dense_tile(0, 0, array![[1.0, 2.0], [5.0, 6.0]].view())?;
+/// writer.finish()?;
+///
+/// let m: serde_daphne::Dense<f64> = serde_daphne::from_file(&path)?;
+/// assert_eq!(m.0, array![[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+pub struct DbdfWriter {
+    path: PathBuf,
+    temp: PathBuf,
+    sink: Option<Sink<Counted<BufWriter<File>>>>,
+    options: Options,
+    current: Option<Current>,
+    objects: usize,
+    /// After an error past the first byte of a tile, the file is not trusted.
+    poisoned: bool,
+}
+
+/// The object being written.
+struct Current {
+    header: Header,
+    coverage: Coverage,
+    /// Where the object starts in the file.
+    offset: u64,
+    /// Runtime dialect: the next row band's first row, and a CSR matrix's spills.
+    next_row: u64,
+    spill: Option<CsrSpill>,
+}
+
+/// A runtime CSR matrix's column indices and values, kept apart until the end.
+struct CsrSpill {
+    cols: (PathBuf, BufWriter<File>),
+    values: (PathBuf, BufWriter<File>),
+    nnz: u64,
+}
+
+impl DbdfWriter {
+    /// Starts a file at `path` (written to a temporary file beside it) with the default
+    /// options.
+    ///
+    /// # Errors
+    /// I/O errors creating the temporary file.
+    pub fn create(path: impl AsRef<Path>) -> Result<DbdfWriter> {
+        DbdfWriter::create_with(path, &Options::new())
+    }
+
+    /// [`DbdfWriter::create`] with options: the tile size, block policy and narrowing of the
+    /// blocks written, and the dialect.
+    ///
+    /// # Errors
+    /// As [`DbdfWriter::create`]; [`Error::NotInDialect`] when the runtime dialect is asked
+    /// for with tiling, a block policy or narrowing (the runtime has one layout).
+    pub fn create_with(path: impl AsRef<Path>, options: &Options) -> Result<DbdfWriter> {
+        options.runtime_writer()?;
+        let path = path.as_ref().to_path_buf();
+        let temp = temporary_path(&path);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        let writer = Counted {
+            inner: BufWriter::with_capacity(1 << 20, file),
+            written: 0,
+        };
+        Ok(DbdfWriter {
+            path,
+            temp,
+            sink: Some(Sink::new(writer)),
+            options: options.clone(),
+            current: None,
+            objects: 0,
+            poisoned: false,
+        })
+    }
+
+    fn runtime(&self) -> bool {
+        self.options.dialect == Some(Dialect::Runtime)
+    }
+
+    fn sink(&mut self) -> &mut Sink<Counted<BufWriter<File>>> {
+        self.sink.as_mut().expect("the sink lives until finish")
+    }
+
+    /// The offset in the file of the next byte written.
+    fn position(&self) -> u64 {
+        self.sink.as_ref().map_or(0, |s| {
+            let (writer, buffered) = s.writer();
+            writer.written + buffered as u64
+        })
+    }
+
+    /// Runs a step that writes bytes; an error leaves the writer unusable.
+    fn writing<T>(&mut self, step: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.poisoned {
+            return Err(Error::invalid(
+                "an earlier error left this file incomplete: start it again",
+            ));
+        }
+        let result = step(self);
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result
+    }
+
+    /// Starts the next object. The previous object, if any, must be complete.
+    ///
+    /// # Errors
+    /// [`Error::IncompleteObject`] when the previous object lacks tiles; errors writing the
+    /// header ([`Error::LabelTooLong`], [`Error::NotInDialect`] in the runtime dialect).
+    pub fn begin(&mut self, header: Header) -> Result<()> {
+        self.end_object()?;
+        self.writing(|w| {
+            let offset = w.position();
+            let (rows, cols) = header.shape();
+            let frame = header.data_type() == DataType::Frame;
+            let mut current = Current {
+                coverage: Coverage::new(rows, cols, frame),
+                header,
+                offset,
+                next_row: 0,
+                spill: None,
+            };
+            if w.runtime() {
+                w.start_runtime(&mut current)?;
+            } else {
+                let mut bytes = Vec::with_capacity(current.header.encoded_len());
+                current.header.encode(&mut bytes)?;
+                w.sink().bytes(&bytes)?;
+                if rows == 0 || cols == 0 {
+                    // No cells: the tiling rule's empty blocks, now.
+                    for place in places(rows, cols, tile_dims(&w.options)) {
+                        let at = w.position();
+                        current.coverage.add(at, place, false)?;
+                        write_empty(w.sink(), place)?;
+                    }
+                }
+            }
+            w.current = Some(current);
+            w.objects += 1;
+            Ok(())
+        })
+    }
+
+    fn start_runtime(&mut self, current: &mut Current) -> Result<()> {
+        let (rows, cols) = current.header.shape();
+        match &current.header {
+            Header::DenseMatrix { value_type, .. } => {
+                runtime::start_dense(self.sink(), rows, cols, *value_type)?;
+            }
+            Header::CsrMatrix { value_type, .. } => {
+                runtime::start_csr(self.sink(), rows, cols, *value_type, 0)?;
+                self.sink().u64(0)?;
+                let spill = |suffix: &str| -> Result<(PathBuf, BufWriter<File>)> {
+                    let path = temporary_path(&self.path.with_extension(suffix));
+                    let file = OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .create_new(true)
+                        .open(&path)?;
+                    Ok((path, BufWriter::with_capacity(1 << 20, file)))
+                };
+                current.spill = Some(CsrSpill {
+                    cols: spill("cols")?,
+                    values: spill("values")?,
+                    nnz: 0,
+                });
+            }
+            Header::Frame { columns, .. } => {
+                let guard = self.options.guard_daphne_labels;
+                runtime::start_frame(self.sink(), rows, columns, guard)?;
+            }
+            Header::Scalar { .. } => {
+                return Err(Error::invalid(
+                    "a scalar has no tiles: write it with to_file_with",
+                ))
+            }
+        }
+        // The runtime layouts need no blocks: coverage counts row bands.
+        Ok(())
+    }
+
+    fn current(&mut self) -> Result<&mut Current> {
+        self.current
+            .as_mut()
+            .ok_or_else(|| Error::invalid("no object begun: call begin with its header first"))
+    }
+
+    /// Writes a dense tile whose top-left cell is (`row`, `col`) of the current matrix, as
+    /// blocks of the options' tile size and block policy.
+    ///
+    /// # Errors
+    /// [`Error::TileValueType`] when `T` does not convert exactly to the matrix's value
+    /// type; [`Error::BlockOutsideObject`], [`Error::OverlappingBlocks`] for tiles outside
+    /// the object or over cells already written; [`Error::TileOrder`] in the runtime dialect
+    /// for anything but the next full-width row band; I/O errors.
+    pub fn write_dense_tile<T: Element>(
+        &mut self,
+        row: u64,
+        col: u64,
+        tile: ArrayView2<'_, T>,
+    ) -> Result<()> {
+        let owned;
+        let data = match tile.as_slice() {
+            Some(data) => data,
+            None => {
+                owned = tile.iter().copied().collect::<Vec<T>>();
+                &owned
+            }
+        };
+        let (rows, cols) = tile.dim();
+        self.write_matrix(row, col, &MatrixRef::dense(rows, cols, data))
+    }
+
+    /// Writes a sparse tile (CSR or CSC) whose top-left cell is (`row`, `col`) of the
+    /// current matrix.
+    ///
+    /// # Errors
+    /// As [`DbdfWriter::write_dense_tile`].
+    pub fn write_csr_tile<T: Element>(
+        &mut self,
+        row: u64,
+        col: u64,
+        tile: CsMatView<'_, T>,
+    ) -> Result<()> {
+        let csr;
+        let tile = if tile.is_csr() {
+            tile
+        } else {
+            csr = tile.to_other_storage();
+            csr.view()
+        };
+        let indptr = tile.indptr();
+        let row_offsets = indptr.to_proper();
+        let matrix = MatrixRef {
+            rows: tile.rows(),
+            cols: tile.cols(),
+            layout: Layout::Csr {
+                row_offsets: &row_offsets,
+                col_indices: tile.indices(),
+                values: tile.data(),
+            },
+        };
+        self.write_matrix(row, col, &matrix)
+    }
+
+    fn write_matrix<T: Element>(
+        &mut self,
+        row: u64,
+        col: u64,
+        tile: &MatrixRef<'_, T>,
+    ) -> Result<()> {
+        let current = self.current()?;
+        let header = current.header.clone();
+        let Some(value_type) = header.matrix_value_type() else {
+            return Err(Error::invalid(
+                "the current object is a frame: write its rows with write_frame_rows",
+            ));
+        };
+        check_type(self.objects - 1, value_type, T::VALUE_TYPE)?;
+        let (rows, cols) = (tile.rows as u64, tile.cols as u64);
+        if self.runtime() {
+            self.check_band(row, col, rows, cols)?;
+            return self.writing(|w| w.runtime_band(tile, value_type));
+        }
+        let blocks: Vec<BlockPlace> = places(rows, cols, tile_dims(&self.options)).collect();
+        self.place_blocks(row, col, &blocks)?;
+        self.writing(|w| {
+            for place in blocks {
+                let options = w.options.clone();
+                write_block(w.sink(), tile, place, (row, col), &options)?;
+            }
+            w.check_complete_overlap()
+        })
+    }
+
+    /// Records the blocks a tile will write (before writing any of its bytes), refusing
+    /// blocks outside the object and blocks of an object already covered.
+    fn place_blocks(&mut self, row: u64, col: u64, blocks: &[BlockPlace]) -> Result<()> {
+        let at = self.position();
+        let current = self.current()?;
+        for place in blocks {
+            let place = BlockPlace {
+                row: place.row + row,
+                col: place.col + col,
+                ..*place
+            };
+            if current.coverage.complete() {
+                return Err(Error::OverlappingBlocks {
+                    offset: at,
+                    row: place.row,
+                    col: place.col,
+                });
+            }
+            current.coverage.add(at, place, true)?;
+        }
+        Ok(())
+    }
+
+    /// Once the tiles' areas add up to the object's, no two may overlap.
+    fn check_complete_overlap(&mut self) -> Result<()> {
+        let current = self.current()?;
+        if current.coverage.complete() {
+            current.coverage.check_overlaps()?;
+        }
+        Ok(())
+    }
+
+    /// In the runtime dialect, a tile must be the next full-width row band.
+    fn check_band(&mut self, row: u64, col: u64, rows: u64, cols: u64) -> Result<()> {
+        let object = self.objects - 1;
+        let current = self.current()?;
+        let (object_rows, object_cols) = current.header.shape();
+        if col != 0 || cols != object_cols || row != current.next_row || row + rows > object_rows {
+            return Err(Error::TileOrder {
+                object,
+                expected: current.next_row,
+                found: (row, col),
+                reason: "the runtime dialect writes full-width row bands, in row order",
+            });
+        }
+        current.next_row += rows;
+        Ok(())
+    }
+
+    fn runtime_band<T: Element>(&mut self, tile: &MatrixRef<'_, T>, vt: ValueType) -> Result<()> {
+        let Some(spill) = self.current()?.spill.as_mut() else {
+            // Dense: every cell, row-major, in the object's type.
+            let mut row = vec![T::zeroed(); tile.cols];
+            for r in 0..tile.rows {
+                tile.dense_row(r, &mut row)?;
+                self.sink().values_as(&row, vt)?;
+            }
+            return Ok(());
+        };
+        // CSR: row offsets now, column indices and values to the spills.
+        let mut offsets = Vec::with_capacity(tile.rows);
+        let (mut cols, mut values) = (Vec::new(), Vec::new());
+        for r in 0..tile.rows {
+            tile.for_each_nonzero_in_row(r, |c, x| {
+                cols.push(c as u64);
+                values.push(x);
+            })?;
+            offsets.push(spill.nnz + cols.len() as u64);
+        }
+        spill.nnz += cols.len() as u64;
+        write_le(&mut spill.cols.1, &cols)?;
+        with_value_type!(vt, V => {
+            // Exact: the tile's type was checked to widen to the object's.
+            let stored: Vec<V> = values.iter().map(|&x| exact_cast(x)).collect();
+            write_le(&mut spill.values.1, &stored)?;
+        });
+        self.sink().values(&offsets)
+    }
+
+    /// Writes rows of the current frame, one [`Values`] per column (in the frame's column
+    /// order, of equal lengths), starting at row `row`: in the spec dialect each column's rows
+    /// become blocks of that column; in the runtime dialect the rows are interleaved.
+    ///
+    /// # Errors
+    /// [`Error::TileValueType`] for a column whose values do not convert exactly to the
+    /// column's type; the placement errors of [`DbdfWriter::write_dense_tile`].
+    pub fn write_frame_rows(&mut self, row: u64, columns: &[Values]) -> Result<()> {
+        let object = self.objects - 1;
+        let Header::Frame {
+            columns: schema, ..
+        } = &self.current()?.header
+        else {
+            return Err(Error::invalid(
+                "the current object is a matrix: write its tiles with write_dense_tile",
+            ));
+        };
+        let schema = schema.clone();
+        let rows = columns.first().map_or(0, Values::len);
+        if columns.len() != schema.len() || columns.iter().any(|c| c.len() != rows) {
+            return Err(Error::invalid(format!(
+                "frame rows need {} columns of equal length, got {}",
+                schema.len(),
+                columns.len()
+            )));
+        }
+        let mut converted = Vec::with_capacity(columns.len());
+        for (values, column) in columns.iter().zip(&schema) {
+            check_type(object, column.value_type, values.value_type())?;
+            converted.push(values);
+        }
+        if self.runtime() {
+            self.check_band(row, 0, rows as u64, schema.len() as u64)?;
+            return self.writing(|w| {
+                let typed: Vec<Values> = converted
+                    .iter()
+                    .zip(&schema)
+                    .map(|(v, c)| {
+                        (*v).clone()
+                            .convert(c.value_type)
+                            .map_err(|_| Error::invalid("internal: a checked conversion failed"))
+                    })
+                    .collect::<Result<_>>()?;
+                let refs: Vec<&Values> = typed.iter().collect();
+                runtime::write_frame_rows(w.sink(), &refs)
+            });
+        }
+        for (col, values) in converted.into_iter().enumerate() {
+            self.write_frame_column(row, col as u64, values)?;
+        }
+        Ok(())
+    }
+
+    /// Writes rows of one column of the current frame (spec dialect), from row `row`.
+    ///
+    /// # Errors
+    /// As [`DbdfWriter::write_frame_rows`]; [`Error::TileOrder`] in the runtime dialect,
+    /// whose rows interleave the columns.
+    pub fn write_frame_column(&mut self, row: u64, col: u64, values: &Values) -> Result<()> {
+        let object = self.objects - 1;
+        if self.runtime() {
+            return Err(Error::TileOrder {
+                object,
+                expected: self.current()?.next_row,
+                found: (row, col),
+                reason: "the runtime dialect interleaves a frame's columns: use write_frame_rows",
+            });
+        }
+        let header = self.current()?.header.clone();
+        let Some(value_type) = header
+            .value_type_of(col)
+            .filter(|_| header.data_type() == DataType::Frame)
+        else {
+            return Err(Error::invalid(format!(
+                "the current object has no frame column {col}"
+            )));
+        };
+        check_type(object, value_type, values.value_type())?;
+        let (tile_rows, _) = tile_dims(&self.options);
+        let blocks: Vec<BlockPlace> = places(values.len() as u64, 1, (tile_rows, 1)).collect();
+        self.place_blocks(row, col, &blocks)?;
+        self.writing(|w| {
+            with_values!(values, v => {
+                let column = MatrixRef::dense(v.len(), 1, v);
+                for place in blocks {
+                    let options = w.options.clone();
+                    write_block(w.sink(), &column, place, (row, col), &options)?;
+                }
+            });
+            w.check_complete_overlap()
+        })
+    }
+
+    /// Checks the current object is complete and closes it (it stays open when not).
+    fn end_object(&mut self) -> Result<()> {
+        let runtime = self.runtime();
+        let Some(current) = self.current.as_ref() else {
+            return Ok(());
+        };
+        let object = self.objects - 1;
+        let (rows, cols) = current.header.shape();
+        let cells = u128::from(rows) * u128::from(cols);
+        if runtime {
+            if current.next_row < rows && cells > 0 {
+                return Err(Error::IncompleteObject {
+                    object,
+                    covered: u128::from(current.next_row) * u128::from(cols),
+                    cells,
+                });
+            }
+        } else if !current.coverage.complete() {
+            current.coverage.check_overlaps()?;
+            return Err(Error::IncompleteObject {
+                object,
+                covered: current.coverage.covered(),
+                cells,
+            });
+        }
+        let current = self.current.take().expect("checked above");
+        if let Some(spill) = current.spill {
+            self.writing(|w| w.append_spills(spill, current.offset))?;
+        }
+        Ok(())
+    }
+
+    fn append_spills(&mut self, spill: CsrSpill, object_offset: u64) -> Result<()> {
+        let CsrSpill { cols, values, nnz } = spill;
+        let paths = [cols.0.clone(), values.0.clone()];
+        let result = (|| {
+            let sink = self.sink.take().expect("the sink lives until finish");
+            let mut file = into_file(sink)?;
+            for (_, writer) in [cols, values] {
+                let mut spilled = writer.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+                spilled.seek(SeekFrom::Start(0))?;
+                io::copy(&mut spilled, &mut file)?;
+            }
+            let end = file.stream_position()?;
+            file.seek(SeekFrom::Start(object_offset + CSR_NNZ_AT))?;
+            file.write_all(&nnz.to_le_bytes())?;
+            file.seek(SeekFrom::Start(end))?;
+            self.sink = Some(Sink::new(Counted {
+                inner: BufWriter::with_capacity(1 << 20, file),
+                written: end,
+            }));
+            Ok(())
+        })();
+        for path in paths {
+            let _ = fs::remove_file(path);
+        }
+        result
+    }
+
+    /// Checks that the last object is complete, flushes, syncs ([`Options::sync`]) and
+    /// renames the file into place; in the runtime dialect a file of one matrix or frame also
+    /// gets its `.meta` sidecar.
+    ///
+    /// # Errors
+    /// [`Error::IncompleteObject`] or [`Error::OverlappingBlocks`] for the last object;
+    /// I/O errors. The temporary file is removed on any error.
+    pub fn finish(mut self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::invalid(
+                "an earlier error left this file incomplete: start it again",
+            ));
+        }
+        self.end_object()?;
+        let sink = self.sink.take().expect("the sink lives until finish");
+        let placed = into_file(sink).and_then(|file| {
+            if self.options.sync {
+                file.sync_all()?;
+            }
+            drop(file);
+            Ok(fs::rename(&self.temp, &self.path)?)
+        });
+        if placed.is_err() {
+            let _ = fs::remove_file(&self.temp);
+            return placed;
+        }
+        if self.runtime() {
+            write_sidecar_for(&self.path)?;
+        }
+        Ok(())
+    }
+}
+
+/// Flushes a sink down to its file.
+fn into_file(sink: Sink<Counted<BufWriter<File>>>) -> Result<File> {
+    let buffered = sink.finish()?.inner;
+    buffered.into_inner().map_err(|e| Error::Io(e.into_error()))
+}
+
+impl std::fmt::Debug for DbdfWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbdfWriter")
+            .field("path", &self.path)
+            .field("objects", &self.objects)
+            .field("position", &self.position())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for DbdfWriter {
+    fn drop(&mut self) {
+        if let Some(spill) = self.current.as_mut().and_then(|c| c.spill.take()) {
+            let _ = fs::remove_file(&spill.cols.0);
+            let _ = fs::remove_file(&spill.values.0);
+        }
+        if self.sink.is_some() {
+            drop(self.sink.take());
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// A tile's values must convert exactly to the object's (or column's) type.
+fn check_type(object: usize, expected: ValueType, found: ValueType) -> Result<()> {
+    if found == expected || widens_exactly(found, expected) {
+        return Ok(());
+    }
+    Err(Error::TileValueType {
+        object,
+        expected,
+        found,
+    })
+}

@@ -1,0 +1,347 @@
+//! Streaming writes (`DbdfWriter`): tiles in any order give the bytes (or the object) the
+//! whole-object writer gives; misuse is a typed error and leaves nothing on disk.
+
+use std::path::{Path, PathBuf};
+
+use ndarray::{s, Array2};
+use proptest::prelude::*;
+use proptest::sample::select;
+use serde_daphne::wire::{Column, Header};
+use serde_daphne::{
+    from_file, from_slice, to_vec_with, BlockPolicy, Csr, DbdfWriter, Dense, Dialect, Error,
+    Object, Options, ValueType, Values,
+};
+use sprs::CsMat;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("serde_daphne_stream_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The names in a folder: what a failed write must not leave behind.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn matrix(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
+    Array2::from_shape_fn((rows, cols), |(r, c)| {
+        let h = (r as u64 * 31 + c as u64 * 17 + seed).wrapping_mul(0x9e37_79b9) >> 7;
+        if h % 3 == 0 {
+            (h % 200) as f64 - 100.0
+        } else {
+            0.0
+        }
+    })
+}
+
+fn dense_header(rows: usize, cols: usize, vt: ValueType) -> Header {
+    Header::DenseMatrix {
+        rows: rows as u64,
+        cols: cols as u64,
+        value_type: vt,
+    }
+}
+
+/// Writes `m` in tiles of `(tr, tc)`, row-major, or in reverse order.
+fn write_tiles(
+    path: &Path,
+    m: &Array2<f64>,
+    tile: (usize, usize),
+    options: &Options,
+    csr: bool,
+    reverse: bool,
+) {
+    let (rows, cols) = m.dim();
+    let mut writer = DbdfWriter::create_with(path, options).unwrap();
+    let header = if csr {
+        Header::CsrMatrix {
+            rows: rows as u64,
+            cols: cols as u64,
+            value_type: ValueType::F64,
+        }
+    } else {
+        dense_header(rows, cols, ValueType::F64)
+    };
+    writer.begin(header).unwrap();
+    let mut tiles = Vec::new();
+    for r in (0..rows).step_by(tile.0) {
+        for c in (0..cols).step_by(tile.1) {
+            tiles.push((r, c));
+        }
+    }
+    if reverse {
+        tiles.reverse();
+    }
+    for (r, c) in tiles {
+        let view = m.slice(s![r..(r + tile.0).min(rows), c..(c + tile.1).min(cols)]);
+        if csr {
+            let sparse = CsMat::csr_from_dense(view, 0.0);
+            writer
+                .write_csr_tile(r as u64, c as u64, sparse.view())
+                .unwrap();
+        } else {
+            writer.write_dense_tile(r as u64, c as u64, view).unwrap();
+        }
+    }
+    writer.finish().unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn tiles_in_order_give_the_bytes_of_to_vec(
+        (rows, cols) in (1usize..30, 1usize..30),
+        tile in (1usize..12, 1usize..12),
+        policy in select(vec![BlockPolicy::Auto, BlockPolicy::Smallest, BlockPolicy::Dense,
+            BlockPolicy::Sparse, BlockPolicy::UltraSparse]),
+        narrow in any::<bool>(),
+        csr in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let dir = temp_dir("prop");
+        let path = dir.join("m.dbdf");
+        let m = matrix(rows, cols, seed);
+        let options = Options::new().block_policy(policy).narrow(narrow).tile(tile.0 as u32, tile.1 as u32);
+        write_tiles(&path, &m, tile, &options, csr, false);
+        let expected = if csr {
+            to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
+        } else {
+            to_vec_with(&Dense(m.clone()), &options).unwrap()
+        };
+        prop_assert_eq!(std::fs::read(&path).unwrap(), expected);
+        // Any order: other bytes, the same matrix.
+        write_tiles(&path, &m, tile, &options, csr, true);
+        let back: Dense<f64> = from_file(&path).unwrap();
+        prop_assert_eq!(back.0, m);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn runtime_row_bands_give_the_bytes_of_to_vec(
+        (rows, cols) in (0usize..30, 1usize..30),
+        band in 1usize..12,
+        csr in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let dir = temp_dir("runtime");
+        let path = dir.join("m.dbdf");
+        let m = matrix(rows, cols, seed);
+        let options = Options::new().dialect(Dialect::Runtime);
+        write_tiles(&path, &m, (band, cols), &options, csr, false);
+        let expected = if csr {
+            to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
+        } else {
+            to_vec_with(&Dense(m.clone()), &options).unwrap()
+        };
+        prop_assert_eq!(std::fs::read(&path).unwrap(), expected);
+        // DAPHNE's sidecar, with numNonZeros for CSR.
+        let meta = std::fs::read_to_string(dir.join("m.dbdf.meta")).unwrap();
+        prop_assert_eq!(meta.contains("numNonZeros"), csr);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+fn frame() -> Object {
+    Object::frame(vec![
+        ("id".into(), Values::I64((0..17).collect())),
+        (
+            "x".into(),
+            Values::F32((0..17).map(|i| i as f32 / 2.0).collect()),
+        ),
+    ])
+    .unwrap()
+}
+
+fn frame_header() -> Header {
+    Header::Frame {
+        rows: 17,
+        columns: vec![
+            Column {
+                label: "id".into(),
+                value_type: ValueType::I64,
+            },
+            Column {
+                label: "x".into(),
+                value_type: ValueType::F32,
+            },
+        ],
+    }
+}
+
+#[test]
+fn frames_stream_in_row_bands_in_both_dialects() {
+    let dir = temp_dir("frames");
+    let whole = frame();
+    let columns = whole.columns().unwrap();
+    for (options, runtime) in [
+        (Options::new().tile(4, 1), false),
+        (Options::new().dialect(Dialect::Runtime), true),
+    ] {
+        let path = dir.join("f.dbdf");
+        let mut writer = DbdfWriter::create_with(&path, &options).unwrap();
+        writer.begin(frame_header()).unwrap();
+        for start in (0..17).step_by(5) {
+            let end = (start + 5).min(17);
+            let band: Vec<Values> = columns
+                .iter()
+                .map(|c| {
+                    let mut v = Values::new(c.value_type());
+                    (start..end).for_each(|r| assert!(v.push(c.get(r).unwrap())));
+                    v
+                })
+                .collect();
+            writer.write_frame_rows(start as u64, &band).unwrap();
+        }
+        writer.finish().unwrap();
+        let back: Object = from_file(&path).unwrap();
+        assert_eq!(back.columns().unwrap(), columns, "{options:?}");
+        if runtime {
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                to_vec_with(&whole, &options).unwrap()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn several_objects_follow_each_other() {
+    let dir = temp_dir("several");
+    let path = dir.join("two.dbdf");
+    let m = matrix(5, 4, 1);
+    let mut writer = DbdfWriter::create(&path).unwrap();
+    writer.begin(dense_header(5, 4, ValueType::F64)).unwrap();
+    writer.write_dense_tile(0, 0, m.view()).unwrap();
+    writer.begin(frame_header()).unwrap();
+    let columns = frame().columns().unwrap();
+    writer.write_frame_rows(0, &columns).unwrap();
+    writer.begin(dense_header(0, 3, ValueType::U8)).unwrap();
+    writer.finish().unwrap();
+    let mut file = serde_daphne::DbdfFile::open(&path).unwrap();
+    assert_eq!(file.objects().len(), 3);
+    assert_eq!(file.read_window::<f64>(0, 0..5, 0..4).unwrap(), m);
+    assert_eq!(file.object_at(1).unwrap(), frame());
+    assert_eq!(file.objects()[2].header.shape(), (0, 3));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn misuse_is_a_typed_error_and_leaves_no_file() {
+    let dir = temp_dir("misuse");
+    let path = dir.join("m.dbdf");
+    let tile = Array2::<f64>::ones((2, 2));
+    let begin = |options: &Options| {
+        let mut w = DbdfWriter::create_with(&path, options).unwrap();
+        w.begin(dense_header(4, 4, ValueType::F64)).unwrap();
+        w
+    };
+    // Outside the object: refused before any byte, the writer stays usable.
+    let mut w = begin(&Options::new());
+    assert_matches!(
+        w.write_dense_tile(3, 3, tile.view()),
+        Err(Error::BlockOutsideObject { row: 3, col: 3, .. })
+    );
+    // Wrong value type: i64 does not fit f64 exactly.
+    assert_matches!(
+        w.write_dense_tile(0, 0, Array2::<i64>::zeros((2, 2)).view()),
+        Err(Error::TileValueType {
+            object: 0,
+            expected: ValueType::F64,
+            found: ValueType::I64
+        })
+    );
+    // A gap at finish.
+    w.write_dense_tile(0, 0, tile.view()).unwrap();
+    w.write_dense_tile(0, 2, Array2::<f32>::ones((2, 2)).view())
+        .unwrap();
+    assert_matches!(
+        w.finish(),
+        Err(Error::IncompleteObject {
+            object: 0,
+            covered: 8,
+            cells: 16
+        })
+    );
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+    // Overlap, found once the areas add up, and a tile after the object is covered.
+    let mut w = begin(&Options::new());
+    w.write_dense_tile(0, 0, Array2::<f64>::ones((3, 4)).view())
+        .unwrap();
+    assert_matches!(
+        w.write_dense_tile(2, 0, tile.view()),
+        Err(Error::OverlappingBlocks { row: 2, col: 0, .. })
+    );
+    drop(w);
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+    let mut w = begin(&Options::new());
+    w.write_dense_tile(0, 0, Array2::<f64>::ones((4, 4)).view())
+        .unwrap();
+    assert_matches!(
+        w.write_dense_tile(0, 0, tile.view()),
+        Err(Error::OverlappingBlocks { .. })
+    );
+    drop(w);
+    // The next object needs the previous one complete.
+    let mut w = begin(&Options::new());
+    assert_matches!(
+        w.begin(dense_header(1, 1, ValueType::F64)),
+        Err(Error::IncompleteObject { covered: 0, .. })
+    );
+    drop(w);
+    // Runtime dialect: full-width bands in order only.
+    let mut w = begin(&Options::new().dialect(Dialect::Runtime));
+    assert_matches!(
+        w.write_dense_tile(0, 0, tile.view()),
+        Err(Error::TileOrder { expected: 0, .. })
+    );
+    assert_matches!(
+        w.write_dense_tile(2, 0, Array2::<f64>::ones((2, 4)).view()),
+        Err(Error::TileOrder {
+            expected: 0,
+            found: (2, 0),
+            ..
+        })
+    );
+    w.write_dense_tile(0, 0, Array2::<f64>::ones((2, 4)).view())
+        .unwrap();
+    drop(w); // unfinished
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+    // A runtime CSR matrix dropped midway leaves neither the file nor its spills.
+    let mut w = DbdfWriter::create_with(&path, &Options::new().dialect(Dialect::Runtime)).unwrap();
+    w.begin(Header::CsrMatrix {
+        rows: 4,
+        cols: 4,
+        value_type: ValueType::F64,
+    })
+    .unwrap();
+    let band = CsMat::csr_from_dense(Array2::<f64>::eye(4).slice(s![0..2, ..]), 0.0);
+    w.write_csr_tile(0, 0, band.view()).unwrap();
+    drop(w);
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn runtime_writer_refuses_tiling_options() {
+    let dir = temp_dir("options");
+    let options = Options::new().dialect(Dialect::Runtime).tile(2, 2);
+    assert_matches!(
+        DbdfWriter::create_with(dir.join("m.dbdf"), &options),
+        Err(Error::NotInDialect { .. })
+    );
+    assert!(listing(&dir).is_empty());
+    let m: Dense<f64> =
+        from_slice(&to_vec_with(&Dense(matrix(2, 2, 0)), &Options::new()).unwrap()).unwrap();
+    assert_eq!(m.0.dim(), (2, 2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
