@@ -226,6 +226,50 @@ impl<R: Read + Seek> DbdfFile<R> {
     }
 
     /// A read's memory beyond the object's own bytes stays within [`Options::max_alloc`].
+    /// The window `rows x cols` of object `index` as an [`Object`] of the same data type and
+    /// value type (a frame's columns in that range of rows): what `dbdf slice` writes.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::read_window`] and [`DbdfFile::read_frame`].
+    pub fn read_window_object(
+        &mut self,
+        index: usize,
+        rows: Range<u64>,
+        cols: Range<u64>,
+    ) -> Result<Object> {
+        let header = self.object(index)?.header.clone();
+        let (r, c) = (
+            (rows.end.saturating_sub(rows.start)),
+            cols.end.saturating_sub(cols.start),
+        );
+        match header {
+            Header::Frame { columns, .. } => {
+                check_window(self.object(index)?, &rows, &cols)?;
+                let labels: Vec<&str> = columns[cols.start as usize..cols.end as usize]
+                    .iter()
+                    .map(|c| c.label.as_str())
+                    .collect();
+                if labels.is_empty() {
+                    return Object::frame(Vec::new());
+                }
+                self.read_frame(index, rows, &labels)
+            }
+            Header::CsrMatrix { value_type, .. } => with_value_type!(value_type, T => {
+                let m = self.read_window_csr::<T>(index, rows, cols)?;
+                let (indptr, indices, data) = m.into_raw_storage();
+                Object::csr(r, c, indptr, indices, T::into_values(data))
+            }),
+            header => {
+                let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
+                with_value_type!(value_type, T => {
+                    let m = self.read_window::<T>(index, rows, cols)?;
+                    let (values, _) = m.into_raw_vec_and_offset();
+                    Object::dense(r, c, T::into_values(values))
+                })
+            }
+        }
+    }
+
     fn check_alloc(&self, index: usize, bytes: u128) -> Result<()> {
         let range = &self.objects[index].range;
         check_alloc(

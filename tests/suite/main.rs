@@ -22,6 +22,7 @@ mod futhark;
 mod golden_bytes;
 mod hostile;
 mod lazy;
+mod npy_stream;
 mod roundtrip;
 #[cfg(feature = "proptest")]
 mod stream;

@@ -17,6 +17,10 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::interop::input::Foreign;
+mod stream;
+
+pub use stream::{from_dbdf, to_dbdf};
+
 use crate::io::write_buffered;
 use crate::model::Object;
 use crate::wire::values::{decode_values, with_values, write_le};
@@ -114,22 +118,83 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     Some(rest[..end].trim())
 }
 
-/// Parses the header and checks that the data is exactly as long as the shape says.
-pub(crate) fn parse(bytes: &[u8]) -> Result<Array<'_>> {
+/// What a `.npy` header says: element type, shape, order and where the data starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NpyHeader {
+    pub(crate) descr: Descr,
+    pub(crate) shape: Vec<u64>,
+    pub(crate) fortran: bool,
+    pub(crate) data_offset: usize,
+}
+
+impl NpyHeader {
+    /// Bytes of data the shape needs, if that fits a `u128`.
+    pub(crate) fn data_len(&self) -> Option<u128> {
+        self.shape
+            .iter()
+            .try_fold(self.descr.item_size() as u128, |acc, &d| {
+                acc.checked_mul(u128::from(d))
+            })
+    }
+
+    /// The array as a matrix: 0-D as 1 x 1, 1-D as a column.
+    pub(crate) fn matrix_shape(&self) -> Result<(u64, u64)> {
+        match self.shape[..] {
+            [] => Ok((1, 1)),
+            [n] => Ok((n, 1)),
+            [r, c] => Ok((r, c)),
+            _ => Err(NPY.at(
+                0,
+                format!(
+                    "{}-D arrays have no DAPHNE counterpart (1-D and 2-D only)",
+                    self.shape.len()
+                ),
+            )),
+        }
+    }
+
+    /// Checks that `available` bytes of data are exactly what the shape needs.
+    pub(crate) fn check_data_len(&self, available: u64) -> Result<()> {
+        let expected = self.data_len();
+        if expected != Some(u128::from(available)) {
+            return Err(NPY.at(
+                self.data_offset,
+                format!(
+                    "an array of shape {:?} and descr {:?} needs {} bytes of data, there are \
+                     {available}",
+                    self.shape,
+                    self.descr,
+                    expected.map_or("more".to_string(), |e| e.to_string()),
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes that hold the header's length field, at most.
+pub(crate) const PREAMBLE_LEN: usize = 12;
+
+/// The whole header's length (preamble included) from the first [`PREAMBLE_LEN`] bytes.
+pub(crate) fn header_len(bytes: &[u8]) -> Result<usize> {
     if !bytes.starts_with(MAGIC) || bytes.len() < 10 {
         return Err(NPY.at(0, "not a .npy array (no \\x93NUMPY magic)"));
     }
-    let (header_len, start) = match bytes[6] {
-        1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        v => return Err(NPY.at(6, format!("unsupported .npy version {v}"))),
-    };
+    match bytes[6] {
+        1 => Ok(10 + usize::from(u16::from_le_bytes([bytes[8], bytes[9]]))),
+        2 | 3 if bytes.len() >= 12 => {
+            Ok(12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize)
+        }
+        v => Err(NPY.at(6, format!("unsupported .npy version {v}"))),
+    }
+}
+
+/// Parses the header at the start of `bytes` (which need hold no data).
+pub(crate) fn parse_header(bytes: &[u8]) -> Result<NpyHeader> {
+    let data_offset = header_len(bytes)?;
+    let start = if bytes[6] == 1 { 10 } else { 12 };
     let header = bytes
-        .get(start..)
-        .and_then(|rest| rest.get(..header_len))
+        .get(start..data_offset)
         .ok_or_else(|| NPY.at(start, "the header runs past the end of the array"))?;
     let header = String::from_utf8_lossy(header);
     let bad = |what: &str| NPY.at(start, format!("{what} in the header {header:?}"));
@@ -150,28 +215,25 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Array<'_>> {
         .filter(|s| !s.is_empty())
         .map(|s| s.parse::<u64>().map_err(|_| bad("a malformed 'shape'")))
         .collect::<Result<_>>()?;
-    let data_offset = start + header_len;
-    let data = &bytes[data_offset..];
-    let expected = shape.iter().try_fold(descr.item_size() as u128, |acc, &d| {
-        acc.checked_mul(u128::from(d))
-    });
-    if expected != Some(data.len() as u128) {
-        return Err(NPY.at(
-            data_offset,
-            format!(
-                "an array of shape {shape:?} and descr {descr:?} needs {} bytes of data, there \
-                 are {}",
-                expected.map_or("more".to_string(), |e| e.to_string()),
-                data.len()
-            ),
-        ));
-    }
-    Ok(Array {
+    Ok(NpyHeader {
         descr,
         shape,
         fortran,
-        data,
         data_offset,
+    })
+}
+
+/// Parses the header and checks that the data is exactly as long as the shape says.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Array<'_>> {
+    let header = parse_header(bytes)?;
+    let data = &bytes[header.data_offset..];
+    header.check_data_len(data.len() as u64)?;
+    Ok(Array {
+        descr: header.descr,
+        shape: header.shape,
+        fortran: header.fortran,
+        data,
+        data_offset: header.data_offset,
     })
 }
 
