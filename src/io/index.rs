@@ -12,6 +12,7 @@ use crate::model::tiling::Coverage;
 use crate::model::Hint;
 use crate::options::{Dialect, Options};
 use crate::wire::block::{decode_block_head, BlockHead};
+use crate::wire::header::FIXED_HEADER_LEN;
 use crate::wire::runtime::{decode_head, RuntimeHead};
 use crate::wire::{BlockPlace, BlockType, DataType, Header, SeekSource, Source, ValueType};
 
@@ -79,8 +80,24 @@ pub(crate) fn index_all<R: Read + Seek>(
 ) -> Result<Vec<ObjectInfo>> {
     let mut objects = Vec::new();
     while !src.at_end()? {
+        let start = src.offset();
         // A sidecar describes the first object only.
-        objects.push(index_object(src, options, hint.take().as_ref())?);
+        match index_object(src, options, hint.take().as_ref()) {
+            Ok(object) => objects.push(object),
+            // After an object, bytes that do not even hold a fixed header are trailing bytes.
+            Err(e) if !objects.is_empty() && e.offset().is_some_and(|at| at < start + 18) => {
+                return Err(Error::TrailingBytes { offset: start });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if objects.is_empty() {
+        return Err(Error::UnexpectedEof {
+            offset: 0,
+            what: "an object's header (the file is empty)",
+            needed: FIXED_HEADER_LEN as u64,
+            available: 0,
+        });
     }
     Ok(objects)
 }

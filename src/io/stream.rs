@@ -584,6 +584,11 @@ impl DbdfWriter {
             ));
         }
         self.end_object()?;
+        if self.objects == 0 {
+            return Err(Error::invalid(
+                "no object was begun: a DAPHNE file holds at least one",
+            ));
+        }
         let sink = self.sink.take().expect("the sink lives until finish");
         let placed = into_file(sink).and_then(|file| {
             if self.options.sync {

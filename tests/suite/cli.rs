@@ -87,8 +87,13 @@ fn info_describes_objects_and_blocks() {
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(
-        text.contains("213 bytes, 1 object(s), 7 non-zeros, 30.43 bytes per non-zero"),
+        text.contains("213 bytes, 1 object(s), 7 stored values (30.43 bytes each)"),
         "{text}"
+    );
+    let counted = stdout(&dbdf(&["info", "--nnz", s(&golden("csr_f64_5x6.dbdf"))]));
+    assert!(
+        counted.contains("7 stored values, 7 non-zeros"),
+        "{counted}"
     );
     assert!(
         text.contains("CSRMatrix 5 x 6, DAPHNE runtime dialect"),
@@ -957,4 +962,89 @@ fn mtx_integers_beyond_i64_read_as_u64() {
         "big.mtx",
         "line 4: the negative -3 and line 3's integer above i64::MAX share no value type",
     );
+}
+
+#[test]
+fn slice_writes_windows_to_any_output_format() {
+    let dir = scratch("slice");
+    let m = ndarray::Array2::from_shape_fn((12, 9), |(r, c)| (r * 10 + c) as f64);
+    let path = dir.join("m.dbdf");
+    to_file_with(&path, &Dense(m.clone()), &Options::new().tile(5, 4)).unwrap();
+    let npy = dir.join("w.npy");
+    let out = dbdf(&["slice", s(&path), s(&npy), "--rows", "3:9", "--cols", "2:"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let window = serde_daphne::interop::npy::read(&npy).unwrap();
+    assert_eq!(window.shape(), (6, 7));
+    assert_eq!(
+        window.dense_vec::<f64>().unwrap(),
+        m.slice(ndarray::s![3..9, 2..])
+            .iter()
+            .copied()
+            .collect::<Vec<_>>()
+    );
+    // A CSR matrix stays CSR; a frame's columns by index.
+    let csr = dir.join("c.dbdf");
+    to_file(
+        &csr,
+        &serde_daphne::Csr(sprs::CsMat::csr_from_dense(m.view(), 0.0)),
+    )
+    .unwrap();
+    let part = dir.join("p.dbdf");
+    assert!(dbdf(&["slice", s(&csr), s(&part), "--rows", ":4"])
+        .status
+        .success());
+    let back: Object = from_file(&part).unwrap();
+    assert_eq!(back.data_type(), serde_daphne::DataType::CsrMatrix);
+    assert_eq!(back.shape(), (4, 9));
+    let frame = Object::frame(vec![
+        ("a".into(), Values::I32(vec![1, 2, 3])),
+        ("b".into(), Values::F64(vec![0.5, 1.5, 2.5])),
+        ("c".into(), Values::U8(vec![7, 8, 9])),
+    ])
+    .unwrap();
+    let f = dir.join("f.dbdf");
+    to_file(&f, &frame).unwrap();
+    assert!(
+        dbdf(&["slice", s(&f), s(&part), "--rows", "1:3", "--cols", "1:3"])
+            .status
+            .success()
+    );
+    let back: Object = from_file(&part).unwrap();
+    assert_eq!(back.labels(), ["b", "c"]);
+    assert_eq!(back.column(0).unwrap(), Values::F64(vec![1.5, 2.5]));
+    // A window outside the object is refused, naming the file, and writes nothing.
+    let gone = dir.join("gone.npy");
+    let out = dbdf(&["slice", s(&path), s(&gone), "--rows", "10:13"]);
+    assert_fails(&out, "m.dbdf", "rows 10..13");
+    assert!(!gone.exists());
+}
+
+#[test]
+fn convert_streams_npy_to_tiled_dbdf_and_back() {
+    let dir = scratch("stream_convert");
+    let m = ndarray::Array2::from_shape_fn((30, 20), |(r, c)| ((r * 7 + c) % 5) as f32);
+    let npy = dir.join("m.npy");
+    let object = Object::dense(30, 20, Values::F32(m.iter().copied().collect())).unwrap();
+    serde_daphne::interop::npy::write(&npy, &object).unwrap();
+    let tiled = dir.join("m.dbdf");
+    let out = dbdf(&[
+        "convert",
+        s(&npy),
+        s(&tiled),
+        "--tile",
+        "8,8",
+        "--block",
+        "smallest",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let options = Options::new()
+        .tile(8, 8)
+        .block_policy(BlockPolicy::Smallest);
+    assert_eq!(
+        std::fs::read(&tiled).unwrap(),
+        serde_daphne::to_vec_with(&Dense(m.clone()), &options).unwrap()
+    );
+    let again = dir.join("again.npy");
+    assert!(dbdf(&["convert", s(&tiled), s(&again)]).status.success());
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&npy).unwrap());
 }

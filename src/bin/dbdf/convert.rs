@@ -243,11 +243,95 @@ fn retype(object: &mut Object, data_type: DataType) -> serde_daphne::Result<()> 
     Ok(())
 }
 
+impl Args {
+    /// The input file.
+    pub fn input(&self) -> &Path {
+        &self.input
+    }
+}
+
+/// The output format: `--to`, or the output's extension.
+pub fn output_format(args: &Args) -> Result<Format, Failure> {
+    format_of(&args.output, args.to, "output")
+}
+
 /// Runs `convert`.
 pub fn run(args: &Args) -> Result<ExitCode, Failure> {
     let from = format_of(&args.input, args.from, "input")?;
     let to = format_of(&args.output, args.to, "output")?;
-    let (mut objects, binsparse_input) = read_input(&args.input, from, args.keep_blocks)?;
+    if streamed(args, from, to)? {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (objects, binsparse_input) = read_input(&args.input, from, args.keep_blocks)?;
+    write_objects(args, from, to, objects, binsparse_input)
+}
+
+/// Converts without holding the matrix where source and target allow it: `.npy` to tiled
+/// (or DAPHNE) `.dbdf` tile by tile, one `.dbdf` matrix to `.npy` band by band. `false` when
+/// the conversion needs the whole object (other formats, value or data type changes, no
+/// tiles, standard output).
+fn streamed(args: &Args, from: Format, to: Format) -> Result<bool, Failure> {
+    let daphne = matches!(args.dialect, Some(DialectArg::Daphne));
+    let plain = args.value_type.is_none() && args.data_type.is_none();
+    if !plain || args.output == Path::new("-") {
+        return Ok(false);
+    }
+    match (from, to) {
+        (Format::Npy, Format::Dbdf) if args.tile.is_some() || daphne => {
+            let options = dbdf_options(args, None, daphne);
+            npy::to_dbdf(&args.input, &args.output, &options)
+                .map_err(|e| Failure::at(&args.input, e))?;
+            Ok(true)
+        }
+        (Format::Dbdf, Format::Npy) => {
+            let file = crate::info::open(&args.input)?;
+            if file.objects().len() != 1 {
+                return Ok(false);
+            }
+            npy::from_dbdf(&args.input, 0, &args.output)
+                .map_err(|e| Failure::at(&args.input, e))?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The options of `.dbdf` output: block policy, narrowing, tiles (the kept SystemDS blocks'
+/// unless --tile says otherwise), the dialect.
+fn dbdf_options(args: &Args, kept: Option<(u32, u32)>, daphne: bool) -> Options {
+    let mut options = Options::new().narrow(args.narrow).block_policy(
+        match args.block.unwrap_or(BlockArg::Auto) {
+            BlockArg::Auto => BlockPolicy::Auto,
+            BlockArg::Smallest => BlockPolicy::Smallest,
+            BlockArg::Dense => BlockPolicy::Dense,
+            BlockArg::Sparse => BlockPolicy::Sparse,
+            BlockArg::UltraSparse => BlockPolicy::UltraSparse,
+        },
+    );
+    // (For DAPHNE there are no tiles: the runtime dialect has one block per object.)
+    if let Some((r, c)) = args.tile.or(kept.filter(|_| !daphne)) {
+        options = options.tile(r, c);
+    }
+    if daphne {
+        options = options
+            .dialect(Dialect::Runtime)
+            .guard_daphne_labels(!args.unguarded_labels);
+    }
+    options
+}
+
+/// Converts objects already read (from `from`) to the output: value and data type changes,
+/// then the target format.
+pub fn write_objects(
+    args: &Args,
+    from: Format,
+    to: Format,
+    mut objects: Vec<Object>,
+    binsparse_input: Option<(
+        binsparse::Format,
+        serde_json::Map<String, serde_json::Value>,
+    )>,
+) -> Result<ExitCode, Failure> {
     for object in &mut objects {
         if let Some(vt) = args.value_type {
             *object = object
@@ -281,29 +365,12 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
     let to_file = output != Path::new("-");
     match to {
         Format::Dbdf => {
-            let mut options = Options::new().narrow(args.narrow).block_policy(
-                match args.block.unwrap_or(BlockArg::Auto) {
-                    BlockArg::Auto => BlockPolicy::Auto,
-                    BlockArg::Smallest => BlockPolicy::Smallest,
-                    BlockArg::Dense => BlockPolicy::Dense,
-                    BlockArg::Sparse => BlockPolicy::Sparse,
-                    BlockArg::UltraSparse => BlockPolicy::UltraSparse,
-                },
-            );
             // Kept SystemDS blocks stay the tiles, unless --tile says otherwise.
             let kept = (args.keep_blocks && from == Format::Systemds)
                 .then(|| objects.first().and_then(|o| o.blocks().first()))
                 .flatten()
                 .map(|b| (b.place.rows.max(1), b.place.cols.max(1)));
-            // (For DAPHNE there are no tiles: the runtime dialect has one block per object.)
-            if let Some((r, c)) = args.tile.or(kept.filter(|_| !daphne)) {
-                options = options.tile(r, c);
-            }
-            if daphne {
-                options = options
-                    .dialect(Dialect::Runtime)
-                    .guard_daphne_labels(!args.unguarded_labels);
-            }
+            let options = dbdf_options(args, kept, daphne);
             // Kept SystemDS blocks with no .dbdf option asking otherwise go out as they are,
             // without a second copy of the matrix.
             let as_stored = kept.is_some()

@@ -1,74 +1,92 @@
-//! `dbdf info` and `dbdf validate`.
+//! `dbdf info` and `dbdf validate`, from the file's index: headers only, then (validate,
+//! `--nnz`) block by block, so any file fits in memory.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_daphne::{Dialect, Object, Options};
+use serde_daphne::io::ObjectInfo;
+use serde_daphne::wire::Header;
+use serde_daphne::{BlockType, DbdfFile, Dialect};
 use serde_json::json;
 
-use crate::files::read_objects;
 use crate::{emit, Failure};
 
-fn value_types(object: &Object) -> Vec<String> {
-    let (_, cols) = object.shape();
-    match object.header() {
-        serde_daphne::wire::Header::Frame { .. } => (0..cols)
-            .map(|c| {
-                object
-                    .header()
-                    .value_type_of(c)
-                    .map_or("?".into(), |vt| vt.to_string())
-            })
-            .collect(),
+fn value_types(header: &Header) -> Vec<String> {
+    match header {
+        Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.to_string()).collect(),
         header => vec![header
             .matrix_value_type()
             .map_or("?".into(), |vt| vt.to_string())],
     }
 }
 
-/// Offsets and lengths of an object's blocks, where they exist in the file (spec dialect).
-fn block_spans(object: &Object, end: u64) -> Vec<Option<(u64, u64)>> {
-    let count = object.blocks().len();
-    (0..count)
-        .map(|i| {
-            if object.dialect() == Dialect::Runtime {
-                return None;
-            }
-            let start = object.block_offset(i)?;
-            let next = if i + 1 < count {
-                object.block_offset(i + 1)?
-            } else {
-                end
-            };
-            Some((start, next - start))
-        })
-        .collect()
+fn labels(header: &Header) -> Vec<&str> {
+    match header {
+        Header::Frame { columns, .. } => columns.iter().map(|c| c.label.as_str()).collect(),
+        _ => Vec::new(),
+    }
 }
 
-/// Prints every object of `file`.
-pub fn run(file: &Path, as_json: bool) -> Result<ExitCode, Failure> {
-    let (objects, size) = read_objects(file, &Options::new())?;
-    let nnz: u64 = objects.iter().map(|(o, _)| o.nnz()).sum();
-    let per_nonzero = (nnz > 0).then(|| size as f64 / nnz as f64);
-    let mut documents = Vec::new();
-    let mut start = 0;
+/// Opens a file lazily, naming it in errors.
+pub fn open(file: &Path) -> Result<DbdfFile<std::io::BufReader<std::fs::File>>, Failure> {
+    DbdfFile::open(file).map_err(|e| Failure::at(file, e))
+}
+
+/// Non-zeros of object `index`, counted block by block.
+fn count_nonzeros<R: std::io::Read + std::io::Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+) -> serde_daphne::Result<u64> {
+    let mut nnz = 0;
+    for block in file.blocks(index)? {
+        nnz += block?.data.nnz();
+    }
+    Ok(nnz)
+}
+
+/// Prints every object of `file`: from headers alone, or with `count` also the non-zeros
+/// (reading every block once).
+pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure> {
+    let mut dbdf = open(file)?;
+    let size = dbdf.file_len();
+    let objects: Vec<ObjectInfo> = dbdf.objects().to_vec();
+    let nonzeros: Option<Vec<u64>> = match count {
+        true => Some(
+            (0..objects.len())
+                .map(|i| count_nonzeros(&mut dbdf, i))
+                .collect::<serde_daphne::Result<_>>()
+                .map_err(|e| Failure::at(file, e))?,
+        ),
+        false => None,
+    };
+    let stored: u64 = objects.iter().map(ObjectInfo::stored).sum();
+    let per_value = (stored > 0).then(|| size as f64 / stored as f64);
     let mut text = format!(
-        "{}: {size} bytes, {} object(s), {nnz} non-zeros{}\n",
+        "{}: {size} bytes, {} object(s), {stored} stored values{}{}\n",
         file.display(),
         objects.len(),
-        per_nonzero.map_or(String::new(), |b| format!(", {b:.2} bytes per non-zero"))
+        per_value.map_or(String::new(), |b| format!(" ({b:.2} bytes each)")),
+        nonzeros.as_ref().map_or(String::new(), |n| format!(
+            ", {} non-zeros",
+            n.iter().sum::<u64>()
+        )),
     );
-    for (index, (object, end)) in objects.iter().enumerate() {
-        let (rows, cols) = object.shape();
-        let types = value_types(object);
-        let labels = object.labels();
-        let spans = block_spans(object, *end);
+    let mut documents = Vec::new();
+    for (index, object) in objects.iter().enumerate() {
+        let header = &object.header;
+        let (rows, cols) = header.shape();
+        let types = value_types(header);
+        let labels = labels(header);
+        let range = &object.range;
+        let nnz = nonzeros.as_ref().map(|n| n[index]);
         text += &format!(
-            "object {index} at byte {start} ({} bytes): {} {rows} x {cols}, {} dialect, {} non-zeros\n",
-            end - start,
-            object.data_type(),
-            object.dialect(),
-            object.nnz()
+            "object {index} at byte {} ({} bytes): {} {rows} x {cols}, {} dialect, {} stored values{}\n",
+            range.start,
+            range.end - range.start,
+            header.data_type(),
+            object.dialect,
+            object.stored(),
+            nnz.map_or(String::new(), |n| format!(", {n} non-zeros")),
         );
         if labels.is_empty() {
             text += &format!("  value type: {}\n", types.join(", "));
@@ -80,54 +98,58 @@ pub fn run(file: &Path, as_json: bool) -> Result<ExitCode, Failure> {
                 .collect();
             text += &format!("  columns: {}\n", columns.join(", "));
         }
+        let runtime = object.dialect == Dialect::Runtime;
         let mut blocks = Vec::new();
-        for (b, (block, span)) in object.blocks().iter().zip(&spans).enumerate() {
+        for (b, block) in object.blocks.iter().enumerate() {
             let p = block.place;
             let vt = block
-                .data
-                .value_type()
+                .value_type
                 .map_or("-".to_string(), |vt| vt.to_string());
-            let at = span.map_or("in the runtime's single body".to_string(), |(o, l)| {
-                format!("byte {o}, {l} bytes")
-            });
+            let length = block.range.end - block.range.start;
+            let at = match runtime {
+                true => format!("the runtime's single body, byte {}", block.range.start),
+                false => format!("byte {}, {length} bytes", block.range.start),
+            };
+            let stored = match block.block_type {
+                BlockType::Sparse | BlockType::UltraSparse => {
+                    format!(", {} stored", block.nnz.unwrap_or(0))
+                }
+                _ => String::new(),
+            };
             text += &format!(
-                "  block {b}: at ({}, {}), {} x {}, {}, {vt}, {} non-zeros, {at}\n",
-                p.row,
-                p.col,
-                p.rows,
-                p.cols,
-                block.data.block_type(),
-                block.data.nnz()
+                "  block {b}: at ({}, {}), {} x {}, {}, {vt}{stored}, {at}\n",
+                p.row, p.col, p.rows, p.cols, block.block_type,
             );
             blocks.push(json!({
                 "row": p.row, "col": p.col, "rows": p.rows, "cols": p.cols,
-                "block_type": block.data.block_type().to_string(),
-                "value_type": block.data.value_type().map(|vt| vt.to_string()),
-                "nnz": block.data.nnz(),
-                "offset": span.map(|(o, _)| o),
-                "length": span.map(|(_, l)| l),
+                "block_type": block.block_type.to_string(),
+                "value_type": block.value_type.map(|vt| vt.to_string()),
+                "stored_nnz": block.nnz,
+                "offset": block.range.start,
+                "length": length,
             }));
         }
         documents.push(json!({
-            "offset": start,
-            "length": end - start,
-            "data_type": object.data_type().to_string(),
+            "offset": range.start,
+            "length": range.end - range.start,
+            "data_type": header.data_type().to_string(),
             "rows": rows,
             "cols": cols,
             "value_types": types,
             "labels": (!labels.is_empty()).then_some(labels),
-            "dialect": match object.dialect() { Dialect::Spec => "spec", Dialect::Runtime => "daphne" },
-            "nnz": object.nnz(),
+            "dialect": match object.dialect { Dialect::Spec => "spec", Dialect::Runtime => "daphne" },
+            "stored": object.stored(),
+            "nnz": nnz,
             "blocks": blocks,
         }));
-        start = *end;
     }
     if as_json {
         let document = json!({
             "file": file.display().to_string(),
             "size": size,
-            "nnz": nnz,
-            "bytes_per_nonzero": per_nonzero,
+            "stored": stored,
+            "nnz": nonzeros.map(|n| n.iter().sum::<u64>()),
+            "bytes_per_stored_value": per_value,
             "objects": documents,
         });
         emit(&format!("{document:#}\n"))?;
@@ -137,15 +159,17 @@ pub fn run(file: &Path, as_json: bool) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Checks `file` strictly: `ok`, or the first problem with its byte offset and exit code 1.
+/// Checks `file` strictly, block by block: `ok`, or the first problem with its byte offset
+/// and exit code 1.
 pub fn validate(file: &Path) -> Result<ExitCode, Failure> {
-    match read_objects(file, &Options::new()) {
-        Ok(_) => {
+    let checked = DbdfFile::open(file).and_then(|mut f| f.validate());
+    match checked {
+        Ok(()) => {
             emit("ok\n")?;
             Ok(ExitCode::SUCCESS)
         }
-        Err(failure) => {
-            emit(&format!("{}: {}\n", file.display(), failure.message()))?;
+        Err(e) => {
+            emit(&format!("{}: {e}\n", file.display()))?;
             Ok(ExitCode::FAILURE)
         }
     }

@@ -7,6 +7,7 @@ mod convert;
 mod files;
 mod formats;
 mod info;
+mod slice;
 mod spy;
 
 use std::path::PathBuf;
@@ -24,15 +25,20 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Every object in a file: data type, shape, value types, labels, dialect and blocks.
+    /// Every object in a file: data type, shape, value types, labels, dialect and blocks,
+    /// from their headers alone (any file size, milliseconds).
     Info {
         /// The .dbdf file.
         file: PathBuf,
         /// Print one JSON document instead of text.
         #[arg(long)]
         json: bool,
+        /// Also count non-zeros (reads every block once).
+        #[arg(long)]
+        nnz: bool,
     },
-    /// Strictly check a file; print `ok`, or the first problem and its byte offset (exit 1).
+    /// Strictly check a file block by block; print `ok`, or the first problem and its byte
+    /// offset (exit 1).
     Validate {
         /// The .dbdf file.
         file: PathBuf,
@@ -40,6 +46,9 @@ enum Command {
     /// Convert between .dbdf, .mtx (MatrixMarket), .csv, .npy, .fut (Futhark), Binsparse
     /// (.bsp.npz, .bsp.h5) and SystemDS binary blocks.
     Convert(convert::Args),
+    /// A window (rows A:B, columns C:D) of one object, to any format `convert` writes; only
+    /// the blocks and rows the window needs are read.
+    Slice(slice::SliceArgs),
     /// Picture a matrix's sparsity pattern in the terminal, or as a PNG with -o.
     Spy {
         /// The .dbdf file (its first object).
@@ -115,9 +124,10 @@ pub enum Format {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Info { file, json } => info::run(&file, json),
+        Command::Info { file, json, nnz } => info::run(&file, json, nnz),
         Command::Validate { file } => info::validate(&file),
         Command::Convert(args) => convert::run(&args),
+        Command::Slice(args) => slice::run(&args),
         Command::Spy {
             file,
             width,

@@ -1,0 +1,65 @@
+//! `dbdf slice`: a window of one object of a `.dbdf` file, to any format `convert` writes,
+//! reading only the blocks (and rows) the window needs.
+
+use std::ops::Range;
+use std::process::ExitCode;
+
+use crate::convert::{self, write_objects};
+use crate::{Failure, Format};
+
+/// Arguments of `slice`: a window, then everything `convert` takes.
+#[derive(clap::Args)]
+pub struct SliceArgs {
+    /// Rows A:B (from A up to, not including, B; either may be left out: `:100`, `5:`).
+    #[arg(long, value_parser = parse_range, default_value = ":")]
+    rows: (Option<u64>, Option<u64>),
+    /// Columns C:D, as --rows.
+    #[arg(long, value_parser = parse_range, default_value = ":")]
+    cols: (Option<u64>, Option<u64>),
+    /// Which object of the file (from 0).
+    #[arg(long, default_value_t = 0)]
+    object: usize,
+    #[command(flatten)]
+    convert: convert::Args,
+}
+
+fn parse_range(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
+    let (a, b) = text.split_once(':').ok_or("expected A:B, such as 0:1000")?;
+    let bound = |s: &str| -> Result<Option<u64>, String> {
+        match s.trim() {
+            "" => Ok(None),
+            s => s
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{s:?} is not a row or column number")),
+        }
+    };
+    Ok((bound(a)?, bound(b)?))
+}
+
+fn resolve((start, end): (Option<u64>, Option<u64>), len: u64) -> Range<u64> {
+    start.unwrap_or(0)..end.unwrap_or(len)
+}
+
+/// Runs `slice`.
+pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
+    let input = args.convert.input();
+    let mut file = crate::info::open(input)?;
+    let Some(object) = file.objects().get(args.object) else {
+        return Err(Failure::at(
+            input,
+            format!(
+                "has {} objects: there is no object {}",
+                file.objects().len(),
+                args.object
+            ),
+        ));
+    };
+    let (rows, cols) = object.header.shape();
+    let (rows, cols) = (resolve(args.rows, rows), resolve(args.cols, cols));
+    let window = file
+        .read_window_object(args.object, rows, cols)
+        .map_err(|e| Failure::at(input, e))?;
+    let to = convert::output_format(&args.convert)?;
+    write_objects(&args.convert, Format::Dbdf, to, vec![window], None)
+}
