@@ -83,6 +83,7 @@ pub struct Options {
     pub(crate) dialect: Option<Dialect>,
     pub(crate) sync: bool,
     pub(crate) guard_daphne_labels: bool,
+    pub(crate) memory_map: bool,
 }
 
 impl Default for Options {
@@ -105,6 +106,7 @@ impl Options {
             max_alloc: 4 << 30,
             dialect: None,
             guard_daphne_labels: true,
+            memory_map: true,
         }
     }
 
@@ -187,6 +189,18 @@ impl Options {
     /// it reads anyway). `false` writes such labels regardless, for readers other than DAPHNE.
     pub const fn guard_daphne_labels(mut self, guard: bool) -> Self {
         self.guard_daphne_labels = guard;
+        self
+    }
+
+    /// Whether [`crate::DbdfFile::open`] maps the file into memory (default: yes), as
+    /// safetensors' `safe_open` does: window reads are then copies from the page cache
+    /// without a system call per row. Every size is checked against the file's length
+    /// before use, so no file's contents can make a read go astray; but if another process
+    /// truncates the file while it is open, touching the lost pages raises `SIGBUS`, as with
+    /// every memory-mapped reader. `false` reads with plain `read` calls instead (what the
+    /// streaming conversions use, so their resident memory stays small).
+    pub const fn memory_map(mut self, memory_map: bool) -> Self {
+        self.memory_map = memory_map;
         self
     }
 

@@ -2,10 +2,12 @@
 //! rows and blocks are read on demand, each touching only the bytes it needs.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
+use memmap2::Mmap;
 use ndarray::Array2;
 use serde::de::DeserializeOwned;
 use sprs::CsMat;
@@ -21,6 +23,7 @@ use crate::model::{Block, Hint, Object};
 use crate::options::{check_alloc, Options};
 use crate::wire::block::decode_block_body;
 use crate::wire::element::widens_exactly;
+use crate::wire::seek::Prefetch;
 use crate::wire::values::{with_value_type, zeroed_vec};
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, SeekSource, ValueType};
 
@@ -53,7 +56,93 @@ pub struct DbdfFile<R> {
     hint: Option<Hint>,
 }
 
-impl DbdfFile<BufReader<File>> {
+/// How [`DbdfFile::open`] reads its file: through a read-only memory map, or with plain
+/// reads ([`Options::memory_map`]).
+#[derive(Debug)]
+pub struct FileReader(Backing);
+
+#[derive(Debug)]
+enum Backing {
+    Mapped(Cursor<SharedMap>),
+    Plain(File),
+}
+
+/// The map, shared with the prefetcher that asks the kernel to map a window's pages.
+#[derive(Clone, Debug)]
+struct SharedMap(Arc<Mmap>);
+
+impl AsRef<[u8]> for SharedMap {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl FileReader {
+    /// A prefetcher for a mapped file: `MADV_POPULATE_READ` maps a range's pages in one
+    /// call instead of a page fault per 64 KiB (Linux 5.14+; elsewhere it does nothing).
+    fn prefetch(&self) -> Option<Prefetch> {
+        let Backing::Mapped(cursor) = &self.0 else {
+            return None;
+        };
+        let map = cursor.get_ref().clone();
+        Some(Arc::new(move |offset, len| {
+            #[cfg(target_os = "linux")]
+            {
+                let _ = map.0.advise_range(
+                    memmap2::Advice::PopulateRead,
+                    offset as usize,
+                    len as usize,
+                );
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = (&map, offset, len);
+        }))
+    }
+
+    fn open(path: &Path, options: &Options) -> Result<FileReader> {
+        let file = File::open(path)?;
+        if options.memory_map && file.metadata()?.len() > 0 {
+            // SAFETY: the map is read-only and private to this reader. Every offset read
+            // through it is checked against the length the file had when mapped (the index
+            // and SeekSource compare each size with it), so its contents cannot lead a read
+            // outside the map; the one remaining hazard, another process truncating the
+            // file meanwhile, is documented on Options::memory_map.
+            #[allow(unsafe_code)]
+            let map = unsafe { Mmap::map(&file)? };
+            return Ok(FileReader(Backing::Mapped(Cursor::new(SharedMap(
+                Arc::new(map),
+            )))));
+        }
+        Ok(FileReader(Backing::Plain(file)))
+    }
+}
+
+impl Read for FileReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.0 {
+            Backing::Mapped(map) => map.read(buf),
+            Backing::Plain(file) => file.read(buf),
+        }
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
+        match &mut self.0 {
+            Backing::Mapped(map) => map.read_exact(buf),
+            Backing::Plain(file) => file.read_exact(buf),
+        }
+    }
+}
+
+impl Seek for FileReader {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        match &mut self.0 {
+            Backing::Mapped(map) => map.seek(pos),
+            Backing::Plain(file) => file.seek(pos),
+        }
+    }
+}
+
+impl DbdfFile<FileReader> {
     /// Opens the file at `path` and indexes it, using a `.meta` sidecar beside it (as
     /// [`crate::from_file`] does) for the first object.
     ///
@@ -72,9 +161,10 @@ impl DbdfFile<BufReader<File>> {
     pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Self> {
         let path = path.as_ref();
         let hint = read_sidecar(path)?;
-        // Reads go through the source's own window; the BufReader only serves its refills.
-        let file = BufReader::with_capacity(8 << 10, File::open(path)?);
-        DbdfFile::build(file, options, hint)
+        // Unbuffered: the source keeps its own window and reads values straight into place.
+        let file = FileReader::open(path, options)?;
+        let prefetch = file.prefetch();
+        DbdfFile::build(file, options, hint, prefetch)
     }
 }
 
@@ -92,12 +182,17 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// # Errors
     /// As [`DbdfFile::open`].
     pub fn from_reader_with(reader: R, options: &Options) -> Result<Self> {
-        DbdfFile::build(reader, options, None)
+        DbdfFile::build(reader, options, None, None)
     }
 
-    fn build(mut reader: R, options: &Options, hint: Option<Hint>) -> Result<Self> {
+    fn build(
+        mut reader: R,
+        options: &Options,
+        hint: Option<Hint>,
+        prefetch: Option<Prefetch>,
+    ) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0))?;
-        let mut src = SeekSource::new(reader, len);
+        let mut src = SeekSource::new(reader, len).with_prefetch(prefetch);
         let objects = index_all(&mut src, options, hint.clone())?;
         Ok(DbdfFile {
             src,

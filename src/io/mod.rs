@@ -21,7 +21,7 @@ mod stream;
 mod window;
 
 pub use index::{BlockInfo, ObjectInfo};
-pub use lazy::{Blocks, DbdfFile};
+pub use lazy::{Blocks, DbdfFile, FileReader};
 pub use stream::DbdfWriter;
 
 pub use meta::{read_sidecar, sidecar_path};

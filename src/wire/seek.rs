@@ -9,11 +9,17 @@ use super::source::{check_present, Source};
 use super::values::zeroed_vec;
 use crate::error::{Error, Result};
 
-/// Bytes read at once when a request is smaller: enough for many block headers.
+/// Bytes read at once when a request is smaller: enough for many block headers in a row.
 const WINDOW: usize = 64 << 10;
 
+/// Bytes read at once after a jump: a block header and then some, not a window of values
+/// that will be jumped over next.
+const AFTER_JUMP: usize = 512;
+
+/// A hint that a byte range is about to be read (for a memory map: map its pages at once).
+pub type Prefetch = std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>;
+
 /// Input from a seekable reader (a file) whose length is known.
-#[derive(Debug)]
 pub struct SeekSource<R> {
     reader: R,
     len: u64,
@@ -23,6 +29,19 @@ pub struct SeekSource<R> {
     pos: usize,
     /// Where the reader is, when known (`None` after an error).
     reader_at: Option<u64>,
+    prefetch: Option<Prefetch>,
+    /// Whether the cursor last moved by jumping past the window.
+    jumped: bool,
+}
+
+impl<R: std::fmt::Debug> std::fmt::Debug for SeekSource<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeekSource")
+            .field("reader", &self.reader)
+            .field("len", &self.len)
+            .field("offset", &(self.buf_at + self.pos as u64))
+            .finish_non_exhaustive()
+    }
 }
 
 impl<R: Read + Seek> SeekSource<R> {
@@ -35,6 +54,22 @@ impl<R: Read + Seek> SeekSource<R> {
             buf_at: 0,
             pos: 0,
             reader_at: None,
+            prefetch: None,
+            jumped: false,
+        }
+    }
+
+    /// Sets what [`SeekSource::will_read`] calls.
+    pub fn with_prefetch(mut self, prefetch: Option<Prefetch>) -> Self {
+        self.prefetch = prefetch;
+        self
+    }
+
+    /// Says that `len` bytes at `offset` are about to be read.
+    pub fn will_read(&self, offset: u64, len: u64) {
+        if let Some(prefetch) = &self.prefetch {
+            let len = len.min(self.len.saturating_sub(offset));
+            prefetch(offset, len);
         }
     }
 
@@ -59,6 +94,7 @@ impl<R: Read + Seek> SeekSource<R> {
             self.buf.clear();
             self.buf_at = offset;
             self.pos = 0;
+            self.jumped = true;
         }
     }
 
@@ -140,7 +176,12 @@ impl<R: Read + Seek> SeekSource<R> {
         self.buf_at += self.pos as u64;
         self.pos = 0;
         let end = self.buf_at + self.buf.len() as u64;
-        let want = (n - self.buf.len()).max(WINDOW) as u64;
+        let window = if std::mem::take(&mut self.jumped) {
+            AFTER_JUMP
+        } else {
+            WINDOW
+        };
+        let want = (n - self.buf.len()).max(window) as u64;
         let more = want.min(self.len - end) as usize;
         let old = self.buf.len();
         self.buf.resize(old + more, 0);

@@ -322,3 +322,24 @@ fn daphne_runtime_golden_files_open_lazily_like_whole_reads() {
     }
     assert!(opened >= 30, "{opened} golden files opened");
 }
+
+#[test]
+fn mapped_and_plain_files_read_the_same_windows() {
+    let m = matrix();
+    let path = std::env::temp_dir().join(format!("serde_daphne_lazy_map_{}.dbdf", std::process::id()));
+    let options = Options::new().tile(6, 5).block_policy(BlockPolicy::Smallest);
+    serde_daphne::to_file_with(&path, &Dense(m.clone()), &options).unwrap();
+    for map in [true, false] {
+        let mut file = DbdfFile::open_with(&path, &Options::new().memory_map(map)).unwrap();
+        for (rows, cols) in windows() {
+            let expected = m.slice(s![
+                rows.start as usize..rows.end as usize,
+                cols.start as usize..cols.end as usize
+            ]);
+            let got = file.read_window::<f64>(0, rows, cols).unwrap();
+            assert_eq!(got, expected, "memory map {map}");
+        }
+        file.validate().unwrap();
+    }
+    std::fs::remove_file(&path).unwrap();
+}

@@ -28,7 +28,7 @@ fn labels(header: &Header) -> Vec<&str> {
 }
 
 /// Opens a file lazily, naming it in errors.
-pub fn open(file: &Path) -> Result<DbdfFile<std::io::BufReader<std::fs::File>>, Failure> {
+pub fn open(file: &Path) -> Result<DbdfFile<serde_daphne::io::FileReader>, Failure> {
     DbdfFile::open(file).map_err(|e| Failure::at(file, e))
 }
 

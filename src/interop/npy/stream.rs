@@ -195,7 +195,8 @@ impl TileReader<'_> {
 /// # Errors
 /// [`Error::NotConvertible`] for frames; [`DbdfFile`]'s errors; I/O errors.
 pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>) -> Result<()> {
-    let mut file = DbdfFile::open(input)?;
+    // Plain reads: a memory map would count the whole file as resident.
+    let mut file = DbdfFile::open_with(input, &Options::new().memory_map(false))?;
     let Some(object) = file.objects().get(index) else {
         return Err(Error::invalid(format!(
             "object {index} does not exist: the file holds {} objects",

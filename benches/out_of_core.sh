@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Out-of-core benchmark (issue 15): a 2 GiB dense f64 matrix (16384 x 16384) of random bits.
+# Times and peak resident memory (/usr/bin/time) of: cp (baseline), convert .npy -> tiled
+# .dbdf, info, cat > /dev/null (baseline), validate, convert .dbdf -> .npy (compared with
+# cmp), and a 1000 x 1000 window read against from_file of a file holding just that window.
+# Usage: bash benches/out_of_core.sh [DIR]   (needs ~7 GiB free in DIR; removes its files)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-$(mktemp -d)}
+mkdir -p "$dir"
+trap 'rm -f "$dir"/big.npy "$dir"/copy.npy "$dir"/big.dbdf "$dir"/back.npy' EXIT
+cargo build --release --features cli --bin dbdf --example window_timing -q
+dbdf=target/release/dbdf
+n=16384
+python3 - "$dir/big.npy" "$n" <<'PY'
+import os, sys
+path, n = sys.argv[1], int(sys.argv[2])
+header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (n, n)
+header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+with open(path, "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+    left = n * n * 8
+    while left:
+        chunk = min(left, 64 << 20)
+        f.write(os.urandom(chunk))
+        left -= chunk
+PY
+measure() { # NAME COMMAND...: wall seconds and peak RSS
+    local name=$1; shift
+    /usr/bin/time -f "%e %M" -o "$dir/time" "$@" > /dev/null
+    read -r secs kib < "$dir/time"
+    printf '%-34s %8.3f s %9.1f MiB\n' "$name" "$secs" "$(echo "$kib/1024" | bc -l)"
+}
+cat "$dir/big.npy" > /dev/null # warm the page cache
+ls -l "$dir/big.npy" | awk '{printf "input: %s bytes\n", $5}'
+measure "cp big.npy (baseline)" cp "$dir/big.npy" "$dir/copy.npy"
+rm -f "$dir/copy.npy"
+measure "convert npy -> dbdf --tile 1000,1000" "$dbdf" convert "$dir/big.npy" "$dir/big.dbdf" --tile 1000,1000
+ls -l "$dir/big.dbdf" | awk '{printf "tiled .dbdf: %s bytes\n", $5}'
+measure "info" "$dbdf" info "$dir/big.dbdf"
+measure "cat big.dbdf > /dev/null (baseline)" cat "$dir/big.dbdf"
+measure "validate" "$dbdf" validate "$dir/big.dbdf"
+measure "convert dbdf -> npy" "$dbdf" convert "$dir/big.dbdf" "$dir/back.npy"
+cmp "$dir/big.npy" "$dir/back.npy" && echo "npy -> dbdf -> npy: bit-identical"
+target/release/examples/window_timing "$dir/big.dbdf" 1000
