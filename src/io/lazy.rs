@@ -283,12 +283,39 @@ impl<R: Read + Seek> DbdfFile<R> {
             index,
             (r as u128) * (c as u128) * std::mem::size_of::<T>() as u128,
         )?;
-        let mut sink = DenseSink {
-            cols: c,
-            cells: zeroed_vec(r * c)?,
-        };
-        read_window(&mut self.src, &self.objects[index], &window, &mut sink)?;
-        Array2::from_shape_vec((r, c), sink.cells).map_err(|e| Error::invalid(e.to_string()))
+        let mut cells = zeroed_vec(r * c)?;
+        read_window(
+            &mut self.src,
+            &self.objects[index],
+            &window,
+            &mut DenseSink { cols: c, cells: &mut cells },
+        )?;
+        Array2::from_shape_vec((r, c), cells).map_err(|e| Error::invalid(e.to_string()))
+    }
+
+    /// [`DbdfFile::read_window`] into a buffer of the caller's (row-major, exactly
+    /// `rows x cols` long), for reading many windows without allocating each.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::read_window`]; [`Error::InvalidValue`] for a buffer of another length.
+    pub fn read_window_into<T: Element>(
+        &mut self,
+        index: usize,
+        rows: Range<u64>,
+        cols: Range<u64>,
+        out: &mut [T],
+    ) -> Result<()> {
+        let window = self.matrix_window(index, rows, cols)?;
+        let (r, c) = window.shape();
+        if out.len() as u128 != r as u128 * c as u128 {
+            return Err(Error::invalid(format!(
+                "a buffer of {} values cannot hold a {r} x {c} window",
+                out.len()
+            )));
+        }
+        out.fill(T::zeroed());
+        let sink = &mut DenseSink { cols: c, cells: out };
+        read_window(&mut self.src, &self.objects[index], &window, sink)
     }
 
     /// The window `rows x cols` of matrix `index` as a CSR matrix (stored zeros left out),
@@ -445,9 +472,10 @@ impl<R: Read + Seek> DbdfFile<R> {
                         cols: col as u64..col as u64 + 1,
                     };
                     out.push(with_value_type!(columns[col].value_type, T => {
-                        let mut sink = DenseSink { cols: 1, cells: zeroed_vec::<T>(window.shape().0)? };
+                        let mut cells = zeroed_vec::<T>(window.shape().0)?;
+                        let mut sink = DenseSink { cols: 1, cells: &mut cells };
                         read_window(&mut self.src, &object, &window, &mut sink)?;
-                        T::into_values(sink.cells)
+                        T::into_values(cells)
                     }));
                 }
                 out
@@ -530,12 +558,12 @@ fn check_window(object: &ObjectInfo, rows: &Range<u64>, cols: &Range<u64>) -> Re
 }
 
 /// A dense window, row-major.
-struct DenseSink<T> {
+struct DenseSink<'a, T> {
     cols: usize,
-    cells: Vec<T>,
+    cells: &'a mut [T],
 }
 
-impl<T: Element> WindowSink<T> for DenseSink<T> {
+impl<T: Element> WindowSink<T> for DenseSink<'_, T> {
     fn cells(&mut self, row: usize, col: usize, len: usize) -> Option<&mut [T]> {
         let at = row * self.cols + col;
         self.cells.get_mut(at..at + len)

@@ -217,12 +217,14 @@ pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>
     write_buffered(output.as_ref(), |out| {
         write_header(out, descr(vt), &[rows, cols])?;
         with_value_type!(vt, T => {
+            // One buffer for every band: fresh pages per band would cost a fault each.
+            let mut buf: Vec<T> = Vec::new();
             let mut r0 = 0;
             while r0 < rows {
                 let r1 = (r0 + band).min(rows);
-                let part = file.read_window::<T>(index, r0..r1, 0..cols)?;
-                let values = part.as_slice().expect("windows are row-major");
-                write_le(&mut *out as &mut dyn Write, values)?;
+                buf.resize(((r1 - r0) * cols) as usize, T::default());
+                file.read_window_into::<T>(index, r0..r1, 0..cols, &mut buf)?;
+                write_le(&mut *out as &mut dyn Write, &buf)?;
                 r0 = r1;
             }
         });
