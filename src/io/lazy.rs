@@ -288,7 +288,10 @@ impl<R: Read + Seek> DbdfFile<R> {
             &mut self.src,
             &self.objects[index],
             &window,
-            &mut DenseSink { cols: c, cells: &mut cells },
+            &mut DenseSink {
+                cols: c,
+                cells: &mut cells,
+            },
         )?;
         Array2::from_shape_vec((r, c), cells).map_err(|e| Error::invalid(e.to_string()))
     }
@@ -314,7 +317,10 @@ impl<R: Read + Seek> DbdfFile<R> {
             )));
         }
         out.fill(T::zeroed());
-        let sink = &mut DenseSink { cols: c, cells: out };
+        let sink = &mut DenseSink {
+            cols: c,
+            cells: out,
+        };
         read_window(&mut self.src, &self.objects[index], &window, sink)
     }
 

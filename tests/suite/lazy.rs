@@ -326,8 +326,11 @@ fn daphne_runtime_golden_files_open_lazily_like_whole_reads() {
 #[test]
 fn mapped_and_plain_files_read_the_same_windows() {
     let m = matrix();
-    let path = std::env::temp_dir().join(format!("serde_daphne_lazy_map_{}.dbdf", std::process::id()));
-    let options = Options::new().tile(6, 5).block_policy(BlockPolicy::Smallest);
+    let path =
+        std::env::temp_dir().join(format!("serde_daphne_lazy_map_{}.dbdf", std::process::id()));
+    let options = Options::new()
+        .tile(6, 5)
+        .block_policy(BlockPolicy::Smallest);
     serde_daphne::to_file_with(&path, &Dense(m.clone()), &options).unwrap();
     for map in [true, false] {
         let mut file = DbdfFile::open_with(&path, &Options::new().memory_map(map)).unwrap();

@@ -284,7 +284,7 @@ fn streamed(args: &Args, from: Format, to: Format) -> Result<bool, Failure> {
             Ok(true)
         }
         (Format::Dbdf, Format::Npy) => {
-            let file = crate::info::open(&args.input)?;
+            let file = crate::info::open(&args.input, true)?;
             if file.objects().len() != 1 {
                 return Ok(false);
             }
