@@ -163,11 +163,13 @@ impl Object {
     ) -> Result<Object> {
         let (r, c) = block_dims(rows, cols)?;
         if row_offsets.len() as u64 != rows + 1
+            || row_offsets.first() != Some(&0)
             || row_offsets.last() != Some(&values.len())
             || col_indices.len() != values.len()
         {
             return Err(Error::invalid("CSR arrays of inconsistent lengths"));
         }
+        check_csr_rows(&row_offsets, &col_indices, c, values.value_type())?;
         let header = Header::CsrMatrix {
             rows,
             cols,
@@ -178,13 +180,7 @@ impl Object {
             col_indices,
             values,
         };
-        let place = BlockPlace {
-            row: 0,
-            col: 0,
-            rows: r,
-            cols: c,
-        };
-        Object::new(header, vec![Block { place, data }])
+        Ok(Object::single(header, r, c, data))
     }
 
     fn single(header: Header, rows: u32, cols: u32, data: BlockData) -> Object {
@@ -503,6 +499,51 @@ pub(crate) fn check_block_values(
         }),
         None => Ok(()),
     }
+}
+
+/// The rules reading applies to a sparse block's rows, checked on CSR arrays directly (no
+/// encoding): offsets that never decrease, columns inside the block and strictly increasing
+/// within a row. Errors carry the offsets these fields would have in the object's encoding.
+fn check_csr_rows(
+    row_offsets: &[usize],
+    col_indices: &[usize],
+    cols: u32,
+    value_type: ValueType,
+) -> Result<()> {
+    // Header (19), block position (16) and sparse block header (18).
+    const ROWS_AT: u64 = 53;
+    let entry = 4 + value_type.size() as u64;
+    let at = |row: usize, k: usize| ROWS_AT + 4 * (row as u64 + 1) + entry * k as u64;
+    for (row, w) in row_offsets.windows(2).enumerate() {
+        if w[1] < w[0] || w[1] > col_indices.len() {
+            return Err(Error::SparseCountMismatch {
+                offset: at(row, w[0]) - 4,
+                declared: col_indices.len() as u64,
+                counted: w[1] as u64,
+            });
+        }
+        let mut previous: Option<usize> = None;
+        for (k, &col) in col_indices[w[0]..w[1]].iter().enumerate() {
+            let offset = at(row, w[0] + k);
+            if col >= cols as usize {
+                return Err(Error::ColumnOutOfRange {
+                    offset,
+                    index: u32::try_from(col).unwrap_or(u32::MAX),
+                    cols,
+                });
+            }
+            if let Some(previous) = previous.filter(|&p| p >= col) {
+                return Err(Error::UnsortedColumns {
+                    offset,
+                    row: row as u32,
+                    previous: previous as u32,
+                    index: col as u32,
+                });
+            }
+            previous = Some(col);
+        }
+    }
+    Ok(())
 }
 
 /// Both dimensions as block dimensions, or an error when one exceeds `u32::MAX`.
