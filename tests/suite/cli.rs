@@ -1048,3 +1048,73 @@ fn convert_streams_npy_to_tiled_dbdf_and_back() {
     assert!(dbdf(&["convert", s(&tiled), s(&again)]).status.success());
     assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&npy).unwrap());
 }
+
+#[test]
+fn large_coordinate_files_parse_in_any_row_order() {
+    let dir = scratch("mtx_large");
+    let (n, entries) = (300usize, 5000usize);
+    let mut expected = ndarray::Array2::<f64>::zeros((n, n));
+    let mut text = format!(
+        "%%MatrixMarket matrix coordinate real general\r\n% made here\n{n} {n} {entries}\n"
+    );
+    for k in 0..entries {
+        // Scattered rows, no cell twice (k / 17 picks a column band, k % 17 the row step).
+        let (r, c) = ((k * 7919 + 13) % n, (k / 17 + (k % 17) * 17) % n);
+        let (r, c) = if expected[[r, c]] != 0.0 {
+            (r, (c + 150) % n)
+        } else {
+            (r, c)
+        };
+        assert_eq!(expected[[r, c]], 0.0, "the generator repeats a cell");
+        let v = (k as f64 + 0.5) * if k % 3 == 0 { -1.0 } else { 1.0 };
+        expected[[r, c]] = v;
+        text += &format!(
+            "{} {}   {v:?}{}",
+            r + 1,
+            c + 1,
+            if k % 5 == 0 { "\r\n\n" } else { "\n" }
+        );
+    }
+    let path = dir.join("big.mtx");
+    std::fs::write(&path, &text).unwrap();
+    let out = dir.join("big.dbdf");
+    let result = dbdf(&["convert", s(&path), s(&out)]);
+    assert!(result.status.success(), "{}", stderr(&result));
+    let m: Dense<f64> = from_file(&out).unwrap();
+    assert_eq!(m.0, expected);
+    // Symmetric: the lower triangle, mirrored.
+    let sym = "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n4 1 2.5\n2 2 1\n3 2 -1\n";
+    std::fs::write(&path, sym).unwrap();
+    assert!(dbdf(&["convert", s(&path), s(&out)]).status.success());
+    let m: Dense<f64> = from_file(&out).unwrap();
+    assert_eq!(
+        m.0,
+        array![
+            [0.0, 0.0, 0.0, 2.5],
+            [0.0, 1.0, -1.0, 0.0],
+            [0.0, -1.0, 0.0, 0.0],
+            [2.5, 0.0, 0.0, 0.0]
+        ]
+    );
+    // Fewer entries than declared, and a cell given twice through its mirror.
+    std::fs::write(
+        &path,
+        "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 2\n",
+    )
+    .unwrap();
+    assert_fails(
+        &dbdf(&["convert", s(&path), s(&out)]),
+        "big.mtx",
+        "declares 3 entries but 2 follow",
+    );
+    std::fs::write(
+        &path,
+        "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 1\n2 1 5\n",
+    )
+    .unwrap();
+    assert_fails(
+        &dbdf(&["convert", s(&path), s(&out)]),
+        "big.mtx",
+        "line 4: duplicate entry",
+    );
+}

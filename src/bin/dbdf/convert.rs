@@ -192,14 +192,13 @@ fn read_input(path: &Path, format: Format, keep_blocks: bool) -> Result<Input, F
 
 fn read_others(path: &Path, format: Format) -> Result<Vec<Object>, Failure> {
     let fail = |e: String| Failure::at(path, e);
-    let text = || std::fs::read_to_string(path).map_err(|e| Failure::at(path, e));
     Ok(match format {
         Format::Dbdf => read_objects(path, &Options::new())?
             .0
             .into_iter()
             .map(|(o, _)| o)
             .collect(),
-        Format::Mtx => vec![mtx::read(&text()?).map_err(fail)?],
+        Format::Mtx => vec![mtx::read_path(path).map_err(fail)?],
         Format::Csv => {
             let sidecar = read_sidecar(path).map_err(|e| Failure::at(path, e))?;
             let file = std::fs::File::open(path).map_err(|e| Failure::at(path, e))?;

@@ -1,5 +1,6 @@
 //! The formats `convert` reads and writes besides .dbdf, and the number syntax they share.
 
+mod coordinates;
 pub mod csv;
 pub mod mtx;
 

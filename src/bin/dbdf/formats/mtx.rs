@@ -7,17 +7,77 @@
 
 use std::io::Write;
 
+use std::io::BufRead;
+use std::path::Path;
+
 use serde_daphne::{DataType, Error, Object, Value, ValueType, Values};
 
+use super::coordinates::{self, Layout, Symmetry};
 use super::{format_value, parse_value};
 
 const TYPE_COMMENT: &str = "% serde_daphne value type: ";
 
-/// Reads a MatrixMarket file: a CSRMatrix for coordinate input, a DenseMatrix for array input.
+/// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
+/// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix.
 ///
 /// # Errors
 /// A message naming the line and what is wrong.
-pub fn read(text: &str) -> Result<Object, String> {
+pub fn read_path(path: &Path) -> Result<Object, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
+    // The banner, comments and size line: their text, and where the data starts.
+    let mut head = String::new();
+    let (mut at, mut lines) = (0u64, 0usize);
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        at += n as u64;
+        lines += 1;
+        head.push_str(&line);
+        let text = line.trim();
+        if lines > 1 && !text.starts_with('%') && !text.is_empty() {
+            break;
+        }
+    }
+    if !head.to_lowercase().contains("coordinate") {
+        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        return read(&text);
+    }
+    let header = parse_head(&head)?;
+    let [rows, cols, entries] = header.dims[..] else {
+        return Err(format!(
+            "line {}: expected rows, columns and entries",
+            header.size_line
+        ));
+    };
+    let layout = Layout {
+        rows,
+        cols,
+        entries,
+        value_type: header.value_type,
+        typed_by_comment: header.typed_by_comment,
+        pattern: header.pattern,
+        symmetry: header.symmetry,
+    };
+    coordinates::read(path, at, lines + 1, &layout)
+}
+
+/// What the lines before the data say.
+struct Head {
+    coordinate: bool,
+    value_type: ValueType,
+    typed_by_comment: bool,
+    pattern: bool,
+    symmetry: Symmetry,
+    size_line: usize,
+    dims: Vec<u64>,
+}
+
+/// Parses the banner, comments (ours may name the exact value type) and the size line.
+fn parse_head(text: &str) -> Result<Head, String> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let (_, banner) = lines.next().ok_or("empty file: no %%MatrixMarket banner")?;
     let words: Vec<String> = banner.split_whitespace().map(str::to_lowercase).collect();
@@ -45,7 +105,6 @@ pub fn read(text: &str) -> Result<Object, String> {
         "skew-symmetric" => Symmetry::Skew,
         other => return Err(format!("line 1: unknown symmetry {other:?}")),
     };
-    // Comments; ours may name the exact value type.
     let mut typed_by_comment = false;
     let (size_line, size) = loop {
         let (n, line) = lines.next().ok_or("no size line")?;
@@ -64,6 +123,37 @@ pub fn read(text: &str) -> Result<Object, String> {
         .map(|w| w.parse())
         .collect::<Result<_, _>>()
         .map_err(|_| format!("line {size_line}: malformed size line {size:?}"))?;
+    Ok(Head {
+        coordinate,
+        value_type,
+        typed_by_comment,
+        pattern,
+        symmetry,
+        size_line,
+        dims,
+    })
+}
+
+/// Reads a MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for
+/// array input.
+///
+/// # Errors
+/// A message naming the line and what is wrong.
+pub fn read(text: &str) -> Result<Object, String> {
+    let Head {
+        coordinate,
+        mut value_type,
+        typed_by_comment,
+        pattern,
+        symmetry,
+        size_line,
+        dims,
+    } = parse_head(text)?;
+    let lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .skip(size_line);
     let entries: Vec<(usize, &str)> = lines.filter(|(_, l)| !l.trim().is_empty()).collect();
     // Integers are read in the widest type that holds them: i64, or u64 past i64::MAX.
     if value_type == ValueType::I64 && !typed_by_comment {
@@ -108,13 +198,6 @@ pub fn read(text: &str) -> Result<Object, String> {
         };
         read_array(&entries, rows, cols, value_type, symmetry)
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Symmetry {
-    General,
-    Symmetric,
-    Skew,
 }
 
 fn negate(value: Value) -> Option<Value> {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# MatrixMarket -> .dbdf (issue 15): a 1e6 x 1e6 coordinate file with 1e7 real entries in
+# scattered row order, converted by `dbdf convert`, against fast_matrix_market's mmread of the
+# same file in the same run (PyPI fast_matrix_market, in a virtual environment under target/).
+# Times and peak resident memory from /usr/bin/time; mmread's own time measured in-process too.
+# Usage: bash benches/mtx.sh [DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-$(mktemp -d)}
+mkdir -p "$dir"
+trap 'rm -f "$dir"/big.mtx "$dir"/big.dbdf' EXIT
+venv=target/bench-venv
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q fast_matrix_market numpy scipy
+fi
+cargo build --release --features cli --bin dbdf -q
+"$venv/bin/python" - "$dir/big.mtx" <<'PY'
+import sys
+import numpy as np
+n, nnz = 1_000_000, 10_000_000
+k = np.arange(nnz, dtype=np.int64)
+rows = (k * 104729 + 12345) % n          # scattered rows, no cell twice:
+cols = k // 10                           # ten entries per column block
+values = np.random.default_rng(1).random(nnz)
+with open(sys.argv[1], "w") as f:
+    f.write("%%MatrixMarket matrix coordinate real general\n")
+    f.write(f"{n} {n} {nnz}\n")
+    for start in range(0, nnz, 1_000_000):
+        s = slice(start, start + 1_000_000)
+        block = np.column_stack((rows[s] + 1, cols[s] + 1))
+        lines = [f"{r} {c} {v!r}\n" for (r, c), v in zip(block.tolist(), values[s].tolist())]
+        f.writelines(lines)
+PY
+ls -l "$dir/big.mtx" | awk '{printf "input: %s bytes\n", $5}'
+cat "$dir/big.mtx" > /dev/null
+measure() {
+    local name=$1; shift
+    /usr/bin/time -f "%e %M" -o "$dir/time" "$@" > "$dir/out"
+    read -r secs kib < "$dir/time"
+    printf '%-40s %8.3f s %9.1f MiB  %s\n' "$name" "$secs" "$(echo "$kib/1024" | bc -l)" "$(cat "$dir/out")"
+}
+measure "fast_matrix_market.mmread (process)" "$venv/bin/python" -c "
+import time, sys, fast_matrix_market as fmm
+t = time.perf_counter(); m = fmm.mmread(sys.argv[1]); m = m.tocsr()
+print(f'in-process {time.perf_counter() - t:.3f} s (to CSR), {m.nnz} entries')" "$dir/big.mtx"
+measure "dbdf convert big.mtx big.dbdf" target/release/dbdf convert "$dir/big.mtx" "$dir/big.dbdf"
+ls -l "$dir/big.dbdf" | awk '{printf ".dbdf: %s bytes (CSR arrays: 8 (n+1) + 16 nnz = 168000008)\n", $5}'
