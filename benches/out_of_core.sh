@@ -35,6 +35,9 @@ cat "$dir/big.npy" > /dev/null # warm the page cache
 ls -l "$dir/big.npy" | awk '{printf "input: %s bytes\n", $5}'
 measure "cp big.npy (baseline)" cp "$dir/big.npy" "$dir/copy.npy"
 rm -f "$dir/copy.npy"
+# dbdf syncs what it writes before renaming it into place; cp does not.
+measure "cp + sync (baseline)" sh -c 'cp "$1" "$2" && sync "$2"' sh "$dir/big.npy" "$dir/copy.npy"
+rm -f "$dir/copy.npy"
 measure "convert npy -> dbdf --tile 1000,1000" "$dbdf" convert "$dir/big.npy" "$dir/big.dbdf" --tile 1000,1000
 ls -l "$dir/big.dbdf" | awk '{printf "tiled .dbdf: %s bytes\n", $5}'
 measure "info" "$dbdf" info "$dir/big.dbdf"
