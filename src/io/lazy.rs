@@ -5,7 +5,6 @@ use std::fs::File;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
 
 use memmap2::Mmap;
 use ndarray::Array2;
@@ -23,7 +22,6 @@ use crate::model::{Block, Hint, Object};
 use crate::options::{check_alloc, Options};
 use crate::wire::block::decode_block_body;
 use crate::wire::element::widens_exactly;
-use crate::wire::seek::Prefetch;
 use crate::wire::values::{with_value_type, zeroed_vec};
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, SeekSource, ValueType};
 
@@ -63,42 +61,11 @@ pub struct FileReader(Backing);
 
 #[derive(Debug)]
 enum Backing {
-    Mapped(Cursor<SharedMap>),
+    Mapped(Cursor<Mmap>),
     Plain(File),
 }
 
-/// The map, shared with the prefetcher that asks the kernel to map a window's pages.
-#[derive(Clone, Debug)]
-struct SharedMap(Arc<Mmap>);
-
-impl AsRef<[u8]> for SharedMap {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
 impl FileReader {
-    /// A prefetcher for a mapped file: `MADV_POPULATE_READ` maps a range's pages in one
-    /// call instead of a page fault per 64 KiB (Linux 5.14+; elsewhere it does nothing).
-    fn prefetch(&self) -> Option<Prefetch> {
-        let Backing::Mapped(cursor) = &self.0 else {
-            return None;
-        };
-        let map = cursor.get_ref().clone();
-        Some(Arc::new(move |offset, len| {
-            #[cfg(target_os = "linux")]
-            {
-                let _ = map.0.advise_range(
-                    memmap2::Advice::PopulateRead,
-                    offset as usize,
-                    len as usize,
-                );
-            }
-            #[cfg(not(target_os = "linux"))]
-            let _ = (&map, offset, len);
-        }))
-    }
-
     fn open(path: &Path, options: &Options) -> Result<FileReader> {
         let file = File::open(path)?;
         if options.memory_map && file.metadata()?.len() > 0 {
@@ -109,9 +76,7 @@ impl FileReader {
             // file meanwhile, is documented on Options::memory_map.
             #[allow(unsafe_code)]
             let map = unsafe { Mmap::map(&file)? };
-            return Ok(FileReader(Backing::Mapped(Cursor::new(SharedMap(
-                Arc::new(map),
-            )))));
+            return Ok(FileReader(Backing::Mapped(Cursor::new(map))));
         }
         Ok(FileReader(Backing::Plain(file)))
     }
@@ -163,8 +128,7 @@ impl DbdfFile<FileReader> {
         let hint = read_sidecar(path)?;
         // Unbuffered: the source keeps its own window and reads values straight into place.
         let file = FileReader::open(path, options)?;
-        let prefetch = file.prefetch();
-        DbdfFile::build(file, options, hint, prefetch)
+        DbdfFile::build(file, options, hint)
     }
 }
 
@@ -182,17 +146,12 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// # Errors
     /// As [`DbdfFile::open`].
     pub fn from_reader_with(reader: R, options: &Options) -> Result<Self> {
-        DbdfFile::build(reader, options, None, None)
+        DbdfFile::build(reader, options, None)
     }
 
-    fn build(
-        mut reader: R,
-        options: &Options,
-        hint: Option<Hint>,
-        prefetch: Option<Prefetch>,
-    ) -> Result<Self> {
+    fn build(mut reader: R, options: &Options, hint: Option<Hint>) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0))?;
-        let mut src = SeekSource::new(reader, len).with_prefetch(prefetch);
+        let mut src = SeekSource::new(reader, len);
         let objects = index_all(&mut src, options, hint.clone())?;
         Ok(DbdfFile {
             src,

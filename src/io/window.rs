@@ -170,12 +170,6 @@ fn read_dense<S: Element, T: Element, R: Read + Seek>(
     } else {
         1
     };
-    let first = block.body + head.dense_value_at((part.rows.start - p.row) as u32, lc);
-    let last_row = (part.rows.end - 1 - p.row) as u32;
-    src.will_read(
-        first,
-        head.dense_value_at(last_row, lc) + width * size - (first - block.body),
-    );
     let mut row = part.rows.start;
     let mut buf: Vec<u8> = Vec::new();
     while row < part.rows.end {
@@ -219,7 +213,6 @@ fn read_sparse<S: Element, T: Element, R: Read + Seek>(
         return Ok(());
     };
     src.seek_to(block.body);
-    src.will_read(block.body, block.range.end - block.body);
     let data = decode_block_body(src, &head)?;
     let Some(values) = data.values() else {
         return Ok(());

@@ -16,9 +16,6 @@ const WINDOW: usize = 64 << 10;
 /// that will be jumped over next.
 const AFTER_JUMP: usize = 512;
 
-/// A hint that a byte range is about to be read (for a memory map: map its pages at once).
-pub type Prefetch = std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>;
-
 /// Input from a seekable reader (a file) whose length is known.
 pub struct SeekSource<R> {
     reader: R,
@@ -29,7 +26,6 @@ pub struct SeekSource<R> {
     pos: usize,
     /// Where the reader is, when known (`None` after an error).
     reader_at: Option<u64>,
-    prefetch: Option<Prefetch>,
     /// Whether the cursor last moved by jumping past the window.
     jumped: bool,
 }
@@ -54,22 +50,7 @@ impl<R: Read + Seek> SeekSource<R> {
             buf_at: 0,
             pos: 0,
             reader_at: None,
-            prefetch: None,
             jumped: false,
-        }
-    }
-
-    /// Sets what [`SeekSource::will_read`] calls.
-    pub fn with_prefetch(mut self, prefetch: Option<Prefetch>) -> Self {
-        self.prefetch = prefetch;
-        self
-    }
-
-    /// Says that `len` bytes at `offset` are about to be read.
-    pub fn will_read(&self, offset: u64, len: u64) {
-        if let Some(prefetch) = &self.prefetch {
-            let len = len.min(self.len.saturating_sub(offset));
-            prefetch(offset, len);
         }
     }
 
