@@ -43,6 +43,7 @@ pub mod interop;
 pub mod io;
 pub mod model;
 mod options;
+mod pages;
 pub mod ser;
 #[cfg(feature = "proptest")]
 pub mod strategies;
@@ -56,6 +57,7 @@ pub use error::{Error, Result};
 pub use io::{from_file, from_file_with, to_file, to_file_with, DbdfFile, DbdfWriter};
 pub use model::Object;
 pub use options::{BlockPolicy, Dialect, Options};
+pub use pages::{huge_pages, set_huge_pages};
 pub use ser::{
     append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
 };

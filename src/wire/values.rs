@@ -269,9 +269,12 @@ pub(crate) fn convert_slice<S: Element, T: Element>(src: &[S]) -> Result<Vec<T>,
 /// `len` zeros, allocated fallibly and zeroed by the allocator: pages that stay zero (a
 /// large matrix stored as empty blocks) are never touched.
 pub(crate) fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
-    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| Error::OutOfMemory {
+    let v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| Error::OutOfMemory {
         bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
-    })
+    })?;
+    // Large zeroed allocations are fresh pages, not yet touched.
+    crate::pages::advise(v.as_ptr(), len * std::mem::size_of::<T>());
+    Ok(v)
 }
 
 /// Appends the little-endian bytes of `src` to `out`: one copy on little-endian hosts.
@@ -315,6 +318,7 @@ pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> Result<Vec<T>> {
     v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory {
         bytes: bytes.len() as u128,
     })?;
+    crate::pages::advise_spare(&v);
     // SAFETY: the vector has room for `n` values, which are exactly `bytes.len()` bytes; a new
     // allocation cannot overlap `bytes`; `T: Pod`, so any bytes are valid values, and `u8`
     // has no alignment to violate.

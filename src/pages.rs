@@ -1,0 +1,65 @@
+//! Huge pages for large new buffers: the first touch of each 4 KiB page of fresh memory costs
+//! a page fault, which caps any copy into a new 128 MiB array at about a fifth of memory
+//! speed. Advising the kernel (`madvise(MADV_HUGEPAGE)`) before the first touch lets it back
+//! the buffer with 2 MiB pages: 512 times fewer faults. The advice changes neither the
+//! allocation nor its contents, so the buffer frees as usual.
+//!
+//! It helps where transparent huge pages are in `madvise` mode (Debian's and Ubuntu's
+//! default) and does nothing in `never` mode or on systems other than Linux; in `always` mode
+//! the kernel does it anyway. [`set_huge_pages`] turns it off for the process.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Buffers smaller than this are left alone: a huge page would be most of them.
+const FROM: usize = 4 << 20;
+
+/// The size of a huge page on the platforms this knows (x86-64 and aarch64 with 4 KiB pages).
+const HUGE_PAGE: usize = 2 << 20;
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Whether reads and writes ask for huge pages for large new buffers (default: yes).
+///
+/// ```
+/// serde_daphne::set_huge_pages(false); // e.g. to measure without them
+/// assert!(!serde_daphne::huge_pages());
+/// serde_daphne::set_huge_pages(true);
+/// ```
+pub fn set_huge_pages(enabled: bool) {
+    ENABLED.store(enabled, Ordering::Relaxed);
+}
+
+/// Whether huge pages are asked for (see [`set_huge_pages`]).
+pub fn huge_pages() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Advises huge pages for the 2 MiB-aligned part of the `len` bytes at `ptr`, which must not
+/// have been touched yet to gain anything. Large buffers only; nothing outside Linux.
+pub(crate) fn advise<T>(ptr: *const T, len: usize) {
+    if len < FROM || !huge_pages() {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
+    let end = (ptr as usize + len) / HUGE_PAGE * HUGE_PAGE;
+    if end <= start {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: the range lies inside one live allocation the caller owns (its aligned
+    // middle), and MADV_HUGEPAGE is advice only: it changes neither the mapping's contents
+    // nor its validity, and an error (THP unavailable) leaves everything as it was.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+    }
+}
+
+/// Advises huge pages for a vector's spare capacity (before it is written).
+pub(crate) fn advise_spare<T>(v: &Vec<T>) {
+    let spare = v.capacity() - v.len();
+    advise(
+        v.as_ptr().wrapping_add(v.len()),
+        spare * std::mem::size_of::<T>(),
+    );
+}
