@@ -1,5 +1,6 @@
-//! Reading a 128 MiB dense matrix into a new `Array2` with and without huge pages, against
-//! an allocate-and-copy of the same bytes: medians of 9, alternating, in one process.
+//! Reading a 128 MiB dense matrix into a new `Array2`, and `to_vec` of it, with and without
+//! huge pages, against an allocate-and-copy of the same bytes: medians of 9, alternating, in
+//! one process.
 //!
 //! Usage: cargo run --release --example huge_pages
 
@@ -17,6 +18,7 @@ fn main() -> serde_daphne::Result<()> {
     let m = ndarray::Array2::from_shape_fn((n, n), |(r, c)| (r * n + c) as f64);
     let bytes = serde_daphne::to_vec(&serde_daphne::DenseView(m.view()))?;
     let (mut on, mut off, mut copy) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut write_on, mut write_off) = (Vec::new(), Vec::new());
     for _ in 0..9 {
         for huge in [true, false] {
             serde_daphne::set_huge_pages(huge);
@@ -29,6 +31,16 @@ fn main() -> serde_daphne::Result<()> {
                 on.push(took)
             } else {
                 off.push(took)
+            }
+            let t = Instant::now();
+            let out = serde_daphne::to_vec(&serde_daphne::DenseView(m.view()))?;
+            let took = t.elapsed();
+            assert_eq!(out.len(), bytes.len());
+            drop(out);
+            if huge {
+                write_on.push(took)
+            } else {
+                write_off.push(took)
             }
         }
         let t = Instant::now();
@@ -44,6 +56,11 @@ fn main() -> serde_daphne::Result<()> {
         median(on),
         median(off),
         median(copy)
+    );
+    println!(
+        "to_vec 4096^2 f64: huge pages {:.1} ms, without {:.1} ms",
+        median(write_on),
+        median(write_off)
     );
     Ok(())
 }

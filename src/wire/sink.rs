@@ -191,6 +191,11 @@ impl<W: Write> Sink<W> {
             write_le(&mut self.writer, values)?;
             return Ok(());
         }
+        if self.direct && self.buf.capacity() - self.buf.len() < len {
+            // The output grows into fresh memory: huge pages before its first touch.
+            self.buf.reserve(len);
+            crate::pages::advise_spare(&self.buf);
+        }
         extend_le(&mut self.buf, values);
         self.after_push()
     }
