@@ -17,11 +17,13 @@ use crate::wire::IoSource;
 mod index;
 mod lazy;
 pub mod meta;
+mod rewrite;
 mod stream;
 mod window;
 
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile, FileReader};
+pub use rewrite::rewrite;
 pub use stream::DbdfWriter;
 
 pub use meta::{read_sidecar, sidecar_path};
@@ -49,8 +51,9 @@ pub fn to_file<P: AsRef<Path>, T: ?Sized + Serialize>(path: P, value: &T) -> Res
 /// Serializes `value` to the file at `path`, atomically, with the given options.
 ///
 /// In the runtime dialect ([`Options::dialect`]) a file holding one matrix or frame also gets
-/// the `.meta` sidecar DAPHNE's `read` kernel needs, written first as DAPHNE does (and a stale
-/// sidecar is removed when the file holds something else).
+/// the `.meta` sidecar DAPHNE's `read` kernel needs, written first as DAPHNE does; a stale
+/// sidecar beside `path` (left by an earlier file there) is removed whenever the new file is
+/// not one object DAPHNE reads, spec-dialect files included.
 ///
 /// # Errors
 /// As [`to_file`].
@@ -81,6 +84,10 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
                 })?,
                 None => remove_if_present(&sidecar)?,
             }
+        } else {
+            // A sidecar left by an earlier runtime-dialect file at this path describes
+            // another file: reading this one would follow it and fail.
+            remove_if_present(&sidecar_path(path))?;
         }
         Ok(())
     })

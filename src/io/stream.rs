@@ -11,8 +11,8 @@ use ndarray::ArrayView2;
 use sprs::CsMatView;
 
 use crate::error::{Error, Result};
-use crate::io::meta::write_sidecar_for;
-use crate::io::temporary_path;
+use crate::io::meta::{sidecar_path, write_sidecar_for};
+use crate::io::{remove_if_present, temporary_path};
 use crate::model::encode::{places, tile_dims, write_block, Layout, MatrixRef};
 use crate::model::tiling::Coverage;
 use crate::options::{Dialect, Options};
@@ -603,6 +603,9 @@ impl DbdfWriter {
         }
         if self.runtime() {
             write_sidecar_for(&self.path)?;
+        } else {
+            // A sidecar of an earlier runtime-dialect file here would describe another file.
+            remove_if_present(&sidecar_path(&self.path))?;
         }
         Ok(())
     }

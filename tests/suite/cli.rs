@@ -1047,6 +1047,22 @@ fn convert_streams_npy_to_tiled_dbdf_and_back() {
     let again = dir.join("again.npy");
     assert!(dbdf(&["convert", s(&tiled), s(&again)]).status.success());
     assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&npy).unwrap());
+    // .dbdf to .dbdf with other tiles, tile by tile.
+    let retiled = dir.join("retiled.dbdf");
+    let out = dbdf(&[
+        "convert",
+        s(&tiled),
+        s(&retiled),
+        "--tile",
+        "7,9",
+        "--narrow",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let options = Options::new().tile(7, 9).narrow(true);
+    assert_eq!(
+        std::fs::read(&retiled).unwrap(),
+        serde_daphne::to_vec_with(&Dense(m.clone()), &options).unwrap()
+    );
 }
 
 #[test]

@@ -346,3 +346,91 @@ fn mapped_and_plain_files_read_the_same_windows() {
     }
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn rewrite_retiles_tile_by_tile_as_to_vec_with_would() {
+    let dir = std::env::temp_dir().join(format!("serde_daphne_rewrite_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (from, to) = (dir.join("a.dbdf"), dir.join("b.dbdf"));
+    let m = matrix();
+    let csr = CsMat::csr_from_dense(m.view(), 0.0);
+    for (source, target) in [
+        (Options::new(), Options::new().tile(8, 8)),
+        (
+            Options::new().tile(5, 7).narrow(true),
+            Options::new()
+                .tile(10, 3)
+                .block_policy(BlockPolicy::Smallest),
+        ),
+        (
+            Options::new().tile(4, 4),
+            Options::new().dialect(Dialect::Runtime),
+        ),
+    ] {
+        serde_daphne::to_file_with(&from, &Dense(m.clone()), &source).unwrap();
+        serde_daphne::io::rewrite(&from, &to, &target).unwrap();
+        assert_eq!(
+            std::fs::read(&to).unwrap(),
+            to_vec_with(&Dense(m.clone()), &target).unwrap(),
+            "{target:?}"
+        );
+        serde_daphne::to_file_with(&from, &Csr(csr.clone()), &source).unwrap();
+        serde_daphne::io::rewrite(&from, &to, &target).unwrap();
+        assert_eq!(
+            std::fs::read(&to).unwrap(),
+            to_vec_with(&Csr(csr.clone()), &target).unwrap(),
+            "{target:?}"
+        );
+    }
+    // Frames: the same blocks, band by band; several objects in one file.
+    let mut bytes = to_vec_with(&frame(), &Options::new()).unwrap();
+    bytes.extend(to_vec_with(&Dense(m.clone()), &Options::new()).unwrap());
+    std::fs::write(&from, &bytes).unwrap();
+    serde_daphne::io::rewrite(&from, &to, &Options::new().tile(6, 6)).unwrap();
+    let mut file = DbdfFile::open(&to).unwrap();
+    assert_eq!(
+        file.object_at(0).unwrap().columns().unwrap(),
+        frame().columns().unwrap()
+    );
+    assert_eq!(file.objects()[0].blocks.len(), 4 * 4);
+    assert_eq!(file.read_window::<f64>(1, 0..37, 0..29).unwrap(), m);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Regression: a spec-dialect file written where a runtime-dialect file (with its sidecar)
+/// was kept the old sidecar, which then described another file and broke reading.
+#[test]
+fn a_spec_file_replacing_a_runtime_file_removes_its_sidecar() {
+    let dir = std::env::temp_dir().join(format!("serde_daphne_stale_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.dbdf");
+    let meta = dir.join("m.dbdf.meta");
+    let runtime = Options::new().dialect(Dialect::Runtime);
+    let small = ndarray::array![[1u8, 2], [3, 4]];
+    serde_daphne::to_file_with(&path, &Dense(matrix()), &runtime).unwrap();
+    assert!(meta.exists());
+    serde_daphne::to_file(&path, &Dense(small.clone())).unwrap();
+    assert!(!meta.exists());
+    let back: Dense<u8> = serde_daphne::from_file(&path).unwrap();
+    assert_eq!(back.0, small);
+    serde_daphne::to_file_with(&path, &Dense(matrix()), &runtime).unwrap();
+    let mut writer = serde_daphne::DbdfWriter::create(&path).unwrap();
+    writer
+        .begin(serde_daphne::wire::Header::DenseMatrix {
+            rows: 2,
+            cols: 2,
+            value_type: ValueType::U8,
+        })
+        .unwrap();
+    writer.write_dense_tile(0, 0, small.view()).unwrap();
+    writer.finish().unwrap();
+    assert!(!meta.exists());
+    assert_eq!(
+        DbdfFile::open(&path)
+            .unwrap()
+            .read_window::<u8>(0, 0..2, 0..2)
+            .unwrap(),
+        small
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -282,6 +282,12 @@ fn streamed(args: &Args, from: Format, to: Format) -> Result<bool, Failure> {
                 .map_err(|e| Failure::at(&args.input, e))?;
             Ok(true)
         }
+        (Format::Dbdf, Format::Dbdf) if args.tile.is_some() && !daphne => {
+            let options = dbdf_options(args, None, daphne);
+            serde_daphne::io::rewrite(&args.input, &args.output, &options)
+                .map_err(|e| Failure::at(&args.input, e))?;
+            Ok(true)
+        }
         (Format::Dbdf, Format::Npy) => {
             let file = crate::info::open(&args.input, true)?;
             if file.objects().len() != 1 {

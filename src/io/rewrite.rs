@@ -1,0 +1,105 @@
+//! A `.dbdf` file written again with other options (tile size, block policy, narrowing,
+//! dialect), one target tile at a time: each tile is a window of the source, read from the
+//! blocks that overlap it.
+
+use std::io::{Read, Seek};
+use std::path::Path;
+
+use crate::error::Result;
+use crate::io::{DbdfFile, DbdfWriter};
+use crate::model::encode::tile_dims;
+use crate::options::{Dialect, Options};
+use crate::wire::values::with_value_type;
+use crate::wire::{DataType, Header, ValueType};
+
+/// Bytes per band of rows where no tile size bounds a piece (the runtime dialect).
+const BAND: u64 = 16 << 20;
+
+/// Writes every object of the `.dbdf` file at `input` to `output` (atomically) with
+/// `options`, tile by tile: memory holds one target tile (in the runtime dialect a band of
+/// rows of at most 16 MiB), plus a source sparse block while it is decoded. A matrix's bytes
+/// equal [`crate::to_vec_with`] of it with the same options (stored zeros of CSR matrices
+/// left out); a frame holds the same blocks, written band by band. Without a tile size (spec
+/// dialect) each object is one block, read whole.
+///
+/// ```
+/// use serde_daphne::{Dense, Options};
+///
+/// let dir = std::env::temp_dir();
+/// let (from, to) = (dir.join("serde_daphne_doc_rw_a.dbdf"), dir.join("serde_daphne_doc_rw_b.dbdf"));
+/// let m = ndarray::Array2::from_shape_fn((5, 4), |(r, c)| (r * 4 + c) as f64);
+/// serde_daphne::to_file(&from, &Dense(m.clone()))?;
+/// serde_daphne::io::rewrite(&from, &to, &Options::new().tile(2, 2))?;
+/// let back: Dense<f64> = serde_daphne::from_file(&to)?;
+/// assert_eq!(back.0, m);
+/// # std::fs::remove_file(&from).ok(); std::fs::remove_file(&to).ok();
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
+/// # Errors
+/// [`DbdfFile::open`]'s and [`DbdfWriter`]'s errors (such as [`crate::Error::NotInDialect`]
+/// for what the runtime dialect cannot hold); values that do not fit their object's type.
+pub fn rewrite(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
+    let mut file = DbdfFile::open_with(input, &Options::new().memory_map(false))?;
+    let mut writer = DbdfWriter::create_with(output, options)?;
+    for index in 0..file.objects().len() {
+        let header = file.objects()[index].header.clone();
+        writer.begin(header.clone())?;
+        let pieces = pieces(&header, options);
+        match &header {
+            Header::Frame { rows, columns } => {
+                let labels: Vec<&str> = columns.iter().map(|c| c.label.as_str()).collect();
+                for r0 in (0..*rows).step_by(pieces.0 as usize) {
+                    let part = file.read_frame(index, r0..(r0 + pieces.0).min(*rows), &labels)?;
+                    writer.write_frame_rows(r0, &part.into_columns()?)?;
+                }
+            }
+            _ => {
+                let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
+                with_value_type!(vt, T => copy_matrix::<T, _>(&mut file, index, &header, pieces, &mut writer)?);
+            }
+        }
+    }
+    writer.finish()
+}
+
+/// The size of the pieces copied: the target tiles, or bands of rows.
+fn pieces(header: &Header, options: &Options) -> (u64, u64) {
+    let (rows, cols) = header.shape();
+    if options.get_dialect() == Some(Dialect::Runtime) {
+        let width = header.data_type() == DataType::Frame;
+        let row_bytes = match width {
+            true => 64 * cols,
+            false => cols * header.matrix_value_type().map_or(8, ValueType::size) as u64,
+        };
+        return ((BAND / row_bytes.max(1)).max(1), cols.max(1));
+    }
+    if options.tile.is_some() {
+        return tile_dims(options);
+    }
+    (rows.max(1), cols.max(1))
+}
+
+fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    header: &Header,
+    (tr, tc): (u64, u64),
+    writer: &mut DbdfWriter,
+) -> Result<()> {
+    let (rows, cols) = header.shape();
+    let csr = header.data_type() == DataType::CsrMatrix;
+    for r0 in (0..rows).step_by(tr as usize) {
+        for c0 in (0..cols).step_by(tc as usize) {
+            let (r1, c1) = ((r0 + tr).min(rows), (c0 + tc).min(cols));
+            if csr {
+                let tile = file.read_window_csr::<T>(index, r0..r1, c0..c1)?;
+                writer.write_csr_tile(r0, c0, tile.view())?;
+            } else {
+                let tile = file.read_window::<T>(index, r0..r1, c0..c1)?;
+                writer.write_dense_tile(r0, c0, tile.view())?;
+            }
+        }
+    }
+    Ok(())
+}
