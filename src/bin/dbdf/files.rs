@@ -38,24 +38,29 @@ impl<R: Read> Read for Progress<R> {
     }
 }
 
+/// `reader` (of `total` bytes of the file at `path`), showing a progress bar when the input
+/// is large and both outputs are a terminal.
+pub fn with_progress<R: Read + 'static>(reader: R, path: &Path, total: u64) -> Box<dyn Read> {
+    let on_terminal = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
+    if total < PROGRESS_FROM || !on_terminal {
+        return Box::new(reader);
+    }
+    Box::new(Progress {
+        inner: reader,
+        name: path.display().to_string(),
+        total,
+        done: 0,
+        shown: u64::MAX,
+    })
+}
+
 /// Every object of a .dbdf file with the offset where each ends, and the file's size.
 pub fn read_objects(path: &Path, options: &Options) -> Result<(Vec<(Object, u64)>, u64), Failure> {
     let fail = |e: serde_daphne::Error| Failure::at(path, e);
     let hint = read_sidecar(path).map_err(fail)?;
     let file = File::open(path).map_err(|e| Failure::at(path, e))?;
     let size = file.metadata().map_err(|e| Failure::at(path, e))?.len();
-    let on_terminal = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
-    let reader: Box<dyn Read> = if size >= PROGRESS_FROM && on_terminal {
-        Box::new(Progress {
-            inner: file,
-            name: path.display().to_string(),
-            total: size,
-            done: 0,
-            shown: u64::MAX,
-        })
-    } else {
-        Box::new(file)
-    };
+    let reader = with_progress(file, path, size);
     let src = IoSource::new(reader, options.get_max_bytes()).with_known_len(size);
     let mut de = Deserializer::from_source_with(src, options);
     if let Some(hint) = hint {

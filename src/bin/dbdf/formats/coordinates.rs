@@ -74,6 +74,7 @@ pub fn read(
     let mut file = File::open(path).map_err(|e| e.to_string())?;
     let len = file.metadata().map_err(|e| e.to_string())?.len();
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(data_at)).map_err(|e| e.to_string())?;
+    let mut file = crate::files::with_progress(file, path, len - data_at);
     if layout.rows > u64::from(u32::MAX) || layout.cols > u64::from(u32::MAX) {
         return Err(format!(
             "a {} x {} matrix does not fit one CSR block (at most {} rows and columns)",
@@ -190,7 +191,7 @@ fn entries_in_file(all: &Parsed) -> u64 {
 }
 
 /// Fills `dst` from `file` as far as it goes; 0 only at the end.
-fn read_full(file: &mut File, dst: &mut [u8]) -> std::io::Result<usize> {
+fn read_full(file: &mut dyn Read, dst: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < dst.len() {
         match file.read(&mut dst[filled..]) {
