@@ -146,6 +146,38 @@ fn main() -> serde_daphne::Result<()> {
     assert_eq!(back.0, dense);
     println!("wrote a file in DAPHNE's runtime dialect, with its sidecar {meta}:");
     describe(&path)?;
+
+    // 6. Bigger than memory: write tile by tile, open lazily, read a window.
+    let path = dir.join("tiles.dbdf");
+    let (rows, cols) = (3000u64, 2000u64);
+    let tile = |r0: u64, c0: u64| {
+        Array2::from_shape_fn((1000, 1000), |(r, c)| {
+            ((r0 + r as u64) * cols + c0 + c as u64) as f64
+        })
+    };
+    let mut writer =
+        serde_daphne::DbdfWriter::create_with(&path, &Options::new().tile(1000, 1000))?;
+    writer.begin(serde_daphne::wire::Header::DenseMatrix {
+        rows,
+        cols,
+        value_type: serde_daphne::ValueType::F64,
+    })?;
+    for r0 in [2000, 1000, 0] {
+        for c0 in (0..cols).step_by(1000) {
+            writer.write_dense_tile(r0, c0, tile(r0, c0).view())?; // one tile in memory
+        }
+    }
+    writer.finish()?;
+    let mut file = serde_daphne::DbdfFile::open(&path)?;
+    let window = file.read_window::<f64>(0, 900..1100, 1500..1600)?;
+    assert_eq!(window[[0, 0]], (900 * cols + 1500) as f64);
+    assert_eq!(window[[199, 99]], (1099 * cols + 1599) as f64);
+    println!(
+        "wrote a {rows} x {cols} matrix tile by tile (bottom row of tiles first), opened it lazily \
+         ({} blocks indexed from their headers) and read a 200 x 100 window from the 2 blocks under it:",
+        file.objects()[0].blocks.len()
+    );
+    describe(&path)?;
     println!("all values read back exactly");
     Ok(())
 }
