@@ -61,6 +61,25 @@ impl ObjectInfo {
             })
             .sum()
     }
+
+    /// The bytes this object takes held whole in its natural form: every cell of a dense
+    /// matrix or frame; a CSR matrix's row offsets and stored entries (index and value).
+    pub fn natural_bytes(&self) -> u128 {
+        let rows = u128::from(self.header.rows());
+        let size = |vt: ValueType| vt.size() as u128;
+        match &self.header {
+            Header::Frame { columns, .. } => {
+                rows * columns.iter().map(|c| size(c.value_type)).sum::<u128>()
+            }
+            Header::CsrMatrix { value_type, .. } => {
+                (rows + 1) * 8 + u128::from(self.stored()) * (8 + size(*value_type))
+            }
+            header => {
+                let cells = rows * u128::from(header.cols());
+                cells * header.matrix_value_type().map_or(8, size)
+            }
+        }
+    }
 }
 
 /// How an object's values are laid out, for reading parts of it.

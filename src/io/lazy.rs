@@ -221,6 +221,20 @@ impl<R: Read + Seek> DbdfFile<R> {
         read_object(&mut self.src, Some(dialect), hint.as_ref())
     }
 
+    /// [`DbdfFile::object_at`], after checking that holding the object whole in its natural
+    /// form ([`ObjectInfo::natural_bytes`]) stays within [`Options::max_alloc`] beyond its
+    /// bytes in the file, as typed reads check: for callers that go on to materialize it
+    /// with [`Object::into_dense_vec`], [`Object::into_csr_parts`] or [`Object::into_columns`]
+    /// (a few bytes of empty blocks can describe a matrix of any size).
+    ///
+    /// # Errors
+    /// [`Error::AllocationLimit`]; as [`DbdfFile::object_at`].
+    pub fn object_checked(&mut self, index: usize) -> Result<Object> {
+        let needed = self.object(index)?.natural_bytes();
+        self.check_alloc(index, needed)?;
+        self.object_at(index)
+    }
+
     /// The window `rows x cols` of matrix `index` as a dense array, reading only the blocks
     /// that overlap it and, of dense blocks, only the byte ranges of its rows. Cells no block
     /// stores are zero.

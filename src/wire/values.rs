@@ -25,47 +25,58 @@ macro_rules! with_values {
 }
 pub(crate) use with_values;
 
-/// Calls `$body` with the type alias `$t` bound to the Rust type of a `ValueType`.
+/// Runs `$body` with the type alias `$t` bound to the Rust type of a [`ValueType`]: one
+/// generic body for a value type known only at run time.
+///
+/// ```
+/// use serde_daphne::{with_value_type, ValueType};
+///
+/// fn size_of(value_type: ValueType) -> usize {
+///     with_value_type!(value_type, T => std::mem::size_of::<T>())
+/// }
+/// assert_eq!(size_of(ValueType::I16), 2);
+/// ```
+#[macro_export]
 macro_rules! with_value_type {
     ($value_type:expr, $t:ident => $body:expr) => {
         match $value_type {
-            ValueType::U8 => {
+            $crate::ValueType::U8 => {
                 type $t = u8;
                 $body
             }
-            ValueType::U16 => {
+            $crate::ValueType::U16 => {
                 type $t = u16;
                 $body
             }
-            ValueType::U32 => {
+            $crate::ValueType::U32 => {
                 type $t = u32;
                 $body
             }
-            ValueType::U64 => {
+            $crate::ValueType::U64 => {
                 type $t = u64;
                 $body
             }
-            ValueType::I8 => {
+            $crate::ValueType::I8 => {
                 type $t = i8;
                 $body
             }
-            ValueType::I16 => {
+            $crate::ValueType::I16 => {
                 type $t = i16;
                 $body
             }
-            ValueType::I32 => {
+            $crate::ValueType::I32 => {
                 type $t = i32;
                 $body
             }
-            ValueType::I64 => {
+            $crate::ValueType::I64 => {
                 type $t = i64;
                 $body
             }
-            ValueType::F32 => {
+            $crate::ValueType::F32 => {
                 type $t = f32;
                 $body
             }
-            ValueType::F64 => {
+            $crate::ValueType::F64 => {
                 type $t = f64;
                 $body
             }

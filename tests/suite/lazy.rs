@@ -434,3 +434,37 @@ fn a_spec_file_replacing_a_runtime_file_removes_its_sidecar() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A 37-byte file claiming a (2^32 - 1)² f64 matrix in one empty block: indexing and windows
+/// are fine, materializing it whole is refused before allocating, as typed reads refuse it.
+#[test]
+fn object_checked_refuses_what_typed_reads_refuse() {
+    let n = u64::from(u32::MAX);
+    let mut bytes = vec![1u8, 1];
+    bytes.extend_from_slice(&n.to_le_bytes());
+    bytes.extend_from_slice(&n.to_le_bytes());
+    bytes.push(10); // f64
+    bytes.extend_from_slice(&[0; 16]); // the block at (0, 0)
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    bytes.push(0); // empty
+    let mut file = open(&bytes);
+    let info = &file.objects()[0];
+    assert_eq!(info.natural_bytes(), u128::from(n) * u128::from(n) * 8);
+    assert!(file.object_at(0).is_ok());
+    assert_eq!(file.read_window::<f64>(0, 0..2, 0..2).unwrap().sum(), 0.0);
+    let checked = file.object_checked(0).unwrap_err();
+    assert!(
+        matches!(checked, Error::AllocationLimit { offset: 0, .. }),
+        "{checked:?}"
+    );
+    assert!(matches!(
+        from_slice::<Dense<f64>>(&bytes),
+        Err(Error::AllocationLimit { .. })
+    ));
+    // Within the limit, the same object is read.
+    let small = to_vec_with(&Dense(Array2::<f64>::zeros((3, 4))), &Options::new()).unwrap();
+    let mut file = open(&small);
+    assert_eq!(file.objects()[0].natural_bytes(), 96);
+    assert_eq!(file.object_checked(0).unwrap().shape(), (3, 4));
+}
