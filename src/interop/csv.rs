@@ -10,10 +10,12 @@
 
 use std::io::{Read, Write};
 
-use serde_daphne::model::Hint;
-use serde_daphne::{DataType, Object, Value, ValueType, Values};
+use crate::interop::input::Foreign;
+use crate::interop::text::{format_value, parse_value};
+use crate::model::Hint;
+use crate::{DataType, Error, Object, Result, Value, ValueType, Values};
 
-use super::{format_value, parse_value};
+const CSV: Foreign = Foreign("CSV");
 
 /// A column (or a whole matrix, row-major) of untyped numbers: integers while every field is
 /// one, then floats.
@@ -66,11 +68,15 @@ fn is_numeric(record: &csv::StringRecord) -> bool {
     record.iter().all(|f| f.trim().parse::<f64>().is_ok())
 }
 
-/// Reads CSV, with the sidecar beside it if there is one.
+/// Reads CSV, with the sidecar beside it if there is one ([`crate::io::read_sidecar`]).
 ///
 /// # Errors
-/// A message naming the line (and column) and what is wrong.
-pub fn read(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String> {
+/// [`Error::ForeignInput`] naming the line (and column) and what is wrong.
+pub fn read(input: impl Read, sidecar: Option<&Hint>) -> Result<Object> {
+    read_text(input, sidecar).map_err(|message| CSV.error(message))
+}
+
+fn read_text(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -197,21 +203,21 @@ pub fn read(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String> 
 /// Writes an object as CSV; frames get a header record unless `for_daphne`.
 ///
 /// # Errors
-/// Values text cannot hold; objects too large for memory; I/O errors.
-pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<(), String> {
+/// [`Error::NotConvertible`] for values text cannot hold; objects too large for memory; I/O
+/// errors.
+pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<()> {
     let (rows, cols) = object.shape();
     let mut writer = csv::WriterBuilder::new().from_writer(out);
+    let io = |e: csv::Error| Error::Io(e.into());
     let frame = object.data_type() == DataType::Frame;
     let columns: Vec<Values> = if frame {
         if !for_daphne {
             // The csv crate quotes what needs it, and writes a lone empty label as "".
-            writer
-                .write_record(object.labels())
-                .map_err(|e| e.to_string())?;
+            writer.write_record(object.labels()).map_err(io)?;
         }
-        object.columns().map_err(|e| e.to_string())?
+        object.columns()?
     } else {
-        vec![object.dense_values().map_err(|e| e.to_string())?]
+        vec![object.dense_values()?]
     };
     let cell = |r: usize, c: usize| -> Option<Value> {
         match frame {
@@ -221,15 +227,15 @@ pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<(
     };
     for r in 0..rows as usize {
         for c in 0..cols as usize {
-            let value = cell(r, c).ok_or("internal: cell out of range")?;
-            let text = format_value(value).map_err(|e| format!("row {r}, column {c}: {e}"))?;
-            writer.write_field(text).map_err(|e| e.to_string())?;
+            let value = cell(r, c).ok_or_else(|| Error::invalid("a cell out of range"))?;
+            let text = format_value(value)
+                .map_err(|e| CSV.cannot_hold(format!("the value at row {r}, column {c}"), e))?;
+            writer.write_field(text).map_err(io)?;
         }
-        writer
-            .write_record(None::<&[u8]>)
-            .map_err(|e| e.to_string())?;
+        writer.write_record(None::<&[u8]>).map_err(io)?;
     }
-    writer.flush().map_err(|e| e.to_string())
+    writer.flush()?;
+    Ok(())
 }
 
 #[cfg(test)]

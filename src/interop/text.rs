@@ -1,16 +1,13 @@
-//! The formats `convert` reads and writes besides .dbdf, and the number syntax they share.
+//! Numbers as text, the syntax MatrixMarket and CSV share: written in the shortest form that
+//! reads back to the same bits, read exactly.
 
-mod coordinates;
-pub mod csv;
-pub mod mtx;
-
-use serde_daphne::{Value, ValueType};
+use crate::{Value, ValueType};
 
 /// A value as text that reads back to the same bits (Rust's shortest round-trip form).
 ///
 /// # Errors
 /// A NaN with a payload other than the canonical one, which text cannot hold.
-pub fn format_value(value: Value) -> Result<String, String> {
+pub(crate) fn format_value(value: Value) -> Result<String, String> {
     Ok(match value {
         Value::F64(x) if x.is_nan() && x.to_bits() != f64::NAN.to_bits() => {
             return Err(format!(
@@ -38,7 +35,7 @@ pub fn format_value(value: Value) -> Result<String, String> {
 }
 
 /// Parses `text` as a value of `value_type`.
-pub fn parse_value(text: &str, value_type: ValueType) -> Option<Value> {
+pub(crate) fn parse_value(text: &str, value_type: ValueType) -> Option<Value> {
     let t = text.trim();
     Some(match value_type {
         ValueType::F64 => Value::F64(t.parse().ok()?),

@@ -498,7 +498,7 @@ fn lossy_or_impossible_conversions_fail_and_leave_nothing() {
     assert_fails(
         &out,
         "frame_mixed_3x8.dbdf",
-        "cannot be written as MatrixMarket",
+        "cannot convert a Frame to MatrixMarket",
     );
     let out = dbdf(&[
         "convert",

@@ -38,11 +38,16 @@ impl<R: Read> Read for Progress<R> {
     }
 }
 
+/// Whether progress is shown for an input of `total` bytes: large, and both outputs a
+/// terminal.
+fn shows_progress(total: u64) -> bool {
+    total >= PROGRESS_FROM && std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
+}
+
 /// `reader` (of `total` bytes of the file at `path`), showing a progress bar when the input
 /// is large and both outputs are a terminal.
 pub fn with_progress<R: Read + 'static>(reader: R, path: &Path, total: u64) -> Box<dyn Read> {
-    let on_terminal = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
-    if total < PROGRESS_FROM || !on_terminal {
+    if !shows_progress(total) {
         return Box::new(reader);
     }
     Box::new(Progress {
@@ -51,6 +56,26 @@ pub fn with_progress<R: Read + 'static>(reader: R, path: &Path, total: u64) -> B
         total,
         done: 0,
         shown: u64::MAX,
+    })
+}
+
+/// A progress report for the library's conversions reading the file at `path`, printing
+/// the percentage read when the file is large and both outputs are a terminal.
+pub fn progress_bar(path: &Path) -> Option<impl Fn(u64, u64) + Send + Sync + 'static> {
+    let total = std::fs::metadata(path).ok()?.len();
+    if !shows_progress(total) {
+        return None;
+    }
+    let name = path.display().to_string();
+    let shown = std::sync::atomic::AtomicU64::new(u64::MAX);
+    Some(move |done: u64, total: u64| {
+        let percent = done * 100 / total.max(1);
+        if shown.swap(percent, std::sync::atomic::Ordering::Relaxed) != percent {
+            eprint!("\rreading {name}: {percent:3}%");
+            if percent == 100 {
+                eprintln!();
+            }
+        }
     })
 }
 

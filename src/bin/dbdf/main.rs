@@ -5,7 +5,6 @@
 
 mod convert;
 mod files;
-mod formats;
 mod info;
 mod slice;
 mod spy;
@@ -119,6 +118,21 @@ pub enum Format {
     Binsparse,
     /// SystemDS binary blocks: a file or directory of part files, with a `.mtd` beside it.
     Systemds,
+}
+
+impl From<Format> for serde_daphne::interop::convert::Format {
+    fn from(format: Format) -> Self {
+        use serde_daphne::interop::convert::Format as F;
+        match format {
+            Format::Dbdf => F::Dbdf,
+            Format::Mtx => F::Mtx,
+            Format::Csv => F::Csv,
+            Format::Npy => F::Npy,
+            Format::Futhark => F::Futhark,
+            Format::Binsparse => F::Binsparse,
+            Format::Systemds => F::Systemds,
+        }
+    }
 }
 
 fn main() -> ExitCode {

@@ -4,8 +4,8 @@
 use std::ops::Range;
 use std::process::ExitCode;
 
-use crate::convert::{self, write_objects};
-use crate::{Failure, Format};
+use crate::convert;
+use crate::Failure;
 
 /// Arguments of `slice`: a window, then everything `convert` takes.
 #[derive(clap::Args)]
@@ -60,6 +60,5 @@ pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
     let window = file
         .read_window_object(args.object, rows, cols)
         .map_err(|e| Failure::at(input, e))?;
-    let to = convert::output_format(&args.convert)?;
-    write_objects(&args.convert, Format::Dbdf, to, vec![window], None)
+    convert::write_objects(&args.convert, vec![window])
 }

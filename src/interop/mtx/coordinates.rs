@@ -13,9 +13,9 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use serde_daphne::{Object, Value, ValueType, Values};
-
-use super::parse_value;
+use crate::interop::progress::{Progress, ProgressReader};
+use crate::interop::text::parse_value;
+use crate::{Object, Value, ValueType, Values};
 
 /// Bytes of the file parsed at a time (split between the two threads).
 const CHUNK: usize = 32 << 20;
@@ -70,11 +70,12 @@ pub fn read(
     data_at: u64,
     first_line: usize,
     layout: &Layout,
+    progress: Option<&Progress>,
 ) -> Result<Object, String> {
     let mut file = File::open(path).map_err(|e| e.to_string())?;
     let len = file.metadata().map_err(|e| e.to_string())?.len();
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(data_at)).map_err(|e| e.to_string())?;
-    let mut file = crate::files::with_progress(file, path, len - data_at);
+    let mut file = ProgressReader::new(file, len - data_at, progress);
     if layout.rows > u64::from(u32::MAX) || layout.cols > u64::from(u32::MAX) {
         return Err(format!(
             "a {} x {} matrix does not fit one CSR block (at most {} rows and columns)",

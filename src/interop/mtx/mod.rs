@@ -5,24 +5,34 @@
 //! type, so that this tool reads it back to the same type and bits (`f32` values are printed
 //! as the `f64` they widen to, exactly).
 
-use std::io::Write;
+mod coordinates;
 
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::path::Path;
 
-use serde_daphne::{DataType, Error, Object, Value, ValueType, Values};
+use crate::interop::input::Foreign;
+use crate::interop::progress::Progress;
+use crate::interop::text::{format_value, parse_value};
+use crate::{DataType, Error, Object, Result, Value, ValueType, Values};
+use coordinates::{Layout, Symmetry};
 
-use super::coordinates::{self, Layout, Symmetry};
-use super::{format_value, parse_value};
+const MTX: Foreign = Foreign("MatrixMarket");
 
 const TYPE_COMMENT: &str = "% serde_daphne value type: ";
 
 /// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
-/// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix.
+/// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix. `progress` hears
+/// of the bytes of coordinate data read.
 ///
 /// # Errors
-/// A message naming the line and what is wrong.
-pub fn read_path(path: &Path) -> Result<Object, String> {
+/// [`Error::ForeignInput`] naming the line and what is wrong; I/O errors.
+pub fn read_path(path: &Path, progress: Option<&Progress>) -> Result<Object> {
+    // A file that cannot be opened is an I/O error, not a MatrixMarket one.
+    std::fs::File::open(path)?;
+    read_path_text(path, progress).map_err(|message| MTX.error(message))
+}
+
+fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     // The banner, comments and size line: their text, and where the data starts.
@@ -62,7 +72,7 @@ pub fn read_path(path: &Path) -> Result<Object, String> {
         pattern: header.pattern,
         symmetry: header.symmetry,
     };
-    coordinates::read(path, at, lines + 1, &layout)
+    coordinates::read(path, at, lines + 1, &layout, progress)
 }
 
 /// What the lines before the data say.
@@ -139,7 +149,7 @@ fn parse_head(text: &str) -> Result<Head, String> {
 ///
 /// # Errors
 /// A message naming the line and what is wrong.
-pub fn read(text: &str) -> Result<Object, String> {
+fn read(text: &str) -> Result<Object, String> {
     let Head {
         coordinate,
         mut value_type,
@@ -334,12 +344,13 @@ fn read_array(
 /// Writes a matrix as coordinate general MatrixMarket.
 ///
 /// # Errors
-/// Frames (no MatrixMarket form), and values text cannot hold.
-pub fn write(object: &Object, out: &mut dyn Write) -> Result<(), String> {
+/// [`Error::NotConvertible`] for frames (no MatrixMarket form) and values text cannot hold;
+/// I/O errors.
+pub fn write(object: &Object, out: &mut dyn Write) -> Result<()> {
     if !object.data_type().is_matrix() && object.data_type() != DataType::Scalar {
-        return Err(format!(
-            "a {} cannot be written as MatrixMarket without losing its labels and column types",
-            object.data_type()
+        return Err(MTX.cannot_hold(
+            format!("a {}", object.data_type()),
+            "MatrixMarket has no labels or column types",
         ));
     }
     let value_type = object
@@ -355,10 +366,9 @@ pub fn write(object: &Object, out: &mut dyn Write) -> Result<(), String> {
     object.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
     entries.sort_by_key(|&(r, c, _)| (r, c));
     let (rows, cols) = object.shape();
-    let io = |e: std::io::Error| e.to_string();
-    writeln!(out, "%%MatrixMarket matrix coordinate {field} general").map_err(io)?;
-    writeln!(out, "{TYPE_COMMENT}{}", value_type.name()).map_err(io)?;
-    writeln!(out, "{rows} {cols} {}", entries.len()).map_err(io)?;
+    writeln!(out, "%%MatrixMarket matrix coordinate {field} general")?;
+    writeln!(out, "{TYPE_COMMENT}{}", value_type.name())?;
+    writeln!(out, "{rows} {cols} {}", entries.len())?;
     for (r, c, v) in entries {
         let v = v.convert(value_type).unwrap_or(v);
         // f32 values as the f64 they widen to: exact for readers of `real` as f64.
@@ -366,8 +376,9 @@ pub fn write(object: &Object, out: &mut dyn Write) -> Result<(), String> {
             Value::F32(x) if !x.is_nan() => Value::F64(f64::from(x)),
             other => other,
         };
-        let text = format_value(v).map_err(|e| format!("entry ({}, {}): {e}", r + 1, c + 1))?;
-        writeln!(out, "{} {} {text}", r + 1, c + 1).map_err(io)?;
+        let text = format_value(v)
+            .map_err(|e| MTX.cannot_hold(format!("the entry ({}, {})", r + 1, c + 1), e))?;
+        writeln!(out, "{} {} {text}", r + 1, c + 1)?;
     }
     Ok(())
 }
