@@ -1,0 +1,175 @@
+"""DAPHNE binary data files (``.dbdf``) for numpy, scipy and pandas.
+
+A DenseMatrix is a 2-D ``numpy.ndarray`` of its stored value type, a CSRMatrix a
+``scipy.sparse.csr_array``, a Frame a dict of column label -> 1-D array (or a
+``pandas.DataFrame``). A file of several objects is a list of them.
+
+>>> import numpy as np, dbdf
+>>> data = dbdf.dumps(np.arange(6, dtype=np.int32).reshape(2, 3))
+>>> dbdf.loads(data)
+array([[0, 1, 2],
+       [3, 4, 5]], dtype=int32)
+
+The format's rules all live in the Rust crate ``serde_daphne``; this package is a thin layer
+over it (PyO3), which releases the GIL while it reads, writes and decodes.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Optional, Union
+
+from . import _dbdf
+from ._dbdf import DbdfError
+from ._lazy import File, LazyObject
+from ._values import items as _items
+from ._values import wrap as _wrap
+
+__all__ = [
+    "DbdfError",
+    "File",
+    "LazyObject",
+    "convert",
+    "dumps",
+    "load",
+    "loads",
+    "open",
+    "save",
+]
+__version__ = "0.1.0"
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _result(raws: list, as_pandas: bool, object: Optional[int]) -> Any:
+    values = [_wrap(raw, as_pandas) for raw in raws]
+    if object is not None or len(values) == 1:
+        return values[0]
+    return values
+
+
+def load(
+    path: PathLike,
+    *,
+    dialect: Optional[str] = None,
+    object: Optional[int] = None,
+    as_pandas: bool = False,
+    max_alloc: Optional[int] = None,
+) -> Any:
+    """Reads the ``.dbdf`` file at ``path``.
+
+    Returns its object (numpy array, ``scipy.sparse.csr_array``, dict of frame columns or,
+    with ``as_pandas=True``, a ``pandas.DataFrame``), or a list when it holds several.
+    ``object=i`` reads only the i-th. ``dialect`` (``"spec"`` or ``"daphne"``) forces a
+    dialect instead of telling it from the bytes; a DAPHNE ``.meta`` sidecar beside the file
+    is used as DAPHNE uses it. Blocks stored in narrower types are widened exactly to the
+    object's value type. An object is refused before allocating when holding it takes more
+    than its bytes in the file plus ``max_alloc`` (default 4 GiB: a few bytes of empty
+    blocks can describe any size); raise it for trusted files.
+
+    Raises :class:`DbdfError` for a malformed file (with ``offset`` and ``kind``), OSError
+    (FileNotFoundError, ...) when the file cannot be read.
+    """
+    raws = _dbdf.load(os.fspath(path), dialect, object, max_alloc)
+    return _result(raws, as_pandas, object)
+
+
+def loads(
+    data: bytes,
+    *,
+    dialect: Optional[str] = None,
+    object: Optional[int] = None,
+    as_pandas: bool = False,
+    max_alloc: Optional[int] = None,
+) -> Any:
+    """Like :func:`load`, from the bytes of a ``.dbdf`` file."""
+    raws = _dbdf.loads(bytes(data), dialect, object, max_alloc)
+    return _result(raws, as_pandas, object)
+
+
+def save(
+    path: PathLike,
+    obj: Any,
+    *,
+    dialect: str = "spec",
+    tile: Optional[tuple[int, int]] = None,
+    block: str = "auto",
+    narrow: bool = False,
+    sync: bool = False,
+) -> None:
+    """Writes ``obj`` to ``path`` atomically (a temporary file renamed into place).
+
+    ``obj`` is a numpy array (any memory order; bool is stored as uint8; 1-D as a column
+    vector), any scipy sparse array or matrix (written as CSR), a ``pandas.DataFrame`` or a
+    dict of 1-D columns (a frame), or a list/tuple of those (several objects).
+
+    ``dialect="daphne"`` writes what DAPHNE's runtime reads, with its ``.meta`` sidecar.
+    ``tile=(rows, cols)`` splits matrices into blocks (spec dialect). ``block`` chooses each
+    block's encoding: ``"auto"``, ``"smallest"``, ``"dense"``, ``"sparse"`` or
+    ``"ultra-sparse"``. ``narrow=True`` stores each block in the smallest value type that
+    holds its values exactly. ``sync=True`` also flushes the file to disk before the rename
+    (durable across a power loss; by default, as ``numpy.save``, the operating system writes
+    it back when it will, and readers still see the old file or the new one, never a part).
+
+    Raises TypeError for values the format cannot hold (such as strings or complex numbers),
+    :class:`DbdfError` for what the chosen dialect cannot express.
+    """
+    _dbdf.save(os.fspath(path), _items(obj), dialect, tile, block, narrow, sync)
+
+
+def dumps(
+    obj: Any,
+    *,
+    dialect: str = "spec",
+    tile: Optional[tuple[int, int]] = None,
+    block: str = "auto",
+    narrow: bool = False,
+) -> bytes:
+    """Like :func:`save`, returning the file's bytes (no sidecar)."""
+    return _dbdf.dumps(_items(obj), dialect, tile, block, narrow)
+
+
+def open(
+    path: PathLike, *, dialect: Optional[str] = None, max_alloc: Optional[int] = None
+) -> File:
+    """Opens ``path`` lazily: reads headers only (any file size, milliseconds).
+
+    ``f[i].shape``, ``.dtype``, ``.blocks`` describe object i; ``f[i][r0:r1, c0:c1]`` reads
+    only the blocks (and rows of dense blocks) that window needs; ``f[i].read()`` reads it
+    whole. Use as a context manager. The file is memory-mapped while open (as safetensors'
+    ``safe_open`` does); ``max_alloc`` as in :func:`load`.
+    """
+    return File(_dbdf.open(os.fspath(path), dialect, max_alloc))
+
+
+def convert(
+    src: PathLike,
+    dst: PathLike,
+    *,
+    from_format: Optional[str] = None,
+    to_format: Optional[str] = None,
+    **options: Any,
+) -> None:
+    """Converts the file ``src`` to ``dst``, exactly as ``dbdf convert`` does (the same Rust
+    code): between ``.dbdf``, MatrixMarket ``.mtx``, ``.csv``, ``.npy``, Futhark ``.fut``,
+    Binsparse ``.bsp.npz`` and SystemDS binary blocks. Formats come from the extensions
+    unless ``from_format``/``to_format`` name them (``"dbdf"``, ``"mtx"``, ``"csv"``,
+    ``"npy"``, ``"futhark"``, ``"binsparse"``, ``"systemds"``).
+
+    Options (all keyword): ``dialect`` (``"spec"``/``"daphne"``), ``tile=(r, c)``,
+    ``block``, ``narrow``, ``value_type`` (``"u8"`` ... ``"f64"``, converted exactly or not
+    at all), ``data_type`` (``"dense"``/``"csr"``), ``unguarded_labels``,
+    ``binsparse_format`` (``"CSR"``, ``"COO"``, ...), ``index_type``, ``iso``, ``bint8``,
+    ``binsparse_version`` (``"0.1"``/``"0.1.0"``), ``keep_blocks``, ``systemds_block_size``,
+    ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. ``.npy`` to tiled ``.dbdf``,
+    ``.dbdf`` to ``.npy`` and re-tiling stream in bounded memory.
+
+    What DAPHNE will make of the output, where it matters, comes as a ``UserWarning``.
+    Raises :class:`DbdfError` (with ``file``, ``offset`` and ``kind``) or OSError; no output
+    is left behind by a failure.
+    """
+    for warning in _dbdf.convert(
+        os.fspath(src), os.fspath(dst), from_format=from_format, to_format=to_format, **options
+    ):
+        warnings.warn(warning, UserWarning, stacklevel=2)

@@ -1,0 +1,61 @@
+"""Type stubs of the Rust core. The public API is the `dbdf` package around it."""
+
+from os import PathLike
+from typing import Any, Optional, Union
+
+
+_Path = Union[str, PathLike[str]]
+# ("dense", ndarray) | ("csr", (rows, cols), data, indices, indptr) | ("frame", labels, columns)
+_Raw = tuple
+
+class DbdfError(ValueError):
+    """A file or object the DAPHNE format cannot hold or does not describe."""
+
+    offset: Optional[int]
+    kind: str
+    path: Optional[str]
+    file: Optional[str]
+
+class Index:
+    """An open file's index (headers only)."""
+
+    closed: bool
+    def objects(self) -> list[dict[str, Any]]: ...
+    def read(self, index: int) -> _Raw: ...
+    def window(self, index: int, rows: tuple[int, int], cols: tuple[int, int]) -> _Raw: ...
+    def frame(self, index: int, rows: tuple[int, int], labels: list[str]) -> _Raw: ...
+    def close(self) -> None: ...
+
+def load(
+    path: _Path,
+    dialect: Optional[str] = None,
+    object: Optional[int] = None,
+    max_alloc: Optional[int] = None,
+) -> list[_Raw]: ...
+def loads(
+    data: bytes,
+    dialect: Optional[str] = None,
+    object: Optional[int] = None,
+    max_alloc: Optional[int] = None,
+) -> list[_Raw]: ...
+def save(
+    path: _Path,
+    items: list[tuple],
+    dialect: str = "spec",
+    tile: Optional[tuple[int, int]] = None,
+    block: str = "auto",
+    narrow: bool = False,
+    sync: bool = False,
+) -> None: ...
+def dumps(
+    items: list[tuple],
+    dialect: str = "spec",
+    tile: Optional[tuple[int, int]] = None,
+    block: str = "auto",
+    narrow: bool = False,
+) -> bytes: ...
+def open(path: _Path, dialect: Optional[str] = None, max_alloc: Optional[int] = None) -> Index: ...
+def open_bytes(
+    data: bytes, dialect: Optional[str] = None, max_alloc: Optional[int] = None
+) -> Index: ...
+def convert(src: _Path, dst: _Path, **options: Any) -> list[str]: ...

@@ -1,0 +1,140 @@
+"""Python values to and from the plain tuples of numpy arrays the Rust core reads and writes.
+
+The core (``dbdf._dbdf``) knows the format; this module only knows numpy, scipy and pandas.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+# numpy dtype (kind, itemsize) -> the DAPHNE value type's name.
+_VALUE_TYPES = {
+    ("u", 1): "u8",
+    ("u", 2): "u16",
+    ("u", 4): "u32",
+    ("u", 8): "u64",
+    ("i", 1): "i8",
+    ("i", 2): "i16",
+    ("i", 4): "i32",
+    ("i", 8): "i64",
+    ("f", 4): "f32",
+    ("f", 8): "f64",
+}
+
+
+def value_type(array: np.ndarray, what: str) -> tuple[str, np.ndarray]:
+    """The DAPHNE value type of ``array`` and the array to write (bool viewed as uint8,
+    non-native byte order swapped); TypeError for dtypes the format has no type for."""
+    dtype = array.dtype
+    if dtype == np.bool_:
+        return "u8", array.view(np.uint8)
+    name = _VALUE_TYPES.get((dtype.kind, dtype.itemsize))
+    if name is None:
+        raise TypeError(
+            f"{what} has dtype {dtype}, which DAPHNE cannot store: use one of uint8..uint64, "
+            "int8..int64, float32, float64 or bool"
+        )
+    if not dtype.isnative:
+        array = array.astype(dtype.newbyteorder("="))
+    return name, array
+
+
+def _is_sparse(obj: Any) -> bool:
+    # scipy is only consulted when it is already imported: a sparse value implies it is.
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(obj)
+
+
+def _is_dataframe(obj: Any) -> bool:
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(obj, pandas.DataFrame)
+
+
+def item(obj: Any) -> tuple:
+    """One object to write, as the core takes it."""
+    if _is_sparse(obj):
+        return _csr_item(obj)
+    if _is_dataframe(obj):
+        return _frame_item({str(c): obj[c].to_numpy() for c in obj.columns})
+    if isinstance(obj, dict):
+        return _frame_item(obj)
+    if isinstance(obj, (list, tuple)):
+        raise TypeError(
+            "a list or tuple inside the objects to save: pass numpy.asarray(...) for a nested "
+            "list of numbers"
+        )
+    return _dense_item(np.asarray(obj))
+
+
+def items(obj: Any) -> list:
+    """The objects to write: a list or tuple is several objects, anything else one."""
+    if isinstance(obj, (list, tuple)):
+        return [item(o) for o in obj]
+    return [item(obj)]
+
+
+def _dense_item(array: np.ndarray) -> tuple:
+    if array.ndim == 0:
+        array = array.reshape(1, 1)
+    elif array.ndim == 1:
+        # A 1-D array is a column vector, as the Rust crate writes a Vec.
+        array = array.reshape(-1, 1)
+    elif array.ndim != 2:
+        raise ValueError(f"DAPHNE matrices have 2 dimensions, this array has {array.ndim}")
+    name, array = value_type(array, "the array")
+    return ("dense", name, array)
+
+
+def _csr_item(matrix: Any) -> tuple:
+    csr = matrix.tocsr()
+    if csr.ndim != 2:
+        raise ValueError(f"DAPHNE matrices have 2 dimensions, this one has {csr.ndim}")
+    if not csr.has_canonical_format:
+        # Duplicates are summed (scipy's meaning of them) and indices sorted, on a copy.
+        csr = csr.copy()
+        csr.sum_duplicates()
+    name, data = value_type(np.ascontiguousarray(csr.data), "the sparse matrix")
+    rows, cols = csr.shape
+    indices = np.ascontiguousarray(csr.indices)
+    indptr = np.ascontiguousarray(csr.indptr)
+    return ("csr", name, (rows, cols), data, indices, indptr)
+
+
+def _frame_item(columns: dict) -> tuple:
+    labels, typed = [], []
+    for label, column in columns.items():
+        if not isinstance(label, str):
+            raise TypeError(f"frame column labels must be str, not {type(label).__name__}")
+        array = np.asarray(column)
+        if array.ndim != 1:
+            raise ValueError(f"frame column {label!r} must be 1-D, it has {array.ndim} dimensions")
+        typed.append(value_type(array, f"frame column {label!r}"))
+        labels.append(label)
+    lengths = {len(a) for _, a in typed}
+    if len(lengths) > 1:
+        raise ValueError(f"frame columns have different lengths: {sorted(lengths)}")
+    return ("frame", labels, typed)
+
+
+def wrap(raw: tuple, as_pandas: bool = False) -> Any:
+    """A decoded object as numpy, scipy or pandas values."""
+    kind = raw[0]
+    if kind == "dense":
+        return raw[1]
+    if kind == "csr":
+        _, shape, data, indices, indptr = raw
+        try:
+            from scipy.sparse import csr_array
+        except ImportError as e:
+            raise ImportError("reading a CSRMatrix needs scipy: pip install scipy") from e
+        return csr_array((data, indices, indptr), shape=shape, copy=False)
+    _, labels, columns = raw
+    frame = dict(zip(labels, columns))
+    if as_pandas:
+        import pandas
+
+        return pandas.DataFrame(frame, copy=False)
+    return frame

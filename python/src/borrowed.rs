@@ -1,0 +1,222 @@
+//! Python objects to serialize, borrowed from their numpy buffers where the crate can write
+//! them as they are.
+//!
+//! What Python hands over (the `dbdf` package normalizes numpy, scipy and pandas inputs):
+//! - `("dense", type_name, ndarray)`: a 2-D array of the named type, any memory order;
+//! - `("csr", type_name, (rows, cols), data, indices, indptr)`: canonical CSR arrays
+//!   (sorted, no duplicates), indices `int32` or `int64`;
+//! - `("frame", [label, ...], [(type_name, column), ...])`: 1-D columns.
+
+use numpy::{PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use serde::ser::{Serialize, SerializeTupleStruct, Serializer};
+use serde_daphne::{with_value_type, CsrView, DenseView, Element, Object, ValueType};
+use sprs::CsMatView;
+
+/// Borrowed numpy arrays, kept alive (and locked against writes from Rust) while serializing.
+pub enum Borrowed<'py> {
+    Dense(AnyDense<'py>),
+    Csr {
+        rows: usize,
+        cols: usize,
+        data: AnyValues<'py>,
+        indices: IndexArray<'py>,
+        indptr: IndexArray<'py>,
+    },
+    Frame(Object),
+}
+
+macro_rules! typed_enums {
+    ($($variant:ident($t:ty)),*) => {
+        /// A borrowed 2-D array of one of the ten value types.
+        pub enum AnyDense<'py> { $($variant(PyReadonlyArray2<'py, $t>)),* }
+        /// A borrowed 1-D array of one of the ten value types.
+        pub enum AnyValues<'py> { $($variant(PyReadonlyArray1<'py, $t>)),* }
+        /// A view of one borrowed object, ready to serialize.
+        pub enum View<'a> {
+            $($variant(DenseView<'a, $t>),)*
+            Csr(CsrAny<'a>),
+            Object(&'a Object),
+        }
+        /// A borrowed CSR matrix of one of the ten value types.
+        pub enum CsrAny<'a> { $($variant(CsrView<'a, $t>)),* }
+
+        impl Serialize for View<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(View::$variant(v) => v.serialize(s),)*
+                    View::Csr(c) => match c { $(CsrAny::$variant(v) => v.serialize(s)),* },
+                    View::Object(o) => o.serialize(s),
+                }
+            }
+        }
+
+        impl<'py> AnyDense<'py> {
+            fn extract(value_type: ValueType, array: &Bound<'py, PyAny>) -> PyResult<Self> {
+                Ok(match value_type { $(ValueType::$variant => AnyDense::$variant(array.extract()?),)* })
+            }
+            fn view(&self) -> View<'_> {
+                match self { $(AnyDense::$variant(a) => View::$variant(DenseView(a.as_array())),)* }
+            }
+        }
+
+        impl<'py> AnyValues<'py> {
+            fn extract(value_type: ValueType, array: &Bound<'py, PyAny>) -> PyResult<Self> {
+                Ok(match value_type { $(ValueType::$variant => AnyValues::$variant(array.extract()?),)* })
+            }
+            fn csr<'a>(&'a self, shape: (usize, usize), indptr: &'a [usize], indices: &'a [usize]) -> PyResult<View<'a>> {
+                Ok(match self {
+                    $(AnyValues::$variant(a) => View::Csr(CsrAny::$variant(CsrView(csr_view(shape, indptr, indices, contiguous(a)?)?))),)*
+                })
+            }
+        }
+    };
+}
+
+typed_enums!(
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64)
+);
+
+fn contiguous<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
+    array
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("CSR arrays must be contiguous"))
+}
+
+fn csr_view<'a, T: Element>(
+    shape: (usize, usize),
+    indptr: &'a [usize],
+    indices: &'a [usize],
+    data: &'a [T],
+) -> PyResult<CsMatView<'a, T>> {
+    CsMatView::try_new(shape, indptr, indices, data)
+        .map_err(|(.., e)| PyValueError::new_err(format!("not a valid CSR matrix: {e}")))
+}
+
+/// A scipy index array: `int64` borrowed as `usize` (same size and alignment on 64-bit hosts;
+/// a negative index becomes one too large, which the CSR check refuses), `int32` widened.
+pub enum IndexArray<'py> {
+    Wide(PyReadonlyArray1<'py, i64>),
+    Widened(Vec<usize>),
+}
+
+impl<'py> IndexArray<'py> {
+    fn extract(array: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(wide) = array.extract::<PyReadonlyArray1<'py, i64>>() {
+            if std::mem::size_of::<usize>() == 8 && wide.as_slice().is_ok() {
+                return Ok(IndexArray::Wide(wide));
+            }
+            let widened: PyResult<Vec<usize>> =
+                wide.as_array().iter().map(|&i| to_index(i)).collect();
+            return Ok(IndexArray::Widened(widened?));
+        }
+        let narrow: PyReadonlyArray1<'py, i32> = array.extract().map_err(|_| {
+            PyTypeError::new_err("CSR index arrays must be int32 or int64 numpy arrays")
+        })?;
+        let widened: PyResult<Vec<usize>> = narrow
+            .as_array()
+            .iter()
+            .map(|&i| to_index(i.into()))
+            .collect();
+        Ok(IndexArray::Widened(widened?))
+    }
+
+    fn as_slice(&self) -> PyResult<&[usize]> {
+        match self {
+            IndexArray::Wide(a) => Ok(bytemuck::cast_slice(contiguous(a)?)),
+            IndexArray::Widened(v) => Ok(v),
+        }
+    }
+}
+
+fn to_index(i: i64) -> PyResult<usize> {
+    usize::try_from(i).map_err(|_| PyValueError::new_err(format!("negative CSR index {i}")))
+}
+
+fn value_type(name: &str) -> PyResult<ValueType> {
+    ValueType::from_name(name)
+        .ok_or_else(|| PyTypeError::new_err(format!("{name:?} is not a DAPHNE value type")))
+}
+
+impl<'py> Borrowed<'py> {
+    /// Borrows one item as the `dbdf` package hands it over.
+    pub fn extract(item: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let kind: String = item.get_item(0)?.extract()?;
+        match kind.as_str() {
+            "dense" => {
+                let vt = value_type(&item.get_item(1)?.extract::<String>()?)?;
+                Ok(Borrowed::Dense(AnyDense::extract(vt, &item.get_item(2)?)?))
+            }
+            "csr" => {
+                let vt = value_type(&item.get_item(1)?.extract::<String>()?)?;
+                let (rows, cols): (usize, usize) = item.get_item(2)?.extract()?;
+                Ok(Borrowed::Csr {
+                    rows,
+                    cols,
+                    data: AnyValues::extract(vt, &item.get_item(3)?)?,
+                    indices: IndexArray::extract(&item.get_item(4)?)?,
+                    indptr: IndexArray::extract(&item.get_item(5)?)?,
+                })
+            }
+            "frame" => {
+                let labels: Vec<String> = item.get_item(1)?.extract()?;
+                let columns: Vec<Bound<'py, PyAny>> = item.get_item(2)?.extract()?;
+                let mut named = Vec::with_capacity(columns.len());
+                for (label, column) in labels.into_iter().zip(columns) {
+                    let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
+                    let array = column.get_item(1)?;
+                    // A frame's columns are copied into the object (one copy per column).
+                    let values = with_value_type!(vt, T => {
+                        let a: PyReadonlyArray1<'py, T> = array.extract()?;
+                        T::into_values(a.as_array().to_vec())
+                    });
+                    named.push((label, values));
+                }
+                let frame = Object::frame(named).map_err(crate::errors::to_py)?;
+                Ok(Borrowed::Frame(frame))
+            }
+            other => Err(PyTypeError::new_err(format!("unknown item kind {other:?}"))),
+        }
+    }
+
+    /// The serializable view.
+    pub fn view(&self) -> PyResult<View<'_>> {
+        match self {
+            Borrowed::Dense(d) => Ok(d.view()),
+            Borrowed::Csr {
+                rows,
+                cols,
+                data,
+                indices,
+                indptr,
+            } => data.csr((*rows, *cols), indptr.as_slice()?, indices.as_slice()?),
+            Borrowed::Frame(object) => Ok(View::Object(object)),
+        }
+    }
+}
+
+/// Several objects written back to back (one object is written alone).
+pub struct Objects<'a>(pub Vec<View<'a>>);
+
+impl Serialize for Objects<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let [one] = self.0.as_slice() {
+            return one.serialize(s);
+        }
+        let mut tuple = s.serialize_tuple_struct("Objects", self.0.len())?;
+        for view in &self.0 {
+            tuple.serialize_field(view)?;
+        }
+        tuple.end()
+    }
+}

@@ -1,0 +1,160 @@
+//! Decoded objects handed to Python without copies: the vectors the crate decodes become the
+//! numpy arrays' memory.
+//!
+//! What Python receives (the `dbdf` package wraps it for scipy and pandas):
+//! - a DenseMatrix (or a runtime scalar, as 1 x 1): `("dense", ndarray)`, 2-D, C order;
+//! - a CSRMatrix: `("csr", (rows, cols), data, indices, indptr)`;
+//! - a Frame: `("frame", [label, ...], [column, ...])`, 1-D columns.
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use serde_daphne::model::CsrParts;
+use serde_daphne::wire::Header;
+use serde_daphne::{with_value_type, Element, Object, Result, ValueType, Values};
+
+/// An object decoded, ready to become Python objects (built with the GIL released).
+pub enum Decoded {
+    /// Row-major values of a `rows x cols` matrix.
+    Dense {
+        rows: usize,
+        cols: usize,
+        values: Values,
+    },
+    /// CSR arrays.
+    Csr {
+        rows: usize,
+        cols: usize,
+        values: Values,
+        indices: Index,
+        indptr: Index,
+    },
+    /// Labelled columns.
+    Frame {
+        labels: Vec<String>,
+        columns: Vec<Values>,
+    },
+}
+
+/// Index arrays as scipy keeps them: `int32` when every index and dimension fits (scipy
+/// would otherwise narrow `int64` arrays itself, with a copy), else `int64`.
+pub enum Index {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+
+impl Index {
+    fn from_usize(indices: Vec<usize>, narrow: bool) -> Index {
+        if narrow {
+            // Checked by the caller: every index is below 2^31.
+            Index::I32(indices.iter().map(|&i| i as i32).collect())
+        } else {
+            // usize and i64 have the same size and alignment on the 64-bit hosts numpy's
+            // int64 index arrays live on, and no index reaches 2^63: a move, not a copy.
+            match bytemuck::allocation::try_cast_vec::<usize, i64>(indices) {
+                Ok(moved) => Index::I64(moved),
+                Err((_, indices)) => Index::I64(indices.iter().map(|&i| i as i64).collect()),
+            }
+        }
+    }
+
+    fn into_py(self, py: Python<'_>) -> Bound<'_, PyAny> {
+        match self {
+            Index::I32(v) => PyArray1::from_vec(py, v).into_any(),
+            Index::I64(v) => PyArray1::from_vec(py, v).into_any(),
+        }
+    }
+}
+
+/// The Python-facing form of `object`, moving its vectors.
+///
+/// # Errors
+/// A matrix or frame that does not fit this machine's memory; values that do not convert to
+/// the header's value type (blocks of other types are widened exactly).
+pub fn decode(object: Object) -> Result<Decoded> {
+    let (rows, cols) = object.shape();
+    let size = |n: u64| {
+        usize::try_from(n).map_err(|_| serde_daphne::Error::TooLarge {
+            offset: object.offset(),
+            what: "the object",
+            bytes: u128::from(n),
+        })
+    };
+    let (rows, cols) = (size(rows)?, size(cols)?);
+    match object.header().clone() {
+        Header::Frame { columns, .. } => Ok(Decoded::Frame {
+            labels: columns.into_iter().map(|c| c.label).collect(),
+            columns: object.into_columns()?,
+        }),
+        Header::CsrMatrix { value_type, .. } => {
+            with_value_type!(value_type, T => {
+                let CsrParts { row_offsets, col_indices, values } = object.into_csr_parts::<T>()?;
+                let limit = i32::MAX as usize;
+                let narrow = rows <= limit && cols <= limit && values.len() <= limit;
+                Ok(Decoded::Csr {
+                    rows,
+                    cols,
+                    values: T::into_values(values),
+                    indices: Index::from_usize(col_indices, narrow),
+                    indptr: Index::from_usize(row_offsets, narrow),
+                })
+            })
+        }
+        header => {
+            let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
+            let values = with_value_type!(value_type, T =>
+                T::into_values(object.into_dense_vec::<T>()?));
+            Ok(Decoded::Dense { rows, cols, values })
+        }
+    }
+}
+
+/// A 1-D numpy array owning `values`' memory.
+pub fn values_to_py(py: Python<'_>, values: Values) -> Bound<'_, PyAny> {
+    with_value_type!(values.value_type(), T => {
+        // The type is the vector's own: a move, never a conversion.
+        let vec = values.into_vec::<T>().unwrap_or_default();
+        PyArray1::from_vec(py, vec).into_any()
+    })
+}
+
+impl Decoded {
+    /// The tuple Python receives.
+    pub fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        Ok(match self {
+            Decoded::Dense { rows, cols, values } => {
+                let array = with_value_type!(values.value_type(), T => {
+                    let vec = values.into_vec::<T>().unwrap_or_default();
+                    ndarray::Array2::from_shape_vec((rows, cols), vec)
+                        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?
+                        .into_pyarray(py)
+                        .into_any()
+                });
+                PyTuple::new(
+                    py,
+                    [pyo3::types::PyString::new(py, "dense").into_any(), array],
+                )?
+                .into_any()
+            }
+            Decoded::Csr {
+                rows,
+                cols,
+                values,
+                indices,
+                indptr,
+            } => (
+                "csr",
+                (rows, cols),
+                values_to_py(py, values),
+                indices.into_py(py),
+                indptr.into_py(py),
+            )
+                .into_pyobject(py)?
+                .into_any(),
+            Decoded::Frame { labels, columns } => {
+                let columns: Vec<_> = columns.into_iter().map(|c| values_to_py(py, c)).collect();
+                ("frame", labels, columns).into_pyobject(py)?.into_any()
+            }
+        })
+    }
+}

@@ -1,0 +1,216 @@
+//! The lazy handle: a file's index (headers only) and reads of whole objects or windows.
+
+use std::io::Cursor;
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_daphne::io::{FileReader, ObjectInfo};
+use serde_daphne::wire::Header;
+use serde_daphne::{DbdfFile, Dialect, Object, Options, Result};
+
+use crate::decoded::{decode, Decoded};
+
+/// A file or an in-memory buffer, indexed.
+pub enum Source {
+    File(DbdfFile<FileReader>),
+    Bytes(DbdfFile<Cursor<Vec<u8>>>),
+}
+
+impl Source {
+    pub fn open(path: &str, options: &Options) -> Result<Source> {
+        DbdfFile::open_with(path, options).map(Source::File)
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>, options: &Options) -> Result<Source> {
+        DbdfFile::from_reader_with(Cursor::new(bytes), options).map(Source::Bytes)
+    }
+
+    pub fn objects(&self) -> &[ObjectInfo] {
+        match self {
+            Source::File(f) => f.objects(),
+            Source::Bytes(f) => f.objects(),
+        }
+    }
+
+    /// Object `index`, checked to fit `max_alloc` when held whole (it is decoded next).
+    pub fn object_at(&mut self, index: usize) -> Result<Object> {
+        match self {
+            Source::File(f) => f.object_checked(index),
+            Source::Bytes(f) => f.object_checked(index),
+        }
+    }
+
+    fn window(&mut self, index: usize, rows: (u64, u64), cols: (u64, u64)) -> Result<Object> {
+        let (rows, cols) = (rows.0..rows.1, cols.0..cols.1);
+        match self {
+            Source::File(f) => f.read_window_object(index, rows, cols),
+            Source::Bytes(f) => f.read_window_object(index, rows, cols),
+        }
+    }
+
+    fn frame(&mut self, index: usize, rows: (u64, u64), labels: &[&str]) -> Result<Object> {
+        let rows = rows.0..rows.1;
+        match self {
+            Source::File(f) => f.read_frame(index, rows, labels),
+            Source::Bytes(f) => f.read_frame(index, rows, labels),
+        }
+    }
+
+    /// Every object (or only `only`), decoded.
+    pub fn decode_all(&mut self, only: Option<usize>) -> Result<Vec<Decoded>> {
+        let indices: Vec<usize> = match only {
+            Some(i) => vec![i],
+            None => (0..self.objects().len()).collect(),
+        };
+        indices
+            .into_iter()
+            .map(|i| self.object_at(i).and_then(decode))
+            .collect()
+    }
+}
+
+/// Reading options from the Python keywords.
+pub fn read_options(dialect: Option<&str>, max_alloc: Option<u64>) -> PyResult<Options> {
+    let mut options = Options::new();
+    if let Some(bytes) = max_alloc {
+        options = options.max_alloc(bytes);
+    }
+    Ok(match dialect {
+        None => options,
+        Some("spec") => options.dialect(Dialect::Spec),
+        Some("daphne" | "runtime") => options.dialect(Dialect::Runtime),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "dialect must be 'spec' or 'daphne', not {other:?}"
+            )))
+        }
+    })
+}
+
+/// An open `.dbdf` file (or buffer): its index, and reads of objects and windows.
+#[pyclass(module = "dbdf._dbdf", name = "Index")]
+pub struct Index {
+    source: Mutex<Option<Source>>,
+}
+
+impl Index {
+    pub fn new(source: Source) -> Index {
+        Index {
+            source: Mutex::new(Some(source)),
+        }
+    }
+
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Source) -> Result<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut guard = self.source.lock().unwrap_or_else(|e| e.into_inner());
+            match guard.as_mut() {
+                Some(source) => f(source).map_err(crate::errors::to_py),
+                None => Err(PyValueError::new_err("I/O operation on a closed dbdf file")),
+            }
+        })
+    }
+}
+
+#[pymethods]
+impl Index {
+    /// The objects' headers and blocks, as dictionaries.
+    fn objects<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let infos: Vec<ObjectInfo> = self.with(py, |s| Ok(s.objects().to_vec()))?;
+        infos.iter().map(|info| describe(py, info)).collect()
+    }
+
+    /// Object `index` whole.
+    fn read<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.with(py, |s| s.object_at(index).and_then(decode))?
+            .into_py(py)
+    }
+
+    /// Rows `r0..r1` and columns `c0..c1` of matrix `index` (or of a frame's columns).
+    fn window<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        rows: (u64, u64),
+        cols: (u64, u64),
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.with(py, |s| s.window(index, rows, cols).and_then(decode))?
+            .into_py(py)
+    }
+
+    /// Rows `r0..r1` of the frame `index`'s columns named `labels` (all when empty).
+    fn frame<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        rows: (u64, u64),
+        labels: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.with(py, |s| {
+            let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+            s.frame(index, rows, &labels).and_then(decode)
+        })?
+        .into_py(py)
+    }
+
+    /// Releases the file (and its memory map).
+    fn close(&self) {
+        *self.source.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Whether `close` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.source
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+}
+
+/// One object's index entry as a dictionary.
+fn describe<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let header = &info.header;
+    d.set_item("data_type", header.data_type().to_string())?;
+    d.set_item("shape", (header.rows(), header.cols()))?;
+    d.set_item(
+        "dialect",
+        match info.dialect {
+            Dialect::Spec => "spec",
+            Dialect::Runtime => "daphne",
+        },
+    )?;
+    d.set_item("range", (info.range.start, info.range.end))?;
+    match header {
+        Header::Frame { columns, .. } => {
+            let labels: Vec<&str> = columns.iter().map(|c| c.label.as_str()).collect();
+            let types: Vec<&str> = columns.iter().map(|c| c.value_type.name()).collect();
+            d.set_item("labels", labels)?;
+            d.set_item("value_types", types)?;
+        }
+        other => d.set_item("value_type", other.matrix_value_type().map(|v| v.name()))?,
+    }
+    let blocks: Vec<_> = info
+        .blocks
+        .iter()
+        .map(|b| {
+            let block = PyDict::new(py);
+            block.set_item("row", b.place.row)?;
+            block.set_item("col", b.place.col)?;
+            block.set_item("shape", (b.place.rows, b.place.cols))?;
+            block.set_item("block_type", b.block_type.to_string())?;
+            block.set_item("value_type", b.value_type.map(|v| v.name()))?;
+            block.set_item("nnz", b.nnz)?;
+            block.set_item("range", (b.range.start, b.range.end))?;
+            Ok(block)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("blocks", blocks)?;
+    Ok(d)
+}

@@ -1,0 +1,213 @@
+//! `dbdf._dbdf`: the Rust core of the `dbdf` Python package, on top of `serde_daphne`.
+//!
+//! The Python package (`python/dbdf`) normalizes numpy, scipy and pandas values into plain
+//! tuples of numpy arrays and wraps what comes back; this module reads and writes them with
+//! the crate, releasing the GIL while it does I/O and decodes. No rule of the format lives
+//! here.
+//!
+//! - [`errors`]: the crate's errors as `DbdfError`/`OSError`;
+//! - [`decoded`]: decoded objects to numpy arrays, without copies;
+//! - [`borrowed`]: numpy buffers borrowed for writing;
+//! - [`handle`]: the lazy index and window reads;
+//! - [`convert`]: file-to-file conversions.
+
+mod borrowed;
+mod convert;
+mod decoded;
+mod errors;
+mod handle;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use serde_daphne::{BlockPolicy, Dialect, Options};
+
+use borrowed::{Borrowed, Objects};
+use errors::IntoPy;
+use handle::{read_options, Index, Source};
+
+/// Every object of the file at `path` (or only object `object`), as tuples of numpy arrays.
+#[pyfunction]
+#[pyo3(signature = (path, dialect=None, object=None, max_alloc=None))]
+fn load<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    dialect: Option<&str>,
+    object: Option<usize>,
+    max_alloc: Option<u64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let options = read_options(dialect, max_alloc)?;
+    let decoded = py.detach(|| {
+        // Plain reads: a whole-file load touches every byte once, so a memory map only adds
+        // page-table work.
+        let options = options.memory_map(false);
+        Source::open(&path.to_string_lossy(), &options)
+            .and_then(|mut s| s.decode_all(object))
+            .map_err(|e| errors::in_file(e, &path))
+    })?;
+    let items: Vec<_> = decoded
+        .into_iter()
+        .map(|d| d.into_py(py))
+        .collect::<PyResult<_>>()?;
+    PyList::new(py, items)
+}
+
+/// Every object of `data` (or only object `object`).
+#[pyfunction]
+#[pyo3(signature = (data, dialect=None, object=None, max_alloc=None))]
+fn loads<'py>(
+    py: Python<'py>,
+    data: Vec<u8>,
+    dialect: Option<&str>,
+    object: Option<usize>,
+    max_alloc: Option<u64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let options = read_options(dialect, max_alloc)?;
+    let decoded = py.detach(|| {
+        Source::from_bytes(data, &options)
+            .and_then(|mut s| s.decode_all(object))
+            .py_err()
+    })?;
+    let items: Vec<_> = decoded
+        .into_iter()
+        .map(|d| d.into_py(py))
+        .collect::<PyResult<_>>()?;
+    PyList::new(py, items)
+}
+
+/// Writing options from the Python keywords.
+fn write_options(
+    dialect: &str,
+    tile: Option<(u32, u32)>,
+    block: &str,
+    narrow: bool,
+    sync: bool,
+) -> PyResult<Options> {
+    let policy = match block {
+        "auto" => BlockPolicy::Auto,
+        "smallest" => BlockPolicy::Smallest,
+        "dense" => BlockPolicy::Dense,
+        "sparse" => BlockPolicy::Sparse,
+        "ultra-sparse" | "ultra_sparse" => BlockPolicy::UltraSparse,
+        other => return Err(PyValueError::new_err(format!(
+            "block must be 'auto', 'smallest', 'dense', 'sparse' or 'ultra-sparse', not {other:?}"
+        ))),
+    };
+    let mut options = Options::new()
+        .block_policy(policy)
+        .narrow(narrow)
+        .sync(sync);
+    if let Some((rows, cols)) = tile {
+        if rows == 0 || cols == 0 {
+            return Err(PyValueError::new_err("tile sizes must be positive"));
+        }
+        options = options.tile(rows, cols);
+    }
+    match dialect {
+        "spec" => Ok(options),
+        "daphne" | "runtime" => Ok(options.dialect(Dialect::Runtime)),
+        other => Err(PyValueError::new_err(format!(
+            "dialect must be 'spec' or 'daphne', not {other:?}"
+        ))),
+    }
+}
+
+fn borrow_all<'py>(items: &[Bound<'py, PyAny>]) -> PyResult<Vec<Borrowed<'py>>> {
+    items.iter().map(Borrowed::extract).collect()
+}
+
+/// Writes `items` to `path` atomically (with DAPHNE's `.meta` sidecar for `dialect="daphne"`),
+/// synced to disk before the rename when `sync`.
+#[pyfunction]
+#[pyo3(signature = (path, items, dialect="spec", tile=None, block="auto", narrow=false, sync=false))]
+#[allow(clippy::too_many_arguments)]
+fn save(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    items: Vec<Bound<'_, PyAny>>,
+    dialect: &str,
+    tile: Option<(u32, u32)>,
+    block: &str,
+    narrow: bool,
+    sync: bool,
+) -> PyResult<()> {
+    let options = write_options(dialect, tile, block, narrow, sync)?;
+    let borrowed = borrow_all(&items)?;
+    let views = Objects(
+        borrowed
+            .iter()
+            .map(Borrowed::view)
+            .collect::<PyResult<_>>()?,
+    );
+    py.detach(|| {
+        serde_daphne::to_file_with(&path, &views, &options).map_err(|e| errors::in_file(e, &path))
+    })
+}
+
+/// `items` as the bytes of a `.dbdf` file.
+#[pyfunction]
+#[pyo3(signature = (items, dialect="spec", tile=None, block="auto", narrow=false))]
+fn dumps<'py>(
+    py: Python<'py>,
+    items: Vec<Bound<'py, PyAny>>,
+    dialect: &str,
+    tile: Option<(u32, u32)>,
+    block: &str,
+    narrow: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let options = write_options(dialect, tile, block, narrow, false)?;
+    let borrowed = borrow_all(&items)?;
+    let views = Objects(
+        borrowed
+            .iter()
+            .map(Borrowed::view)
+            .collect::<PyResult<_>>()?,
+    );
+    let bytes = py.detach(|| serde_daphne::to_vec_with(&views, &options).py_err())?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Indexes the file at `path` (headers only) for lazy reads.
+#[pyfunction]
+#[pyo3(signature = (path, dialect=None, max_alloc=None))]
+fn open(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    dialect: Option<&str>,
+    max_alloc: Option<u64>,
+) -> PyResult<Index> {
+    let options = read_options(dialect, max_alloc)?;
+    let source = py.detach(|| {
+        Source::open(&path.to_string_lossy(), &options).map_err(|e| errors::in_file(e, &path))
+    })?;
+    Ok(Index::new(source))
+}
+
+/// Indexes `data` for lazy reads.
+#[pyfunction]
+#[pyo3(signature = (data, dialect=None, max_alloc=None))]
+fn open_bytes(
+    py: Python<'_>,
+    data: Vec<u8>,
+    dialect: Option<&str>,
+    max_alloc: Option<u64>,
+) -> PyResult<Index> {
+    let options = read_options(dialect, max_alloc)?;
+    let source = py.detach(|| Source::from_bytes(data, &options).py_err())?;
+    Ok(Index::new(source))
+}
+
+/// The module.
+#[pymodule]
+fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DbdfError", m.py().get_type::<errors::DbdfError>())?;
+    m.add_class::<Index>()?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(loads, m)?)?;
+    m.add_function(wrap_pyfunction!(save, m)?)?;
+    m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(open_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,43 @@
+"""Shared fixtures: the repository's reference files and the `dbdf` command-line tool."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# Files written by DAPHNE's own C++ runtime, with their manifest (tests/data/README.md).
+DAPHNE = REPO / "tests" / "data" / "daphne-runtime"
+
+
+def _find_cli():
+    given = os.environ.get("DBDF_CLI")
+    if given and not Path(given).is_file():
+        raise RuntimeError(f"DBDF_CLI={given} is not a file")
+    for candidate in (
+        os.environ.get("DBDF_CLI"),
+        REPO / "target" / "debug" / "dbdf",
+        REPO / "target" / "release" / "dbdf",
+        shutil.which("dbdf"),
+    ):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """Runs the Rust crate's `dbdf` tool (build it with `cargo build --features cli`)."""
+    path = _find_cli()
+    if path is None:
+        pytest.skip("the dbdf command-line tool is not built (cargo build --features cli)")
+
+    def run(*args, check=True):
+        done = subprocess.run([path, *map(str, args)], capture_output=True, text=True)
+        if check and done.returncode != 0:
+            raise AssertionError(f"dbdf {' '.join(map(str, args))} failed: {done.stderr}")
+        return done
+
+    return run

@@ -1,0 +1,104 @@
+"""dbdf.convert: the crate's conversions, checked against files other tools wrote."""
+
+import json
+
+import numpy as np
+import pytest
+
+import dbdf
+from conftest import REPO
+
+DATA = REPO / "tests" / "data"
+
+
+def test_matrix_market_to_dbdf_and_back(tmp_path):
+    mtx = tmp_path / "m.mtx"
+    mtx.write_text(
+        "%%MatrixMarket matrix coordinate integer symmetric\n% a comment\n3 3 3\n"
+        "1 1 5\n3 1 -2\n3 3 7\n"
+    )
+    dbdf.convert(mtx, tmp_path / "m.dbdf")
+    m = dbdf.load(tmp_path / "m.dbdf")
+    assert m.dtype == np.int64
+    assert m.toarray().tolist() == [[5, 0, -2], [0, 0, 0], [-2, 0, 7]]
+    dbdf.convert(tmp_path / "m.dbdf", tmp_path / "dense.dbdf", data_type="dense",
+                 value_type="i8")
+    d = dbdf.load(tmp_path / "dense.dbdf")
+    assert d.dtype == np.int8 and d.tolist() == [[5, 0, -2], [0, 0, 0], [-2, 0, 7]]
+    dbdf.convert(tmp_path / "dense.dbdf", tmp_path / "back.mtx")
+    scipy_io = pytest.importorskip("scipy.io")
+    assert scipy_io.mmread(tmp_path / "back.mtx").toarray().tolist() == d.tolist()
+
+
+def test_npy_streams_to_tiled_dbdf_and_back_bit_identical(tmp_path):
+    a = np.random.default_rng(1).standard_normal((300, 170))
+    np.save(tmp_path / "a.npy", a)
+    dbdf.convert(tmp_path / "a.npy", tmp_path / "a.dbdf", tile=(64, 64))
+    with dbdf.open(tmp_path / "a.dbdf") as f:
+        assert len(f[0].blocks) == 5 * 3
+    dbdf.convert(tmp_path / "a.dbdf", tmp_path / "b.npy")
+    assert (tmp_path / "b.npy").read_bytes() == (tmp_path / "a.npy").read_bytes()
+
+
+def test_binsparse_reference_file_converts_to_its_manifest_values(tmp_path):
+    manifest = json.loads((DATA / "binsparse" / "MANIFEST.json").read_text())
+    entry = next(e for e in manifest if e["file"] == "csr_f64.npz")
+    dbdf.convert(DATA / "binsparse" / "csr_f64.npz", tmp_path / "m.dbdf")
+    m = dbdf.load(tmp_path / "m.dbdf")
+    assert m.toarray().tolist() == entry["expected_logical"]
+    # And back to Binsparse, which the reference reads in the neighbours check.
+    dbdf.convert(tmp_path / "m.dbdf", tmp_path / "m.bsp.npz", binsparse_format="coo")
+    dbdf.convert(tmp_path / "m.bsp.npz", tmp_path / "again.dbdf")
+    assert dbdf.load(tmp_path / "again.dbdf").toarray().tolist() == entry["expected_logical"]
+
+
+def test_systemds_binary_blocks_match_systemds_own_csv(tmp_path):
+    dbdf.convert(DATA / "systemds" / "dense_small", tmp_path / "d.dbdf")
+    expected = np.loadtxt(DATA / "systemds" / "dense_small.csv", delimiter=",", ndmin=2)
+    np.testing.assert_array_equal(dbdf.load(tmp_path / "d.dbdf"), expected)
+
+
+def test_futhark_values(tmp_path):
+    dbdf.convert(DATA / "futhark" / "array_f64_2d_3x4.bin", tmp_path / "f.dbdf",
+                 from_format="futhark")
+    f = dbdf.load(tmp_path / "f.dbdf")
+    assert f.shape == (3, 4) and f.dtype == np.float64
+
+
+def test_csv_frames_keep_labels_and_types_through_the_sidecar(tmp_path):
+    frame = {"id": np.array([3, 1], np.int32), "w": np.array([0.25, -2.0])}
+    dbdf.save(tmp_path / "f.dbdf", frame)
+    dbdf.convert(tmp_path / "f.dbdf", tmp_path / "f.csv")
+    assert (tmp_path / "f.csv").read_text().splitlines() == ["id,w", "3,0.25", "1,-2.0"]
+    dbdf.convert(tmp_path / "f.csv", tmp_path / "g.dbdf")
+    back = dbdf.load(tmp_path / "g.dbdf")
+    assert back["id"].dtype == np.int32 and back["w"].tolist() == [0.25, -2.0]
+
+
+def test_daphne_warnings_become_python_warnings(tmp_path):
+    sparse = pytest.importorskip("scipy.sparse")
+    dbdf.save(tmp_path / "dense_csr.dbdf", sparse.csr_array(np.ones((4, 4))))
+    with pytest.warns(UserWarning, match="readMatrix"):
+        dbdf.convert(tmp_path / "dense_csr.dbdf", tmp_path / "out.dbdf", dialect="daphne",
+                     data_type="csr")
+
+
+def test_failures_name_the_file_and_leave_nothing(tmp_path):
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n")
+    with pytest.raises(dbdf.DbdfError) as e:
+        dbdf.convert(bad, tmp_path / "out.dbdf")
+    assert e.value.file == str(bad) and e.value.kind == "ForeignInput"
+    assert "line 3" in str(e.value) and str(bad) in str(e.value)
+    with pytest.raises(dbdf.DbdfError) as e:
+        dbdf.convert(DATA / "daphne-runtime" / "dense_si8_neg_2x3.dbdf", tmp_path / "u.dbdf",
+                     value_type="u8")
+    assert e.value.kind == "LossyConversion"
+    with pytest.raises(FileNotFoundError) as e:
+        dbdf.convert(tmp_path / "missing.mtx", tmp_path / "out.dbdf")
+    assert e.value.filename == str(tmp_path / "missing.mtx")
+    with pytest.raises(TypeError, match="colour"):
+        dbdf.convert(bad, tmp_path / "out.dbdf", colour="red")
+    with pytest.raises(dbdf.DbdfError, match="format"):
+        dbdf.convert(bad, tmp_path / "out.xyz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mtx"]

@@ -1,0 +1,105 @@
+"""Bad input raises typed exceptions with offsets, never crashes the interpreter."""
+
+import numpy as np
+import pytest
+
+import dbdf
+from conftest import DAPHNE
+
+GOOD = [
+    dbdf.dumps(np.arange(24, dtype=np.float64).reshape(4, 6), tile=(3, 4)),
+    (DAPHNE / "csr_f64_5x6.dbdf").read_bytes(),
+    (DAPHNE / "frame_mixed_3x8.dbdf").read_bytes(),
+    dbdf.dumps({"a": np.arange(5, dtype=np.int16), "b": np.ones(5)}, tile=(2, 1)),
+]
+
+
+@pytest.mark.parametrize("data", GOOD, ids=["tiled", "daphne-csr", "daphne-frame", "frame"])
+def test_every_truncation_is_a_dbdf_error(data):
+    for length in range(len(data)):
+        with pytest.raises(dbdf.DbdfError) as e:
+            dbdf.loads(data[:length])
+        assert e.value.kind, f"truncated at {length}: no kind"
+        assert isinstance(e.value, ValueError)
+
+
+@pytest.mark.parametrize("data", GOOD, ids=["tiled", "daphne-csr", "daphne-frame", "frame"])
+def test_bit_flips_load_or_raise_dbdf_error(data):
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        damaged = bytearray(data)
+        at = int(rng.integers(len(data)))
+        damaged[at] ^= 1 << int(rng.integers(8))
+        try:
+            dbdf.loads(bytes(damaged))
+        except dbdf.DbdfError:
+            pass
+        try:
+            with dbdf.open(_write(damaged)) as f:
+                for obj in f:
+                    obj[0:1, 0:1]
+        except dbdf.DbdfError:
+            pass
+
+
+def _write(data, _counter=[0]):
+    import tempfile, os
+
+    _counter[0] += 1
+    path = os.path.join(tempfile.gettempdir(), f"dbdf-flip-{os.getpid()}.dbdf")
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def test_errors_carry_offset_and_kind():
+    data = GOOD[0]
+    with pytest.raises(dbdf.DbdfError) as e:
+        dbdf.loads(data[:40])
+    assert e.value.kind == "UnexpectedEof"
+    assert isinstance(e.value.offset, int) and 0 <= e.value.offset <= 40
+    assert f"byte {e.value.offset}" in str(e.value)
+    bad_version = b"\x02" + data[1:]
+    with pytest.raises(dbdf.DbdfError) as e:
+        dbdf.loads(bad_version)
+    assert (e.value.kind, e.value.offset) == ("UnsupportedVersion", 0)
+
+
+def test_a_huge_claimed_size_is_refused_before_allocating():
+    # A (2^32-1) x (2^32-1) f64 DenseMatrix: a 37-byte file whose one empty block claims
+    # every cell (spec header, then a block at (0, 0) of that size, block type 0).
+    n = (1 << 32) - 1
+    header = bytes([1, 1]) + n.to_bytes(8, "little") * 2 + bytes([10])
+    block = (0).to_bytes(8, "little") * 2 + n.to_bytes(4, "little") * 2 + b"\0"
+    with dbdf.open(_write(header + block)) as f:
+        assert f[0].shape == (n, n)
+        assert f[0][:2, :2].tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    with pytest.raises(dbdf.DbdfError) as e:
+        dbdf.loads(header + block)
+    assert e.value.kind == "AllocationLimit"
+
+
+def test_missing_files_and_bad_options(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        dbdf.load(tmp_path / "nope.dbdf")
+    with pytest.raises(FileNotFoundError):
+        dbdf.open(tmp_path / "nope.dbdf")
+    with pytest.raises(ValueError, match="dialect"):
+        dbdf.dumps(np.ones((1, 1)), dialect="fortran")
+    with pytest.raises(ValueError, match="block"):
+        dbdf.dumps(np.ones((1, 1)), block="diagonal")
+    with pytest.raises(dbdf.DbdfError):
+        dbdf.loads(b"")
+    with pytest.raises(dbdf.DbdfError) as e:
+        dbdf.loads(dbdf.dumps(np.ones((2, 2))), object=3)
+    assert "object 3" in str(e.value)
+
+
+def test_max_alloc_is_the_callers_to_raise(tmp_path):
+    a = np.zeros((100, 100))
+    data = dbdf.dumps(a)  # one empty block: 100 x 100 cells described in a few bytes
+    assert len(data) < 100
+    with pytest.raises(dbdf.DbdfError) as e:
+        dbdf.loads(data, max_alloc=1000)
+    assert e.value.kind == "AllocationLimit"
+    assert dbdf.loads(data, max_alloc=80_000).shape == (100, 100)
