@@ -321,8 +321,12 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
     }
     let capacity = bounded_capacity(src, nnz, entry as u64);
     let mut row_offsets = Vec::with_capacity(bounded_capacity(src, u64::from(rows) + 1, 4));
-    let mut col_indices = Vec::with_capacity(capacity);
+    let mut col_indices: Vec<usize> = Vec::with_capacity(capacity);
     let mut values: Vec<T> = Vec::with_capacity(capacity);
+    // Fresh output: huge pages before the first touch (1e7 entries: see BENCHMARKS.md).
+    crate::pages::advise_spare(&row_offsets);
+    crate::pages::advise_spare(&col_indices);
+    crate::pages::advise_spare(&values);
     row_offsets.push(0);
     let mut counted: u64 = 0;
     for row in 0..rows {
@@ -338,26 +342,28 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
         }
         let start = src.offset();
         let bytes = src.take(count as usize * entry, "a sparse row's entries")?;
-        let mut previous: Option<u32> = None;
+        // One branch per entry for both checks: in range, and above the previous column.
+        let mut previous: i64 = -1;
         for (k, pair) in bytes.chunks_exact(entry).enumerate() {
             let col: u32 = read_le(pair);
-            let offset = start + (k * entry) as u64;
-            if col >= cols {
-                return Err(Error::ColumnOutOfRange {
-                    offset,
-                    index: col,
-                    cols,
+            if col >= cols || i64::from(col) <= previous {
+                let offset = start + (k * entry) as u64;
+                return Err(if col >= cols {
+                    Error::ColumnOutOfRange {
+                        offset,
+                        index: col,
+                        cols,
+                    }
+                } else {
+                    Error::UnsortedColumns {
+                        offset,
+                        row,
+                        previous: previous as u32,
+                        index: col,
+                    }
                 });
             }
-            if let Some(previous) = previous.filter(|&p| p >= col) {
-                return Err(Error::UnsortedColumns {
-                    offset,
-                    row,
-                    previous,
-                    index: col,
-                });
-            }
-            previous = Some(col);
+            previous = i64::from(col);
             col_indices.push(col as usize);
             values.push(read_le::<T>(&pair[4..]));
         }
