@@ -21,8 +21,8 @@ pyo3::create_exception!(
 pub fn convert_to_py(error: ConvertError) -> PyErr {
     let file = error.path().map(|p| p.display().to_string());
     let message = error.to_string();
-    let exception = io_in_file(error.error(), file.as_deref())
-        .unwrap_or_else(|| to_py(error.into_error()));
+    let exception =
+        io_in_file(error.error(), file.as_deref()).unwrap_or_else(|| to_py(error.into_error()));
     Python::attach(|py| {
         let value = exception.value(py);
         if value.is_instance_of::<DbdfError>() {
@@ -38,7 +38,11 @@ pub fn io_in_file(error: &Error, file: Option<&str>) -> Option<PyErr> {
     let (Error::Io(io), Some(file)) = (error, file) else {
         return None;
     };
-    let args = (io.raw_os_error().unwrap_or(0), io.to_string(), file.to_owned());
+    let args = (
+        io.raw_os_error().unwrap_or(0),
+        io.to_string(),
+        file.to_owned(),
+    );
     Some(match io.kind() {
         std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
         std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(args),

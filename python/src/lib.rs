@@ -89,9 +89,11 @@ fn write_options(
         "dense" => BlockPolicy::Dense,
         "sparse" => BlockPolicy::Sparse,
         "ultra-sparse" | "ultra_sparse" => BlockPolicy::UltraSparse,
-        other => return Err(PyValueError::new_err(format!(
+        other => {
+            return Err(PyValueError::new_err(format!(
             "block must be 'auto', 'smallest', 'dense', 'sparse' or 'ultra-sparse', not {other:?}"
-        ))),
+        )))
+        }
     };
     let mut options = Options::new()
         .block_policy(policy)
