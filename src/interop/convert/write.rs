@@ -177,6 +177,7 @@ fn write_output(
     }
     let mut failure = None;
     let result = write_atomically(output, |file| {
+        let file = crate::io::Preallocating::new(file);
         let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
         if let Err(f) = write(&mut writer) {
             failure = Some(f);
