@@ -44,20 +44,6 @@ pub enum Index {
 }
 
 impl Index {
-    fn from_usize(indices: Vec<usize>, narrow: bool) -> Index {
-        if narrow {
-            // Checked by the caller: every index is below 2^31.
-            Index::I32(indices.iter().map(|&i| i as i32).collect())
-        } else {
-            // usize and i64 have the same size and alignment on the 64-bit hosts numpy's
-            // int64 index arrays live on, and no index reaches 2^63: a move, not a copy.
-            match bytemuck::allocation::try_cast_vec::<usize, i64>(indices) {
-                Ok(moved) => Index::I64(moved),
-                Err((_, indices)) => Index::I64(indices.iter().map(|&i| i as i64).collect()),
-            }
-        }
-    }
-
     fn into_py(self, py: Python<'_>) -> Bound<'_, PyAny> {
         match self {
             Index::I32(v) => PyArray1::from_vec(py, v).into_any(),
@@ -72,6 +58,8 @@ impl Index {
 /// A matrix or frame that does not fit this machine's memory; values that do not convert to
 /// the header's value type (blocks of other types are widened exactly).
 pub fn decode(object: Object) -> Result<Decoded> {
+    // At least the entries the CSR arrays will hold (dense blocks count every cell).
+    let stored: usize = object.blocks().iter().map(|b| b.data.stored()).sum();
     let (rows, cols) = object.shape();
     let size = |n: u64| {
         usize::try_from(n).map_err(|_| serde_daphne::Error::TooLarge {
@@ -87,17 +75,18 @@ pub fn decode(object: Object) -> Result<Decoded> {
             columns: object.into_columns()?,
         }),
         Header::CsrMatrix { value_type, .. } => {
+            let limit = i32::MAX as usize;
+            // The stored entries bound the row offsets; the index tells their number.
+            let narrow = rows <= limit && cols <= limit && stored <= limit;
             with_value_type!(value_type, T => {
-                let CsrParts { row_offsets, col_indices, values } = object.into_csr_parts::<T>()?;
-                let limit = i32::MAX as usize;
-                let narrow = rows <= limit && cols <= limit && values.len() <= limit;
-                Ok(Decoded::Csr {
-                    rows,
-                    cols,
-                    values: T::into_values(values),
-                    indices: Index::from_usize(col_indices, narrow),
-                    indptr: Index::from_usize(row_offsets, narrow),
-                })
+                let (indptr, indices, values) = if narrow {
+                    let p: CsrParts<T, i32> = object.into_csr_parts_as()?;
+                    (Index::I32(p.row_offsets), Index::I32(p.col_indices), p.values)
+                } else {
+                    let p: CsrParts<T, i64> = object.into_csr_parts_as()?;
+                    (Index::I64(p.row_offsets), Index::I64(p.col_indices), p.values)
+                };
+                Ok(Decoded::Csr { rows, cols, values: T::into_values(values), indices, indptr })
             })
         }
         header => {

@@ -1,6 +1,9 @@
 //! sprs `CsMat<T>` as a CSRMatrix: `#[serde(with = "serde_daphne::csr")]`.
 //!
 //! CSR and CSC matrices (and views) are written as CSR; reading accepts any matrix object.
+//! Any sprs index type works (`CsMatI<T, u32>` takes half the index memory of `CsMat<T>`,
+//! `CsMatI<T, i64>` is what scipy hands over); reading into an index type the matrix's
+//! indices do not fit is [`Error::LossyConversion`], never a wrapped index.
 //! Through any other serde format the matrix is a plain structure
 //! `{ rows, cols, indptr, indices, data }` in CSR form.
 //!
@@ -22,6 +25,7 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
@@ -29,49 +33,77 @@ use std::ops::Deref;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
-use sprs::{CsMat, CsMatBase, CsMatView};
+use sprs::{CsMatBase, CsMatI, CsMatView};
 
 use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::encode::{Layout, MatrixRef};
-use crate::model::{encode::write_matrix, Object};
+use crate::model::{encode::write_matrix, CsrIndex, Object};
 use crate::wire::{DataType, Element};
 
-/// Serializes a sprs matrix (CSR or CSC, owned or view, `usize` indices) as a CSRMatrix.
+/// Serializes a sprs matrix (CSR or CSC, owned or view, any index types) as a CSRMatrix.
+/// Indices of `usize`'s width are written as they are; narrower ones are widened on a copy.
 ///
 /// # Errors
 /// The serializer's errors.
-pub fn serialize<T, P, I, V, S>(
-    matrix: &CsMatBase<T, usize, P, I, V, usize>,
+pub fn serialize<T, N, Iptr, P, I, V, S>(
+    matrix: &CsMatBase<T, N, P, I, V, Iptr>,
     serializer: S,
 ) -> Result<S::Ok, S::Error>
 where
     T: Element + Serialize,
-    P: Deref<Target = [usize]>,
-    I: Deref<Target = [usize]>,
+    N: CsrIndex,
+    Iptr: CsrIndex,
+    P: Deref<Target = [Iptr]>,
+    I: Deref<Target = [N]>,
     V: Deref<Target = [T]>,
     S: Serializer,
 {
-    serializer.serialize_newtype_struct(handoff::CSR, &Payload(matrix.view()))
+    // A view of some rows has offsets that do not start at 0: rebased first.
+    let offsets = matrix.indptr();
+    let offsets = offsets.to_proper();
+    let indptr = as_usize(&offsets);
+    let indices = as_usize(matrix.indices());
+    let (shape, data) = (matrix.shape(), matrix.data());
+    let view = if matrix.is_csr() {
+        CsMatView::try_new(shape, &indptr[..], &indices[..], data)
+    } else {
+        CsMatView::try_new_csc(shape, &indptr[..], &indices[..], data)
+    };
+    // The matrix was valid with its own indices, so it is with the same ones as usize.
+    let view = view.map_err(|(.., e)| serde::ser::Error::custom(format!("sprs: {e}")))?;
+    serializer.serialize_newtype_struct(handoff::CSR, &Payload(view))
 }
 
-/// Deserializes a `CsMat<T>` (CSR) from any matrix object: zeros of dense blocks are left
-/// out, stored values convert exactly to `T`.
+/// Indices as `usize`: borrowed when they have its width (a valid sprs matrix holds no
+/// negative index), widened otherwise.
+fn as_usize<N: CsrIndex>(indices: &[N]) -> Cow<'_, [usize]> {
+    if std::mem::size_of::<N>() == std::mem::size_of::<usize>() {
+        Cow::Borrowed(bytemuck::cast_slice(indices))
+    } else {
+        Cow::Owned(indices.iter().map(|i| i.index()).collect())
+    }
+}
+
+/// Deserializes a `CsMatI<T, I>` (CSR; `CsMat<T>` is `CsMatI<T, usize>`) from any matrix
+/// object: zeros of dense blocks are left out, stored values convert exactly to `T`.
 ///
 /// # Errors
-/// The deserializer's errors; through this crate, [`Error::LossyConversion`] and the like.
-pub fn deserialize<'de, T, D>(deserializer: D) -> Result<CsMat<T>, D::Error>
+/// The deserializer's errors; through this crate, [`Error::LossyConversion`] for a value
+/// that does not fit `T` or an index that does not fit `I`, and the like.
+pub fn deserialize<'de, T, I, D>(deserializer: D) -> Result<CsMatI<T, I>, D::Error>
 where
     T: Element + Deserialize<'de>,
+    I: CsrIndex,
     D: Deserializer<'de>,
 {
     deserializer.deserialize_newtype_struct(handoff::CSR, MatrixVisitor(PhantomData))
 }
 
-pub(crate) fn object_to_csr<T: Element>(object: Object) -> Result<CsMat<T>> {
+pub(crate) fn object_to_csr<T: Element, I: CsrIndex>(object: Object) -> Result<CsMatI<T, I>> {
     let (rows, cols) = object.shape();
-    let parts = object.into_csr_parts::<T>()?;
-    CsMat::try_new(
+    let parts = object.into_csr_parts_as::<T, I>()?;
+    CsMatI::try_new(
         (rows as usize, cols as usize),
         parts.row_offsets,
         parts.col_indices,
@@ -128,33 +160,43 @@ struct Plain<T> {
 }
 
 impl<T> Plain<T> {
-    fn into_matrix<E: de::Error>(self) -> Result<CsMat<T>, E> {
-        CsMat::try_new((self.rows, self.cols), self.indptr, self.indices, self.data)
+    fn into_matrix<I: CsrIndex, E: de::Error>(self) -> Result<CsMatI<T, I>, E> {
+        let convert = |v: Vec<usize>| -> Result<Vec<I>, E> {
+            v.into_iter()
+                .map(|i| {
+                    I::try_from_usize(i).ok_or_else(|| {
+                        E::custom(format!("the index {i} does not fit {}", I::value_type()))
+                    })
+                })
+                .collect()
+        };
+        let (indptr, indices) = (convert(self.indptr)?, convert(self.indices)?);
+        CsMatI::try_new((self.rows, self.cols), indptr, indices, self.data)
             .map_err(|(.., e)| E::custom(format!("invalid CSR matrix: {e}")))
     }
 }
 
-struct MatrixVisitor<T>(PhantomData<T>);
+struct MatrixVisitor<T, I>(PhantomData<(T, I)>);
 
-impl<'de, T: Element + Deserialize<'de>> Visitor<'de> for MatrixVisitor<T> {
-    type Value = CsMat<T>;
+impl<'de, T: Element + Deserialize<'de>, I: CsrIndex> Visitor<'de> for MatrixVisitor<T, I> {
+    type Value = CsMatI<T, I>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a CSR matrix")
     }
 
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<CsMat<T>, D::Error> {
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<CsMatI<T, I>, D::Error> {
         match handoff::take_object() {
             Some(object) => object_to_csr(object).map_err(handoff::park_de),
             None => Plain::<T>::deserialize(d)?.into_matrix(),
         }
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CsMat<T>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CsMatI<T, I>, A::Error> {
         Plain::<T>::deserialize(de::value::MapAccessDeserializer::new(map))?.into_matrix()
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<CsMat<T>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<CsMatI<T, I>, A::Error> {
         Plain::<T>::deserialize(de::value::SeqAccessDeserializer::new(seq))?.into_matrix()
     }
 }

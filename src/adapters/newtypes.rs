@@ -4,9 +4,10 @@ use std::ops::{Deref, DerefMut};
 
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use sprs::{CsMat, CsMatView};
+use sprs::{CsMatI, CsMatViewI};
 
 use super::{csr, dense, frame};
+use crate::model::CsrIndex;
 use crate::wire::Element;
 
 /// An owned `Array2<T>` that serializes as a DenseMatrix.
@@ -31,7 +32,8 @@ pub struct Dense<T>(pub Array2<T>);
 #[derive(Clone, Copy, Debug)]
 pub struct DenseView<'a, T>(pub ArrayView2<'a, T>);
 
-/// An owned `CsMat<T>` that serializes as a CSRMatrix.
+/// An owned `CsMat<T>` (or `CsMatI<T, I>` with another sprs index type, such as `u32`)
+/// that serializes as a CSRMatrix.
 ///
 /// ```
 /// use serde_daphne::Csr;
@@ -43,11 +45,12 @@ pub struct DenseView<'a, T>(pub ArrayView2<'a, T>);
 /// # Ok::<(), serde_daphne::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct Csr<T>(pub CsMat<T>);
+pub struct Csr<T, I: CsrIndex = usize>(pub CsMatI<T, I>);
 
-/// A borrowed `CsMatView<T>` (CSR or CSC) that serializes as a CSRMatrix (write only).
+/// A borrowed `CsMatView<T>` (or `CsMatViewI<T, I>`; CSR or CSC) that serializes as a
+/// CSRMatrix (write only).
 #[derive(Clone, Debug)]
-pub struct CsrView<'a, T>(pub CsMatView<'a, T>);
+pub struct CsrView<'a, T, I: CsrIndex = usize>(pub CsMatViewI<'a, T, I>);
 
 /// Records that serialize as a Frame, one row per record; see [`crate::frame`].
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -73,8 +76,40 @@ macro_rules! newtype_impls {
         }
     )*};
 }
-newtype_impls!(Dense<T> => Array2<T>, DenseView<'a, T> => ArrayView2<'a, T>, Csr<T> => CsMat<T>,
-    CsrView<'a, T> => CsMatView<'a, T>, Frame<R> => Vec<R>);
+newtype_impls!(Dense<T> => Array2<T>, DenseView<'a, T> => ArrayView2<'a, T>, Frame<R> => Vec<R>);
+
+impl<T, I: CsrIndex> Deref for Csr<T, I> {
+    type Target = CsMatI<T, I>;
+    fn deref(&self) -> &CsMatI<T, I> {
+        &self.0
+    }
+}
+impl<T, I: CsrIndex> DerefMut for Csr<T, I> {
+    fn deref_mut(&mut self) -> &mut CsMatI<T, I> {
+        &mut self.0
+    }
+}
+impl<T, I: CsrIndex> From<CsMatI<T, I>> for Csr<T, I> {
+    fn from(inner: CsMatI<T, I>) -> Self {
+        Csr(inner)
+    }
+}
+impl<'a, T, I: CsrIndex> Deref for CsrView<'a, T, I> {
+    type Target = CsMatViewI<'a, T, I>;
+    fn deref(&self) -> &CsMatViewI<'a, T, I> {
+        &self.0
+    }
+}
+impl<T, I: CsrIndex> DerefMut for CsrView<'_, T, I> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+impl<'a, T, I: CsrIndex> From<CsMatViewI<'a, T, I>> for CsrView<'a, T, I> {
+    fn from(inner: CsMatViewI<'a, T, I>) -> Self {
+        CsrView(inner)
+    }
+}
 
 impl<T: Element + Serialize> Serialize for Dense<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -94,19 +129,19 @@ impl<T: Element + Serialize> Serialize for DenseView<'_, T> {
     }
 }
 
-impl<T: Element + Serialize> Serialize for Csr<T> {
+impl<T: Element + Serialize, I: CsrIndex> Serialize for Csr<T, I> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         csr::serialize(&self.0, serializer)
     }
 }
 
-impl<'de, T: Element + Deserialize<'de>> Deserialize<'de> for Csr<T> {
+impl<'de, T: Element + Deserialize<'de>, I: CsrIndex> Deserialize<'de> for Csr<T, I> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         csr::deserialize(deserializer).map(Csr)
     }
 }
 
-impl<T: Element + Serialize> Serialize for CsrView<'_, T> {
+impl<T: Element + Serialize, I: CsrIndex> Serialize for CsrView<'_, T, I> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         csr::serialize(&self.0, serializer)
     }

@@ -2,7 +2,7 @@
 //! columns of a Rust element type, converting each value exactly or failing.
 
 use crate::error::{Error, Result};
-use crate::model::csr::{CsrFill, RowCounts};
+use crate::model::csr::{convert_indices, CsrFill, CsrIndex, RowCounts};
 use crate::model::object::{block_dims, Block, Object};
 use crate::wire::values::{with_value_type, zeroed_vec};
 use crate::wire::{BlockData, Column, DataType, Element, Header, Value, ValueType, Values};
@@ -188,6 +188,43 @@ impl Object {
             });
         }
         self.csr_parts()
+    }
+
+    /// Like [`Object::into_csr_parts`], with the offsets and indices as `I`: any sprs index
+    /// type (`u32` and `i32` take half the memory of `usize`; `i64` is what scipy and
+    /// `CsMatI<T, i64>` hold). The largest index is checked once (the column count and the
+    /// number of stored values), so the conversion is a plain copy into fresh memory, or a
+    /// move for 64-bit types.
+    ///
+    /// ```
+    /// use serde_daphne::Object;
+    /// use serde_daphne::Values;
+    ///
+    /// let m = Object::csr(2, 3, vec![0, 1, 2], vec![2, 0], Values::F64(vec![1.5, -2.0]))?;
+    /// let parts = m.into_csr_parts_as::<f64, u32>()?;
+    /// assert_eq!((parts.row_offsets, parts.col_indices), (vec![0u32, 1, 2], vec![2u32, 0]));
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Object::csr_parts`]; [`Error::LossyConversion`] when an index can exceed `I`.
+    pub fn into_csr_parts_as<T: Element, I: CsrIndex>(self) -> Result<CsrParts<T, I>> {
+        let offset = self.offset;
+        let (_, cols) = self.matrix_dims()?;
+        let parts = self.into_csr_parts::<T>()?;
+        let largest = cols.saturating_sub(1).max(parts.values.len());
+        if I::try_from_usize(largest).is_none() {
+            return Err(Error::LossyConversion {
+                offset,
+                value: Value::U64(largest as u64),
+                to: I::value_type(),
+            });
+        }
+        Ok(CsrParts {
+            row_offsets: convert_indices(parts.row_offsets)?,
+            col_indices: convert_indices(parts.col_indices)?,
+            values: parts.values,
+        })
     }
 
     /// The matrix as CSR arrays `(row_offsets, col_indices, values)` with values converted
@@ -471,13 +508,15 @@ impl Object {
     }
 }
 
-/// CSR arrays of a matrix: row `i` holds `col_indices[row_offsets[i]..row_offsets[i + 1]]`.
+/// CSR arrays of a matrix: row `i` holds `col_indices[row_offsets[i]..row_offsets[i + 1]]`;
+/// indices are `usize` unless asked for as another [`CsrIndex`]
+/// ([`Object::into_csr_parts_as`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct CsrParts<T> {
+pub struct CsrParts<T, I = usize> {
     /// `rows + 1` offsets.
-    pub row_offsets: Vec<usize>,
+    pub row_offsets: Vec<I>,
     /// Column of each stored value, increasing within a row.
-    pub col_indices: Vec<usize>,
+    pub col_indices: Vec<I>,
     /// The stored values.
     pub values: Vec<T>,
 }

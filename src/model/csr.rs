@@ -1,8 +1,10 @@
 //! Building CSR arrays from entries that arrive in any order, in two passes over a source:
 //! count each row's entries ([`RowCounts`]), turn the counts into row offsets by a running
 //! sum, place every entry in its row ([`CsrFill`]), then put each row in column order. Every
-//! reader and converter that assembles CSR uses this one routine.
+//! reader and converter that assembles CSR uses this one routine. And CSR arrays with
+//! indices of other types ([`CsrIndex`]).
 
+use crate::codes::ValueType;
 use crate::error::{Error, Result};
 use crate::wire::values::zeroed_vec;
 
@@ -121,6 +123,44 @@ impl<T: Copy + bytemuck::Zeroable> CsrFill<T> {
         }
         Some((row_offsets, col_indices, values))
     }
+}
+
+/// The integer types CSR offsets and indices can be read as: sprs's index types (`u16`,
+/// `u32`, `u64`, `usize`, `i32`, `i64`, ...) that are plain bytes.
+pub trait CsrIndex: sprs::SpIndex + bytemuck::Pod {
+    /// The value type of the same width and sign, for errors.
+    fn value_type() -> ValueType {
+        let signed = Self::min_value() < Self::zero();
+        match (signed, std::mem::size_of::<Self>()) {
+            (false, 1) => ValueType::U8,
+            (false, 2) => ValueType::U16,
+            (false, 4) => ValueType::U32,
+            (true, 1) => ValueType::I8,
+            (true, 2) => ValueType::I16,
+            (true, 4) => ValueType::I32,
+            (true, _) => ValueType::I64,
+            (false, _) => ValueType::U64,
+        }
+    }
+}
+
+impl<I: sprs::SpIndex + bytemuck::Pod> CsrIndex for I {}
+
+/// `indices` as `I`, every one known to fit: moved when `I` has `usize`'s layout (all fit
+/// in its sign), else copied into fresh memory with huge pages.
+pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>> {
+    let indices = match bytemuck::allocation::try_cast_vec::<usize, I>(indices) {
+        Ok(moved) => return Ok(moved),
+        Err((_, indices)) => indices,
+    };
+    let mut out: Vec<I> = Vec::new();
+    out.try_reserve_exact(indices.len())
+        .map_err(|_| Error::OutOfMemory {
+            bytes: (indices.len() * std::mem::size_of::<I>()) as u128,
+        })?;
+    crate::pages::advise_spare(&out);
+    out.extend(indices.iter().map(|&i| I::from_usize_unchecked(i)));
+    Ok(out)
 }
 
 #[cfg(test)]

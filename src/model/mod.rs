@@ -11,5 +11,6 @@ pub(crate) mod tiling;
 mod write;
 
 pub use assemble::CsrParts;
+pub use csr::CsrIndex;
 pub use detect::Hint;
 pub use object::{Block, Object};

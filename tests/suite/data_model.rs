@@ -343,3 +343,98 @@ fn csr_from_coordinates_sorts_and_refuses_duplicates() {
         "{outside:?}"
     );
 }
+
+/// CSR arrays come in any sprs index type, checked once against the largest index.
+#[test]
+fn csr_parts_in_every_index_type_and_refused_where_they_overflow() {
+    use serde_daphne::model::CsrParts;
+    use serde_daphne::Values;
+
+    let m = || {
+        Object::csr(
+            3,
+            70_000,
+            vec![0, 2, 2, 3],
+            vec![5, 69_999, 0],
+            Values::I32(vec![1, -2, 3]),
+        )
+        .unwrap()
+    };
+    let expected = |row_offsets: Vec<u64>, cols: Vec<u64>| (row_offsets, cols);
+    let wide: CsrParts<i64, u32> = m().into_csr_parts_as().unwrap();
+    assert_eq!(
+        (
+            wide.row_offsets
+                .iter()
+                .map(|&i| u64::from(i))
+                .collect::<Vec<_>>(),
+            wide.col_indices
+                .iter()
+                .map(|&i| u64::from(i))
+                .collect::<Vec<_>>()
+        ),
+        expected(vec![0, 2, 2, 3], vec![5, 69_999, 0])
+    );
+    assert_eq!(wide.values, vec![1, -2, 3]);
+    let signed: CsrParts<i32, i32> = m().into_csr_parts_as().unwrap();
+    assert_eq!(signed.col_indices, vec![5, 69_999, 0]);
+    let long: CsrParts<f64, i64> = m().into_csr_parts_as().unwrap();
+    assert_eq!(long.row_offsets, vec![0i64, 2, 2, 3]);
+    assert_eq!(long.values, vec![1.0, -2.0, 3.0]);
+    // 70 000 columns do not fit u16 (nor do they i16): an error, never a wrapped index.
+    match m().into_csr_parts_as::<i32, u16>() {
+        Err(Error::LossyConversion { value, to, .. }) => {
+            assert_eq!((value, to), (Value::U64(69_999), ValueType::U16));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        m().into_csr_parts_as::<i32, i16>(),
+        Err(Error::LossyConversion {
+            to: ValueType::I16,
+            ..
+        })
+    ));
+}
+
+/// `#[serde(with = "serde_daphne::csr")]` takes every sprs index type; an index that does
+/// not fit the type read into is an error, and a view of some rows writes those rows.
+#[test]
+fn sprs_index_types_through_the_adapter() {
+    use serde_daphne::Csr;
+    use sprs::CsMatI;
+
+    #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    struct Graph {
+        #[serde(with = "serde_daphne::csr")]
+        small: CsMatI<f32, u32>,
+        #[serde(with = "serde_daphne::csr")]
+        scipy: CsMatI<i8, i64>,
+    }
+    let graph = Graph {
+        small: CsMatI::new((2, 3), vec![0, 1, 2], vec![2, 0], vec![1.5, -2.0]),
+        scipy: CsMatI::new((1, 4), vec![0, 2], vec![1, 3], vec![-1, 7]),
+    };
+    let bytes = to_vec(&graph).unwrap();
+    assert_eq!(from_slice::<Graph>(&bytes).unwrap(), graph);
+    // The same file read with usize indices.
+    let wide: Csr<f32> = from_slice(&to_vec(&Csr(graph.small.clone())).unwrap()).unwrap();
+    assert_eq!(wide.0.indices(), &[2, 0]);
+    // 70 000 columns into u16 indices: refused.
+    let m: CsMatI<f64, u32> = CsMatI::new((1, 70_000), vec![0, 1], vec![69_999], vec![1.0]);
+    let bytes = to_vec(&Csr(m)).unwrap();
+    match from_slice::<Csr<f64, u16>>(&bytes) {
+        Err(Error::LossyConversion { value, to, .. }) => {
+            assert_eq!((value, to), (Value::U64(69_999), ValueType::U16));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Rows 1..3 of a u32 matrix: their offsets start past 0 and are rebased.
+    let m: CsMatI<u8, u32> =
+        CsMatI::new((3, 2), vec![0, 1, 2, 4], vec![0, 1, 0, 1], vec![1, 2, 3, 4]);
+    let rows = m.slice_outer(1..3);
+    let back: CsMat<u8> = from_slice::<Csr<u8>>(&to_vec(&serde_daphne::CsrView(rows)).unwrap())
+        .unwrap()
+        .0;
+    assert_eq!(back.to_dense(), ndarray::array![[0, 2], [3, 4]]);
+}

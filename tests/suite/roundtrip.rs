@@ -9,7 +9,7 @@ use serde_daphne::{
     from_slice, from_slice_with, to_vec, to_vec_with, to_writer_with, BlockPolicy, Csr, CsrView,
     Dense, DenseView, Dialect, Element, Error, Object, Options,
 };
-use sprs::CsMat;
+use sprs::{CsMat, CsMatI};
 
 /// Every combination of block policy, tiling and narrowing.
 fn options() -> impl Strategy<Value = Options> {
@@ -94,6 +94,34 @@ fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     let csc = m.to_other_storage();
     prop_assert!(csc.is_csc());
     prop_assert_eq!(&to_vec_with(&CsrView(csc.view()), options).unwrap(), &bytes);
+    // With 32-bit (and, as CSC, signed 64-bit) indices: the same bytes, and read back so.
+    let (m_offsets, csc_offsets) = (m.indptr(), csc.indptr());
+    let narrow: CsMatI<T, u32> = CsMatI::new(
+        m.shape(),
+        m_offsets.raw_storage().iter().map(|&i| i as u32).collect(),
+        m.indices().iter().map(|&i| i as u32).collect(),
+        m.data().to_vec(),
+    );
+    prop_assert_eq!(&to_vec_with(&Csr(narrow.clone()), options).unwrap(), &bytes);
+    let wide: CsMatI<T, i64> = CsMatI::new_csc(
+        csc.shape(),
+        csc_offsets
+            .raw_storage()
+            .iter()
+            .map(|&i| i as i64)
+            .collect(),
+        csc.indices().iter().map(|&i| i as i64).collect(),
+        csc.data().to_vec(),
+    );
+    prop_assert_eq!(
+        &to_vec_with(&CsrView(wide.view()), options).unwrap(),
+        &bytes
+    );
+    let back: Csr<T, u32> = from_slice(&bytes).unwrap();
+    prop_assert_eq!(back.0.indices(), narrow.indices());
+    let (back_offsets, narrow_offsets) = (back.0.indptr(), narrow.indptr());
+    prop_assert_eq!(back_offsets.raw_storage(), narrow_offsets.raw_storage());
+    prop_assert_eq!(bits(back.0.data()), bits(narrow.data()));
     Ok(())
 }
 
