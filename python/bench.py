@@ -37,12 +37,9 @@ CASES = {
 MAKE = {
     # 4096 x 4096 f64 (128 MiB) of random values.
     "dense": "x = np.random.default_rng(1).standard_normal((4096, 4096))",
-    # 1e6 x 1e6 with 1e7 non-zeros (f64, int32 indices as scipy keeps them).
+    # 1e6 x 1e6 with 1e7 non-zeros, f64, as scipy makes it (int32 indices).
     "csr": (
-        "rng = np.random.default_rng(2); n = 10**6; nnz = 10**7\n"
-        "rows = np.sort(rng.integers(0, n, nnz)); cols = rng.integers(0, n, nnz)\n"
-        "x = sparse.csr_array((rng.standard_normal(nnz), (rows, cols)), shape=(n, n))\n"
-        "x.sum_duplicates()"
+        "x = sparse.random_array((10**6, 10**6), density=1e-5, format='csr', rng=2)"
     ),
 }
 

@@ -98,8 +98,12 @@ def _csr_item(matrix: Any) -> tuple:
         csr.sum_duplicates()
     name, data = value_type(np.ascontiguousarray(csr.data), "the sparse matrix")
     rows, cols = csr.shape
-    indices = np.ascontiguousarray(csr.indices)
-    indptr = np.ascontiguousarray(csr.indptr)
+    # Both index arrays of one type (scipy keeps int32 or int64), borrowed as they are.
+    index_dtype = np.promote_types(csr.indices.dtype, csr.indptr.dtype)
+    if index_dtype not in (np.int32, np.int64):
+        index_dtype = np.dtype(np.int64)
+    indices = np.ascontiguousarray(csr.indices, dtype=index_dtype)
+    indptr = np.ascontiguousarray(csr.indptr, dtype=index_dtype)
     return ("csr", name, (rows, cols), data, indices, indptr)
 
 

@@ -4,15 +4,16 @@
 //! What Python hands over (the `dbdf` package normalizes numpy, scipy and pandas inputs):
 //! - `("dense", type_name, ndarray)`: a 2-D array of the named type, any memory order;
 //! - `("csr", type_name, (rows, cols), data, indices, indptr)`: canonical CSR arrays
-//!   (sorted, no duplicates), indices `int32` or `int64`;
+//!   (sorted, no duplicates), indices both `int32` or both `int64`;
 //! - `("frame", [label, ...], [(type_name, column), ...])`: 1-D columns.
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde::ser::{Serialize, SerializeTupleStruct, Serializer};
+use serde_daphne::model::CsrIndex;
 use serde_daphne::{with_value_type, CsrView, DenseView, Element, Object, ValueType};
-use sprs::CsMatView;
+use sprs::CsMatViewI;
 
 /// Borrowed numpy arrays, kept alive (and locked against writes from Rust) while serializing.
 pub enum Borrowed<'py> {
@@ -21,8 +22,7 @@ pub enum Borrowed<'py> {
         rows: usize,
         cols: usize,
         data: AnyValues<'py>,
-        indices: IndexArray<'py>,
-        indptr: IndexArray<'py>,
+        indexes: IndexArrays<'py>,
     },
     Frame(Object),
 }
@@ -36,17 +36,25 @@ macro_rules! typed_enums {
         /// A view of one borrowed object, ready to serialize.
         pub enum View<'a> {
             $($variant(DenseView<'a, $t>),)*
-            Csr(CsrAny<'a>),
+            Csr32(CsrAny<'a, i32>),
+            Csr64(CsrAny<'a, i64>),
             Object(&'a Object),
         }
-        /// A borrowed CSR matrix of one of the ten value types.
-        pub enum CsrAny<'a> { $($variant(CsrView<'a, $t>)),* }
+        /// A borrowed CSR matrix of one of the ten value types, with scipy's indices.
+        pub enum CsrAny<'a, I: CsrIndex> { $($variant(CsrView<'a, $t, I>)),* }
+
+        impl<I: CsrIndex> Serialize for CsrAny<'_, I> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self { $(CsrAny::$variant(v) => v.serialize(s)),* }
+            }
+        }
 
         impl Serialize for View<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 match self {
                     $(View::$variant(v) => v.serialize(s),)*
-                    View::Csr(c) => match c { $(CsrAny::$variant(v) => v.serialize(s)),* },
+                    View::Csr32(c) => c.serialize(s),
+                    View::Csr64(c) => c.serialize(s),
                     View::Object(o) => o.serialize(s),
                 }
             }
@@ -65,9 +73,9 @@ macro_rules! typed_enums {
             fn extract(value_type: ValueType, array: &Bound<'py, PyAny>) -> PyResult<Self> {
                 Ok(match value_type { $(ValueType::$variant => AnyValues::$variant(array.extract()?),)* })
             }
-            fn csr<'a>(&'a self, shape: (usize, usize), indptr: &'a [usize], indices: &'a [usize]) -> PyResult<View<'a>> {
+            fn csr<'a, I: CsrIndex>(&'a self, shape: (usize, usize), indptr: &'a [I], indices: &'a [I]) -> PyResult<CsrAny<'a, I>> {
                 Ok(match self {
-                    $(AnyValues::$variant(a) => View::Csr(CsrAny::$variant(CsrView(csr_view(shape, indptr, indices, contiguous(a)?)?))),)*
+                    $(AnyValues::$variant(a) => CsrAny::$variant(CsrView(csr_view(shape, indptr, indices, contiguous(a)?)?)),)*
                 })
             }
         }
@@ -93,54 +101,35 @@ fn contiguous<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<'_, T>) -> PyRe
         .map_err(|_| PyValueError::new_err("CSR arrays must be contiguous"))
 }
 
-fn csr_view<'a, T: Element>(
+/// The arrays as a sprs view, checked once (sorted, in range) on their own index type.
+fn csr_view<'a, T: Element, I: CsrIndex>(
     shape: (usize, usize),
-    indptr: &'a [usize],
-    indices: &'a [usize],
+    indptr: &'a [I],
+    indices: &'a [I],
     data: &'a [T],
-) -> PyResult<CsMatView<'a, T>> {
-    CsMatView::try_new(shape, indptr, indices, data)
+) -> PyResult<CsMatViewI<'a, T, I>> {
+    CsMatViewI::try_new(shape, indptr, indices, data)
         .map_err(|(.., e)| PyValueError::new_err(format!("not a valid CSR matrix: {e}")))
 }
 
-/// A scipy index array: `int64` borrowed as `usize` (same size and alignment on 64-bit hosts;
-/// a negative index becomes one too large, which the CSR check refuses), `int32` widened.
-pub enum IndexArray<'py> {
-    Wide(PyReadonlyArray1<'py, i64>),
-    Widened(Vec<usize>),
+/// scipy's index arrays, borrowed as they are (both `int32` or both `int64`).
+pub enum IndexArrays<'py> {
+    I32(PyReadonlyArray1<'py, i32>, PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, i64>),
 }
 
-impl<'py> IndexArray<'py> {
-    fn extract(array: &Bound<'py, PyAny>) -> PyResult<Self> {
-        if let Ok(wide) = array.extract::<PyReadonlyArray1<'py, i64>>() {
-            if std::mem::size_of::<usize>() == 8 && wide.as_slice().is_ok() {
-                return Ok(IndexArray::Wide(wide));
-            }
-            let widened: PyResult<Vec<usize>> =
-                wide.as_array().iter().map(|&i| to_index(i)).collect();
-            return Ok(IndexArray::Widened(widened?));
+impl<'py> IndexArrays<'py> {
+    fn extract(indptr: &Bound<'py, PyAny>, indices: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let (Ok(p), Ok(i)) = (indptr.extract(), indices.extract()) {
+            return Ok(IndexArrays::I32(p, i));
         }
-        let narrow: PyReadonlyArray1<'py, i32> = array.extract().map_err(|_| {
-            PyTypeError::new_err("CSR index arrays must be int32 or int64 numpy arrays")
-        })?;
-        let widened: PyResult<Vec<usize>> = narrow
-            .as_array()
-            .iter()
-            .map(|&i| to_index(i.into()))
-            .collect();
-        Ok(IndexArray::Widened(widened?))
-    }
-
-    fn as_slice(&self) -> PyResult<&[usize]> {
-        match self {
-            IndexArray::Wide(a) => Ok(bytemuck::cast_slice(contiguous(a)?)),
-            IndexArray::Widened(v) => Ok(v),
+        match (indptr.extract(), indices.extract()) {
+            (Ok(p), Ok(i)) => Ok(IndexArrays::I64(p, i)),
+            _ => Err(PyTypeError::new_err(
+                "CSR index arrays must be both int32 or both int64 numpy arrays",
+            )),
         }
     }
-}
-
-fn to_index(i: i64) -> PyResult<usize> {
-    usize::try_from(i).map_err(|_| PyValueError::new_err(format!("negative CSR index {i}")))
 }
 
 fn value_type(name: &str) -> PyResult<ValueType> {
@@ -164,8 +153,7 @@ impl<'py> Borrowed<'py> {
                     rows,
                     cols,
                     data: AnyValues::extract(vt, &item.get_item(3)?)?,
-                    indices: IndexArray::extract(&item.get_item(4)?)?,
-                    indptr: IndexArray::extract(&item.get_item(5)?)?,
+                    indexes: IndexArrays::extract(&item.get_item(5)?, &item.get_item(4)?)?,
                 })
             }
             "frame" => {
@@ -197,9 +185,18 @@ impl<'py> Borrowed<'py> {
                 rows,
                 cols,
                 data,
-                indices,
-                indptr,
-            } => data.csr((*rows, *cols), indptr.as_slice()?, indices.as_slice()?),
+                indexes,
+            } => {
+                let shape = (*rows, *cols);
+                Ok(match indexes {
+                    IndexArrays::I32(p, i) => {
+                        View::Csr32(data.csr(shape, contiguous(p)?, contiguous(i)?)?)
+                    }
+                    IndexArrays::I64(p, i) => {
+                        View::Csr64(data.csr(shape, contiguous(p)?, contiguous(i)?)?)
+                    }
+                })
+            }
             Borrowed::Frame(object) => Ok(View::Object(object)),
         }
     }

@@ -33,7 +33,7 @@ use std::ops::Deref;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
-use sprs::{CsMatBase, CsMatI, CsMatView};
+use sprs::{CsMatBase, CsMatI};
 
 use crate::error::{Error, Result};
 use crate::handoff;
@@ -59,30 +59,33 @@ where
     V: Deref<Target = [T]>,
     S: Serializer,
 {
-    // A view of some rows has offsets that do not start at 0: rebased first.
+    if matrix.is_csc() {
+        return serialize(&matrix.to_other_storage(), serializer);
+    }
+    // A view of some rows has offsets that do not start at 0: rebased first. The matrix is
+    // valid (sprs checked it when it was made), so it stays so with its indices as usize.
     let offsets = matrix.indptr();
     let offsets = offsets.to_proper();
-    let indptr = as_usize(&offsets);
-    let indices = as_usize(matrix.indices());
-    let (shape, data) = (matrix.shape(), matrix.data());
-    let view = if matrix.is_csr() {
-        CsMatView::try_new(shape, &indptr[..], &indices[..], data)
-    } else {
-        CsMatView::try_new_csc(shape, &indptr[..], &indices[..], data)
+    let payload = Payload {
+        rows: matrix.rows(),
+        cols: matrix.cols(),
+        row_offsets: as_usize(&offsets),
+        col_indices: as_usize(matrix.indices()),
+        values: matrix.data(),
     };
-    // The matrix was valid with its own indices, so it is with the same ones as usize.
-    let view = view.map_err(|(.., e)| serde::ser::Error::custom(format!("sprs: {e}")))?;
-    serializer.serialize_newtype_struct(handoff::CSR, &Payload(view))
+    serializer.serialize_newtype_struct(handoff::CSR, &payload)
 }
 
 /// Indices as `usize`: borrowed when they have its width (a valid sprs matrix holds no
-/// negative index), widened otherwise.
+/// negative index), widened into fresh huge-page memory otherwise.
 fn as_usize<N: CsrIndex>(indices: &[N]) -> Cow<'_, [usize]> {
     if std::mem::size_of::<N>() == std::mem::size_of::<usize>() {
-        Cow::Borrowed(bytemuck::cast_slice(indices))
-    } else {
-        Cow::Owned(indices.iter().map(|i| i.index()).collect())
+        return Cow::Borrowed(bytemuck::cast_slice(indices));
     }
+    let mut wide = Vec::with_capacity(indices.len());
+    crate::pages::advise_spare(&wide);
+    wide.extend(indices.iter().map(|i| i.index_unchecked()));
+    Cow::Owned(wide)
 }
 
 /// Deserializes a `CsMatI<T, I>` (CSR; `CsMat<T>` is `CsMatI<T, usize>`) from any matrix
@@ -112,27 +115,26 @@ pub(crate) fn object_to_csr<T: Element, I: CsrIndex>(object: Object) -> Result<C
     .map_err(|(.., e)| Error::invalid(format!("sprs rejects the matrix: {e}")))
 }
 
-struct Payload<'a, T>(CsMatView<'a, T>);
+/// A CSR matrix's arrays, ready for this crate's writer or another format.
+struct Payload<'a, T> {
+    rows: usize,
+    cols: usize,
+    /// Proper (from 0).
+    row_offsets: Cow<'a, [usize]>,
+    col_indices: Cow<'a, [usize]>,
+    values: &'a [T],
+}
 
 impl<T: Element + Serialize> Serialize for Payload<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let converted;
-        let csr = if self.0.is_csr() {
-            self.0.view()
-        } else {
-            converted = self.0.to_other_storage();
-            converted.view()
-        };
-        let indptr = csr.indptr();
-        let row_offsets = indptr.to_proper();
         if let Some(options) = handoff::take_capture() {
             let matrix = MatrixRef {
-                rows: csr.rows(),
-                cols: csr.cols(),
+                rows: self.rows,
+                cols: self.cols,
                 layout: Layout::Csr {
-                    row_offsets: &row_offsets,
-                    col_indices: csr.indices(),
-                    values: csr.data(),
+                    row_offsets: &self.row_offsets,
+                    col_indices: &self.col_indices,
+                    values: self.values,
                 },
             };
             return handoff::emit(serializer, |sink| {
@@ -140,11 +142,11 @@ impl<T: Element + Serialize> Serialize for Payload<'_, T> {
             });
         }
         let mut s = serializer.serialize_struct("Csr", 5)?;
-        s.serialize_field("rows", &csr.rows())?;
-        s.serialize_field("cols", &csr.cols())?;
-        s.serialize_field("indptr", &*row_offsets)?;
-        s.serialize_field("indices", csr.indices())?;
-        s.serialize_field("data", csr.data())?;
+        s.serialize_field("rows", &self.rows)?;
+        s.serialize_field("cols", &self.cols)?;
+        s.serialize_field("indptr", &*self.row_offsets)?;
+        s.serialize_field("indices", &*self.col_indices)?;
+        s.serialize_field("data", self.values)?;
         s.end()
     }
 }
