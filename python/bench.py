@@ -29,9 +29,20 @@ CASES = {
     "dense load dbdf": ("dense", "y = dbdf.load(path + '.dbdf')"),
     "dense load npy": ("dense", "y = np.load(path + '.npy')"),
     "csr save dbdf": ("csr", "dbdf.save(path + '.dbdf', x)"),
+    "csr save daphne": ("csr", "dbdf.save(path + '.d.dbdf', x, dialect='daphne')"),
     "csr save npz": ("csr", "sparse.save_npz(path + '.npz', x, compressed=False)"),
     "csr load dbdf": ("csr", "y = dbdf.load(path + '.dbdf')"),
+    "csr load daphne": ("csr", "y = dbdf.load(path + '.d.dbdf')"),
     "csr load npz": ("csr", "y = sparse.load_npz(path + '.npz')"),
+}
+# Each dbdf case against the baseline of the same operation.
+BASELINES = {
+    "dense save dbdf": "dense save npy",
+    "dense load dbdf": "dense load npy",
+    "csr save dbdf": "csr save npz",
+    "csr save daphne": "csr save npz",
+    "csr load dbdf": "csr load npz",
+    "csr load daphne": "csr load npz",
 }
 
 MAKE = {
@@ -55,6 +66,8 @@ times = []
 for _ in range({inner}):
     if {is_save} and os.path.exists(path + {suffix!r}):
         os.remove(path + {suffix!r})
+        if os.path.exists(path + {suffix!r} + ".meta"):
+            os.remove(path + {suffix!r} + ".meta")
     t = time.perf_counter()
     {stmt}
     times.append(time.perf_counter() - t)
@@ -125,9 +138,8 @@ def main() -> None:
     for name in CASES:
         ms = summary[name]["ms"]
         ratio = ""
-        if name.endswith("dbdf"):
-            base = next(n for n in CASES if n.rsplit(" ", 1)[0] == name.rsplit(" ", 1)[0]
-                        and n != name)
+        if name in BASELINES:
+            base = BASELINES[name]
             ratio = f"{summary[base]['ms'] / ms:.2f}x"
             summary[name]["speedup"] = summary[base]["ms"] / ms
         print(f"{name:<18} {ms:>10.1f} {ratio:>12} {summary[name]['peak_mib']:>9.0f}")
