@@ -11,7 +11,6 @@ pub mod futhark;
 mod input;
 pub mod mtx;
 pub mod npy;
-pub mod progress;
 pub mod systemds;
 mod text;
 mod zip;

@@ -15,6 +15,7 @@ use crate::de::Deserializer;
 use crate::error::{Error, Result};
 use crate::io::index::{index_all, Layout, ObjectInfo};
 use crate::io::meta::read_sidecar;
+use crate::io::progress::Progress;
 use crate::io::window::{read_runtime_frame, read_window, Window, WindowSink};
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::detect::read_object;
@@ -489,6 +490,16 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// # Errors
     /// The first problem found, with its offset.
     pub fn validate(&mut self) -> Result<()> {
+        self.validate_reporting(None)
+    }
+
+    /// [`DbdfFile::validate`], telling `progress` after each block how far into the file
+    /// it has come.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::validate`].
+    pub fn validate_reporting(&mut self, progress: Option<&Progress>) -> Result<()> {
+        let total = self.file_len();
         for index in 0..self.objects.len() {
             let object = &self.objects[index];
             let skip: Vec<bool> = object
@@ -503,10 +514,15 @@ impl<R: Read + Seek> DbdfFile<R> {
                             .is_some_and(|(s, t)| widens_exactly(s, t))
                 })
                 .collect();
+            let ends: Vec<u64> = object.blocks.iter().map(|b| b.range.end).collect();
+            let object_end = object.range.end;
             let mut blocks = self.blocks(index)?;
             blocks.skip = skip;
-            for block in blocks {
+            for (i, block) in blocks.enumerate() {
                 block?;
+                if let Some(report) = progress {
+                    report(ends.get(i).copied().unwrap_or(object_end), total);
+                }
             }
         }
         Ok(())

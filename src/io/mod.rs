@@ -17,7 +17,8 @@ use crate::wire::IoSource;
 mod index;
 mod lazy;
 pub mod meta;
-mod rewrite;
+pub mod progress;
+pub(crate) mod rewrite;
 mod stream;
 mod window;
 

@@ -6,6 +6,7 @@ use std::io::{Read, Seek};
 use std::path::Path;
 
 use crate::error::Result;
+use crate::io::progress::Progress;
 use crate::io::{DbdfFile, DbdfWriter};
 use crate::model::encode::tile_dims;
 use crate::options::{Dialect, Options};
@@ -40,10 +41,31 @@ const BAND: u64 = 16 << 20;
 /// [`DbdfFile::open`]'s and [`DbdfWriter`]'s errors (such as [`crate::Error::NotInDialect`]
 /// for what the runtime dialect cannot hold); values that do not fit their object's type.
 pub fn rewrite(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
+    rewrite_reporting(input.as_ref(), output.as_ref(), options, None)
+}
+
+/// [`rewrite`], telling `progress` how far into the input file it has come (by objects and
+/// bands of tiles).
+pub(crate) fn rewrite_reporting(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: Option<&Progress>,
+) -> Result<()> {
     let mut file = DbdfFile::open_with(input, &Options::new().memory_map(false))?;
     let mut writer = DbdfWriter::create_with(output, options)?;
     for index in 0..file.objects().len() {
         let header = file.objects()[index].header.clone();
+        let range = file.objects()[index].range.clone();
+        let total = file.file_len();
+        // Within an object, the share of its rows done, as bytes of its range.
+        let report = |done: u64, of: u64| {
+            if let Some(report) = progress {
+                let part =
+                    (range.end - range.start) as u128 * u128::from(done) / u128::from(of.max(1));
+                report(range.start + part as u64, total);
+            }
+        };
         writer.begin(header.clone())?;
         let pieces = pieces(&header, options);
         match &header {
@@ -52,11 +74,12 @@ pub fn rewrite(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Opti
                 for r0 in (0..*rows).step_by(pieces.0 as usize) {
                     let part = file.read_frame(index, r0..(r0 + pieces.0).min(*rows), &labels)?;
                     writer.write_frame_rows(r0, &part.into_columns()?)?;
+                    report((r0 + pieces.0).min(*rows), *rows);
                 }
             }
             _ => {
                 let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-                with_value_type!(vt, T => copy_matrix::<T, _>(&mut file, index, &header, pieces, &mut writer)?);
+                with_value_type!(vt, T => copy_matrix::<T, _>(&mut file, index, &header, pieces, &mut writer, &report)?);
             }
         }
     }
@@ -86,6 +109,7 @@ fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
     header: &Header,
     (tr, tc): (u64, u64),
     writer: &mut DbdfWriter,
+    report: &dyn Fn(u64, u64),
 ) -> Result<()> {
     let (rows, cols) = header.shape();
     let csr = header.data_type() == DataType::CsrMatrix;
@@ -100,6 +124,7 @@ fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
                 writer.write_dense_tile(r0, c0, tile.view())?;
             }
         }
+        report((r0 + tr).min(rows), rows);
     }
     Ok(())
 }

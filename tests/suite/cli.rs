@@ -1134,3 +1134,61 @@ fn large_coordinate_files_parse_in_any_row_order() {
         "line 4: duplicate entry",
     );
 }
+
+/// Runs `dbdf` under a pseudo-terminal (util-linux `script`), returning what the terminal
+/// showed; `None` where `script` is missing.
+fn on_terminal(args: &[&str], dir: &Path) -> Option<String> {
+    let command: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_dbdf"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{a}'"))
+        .collect();
+    let log = dir.join("typescript");
+    let status = Command::new("script")
+        .args(["-qfec", &command.join(" "), s(&log)])
+        .env("COLUMNS", "120")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    assert!(status.status.success(), "{status:?}");
+    Some(String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned())
+}
+
+/// Long commands show one progress bar (bytes, rate, time left) on a terminal, nothing when
+/// standard error is piped, and nothing with --quiet.
+#[test]
+fn progress_bars_show_on_a_terminal_only() {
+    let dir = scratch("progress");
+    // A 32 MiB .npy (the size from which bars are shown): 2048 x 2048 f64.
+    let npy = dir.join("big.npy");
+    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2048, 2048), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{header:<117}\n");
+    bytes.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(padded.as_bytes());
+    bytes.resize(bytes.len() + 2048 * 2048 * 8, 0x3f);
+    std::fs::write(&npy, &bytes).unwrap();
+    let out = dir.join("big.dbdf");
+    let args = ["convert", s(&npy), s(&out), "--tile", "512,512"];
+    let Some(shown) = on_terminal(&args, &dir) else {
+        eprintln!("SKIPPED: no `script` to make a pseudo-terminal");
+        return;
+    };
+    assert!(shown.contains("converting big.npy"), "{shown}");
+    assert!(shown.contains("32.00 MiB/32.00 MiB"), "{shown}");
+    assert!(shown.contains("MiB/s") && shown.contains("left"), "{shown}");
+    let shown = on_terminal(&["validate", s(&out)], &dir).unwrap();
+    assert!(shown.contains("validating big.dbdf"), "{shown}");
+    assert!(shown.contains("ok"), "{shown}");
+    // Piped: nothing on standard error; --quiet: nothing on the terminal but the result.
+    let piped = dbdf(&args);
+    assert!(
+        piped.status.success() && piped.stderr.is_empty(),
+        "{piped:?}"
+    );
+    let quiet = on_terminal(&["validate", "--quiet", s(&out)], &dir).unwrap();
+    assert!(
+        quiet.contains("ok") && !quiet.contains("validating"),
+        "{quiet}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -197,7 +197,7 @@ impl Args {
         if let Some(size) = self.systemds_block_size {
             options = options.systemds_block_size(size);
         }
-        if let Some(bar) = progress_bar(&self.input) {
+        if let Some(bar) = progress_bar("converting", &self.input) {
             options = options.progress(Arc::new(bar));
         }
         options

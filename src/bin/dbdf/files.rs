@@ -3,6 +3,9 @@
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use serde_daphne::io::{read_sidecar, write_atomically};
 use serde_daphne::wire::IoSource;
@@ -10,71 +13,61 @@ use serde_daphne::{Deserializer, Object, Options};
 
 use crate::Failure;
 
-/// Files smaller than this read without a progress bar.
+/// Inputs smaller than this are handled without a progress bar (they take well under a
+/// second).
 const PROGRESS_FROM: u64 = 32 << 20;
 
-/// A reader that shows how much of a large file has been read, on a terminal only.
-struct Progress<R> {
-    inner: R,
-    name: String,
-    total: u64,
-    done: u64,
-    shown: u64,
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// `--quiet`: no progress bars.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
 }
 
-impl<R: Read> Read for Progress<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.done += n as u64;
-        let percent = self.done * 100 / self.total.max(1);
-        if percent != self.shown {
-            self.shown = percent;
-            eprint!("\rreading {}: {percent:3}%", self.name);
-            if percent == 100 {
-                eprintln!();
-            }
-        }
-        Ok(n)
-    }
-}
-
-/// Whether progress is shown for an input of `total` bytes: large, and both outputs a
-/// terminal.
-fn shows_progress(total: u64) -> bool {
-    total >= PROGRESS_FROM && std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
-}
-
-/// `reader` (of `total` bytes of the file at `path`), showing a progress bar when the input
-/// is large and both outputs are a terminal.
-pub fn with_progress<R: Read + 'static>(reader: R, path: &Path, total: u64) -> Box<dyn Read> {
-    if !shows_progress(total) {
-        return Box::new(reader);
-    }
-    Box::new(Progress {
-        inner: reader,
-        name: path.display().to_string(),
-        total,
-        done: 0,
-        shown: u64::MAX,
-    })
-}
-
-/// A progress report for the library's conversions reading the file at `path`, printing
-/// the percentage read when the file is large and both outputs are a terminal.
-pub fn progress_bar(path: &Path) -> Option<impl Fn(u64, u64) + Send + Sync + 'static> {
-    let total = std::fs::metadata(path).ok()?.len();
-    if !shows_progress(total) {
+/// A progress bar of `total` bytes on standard error, labelled `label`: only for large
+/// inputs, only when standard error is a terminal (never in piped or redirected output),
+/// never with `--quiet`.
+pub fn bar(label: &str, total: u64) -> Option<ProgressBar> {
+    if total < PROGRESS_FROM || QUIET.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
         return None;
     }
-    let name = path.display().to_string();
-    let shown = std::sync::atomic::AtomicU64::new(u64::MAX);
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template(
+        "{msg} [{bar:20}] {bytes}/{total_bytes} {bytes_per_sec}, {eta} left",
+    )
+    .ok()?
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_message(label.to_owned());
+    Some(bar)
+}
+
+/// `reader` (of `total` bytes of the file at `path`), showing a progress bar.
+pub fn with_progress<R: Read + 'static>(reader: R, path: &Path, total: u64) -> Box<dyn Read> {
+    match bar(&format!("reading {}", file_name(path)), total) {
+        Some(bar) => Box::new(bar.wrap_read(reader)),
+        None => Box::new(reader),
+    }
+}
+
+/// The last part of `path`, to keep the bar on one line.
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// A progress report for the library's long operations on the file at `path` (`what`, such
+/// as "converting"), drawn as a bar; `None` when no bar is shown.
+pub fn progress_bar(what: &str, path: &Path) -> Option<impl Fn(u64, u64) + Send + Sync + 'static> {
+    let total = std::fs::metadata(path).ok()?.len();
+    let bar = bar(&format!("{what} {}", file_name(path)), total)?;
     Some(move |done: u64, total: u64| {
-        let percent = done * 100 / total.max(1);
-        if shown.swap(percent, std::sync::atomic::Ordering::Relaxed) != percent {
-            eprint!("\rreading {name}: {percent:3}%");
-            if percent == 100 {
-                eprintln!();
-            }
+        bar.set_length(total);
+        bar.set_position(done);
+        if done >= total {
+            bar.finish_and_clear();
         }
     })
 }

@@ -3,6 +3,9 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_daphne::io::progress::Progress;
 
 use serde_daphne::io::ObjectInfo;
 use serde_daphne::wire::Header;
@@ -166,7 +169,9 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
 /// and exit code 1.
 pub fn validate(file: &Path) -> Result<ExitCode, Failure> {
     let plain = serde_daphne::Options::new().memory_map(false);
-    let checked = DbdfFile::open_with(file, &plain).and_then(|mut f| f.validate());
+    let bar = crate::files::progress_bar("validating", file).map(|b| Arc::new(b) as Progress);
+    let checked =
+        DbdfFile::open_with(file, &plain).and_then(|mut f| f.validate_reporting(bar.as_ref()));
     match checked {
         Ok(()) => {
             emit("ok\n")?;

@@ -20,6 +20,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// No progress bars (they show only on a terminal, for inputs of 32 MiB or more).
+    #[arg(long, short, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -137,6 +140,7 @@ impl From<Format> for serde_daphne::interop::convert::Format {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    files::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Info { file, json, nnz } => info::run(&file, json, nnz),
         Command::Validate { file } => info::validate(&file),

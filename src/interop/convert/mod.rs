@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::interop::binsparse;
-use crate::interop::progress::Progress;
 use crate::interop::{csv, futhark, mtx, npy, systemds};
+use crate::io::progress::Progress;
 use crate::io::{read_sidecar, DbdfFile};
 use crate::options::{BlockPolicy, Dialect, Options};
 use crate::{DataType, Object, ValueType};
@@ -392,14 +392,16 @@ fn streamed(
         return Ok(false);
     }
     let daphne = options.daphne;
+    let progress = options.progress.as_ref();
     match (from, to) {
         (Format::Npy, Format::Dbdf) if options.tile.is_some() || daphne => {
-            npy::to_dbdf(input, output, &options.dbdf_options(None))
+            npy::stream::to_dbdf_reporting(input, output, &options.dbdf_options(None), progress)
                 .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
         }
         (Format::Dbdf, Format::Dbdf) if options.tile.is_some() && !daphne => {
-            crate::io::rewrite(input, output, &options.dbdf_options(None))
+            let dbdf = options.dbdf_options(None);
+            crate::io::rewrite::rewrite_reporting(input, output, &dbdf, progress)
                 .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
         }
@@ -409,7 +411,8 @@ fn streamed(
             if file.objects().len() != 1 {
                 return Ok(false);
             }
-            npy::from_dbdf(input, 0, output).map_err(|e| ConvertError::at(input, e))?;
+            npy::stream::from_dbdf_reporting(input, 0, output, progress)
+                .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
         }
         _ => Ok(false),

@@ -13,8 +13,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::interop::progress::{Progress, ProgressReader};
 use crate::interop::text::parse_value;
+use crate::io::progress::{Progress, ProgressReader};
 use crate::{Object, Value, ValueType, Values};
 
 /// Bytes of the file parsed at a time (split between the two threads).

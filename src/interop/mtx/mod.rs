@@ -11,8 +11,8 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 
 use crate::interop::input::Foreign;
-use crate::interop::progress::Progress;
 use crate::interop::text::{format_value, parse_value};
+use crate::io::progress::Progress;
 use crate::{DataType, Error, Object, Result, Value, ValueType, Values};
 use coordinates::{Layout, Symmetry};
 

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::interop::input::Foreign;
-mod stream;
+pub(crate) mod stream;
 
 pub use stream::{from_dbdf, to_dbdf};
 

@@ -10,6 +10,7 @@ use ndarray::ArrayView2;
 use super::{descr, header_len, parse_header, write_header, Descr, NpyHeader, NPY, PREAMBLE_LEN};
 use crate::error::{Error, Result};
 use crate::interop::input::not_convertible;
+use crate::io::progress::Progress;
 use crate::io::{write_buffered, DbdfFile, DbdfWriter};
 use crate::model::encode::tile_dims;
 use crate::options::{Dialect, Options};
@@ -29,7 +30,16 @@ const BAND: u64 = 16 << 20;
 /// # Errors
 /// As [`super::read`]; [`crate::DbdfWriter`]'s errors; I/O errors.
 pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
-    let input = input.as_ref();
+    to_dbdf_reporting(input.as_ref(), output.as_ref(), options, None)
+}
+
+/// [`to_dbdf`], telling `progress` of the bytes of values copied.
+pub(crate) fn to_dbdf_reporting(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: Option<&Progress>,
+) -> Result<()> {
     let mut file = File::open(input)?;
     let len = file.metadata()?.len();
     let header = read_header(&mut file, len)?;
@@ -65,6 +75,7 @@ pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Opti
         header: &header,
         rows,
         cols,
+        progress,
     };
     with_value_type!(vt, T => reader.copy_tiles::<T>(&mut writer, (tile_rows, tile_cols))?);
     writer.finish()
@@ -92,6 +103,7 @@ struct TileReader<'a> {
     header: &'a NpyHeader,
     rows: u64,
     cols: u64,
+    progress: Option<&'a Progress>,
 }
 
 impl TileReader<'_> {
@@ -110,6 +122,10 @@ impl TileReader<'_> {
                 let view = ArrayView2::from_shape((nr as usize, nc as usize), &tile)
                     .map_err(|e| Error::invalid(e.to_string()))?;
                 writer.write_dense_tile(r0, c0, view)?;
+            }
+            if let Some(report) = self.progress {
+                let row = self.cols * std::mem::size_of::<T>() as u64;
+                report((r0 + tr).min(self.rows) * row, self.rows * row);
             }
         }
         Ok(())
@@ -195,6 +211,16 @@ impl TileReader<'_> {
 /// # Errors
 /// [`Error::NotConvertible`] for frames; [`DbdfFile`]'s errors; I/O errors.
 pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>) -> Result<()> {
+    from_dbdf_reporting(input.as_ref(), index, output.as_ref(), None)
+}
+
+/// [`from_dbdf`], telling `progress` of the bytes of values copied.
+pub(crate) fn from_dbdf_reporting(
+    input: &Path,
+    index: usize,
+    output: &Path,
+    progress: Option<&Progress>,
+) -> Result<()> {
     // Plain reads: a memory map would count the whole file as resident.
     let mut file = DbdfFile::open_with(input, &Options::new().memory_map(false))?;
     let Some(object) = file.objects().get(index) else {
@@ -214,7 +240,7 @@ pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>
     let (rows, cols) = header.shape();
     let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
     let band = (BAND / (cols * vt.size() as u64).max(1)).max(1);
-    write_buffered(output.as_ref(), |out| {
+    write_buffered(output, |out| {
         write_header(out, descr(vt), &[rows, cols])?;
         with_value_type!(vt, T => {
             // One buffer for every band: fresh pages per band would cost a fault each.
@@ -225,6 +251,10 @@ pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>
                 buf.resize(((r1 - r0) * cols) as usize, T::default());
                 file.read_window_into::<T>(index, r0..r1, 0..cols, &mut buf)?;
                 write_le(&mut *out as &mut dyn Write, &buf)?;
+                if let Some(report) = progress {
+                    let row = cols * vt.size() as u64;
+                    report(r1 * row, rows * row);
+                }
                 r0 = r1;
             }
         });
