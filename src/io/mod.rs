@@ -253,6 +253,56 @@ fn write_atomically_synced(
     Ok(())
 }
 
+/// Writes a directory through `write`, as atomically as directories allow: it is written
+/// under a temporary name beside `path`, then renamed into place. An earlier directory at
+/// `path` is replaced only when it is empty or `may_replace` accepts it (it is moved aside,
+/// the new one renamed in, the old one removed); an unfinished write leaves nothing.
+///
+/// # Errors
+/// Whatever `write` returns; [`std::io::ErrorKind::AlreadyExists`] when `path` holds
+/// something else; I/O errors creating, renaming or removing directories.
+#[cfg(feature = "zarr")]
+pub(crate) fn replace_directory(
+    path: &Path,
+    may_replace: impl Fn(&Path) -> bool,
+    write: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
+    let existing = path.symlink_metadata().ok();
+    if let Some(meta) = &existing {
+        let replaceable =
+            meta.is_dir() && (fs::read_dir(path)?.next().is_none() || may_replace(path));
+        if !replaceable {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} exists and is not a directory this write may replace; remove it first",
+                    path.display()
+                ),
+            )
+            .into());
+        }
+    }
+    let temp = temporary_path(path);
+    fs::create_dir(&temp)?;
+    let result = write(&temp).and_then(|()| {
+        let Some(_) = existing else {
+            return fs::rename(&temp, path).map_err(Error::from);
+        };
+        let old = temporary_path(path);
+        fs::rename(path, &old)?;
+        if let Err(e) = fs::rename(&temp, path) {
+            let _ = fs::rename(&old, path);
+            return Err(e.into());
+        }
+        let _ = fs::remove_dir_all(&old);
+        Ok(())
+    });
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&temp);
+    }
+    result
+}
+
 /// A name for a temporary file beside `path` that no other writer uses.
 pub(crate) fn temporary_path(path: &Path) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

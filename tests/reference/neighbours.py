@@ -1,6 +1,7 @@
 """Checks serde_daphne's Futhark and Binsparse files with the real Python references.
 
-`neighbours.py check DIR`: every `NAME.fut`, `NAME.*.bsp.npz` and `NAME.*.bsp.h5` in DIR
+`neighbours.py check DIR`: every `NAME.fut`, `NAME.*.bsp.npz`, `NAME.*.bsp.h5` and
+`NAME.*.bsp.zarr` (Zarr v3 and v2 groups, read by zarr-python) in DIR
 that dbdf wrote is read with futhark-data / binsparse and compared with `NAME.npy` (the same
 matrix, written by dbdf's independent .npy path).
 
@@ -83,11 +84,16 @@ def check(directory):
                 # dbdf writes n x 1 as 1-D and 1 x 1 as a scalar.
                 same(fut, value.reshape(want.shape), want)
             checked += 1
-        for path in sorted(glob.glob(stem + ".*.bsp.npz") + glob.glob(stem + ".*.bsp.h5")):
+        paths = [glob.glob(stem + ".*.bsp." + ext) for ext in ("npz", "h5", "zarr")]
+        for path in sorted(sum(paths, [])):
             tensor = load_binsparse(path)
             if path.endswith(".npz"):
                 with np.load(path) as archive:
                     header = json.loads(str(archive["binsparse"].item()))["binsparse"]
+            elif path.endswith(".zarr"):
+                import zarr
+
+                header = zarr.open_group(path, mode="r").attrs["binsparse"]["binsparse"]
             else:
                 import h5py
 
@@ -138,7 +144,7 @@ def write(directory):
             indices_1=cols.astype(np.int64),
             values=sparse[rows, cols],
         )
-        for ext in (".csr.bsp.npz", ".csr.bsp.h5"):
+        for ext in (".csr.bsp.npz", ".csr.bsp.h5", ".csr.bsp.zarr"):
             save_binsparse(csr, os.path.join(directory, name + ext))
             np.save(os.path.join(directory, name + ext + ".expected.npy"), sparse)
         # The same archive as numpy.savez_compressed writes it (deflated members).
@@ -146,7 +152,7 @@ def write(directory):
         csr.serialize(NPZBinsparseContainer(archive))
         np.savez_compressed(os.path.join(directory, name + ".deflated.bsp.npz"), **archive)
         np.save(os.path.join(directory, name + ".deflated.bsp.npz.expected.npy"), sparse)
-    print(f"neighbours.py: the references wrote {len(cases) * 5} files")
+    print(f"neighbours.py: the references wrote {len(cases) * 6} files")
 
 
 def compare(directory):

@@ -15,8 +15,8 @@ venv=target/reference-venv
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv" || skip "python3 cannot create a virtual environment"
 fi
-"$venv/bin/pip" install -q futhark-data==1.0.3 binsparse==0.1.4 numpy h5py >/dev/null 2>&1 ||
-    skip "pip could not install futhark-data and binsparse (no PyPI?)"
+"$venv/bin/pip" install -q futhark-data==1.0.3 binsparse==0.1.4 numpy h5py zarr==3.1.6 \
+    >/dev/null 2>&1 || skip "pip could not install futhark-data, binsparse and zarr (no PyPI?)"
 
 # HDF5 files only where the HDF5 library is installed (the hdf5 feature links it).
 if pkg-config --exists hdf5 2>/dev/null; then
@@ -50,19 +50,22 @@ for src in "$golden"/dense_f64_3x4.dbdf "$golden"/dense_f64_neg_3x4.dbdf \
     case "$src" in *5x1.dbdf) extra="DVEC CVEC" ;; esac
     for format in $formats $extra; do
         $dbdf convert $python --binsparse-format "$format" "$src" "$out.$format.bsp.npz"
+        $dbdf convert $python --binsparse-format "$format" "$src" "$out.$format.bsp.zarr"
         if [ -n "$h5" ]; then
             $dbdf convert $python --binsparse-format "$format" --index-type i32 "$src" \
                 "$out.$format.bsp.h5"
         fi
     done
     $dbdf convert $python --iso --binsparse-format CSR "$src" "$out.iso.bsp.npz"
+    $dbdf convert $python --zarr-format 2 "$src" "$out.zarr2.bsp.zarr"
     # The spec's version string, which the Python reference refuses (checked below).
     $dbdf convert "$src" "$out.spec-version.npz"
 done
 "$venv/bin/python" tests/reference/neighbours.py check "$dir/ours"
 
 "$venv/bin/python" tests/reference/neighbours.py write "$dir/theirs"
-for file in "$dir"/theirs/*.fut "$dir"/theirs/*.bsp.npz ${h5:+"$dir"/theirs/*.bsp.h5}; do
+for file in "$dir"/theirs/*.fut "$dir"/theirs/*.bsp.npz "$dir"/theirs/*.bsp.zarr \
+    ${h5:+"$dir"/theirs/*.bsp.h5}; do
     $dbdf convert "$file" "$file.dbdf.npy"
 done
 [ -n "$h5" ] || rm -f "$dir"/theirs/*.bsp.h5.expected.npy

@@ -117,7 +117,8 @@ fn every_golden_file_reads_with_its_logical_values_or_is_refused_by_name() {
     }
 }
 
-fn objects() -> Vec<Object> {
+/// Small objects of every kind Binsparse holds (the Zarr tests use them too).
+pub(crate) fn objects() -> Vec<Object> {
     vec![
         Object::csr(
             3,

@@ -28,6 +28,8 @@ mod roundtrip;
 mod stream;
 mod structure;
 mod systemds;
+#[cfg(feature = "zarr")]
+mod zarr;
 
 /// Little-endian byte layout, field by field, as the spec's diagrams draw it.
 #[derive(Default)]

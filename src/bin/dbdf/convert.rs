@@ -79,6 +79,10 @@ pub struct Args {
     /// the Python reference needs).
     #[arg(long = "binsparse-version", value_parser = ["0.1", "0.1.0"])]
     binsparse_version: Option<String>,
+    /// Binsparse output in a Zarr group (.zarr): the Zarr format, 3 (zarr-python 3's
+    /// default; default) or 2 (what zarr-python 2 writes).
+    #[arg(long = "zarr-format", value_parser = ["2", "3"])]
+    zarr_format: Option<String>,
     /// SystemDS input: keep its blocks as the DAPHNE object's blocks (default: one block).
     #[arg(long = "keep-blocks")]
     keep_blocks: bool,
@@ -157,6 +161,10 @@ impl Args {
             .binsparse_version(match self.binsparse_version.as_deref() {
                 Some("0.1.0") => binsparse::Version::V0_1_0,
                 _ => binsparse::Version::V0_1,
+            })
+            .zarr_version(match self.zarr_format.as_deref() {
+                Some("2") => binsparse::zarr::ZarrVersion::V2,
+                _ => binsparse::zarr::ZarrVersion::V3,
             });
         if let Some(format) = self.from {
             options = options.from(format.into());

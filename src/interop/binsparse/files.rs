@@ -1,11 +1,12 @@
 //! The public shape every interop module shares: `read`/`read_with` and `write`/`write_with`
-//! on paths (the container told by the extension: `.h5`/`.hdf5` HDF5, anything else NPZ),
+//! on paths (the container told by the extension: `.h5`/`.hdf5` HDF5, `.zarr` (or a
+//! directory holding a Zarr group) Zarr, anything else NPZ),
 //! and `from_slice`/`to_writer`/`to_vec` on NPZ bytes in memory.
 
 use std::io::Write;
 use std::path::Path;
 
-#[cfg(not(feature = "hdf5"))]
+#[cfg(any(not(feature = "hdf5"), not(feature = "zarr")))]
 use super::BINSPARSE;
 use super::{npz, Binsparse, WriteOptions};
 use crate::error::Result;
@@ -50,6 +51,24 @@ pub fn is_hdf5(path: impl AsRef<Path>) -> bool {
     )
 }
 
+/// Whether `path` names a Zarr group: a `.zarr` extension (`.bsp.zarr` too), or a directory
+/// holding `zarr.json` or `.zgroup`.
+pub fn is_zarr(path: impl AsRef<Path>) -> bool {
+    let path = path.as_ref();
+    let extension = path.extension().and_then(|e| e.to_str());
+    extension.is_some_and(|e| e.eq_ignore_ascii_case("zarr"))
+        || path.join("zarr.json").is_file()
+        || path.join(".zgroup").is_file()
+}
+
+#[cfg(not(feature = "zarr"))]
+fn no_zarr(path: &Path) -> crate::error::Error {
+    BINSPARSE.in_file(
+        path,
+        "a Zarr group, and this build has no Zarr (cargo feature zarr); use .npz",
+    )
+}
+
 #[cfg(not(feature = "hdf5"))]
 fn no_hdf5(path: &Path) -> crate::error::Error {
     BINSPARSE.in_file(
@@ -66,8 +85,8 @@ pub fn read(path: impl AsRef<Path>) -> Result<Binsparse> {
     read_with(path, &ReadOptions::new())
 }
 
-/// Reads a Binsparse file: HDF5 for `.h5`/`.hdf5` (feature `hdf5`), an NPZ archive
-/// otherwise.
+/// Reads a Binsparse file: HDF5 for `.h5`/`.hdf5` (feature `hdf5`), a Zarr group for
+/// [`is_zarr`] paths (feature `zarr`), an NPZ archive otherwise.
 ///
 /// # Errors
 /// I/O errors; [`crate::Error::ForeignInput`] with the byte offset (NPZ) or the dataset's
@@ -77,6 +96,12 @@ pub fn read(path: impl AsRef<Path>) -> Result<Binsparse> {
 /// [`crate::Error::AllocationLimit`] beyond [`ReadOptions::max_alloc`].
 pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
     let path = path.as_ref();
+    if is_zarr(path) {
+        #[cfg(feature = "zarr")]
+        return super::zarr::read(path, options);
+        #[cfg(not(feature = "zarr"))]
+        return Err(no_zarr(path));
+    }
     if is_hdf5(path) {
         #[cfg(feature = "hdf5")]
         return super::hdf5::read(path, options.max_alloc);
@@ -111,13 +136,19 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 }
 
 /// Writes `object` as a Binsparse file, atomically: HDF5 for `.h5`/`.hdf5` (feature
-/// `hdf5`), an NPZ archive otherwise.
+/// `hdf5`), a Zarr group for `.zarr` (feature `zarr`), an NPZ archive otherwise.
 ///
 /// # Errors
 /// [`crate::Error::NotConvertible`] for a frame, a vector format for a matrix that is not
 /// `n` x 1, or an index that does not fit the index type; I/O (and HDF5 library) errors.
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();
+    if is_zarr(path) {
+        #[cfg(feature = "zarr")]
+        return super::zarr::write(path, object, options);
+        #[cfg(not(feature = "zarr"))]
+        return Err(no_zarr(path));
+    }
     if is_hdf5(path) {
         #[cfg(feature = "hdf5")]
         return super::hdf5::write(path, object, options);

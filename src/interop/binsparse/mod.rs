@@ -1,5 +1,6 @@
 //! Binsparse 0.1: sparse (and dense) matrices as named binary arrays plus a JSON descriptor,
-//! in a NumPy `.npz` archive (always available) or an HDF5 file (feature `hdf5`).
+//! in a NumPy `.npz` archive (always available), an HDF5 file (feature `hdf5`) or a Zarr
+//! group (feature `zarr`, module [`zarr`]).
 //!
 //! Reading accepts every predefined format (CSR, CSC, COO/COOR, COOC, DCSR, DCSC,
 //! DMAT/DMATR, DMATC, DVEC, CVEC, and custom formats equivalent to one of them), the value
@@ -30,6 +31,8 @@ mod files;
 #[cfg(feature = "hdf5")]
 mod hdf5;
 mod npz;
+#[cfg(feature = "zarr")]
+pub mod zarr;
 
 use serde_json::{Map, Value as Json};
 
@@ -40,8 +43,8 @@ use crate::options::check_alloc;
 use crate::wire::{ValueType, Values};
 
 pub use self::files::{
-    from_slice, from_slice_with, is_hdf5, read, read_with, to_vec, to_writer, write, write_with,
-    ReadOptions,
+    from_slice, from_slice_with, is_hdf5, is_zarr, read, read_with, to_vec, to_writer, write,
+    write_with, ReadOptions,
 };
 
 const BINSPARSE: Foreign = Foreign("Binsparse");
@@ -218,6 +221,8 @@ pub struct WriteOptions {
     bint8: bool,
     version: Version,
     attributes: Map<String, Json>,
+    #[cfg(feature = "zarr")]
+    zarr_version: zarr::ZarrVersion,
 }
 
 impl Default for WriteOptions {
@@ -229,6 +234,8 @@ impl Default for WriteOptions {
             bint8: false,
             version: Version::V0_1,
             attributes: Map::new(),
+            #[cfg(feature = "zarr")]
+            zarr_version: zarr::ZarrVersion::V3,
         }
     }
 }
@@ -261,6 +268,13 @@ impl WriteOptions {
     /// The version string to write (default `"0.1"`; see [`Version::V0_1_0`]).
     pub fn version(mut self, version: Version) -> Self {
         self.version = version;
+        self
+    }
+
+    /// The Zarr format of Zarr groups written (default v3).
+    #[cfg(feature = "zarr")]
+    pub fn zarr_version(mut self, version: zarr::ZarrVersion) -> Self {
+        self.zarr_version = version;
         self
     }
 

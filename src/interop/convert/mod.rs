@@ -47,7 +47,8 @@ pub enum Format {
     Npy,
     /// Futhark binary data (`.fut`).
     Futhark,
-    /// Binsparse: `.bsp.npz` (or `.npz`) archives; `.bsp.h5` (or `.h5`, `.hdf5`) HDF5 files.
+    /// Binsparse: `.bsp.npz` (or `.npz`) archives; `.bsp.h5` (or `.h5`, `.hdf5`) HDF5 files;
+    /// `.bsp.zarr` (or `.zarr`) Zarr groups (on input, any directory holding a Zarr group).
     Binsparse,
     /// SystemDS binary blocks: a file or directory of part files, with a `.mtd` beside it.
     Systemds,
@@ -82,7 +83,8 @@ impl Format {
             Some("csv") => Format::Csv,
             Some("npy") => Format::Npy,
             Some("fut") => Format::Futhark,
-            Some("npz" | "h5" | "hdf5") => Format::Binsparse,
+            Some("npz" | "h5" | "hdf5" | "zarr") => Format::Binsparse,
+            _ if input && binsparse::is_zarr(path) => Format::Binsparse,
             _ if input && systemds::metadata_path(path).is_file() => Format::Systemds,
             _ => return None,
         })
@@ -109,6 +111,8 @@ pub struct ConvertOptions {
     pub(crate) iso: bool,
     pub(crate) bint8: bool,
     pub(crate) binsparse_version: binsparse::Version,
+    #[cfg(feature = "zarr")]
+    pub(crate) zarr_version: binsparse::zarr::ZarrVersion,
     pub(crate) keep_blocks: bool,
     pub(crate) systemds_block_size: Option<u32>,
     pub(crate) progress: Option<Progress>,
@@ -226,6 +230,13 @@ impl ConvertOptions {
     /// Binsparse output: the descriptor's version string.
     pub fn binsparse_version(mut self, version: binsparse::Version) -> Self {
         self.binsparse_version = version;
+        self
+    }
+
+    /// Binsparse output in a Zarr group: the Zarr format version (default v3).
+    #[cfg(feature = "zarr")]
+    pub fn zarr_version(mut self, version: binsparse::zarr::ZarrVersion) -> Self {
+        self.zarr_version = version;
         self
     }
 

@@ -115,7 +115,11 @@ pub fn write(
             if let Some(format) = options.binsparse_format.or(source_format) {
                 bsp = bsp.format(format);
             }
-            if binsparse::is_hdf5(output) {
+            #[cfg(feature = "zarr")]
+            {
+                bsp = bsp.zarr_version(options.zarr_version);
+            }
+            if binsparse::is_hdf5(output) || binsparse::is_zarr(output) {
                 // HDF5 is a file format: no streaming to standard output.
                 binsparse::write_with(output, object, &bsp)
                     .map_err(|e| ConvertError::at(output, e))?;

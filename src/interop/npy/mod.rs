@@ -42,7 +42,7 @@ pub(crate) enum Descr {
 }
 
 impl Descr {
-    fn parse(text: &str) -> Option<Descr> {
+    pub(crate) fn parse(text: &str) -> Option<Descr> {
         let (order, code) = text.split_at_checked(1)?;
         let big = match order {
             "<" | "|" | "=" => false,
