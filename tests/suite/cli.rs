@@ -740,6 +740,51 @@ fn binsparse_files_convert_to_dbdf_and_back() {
     assert!(stderr(&bad).contains("CSR, CSC"), "{}", stderr(&bad));
 }
 
+#[test]
+fn mtx_to_zarr_to_dbdf_is_exact_in_every_binsparse_format_and_zarr_version() {
+    let dir = scratch("zarr");
+    let mtx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/systemds/sparse_100.mtx");
+    let direct = dir.join("direct.dbdf");
+    assert!(dbdf(&["convert", s(&mtx), s(&direct)]).status.success());
+    let want = cells(&from_file::<_, Object>(&direct).unwrap());
+    let formats = [
+        "CSR", "CSC", "COO", "COOR", "COOC", "DCSR", "DCSC", "DMAT", "DMATR", "DMATC",
+    ];
+    for format in formats {
+        for version in ["2", "3"] {
+            let zarr = dir.join(format!("{format}.v{version}.bsp.zarr"));
+            let args = [
+                "convert",
+                "--binsparse-format",
+                format,
+                "--zarr-format",
+                version,
+            ];
+            let run = dbdf(&[
+                args[0],
+                args[1],
+                args[2],
+                args[3],
+                args[4],
+                s(&mtx),
+                s(&zarr),
+            ]);
+            assert!(run.status.success(), "{}", stderr(&run));
+            let meta = if version == "3" {
+                "zarr.json"
+            } else {
+                ".zgroup"
+            };
+            assert!(zarr.join(meta).is_file(), "{format} v{version}");
+            let back = dir.join(format!("{format}.v{version}.dbdf"));
+            let run = dbdf(&["convert", s(&zarr), s(&back)]);
+            assert!(run.status.success(), "{}", stderr(&run));
+            let got = cells(&from_file::<_, Object>(&back).unwrap());
+            assert_eq!(got, want, "{format} v{version}");
+        }
+    }
+}
+
 #[cfg(feature = "hdf5")]
 #[test]
 fn binsparse_to_binsparse_keeps_attributes_and_refuses_by_name() {
