@@ -10,16 +10,27 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(objects) = futhark::from_slice(data) {
         let bytes = futhark::to_vec(&objects, &futhark::WriteOptions::new().matrices(true))
             .expect("what reads, writes");
-        assert_eq!(futhark::from_slice(&bytes).expect("what we write reads").len(), objects.len());
+        assert_eq!(
+            futhark::from_slice(&bytes)
+                .expect("what we write reads")
+                .len(),
+            objects.len()
+        );
     }
     if let Ok(object) = npy::from_slice(data) {
         let mut bytes = Vec::new();
         npy::to_writer(&mut bytes, &object).expect("what reads, writes");
-        assert_eq!(npy::from_slice(&bytes).expect("what we write reads"), object);
+        assert_eq!(
+            npy::from_slice(&bytes).expect("what we write reads"),
+            object
+        );
     }
     if let Ok(read) = binsparse::from_slice(data) {
         let options = WriteOptions::new().format(read.format);
-        if let Ok(bytes) = binsparse::to_vec(&read.object, &options.clone().attributes(read.attributes.clone())) {
+        if let Ok(bytes) = binsparse::to_vec(
+            &read.object,
+            &options.clone().attributes(read.attributes.clone()),
+        ) {
             let again = binsparse::from_slice(&bytes).expect("what we write reads");
             assert_eq!(again.attributes, read.attributes);
         }

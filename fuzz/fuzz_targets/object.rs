@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
         let _ = serde_daphne::from_slice_with::<Object>(data, &Options::new().dialect(dialect));
     }
     // A stream of objects, as `dbdf info` reads it.
-    for object in Deserializer::from_slice(data).into_iter::<Object>().take(64) {
+    for object in Deserializer::from_slice(data)
+        .into_iter::<Object>()
+        .take(64)
+    {
         if let Ok(object) = object {
             let _ = object.nnz();
             let _ = object.get(0, 0);

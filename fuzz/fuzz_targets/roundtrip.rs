@@ -10,7 +10,9 @@ fn cells(object: &Object) -> Vec<(u64, u64, u64)> {
     let header = object.header();
     object.for_each_nonzero(|r, c, v: Value| {
         let vt = header.value_type_of(c).expect("column in range");
-        let v = v.convert(vt).expect("decoding checks that stored values fit the header's type");
+        let v = v
+            .convert(vt)
+            .expect("decoding checks that stored values fit the header's type");
         // A stored non-zero can be zero in the object's type (-0.0 in an integer column).
         if !v.is_zero() {
             out.push((r, c, v.bits()));

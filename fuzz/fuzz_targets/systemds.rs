@@ -17,7 +17,9 @@ fuzz_target!(|data: &[u8]| {
     ] {
         std::fs::write(systemds::metadata_path(&path), mtd).unwrap();
         for keep_blocks in [false, true] {
-            let options = ReadOptions::new().keep_blocks(keep_blocks).max_alloc(1 << 26);
+            let options = ReadOptions::new()
+                .keep_blocks(keep_blocks)
+                .max_alloc(1 << 26);
             if let Ok(object) = systemds::read_with(&path, &options) {
                 let _ = object.nnz();
             }

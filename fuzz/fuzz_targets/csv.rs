@@ -1,0 +1,10 @@
+//! Any bytes as CSV, with and without a sidecar's types: an error or an object, never a
+//! panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_daphne::interop::csv;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = csv::read(data, None);
+});
