@@ -153,7 +153,8 @@ def convert(
 ) -> None:
     """Converts the file ``src`` to ``dst``, exactly as ``dbdf convert`` does (the same Rust
     code): between ``.dbdf``, MatrixMarket ``.mtx``, ``.csv``, ``.npy``, Futhark ``.fut``,
-    Binsparse ``.bsp.npz`` and SystemDS binary blocks. Formats come from the extensions
+    Binsparse ``.bsp.npz`` and ``.bsp.zarr`` (Zarr v2 and v3 groups) and SystemDS binary
+    blocks. Formats come from the extensions
     unless ``from_format``/``to_format`` name them (``"dbdf"``, ``"mtx"``, ``"csv"``,
     ``"npy"``, ``"futhark"``, ``"binsparse"``, ``"systemds"``).
 
@@ -161,7 +162,8 @@ def convert(
     ``block``, ``narrow``, ``value_type`` (``"u8"`` ... ``"f64"``, converted exactly or not
     at all), ``data_type`` (``"dense"``/``"csr"``), ``unguarded_labels``,
     ``binsparse_format`` (``"CSR"``, ``"COO"``, ...), ``index_type``, ``iso``, ``bint8``,
-    ``binsparse_version`` (``"0.1"``/``"0.1.0"``), ``keep_blocks``, ``systemds_block_size``,
+    ``binsparse_version`` (``"0.1"``/``"0.1.0"``), ``zarr_format`` (``3``/``2``),
+    ``keep_blocks``, ``systemds_block_size``,
     ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. ``.npy`` to tiled ``.dbdf``,
     ``.dbdf`` to ``.npy`` and re-tiling stream in bounded memory.
 

@@ -97,6 +97,15 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                     )))
                 }
             }),
+            "zarr_format" => options.zarr_version(match value.extract::<u8>()? {
+                2 => binsparse::zarr::ZarrVersion::V2,
+                3 => binsparse::zarr::ZarrVersion::V3,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "zarr_format must be 2 or 3, not {other}"
+                    )))
+                }
+            }),
             "keep_blocks" => options.keep_blocks(flag()?),
             "systemds_block_size" => options.systemds_block_size(value.extract()?),
             "futhark_bool" => {

@@ -52,6 +52,22 @@ def test_binsparse_reference_file_converts_to_its_manifest_values(tmp_path):
     assert dbdf.load(tmp_path / "again.dbdf").toarray().tolist() == entry["expected_logical"]
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_binsparse_zarr_groups_convert_both_ways(tmp_path, zarr_format):
+    # The reference's own Zarr group holds the same matrix as its .npz twin.
+    manifest = json.loads((DATA / "binsparse" / "MANIFEST.json").read_text())
+    entry = next(e for e in manifest if e["file"] == "csr_f64.npz")
+    dbdf.convert(DATA / "binsparse" / "csr_f64.zarr", tmp_path / "m.dbdf")
+    assert dbdf.load(tmp_path / "m.dbdf").toarray().tolist() == entry["expected_logical"]
+    out = tmp_path / "m.bsp.zarr"
+    dbdf.convert(tmp_path / "m.dbdf", out, binsparse_format="DCSR", zarr_format=zarr_format)
+    assert (out / ("zarr.json" if zarr_format == 3 else ".zgroup")).is_file()
+    dbdf.convert(out, tmp_path / "again.dbdf")
+    assert dbdf.load(tmp_path / "again.dbdf").toarray().tolist() == entry["expected_logical"]
+    with pytest.raises(ValueError, match="zarr_format"):
+        dbdf.convert(tmp_path / "m.dbdf", tmp_path / "x.zarr", zarr_format=4)
+
+
 def test_systemds_binary_blocks_match_systemds_own_csv(tmp_path):
     dbdf.convert(DATA / "systemds" / "dense_small", tmp_path / "d.dbdf")
     expected = np.loadtxt(DATA / "systemds" / "dense_small.csv", delimiter=",", ndmin=2)
