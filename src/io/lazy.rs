@@ -172,6 +172,29 @@ impl<R: Read + Seek> DbdfFile<R> {
         self.src.len()
     }
 
+    /// The same file and index, read through `wrap(reader)`: a reader that counts or
+    /// throttles the bytes, for instance, and reads the same bytes from the same position.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use serde_daphne::{DbdfFile, Dense};
+    ///
+    /// let bytes = serde_daphne::to_vec(&Dense(ndarray::array![[1.0f64, 2.0]]))?;
+    /// let file = DbdfFile::from_reader(Cursor::new(bytes))?;
+    /// let mut file = file.map_reader(std::io::BufReader::new);
+    /// let m = file.read_window::<f64>(0, 0..1, 1..2)?;
+    /// assert_eq!(m[[0, 0]], 2.0);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    pub fn map_reader<S: Read + Seek>(self, wrap: impl FnOnce(R) -> S) -> DbdfFile<S> {
+        DbdfFile {
+            src: self.src.map_reader(wrap),
+            objects: self.objects,
+            options: self.options,
+            hint: self.hint,
+        }
+    }
+
     fn object(&self, index: usize) -> Result<&ObjectInfo> {
         self.objects.get(index).ok_or_else(|| {
             Error::invalid(format!(

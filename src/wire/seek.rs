@@ -59,6 +59,20 @@ impl<R: Read + Seek> SeekSource<R> {
         self.len
     }
 
+    /// This source reading through `wrap(reader)` (which must read the same bytes from the
+    /// same position), its window and cursor kept.
+    pub fn map_reader<S>(self, wrap: impl FnOnce(R) -> S) -> SeekSource<S> {
+        SeekSource {
+            reader: wrap(self.reader),
+            len: self.len,
+            buf: self.buf,
+            buf_at: self.buf_at,
+            pos: self.pos,
+            reader_at: self.reader_at,
+            jumped: self.jumped,
+        }
+    }
+
     /// Whether the input is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0

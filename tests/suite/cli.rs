@@ -1224,6 +1224,30 @@ fn progress_bars_show_on_a_terminal_only() {
     let shown = on_terminal(&["validate", s(&out)], &dir).unwrap();
     assert!(shown.contains("validating big.dbdf"), "{shown}");
     assert!(shown.contains("ok"), "{shown}");
+    // info --nnz, slice and SystemDS writes read or write block by block, with a bar too.
+    let shown = on_terminal(&["info", "--nnz", s(&out)], &dir).unwrap();
+    assert!(shown.contains("counting non-zeros in big.dbdf"), "{shown}");
+    assert!(shown.contains("4194304 non-zeros"), "{shown}");
+    let window = dir.join("window.npy");
+    let args_slice = [
+        "slice",
+        s(&out),
+        s(&window),
+        "--rows",
+        "0:2048",
+        "--cols",
+        "1:2048",
+    ];
+    let shown = on_terminal(&args_slice, &dir).unwrap();
+    assert!(
+        shown.contains("slicing big.dbdf") && shown.contains("MiB/s"),
+        "{shown}"
+    );
+    let sysds = dir.join("big_sysds");
+    let args_sysds = ["convert", s(&out), s(&sysds), "--to", "systemds"];
+    let shown = on_terminal(&args_sysds, &dir).unwrap();
+    assert!(shown.contains("converting big.dbdf"), "{shown}");
+    assert!(sysds.is_file(), "{shown}");
     // Piped: nothing on standard error; --quiet: nothing on the terminal but the result.
     let piped = dbdf(&args);
     assert!(

@@ -50,8 +50,35 @@ pub fn with_progress<R: Read + 'static>(reader: R, path: &Path, total: u64) -> B
     }
 }
 
+/// A reader that moves a progress bar on by every byte it reads (seeks move nothing).
+pub struct Counted<R> {
+    inner: R,
+    bar: ProgressBar,
+}
+
+impl<R> Counted<R> {
+    /// `inner`, counted on `bar`.
+    pub fn new(inner: R, bar: ProgressBar) -> Self {
+        Counted { inner, bar }
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+impl<R: std::io::Seek> std::io::Seek for Counted<R> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
 /// The last part of `path`, to keep the bar on one line.
-fn file_name(path: &Path) -> String {
+pub fn file_name(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -64,6 +91,10 @@ pub fn progress_bar(what: &str, path: &Path) -> Option<impl Fn(u64, u64) + Send 
     let total = std::fs::metadata(path).ok()?.len();
     let bar = bar(&format!("{what} {}", file_name(path)), total)?;
     Some(move |done: u64, total: u64| {
+        // A conversion reports its reading, then its writing: one bar, started again.
+        if bar.is_finished() && done < total {
+            bar.reset();
+        }
         bar.set_length(total);
         bar.set_position(done);
         if done >= total {

@@ -38,14 +38,26 @@ pub fn open(file: &Path, plain: bool) -> Result<DbdfFile<serde_daphne::io::FileR
     DbdfFile::open_with(file, &options).map_err(|e| Failure::at(file, e))
 }
 
-/// Non-zeros of object `index`, counted block by block.
+/// Non-zeros of object `index`, counted block by block, reporting the bytes read through.
 fn count_nonzeros<R: std::io::Read + std::io::Seek>(
     file: &mut DbdfFile<R>,
     index: usize,
+    report: Option<&Progress>,
 ) -> serde_daphne::Result<u64> {
+    let (ends, total): (Vec<u64>, u64) = (
+        file.objects()[index]
+            .blocks
+            .iter()
+            .map(|b| b.range.end)
+            .collect(),
+        file.file_len(),
+    );
     let mut nnz = 0;
-    for block in file.blocks(index)? {
+    for (block, end) in file.blocks(index)?.zip(ends) {
         nnz += block?.data.nnz();
+        if let Some(report) = report {
+            report(end, total);
+        }
     }
     Ok(nnz)
 }
@@ -56,10 +68,15 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
     let mut dbdf = open(file, true)?;
     let size = dbdf.file_len();
     let objects: Vec<ObjectInfo> = dbdf.objects().to_vec();
+    let bar = match count {
+        true => crate::files::progress_bar("counting non-zeros in", file),
+        false => None,
+    };
+    let bar = bar.map(|b| Arc::new(b) as Progress);
     let nonzeros: Option<Vec<u64>> = match count {
         true => Some(
             (0..objects.len())
-                .map(|i| count_nonzeros(&mut dbdf, i))
+                .map(|i| count_nonzeros(&mut dbdf, i, bar.as_ref()))
                 .collect::<serde_daphne::Result<_>>()
                 .map_err(|e| Failure::at(file, e))?,
         ),

@@ -5,6 +5,7 @@ use std::ops::Range;
 use std::process::ExitCode;
 
 use crate::convert;
+use crate::files::Counted;
 use crate::Failure;
 
 /// Arguments of `slice`: a window, then everything `convert` takes.
@@ -44,7 +45,8 @@ fn resolve((start, end): (Option<u64>, Option<u64>), len: u64) -> Range<u64> {
 /// Runs `slice`.
 pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
     let input = args.convert.input();
-    let mut file = crate::info::open(input, false)?;
+    // Plain reads, which the progress bar can count.
+    let mut file = crate::info::open(input, true)?;
     let Some(object) = file.objects().get(args.object) else {
         return Err(Failure::at(
             input,
@@ -57,8 +59,30 @@ pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
     };
     let (rows, cols) = object.header.shape();
     let (rows, cols) = (resolve(args.rows, rows), resolve(args.cols, cols));
-    let window = file
-        .read_window_object(args.object, rows, cols)
-        .map_err(|e| Failure::at(input, e))?;
+    // The bar counts the bytes of the blocks the window overlaps (of a runtime-dialect CSR
+    // object, only part of its one block is read).
+    let needed: u64 = object
+        .blocks
+        .iter()
+        .filter(|b| {
+            let p = b.place;
+            p.row < rows.end
+                && rows.start < p.row + u64::from(p.rows)
+                && p.col < cols.end
+                && cols.start < p.col + u64::from(p.cols)
+        })
+        .map(|b| b.range.end - b.range.start)
+        .sum();
+    let label = format!("slicing {}", crate::files::file_name(input));
+    let window = match crate::files::bar(&label, needed) {
+        Some(bar) => {
+            let mut counted = file.map_reader(|r| Counted::new(r, bar.clone()));
+            let window = counted.read_window_object(args.object, rows, cols);
+            bar.finish_and_clear();
+            window
+        }
+        None => file.read_window_object(args.object, rows, cols),
+    }
+    .map_err(|e| Failure::at(input, e))?;
     convert::write_objects(&args.convert, vec![window])
 }

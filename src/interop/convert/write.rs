@@ -141,7 +141,7 @@ pub fn write(
             if let Some(size) = options.systemds_block_size {
                 sysds = sysds.block_size(size);
             }
-            systemds::write_with(output, object, &sysds)
+            systemds::write_reporting(output, object, &sysds, options.progress.as_ref())
                 .map_err(|e| ConvertError::at(output, e))?;
         }
         Format::Csv => {

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use self::seqfile::{SeqReader, SYSTEMDS};
 use crate::error::Result;
 use crate::interop::input::{not_convertible, Cursor};
+use crate::io::progress::Progress;
 use crate::io::{appended, write_atomically};
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::{Block, Object};
@@ -568,7 +569,17 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// [`Error::NotConvertible`](crate::Error::NotConvertible) for frames; [`Error::LossyConversion`](crate::Error::LossyConversion) for values that are not
 /// exact as `f64` (SystemDS matrices hold doubles); I/O errors.
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    let path = path.as_ref();
+    write_reporting(path.as_ref(), object, options, None)
+}
+
+/// [`write_with`], reporting the bytes of blocks written against an estimate of the total
+/// (8 bytes a cell for dense blocks, 12 a non-zero for sparse ones) to `progress`.
+pub(crate) fn write_reporting(
+    path: &Path,
+    object: &Object,
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<()> {
     if object.data_type() == DataType::Frame {
         return Err(SYSTEMDS.cannot_hold("a Frame", "this crate writes SystemDS matrices only"));
     }
@@ -578,6 +589,8 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
     let parts = object.csr_parts::<f64>()?;
     let nnz = parts.values.iter().filter(|x| x.to_bits() != 0).count() as u64;
     let sync = sync_marker(rows, cols, nnz);
+    let estimate = (u128::from(rows) * u128::from(cols) * 8).min(u128::from(nnz) * 12) as u64;
+    let mut written = 0u64;
     write_atomically(path, |file| {
         let mut writer = seqfile::Writer::new(
             BufWriter::with_capacity(1 << 20, file),
@@ -614,9 +627,16 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
                 key.extend_from_slice(&((bi + 1) as i64).to_be_bytes());
                 key.extend_from_slice(&((bj + 1) as i64).to_be_bytes());
                 writer.append(&key, &value)?;
+                written += value.len() as u64;
+            }
+            if let Some(report) = progress {
+                report(written, estimate.max(written + 1));
             }
         }
         writer.finish()?;
+        if let Some(report) = progress {
+            report(written, written);
+        }
         Ok(())
     })?;
     let mtd = serde_json::json!({
