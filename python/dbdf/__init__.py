@@ -163,7 +163,7 @@ def convert(
     at all), ``data_type`` (``"dense"``/``"csr"``), ``unguarded_labels``,
     ``binsparse_format`` (``"CSR"``, ``"COO"``, ...), ``index_type``, ``iso``, ``bint8``,
     ``binsparse_version`` (``"0.1"``/``"0.1.0"``), ``zarr_format`` (``3``/``2``),
-    ``keep_blocks``, ``systemds_block_size``,
+    ``keep_blocks``, ``systemds_block_size``, ``systemds_parts``,
     ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. ``.npy`` to tiled ``.dbdf``,
     ``.dbdf`` to ``.npy`` and re-tiling stream in bounded memory.
 

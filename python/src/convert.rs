@@ -108,6 +108,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
             }),
             "keep_blocks" => options.keep_blocks(flag()?),
             "systemds_block_size" => options.systemds_block_size(value.extract()?),
+            "systemds_parts" => options.systemds_parts(value.extract()?),
             "futhark_bool" => {
                 futhark_options = futhark_options.bools(flag()?);
                 options

@@ -261,7 +261,6 @@ fn write_atomically_synced(
 /// # Errors
 /// Whatever `write` returns; [`std::io::ErrorKind::AlreadyExists`] when `path` holds
 /// something else; I/O errors creating, renaming or removing directories.
-#[cfg(feature = "zarr")]
 pub(crate) fn replace_directory(
     path: &Path,
     may_replace: impl Fn(&Path) -> bool,

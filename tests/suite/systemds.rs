@@ -344,9 +344,10 @@ fn writing_needs_exact_doubles_and_a_matrix() {
     let big = Object::dense(1, 1, Values::I64(vec![(1 << 53) + 1])).unwrap();
     let err = systemds::write(dir.join("big"), &big).unwrap_err();
     assert!(matches!(err, Error::LossyConversion { .. }), "{err}");
-    let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
+    let frame = Object::frame(vec![("a".into(), Values::U8(vec![1]))]).unwrap();
     let err = systemds::write(dir.join("frame"), &frame).unwrap_err();
     assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
+    assert!(err.to_string().contains("\"a\" of u8"), "{err}");
     assert!(!dir.join("big").exists() && !dir.join("frame").exists());
     // Integers that doubles hold exactly are fine, and -0.0 and NaN survive.
     let m = Object::dense(2, 2, Values::F64(vec![-0.0, f64::NAN, 3.0, 0.0])).unwrap();
@@ -354,4 +355,92 @@ fn writing_needs_exact_doubles_and_a_matrix() {
     let back = systemds::read(dir.join("m")).unwrap();
     assert_eq!(back.get(0, 0).unwrap().bits(), (-0.0f64).to_bits());
     assert!(back.get(0, 1).unwrap().to::<f64>().unwrap().is_nan());
+}
+
+/// Where `needle` starts in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[test]
+fn frames_we_write_encode_columns_as_systemds_does_and_read_back() {
+    let dir = scratch("frames");
+    let frame = Object::frame(vec![
+        ("id".into(), Values::I64(vec![1, 2, 3, 4])),
+        ("score".into(), Values::F64(vec![0.5, -1.75, 0.001, 100.0])),
+        ("n".into(), Values::I32(vec![-1, 0, 7, i32::MAX])),
+        ("x".into(), Values::F32(vec![1.5, -0.0, f32::INFINITY, 2.0])),
+    ])
+    .unwrap();
+    let out = dir.join("f");
+    systemds::write(&out, &frame).unwrap();
+    let ours = std::fs::read(&out).unwrap();
+    // SystemDS's own encoding of the columns "id" (INT64) and "score" (FP64), cut from the
+    // frame it wrote (frame_named; the same values).
+    let theirs = std::fs::read(golden("frame_named")).unwrap();
+    for name in [&b"\x00\x02id"[..], &b"\x00\x05score"[..]] {
+        let at = find(&theirs, name).unwrap() - 1;
+        let column = &theirs[at..at + 1 + name.len() + 8 + 2 + 1 + 4 * 8];
+        assert!(
+            find(&ours, column).is_some(),
+            "{:?}",
+            String::from_utf8_lossy(name)
+        );
+    }
+    let mtd: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(systemds::metadata_path(&out)).unwrap())
+            .unwrap();
+    assert_eq!(mtd["data_type"], "frame");
+    assert_eq!(mtd["schema"], "INT64,FP64,INT32,FP32,");
+    let back = systemds::read(&out).unwrap();
+    assert_eq!(back.labels(), ["id", "score", "n", "x"]);
+    assert_eq!(back.columns().unwrap(), frame.columns().unwrap());
+    // Blocks of 3 rows in 2 parts: a directory Spark can split, read back the same.
+    let parts = dir.join("f_parts");
+    let options = WriteOptions::new().block_size(3).parts(2);
+    systemds::write_with(&parts, &frame, &options).unwrap();
+    assert!(parts.join("part-00000").is_file() && parts.join("part-00001").is_file());
+    assert_eq!(
+        systemds::read(&parts).unwrap().columns().unwrap(),
+        frame.columns().unwrap()
+    );
+}
+
+#[test]
+fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
+    let dir = scratch("parts");
+    let m = systemds::read(golden("sparse_100")).unwrap();
+    for parts in [1, 3, 7, 200] {
+        let out = dir.join(format!("m{parts}"));
+        let options = WriteOptions::new().block_size(16).parts(parts);
+        systemds::write_with(&out, &m, &options).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), parts + 1, "{names:?}");
+        // "_SUCCESS" sorts first.
+        assert_eq!(names[0], "_SUCCESS");
+        assert_eq!(names[1], "part-00000");
+        assert_eq!(cells(&systemds::read(&out).unwrap()), cells(&m), "{parts}");
+        // Each part holds a contiguous run of block rows, in order (an empty part is a
+        // header alone).
+        let mut last = 0;
+        for name in &names[1..] {
+            let (_, records) = split_records(&std::fs::read(out.join(name)).unwrap());
+            for record in records {
+                let row = i64::from_be_bytes(record[8..16].try_into().unwrap());
+                assert!(row >= last, "{name}: block row {row} after {last}");
+                last = row;
+            }
+        }
+    }
+    // Writing again replaces the directory; a directory of other files is left alone.
+    let out = dir.join("m3");
+    systemds::write_with(&out, &m, &WriteOptions::new().parts(2)).unwrap();
+    assert!(!out.join("part-00002").exists());
+    std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+    let err = systemds::write_with(&out, &m, &WriteOptions::new().parts(2)).unwrap_err();
+    assert!(err.to_string().contains("remove it first"), "{err}");
 }

@@ -89,6 +89,10 @@ pub struct Args {
     /// SystemDS output: the block size (default 1000, SystemDS's).
     #[arg(long = "systemds-block-size")]
     systemds_block_size: Option<u32>,
+    /// SystemDS output: a directory of N part files written in parallel, as Spark writes
+    /// them (default: one file up to 128 MiB, else one part per 128 MiB).
+    #[arg(long)]
+    parts: Option<usize>,
 }
 
 fn parse_binsparse_format(text: &str) -> Result<binsparse::Format, String> {
@@ -204,6 +208,9 @@ impl Args {
         }
         if let Some(size) = self.systemds_block_size {
             options = options.systemds_block_size(size);
+        }
+        if let Some(parts) = self.parts {
+            options = options.systemds_parts(parts);
         }
         if let Some(bar) = progress_bar("converting", &self.input) {
             options = options.progress(Arc::new(bar));

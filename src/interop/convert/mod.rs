@@ -115,6 +115,7 @@ pub struct ConvertOptions {
     pub(crate) zarr_version: binsparse::zarr::ZarrVersion,
     pub(crate) keep_blocks: bool,
     pub(crate) systemds_block_size: Option<u32>,
+    pub(crate) systemds_parts: Option<usize>,
     pub(crate) progress: Option<Progress>,
 }
 
@@ -244,6 +245,13 @@ impl ConvertOptions {
     /// without [`ConvertOptions::tile`], as its tiles).
     pub fn keep_blocks(mut self, keep: bool) -> Self {
         self.keep_blocks = keep;
+        self
+    }
+
+    /// SystemDS output: a directory of `parts` part files, written in parallel (default: one
+    /// file up to [`systemds::PART_BYTES`], else one part per [`systemds::PART_BYTES`]).
+    pub fn systemds_parts(mut self, parts: usize) -> Self {
+        self.systemds_parts = Some(parts);
         self
     }
 

@@ -141,6 +141,9 @@ pub fn write(
             if let Some(size) = options.systemds_block_size {
                 sysds = sysds.block_size(size);
             }
+            if let Some(parts) = options.systemds_parts {
+                sysds = sysds.parts(parts);
+            }
             systemds::write_reporting(output, object, &sysds, options.progress.as_ref())
                 .map_err(|e| ConvertError::at(output, e))?;
         }

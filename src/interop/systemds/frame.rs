@@ -3,11 +3,16 @@
 //! A value is `int rows, int cols, boolean default-meta`, then per column a type byte (the
 //! value type's ordinal + 1, negative when the column holds no data), its name (Java
 //! modified UTF-8) and metadata (`long` distinct count, a UTF string) unless the metadata
-//! is the default, and its array: an array-type byte and the values (big-endian).
+//! is the default, and its array: an array-type byte and the values (big-endian). Writing
+//! produces the same layout with names (distinct count -1, no missing-value marker, as
+//! SystemDS writes them) and the four numeric arrays.
 
-use crate::error::Result;
+use std::ops::Range;
+
+use super::SYSTEMDS;
+use crate::error::{Error, Result};
 use crate::interop::input::{not_in_daphne, Cursor};
-use crate::wire::Values;
+use crate::wire::{ValueType, Values};
 
 /// SystemDS value types by `ordinal + 1` (the frame's type byte).
 fn value_type_name(code: i8) -> &'static str {
@@ -237,4 +242,89 @@ pub(crate) fn decode_block(reader: &mut Cursor<'_>) -> Result<FrameBlock> {
         names,
         columns,
     })
+}
+
+/// The SystemDS value type a column of `values` is written as, by its `.mtd` schema name.
+///
+/// # Errors
+/// [`Error::NotConvertible`] for the integer types SystemDS frames do not hold.
+pub(crate) fn schema_name(label: &str, values: &Values) -> Result<&'static str> {
+    Ok(match values.value_type() {
+        ValueType::F64 => "FP64",
+        ValueType::F32 => "FP32",
+        ValueType::I64 => "INT64",
+        ValueType::I32 => "INT32",
+        other => {
+            return Err(SYSTEMDS.cannot_hold(
+                format!("the frame column {label:?} of {other}"),
+                "SystemDS frames hold FP64, FP32, INT64 and INT32 numbers (and booleans, which \
+                 DAPHNE has not); convert the column to i32 or i64 first (--value-type)",
+            ))
+        }
+    })
+}
+
+/// Java's modified UTF-8 (`DataOutput.writeUTF`).
+fn write_utf(out: &mut Vec<u8>, text: &str, what: &str) -> Result<()> {
+    let mut bytes = Vec::with_capacity(text.len());
+    for unit in text.encode_utf16() {
+        match unit {
+            0x0001..=0x007f => bytes.push(unit as u8),
+            0x0000 | 0x0080..=0x07ff => {
+                bytes.extend([0xc0 | (unit >> 6) as u8, 0x80 | (unit & 0x3f) as u8]);
+            }
+            _ => bytes.extend([
+                0xe0 | (unit >> 12) as u8,
+                0x80 | ((unit >> 6) & 0x3f) as u8,
+                0x80 | (unit & 0x3f) as u8,
+            ]),
+        }
+    }
+    let len = u16::try_from(bytes.len()).map_err(|_| {
+        Error::invalid(format!(
+            "{what} takes {} bytes (at most 65535)",
+            bytes.len()
+        ))
+    })?;
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&bytes);
+    Ok(())
+}
+
+/// Encodes the rows `rows` of `columns` (labels and values) as one frame block value.
+pub(crate) fn encode_block(columns: &[(String, Values)], rows: Range<usize>) -> Result<Vec<u8>> {
+    let n = rows.len();
+    let mut out = Vec::new();
+    out.extend_from_slice(&(n as i32).to_be_bytes());
+    out.extend_from_slice(&(columns.len() as i32).to_be_bytes());
+    out.push(0); // not the default metadata: names follow
+    for (label, values) in columns {
+        let (type_code, array) = match values {
+            Values::F64(_) => (4, FP64),
+            Values::F32(_) => (3, FP32),
+            Values::I64(_) => (6, INT64),
+            Values::I32(_) => (5, INT32),
+            _ => return Err(schema_name(label, values).expect_err("refused above")),
+        };
+        out.push(type_code);
+        write_utf(&mut out, label, "a column name")?;
+        out.extend_from_slice(&(-1i64).to_be_bytes());
+        write_utf(&mut out, "", "a missing-value marker")?;
+        out.push(array);
+        macro_rules! be {
+            ($v:expr) => {
+                $v[rows.clone()]
+                    .iter()
+                    .for_each(|x| out.extend_from_slice(&x.to_be_bytes()))
+            };
+        }
+        match values {
+            Values::F64(v) => be!(v),
+            Values::F32(v) => be!(v),
+            Values::I64(v) => be!(v),
+            Values::I32(v) => be!(v),
+            _ => unreachable!("refused above"),
+        }
+    }
+    Ok(out)
 }

@@ -8,8 +8,10 @@
 //! each block is copied into place as it is read (sparse matrices take a counting pass
 //! first), so a matrix is held once. Frames of FP64, FP32, INT64, INT32 and BOOLEAN
 //! (as u8) columns keep their names; string columns and missing values are refused by name.
-//! Writing produces a matrix file with every grid block (1000 x 1000 by default) encoded as
-//! SystemDS encodes it, and its `.mtd`.
+//! Writing produces matrices with every grid block (1000 x 1000 by default) encoded as
+//! SystemDS encodes it, and frames of FP64, FP32, INT64 and INT32 columns in blocks of rows,
+//! as one file or a directory of part files written in parallel ([`WriteOptions::parts`]),
+//! with the `.mtd`.
 //!
 //! ```no_run
 //! use serde_daphne::interop::systemds;
@@ -23,17 +25,19 @@
 mod frame;
 mod matrix;
 mod seqfile;
+mod write;
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use self::seqfile::{SeqReader, SYSTEMDS};
+pub(crate) use self::write::write_reporting;
+pub use self::write::{write, write_with, WriteOptions, PART_BYTES};
 use crate::error::Result;
 use crate::interop::input::{not_convertible, Cursor};
-use crate::io::progress::Progress;
-use crate::io::{appended, write_atomically};
+use crate::io::appended;
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::{Block, Object};
 use crate::options::{check_alloc, Dialect};
@@ -79,33 +83,6 @@ impl ReadOptions {
     /// [`crate::Options::max_alloc`]).
     pub fn max_alloc(mut self, bytes: u64) -> Self {
         self.max_alloc = bytes;
-        self
-    }
-}
-
-/// How [`write_with`] blocks the matrix.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteOptions {
-    block_size: u32,
-}
-
-impl Default for WriteOptions {
-    fn default() -> Self {
-        WriteOptions {
-            block_size: BLOCK_SIZE,
-        }
-    }
-}
-
-impl WriteOptions {
-    /// Blocks of 1000 x 1000, SystemDS's default.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Square blocks of `size` x `size` (at least 1).
-    pub fn block_size(mut self, size: u32) -> Self {
-        self.block_size = size.max(1);
         self
     }
 }
@@ -551,121 +528,4 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     }
     let names = names.unwrap_or_else(|| (1..=columns.len()).map(|j| format!("C{j}")).collect());
     Object::frame(names.into_iter().zip(columns).collect())
-}
-
-/// Writes a matrix as a SystemDS binary-block file and its `.mtd`, with SystemDS's default
-/// 1000 x 1000 blocks.
-///
-/// # Errors
-/// As [`write_with`].
-pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::new())
-}
-
-/// Writes a matrix as a SystemDS binary-block file (every grid block, each encoded as
-/// SystemDS encodes it) and its `.mtd`, both atomically.
-///
-/// # Errors
-/// [`Error::NotConvertible`](crate::Error::NotConvertible) for frames; [`Error::LossyConversion`](crate::Error::LossyConversion) for values that are not
-/// exact as `f64` (SystemDS matrices hold doubles); I/O errors.
-pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    write_reporting(path.as_ref(), object, options, None)
-}
-
-/// [`write_with`], reporting the bytes of blocks written against an estimate of the total
-/// (8 bytes a cell for dense blocks, 12 a non-zero for sparse ones) to `progress`.
-pub(crate) fn write_reporting(
-    path: &Path,
-    object: &Object,
-    options: &WriteOptions,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    if object.data_type() == DataType::Frame {
-        return Err(SYSTEMDS.cannot_hold("a Frame", "this crate writes SystemDS matrices only"));
-    }
-    let (rows, cols) = object.shape();
-    let size = u64::from(options.block_size);
-    // The matrix as CSR rows of f64 (dense objects too: empty cells cost nothing here).
-    let parts = object.csr_parts::<f64>()?;
-    let nnz = parts.values.iter().filter(|x| x.to_bits() != 0).count() as u64;
-    let sync = sync_marker(rows, cols, nnz);
-    let estimate = (u128::from(rows) * u128::from(cols) * 8).min(u128::from(nnz) * 12) as u64;
-    let mut written = 0u64;
-    write_atomically(path, |file| {
-        let mut writer = seqfile::Writer::new(
-            BufWriter::with_capacity(1 << 20, file),
-            MATRIX_KEY,
-            MATRIX_VALUE,
-            sync,
-        )?;
-        for bi in 0..rows.div_ceil(size) {
-            let (r0, nr) = (bi * size, (rows - bi * size).min(size));
-            for bj in 0..cols.div_ceil(size) {
-                let (c0, nc) = ((bj * size) as usize, (cols - bj * size).min(size) as usize);
-                let row_of = |r: u32, out: &mut Vec<(u32, f64)>| {
-                    let row = (r0 + u64::from(r)) as usize;
-                    let (start, end) = (parts.row_offsets[row], parts.row_offsets[row + 1]);
-                    let cols_of_row = &parts.col_indices[start..end];
-                    let lo = cols_of_row.partition_point(|&c| c < c0);
-                    let hi = cols_of_row.partition_point(|&c| c < c0 + nc);
-                    for k in start + lo..start + hi {
-                        let x = parts.values[k];
-                        if x.to_bits() != 0 {
-                            out.push(((parts.col_indices[k] - c0) as u32, x));
-                        }
-                    }
-                };
-                let mut count = 0u64;
-                let mut scratch = Vec::new();
-                for r in 0..nr as u32 {
-                    scratch.clear();
-                    row_of(r, &mut scratch);
-                    count += scratch.len() as u64;
-                }
-                let value = matrix::encode_block(nr as u32, nc as u32, count, row_of);
-                let mut key = Vec::with_capacity(16);
-                key.extend_from_slice(&((bi + 1) as i64).to_be_bytes());
-                key.extend_from_slice(&((bj + 1) as i64).to_be_bytes());
-                writer.append(&key, &value)?;
-                written += value.len() as u64;
-            }
-            if let Some(report) = progress {
-                report(written, estimate.max(written + 1));
-            }
-        }
-        writer.finish()?;
-        if let Some(report) = progress {
-            report(written, written);
-        }
-        Ok(())
-    })?;
-    let mtd = serde_json::json!({
-        "data_type": "matrix",
-        "value_type": "double",
-        "rows": rows,
-        "cols": cols,
-        "rows_in_block": size,
-        "cols_in_block": size,
-        "nnz": nnz,
-        "format": "binary",
-        "author": "serde_daphne",
-    });
-    let text = serde_json::to_string_pretty(&mtd).expect("JSON values serialize");
-    write_atomically(metadata_path(path), |file| {
-        Ok(std::io::Write::write_all(file, text.as_bytes())?)
-    })
-}
-
-/// A sync marker that depends only on the matrix's shape and non-zeros (Hadoop draws one at
-/// random; a fixed one makes the output reproducible).
-fn sync_marker(rows: u64, cols: u64, nnz: u64) -> [u8; 16] {
-    let mut state = 0xcbf2_9ce4_8422_2325u64 ^ rows.rotate_left(17) ^ cols.rotate_left(41) ^ nnz;
-    let mut out = [0u8; 16];
-    for chunk in out.chunks_exact_mut(8) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        chunk.copy_from_slice(&state.to_be_bytes());
-    }
-    out
 }
