@@ -293,6 +293,34 @@ pub(crate) fn encode_block(
     out
 }
 
+/// Encodes a block given as its rows of every value (`row(r)` is row `r`, `cols` long): the
+/// dense encoding straight from the slices, the others through [`encode_block`].
+pub(crate) fn encode_dense_block<'a>(
+    rows: u32,
+    cols: u32,
+    row: impl Fn(u32) -> &'a [f64],
+) -> Vec<u8> {
+    let nnz: u64 = (0..rows)
+        .map(|r| row(r).iter().filter(|x| x.to_bits() != 0).count() as u64)
+        .sum();
+    if choose(rows, cols, nnz) != DENSE {
+        return encode_block(rows, cols, nnz, |r, out| {
+            let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
+            out.extend(stored.map(|(c, &x)| (c as u32, x)));
+        });
+    }
+    let mut out = Vec::with_capacity(9 + rows as usize * cols as usize * 8);
+    out.extend_from_slice(&(rows as i32).to_be_bytes());
+    out.extend_from_slice(&(cols as i32).to_be_bytes());
+    out.push(DENSE);
+    for r in 0..rows {
+        for x in row(r) {
+            out.extend_from_slice(&x.to_bits().to_be_bytes());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +335,21 @@ mod tests {
         assert_eq!(choose(10, 1, 10), DENSE);
         // At 40 % density sparse is never chosen.
         assert_eq!(choose(10, 10, 40), DENSE);
+    }
+
+    #[test]
+    fn dense_rows_encode_as_their_pairs_do() {
+        let cells = [1.5f64, 0.0, -0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0];
+        let row = |r: u32| &cells[r as usize * 3..r as usize * 3 + 3];
+        let pairs = |r: u32, out: &mut Vec<(u32, f64)>| {
+            let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
+            out.extend(stored.map(|(c, &x)| (c as u32, x)));
+        };
+        assert_eq!(encode_dense_block(3, 3, row), encode_block(3, 3, 3, pairs));
+        let full = [1.0f64; 12];
+        let row = |r: u32| &full[r as usize * 4..r as usize * 4 + 4];
+        let pairs =
+            |r: u32, out: &mut Vec<(u32, f64)>| out.extend((0..4).map(|c| (c, row(r)[c as usize])));
+        assert_eq!(encode_dense_block(3, 4, row), encode_block(3, 4, 12, pairs));
     }
 }

@@ -3,6 +3,7 @@
 //! written in parallel, each holding a contiguous range of block rows as Spark's writes
 //! partition them, plus the `.mtd`.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
@@ -13,9 +14,8 @@ use super::{frame, matrix, metadata_path, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MA
 use crate::error::{Error, Result};
 use crate::io::progress::Progress;
 use crate::io::{replace_directory, write_atomically};
-use crate::model::CsrParts;
-use crate::model::Object;
-use crate::wire::{DataType, Values};
+use crate::model::{Block, CsrParts, Object};
+use crate::wire::{BlockData, DataType, Values};
 
 /// The bytes of output per part file when [`WriteOptions::parts`] is not given: HDFS's
 /// block size, so that each part is one HDFS block and one Spark input split.
@@ -94,67 +94,60 @@ pub(crate) fn write_reporting(
     let (rows, cols) = object.shape();
     let size = u64::from(options.block_size);
     let block_rows = rows.div_ceil(size);
-    let (mtd, estimate) = match object.data_type() {
-        DataType::Frame => {
-            let columns: Vec<(String, Values)> = object
-                .labels()
-                .into_iter()
-                .map(str::to_owned)
-                .zip(object.columns()?)
-                .collect();
-            let schema = columns
-                .iter()
-                .map(|(label, values)| frame::schema_name(label, values))
-                .collect::<Result<Vec<_>>>()?;
-            let width: u64 = columns
-                .iter()
-                .map(|(_, v)| v.value_type().size() as u64)
-                .sum();
-            let mtd = serde_json::json!({
-                "data_type": "frame",
-                "schema": schema.join(",") + ",",
-                "rows": rows,
-                "cols": cols,
-                "format": "binary",
-                "author": "serde_daphne",
-            });
-            let records = move |bi: u64| -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-                let (r0, r1) = (bi * size, ((bi + 1) * size).min(rows));
-                let value = frame::encode_block(&columns, r0 as usize..r1 as usize)?;
-                Ok(vec![(((r0 + 1) as i64).to_be_bytes().to_vec(), value)])
-            };
-            let classes = (FRAME_KEY, FRAME_VALUE);
-            let marker = sync_marker(rows, cols, u64::MAX);
-            return write_files(
-                path,
-                options.parts,
-                (block_rows, rows * width),
-                (classes, marker),
-                &records,
-                mtd,
-                progress,
-            );
-        }
-        _ => {
-            let parts = object.csr_parts::<f64>()?;
-            let nnz = parts.values.iter().filter(|x| x.to_bits() != 0).count() as u64;
-            let mtd = serde_json::json!({
-                "data_type": "matrix",
-                "value_type": "double",
-                "rows": rows,
-                "cols": cols,
-                "rows_in_block": size,
-                "cols_in_block": size,
-                "nnz": nnz,
-                "format": "binary",
-                "author": "serde_daphne",
-            });
-            let estimate = (u128::from(rows) * u128::from(cols) * 8).min(u128::from(nnz) * 12);
-            (mtd, (parts, nnz, estimate as u64))
-        }
-    };
-    let (parts, nnz, estimate) = estimate;
-    let records = |bi: u64| matrix_records(&parts, (rows, cols), size, bi);
+    if object.data_type() == DataType::Frame {
+        let columns: Vec<(String, Values)> = object
+            .labels()
+            .into_iter()
+            .map(str::to_owned)
+            .zip(object.columns()?)
+            .collect();
+        let schema = columns
+            .iter()
+            .map(|(label, values)| frame::schema_name(label, values))
+            .collect::<Result<Vec<_>>>()?;
+        let width: u64 = columns
+            .iter()
+            .map(|(_, v)| v.value_type().size() as u64)
+            .sum();
+        let mtd = serde_json::json!({
+            "data_type": "frame",
+            "schema": schema.join(",") + ",",
+            "rows": rows,
+            "cols": cols,
+            "format": "binary",
+            "author": "serde_daphne",
+        });
+        let records = move |bi: u64| -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+            let (r0, r1) = (bi * size, ((bi + 1) * size).min(rows));
+            let value = frame::encode_block(&columns, r0 as usize..r1 as usize)?;
+            Ok(vec![(((r0 + 1) as i64).to_be_bytes().to_vec(), value)])
+        };
+        let classes = (FRAME_KEY, FRAME_VALUE);
+        let marker = sync_marker(rows, cols, u64::MAX);
+        return write_files(
+            path,
+            options.parts,
+            (block_rows, rows * width),
+            (classes, marker),
+            &records,
+            mtd,
+            progress,
+        );
+    }
+    let (cells, nnz) = Cells::of(object)?;
+    let mtd = serde_json::json!({
+        "data_type": "matrix",
+        "value_type": "double",
+        "rows": rows,
+        "cols": cols,
+        "rows_in_block": size,
+        "cols_in_block": size,
+        "nnz": nnz,
+        "format": "binary",
+        "author": "serde_daphne",
+    });
+    let estimate = (u128::from(rows) * u128::from(cols) * 8).min(u128::from(nnz) * 12) as u64;
+    let records = |bi: u64| Ok(matrix_records(&cells, (rows, cols), size, bi));
     let classes = (MATRIX_KEY, MATRIX_VALUE);
     write_files(
         path,
@@ -167,17 +160,59 @@ pub(crate) fn write_reporting(
     )
 }
 
-/// The records of block row `bi` of a matrix held as CSR rows of `f64`.
+/// A matrix's cells as `f64`: every cell of a dense matrix (borrowed when it is one `f64`
+/// block), or CSR rows.
+enum Cells<'a> {
+    Dense(Cow<'a, [f64]>),
+    Csr(CsrParts<f64>),
+}
+
+impl<'a> Cells<'a> {
+    /// The cells of `object` and their number of non-zeros (-0.0 counts, as in SystemDS).
+    fn of(object: &'a Object) -> Result<(Cells<'a>, u64)> {
+        let count = |v: &[f64]| v.iter().filter(|x| x.to_bits() != 0).count() as u64;
+        if object.data_type() != DataType::DenseMatrix {
+            let parts = object.csr_parts::<f64>()?;
+            let nnz = count(&parts.values);
+            return Ok((Cells::Csr(parts), nnz));
+        }
+        let cells = match object.blocks() {
+            [Block {
+                data: BlockData::Dense(Values::F64(v)),
+                ..
+            }] => Cow::Borrowed(v.as_slice()),
+            _ => Cow::Owned(object.dense_vec::<f64>()?),
+        };
+        let nnz = count(&cells);
+        Ok((Cells::Dense(cells), nnz))
+    }
+}
+
+/// The records of block row `bi` of a matrix.
 fn matrix_records(
-    parts: &CsrParts<f64>,
+    cells: &Cells<'_>,
     (rows, cols): (u64, u64),
     size: u64,
     bi: u64,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+) -> Vec<(Vec<u8>, Vec<u8>)> {
     let (r0, nr) = (bi * size, (rows - bi * size).min(size));
     let mut records = Vec::new();
     for bj in 0..cols.div_ceil(size) {
         let (c0, nc) = ((bj * size) as usize, (cols - bj * size).min(size) as usize);
+        let mut key = Vec::with_capacity(16);
+        key.extend_from_slice(&((bi + 1) as i64).to_be_bytes());
+        key.extend_from_slice(&((bj + 1) as i64).to_be_bytes());
+        let parts = match cells {
+            Cells::Dense(v) => {
+                let row = |r: u32| {
+                    let at = (r0 as usize + r as usize) * cols as usize + c0;
+                    &v[at..at + nc]
+                };
+                records.push((key, matrix::encode_dense_block(nr as u32, nc as u32, row)));
+                continue;
+            }
+            Cells::Csr(parts) => parts,
+        };
         let row_of = |r: u32, out: &mut Vec<(u32, f64)>| {
             let row = (r0 + u64::from(r)) as usize;
             let (start, end) = (parts.row_offsets[row], parts.row_offsets[row + 1]);
@@ -199,12 +234,9 @@ fn matrix_records(
             count += scratch.len() as u64;
         }
         let value = matrix::encode_block(nr as u32, nc as u32, count, row_of);
-        let mut key = Vec::with_capacity(16);
-        key.extend_from_slice(&((bi + 1) as i64).to_be_bytes());
-        key.extend_from_slice(&((bj + 1) as i64).to_be_bytes());
         records.push((key, value));
     }
-    Ok(records)
+    records
 }
 
 /// Writes the records of `block_rows` block rows (about `estimate` bytes) as one file or a
