@@ -72,6 +72,13 @@ def test_systemds_binary_blocks_match_systemds_own_csv(tmp_path):
     dbdf.convert(DATA / "systemds" / "dense_small", tmp_path / "d.dbdf")
     expected = np.loadtxt(DATA / "systemds" / "dense_small.csv", delimiter=",", ndmin=2)
     np.testing.assert_array_equal(dbdf.load(tmp_path / "d.dbdf"), expected)
+    # Back as a directory of parts, as Spark writes them, and read again.
+    dbdf.convert(tmp_path / "d.dbdf", tmp_path / "parts", to_format="systemds",
+                 systemds_block_size=2, systemds_parts=2)
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == [
+        "_SUCCESS", "part-00000", "part-00001"]
+    dbdf.convert(tmp_path / "parts", tmp_path / "again.dbdf")
+    np.testing.assert_array_equal(dbdf.load(tmp_path / "again.dbdf"), expected)
 
 
 def test_futhark_values(tmp_path):
