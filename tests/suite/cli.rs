@@ -785,6 +785,42 @@ fn mtx_to_zarr_to_dbdf_is_exact_in_every_binsparse_format_and_zarr_version() {
     }
 }
 
+#[test]
+fn npy_streams_to_systemds_parts_with_the_bytes_of_the_whole_read() {
+    let dir = scratch("npy_sysds");
+    let source = golden("dense_f64_100x7.dbdf");
+    let npy = dir.join("m.npy");
+    assert!(dbdf(&["convert", s(&source), s(&npy)]).status.success());
+    // From .npy (f64, streamed a band of block rows at a time) and from .dbdf (whole).
+    let common = [
+        "--to",
+        "systemds",
+        "--systemds-block-size",
+        "8",
+        "--parts",
+        "3",
+    ];
+    let streamed = dir.join("streamed");
+    let whole = dir.join("whole");
+    for (input, output) in [(&npy, &streamed), (&source, &whole)] {
+        let mut args = vec!["convert", s(input), s(output)];
+        args.extend(common);
+        let run = dbdf(&args);
+        assert!(run.status.success(), "{}", stderr(&run));
+    }
+    for part in ["part-00000", "part-00001", "part-00002"] {
+        let (a, b) = (streamed.join(part), whole.join(part));
+        assert_eq!(
+            std::fs::read(a).unwrap(),
+            std::fs::read(b).unwrap(),
+            "{part}"
+        );
+    }
+    let mtd = |p: &Path| std::fs::read_to_string(p.with_extension("mtd")).unwrap();
+    assert_eq!(mtd(&streamed), mtd(&whole));
+    assert!(mtd(&streamed).contains("\"nnz\""));
+}
+
 #[cfg(feature = "hdf5")]
 #[test]
 fn binsparse_to_binsparse_keeps_attributes_and_refuses_by_name() {

@@ -267,6 +267,18 @@ impl ConvertOptions {
         self
     }
 
+    /// The options of SystemDS output: block size and parts.
+    pub(crate) fn systemds_options(&self) -> systemds::WriteOptions {
+        let mut sysds = systemds::WriteOptions::new();
+        if let Some(size) = self.systemds_block_size {
+            sysds = sysds.block_size(size);
+        }
+        if let Some(parts) = self.systemds_parts {
+            sysds = sysds.parts(parts);
+        }
+        sysds
+    }
+
     /// The options of `.dbdf` output: block policy, narrowing, tiles (`kept` blocks' unless
     /// a tile is asked for; the runtime dialect has none), the dialect.
     pub(crate) fn dbdf_options(&self, kept: Option<(u32, u32)>) -> Options {
@@ -396,8 +408,8 @@ pub fn convert(
 }
 
 /// Converts without holding the matrix where source and target allow it: `.npy` to tiled
-/// (or DAPHNE) `.dbdf` tile by tile, one `.dbdf` matrix to `.npy` band by band, `.dbdf`
-/// re-tiled. `false` when the conversion needs the whole object (other formats, value or
+/// (or DAPHNE) `.dbdf` tile by tile, `.npy` of `f64` to SystemDS a band of block rows per
+/// core at a time, one `.dbdf` matrix to `.npy` band by band, `.dbdf` re-tiled. `false` when the conversion needs the whole object (other formats, value or
 /// data type changes, no tiles, standard output).
 fn streamed(
     input: &Path,
@@ -417,6 +429,11 @@ fn streamed(
             npy::stream::to_dbdf_reporting(input, output, &options.dbdf_options(None), progress)
                 .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
+        }
+        (Format::Npy, Format::Systemds) => {
+            let sysds = options.systemds_options();
+            systemds::write_npy_reporting(input, output, &sysds, progress)
+                .map_err(|e| ConvertError::at(input, e))
         }
         (Format::Dbdf, Format::Dbdf) if options.tile.is_some() && !daphne => {
             let dbdf = options.dbdf_options(None);

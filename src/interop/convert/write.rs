@@ -137,13 +137,7 @@ pub fn write(
                     "SystemDS output is a file and its .mtd: give a path, not -",
                 ));
             }
-            let mut sysds = systemds::WriteOptions::new();
-            if let Some(size) = options.systemds_block_size {
-                sysds = sysds.block_size(size);
-            }
-            if let Some(parts) = options.systemds_parts {
-                sysds = sysds.parts(parts);
-            }
+            let sysds = options.systemds_options();
             systemds::write_reporting(output, object, &sysds, options.progress.as_ref())
                 .map_err(|e| ConvertError::at(output, e))?;
         }

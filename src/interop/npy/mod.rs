@@ -299,7 +299,7 @@ impl Array<'_> {
 /// # Errors
 /// I/O errors, and as [`from_slice`].
 pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    from_slice(&std::fs::read(path)?)
+    stream::read_whole(path.as_ref())
 }
 
 /// Reads a `.npy` array in memory as a DenseMatrix (see [`read`]).

@@ -14,7 +14,7 @@ use crate::io::progress::Progress;
 use crate::io::{write_buffered, DbdfFile, DbdfWriter};
 use crate::model::encode::tile_dims;
 use crate::options::{Dialect, Options};
-use crate::wire::values::{with_value_type, write_le};
+use crate::wire::values::{with_value_type, write_le, zeroed_vec};
 use crate::wire::{DataType, Element, Header, ValueType};
 
 /// Bytes per read of whole rows, and per band written out.
@@ -40,20 +40,7 @@ pub(crate) fn to_dbdf_reporting(
     options: &Options,
     progress: Option<&Progress>,
 ) -> Result<()> {
-    let mut file = File::open(input)?;
-    let len = file.metadata()?.len();
-    let header = read_header(&mut file, len)?;
-    let (rows, cols) = header.matrix_shape()?;
-    let vt = match header.descr {
-        Descr::Number(vt, _) => vt,
-        Descr::Bool => ValueType::U8,
-        Descr::Unicode(..) => {
-            return Err(NPY.at(
-                header.data_offset,
-                "an array of strings where numbers were expected",
-            ))
-        }
-    };
+    let (mut file, header, (rows, cols), vt) = open_matrix(input)?;
     let runtime = options.dialect == Some(Dialect::Runtime);
     let (tile_rows, tile_cols) = if runtime {
         // One layout per object: bands of full rows, in order.
@@ -79,6 +66,70 @@ pub(crate) fn to_dbdf_reporting(
     };
     with_value_type!(vt, T => reader.copy_tiles::<T>(&mut writer, (tile_rows, tile_cols))?);
     writer.finish()
+}
+
+/// Reads the `.npy` file at `path` whole: its values go from the file straight into the
+/// matrix's vector (fresh pages, advised huge), so memory holds the matrix once.
+///
+/// # Errors
+/// As [`super::read`].
+pub(crate) fn read_whole(path: &Path) -> Result<crate::model::Object> {
+    let (mut file, header, (rows, cols), vt) = open_matrix(path)?;
+    // The header checked the data's length against the file's: the vector is justified.
+    let cells = usize::try_from(rows * cols).map_err(|_| Error::OutOfMemory {
+        bytes: u128::from(rows * cols) * vt.size() as u128,
+    })?;
+    let mut reader = TileReader {
+        file: &mut file,
+        header: &header,
+        rows,
+        cols,
+        progress: None,
+    };
+    let values = with_value_type!(vt, T => {
+        let mut values = zeroed_vec::<T>(cells)?;
+        if cells > 0 {
+            reader.read_tile(0, 0, rows, cols, &mut values)?;
+        }
+        T::into_values(values)
+    });
+    crate::model::Object::dense(rows, cols, values)
+}
+
+/// The `.npy` file at `path` opened for reading rows of `f64` in place: its file, where its
+/// data starts, and its shape; `None` unless it holds little-endian `f64` in row order (C
+/// order, or one row or column), where rows can be read as they are.
+///
+/// # Errors
+/// As [`super::read`], for a malformed header.
+pub(crate) fn open_f64_rows(path: &Path) -> Result<Option<(File, u64, u64, u64)>> {
+    let (file, header, (rows, cols), _) = open_matrix(path)?;
+    let row_order = !header.fortran || rows <= 1 || cols <= 1;
+    let native = cfg!(target_endian = "little");
+    if header.descr != Descr::Number(ValueType::F64, false) || !row_order || !native {
+        return Ok(None);
+    }
+    Ok(Some((file, header.data_offset as u64, rows, cols)))
+}
+
+/// Opens the `.npy` matrix at `path`: its file, checked header, shape and value type
+/// (`bool` as `u8`).
+fn open_matrix(path: &Path) -> Result<(File, NpyHeader, (u64, u64), ValueType)> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let header = read_header(&mut file, len)?;
+    let (rows, cols) = header.matrix_shape()?;
+    let vt = match header.descr {
+        Descr::Number(vt, _) => vt,
+        Descr::Bool => ValueType::U8,
+        Descr::Unicode(..) => {
+            return Err(NPY.at(
+                header.data_offset,
+                "an array of strings where numbers were expected",
+            ))
+        }
+    };
+    Ok((file, header, (rows, cols), vt))
 }
 
 /// Reads the header of an `.npy` file of `len` bytes and checks its data length.

@@ -294,20 +294,22 @@ pub(crate) fn encode_block(
 }
 
 /// Encodes a block given as its rows of every value (`row(r)` is row `r`, `cols` long): the
-/// dense encoding straight from the slices, the others through [`encode_block`].
+/// dense encoding straight from the slices, the others through [`encode_block`]. Also
+/// returns the block's non-zeros.
 pub(crate) fn encode_dense_block<'a>(
     rows: u32,
     cols: u32,
     row: impl Fn(u32) -> &'a [f64],
-) -> Vec<u8> {
+) -> (Vec<u8>, u64) {
     let nnz: u64 = (0..rows)
         .map(|r| row(r).iter().filter(|x| x.to_bits() != 0).count() as u64)
         .sum();
     if choose(rows, cols, nnz) != DENSE {
-        return encode_block(rows, cols, nnz, |r, out| {
+        let block = encode_block(rows, cols, nnz, |r, out| {
             let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
             out.extend(stored.map(|(c, &x)| (c as u32, x)));
         });
+        return (block, nnz);
     }
     let mut out = Vec::with_capacity(9 + rows as usize * cols as usize * 8);
     out.extend_from_slice(&(rows as i32).to_be_bytes());
@@ -318,7 +320,7 @@ pub(crate) fn encode_dense_block<'a>(
             out.extend_from_slice(&x.to_bits().to_be_bytes());
         }
     }
-    out
+    (out, nnz)
 }
 
 #[cfg(test)]
@@ -345,11 +347,17 @@ mod tests {
             let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
             out.extend(stored.map(|(c, &x)| (c as u32, x)));
         };
-        assert_eq!(encode_dense_block(3, 3, row), encode_block(3, 3, 3, pairs));
+        assert_eq!(
+            encode_dense_block(3, 3, row),
+            (encode_block(3, 3, 3, pairs), 3)
+        );
         let full = [1.0f64; 12];
         let row = |r: u32| &full[r as usize * 4..r as usize * 4 + 4];
         let pairs =
             |r: u32, out: &mut Vec<(u32, f64)>| out.extend((0..4).map(|c| (c, row(r)[c as usize])));
-        assert_eq!(encode_dense_block(3, 4, row), encode_block(3, 4, 12, pairs));
+        assert_eq!(
+            encode_dense_block(3, 4, row),
+            (encode_block(3, 4, 12, pairs), 12)
+        );
     }
 }

@@ -33,8 +33,8 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use self::seqfile::{SeqReader, SYSTEMDS};
-pub(crate) use self::write::write_reporting;
 pub use self::write::{write, write_with, WriteOptions, PART_BYTES};
+pub(crate) use self::write::{write_npy_reporting, write_reporting};
 use crate::error::Result;
 use crate::interop::input::{not_convertible, Cursor};
 use crate::io::appended;

@@ -8,10 +8,12 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use super::seqfile;
 use super::{frame, matrix, metadata_path, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use crate::error::{Error, Result};
+use crate::interop::npy;
 use crate::io::progress::Progress;
 use crate::io::{replace_directory, write_atomically};
 use crate::model::{Block, CsrParts, Object};
@@ -80,8 +82,11 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
     write_reporting(path.as_ref(), object, options, None)
 }
 
+/// A SequenceFile record: key bytes and value bytes.
+type Record = (Vec<u8>, Vec<u8>);
+
 /// What one block row (of blocks, or a block of frame rows) encodes to.
-type Records<'a> = dyn Fn(u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>> + Sync + 'a;
+type Records<'a> = dyn Fn(u64) -> Result<Vec<Record>> + Sync + 'a;
 
 /// [`write_with`], reporting the bytes of blocks written against an estimate of the total
 /// to `progress`.
@@ -117,43 +122,90 @@ pub(crate) fn write_reporting(
             "format": "binary",
             "author": "serde_daphne",
         });
-        let records = move |bi: u64| -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let records = move |bi: u64| -> Result<Vec<Record>> {
             let (r0, r1) = (bi * size, ((bi + 1) * size).min(rows));
             let value = frame::encode_block(&columns, r0 as usize..r1 as usize)?;
             Ok(vec![(((r0 + 1) as i64).to_be_bytes().to_vec(), value)])
         };
         let classes = (FRAME_KEY, FRAME_VALUE);
-        let marker = sync_marker(rows, cols, u64::MAX);
         return write_files(
             path,
             options.parts,
             (block_rows, rows * width),
-            (classes, marker),
+            (classes, sync_marker(rows, cols)),
             &records,
-            mtd,
+            || mtd,
             progress,
         );
     }
-    let (cells, nnz) = Cells::of(object)?;
-    let mtd = serde_json::json!({
-        "data_type": "matrix",
-        "value_type": "double",
-        "rows": rows,
-        "cols": cols,
-        "rows_in_block": size,
-        "cols_in_block": size,
-        "nnz": nnz,
-        "format": "binary",
-        "author": "serde_daphne",
-    });
-    let estimate = (u128::from(rows) * u128::from(cols) * 8).min(u128::from(nnz) * 12) as u64;
-    let records = |bi: u64| Ok(matrix_records(&cells, (rows, cols), size, bi));
-    let classes = (MATRIX_KEY, MATRIX_VALUE);
+    write_matrix(path, &Cells::of(object)?, (rows, cols), options, progress)
+}
+
+/// Writes the `.npy` file at `input` (little-endian `f64` in row order) as SystemDS binary
+/// blocks at `output`, reading one band of block rows per core at a time: memory holds those
+/// bands, never the matrix. `false` (and nothing written) for other `.npy` files, which are
+/// read whole instead.
+///
+/// # Errors
+/// As [`write_with`], and the `.npy` reader's.
+pub(crate) fn write_npy_reporting(
+    input: &Path,
+    output: &Path,
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<bool> {
+    let Some((file, offset, rows, cols)) = npy::stream::open_f64_rows(input)? else {
+        return Ok(false);
+    };
+    let bands = Bands {
+        file,
+        offset,
+        cols,
+        spare: Mutex::new(Vec::new()),
+    };
+    write_matrix(output, &Cells::Npy(bands), (rows, cols), options, progress)?;
+    Ok(true)
+}
+
+/// Writes a matrix's cells as binary blocks, then the `.mtd` with the non-zeros counted on
+/// the way.
+fn write_matrix(
+    path: &Path,
+    cells: &Cells<'_>,
+    (rows, cols): (u64, u64),
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    let size = u64::from(options.block_size);
+    let nnz = AtomicU64::new(0);
+    let dense_bytes = u128::from(rows) * u128::from(cols) * 8;
+    let estimate = match cells {
+        Cells::Csr(parts) => dense_bytes.min(parts.values.len() as u128 * 12),
+        _ => dense_bytes,
+    } as u64;
+    let records = |bi: u64| {
+        let (records, stored) = matrix_records(cells, (rows, cols), size, bi)?;
+        nnz.fetch_add(stored, Ordering::Relaxed);
+        Ok(records)
+    };
+    let mtd = || {
+        serde_json::json!({
+            "data_type": "matrix",
+            "value_type": "double",
+            "rows": rows,
+            "cols": cols,
+            "rows_in_block": size,
+            "cols_in_block": size,
+            "nnz": nnz.load(Ordering::Relaxed),
+            "format": "binary",
+            "author": "serde_daphne",
+        })
+    };
     write_files(
         path,
         options.parts,
-        (block_rows, estimate),
-        (classes, sync_marker(rows, cols, nnz)),
+        (rows.div_ceil(size), estimate),
+        ((MATRIX_KEY, MATRIX_VALUE), sync_marker(rows, cols)),
         &records,
         mtd,
         progress,
@@ -161,82 +213,133 @@ pub(crate) fn write_reporting(
 }
 
 /// A matrix's cells as `f64`: every cell of a dense matrix (borrowed when it is one `f64`
-/// block), or CSR rows.
+/// block), CSR rows, or the rows of an `.npy` file read a band at a time.
 enum Cells<'a> {
     Dense(Cow<'a, [f64]>),
     Csr(CsrParts<f64>),
+    Npy(Bands),
+}
+
+/// Rows of `cols` `f64` from byte `offset` of `file`, with band buffers kept for reuse
+/// (fresh memory would cost a page fault and a zeroed page for every 4 KiB).
+struct Bands {
+    file: File,
+    offset: u64,
+    cols: u64,
+    spare: Mutex<Vec<Vec<f64>>>,
 }
 
 impl<'a> Cells<'a> {
-    /// The cells of `object` and their number of non-zeros (-0.0 counts, as in SystemDS).
-    fn of(object: &'a Object) -> Result<(Cells<'a>, u64)> {
-        let count = |v: &[f64]| v.iter().filter(|x| x.to_bits() != 0).count() as u64;
+    /// The cells of a matrix object.
+    fn of(object: &'a Object) -> Result<Cells<'a>> {
         if object.data_type() != DataType::DenseMatrix {
-            let parts = object.csr_parts::<f64>()?;
-            let nnz = count(&parts.values);
-            return Ok((Cells::Csr(parts), nnz));
+            return Ok(Cells::Csr(object.csr_parts::<f64>()?));
         }
-        let cells = match object.blocks() {
+        Ok(Cells::Dense(match object.blocks() {
             [Block {
                 data: BlockData::Dense(Values::F64(v)),
                 ..
             }] => Cow::Borrowed(v.as_slice()),
             _ => Cow::Owned(object.dense_vec::<f64>()?),
-        };
-        let nnz = count(&cells);
-        Ok((Cells::Dense(cells), nnz))
+        }))
     }
 }
 
-/// The records of block row `bi` of a matrix.
+/// The records of block row `bi` of a matrix, and their non-zeros (-0.0 counts, as in
+/// SystemDS).
 fn matrix_records(
     cells: &Cells<'_>,
     (rows, cols): (u64, u64),
     size: u64,
     bi: u64,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
+) -> Result<(Vec<Record>, u64)> {
     let (r0, nr) = (bi * size, (rows - bi * size).min(size));
     let mut records = Vec::new();
-    for bj in 0..cols.div_ceil(size) {
-        let (c0, nc) = ((bj * size) as usize, (cols - bj * size).min(size) as usize);
-        let mut key = Vec::with_capacity(16);
-        key.extend_from_slice(&((bi + 1) as i64).to_be_bytes());
-        key.extend_from_slice(&((bj + 1) as i64).to_be_bytes());
-        let parts = match cells {
-            Cells::Dense(v) => {
-                let row = |r: u32| {
-                    let at = (r0 as usize + r as usize) * cols as usize + c0;
-                    &v[at..at + nc]
-                };
-                records.push((key, matrix::encode_dense_block(nr as u32, nc as u32, row)));
-                continue;
-            }
-            Cells::Csr(parts) => parts,
-        };
-        let row_of = |r: u32, out: &mut Vec<(u32, f64)>| {
-            let row = (r0 + u64::from(r)) as usize;
-            let (start, end) = (parts.row_offsets[row], parts.row_offsets[row + 1]);
-            let cols_of_row = &parts.col_indices[start..end];
-            let lo = cols_of_row.partition_point(|&c| c < c0);
-            let hi = cols_of_row.partition_point(|&c| c < c0 + nc);
-            for k in start + lo..start + hi {
-                let x = parts.values[k];
-                if x.to_bits() != 0 {
-                    out.push(((parts.col_indices[k] - c0) as u32, x));
-                }
-            }
-        };
-        let mut count = 0u64;
-        let mut scratch = Vec::new();
-        for r in 0..nr as u32 {
-            scratch.clear();
-            row_of(r, &mut scratch);
-            count += scratch.len() as u64;
+    let mut stored = 0;
+    let key = |bj: u64| {
+        [
+            ((bi + 1) as i64).to_be_bytes(),
+            ((bj + 1) as i64).to_be_bytes(),
+        ]
+        .concat()
+    };
+    let mut dense_blocks = |band: &[f64], first: u64| {
+        for bj in 0..cols.div_ceil(size) {
+            let (c0, nc) = ((bj * size) as usize, (cols - bj * size).min(size) as usize);
+            let row = |r: u32| {
+                let at = ((r0 - first) as usize + r as usize) * cols as usize + c0;
+                &band[at..at + nc]
+            };
+            let (value, nnz) = matrix::encode_dense_block(nr as u32, nc as u32, row);
+            stored += nnz;
+            records.push((key(bj), value));
         }
-        let value = matrix::encode_block(nr as u32, nc as u32, count, row_of);
-        records.push((key, value));
+    };
+    match cells {
+        Cells::Dense(v) => dense_blocks(v, 0),
+        Cells::Npy(bands) => {
+            let mut band = bands
+                .spare
+                .lock()
+                .map(|mut s| s.pop())
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            band.resize((nr * cols) as usize, 0.0);
+            let at = bands.offset + r0 * bands.cols * 8;
+            read_exact_at(&bands.file, bytemuck::cast_slice_mut(&mut band), at)?;
+            dense_blocks(&band, r0);
+            if let Ok(mut spare) = bands.spare.lock() {
+                spare.push(band);
+            }
+        }
+        Cells::Csr(parts) => {
+            for bj in 0..cols.div_ceil(size) {
+                let (c0, nc) = ((bj * size) as usize, (cols - bj * size).min(size) as usize);
+                let row_of = |r: u32, out: &mut Vec<(u32, f64)>| {
+                    let row = (r0 + u64::from(r)) as usize;
+                    let (start, end) = (parts.row_offsets[row], parts.row_offsets[row + 1]);
+                    let cols_of_row = &parts.col_indices[start..end];
+                    let lo = cols_of_row.partition_point(|&c| c < c0);
+                    let hi = cols_of_row.partition_point(|&c| c < c0 + nc);
+                    for k in start + lo..start + hi {
+                        let x = parts.values[k];
+                        if x.to_bits() != 0 {
+                            out.push(((parts.col_indices[k] - c0) as u32, x));
+                        }
+                    }
+                };
+                let mut count = 0u64;
+                let mut scratch = Vec::new();
+                for r in 0..nr as u32 {
+                    scratch.clear();
+                    row_of(r, &mut scratch);
+                    count += scratch.len() as u64;
+                }
+                stored += count;
+                records.push((
+                    key(bj),
+                    matrix::encode_block(nr as u32, nc as u32, count, row_of),
+                ));
+            }
+        }
     }
-    records
+    Ok((records, stored))
+}
+
+/// Reads `dst.len()` bytes at `at` without moving a shared cursor (threads read bands of one
+/// file at once).
+fn read_exact_at(file: &File, dst: &mut [u8], at: u64) -> Result<()> {
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::read_exact_at(file, dst, at)?;
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek};
+        let mut file = file;
+        file.seek(std::io::SeekFrom::Start(at))?;
+        file.read_exact(dst)?;
+    }
+    Ok(())
 }
 
 /// Writes the records of `block_rows` block rows (about `estimate` bytes) as one file or a
@@ -247,7 +350,7 @@ fn write_files(
     (block_rows, estimate): (u64, u64),
     (classes, sync): ((&str, &str), [u8; 16]),
     records: &Records<'_>,
-    mtd: serde_json::Value,
+    mtd: impl FnOnce() -> serde_json::Value,
     progress: Option<&Progress>,
 ) -> Result<()> {
     let written = AtomicU64::new(0);
@@ -310,7 +413,7 @@ fn write_files(
         let done = written.load(Ordering::Relaxed);
         report(done, done);
     }
-    let text = serde_json::to_string_pretty(&mtd).expect("JSON values serialize");
+    let text = serde_json::to_string_pretty(&mtd()).expect("JSON values serialize");
     write_atomically(metadata_path(path), |file| {
         Ok(std::io::Write::write_all(file, text.as_bytes())?)
     })
@@ -327,10 +430,10 @@ fn is_part_directory(path: &Path) -> bool {
     })
 }
 
-/// A sync marker that depends only on the object's shape and non-zeros (Hadoop draws one at
-/// random; a fixed one makes the output reproducible).
-fn sync_marker(rows: u64, cols: u64, nnz: u64) -> [u8; 16] {
-    let mut state = 0xcbf2_9ce4_8422_2325u64 ^ rows.rotate_left(17) ^ cols.rotate_left(41) ^ nnz;
+/// A sync marker that depends only on the object's shape (Hadoop draws one at random; a
+/// fixed one makes the output reproducible, and is known before the values are read).
+fn sync_marker(rows: u64, cols: u64) -> [u8; 16] {
+    let mut state = 0xcbf2_9ce4_8422_2325u64 ^ rows.rotate_left(17) ^ cols.rotate_left(41);
     let mut out = [0u8; 16];
     for chunk in out.chunks_exact_mut(8) {
         state ^= state << 13;
