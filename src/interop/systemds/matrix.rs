@@ -315,10 +315,16 @@ pub(crate) fn encode_dense_block<'a>(
     out.extend_from_slice(&(rows as i32).to_be_bytes());
     out.extend_from_slice(&(cols as i32).to_be_bytes());
     out.push(DENSE);
+    // Sized once, then filled by exact chunks: a byte swap and a store per value, which the
+    // compiler vectorizes (pushing 8 bytes at a time was a quarter of a 2 GiB conversion).
+    out.resize(9 + rows as usize * cols as usize * 8, 0);
+    let mut rest = &mut out[9..];
     for r in 0..rows {
-        for x in row(r) {
-            out.extend_from_slice(&x.to_bits().to_be_bytes());
+        let (these, next) = rest.split_at_mut(cols as usize * 8);
+        for (dst, x) in these.chunks_exact_mut(8).zip(row(r)) {
+            dst.copy_from_slice(&x.to_bits().to_be_bytes());
         }
+        rest = next;
     }
     (out, nnz)
 }
