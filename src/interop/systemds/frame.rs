@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use super::SYSTEMDS;
+use super::seqfile::SYSTEMDS;
 use crate::error::{Error, Result};
 use crate::interop::input::{not_in_daphne, Cursor};
 use crate::wire::{ValueType, Values};

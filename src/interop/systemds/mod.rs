@@ -24,6 +24,7 @@
 
 mod frame;
 mod matrix;
+mod names;
 mod seqfile;
 mod write;
 
@@ -32,23 +33,19 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+pub use self::names::metadata_path;
+use self::names::{BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use self::seqfile::{SeqReader, SYSTEMDS};
 pub use self::write::{write, write_with, WriteOptions, PART_BYTES};
 pub(crate) use self::write::{write_npy_reporting, write_reporting};
 use crate::error::Result;
 use crate::interop::input::{not_convertible, Cursor};
-use crate::io::appended;
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::{Block, Object};
 use crate::options::{check_alloc, Dialect};
 use crate::wire::{BlockData, BlockPlace, DataType, Header, ValueType, Values};
 
-const MATRIX_KEY: &str = "org.apache.sysds.runtime.matrix.data.MatrixIndexes";
-const MATRIX_VALUE: &str = "org.apache.sysds.runtime.matrix.data.MatrixBlock";
-const FRAME_KEY: &str = "org.apache.hadoop.io.LongWritable";
-const FRAME_VALUE: &str = "org.apache.sysds.runtime.frame.data.FrameBlock";
-/// SystemDS's default block size, and its sparsity turn point.
-const BLOCK_SIZE: u32 = 1000;
+/// SystemDS's sparsity turn point.
 const SPARSITY_TURN_POINT: f64 = 0.4;
 
 /// How [`read_with`] builds the object.
@@ -85,11 +82,6 @@ impl ReadOptions {
         self.max_alloc = bytes;
         self
     }
-}
-
-/// The metadata file SystemDS keeps beside `path`: `path` with `.mtd` appended.
-pub fn metadata_path(path: impl AsRef<Path>) -> PathBuf {
-    appended(path.as_ref(), ".mtd")
 }
 
 /// What the `.mtd` says.

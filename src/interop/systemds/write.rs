@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::seqfile;
-use super::{frame, matrix, metadata_path, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
+use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
+use super::{frame, matrix, seqfile};
 use crate::error::{Error, Result};
 use crate::interop::npy;
 use crate::io::progress::Progress;
@@ -33,7 +33,7 @@ pub struct WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
-            block_size: super::BLOCK_SIZE,
+            block_size: BLOCK_SIZE,
             parts: None,
         }
     }
