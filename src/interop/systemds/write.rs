@@ -141,13 +141,27 @@ pub(crate) fn write_reporting(
     write_matrix(path, &Cells::of(object)?, (rows, cols), options, progress)
 }
 
-/// Writes the `.npy` file at `input` (little-endian `f64` in row order) as SystemDS binary
-/// blocks at `output`, reading one band of block rows per core at a time: memory holds those
-/// bands, never the matrix. `false` (and nothing written) for other `.npy` files, which are
-/// read whole instead.
+/// Writes the `.npy` matrix at `input` as SystemDS binary blocks at `output`. Little-endian
+/// `f64` in row order (what numpy writes for `float64`) streams: each core reads one band of
+/// block rows at a time, so memory holds those bands, never the matrix. Other `.npy` files
+/// are read whole and written as [`write_with`] writes them.
 ///
 /// # Errors
-/// As [`write_with`], and the `.npy` reader's.
+/// As [`write_with`], and [`crate::interop::npy::read`]'s.
+pub fn write_npy(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    options: &WriteOptions,
+) -> Result<()> {
+    let (input, output) = (input.as_ref(), output.as_ref());
+    if !write_npy_reporting(input, output, options, None)? {
+        write_with(output, &npy::read(input)?, options)?;
+    }
+    Ok(())
+}
+
+/// [`write_npy`] for `f64` in row order, reporting to `progress`; `false` (and nothing
+/// written) for other `.npy` files.
 pub(crate) fn write_npy_reporting(
     input: &Path,
     output: &Path,
