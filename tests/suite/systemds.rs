@@ -451,13 +451,20 @@ fn npy_files_write_as_systemds_streamed_or_whole_with_the_same_values() {
     let m = systemds::read(golden("dense_small")).unwrap();
     for (name, object) in [
         ("f64", m.clone()),
-        ("i32", Object::dense(2, 3, Values::I32(vec![1, -2, 0, 4, 5, 0])).unwrap()),
+        (
+            "i32",
+            Object::dense(2, 3, Values::I32(vec![1, -2, 0, 4, 5, 0])).unwrap(),
+        ),
     ] {
         let npy = dir.join(format!("{name}.npy"));
         serde_daphne::interop::npy::write(&npy, &object).unwrap();
         let out = dir.join(name);
         let options = WriteOptions::new().block_size(2).parts(2);
         systemds::write_npy(&npy, &out, &options).unwrap();
-        assert_eq!(cells(&systemds::read(&out).unwrap()), cells(&object), "{name}");
+        assert_eq!(
+            cells(&systemds::read(&out).unwrap()),
+            cells(&object),
+            "{name}"
+        );
     }
 }
