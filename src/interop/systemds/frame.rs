@@ -244,16 +244,17 @@ pub(crate) fn decode_block(reader: &mut Cursor<'_>) -> Result<FrameBlock> {
     })
 }
 
-/// The SystemDS value type a column of `values` is written as, by its `.mtd` schema name.
+/// How a column of `values` is written: its SystemDS value type's code (the frame's type
+/// byte, named by [`value_type_name`]) and its array encoding.
 ///
 /// # Errors
 /// [`Error::NotConvertible`] for the integer types SystemDS frames do not hold.
-pub(crate) fn schema_name(label: &str, values: &Values) -> Result<&'static str> {
+fn column_type(label: &str, values: &Values) -> Result<(i8, u8)> {
     Ok(match values.value_type() {
-        ValueType::F64 => "FP64",
-        ValueType::F32 => "FP32",
-        ValueType::I64 => "INT64",
-        ValueType::I32 => "INT32",
+        ValueType::F64 => (4, FP64),
+        ValueType::F32 => (3, FP32),
+        ValueType::I64 => (6, INT64),
+        ValueType::I32 => (5, INT32),
         other => {
             return Err(SYSTEMDS.cannot_hold(
                 format!("the frame column {label:?} of {other}"),
@@ -262,6 +263,14 @@ pub(crate) fn schema_name(label: &str, values: &Values) -> Result<&'static str> 
             ))
         }
     })
+}
+
+/// The `.mtd` schema name of a column of `values` (such as `FP64`).
+///
+/// # Errors
+/// As [`column_type`].
+pub(crate) fn schema_name(label: &str, values: &Values) -> Result<&'static str> {
+    column_type(label, values).map(|(code, _)| value_type_name(code))
 }
 
 /// Java's modified UTF-8 (`DataOutput.writeUTF`).
@@ -299,14 +308,8 @@ pub(crate) fn encode_block(columns: &[(String, Values)], rows: Range<usize>) -> 
     out.extend_from_slice(&(columns.len() as i32).to_be_bytes());
     out.push(0); // not the default metadata: names follow
     for (label, values) in columns {
-        let (type_code, array) = match values {
-            Values::F64(_) => (4, FP64),
-            Values::F32(_) => (3, FP32),
-            Values::I64(_) => (6, INT64),
-            Values::I32(_) => (5, INT32),
-            _ => return Err(schema_name(label, values).expect_err("refused above")),
-        };
-        out.push(type_code);
+        let (type_code, array) = column_type(label, values)?;
+        out.push(type_code as u8);
         write_utf(&mut out, label, "a column name")?;
         out.extend_from_slice(&(-1i64).to_be_bytes());
         write_utf(&mut out, "", "a missing-value marker")?;

@@ -3,8 +3,6 @@
 
 use std::io::Read;
 
-use serde_json::Value as Json;
-
 use super::ZARR;
 use crate::error::Result;
 
@@ -68,34 +66,12 @@ impl Codec {
             }
         })
     }
+}
 
-    /// Applies this codec to `input` (the crate writes zstd and crc32c only).
-    pub(super) fn encode(self, input: &[u8]) -> std::io::Result<Vec<u8>> {
-        Ok(match self {
-            Codec::Zstd => zstd::bulk::compress(input, 0)?,
-            Codec::Crc32c => {
-                let mut out = Vec::with_capacity(input.len() + 4);
-                out.extend_from_slice(input);
-                out.extend_from_slice(&crc32c::crc32c(input).to_le_bytes());
-                out
-            }
-            Codec::Gzip | Codec::Zlib | Codec::Blosc => {
-                return Err(std::io::Error::other(format!(
-                    "{self:?} is read, not written"
-                )))
-            }
-        })
-    }
-
-    /// The Zarr v3 codec entry the crate writes for this codec.
-    pub(super) fn v3_metadata(self) -> Json {
-        match self {
-            Codec::Zstd => serde_json::json!({
-                "name": "zstd", "configuration": {"level": 0, "checksum": false}
-            }),
-            _ => serde_json::json!({ "name": "crc32c" }),
-        }
-    }
+/// Compresses a chunk as the crate writes it: zstd at its default level (zarr-python's
+/// `level: 0`), the only codec written.
+pub(super) fn compress(chunk: &[u8]) -> std::io::Result<Vec<u8>> {
+    zstd::bulk::compress(chunk, 0)
 }
 
 /// Reads all of `decoder` into a vector, failing past `limit` bytes.
@@ -163,7 +139,7 @@ mod tests {
     #[test]
     fn every_codec_refuses_more_than_the_chunk_holds() {
         let data = vec![7u8; 1000];
-        let zstd = Codec::Zstd.encode(&data).unwrap();
+        let zstd = compress(&data).unwrap();
         assert_eq!(Codec::Zstd.decode(&zstd, 1000, "c/0").unwrap(), data);
         let e = Codec::Zstd.decode(&zstd, 999, "c/0").unwrap_err();
         assert!(e.to_string().contains("c/0"), "{e}");
@@ -174,12 +150,17 @@ mod tests {
         assert!(Codec::Gzip.decode(&gz, 10, "k").is_err());
     }
 
+    /// `data` followed by its CRC-32C, as the crc32c codec stores it.
+    fn with_crc(data: &[u8]) -> Vec<u8> {
+        [data, &crc32c::crc32c(data).to_le_bytes()].concat()
+    }
+
     #[test]
     fn a_damaged_checksum_is_named() {
-        let mut framed = Codec::Crc32c.encode(b"abc").unwrap();
+        let mut framed = with_crc(b"abc");
         assert_eq!(Codec::Crc32c.decode(&framed, 16, "k").unwrap(), b"abc");
         // The CRC-32C check value of "123456789" is 0xE3069283 (RFC 3720).
-        let check = Codec::Crc32c.encode(b"123456789").unwrap();
+        let check = with_crc(b"123456789");
         assert_eq!(check[9..], 0xE306_9283u32.to_le_bytes());
         framed[0] ^= 1;
         let e = Codec::Crc32c.decode(&framed, 16, "values/c/0").unwrap_err();

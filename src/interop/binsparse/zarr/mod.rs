@@ -34,7 +34,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value as Json};
 
 use self::array::ArrayMeta;
-use self::codecs::Codec;
 use super::{decode, encode, type_name, Binsparse, ReadOptions, WriteOptions};
 use crate::error::{Error, Result};
 use crate::interop::input::Foreign;
@@ -284,7 +283,7 @@ pub fn write_store(
                 "fill_value": 0,
                 "codecs": [
                     { "name": "bytes", "configuration": { "endian": "little" } },
-                    Codec::Zstd.v3_metadata(),
+                    { "name": "zstd", "configuration": { "level": 0, "checksum": false } },
                 ],
                 "attributes": {},
                 "zarr_format": 3,
@@ -310,7 +309,7 @@ pub fn write_store(
             } else {
                 piece
             };
-            store.set(&format!("{name}/{prefix}{i}"), &Codec::Zstd.encode(piece)?)?;
+            store.set(&format!("{name}/{prefix}{i}"), &codecs::compress(piece)?)?;
         }
     }
     Ok(())
