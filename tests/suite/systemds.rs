@@ -468,3 +468,135 @@ fn npy_files_write_as_systemds_streamed_or_whole_with_the_same_values() {
         );
     }
 }
+
+#[test]
+fn npy_values_at_any_offset_write_the_same_blocks() {
+    // numpy starts the values at a multiple of 64; a header one byte longer puts them where
+    // they cannot be mapped as f64, and the conversion reads them in bands instead.
+    let dir = scratch("npy-offset");
+    let m = systemds::read(golden("dense_small")).unwrap();
+    let aligned = dir.join("aligned.npy");
+    serde_daphne::interop::npy::write(&aligned, &m).unwrap();
+    let bytes = std::fs::read(&aligned).unwrap();
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let mut shifted = bytes[..10 + header_len - 1].to_vec();
+    shifted.extend_from_slice(b" \n");
+    shifted.extend_from_slice(&bytes[10 + header_len..]);
+    shifted[8..10].copy_from_slice(&((header_len + 1) as u16).to_le_bytes());
+    let misaligned = dir.join("misaligned.npy");
+    std::fs::write(&misaligned, &shifted).unwrap();
+    let options = WriteOptions::new().block_size(2).parts(2);
+    for (npy, out) in [(&aligned, "a"), (&misaligned, "m")] {
+        systemds::write_npy(npy, dir.join(out), &options).unwrap();
+    }
+    for part in ["part-00000", "part-00001"] {
+        let a = std::fs::read(dir.join("a").join(part)).unwrap();
+        assert!(a.len() > 100, "{part}");
+        assert_eq!(
+            a,
+            std::fs::read(dir.join("m").join(part)).unwrap(),
+            "{part}"
+        );
+    }
+    assert_eq!(cells(&systemds::read(dir.join("m")).unwrap()), cells(&m));
+}
+
+#[test]
+fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
+    use serde_daphne::{to_file_with, Dialect, Options};
+    let dir = scratch("from-dbdf");
+    // Zeros, a stored -0.0 (a non-zero to SystemDS) and a row with nothing in it.
+    let dense: Vec<f64> = (0..7 * 5)
+        .map(|i| match i % 4 {
+            0 => 0.0,
+            1 => -0.0,
+            _ => f64::from(i) * 0.25 - 3.0,
+        })
+        .collect();
+    let csr = Object::csr(
+        7,
+        5,
+        vec![0, 2, 2, 3, 5, 5, 6, 7],
+        vec![0, 4, 2, 1, 3, 0, 4],
+        Values::F64(vec![1.5, -0.0, 2.0, -3.0, 4.0, 5.0, 6.0]),
+    )
+    .unwrap();
+    let objects = [
+        ("dense", Object::dense(7, 5, Values::F64(dense)).unwrap()),
+        (
+            "ints",
+            Object::dense(3, 4, Values::I32((0..12).map(|i| i * 7 - 40).collect())).unwrap(),
+        ),
+        ("csr", csr),
+    ];
+    let layouts = [
+        ("plain", Options::new()),
+        ("tiled", Options::new().tile(3, 2)),
+        ("runtime", Options::new().dialect(Dialect::Runtime)),
+    ];
+    for (name, object) in &objects {
+        for (layout, options) in &layouts {
+            let dbdf = dir.join(format!("{name}-{layout}.dbdf"));
+            to_file_with(&dbdf, object, options).unwrap();
+            for write in [
+                WriteOptions::new().block_size(2).parts(2),
+                WriteOptions::new(),
+            ] {
+                let (whole, streamed) = (dir.join("whole"), dir.join("streamed"));
+                systemds::write_with(&whole, object, &write).unwrap();
+                systemds::write_dbdf(&dbdf, 0, &streamed, &write).unwrap();
+                let files = |path: &Path| -> Vec<(String, Vec<u8>)> {
+                    let mut files: Vec<_> = if path.is_dir() {
+                        std::fs::read_dir(path)
+                            .unwrap()
+                            .map(|e| e.unwrap().path())
+                            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), p))
+                            .map(|(n, p)| (n, std::fs::read(p).unwrap()))
+                            .collect()
+                    } else {
+                        vec![(String::new(), std::fs::read(path).unwrap())]
+                    };
+                    files.sort();
+                    files
+                };
+                let context = format!("{name} {layout} {write:?}");
+                assert!(
+                    files(&whole).iter().any(|(_, b)| b.len() > 100),
+                    "{context}"
+                );
+                assert_eq!(files(&whole), files(&streamed), "{context}");
+                let mtd = |p: &Path| std::fs::read(systemds::metadata_path(p)).unwrap();
+                assert_eq!(mtd(&whole), mtd(&streamed), "{context}");
+                for path in [&whole, &streamed] {
+                    let _ = std::fs::remove_dir_all(path);
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
+    }
+    // What cannot stream, or cannot be written at all, is refused by name.
+    let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0, 2.0]))]).unwrap();
+    let big = Object::dense(1, 2, Values::I64(vec![1, (1 << 53) + 1])).unwrap();
+    for (name, object) in [("frame", frame), ("big", big)] {
+        let dbdf = dir.join(format!("{name}.dbdf"));
+        serde_daphne::to_file(&dbdf, &object).unwrap();
+        let err = systemds::write_dbdf(&dbdf, 0, dir.join(name), &WriteOptions::new()).unwrap_err();
+        match name {
+            "frame" => assert!(
+                matches!(
+                    err,
+                    Error::DataTypeMismatch {
+                        found: DataType::Frame,
+                        ..
+                    }
+                ),
+                "{err:?}"
+            ),
+            _ => assert!(matches!(err, Error::LossyConversion { .. }), "{err:?}"),
+        }
+        assert!(!dir.join(name).exists(), "{name}: nothing left behind");
+    }
+    let dbdf = dir.join("dense-plain.dbdf");
+    let err = systemds::write_dbdf(&dbdf, 1, dir.join("none"), &WriteOptions::new()).unwrap_err();
+    assert!(matches!(err, Error::InvalidValue { .. }), "{err:?}");
+}

@@ -409,8 +409,9 @@ pub fn convert(
 
 /// Converts without holding the matrix where source and target allow it: `.npy` to tiled
 /// (or DAPHNE) `.dbdf` tile by tile, `.npy` of `f64` to SystemDS a band of block rows per
-/// core at a time, one `.dbdf` matrix to `.npy` band by band, `.dbdf` re-tiled. `false` when the conversion needs the whole object (other formats, value or
-/// data type changes, no tiles, standard output).
+/// core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy` band by band,
+/// `.dbdf` re-tiled. `false` when the conversion needs the whole object (other formats,
+/// value or data type changes, no tiles, frames, standard output).
 fn streamed(
     input: &Path,
     output: &Path,
@@ -434,6 +435,19 @@ fn streamed(
             let sysds = options.systemds_options();
             systemds::write_npy_reporting(input, output, &sysds, progress)
                 .map_err(|e| ConvertError::at(input, e))
+        }
+        (Format::Dbdf, Format::Systemds) => {
+            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            let one_matrix =
+                matches!(file.objects(), [info] if info.header.data_type() != DataType::Frame);
+            if !one_matrix {
+                return Ok(false);
+            }
+            drop(file);
+            let sysds = options.systemds_options();
+            systemds::write_dbdf_reporting(input, 0, output, &sysds, progress)
+                .map_err(|e| ConvertError::at(input, e))?;
+            Ok(true)
         }
         (Format::Dbdf, Format::Dbdf) if options.tile.is_some() && !daphne => {
             let dbdf = options.dbdf_options(None);

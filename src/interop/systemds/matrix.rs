@@ -296,37 +296,59 @@ pub(crate) fn encode_block(
 /// Encodes a block given as its rows of every value (`row(r)` is row `r`, `cols` long): the
 /// dense encoding straight from the slices, the others through [`encode_block`]. Also
 /// returns the block's non-zeros.
+#[cfg(test)]
 pub(crate) fn encode_dense_block<'a>(
     rows: u32,
     cols: u32,
     row: impl Fn(u32) -> &'a [f64],
 ) -> (Vec<u8>, u64) {
-    let nnz: u64 = (0..rows)
-        .map(|r| row(r).iter().filter(|x| x.to_bits() != 0).count() as u64)
-        .sum();
-    if choose(rows, cols, nnz) != DENSE {
-        let block = encode_block(rows, cols, nnz, |r, out| {
-            let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
-            out.extend(stored.map(|(c, &x)| (c as u32, x)));
-        });
-        return (block, nnz);
+    let mut out = Vec::new();
+    let nnz = encode_dense_block_into(rows, cols, row, &mut out);
+    (out, nnz)
+}
+
+/// [`encode_dense_block`] into `out`, whose contents it replaces and whose memory it reuses
+/// (a new 8 MB vector per block costs a page fault per 4 KiB). One pass encodes the block as
+/// dense and counts its non-zeros; the rare block SystemDS would store sparse is encoded again.
+pub(crate) fn encode_dense_block_into<'a>(
+    rows: u32,
+    cols: u32,
+    row: impl Fn(u32) -> &'a [f64],
+    out: &mut Vec<u8>,
+) -> u64 {
+    let len = 9 + rows as usize * cols as usize * 8;
+    if out.capacity() < len {
+        out.clear();
+        out.reserve_exact(len);
+        crate::pages::advise_spare(out);
     }
-    let mut out = Vec::with_capacity(9 + rows as usize * cols as usize * 8);
-    out.extend_from_slice(&(rows as i32).to_be_bytes());
-    out.extend_from_slice(&(cols as i32).to_be_bytes());
-    out.push(DENSE);
-    // Sized once, then filled by exact chunks: a byte swap and a store per value, which the
-    // compiler vectorizes (pushing 8 bytes at a time was a quarter of a 2 GiB conversion).
-    out.resize(9 + rows as usize * cols as usize * 8, 0);
+    // Every byte is overwritten below: resizing a reused buffer writes zeros only where it
+    // grows, then exact chunks take a byte swap and a store per value, which the compiler
+    // vectorizes together with the count.
+    out.resize(len, 0);
+    out[..4].copy_from_slice(&(rows as i32).to_be_bytes());
+    out[4..8].copy_from_slice(&(cols as i32).to_be_bytes());
+    out[8] = DENSE;
+    let mut nnz = 0u64;
     let mut rest = &mut out[9..];
     for r in 0..rows {
         let (these, next) = rest.split_at_mut(cols as usize * 8);
+        let mut count = 0u64;
         for (dst, x) in these.chunks_exact_mut(8).zip(row(r)) {
-            dst.copy_from_slice(&x.to_bits().to_be_bytes());
+            let bits = x.to_bits();
+            count += u64::from(bits != 0);
+            dst.copy_from_slice(&bits.to_be_bytes());
         }
+        nnz += count;
         rest = next;
     }
-    (out, nnz)
+    if choose(rows, cols, nnz) != DENSE {
+        *out = encode_block(rows, cols, nnz, |r, out| {
+            let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
+            out.extend(stored.map(|(c, &x)| (c as u32, x)));
+        });
+    }
+    nnz
 }
 
 #[cfg(test)]
@@ -365,5 +387,31 @@ mod tests {
             encode_dense_block(3, 4, row),
             (encode_block(3, 4, 12, pairs), 12)
         );
+    }
+
+    #[test]
+    fn a_reused_buffer_encodes_as_a_new_one() {
+        let dense: Vec<f64> = (1..=12).map(f64::from).collect();
+        let sparse = [
+            0.0f64, 0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        ];
+        fn rows_of<'a>(cells: &'a [f64], cols: usize) -> impl Fn(u32) -> &'a [f64] {
+            move |r: u32| &cells[r as usize * cols..(r as usize + 1) * cols]
+        }
+        let mut out = Vec::new();
+        // Grown, shrunk, grown again, and after a block that went sparse: each time the
+        // bytes of a fresh encoding.
+        for (cells, rows, cols) in [
+            (&dense[..], 2, 6),
+            (&dense[..], 1, 3),
+            (&sparse[..], 3, 4),
+            (&dense[..], 3, 4),
+            (&dense[..], 4, 3),
+        ] {
+            let nnz = encode_dense_block_into(rows, cols, rows_of(cells, cols as usize), &mut out);
+            let fresh = encode_dense_block(rows, cols, rows_of(cells, cols as usize));
+            assert_eq!((out.clone(), nnz), fresh, "{rows} x {cols}");
+        }
+        assert_eq!(out[8], DENSE);
     }
 }

@@ -22,6 +22,7 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
+mod cells;
 mod frame;
 mod matrix;
 mod names;
@@ -36,9 +37,9 @@ use std::path::{Path, PathBuf};
 pub use self::names::metadata_path;
 use self::names::{BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use self::seqfile::{SeqReader, SYSTEMDS};
-pub use self::write::{write, write_npy, write_with, WriteOptions, PART_BYTES};
+pub use self::write::{write, write_dbdf, write_npy, write_with, WriteOptions, PART_BYTES};
 #[cfg(feature = "convert")]
-pub(crate) use self::write::{write_npy_reporting, write_reporting};
+pub(crate) use self::write::{write_dbdf_reporting, write_npy_reporting, write_reporting};
 use crate::error::Result;
 use crate::interop::input::{not_convertible, Cursor};
 use crate::model::csr::{CsrFill, RowCounts};

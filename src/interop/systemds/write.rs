@@ -3,21 +3,21 @@
 //! written in parallel, each holding a contiguous range of block rows as Spark's writes
 //! partition them, plus the `.mtd`.
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::cells::{matrix_records, Bands, Cells, DbdfRows, Emit, MappedRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
-use super::{frame, matrix, seqfile};
+use super::{frame, seqfile};
 use crate::error::{Error, Result};
 use crate::interop::npy;
 use crate::io::progress::Progress;
-use crate::io::{replace_directory, write_atomically};
-use crate::model::{Block, CsrParts, Object};
-use crate::wire::{BlockData, DataType, Values};
+use crate::io::{replace_directory, write_atomically, DbdfFile};
+use crate::model::Object;
+use crate::wire::{DataType, Values};
 
 /// The bytes of output per part file when [`WriteOptions::parts`] is not given: HDFS's
 /// block size, so that each part is one HDFS block and one Spark input split.
@@ -83,10 +83,9 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
 }
 
 /// A SequenceFile record: key bytes and value bytes.
-type Record = (Vec<u8>, Vec<u8>);
-
-/// What one block row (of blocks, or a block of frame rows) encodes to.
-type Records<'a> = dyn Fn(u64) -> Result<Vec<Record>> + Sync + 'a;
+/// Encodes one block row (of blocks, or a block of frame rows) and hands each record to the
+/// emitter as it is made, with a buffer the writing thread reuses for values.
+type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync + 'a;
 
 /// [`write_with`], reporting the bytes of blocks written against an estimate of the total
 /// to `progress`.
@@ -122,10 +121,10 @@ pub(crate) fn write_reporting(
             "format": "binary",
             "author": "serde_daphne",
         });
-        let records = move |bi: u64| -> Result<Vec<Record>> {
+        let records = move |bi: u64, _: &mut Vec<u8>, emit: &mut Emit<'_>| {
             let (r0, r1) = (bi * size, ((bi + 1) * size).min(rows));
             let value = frame::encode_block(&columns, r0 as usize..r1 as usize)?;
-            Ok(vec![(((r0 + 1) as i64).to_be_bytes().to_vec(), value)])
+            emit(&((r0 + 1) as i64).to_be_bytes(), &value)
         };
         let classes = (FRAME_KEY, FRAME_VALUE);
         return write_files(
@@ -142,9 +141,11 @@ pub(crate) fn write_reporting(
 }
 
 /// Writes the `.npy` matrix at `input` as SystemDS binary blocks at `output`. Little-endian
-/// `f64` in row order (what numpy writes for `float64`) streams: each core reads one band of
-/// block rows at a time, so memory holds those bands, never the matrix. Other `.npy` files
-/// are read whole and written as [`write_with`] writes them.
+/// `f64` in row order (what numpy writes for `float64`) streams: each core encodes one band
+/// of block rows at a time, straight from a read-only memory map of the file, so memory
+/// holds those bands, never the matrix. As with [`crate::Options::memory_map`], another
+/// process truncating `input` during the conversion would end this one with `SIGBUS`.
+/// Other `.npy` files are read whole and written as [`write_with`] writes them.
 ///
 /// # Errors
 /// As [`write_with`], and [`crate::interop::npy::read`]'s.
@@ -171,14 +172,62 @@ pub(crate) fn write_npy_reporting(
     let Some((file, offset, rows, cols)) = npy::stream::open_f64_rows(input)? else {
         return Ok(false);
     };
-    let bands = Bands {
-        file,
-        offset,
-        cols,
-        spare: Mutex::new(Vec::new()),
+    let cells = match MappedRows::map(&file, offset) {
+        Some(mapped) => Cells::Mapped(mapped),
+        None => Cells::Npy(Bands {
+            file,
+            offset,
+            cols,
+            spare: Mutex::new(Vec::new()),
+        }),
     };
-    write_matrix(output, &Cells::Npy(bands), (rows, cols), options, progress)?;
+    write_matrix(output, &cells, (rows, cols), options, progress)?;
     Ok(true)
+}
+
+/// Writes matrix `index` of the `.dbdf` file at `input` as SystemDS binary blocks at
+/// `output`, streaming: each core reads the window of one band of block rows at a time
+/// (dense matrices as rows, CSR matrices as the band's CSR arrays), so memory holds those
+/// bands, never the matrix. The file is opened as [`DbdfFile::open`] opens it.
+///
+/// # Errors
+/// As [`write_with`], and [`DbdfFile::open`]'s and [`DbdfFile::read_window`]'s:
+/// [`Error::DataTypeMismatch`] for a frame (read it whole and use [`write_with`]),
+/// [`Error::LossyConversion`] for a value `f64` cannot hold exactly, [`Error::InvalidValue`]
+/// for an `index` the file does not have.
+pub fn write_dbdf(
+    input: impl AsRef<Path>,
+    index: usize,
+    output: impl AsRef<Path>,
+    options: &WriteOptions,
+) -> Result<()> {
+    write_dbdf_reporting(input.as_ref(), index, output.as_ref(), options, None)
+}
+
+/// [`write_dbdf`], reporting to `progress`.
+pub(crate) fn write_dbdf_reporting(
+    input: &Path,
+    index: usize,
+    output: &Path,
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    let file = DbdfFile::open(input)?;
+    let Some(info) = file.objects().get(index) else {
+        return Err(Error::invalid(format!(
+            "object {index} of a file of {} objects",
+            file.objects().len()
+        )));
+    };
+    let (offset, found) = (info.range.start, info.header.data_type());
+    let Some((rows, shape)) = DbdfRows::new(input.to_path_buf(), file, index) else {
+        return Err(Error::DataTypeMismatch {
+            offset,
+            expected: "a matrix, to stream to SystemDS (frames are written whole)",
+            found,
+        });
+    };
+    write_matrix(output, &Cells::Dbdf(rows), shape, options, progress)
 }
 
 /// Writes a matrix's cells as binary blocks, then the `.mtd` with the non-zeros counted on
@@ -192,15 +241,11 @@ fn write_matrix(
 ) -> Result<()> {
     let size = u64::from(options.block_size);
     let nnz = AtomicU64::new(0);
-    let dense_bytes = u128::from(rows) * u128::from(cols) * 8;
-    let estimate = match cells {
-        Cells::Csr(parts) => dense_bytes.min(parts.values.len() as u128 * 12),
-        _ => dense_bytes,
-    } as u64;
-    let records = |bi: u64| {
-        let (records, stored) = matrix_records(cells, (rows, cols), size, bi)?;
+    let estimate = cells.estimate((rows, cols));
+    let records = |bi: u64, scratch: &mut Vec<u8>, emit: &mut Emit<'_>| {
+        let stored = matrix_records(cells, (rows, cols), size, bi, scratch, emit)?;
         nnz.fetch_add(stored, Ordering::Relaxed);
-        Ok(records)
+        Ok(())
     };
     let mtd = || {
         serde_json::json!({
@@ -226,136 +271,6 @@ fn write_matrix(
     )
 }
 
-/// A matrix's cells as `f64`: every cell of a dense matrix (borrowed when it is one `f64`
-/// block), CSR rows, or the rows of an `.npy` file read a band at a time.
-enum Cells<'a> {
-    Dense(Cow<'a, [f64]>),
-    Csr(CsrParts<f64>),
-    Npy(Bands),
-}
-
-/// Rows of `cols` `f64` from byte `offset` of `file`, with band buffers kept for reuse
-/// (fresh memory would cost a page fault and a zeroed page for every 4 KiB).
-struct Bands {
-    file: File,
-    offset: u64,
-    cols: u64,
-    spare: Mutex<Vec<Vec<f64>>>,
-}
-
-impl<'a> Cells<'a> {
-    /// The cells of a matrix object.
-    fn of(object: &'a Object) -> Result<Cells<'a>> {
-        if object.data_type() != DataType::DenseMatrix {
-            return Ok(Cells::Csr(object.csr_parts::<f64>()?));
-        }
-        Ok(Cells::Dense(match object.blocks() {
-            [Block {
-                data: BlockData::Dense(Values::F64(v)),
-                ..
-            }] => Cow::Borrowed(v.as_slice()),
-            _ => Cow::Owned(object.dense_vec::<f64>()?),
-        }))
-    }
-}
-
-/// The records of block row `bi` of a matrix, and their non-zeros (-0.0 counts, as in
-/// SystemDS).
-fn matrix_records(
-    cells: &Cells<'_>,
-    (rows, cols): (u64, u64),
-    size: u64,
-    bi: u64,
-) -> Result<(Vec<Record>, u64)> {
-    let (r0, nr) = (bi * size, (rows - bi * size).min(size));
-    let mut records = Vec::new();
-    let mut stored = 0;
-    let key = |bj: u64| {
-        [
-            ((bi + 1) as i64).to_be_bytes(),
-            ((bj + 1) as i64).to_be_bytes(),
-        ]
-        .concat()
-    };
-    let mut dense_blocks = |band: &[f64], first: u64| {
-        for bj in 0..cols.div_ceil(size) {
-            let (c0, nc) = ((bj * size) as usize, (cols - bj * size).min(size) as usize);
-            let row = |r: u32| {
-                let at = ((r0 - first) as usize + r as usize) * cols as usize + c0;
-                &band[at..at + nc]
-            };
-            let (value, nnz) = matrix::encode_dense_block(nr as u32, nc as u32, row);
-            stored += nnz;
-            records.push((key(bj), value));
-        }
-    };
-    match cells {
-        Cells::Dense(v) => dense_blocks(v, 0),
-        Cells::Npy(bands) => {
-            let mut band = bands
-                .spare
-                .lock()
-                .map(|mut s| s.pop())
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            band.resize((nr * cols) as usize, 0.0);
-            let at = bands.offset + r0 * bands.cols * 8;
-            read_exact_at(&bands.file, bytemuck::cast_slice_mut(&mut band), at)?;
-            dense_blocks(&band, r0);
-            if let Ok(mut spare) = bands.spare.lock() {
-                spare.push(band);
-            }
-        }
-        Cells::Csr(parts) => {
-            for bj in 0..cols.div_ceil(size) {
-                let (c0, nc) = ((bj * size) as usize, (cols - bj * size).min(size) as usize);
-                let row_of = |r: u32, out: &mut Vec<(u32, f64)>| {
-                    let row = (r0 + u64::from(r)) as usize;
-                    let (start, end) = (parts.row_offsets[row], parts.row_offsets[row + 1]);
-                    let cols_of_row = &parts.col_indices[start..end];
-                    let lo = cols_of_row.partition_point(|&c| c < c0);
-                    let hi = cols_of_row.partition_point(|&c| c < c0 + nc);
-                    for k in start + lo..start + hi {
-                        let x = parts.values[k];
-                        if x.to_bits() != 0 {
-                            out.push(((parts.col_indices[k] - c0) as u32, x));
-                        }
-                    }
-                };
-                let mut count = 0u64;
-                let mut scratch = Vec::new();
-                for r in 0..nr as u32 {
-                    scratch.clear();
-                    row_of(r, &mut scratch);
-                    count += scratch.len() as u64;
-                }
-                stored += count;
-                records.push((
-                    key(bj),
-                    matrix::encode_block(nr as u32, nc as u32, count, row_of),
-                ));
-            }
-        }
-    }
-    Ok((records, stored))
-}
-
-/// Reads `dst.len()` bytes at `at` without moving a shared cursor (threads read bands of one
-/// file at once).
-fn read_exact_at(file: &File, dst: &mut [u8], at: u64) -> Result<()> {
-    #[cfg(unix)]
-    std::os::unix::fs::FileExt::read_exact_at(file, dst, at)?;
-    #[cfg(not(unix))]
-    {
-        use std::io::{Read, Seek};
-        let mut file = file;
-        file.seek(std::io::SeekFrom::Start(at))?;
-        file.read_exact(dst)?;
-    }
-    Ok(())
-}
-
 /// Writes the records of `block_rows` block rows (about `estimate` bytes) as one file or a
 /// directory of parts, then the `.mtd`.
 fn write_files(
@@ -373,14 +288,16 @@ fn write_files(
     let write_part = |file: File, range: std::ops::Range<u64>| -> Result<()> {
         let out = BufWriter::with_capacity(1 << 20, file);
         let mut writer = seqfile::Writer::new(out, classes.0, classes.1, sync)?;
+        let mut scratch = Vec::new();
         for bi in range {
-            for (key, value) in records(bi)? {
-                writer.append(&key, &value)?;
+            records(bi, &mut scratch, &mut |key, value| {
+                writer.append(key, value)?;
                 let done = written.fetch_add(value.len() as u64, Ordering::Relaxed);
                 if let Some(report) = progress {
                     report(done + value.len() as u64, total.max(done + 1));
                 }
-            }
+                Ok(())
+            })?;
         }
         writer.finish()?;
         Ok(())
