@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::io::index::{index_all, Layout, ObjectInfo};
 use crate::io::meta::read_sidecar;
 use crate::io::progress::Progress;
-use crate::io::window::{read_runtime_frame, read_window, Window, WindowSink};
+use crate::io::window::{dense_throughout, read_runtime_frame, read_window, Window, WindowSink};
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::detect::read_object;
 use crate::model::{Block, Hint, Object};
@@ -95,6 +95,14 @@ impl Read for FileReader {
         match &mut self.0 {
             Backing::Mapped(map) => map.read_exact(buf),
             Backing::Plain(file) => file.read_exact(buf),
+        }
+    }
+
+    // Forwarded: the default fills only the first buffer, a system call per window row.
+    fn read_vectored(&mut self, bufs: &mut [std::io::IoSliceMut<'_>]) -> std::io::Result<usize> {
+        match &mut self.0 {
+            Backing::Mapped(map) => map.read_vectored(bufs),
+            Backing::Plain(file) => file.read_vectored(bufs),
         }
     }
 }
@@ -313,7 +321,10 @@ impl<R: Read + Seek> DbdfFile<R> {
                 out.len()
             )));
         }
-        out.fill(T::zeroed());
+        // Zeros go where no block stores values; a window of dense blocks is written whole.
+        if !dense_throughout(&self.objects[index], &window) {
+            out.fill(T::zeroed());
+        }
         let sink = &mut DenseSink {
             cols: c,
             cells: out,
@@ -585,6 +596,20 @@ impl<T: Element> WindowSink<T> for DenseSink<'_, T> {
     fn cells(&mut self, row: usize, col: usize, len: usize) -> Option<&mut [T]> {
         let at = row * self.cols + col;
         self.cells.get_mut(at..at + len)
+    }
+
+    fn row_cells(
+        &mut self,
+        row: usize,
+        col: usize,
+        len: usize,
+        count: usize,
+    ) -> Option<Vec<&mut [T]>> {
+        let rows = self
+            .cells
+            .get_mut(row * self.cols..(row + count) * self.cols)?;
+        let rows = rows.chunks_exact_mut(self.cols);
+        rows.map(|r| r.get_mut(col..col + len)).collect()
     }
 
     fn row(&mut self, row: usize, col: usize, values: &[T]) {

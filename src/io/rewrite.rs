@@ -52,7 +52,7 @@ pub(crate) fn rewrite_reporting(
     options: &Options,
     progress: Option<&Progress>,
 ) -> Result<()> {
-    let mut file = DbdfFile::open_with(input, &Options::new().memory_map(false))?;
+    let mut file = DbdfFile::open(input)?;
     let mut writer = DbdfWriter::create_with(output, options)?;
     for index in 0..file.objects().len() {
         let header = file.objects()[index].header.clone();

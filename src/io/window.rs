@@ -16,6 +16,20 @@ use crate::wire::{BlockType, DataType, Element, SeekSource, Source, ValueType, V
 /// Most bytes read at once from a dense block when whole rows are wanted.
 const PIECE: u64 = 4 << 20;
 
+/// Most rows of a dense block read by one vectored read (Linux's `IOV_MAX` is 1024 buffers,
+/// two per row with the bytes between rows).
+const ROWS_PER_READV: u64 = 511;
+
+/// Bytes of other columns between a window's rows in a dense block that a vectored read
+/// reads into scratch rather than reading each row apart, when they are at most this many
+/// or at most [`GAP_RATIO`] times a row's own: a read per row costs a system call, the
+/// bytes between are copied at memory speed.
+const GAP_BYTES: u64 = 16 << 10;
+const GAP_RATIO: u64 = 4;
+
+/// Most scratch bytes for those gaps per vectored read: small enough to stay in cache.
+const GAP_SCRATCH: u64 = 256 << 10;
+
 /// A rectangle of an object: rows and columns, each a half-open range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Window {
@@ -44,10 +58,36 @@ pub(crate) trait WindowSink<T> {
     /// The destination of `len` values of window row `row` from window column `col`, when the
     /// sink stores cells densely (values are then read straight into it).
     fn cells(&mut self, row: usize, col: usize, len: usize) -> Option<&mut [T]>;
+    /// The destinations of `len` values in each of `count` window rows from `row`, from
+    /// window column `col`, when the sink stores cells densely (for one vectored read).
+    fn row_cells(
+        &mut self,
+        row: usize,
+        col: usize,
+        len: usize,
+        count: usize,
+    ) -> Option<Vec<&mut [T]>> {
+        let _ = (row, col, len, count);
+        None
+    }
     /// Values of window row `row` from window column `col`.
     fn row(&mut self, row: usize, col: usize, values: &[T]);
     /// One stored value.
     fn entry(&mut self, row: usize, col: usize, value: T);
+}
+
+/// Whether dense blocks hold every cell of `window` (blocks tile their object, as opening
+/// checked), so that a dense sink need not be zeroed before the read.
+pub(crate) fn dense_throughout(object: &ObjectInfo, window: &Window) -> bool {
+    match &object.layout {
+        Layout::Blocks => object.blocks.iter().all(|b| {
+            let p = b.place;
+            let (rows, cols) = (u64::from(p.rows), u64::from(p.cols));
+            let dense = b.block_type == BlockType::Dense && b.value_type.is_some();
+            dense || window.overlap(p.row, p.col, rows, cols).is_none()
+        }),
+        Layout::Runtime(head) => head.data_type == DataType::DenseMatrix,
+    }
 }
 
 /// Reads the window of `object` into `sink`, converting each value exactly to `T`.
@@ -172,6 +212,37 @@ fn read_dense<S: Element, T: Element, R: Read + Seek>(
     };
     let mut row = part.rows.start;
     let mut buf: Vec<u8> = Vec::new();
+    let (row_bytes, gap) = (width * size, (u64::from(p.cols) - width) * size);
+    let vectored = direct && per_read == 1 && (gap <= GAP_BYTES || gap <= GAP_RATIO * row_bytes);
+    while vectored && row < part.rows.end {
+        // Several rows in one read: each row's bytes into its place in the sink, the bytes
+        // of other columns between them into scratch.
+        let n = ROWS_PER_READV
+            .min(GAP_SCRATCH / gap.max(1) + 1)
+            .min(part.rows.end - row);
+        let lr = (row - p.row) as u32;
+        let at = block.body + head.dense_value_at(lr, lc);
+        let wr = (row - window.rows.start) as usize;
+        buf.resize((gap * (n - 1)) as usize, 0);
+        let Some(mut rows) = sink.row_cells(wr, wc, width as usize, n as usize) else {
+            break;
+        };
+        let mut gaps = buf.chunks_exact_mut(gap.max(1) as usize);
+        let mut slices = Vec::with_capacity(2 * n as usize);
+        for (k, cells) in rows.iter_mut().enumerate() {
+            slices.push(std::io::IoSliceMut::new(bytemuck::cast_slice_mut(cells)));
+            if k + 1 < n as usize && gap > 0 {
+                slices.extend(gaps.next().map(std::io::IoSliceMut::new));
+            }
+        }
+        src.read_vectored_at(at, &mut slices, "a dense block's values")?;
+        if cfg!(target_endian = "big") {
+            for cells in rows {
+                cells.iter_mut().for_each(|x| *x = x.to_le());
+            }
+        }
+        row += n;
+    }
     while row < part.rows.end {
         let n = per_read.min(part.rows.end - row);
         let lr = (row - p.row) as u32;

@@ -134,6 +134,61 @@ impl<R: Read + Seek> SeekSource<R> {
         self.read_exact_at(offset, dst, what)
     }
 
+    /// Fills the buffers `dsts`, in order, with the bytes that follow each other from
+    /// `offset`: one vectored read (`readv`) for what would be a read per buffer, such as the
+    /// rows of a dense block, each into its place in a wider window.
+    ///
+    /// # Errors
+    /// [`Error::UnexpectedEof`] past the end of the input; I/O errors.
+    pub fn read_vectored_at(
+        &mut self,
+        offset: u64,
+        dsts: &mut [io::IoSliceMut<'_>],
+        what: &'static str,
+    ) -> Result<()> {
+        let needed: u64 = dsts.iter().map(|d| d.len() as u64).sum();
+        let available = self.len.saturating_sub(offset);
+        if needed > available {
+            return Err(Error::UnexpectedEof {
+                offset,
+                what,
+                needed,
+                available,
+            });
+        }
+        if self.reader_at != Some(offset) {
+            self.reader_at = None;
+            self.reader.seek(SeekFrom::Start(offset))?;
+        }
+        let mut rest = dsts;
+        io::IoSliceMut::advance_slices(&mut rest, 0);
+        let mut done = 0u64;
+        while !rest.is_empty() {
+            let n = match self.reader.read_vectored(rest) {
+                Ok(0) => {
+                    self.reader_at = None;
+                    // The file shrank under us: report it where it happened.
+                    return Err(Error::UnexpectedEof {
+                        offset: offset + done,
+                        what,
+                        needed: needed - done,
+                        available: 0,
+                    });
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.reader_at = None;
+                    return Err(Error::Io(e));
+                }
+            };
+            done += n as u64;
+            io::IoSliceMut::advance_slices(&mut rest, n);
+        }
+        self.reader_at = Some(offset + needed);
+        Ok(())
+    }
+
     fn read_exact_at(&mut self, offset: u64, dst: &mut [u8], what: &'static str) -> Result<()> {
         if self.reader_at != Some(offset) {
             self.reader_at = None;

@@ -81,6 +81,12 @@ fn windows_equal_slices_of_the_whole_matrix_for_every_layout() {
                     got, expected,
                     "{options:?} sparse {sparse} {rows:?} {cols:?}"
                 );
+                // Into a buffer holding other values: cells no block stores become zeros.
+                let mut reused = vec![7.5; expected.len()];
+                file.read_window_into::<f64>(0, rows.clone(), cols.clone(), &mut reused)
+                    .unwrap();
+                let expected_cells: Vec<f64> = expected.iter().copied().collect();
+                assert_eq!(reused, expected_cells, "{options:?} {rows:?} {cols:?}");
                 let csr = file.read_window_csr::<f64>(0, rows.clone(), cols.clone());
                 let csr = csr.unwrap();
                 assert_eq!(csr.to_dense(), expected, "{options:?} {rows:?} {cols:?}");

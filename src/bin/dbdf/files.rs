@@ -69,6 +69,13 @@ impl<R: Read> Read for Counted<R> {
         self.bar.inc(n as u64);
         Ok(n)
     }
+
+    // Forwarded: window reads fill many buffers with one system call.
+    fn read_vectored(&mut self, bufs: &mut [std::io::IoSliceMut<'_>]) -> std::io::Result<usize> {
+        let n = self.inner.read_vectored(bufs)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
 }
 
 impl<R: std::io::Seek> std::io::Seek for Counted<R> {

@@ -30,12 +30,9 @@ fn labels(header: &Header) -> Vec<&str> {
     }
 }
 
-/// Opens a file lazily, naming it in errors. With `plain`, reads go through `read` calls, so
-/// resident memory stays at what is read (a memory map counts every page touched, and
-/// around each 64 KiB).
-pub fn open(file: &Path, plain: bool) -> Result<DbdfFile<serde_daphne::io::FileReader>, Failure> {
-    let options = serde_daphne::Options::new().memory_map(!plain);
-    DbdfFile::open_with(file, &options).map_err(|e| Failure::at(file, e))
+/// Opens a file lazily (plain reads), naming it in errors.
+pub fn open(file: &Path) -> Result<DbdfFile<serde_daphne::io::FileReader>, Failure> {
+    DbdfFile::open(file).map_err(|e| Failure::at(file, e))
 }
 
 /// Non-zeros of object `index`, counted block by block, reporting the bytes read through.
@@ -65,7 +62,7 @@ fn count_nonzeros<R: std::io::Read + std::io::Seek>(
 /// Prints every object of `file`: from headers alone, or with `count` also the non-zeros
 /// (reading every block once).
 pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure> {
-    let mut dbdf = open(file, true)?;
+    let mut dbdf = open(file)?;
     let size = dbdf.file_len();
     let objects: Vec<ObjectInfo> = dbdf.objects().to_vec();
     let bar = match count {
@@ -185,10 +182,8 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
 /// Checks `file` strictly, block by block: `ok`, or the first problem with its byte offset
 /// and exit code 1.
 pub fn validate(file: &Path) -> Result<ExitCode, Failure> {
-    let plain = serde_daphne::Options::new().memory_map(false);
     let bar = crate::files::progress_bar("validating", file).map(|b| Arc::new(b) as Progress);
-    let checked =
-        DbdfFile::open_with(file, &plain).and_then(|mut f| f.validate_reporting(bar.as_ref()));
+    let checked = DbdfFile::open(file).and_then(|mut f| f.validate_reporting(bar.as_ref()));
     match checked {
         Ok(()) => {
             emit("ok\n")?;

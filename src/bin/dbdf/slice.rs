@@ -45,7 +45,7 @@ fn resolve((start, end): (Option<u64>, Option<u64>), len: u64) -> Range<u64> {
 /// Runs `slice`.
 pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
     let input = args.convert.input();
-    let mut file = crate::info::open(input, false)?;
+    let mut file = crate::info::open(input)?;
     let Some(object) = file.objects().get(args.object) else {
         return Err(Failure::at(
             input,

@@ -437,8 +437,7 @@ fn streamed(
                 .map_err(|e| ConvertError::at(input, e))
         }
         (Format::Dbdf, Format::Systemds) => {
-            let file = DbdfFile::open_with(input, &Options::new().memory_map(false))
-                .map_err(|e| ConvertError::at(input, e))?;
+            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
             let one_matrix =
                 matches!(file.objects(), [info] if info.header.data_type() != DataType::Frame);
             if !one_matrix {
@@ -457,8 +456,7 @@ fn streamed(
             Ok(true)
         }
         (Format::Dbdf, Format::Npy) => {
-            let file = DbdfFile::open_with(input, &Options::new().memory_map(false))
-                .map_err(|e| ConvertError::at(input, e))?;
+            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
             if file.objects().len() != 1 {
                 return Ok(false);
             }
@@ -490,8 +488,7 @@ pub fn read(path: &Path, format: Format, options: &ConvertOptions) -> Result<Inp
             });
         }
         Format::Dbdf => {
-            let mut file =
-                DbdfFile::open_with(path, &Options::new().memory_map(false)).map_err(fail)?;
+            let mut file = DbdfFile::open(path).map_err(fail)?;
             let total = file.file_len();
             let mut objects = Vec::with_capacity(file.objects().len());
             for index in 0..file.objects().len() {

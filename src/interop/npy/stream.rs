@@ -272,8 +272,8 @@ pub(crate) fn from_dbdf_reporting(
     output: &Path,
     progress: Option<&Progress>,
 ) -> Result<()> {
-    // Plain reads: a memory map would count the whole file as resident.
-    let mut file = DbdfFile::open_with(input, &Options::new().memory_map(false))?;
+    // Plain reads (the default): a memory map would count the whole file as resident.
+    let mut file = DbdfFile::open(input)?;
     let Some(object) = file.objects().get(index) else {
         return Err(Error::invalid(format!(
             "object {index} does not exist: the file holds {} objects",

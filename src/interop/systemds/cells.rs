@@ -13,7 +13,6 @@ use super::matrix;
 use crate::error::{Error, Result};
 use crate::io::DbdfFile;
 use crate::model::{Block, CsrParts, Object};
-use crate::options::Options;
 use crate::wire::{BlockData, DataType, Header, Values};
 
 /// Takes one record (key, value) to its file.
@@ -171,13 +170,6 @@ impl DbdfRows {
     }
 }
 
-/// How the `.dbdf` source is opened: with plain reads, since a band's windows cover whole
-/// tile rows, which plain reads fetch in large pieces, where a memory map would keep every
-/// page read mapped (2.3 GB resident for a 2 GiB file).
-pub(super) fn plain_reads() -> Options {
-    Options::new().memory_map(false)
-}
-
 /// Runs `f` with an item taken from `pool` (or made by `make` when it is empty), then puts
 /// the item back: threads reuse buffers and file handles without sharing one at a time.
 fn pooled<T, R>(
@@ -307,7 +299,7 @@ pub(super) fn matrix_records(
         ),
         Cells::Dbdf(source) => pooled(
             &source.files,
-            || DbdfFile::open_with(&source.path, &plain_reads()),
+            || DbdfFile::open(&source.path),
             |file| {
                 let window = (r0..r0 + nr, 0..cols);
                 if source.dense {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::cells::{matrix_records, plain_reads, Bands, Cells, DbdfRows, Emit, MappedRows};
+use super::cells::{matrix_records, Bands, Cells, DbdfRows, Emit, MappedRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
 use crate::error::{Error, Result};
@@ -188,7 +188,7 @@ pub(crate) fn write_npy_reporting(
 /// Writes matrix `index` of the `.dbdf` file at `input` as SystemDS binary blocks at
 /// `output`, streaming: each core reads the window of one band of block rows at a time
 /// (dense matrices as rows, CSR matrices as the band's CSR arrays), so memory holds those
-/// bands, never the matrix. The file is read with plain reads (no memory map).
+/// bands, never the matrix.
 ///
 /// # Errors
 /// As [`write_with`], and [`DbdfFile::open`]'s and [`DbdfFile::read_window`]'s:
@@ -212,7 +212,8 @@ pub(crate) fn write_dbdf_reporting(
     options: &WriteOptions,
     progress: Option<&Progress>,
 ) -> Result<()> {
-    let file = DbdfFile::open_with(input, &plain_reads())?;
+    // Plain reads (the default): a memory map would keep every page read resident.
+    let file = DbdfFile::open(input)?;
     let Some(info) = file.objects().get(index) else {
         return Err(Error::invalid(format!(
             "object {index} of a file of {} objects",
