@@ -1,6 +1,10 @@
 //! Times a window read from a large tiled file against `from_file` of a file holding just
-//! that window (the baseline), medians of several runs in one process. Used by
-//! `benches/out_of_core.sh`.
+//! that window (the baseline), medians of several windows in one process, with plain reads
+//! (the default) and with a memory map. Used by `benches/out_of_core.sh`.
+//!
+//! Each window has its own baseline file, all written before any is timed, and the three
+//! reads of window k follow each other, so that no side reads values the CPU's cache still
+//! holds from an earlier read of the same bytes (reading one small file nine times would).
 //!
 //! Usage: cargo run --release --example window_timing -- BIG.dbdf [SIZE]
 
@@ -13,6 +17,10 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 fn main() -> serde_daphne::Result<()> {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: window_timing BIG.dbdf [SIZE]");
@@ -20,9 +28,10 @@ fn main() -> serde_daphne::Result<()> {
         .next()
         .map_or(1000, |s| s.parse().expect("a window size"));
     let open_start = Instant::now();
-    let mut file = DbdfFile::open(&path)?;
+    let mut plain = DbdfFile::open(&path)?;
     let opened = open_start.elapsed();
-    let (rows, cols) = file.objects()[0].header.shape();
+    let mut mapped = DbdfFile::open_with(&path, &Options::new().memory_map(true))?;
+    let (rows, cols) = plain.objects()[0].header.shape();
     // Windows that cross tile edges, spread over the matrix.
     let starts: Vec<(u64, u64)> = (0..9)
         .map(|k| {
@@ -32,54 +41,50 @@ fn main() -> serde_daphne::Result<()> {
             )
         })
         .collect();
-    let mut window_times = Vec::new();
-    let mut window = None;
-    for &(r, c) in &starts {
-        let t = Instant::now();
-        let w = file.read_window::<f64>(0, r..r + size, c..c + size)?;
-        window_times.push(t.elapsed());
-        window = Some(w);
+    let small = |k: usize| {
+        std::env::temp_dir().join(format!("window_timing_{}_{k}.dbdf", std::process::id()))
+    };
+    for (k, &(r, c)) in starts.iter().enumerate() {
+        let w = plain.read_window::<f64>(0, r..r + size, c..c + size)?;
+        serde_daphne::to_file_with(small(k), &DenseView(w.view()), &Options::new())?;
     }
-    let window = window.expect("at least one window");
-    // The same windows with plain reads (a vectored read per block's rows, no memory map).
-    let mut plain = DbdfFile::open_with(&path, &Options::new().memory_map(false))?;
-    let mut plain_times = Vec::new();
-    for &(r, c) in &starts {
+    let (mut plain_times, mut mapped_times, mut whole_times) = (vec![], vec![], vec![]);
+    for (k, &(r, c)) in starts.iter().enumerate() {
         let t = Instant::now();
         let w = plain.read_window::<f64>(0, r..r + size, c..c + size)?;
         plain_times.push(t.elapsed());
-        assert_eq!(w.dim(), window.dim());
-    }
-    let small = std::env::temp_dir().join(format!("window_timing_{}.dbdf", std::process::id()));
-    serde_daphne::to_file_with(&small, &DenseView(window.view()), &Options::new())?;
-    let mut whole_times = Vec::new();
-    for _ in &starts {
         let t = Instant::now();
-        let m: Dense<f64> = serde_daphne::from_file(&small)?;
+        let m: Dense<f64> = serde_daphne::from_file(small(k))?;
         whole_times.push(t.elapsed());
-        assert_eq!(m.0.dim(), window.dim());
+        assert_eq!(m.0, w);
+        let t = Instant::now();
+        let w = mapped.read_window::<f64>(0, r..r + size, c..c + size)?;
+        mapped_times.push(t.elapsed());
+        assert_eq!(m.0, w);
     }
-    std::fs::remove_file(&small)?;
-    let (w, f, p) = (
-        median(window_times),
-        median(whole_times),
+    for k in 0..starts.len() {
+        std::fs::remove_file(small(k))?;
+    }
+    let (p, f, m) = (
         median(plain_times),
+        median(whole_times),
+        median(mapped_times),
     );
     println!(
         "open (index of {} blocks): {:.2} ms",
-        file.objects()[0].blocks.len(),
-        opened.as_secs_f64() * 1e3
+        plain.objects()[0].blocks.len(),
+        ms(opened)
     );
     println!(
         "{size} x {size} window of {rows} x {cols}: {:.2} ms; from_file of that window alone: {:.2} ms; ratio {:.2}",
-        w.as_secs_f64() * 1e3,
-        f.as_secs_f64() * 1e3,
-        w.as_secs_f64() / f.as_secs_f64()
+        ms(p),
+        ms(f),
+        ms(p) / ms(f)
     );
     println!(
-        "the same windows with plain reads: {:.2} ms; ratio {:.2}",
-        p.as_secs_f64() * 1e3,
-        p.as_secs_f64() / f.as_secs_f64()
+        "the same windows through a memory map: {:.2} ms; ratio {:.2}",
+        ms(m),
+        ms(m) / ms(f)
     );
     Ok(())
 }
