@@ -600,3 +600,85 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     let err = systemds::write_dbdf(&dbdf, 1, dir.join("none"), &WriteOptions::new()).unwrap_err();
     assert!(matches!(err, Error::InvalidValue { .. }), "{err:?}");
 }
+
+#[test]
+fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
+    use serde_daphne::{from_file, DbdfFile, Dialect, Options};
+    let dir = scratch("to-dbdf");
+    let read_back = |path: &Path| -> Object { from_file(path).unwrap() };
+    // SystemDS's own files against their text copies; the data type as a whole read decides.
+    for (name, rows, cols) in MATRICES {
+        let whole = systemds::read(golden(name)).unwrap();
+        // Tiles that do not divide SystemDS's (1000) split each block from its corner.
+        let tile = if rows * cols <= 10_000 {
+            (2, 3)
+        } else {
+            (400, 300)
+        };
+        for options in [Options::new(), Options::new().tile(tile.0, tile.1)] {
+            let out = dir.join(format!("{name}.dbdf"));
+            systemds::to_dbdf(golden(name), &out, &options).unwrap();
+            let m = read_back(&out);
+            assert_eq!(m.shape(), (rows, cols), "{name}");
+            let got = m.dense_vec::<f64>().unwrap();
+            assert_eq!(got, text_cells(name, rows, cols), "{name} {options:?}");
+            assert_eq!(m.data_type(), whole.data_type(), "{name}");
+            let file = DbdfFile::open(&out).unwrap();
+            let tile = options.get_tile().unwrap_or((1000, 1000));
+            let first = file.objects()[0].blocks[0].place;
+            assert!(
+                first.rows <= tile.0 && first.cols <= tile.1,
+                "{name} {first:?}"
+            );
+        }
+    }
+    // Many blocks in two parts, some all zeros, with -0.0 stored (a non-zero to SystemDS).
+    let values: Vec<f64> = (0..9 * 7)
+        .map(|i| match (i / 7, i % 7) {
+            (0..=3, 0..=3) => 0.0,
+            (r, c) if (r + c) % 5 == 0 => -0.0,
+            (r, c) if (r * c) % 3 == 0 => (r * 10 + c) as f64 - 20.5,
+            _ => 0.0,
+        })
+        .collect();
+    for object in [
+        Object::dense(9, 7, Values::F64(values.clone())).unwrap(),
+        Object::dense(9, 7, Values::F64(values))
+            .unwrap()
+            .with_data_type(DataType::CsrMatrix)
+            .unwrap(),
+    ] {
+        let sysds = dir.join("parts");
+        systemds::write_with(&sysds, &object, &WriteOptions::new().block_size(2).parts(2)).unwrap();
+        let out = dir.join("parts.dbdf");
+        systemds::to_dbdf(&sysds, &out, &Options::new()).unwrap();
+        let m = read_back(&out);
+        let bits = |o: &Object| {
+            let cells = o.dense_vec::<f64>().unwrap();
+            cells.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&m), bits(&object));
+        assert_eq!(
+            DbdfFile::open(&out).unwrap().objects()[0].blocks.len(),
+            5 * 4
+        );
+        let _ = std::fs::remove_dir_all(&sysds);
+    }
+    // What cannot be written block by block is refused, leaving nothing behind.
+    let out = dir.join("refused.dbdf");
+    let runtime = Options::new().dialect(Dialect::Runtime);
+    let err = systemds::to_dbdf(golden("dense_small"), &out, &runtime).unwrap_err();
+    assert!(matches!(err, Error::NotInDialect { .. }), "{err:?}");
+    let err = systemds::to_dbdf(golden("frame_mixed"), &out, &Options::new()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::DataTypeMismatch {
+                found: DataType::Frame,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!out.exists());
+}

@@ -410,7 +410,8 @@ pub fn convert(
 /// Converts without holding the matrix where source and target allow it: `.npy` to tiled
 /// (or DAPHNE) `.dbdf` tile by tile, `.npy` of `f64` to SystemDS a band of block rows per
 /// core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy` band by band,
-/// `.dbdf` re-tiled. `false` when the conversion needs the whole object (other formats,
+/// `.dbdf` re-tiled, a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
+/// `keep_blocks`). `false` when the conversion needs the whole object (other formats,
 /// value or data type changes, no tiles, frames, standard output).
 fn streamed(
     input: &Path,
@@ -435,6 +436,14 @@ fn streamed(
             let sysds = options.systemds_options();
             systemds::write_npy_reporting(input, output, &sysds, progress)
                 .map_err(|e| ConvertError::at(input, e))
+        }
+        (Format::Systemds, Format::Dbdf)
+            if (options.tile.is_some() || options.keep_blocks) && !daphne =>
+        {
+            let dbdf = options.dbdf_options(None);
+            systemds::to_dbdf_reporting(input, output, &dbdf, progress)
+                .map_err(|e| ConvertError::at(input, e))?;
+            Ok(true)
         }
         (Format::Dbdf, Format::Systemds) => {
             let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;

@@ -27,6 +27,7 @@ mod frame;
 mod matrix;
 mod names;
 mod seqfile;
+mod to_dbdf;
 mod write;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,8 @@ use std::path::{Path, PathBuf};
 pub use self::names::metadata_path;
 use self::names::{BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use self::seqfile::{SeqReader, SYSTEMDS};
+pub use self::to_dbdf::to_dbdf;
+pub(crate) use self::to_dbdf::to_dbdf_reporting;
 pub use self::write::{write, write_dbdf, write_npy, write_with, WriteOptions, PART_BYTES};
 #[cfg(feature = "convert")]
 pub(crate) use self::write::{write_dbdf_reporting, write_npy_reporting, write_reporting};
@@ -313,6 +316,7 @@ fn read_matrix(
         for_each_block(files, meta, |index, block| {
             nnz += block.data.nnz();
             blocks.insert(index, block);
+            Ok(())
         })?;
         let mut all = Vec::new();
         for bi in 1..=grid.0 {
@@ -372,6 +376,7 @@ fn read_matrix(
                 counts.add(r0 + r);
             }
         });
+        Ok(())
     })?;
     let row_offsets = counts.into_offsets();
     let nnz = row_offsets[rows as usize];
@@ -390,6 +395,7 @@ fn read_matrix(
                 changed |= !fill.push(r0 + r, c0 + c, x);
             }
         });
+        Ok(())
     })?;
     let changed_error = || SYSTEMDS.in_file(&files[0], "the files changed while they were read");
     let (row_offsets, col_indices, values) = match (changed, fill.finish()) {
@@ -415,11 +421,11 @@ fn grid_place(meta: &Metadata, bi: u64, bj: u64) -> BlockPlace {
     }
 }
 
-/// Calls `each((bi, bj), block)` for every block of the files, once each.
+/// Calls `each((bi, bj), block)` for every block of the files, once each, until it fails.
 fn for_each_block(
     files: &[PathBuf],
     meta: &Metadata,
-    mut each: impl FnMut((u64, u64), Block),
+    mut each: impl FnMut((u64, u64), Block) -> Result<()>,
 ) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     for_each_record(files, (MATRIX_KEY, MATRIX_VALUE), |key_reader, value| {
@@ -427,8 +433,7 @@ fn for_each_block(
         if !seen.insert(index) {
             return Err(key_reader.error(0, format!("block {index:?} appears twice")));
         }
-        each(index, block);
-        Ok(())
+        each(index, block)
     })
 }
 
@@ -441,6 +446,7 @@ fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
         for_each_stored(&block.data, block.place.cols, |r, c, x| {
             out[(r0 + r) * width + c0 + c] = x;
         });
+        Ok(())
     })?;
     Ok(BlockData::Dense(Values::F64(out)))
 }
