@@ -8,11 +8,13 @@
 //! takes the labels from the sidecar). Records are parsed and written by the `csv` crate
 //! (RFC 4180 quoting, fields with line breaks), streamed: only the values are held.
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 
 use crate::interop::input::Foreign;
 use crate::interop::text::{format_value, parse_value};
+use crate::io::DbdfFile;
 use crate::model::Hint;
+use crate::wire::Header;
 use crate::{DataType, Error, Object, Result, Value, ValueType, Values};
 
 const CSV: Foreign = Foreign("CSV");
@@ -206,15 +208,72 @@ fn read_text(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String>
 /// [`Error::NotConvertible`] for values text cannot hold; objects too large for memory; I/O
 /// errors.
 pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<()> {
-    let (rows, cols) = object.shape();
     let mut writer = csv::WriterBuilder::new().from_writer(out);
+    if object.data_type() == DataType::Frame && !for_daphne {
+        write_labels(&mut writer, object.labels())?;
+    }
+    write_records(&mut writer, object, 0)?;
+    writer.flush()?;
+    Ok(())
+}
+
+/// Writes object `index` of a lazily opened file as CSV, exactly as [`write`] writes the
+/// whole object, reading a band of about 16 MiB of rows at a time (as
+/// [`DbdfFile::read_window_object`] reads them), so memory holds one band.
+///
+/// # Errors
+/// As [`write`], and the reads' errors.
+pub fn write_file<R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    out: &mut dyn Write,
+    for_daphne: bool,
+) -> Result<()> {
+    write_file_in_bands(file, index, out, for_daphne, crate::io::BAND_BYTES)
+}
+
+fn write_file_in_bands<R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    out: &mut dyn Write,
+    for_daphne: bool,
+    band_bytes: u64,
+) -> Result<()> {
+    let header = crate::io::band_header(file.objects(), index)?;
+    let mut writer = csv::WriterBuilder::new().from_writer(out);
+    if let Header::Frame { columns, .. } = &header {
+        if !for_daphne {
+            write_labels(&mut writer, columns.iter().map(|c| c.label.as_str()))?;
+        }
+    }
+    for rows in crate::io::row_bands(&header, band_bytes) {
+        let band = file.read_window_object(index, rows.clone(), 0..header.shape().1)?;
+        write_records(&mut writer, &band, rows.start)?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+fn write_labels<'a, W: Write>(
+    writer: &mut csv::Writer<W>,
+    labels: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
+    // The csv crate quotes what needs it, and writes a lone empty label as "".
+    let labels: Vec<&str> = labels.into_iter().collect();
+    writer.write_record(labels).map_err(|e| Error::Io(e.into()))
+}
+
+/// Writes the rows of a matrix or frame, the first being row `first_row` of the object (for
+/// errors).
+fn write_records<W: Write>(
+    writer: &mut csv::Writer<W>,
+    object: &Object,
+    first_row: u64,
+) -> Result<()> {
+    let (rows, cols) = object.shape();
     let io = |e: csv::Error| Error::Io(e.into());
     let frame = object.data_type() == DataType::Frame;
     let columns: Vec<Values> = if frame {
-        if !for_daphne {
-            // The csv crate quotes what needs it, and writes a lone empty label as "".
-            writer.write_record(object.labels()).map_err(io)?;
-        }
         object.columns()?
     } else {
         vec![object.dense_values()?]
@@ -228,19 +287,37 @@ pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<(
     for r in 0..rows as usize {
         for c in 0..cols as usize {
             let value = cell(r, c).ok_or_else(|| Error::invalid("a cell out of range"))?;
-            let text = format_value(value)
-                .map_err(|e| CSV.cannot_hold(format!("the value at row {r}, column {c}"), e))?;
+            let text = format_value(value).map_err(|e| {
+                let r = first_row + r as u64;
+                CSV.cannot_hold(format!("the value at row {r}, column {c}"), e)
+            })?;
             writer.write_field(text).map_err(io)?;
         }
         writer.write_record(None::<&[u8]>).map_err(io)?;
     }
-    writer.flush()?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interop::mtx::tests::band_fixtures;
+
+    #[test]
+    fn files_write_band_by_band_as_whole_objects_do() {
+        for (name, bytes, whole) in band_fixtures() {
+            for for_daphne in [false, true] {
+                let mut expected = Vec::new();
+                write(&whole, &mut expected, for_daphne).unwrap();
+                for band_bytes in [1, 16, 40, 1 << 20] {
+                    let mut file = DbdfFile::from_reader(std::io::Cursor::new(&bytes)).unwrap();
+                    let mut got = Vec::new();
+                    write_file_in_bands(&mut file, 0, &mut got, for_daphne, band_bytes).unwrap();
+                    assert_eq!(got, expected, "{name} {band_bytes}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn integer_columns_become_floats_only_exactly() {

@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 use crate::io::index::{index_all, Layout, ObjectInfo};
 use crate::io::meta::read_sidecar;
 use crate::io::progress::Progress;
-use crate::io::window::{dense_throughout, read_runtime_frame, read_window, Window, WindowSink};
+use crate::io::window::{
+    dense_throughout, read_runtime_frame, read_window, DenseSink, EntrySink, Window,
+};
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::detect::read_object;
 use crate::model::{Block, Hint, Object};
@@ -584,75 +586,6 @@ fn check_window(object: &ObjectInfo, rows: &Range<u64>, cols: &Range<u64>) -> Re
         });
     }
     Ok(())
-}
-
-/// A dense window, row-major.
-struct DenseSink<'a, T> {
-    cols: usize,
-    cells: &'a mut [T],
-}
-
-impl<T: Element> WindowSink<T> for DenseSink<'_, T> {
-    fn cells(&mut self, row: usize, col: usize, len: usize) -> Option<&mut [T]> {
-        let at = row * self.cols + col;
-        self.cells.get_mut(at..at + len)
-    }
-
-    fn row_cells(
-        &mut self,
-        row: usize,
-        col: usize,
-        len: usize,
-        count: usize,
-    ) -> Option<Vec<&mut [T]>> {
-        let rows = self
-            .cells
-            .get_mut(row * self.cols..(row + count) * self.cols)?;
-        let rows = rows.chunks_exact_mut(self.cols);
-        rows.map(|r| r.get_mut(col..col + len)).collect()
-    }
-
-    fn row(&mut self, row: usize, col: usize, values: &[T]) {
-        let at = row * self.cols + col;
-        self.cells[at..at + values.len()].copy_from_slice(values);
-    }
-
-    fn entry(&mut self, row: usize, col: usize, value: T) {
-        self.cells[row * self.cols + col] = value;
-    }
-}
-
-/// The non-zeros of a window, in any order.
-struct EntrySink<T> {
-    entries: Vec<(usize, usize, T)>,
-}
-
-impl<T> Default for EntrySink<T> {
-    fn default() -> Self {
-        EntrySink {
-            entries: Vec::new(),
-        }
-    }
-}
-
-impl<T: Element> WindowSink<T> for EntrySink<T> {
-    fn cells(&mut self, _: usize, _: usize, _: usize) -> Option<&mut [T]> {
-        None
-    }
-
-    fn row(&mut self, row: usize, col: usize, values: &[T]) {
-        for (k, &v) in values.iter().enumerate() {
-            if !v.is_zero() {
-                self.entries.push((row, col + k, v));
-            }
-        }
-    }
-
-    fn entry(&mut self, row: usize, col: usize, value: T) {
-        if !value.is_zero() {
-            self.entries.push((row, col, value));
-        }
-    }
 }
 
 /// An object's blocks, decoded one at a time: see [`DbdfFile::blocks`].

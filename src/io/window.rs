@@ -11,7 +11,7 @@ use crate::wire::block::{decode_block_body, BlockHead};
 use crate::wire::element::widens_exactly;
 use crate::wire::runtime::{check_columns, RuntimeHead};
 use crate::wire::values::{convert_slice, read_le, with_value_type, with_values};
-use crate::wire::{BlockType, DataType, Element, SeekSource, Source, ValueType, Values};
+use crate::wire::{BlockType, DataType, Element, Header, SeekSource, Source, ValueType, Values};
 
 /// Most bytes read at once from a dense block when whole rows are wanted.
 const PIECE: u64 = 4 << 20;
@@ -29,6 +29,30 @@ const GAP_RATIO: u64 = 4;
 
 /// Most scratch bytes for those gaps per vectored read: small enough to stay in cache.
 const GAP_SCRATCH: u64 = 256 << 10;
+
+/// Bytes of values per band of rows when an object is read band by band to be written
+/// elsewhere (CSV, MatrixMarket): large enough for few reads, small enough to stay bounded.
+pub(crate) const BAND_BYTES: u64 = 16 << 20;
+
+/// The header of object `index` of a file's `objects`, to read it band by band.
+pub(crate) fn band_header(objects: &[ObjectInfo], index: usize) -> Result<Header> {
+    let count = objects.len();
+    let info = objects.get(index);
+    info.map(|info| info.header.clone())
+        .ok_or_else(|| Error::invalid(format!("object {index} of a file of {count} objects")))
+}
+
+/// The rows of an object with `header` in bands of about `bytes` of values each (at least
+/// one row), for reading an object window by window in bounded memory.
+pub(crate) fn row_bands(header: &Header, bytes: u64) -> impl Iterator<Item = Range<u64>> {
+    let (rows, cols) = header.shape();
+    let row_bytes = match header {
+        Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.size() as u64).sum(),
+        _ => cols * header.matrix_value_type().map_or(8, |vt| vt.size() as u64),
+    };
+    let band = (bytes / row_bytes.max(1)).max(1);
+    (0..rows.div_ceil(band)).map(move |k| k * band..((k + 1) * band).min(rows))
+}
 
 /// A rectangle of an object: rows and columns, each a half-open range.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +111,75 @@ pub(crate) fn dense_throughout(object: &ObjectInfo, window: &Window) -> bool {
             dense || window.overlap(p.row, p.col, rows, cols).is_none()
         }),
         Layout::Runtime(head) => head.data_type == DataType::DenseMatrix,
+    }
+}
+
+/// A dense window, row-major.
+pub(crate) struct DenseSink<'a, T> {
+    pub(crate) cols: usize,
+    pub(crate) cells: &'a mut [T],
+}
+
+impl<T: Element> WindowSink<T> for DenseSink<'_, T> {
+    fn cells(&mut self, row: usize, col: usize, len: usize) -> Option<&mut [T]> {
+        let at = row * self.cols + col;
+        self.cells.get_mut(at..at + len)
+    }
+
+    fn row_cells(
+        &mut self,
+        row: usize,
+        col: usize,
+        len: usize,
+        count: usize,
+    ) -> Option<Vec<&mut [T]>> {
+        let rows = self
+            .cells
+            .get_mut(row * self.cols..(row + count) * self.cols)?;
+        let rows = rows.chunks_exact_mut(self.cols);
+        rows.map(|r| r.get_mut(col..col + len)).collect()
+    }
+
+    fn row(&mut self, row: usize, col: usize, values: &[T]) {
+        let at = row * self.cols + col;
+        self.cells[at..at + values.len()].copy_from_slice(values);
+    }
+
+    fn entry(&mut self, row: usize, col: usize, value: T) {
+        self.cells[row * self.cols + col] = value;
+    }
+}
+
+/// The non-zeros of a window, in any order.
+pub(crate) struct EntrySink<T> {
+    pub(crate) entries: Vec<(usize, usize, T)>,
+}
+
+impl<T> Default for EntrySink<T> {
+    fn default() -> Self {
+        EntrySink {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<T: Element> WindowSink<T> for EntrySink<T> {
+    fn cells(&mut self, _: usize, _: usize, _: usize) -> Option<&mut [T]> {
+        None
+    }
+
+    fn row(&mut self, row: usize, col: usize, values: &[T]) {
+        for (k, &v) in values.iter().enumerate() {
+            if !v.is_zero() {
+                self.entries.push((row, col + k, v));
+            }
+        }
+    }
+
+    fn entry(&mut self, row: usize, col: usize, value: T) {
+        if !value.is_zero() {
+            self.entries.push((row, col, value));
+        }
     }
 }
 

@@ -29,6 +29,7 @@ use crate::interop::{csv, futhark, mtx, npy, systemds};
 use crate::io::progress::Progress;
 use crate::io::{read_sidecar, DbdfFile};
 use crate::options::{BlockPolicy, Dialect, Options};
+use crate::wire::Header;
 use crate::{DataType, Object, ValueType};
 
 pub use write::write;
@@ -400,8 +401,9 @@ pub fn convert(
 ) -> Result<Report, ConvertError> {
     let from = format_of(input, options.from, true)?;
     let to = format_of(output, options.to, false)?;
-    if streamed(input, output, from, to, options)? {
-        return Ok(Report::default());
+    let mut report = Report::default();
+    if streamed(input, output, (from, to), options, &mut report)? {
+        return Ok(report);
     }
     let read = read(input, from, options)?;
     write(input, output, from, to, read, options)
@@ -411,14 +413,14 @@ pub fn convert(
 /// (or DAPHNE) `.dbdf` tile by tile, `.npy` of `f64` to SystemDS a band of block rows per
 /// core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy` band by band,
 /// `.dbdf` re-tiled, a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
-/// `keep_blocks`). `false` when the conversion needs the whole object (other formats,
+/// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band. `false` when the conversion needs the whole object (other formats,
 /// value or data type changes, no tiles, frames, standard output).
 fn streamed(
     input: &Path,
     output: &Path,
-    from: Format,
-    to: Format,
+    (from, to): (Format, Format),
     options: &ConvertOptions,
+    report: &mut Report,
 ) -> Result<bool, ConvertError> {
     let plain = options.value_type.is_none() && options.data_type.is_none();
     if !plain || output == Path::new("-") {
@@ -443,6 +445,27 @@ fn streamed(
             let dbdf = options.dbdf_options(None);
             systemds::to_dbdf_reporting(input, output, &dbdf, progress)
                 .map_err(|e| ConvertError::at(input, e))?;
+            Ok(true)
+        }
+        (Format::Dbdf, Format::Csv | Format::Mtx) => {
+            let mut file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            let [info] = file.objects() else {
+                return Ok(false);
+            };
+            let header = info.header.clone();
+            if !streams_as_text(&header, to) {
+                return Ok(false);
+            }
+            write::write_output(output, |w| {
+                match to {
+                    Format::Csv => csv::write_file(&mut file, 0, w, daphne),
+                    _ => mtx::write_file(&mut file, 0, w),
+                }
+                .map_err(|e| ConvertError::at(input, e))
+            })?;
+            if to == Format::Csv {
+                write::csv_sidecar(output, &header, report)?;
+            }
             Ok(true)
         }
         (Format::Dbdf, Format::Systemds) => {
@@ -474,6 +497,22 @@ fn streamed(
             Ok(true)
         }
         _ => Ok(false),
+    }
+}
+
+/// Whether an object with `header` is written to CSV or MatrixMarket band by band: matrices
+/// (and, to CSV, frames whose labels name one column each) with cells.
+fn streams_as_text(header: &Header, to: Format) -> bool {
+    let (rows, cols) = header.shape();
+    let shaped = rows > 0 && cols > 0;
+    match header {
+        Header::Frame { columns, .. } => {
+            let mut labels: Vec<&str> = columns.iter().map(|c| c.label.as_str()).collect();
+            labels.sort_unstable();
+            labels.dedup();
+            to == Format::Csv && shaped && labels.len() == columns.len()
+        }
+        _ => shaped && header.data_type().is_matrix(),
     }
 }
 

@@ -9,6 +9,7 @@ use crate::interop::{binsparse, csv, futhark, mtx, npy, systemds};
 use crate::io::meta::DAPHNE_SPARSITY_THRESHOLD;
 use crate::io::meta::{daphne_types_as_csr, write_sidecar, write_sidecar_for};
 use crate::io::{sidecar_path, write_atomically};
+use crate::wire::Header;
 use crate::{DataType, Object, ValueType, Values};
 
 /// Writes what was read from `input` (in `from`) to `output` in `to`: value and data type
@@ -147,24 +148,36 @@ pub fn write(
                 csv::write(object, w, options.daphne).map_err(at_input)
             })?;
             if to_file {
-                match write_sidecar(output, object.header()) {
-                    // DAPHNE's sidecars name no 16-bit types: the CSV stands alone.
-                    Err(Error::NotInDialect { what, .. }) => report.warnings.push(format!(
-                        "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the \
-                         values read back as i64",
-                        output.display()
-                    )),
-                    other => other.map_err(|e| remove_and_fail(output, e))?,
-                }
+                csv_sidecar(output, object.header(), &mut report)?;
             }
         }
     }
     Ok(report)
 }
 
+/// Writes the `.meta` sidecar of a CSV file, so that its types survive; where DAPHNE's
+/// sidecars cannot name them (16-bit types), the CSV stands alone and the report says so.
+pub(super) fn csv_sidecar(
+    output: &Path,
+    header: &Header,
+    report: &mut Report,
+) -> Result<(), ConvertError> {
+    match write_sidecar(output, header) {
+        Err(Error::NotInDialect { what, .. }) => {
+            report.warnings.push(format!(
+                "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
+                 read back as i64",
+                output.display()
+            ));
+            Ok(())
+        }
+        other => other.map_err(|e| remove_and_fail(output, e)),
+    }
+}
+
 /// Writes the bytes `write` produces to `output` (`-` is standard output), atomically for
 /// files: on failure nothing is left behind.
-fn write_output(
+pub(super) fn write_output(
     output: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<(), ConvertError>,
 ) -> Result<(), ConvertError> {

@@ -18,7 +18,7 @@ const DENSE: u8 = 3;
 const DEDUP: u8 = 4;
 
 /// SystemDS's sparsity turn point: below it, sparse encodings are considered.
-const SPARSITY_TURN_POINT: f64 = 0.4;
+pub(super) const SPARSITY_TURN_POINT: f64 = 0.4;
 
 /// The 1-based block row and column of a key; `reader` spans exactly the key.
 pub(crate) fn decode_key(reader: &Cursor<'_>) -> Result<(u64, u64)> {

@@ -26,32 +26,33 @@ mod cells;
 mod frame;
 mod matrix;
 mod names;
+mod records;
 mod seqfile;
 mod to_dbdf;
 mod write;
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use self::matrix::SPARSITY_TURN_POINT;
 pub use self::names::metadata_path;
-use self::names::{BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
-use self::seqfile::{SeqReader, SYSTEMDS};
+use self::names::{FRAME_KEY, FRAME_VALUE};
+use self::records::{
+    for_each_block, for_each_record, for_each_stored, grid_place, part_files, read_metadata,
+    Metadata,
+};
+use self::seqfile::SYSTEMDS;
 pub use self::to_dbdf::to_dbdf;
 pub(crate) use self::to_dbdf::to_dbdf_reporting;
 pub use self::write::{write, write_dbdf, write_npy, write_with, WriteOptions, PART_BYTES};
 #[cfg(feature = "convert")]
 pub(crate) use self::write::{write_dbdf_reporting, write_npy_reporting, write_reporting};
 use crate::error::Result;
-use crate::interop::input::{not_convertible, Cursor};
+use crate::interop::input::not_convertible;
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::{Block, Object};
 use crate::options::{check_alloc, Dialect};
 use crate::wire::{BlockData, BlockPlace, DataType, Header, ValueType, Values};
-
-/// SystemDS's sparsity turn point.
-const SPARSITY_TURN_POINT: f64 = 0.4;
 
 /// How [`read_with`] builds the object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,92 +90,6 @@ impl ReadOptions {
     }
 }
 
-/// What the `.mtd` says.
-struct Metadata {
-    frame: bool,
-    rows: u64,
-    cols: u64,
-    block_rows: u64,
-    block_cols: u64,
-    /// The non-zero count, where the file gives one.
-    nnz: Option<u64>,
-}
-
-/// The keys of a `.mtd` this crate reads (SystemDS writes more; they are ignored).
-#[derive(serde::Deserialize)]
-struct MetadataJson {
-    data_type: Option<String>,
-    format: Option<String>,
-    rows: u64,
-    cols: u64,
-    blocksize: Option<u64>,
-    rows_in_block: Option<u64>,
-    cols_in_block: Option<u64>,
-    /// SystemDS writes -1 where it does not know the count.
-    nnz: Option<i64>,
-}
-
-fn read_metadata(path: &Path) -> Result<Metadata> {
-    let mtd = metadata_path(path);
-    let text = std::fs::read_to_string(&mtd).map_err(|e| {
-        SYSTEMDS.in_file(
-            &mtd,
-            format!("the SystemDS metadata file cannot be read ({e})"),
-        )
-    })?;
-    let json: MetadataJson = serde_json::from_str(&text)
-        .map_err(|e| SYSTEMDS.in_file(&mtd, format!("not SystemDS metadata: {e}")))?;
-    let frame = match json.data_type.as_deref() {
-        Some("matrix") | None => false,
-        Some("frame") => true,
-        Some(other) => {
-            return Err(SYSTEMDS.in_file(&mtd, format!("data_type {other:?} (matrix or frame)")))
-        }
-    };
-    match json.format.as_deref() {
-        Some("binary") | None => {}
-        Some(other) => {
-            return Err(SYSTEMDS.in_file(&mtd, format!("format {other:?}: this reads SystemDS's binary-block format; write it with format=\"binary\"")))
-        }
-    }
-    let size = json.blocksize.unwrap_or(u64::from(BLOCK_SIZE));
-    let block_rows = json.rows_in_block.unwrap_or(size);
-    let block_cols = json.cols_in_block.unwrap_or(size);
-    if block_rows == 0 || block_cols == 0 {
-        return Err(SYSTEMDS.in_file(&mtd, "a block size of 0"));
-    }
-    Ok(Metadata {
-        frame,
-        rows: json.rows,
-        cols: json.cols,
-        block_rows,
-        block_cols,
-        nnz: json.nnz.and_then(|n| u64::try_from(n).ok()),
-    })
-}
-
-/// The files holding the data: `path` itself, or its part files in name order.
-fn part_files(path: &Path) -> Result<Vec<PathBuf>> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            p.is_file()
-                && !name.starts_with('.')
-                && !name.starts_with('_')
-                && !name.ends_with(".crc")
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
 /// Reads a SystemDS binary matrix or frame (a file or a directory of part files, with its
 /// `.mtd`) into one-block objects.
 ///
@@ -204,79 +119,6 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object
     } else {
         read_matrix(&files, &meta, input, options)
     }
-}
-
-/// Calls `each(key reader, value reader)` for every record of every file, reading one
-/// record at a time.
-fn for_each_record(
-    files: &[PathBuf],
-    classes: (&str, &str),
-    mut each: impl FnMut(&Cursor<'_>, &mut Cursor<'_>) -> Result<()>,
-) -> Result<()> {
-    let sysds = |name: &str| name.replace("org.apache.sysml.", "org.apache.sysds.");
-    for file in files {
-        let len = std::fs::metadata(file)?.len();
-        let input = BufReader::with_capacity(1 << 20, File::open(file)?);
-        let (mut reader, header) = SeqReader::new(input, len, file.display().to_string())?;
-        if (
-            sysds(&header.key_class).as_str(),
-            sysds(&header.value_class).as_str(),
-        ) != classes
-        {
-            return Err(SYSTEMDS.at_in(
-                reader.file(),
-                4,
-                format!(
-                    "a SequenceFile of ({}, {}); expected ({}, {})",
-                    header.key_class, header.value_class, classes.0, classes.1
-                ),
-            ));
-        }
-        let name = reader.file().to_owned();
-        while let Some(record) = reader.next_record()? {
-            let key = Cursor::in_file(record.key, record.key_offset, SYSTEMDS, &name);
-            let mut value = Cursor::in_file(record.value, record.value_offset, SYSTEMDS, &name);
-            each(&key, &mut value)?;
-        }
-    }
-    Ok(())
-}
-
-/// Decodes one matrix record and checks that its block fits the matrix's grid.
-fn matrix_record(
-    key_reader: &Cursor<'_>,
-    value: &mut Cursor<'_>,
-    meta: &Metadata,
-) -> Result<((u64, u64), Block)> {
-    let (rows, cols) = (meta.rows, meta.cols);
-    let (bi, bj) = matrix::decode_key(key_reader)?;
-    let block = matrix::decode_block(value)?;
-    let expect =
-        |b: u64, len: u64, size: u64| len.saturating_sub((b - 1).saturating_mul(size)).min(size);
-    let fits = bi <= rows.div_ceil(meta.block_rows)
-        && bj <= cols.div_ceil(meta.block_cols)
-        && (u64::from(block.rows), u64::from(block.cols))
-            == (
-                expect(bi, rows, meta.block_rows),
-                expect(bj, cols, meta.block_cols),
-            );
-    if !fits {
-        return Err(key_reader.error(
-            0,
-            format!(
-                "block ({bi}, {bj}) of {} x {} does not fit the {rows} x {cols} matrix in {} x {} blocks",
-                block.rows, block.cols, meta.block_rows, meta.block_cols
-            ),
-        ));
-    }
-    let place = grid_place(meta, bi, bj);
-    Ok((
-        (bi, bj),
-        Block {
-            place,
-            data: block.data,
-        },
-    ))
 }
 
 fn read_matrix(
@@ -410,33 +252,6 @@ fn read_matrix(
     Ok(single(true, data))
 }
 
-/// Where block `(bi, bj)` (1-based) of the grid lies.
-fn grid_place(meta: &Metadata, bi: u64, bj: u64) -> BlockPlace {
-    let size = |b: u64, len: u64, step: u64| (len - (b - 1) * step).min(step) as u32;
-    BlockPlace {
-        row: (bi - 1) * meta.block_rows,
-        col: (bj - 1) * meta.block_cols,
-        rows: size(bi, meta.rows, meta.block_rows),
-        cols: size(bj, meta.cols, meta.block_cols),
-    }
-}
-
-/// Calls `each((bi, bj), block)` for every block of the files, once each, until it fails.
-fn for_each_block(
-    files: &[PathBuf],
-    meta: &Metadata,
-    mut each: impl FnMut((u64, u64), Block) -> Result<()>,
-) -> Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    for_each_record(files, (MATRIX_KEY, MATRIX_VALUE), |key_reader, value| {
-        let (index, block) = matrix_record(key_reader, value, meta)?;
-        if !seen.insert(index) {
-            return Err(key_reader.error(0, format!("block {index:?} appears twice")));
-        }
-        each(index, block)
-    })
-}
-
 /// The matrix as one dense array, each block copied in as it is read.
 fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
     let width = meta.cols as usize;
@@ -449,14 +264,6 @@ fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
         Ok(())
     })?;
     Ok(BlockData::Dense(Values::F64(out)))
-}
-
-/// Calls `f(row within the block, column within the block, value)` for every stored value
-/// of a block, row by row.
-fn for_each_stored(data: &BlockData, cols: u32, mut f: impl FnMut(usize, usize, f64)) {
-    if let Some(Values::F64(v)) = data.values() {
-        data.for_each_position(cols, |k, r, c| f(r as usize, c as usize, v[k]));
-    }
 }
 
 fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {

@@ -7,8 +7,9 @@ use std::path::Path;
 use ndarray::ArrayView2;
 use sprs::CsMatView;
 
-use super::{
-    for_each_block, for_each_stored, part_files, read_metadata, Metadata, SPARSITY_TURN_POINT,
+use super::matrix::SPARSITY_TURN_POINT;
+use super::records::{
+    for_each_block, for_each_stored, grid_place, part_files, read_metadata, Metadata,
 };
 use crate::error::{Error, Result};
 use crate::io::progress::Progress;
@@ -116,7 +117,7 @@ pub(crate) fn to_dbdf_reporting(
     for bi in 1..=grid.0 {
         for bj in 1..=grid.1 {
             if !written.contains(&(bi, bj)) {
-                let place = super::grid_place(&meta, bi, bj);
+                let place = grid_place(&meta, bi, bj);
                 write_block(&mut writer, &place, &BlockData::Empty)?;
                 report(&place);
             }
