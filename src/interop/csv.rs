@@ -12,6 +12,7 @@ use std::io::{Read, Seek, Write};
 
 use crate::interop::input::Foreign;
 use crate::interop::text::{format_value, parse_value};
+use crate::io::progress::Progress;
 use crate::io::DbdfFile;
 use crate::model::Hint;
 use crate::wire::Header;
@@ -217,19 +218,37 @@ pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<(
     Ok(())
 }
 
-/// Writes object `index` of a lazily opened file as CSV, exactly as [`write`] writes the
+/// Writes object `index` of a lazily opened file as CSV, exactly as [`write()`] writes the
 /// whole object, reading a band of about 16 MiB of rows at a time (as
 /// [`DbdfFile::read_window_object`] reads them), so memory holds one band.
 ///
 /// # Errors
-/// As [`write`], and the reads' errors.
+/// As [`write()`], and the reads' errors.
 pub fn write_file<R: Read + Seek>(
     file: &mut DbdfFile<R>,
     index: usize,
     out: &mut dyn Write,
     for_daphne: bool,
 ) -> Result<()> {
-    write_file_in_bands(file, index, out, for_daphne, crate::io::BAND_BYTES)
+    write_file_in_bands(file, index, out, for_daphne, crate::io::BAND_BYTES, None)
+}
+
+/// [`write_file`], reporting the share of the object's rows written.
+pub(crate) fn write_file_reporting<R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    out: &mut dyn Write,
+    for_daphne: bool,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    write_file_in_bands(
+        file,
+        index,
+        out,
+        for_daphne,
+        crate::io::BAND_BYTES,
+        progress,
+    )
 }
 
 fn write_file_in_bands<R: Read + Seek>(
@@ -238,6 +257,7 @@ fn write_file_in_bands<R: Read + Seek>(
     out: &mut dyn Write,
     for_daphne: bool,
     band_bytes: u64,
+    progress: Option<&Progress>,
 ) -> Result<()> {
     let header = crate::io::band_header(file.objects(), index)?;
     let mut writer = csv::WriterBuilder::new().from_writer(out);
@@ -246,9 +266,20 @@ fn write_file_in_bands<R: Read + Seek>(
             write_labels(&mut writer, columns.iter().map(|c| c.label.as_str()))?;
         }
     }
+    // Rows done, as shares of the object's stored bytes (what the bar shows).
+    let (total, bytes) = (
+        header.shape().0,
+        crate::io::stored_bytes(file.objects(), index),
+    );
     for rows in crate::io::row_bands(&header, band_bytes) {
         let band = file.read_window_object(index, rows.clone(), 0..header.shape().1)?;
         write_records(&mut writer, &band, rows.start)?;
+        if let Some(report) = progress {
+            report(
+                (u128::from(bytes) * u128::from(rows.end) / u128::from(total)) as u64,
+                bytes,
+            );
+        }
     }
     writer.flush()?;
     Ok(())
@@ -312,7 +343,8 @@ mod tests {
                 for band_bytes in [1, 16, 40, 1 << 20] {
                     let mut file = DbdfFile::from_reader(std::io::Cursor::new(&bytes)).unwrap();
                     let mut got = Vec::new();
-                    write_file_in_bands(&mut file, 0, &mut got, for_daphne, band_bytes).unwrap();
+                    write_file_in_bands(&mut file, 0, &mut got, for_daphne, band_bytes, None)
+                        .unwrap();
                     assert_eq!(got, expected, "{name} {band_bytes}");
                 }
             }

@@ -26,7 +26,7 @@ pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile, FileReader};
 pub use rewrite::rewrite;
 pub use stream::DbdfWriter;
-pub(crate) use window::{band_header, row_bands, BAND_BYTES};
+pub(crate) use window::{band_header, row_bands, stored_bytes, BAND_BYTES};
 
 pub use meta::{read_sidecar, sidecar_path};
 

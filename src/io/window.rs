@@ -42,6 +42,13 @@ pub(crate) fn band_header(objects: &[ObjectInfo], index: usize) -> Result<Header
         .ok_or_else(|| Error::invalid(format!("object {index} of a file of {count} objects")))
 }
 
+/// The bytes object `index` of a file's `objects` takes (0 for one not there).
+pub(crate) fn stored_bytes(objects: &[ObjectInfo], index: usize) -> u64 {
+    objects
+        .get(index)
+        .map_or(0, |o| o.range.end - o.range.start)
+}
+
 /// The rows of an object with `header` in bands of about `bytes` of values each (at least
 /// one row), for reading an object window by window in bounded memory.
 pub(crate) fn row_bands(header: &Header, bytes: u64) -> impl Iterator<Item = Range<u64>> {

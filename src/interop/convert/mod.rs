@@ -458,8 +458,8 @@ fn streamed(
             }
             write::write_output(output, |w| {
                 match to {
-                    Format::Csv => csv::write_file(&mut file, 0, w, daphne),
-                    _ => mtx::write_file(&mut file, 0, w),
+                    Format::Csv => csv::write_file_reporting(&mut file, 0, w, daphne, progress),
+                    _ => mtx::write_file_reporting(&mut file, 0, w, progress),
                 }
                 .map_err(|e| ConvertError::at(input, e))
             })?;

@@ -362,19 +362,29 @@ pub fn write(object: &Object, out: &mut dyn Write) -> Result<()> {
     write_entries(out, value_type, entries)
 }
 
-/// Writes matrix `index` of a lazily opened file as [`write`] writes the whole matrix,
+/// Writes matrix `index` of a lazily opened file as [`write()`] writes the whole matrix,
 /// reading a band of about 16 MiB of values at a time (as
 /// [`DbdfFile::read_window_object`] reads them) twice: once to count the entries, which
 /// the size line gives first, then to write them. Memory holds one band.
 ///
 /// # Errors
-/// As [`write`], and the reads' errors.
+/// As [`write()`], and the reads' errors.
 pub fn write_file<R: Read + Seek>(
     file: &mut DbdfFile<R>,
     index: usize,
     out: &mut dyn Write,
 ) -> Result<()> {
-    write_file_in_bands(file, index, out, crate::io::BAND_BYTES)
+    write_file_in_bands(file, index, out, crate::io::BAND_BYTES, None)
+}
+
+/// [`write_file`], reporting the rows read over both passes.
+pub(crate) fn write_file_reporting<R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    out: &mut dyn Write,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    write_file_in_bands(file, index, out, crate::io::BAND_BYTES, progress)
 }
 
 fn write_file_in_bands<R: Read + Seek>(
@@ -382,6 +392,7 @@ fn write_file_in_bands<R: Read + Seek>(
     index: usize,
     out: &mut dyn Write,
     band_bytes: u64,
+    progress: Option<&Progress>,
 ) -> Result<()> {
     let header = crate::io::band_header(file.objects(), index)?;
     if !header.data_type().is_matrix() {
@@ -389,10 +400,20 @@ fn write_file_in_bands<R: Read + Seek>(
     }
     let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
     let (rows, cols) = header.shape();
+    // Both passes' rows, as shares of the object's stored bytes (what the bar shows).
+    let bytes = crate::io::stored_bytes(file.objects(), index);
+    let report = |pass: u64, row: u64| {
+        if let Some(report) = progress {
+            let share = u128::from(bytes) * u128::from(pass * rows + row) / u128::from(2 * rows);
+            report(share as u64, bytes);
+        }
+    };
     let mut count = 0u64;
     for band in crate::io::row_bands(&header, band_bytes) {
+        let end = band.end;
         let band = file.read_window_object(index, band, 0..cols)?;
         band.for_each_nonzero(|_, _, _| count += 1);
+        report(0, end);
     }
     write_head(out, value_type, (rows, cols), count)?;
     let mut written = 0u64;
@@ -403,6 +424,7 @@ fn write_file_in_bands<R: Read + Seek>(
         band.for_each_nonzero(|r, c, v| entries.push((first + r, c, v)));
         written += entries.len() as u64;
         write_entries(out, value_type, entries)?;
+        report(1, band.shape().0 + first);
     }
     if written != count {
         return Err(Error::invalid("the file changed while it was read"));
@@ -517,7 +539,7 @@ pub(crate) mod tests {
                 let mut got = Vec::new();
                 match (
                     &result,
-                    write_file_in_bands(&mut file, 0, &mut got, band_bytes),
+                    write_file_in_bands(&mut file, 0, &mut got, band_bytes, None),
                 ) {
                     (Ok(()), Ok(())) => assert_eq!(got, expected, "{name} {band_bytes}"),
                     (Err(_), Err(e)) => {
