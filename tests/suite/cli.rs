@@ -1298,3 +1298,108 @@ fn progress_bars_show_on_a_terminal_only() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
+    use serde_daphne::interop::convert::{convert, ConvertOptions};
+    use serde_daphne::interop::mtx;
+    let dir = scratch("mtx-array");
+    // Column by column: 3 x 4, with a blank line, -0.0, an exponent.
+    let real = "%%MatrixMarket matrix array real general\n% a comment\n3 4\n1.5\n-0.0\n3\n\n\
+                4e2\n5\n6\n7\n8\n9\n10\n11\n-12.25\n";
+    let typed = "%%MatrixMarket matrix array integer general\n% serde_daphne value type: i32\n\
+                 2 3\n1\n-2\n3\n-4\n5\n-6\n";
+    // Whole reads only: integers whose type needs the whole file, and mirrored values.
+    let untyped = "%%MatrixMarket matrix array integer general\n2 2\n1\n2\n3\n4\n";
+    let symmetric = "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n";
+    for (name, text) in [
+        ("real", real),
+        ("typed", typed),
+        ("untyped", untyped),
+        ("symmetric", symmetric),
+    ] {
+        let input = dir.join(format!("{name}.mtx"));
+        std::fs::write(&input, text).unwrap();
+        let whole = mtx::read_path(&input, None).unwrap();
+        for tile in [(2, 3), (1, 1), (5, 5)] {
+            let output = dir.join(format!("{name}.dbdf"));
+            convert(&input, &output, &ConvertOptions::new().tile(tile.0, tile.1)).unwrap();
+            let back: Object = from_file(&output).unwrap();
+            assert_eq!(back.shape(), whole.shape(), "{name}");
+            assert_eq!(
+                back.header().matrix_value_type(),
+                whole.header().matrix_value_type()
+            );
+            let bits = |o: &Object| -> Vec<u64> {
+                let v = o.dense_vec::<f64>().unwrap();
+                v.iter().map(|x| x.to_bits()).collect()
+            };
+            assert_eq!(bits(&back), bits(&whole), "{name} {tile:?}");
+            let info = serde_daphne::DbdfFile::open(&output).unwrap();
+            let first = info.objects()[0].blocks[0].place;
+            assert!(
+                first.rows <= tile.0 && first.cols <= tile.1,
+                "{name} {first:?}"
+            );
+        }
+    }
+    // Too few values, too many, a malformed one: the line (or count) named, nothing left.
+    for (text, says) in [
+        (
+            "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n",
+            "found 3",
+        ),
+        (
+            "%%MatrixMarket matrix array real general\n1 2\n1\n2\n3\n",
+            "line 5",
+        ),
+        (
+            "%%MatrixMarket matrix array real general\n2 1\n1\nx\n",
+            "line 4",
+        ),
+    ] {
+        let input = dir.join("bad.mtx");
+        std::fs::write(&input, text).unwrap();
+        let output = dir.join("bad.dbdf");
+        let err = convert(&input, &output, &ConvertOptions::new().tile(1, 1)).unwrap_err();
+        assert!(
+            matches!(err.error(), serde_daphne::Error::ForeignInput { .. })
+                && err.to_string().contains(says),
+            "{err}"
+        );
+        assert!(!output.exists(), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Regression: SystemDS frames with `--keep-blocks` (or `--tile`) went to the block-by-block
+/// path for matrices, which refused them, instead of being read whole.
+#[test]
+fn systemds_frames_with_kept_blocks_are_read_whole() {
+    use serde_daphne::interop::systemds;
+    let dir = scratch("sysds-frame-kept");
+    let frame = Object::frame(vec![
+        ("x".into(), Values::F64(vec![1.5, -2.0, 0.0])),
+        ("n".into(), Values::I64(vec![7, 0, -9])),
+    ])
+    .unwrap();
+    systemds::write(dir.join("frame"), &frame).unwrap();
+    let sds = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/systemds");
+    for (input, flags) in [
+        (dir.join("frame"), &["--keep-blocks"][..]),
+        (dir.join("frame"), &["--tile", "2,2"][..]),
+        (sds.join("dense_small"), &["--keep-blocks"][..]),
+    ] {
+        let out = dir.join("out.dbdf");
+        let mut args = vec!["convert", "--from", "systemds", s(&input), s(&out)];
+        args.extend_from_slice(flags);
+        let run = dbdf(&args);
+        assert!(run.status.success(), "{input:?} {flags:?}: {run:?}");
+        let read: Object = from_file(&out).unwrap();
+        let whole = systemds::read(&input).unwrap();
+        assert_eq!(read.shape(), whole.shape(), "{input:?}");
+        assert_eq!(read.data_type(), whole.data_type(), "{input:?}");
+        let _ = std::fs::remove_file(&out);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -664,6 +664,17 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
         );
         let _ = std::fs::remove_dir_all(&sysds);
     }
+    // A matrix without cells is written as a whole read gives it.
+    let empty = Object::dense(0, 5, Values::F64(Vec::new())).unwrap();
+    systemds::write(dir.join("empty"), &empty).unwrap();
+    let out = dir.join("empty.dbdf");
+    systemds::to_dbdf(dir.join("empty"), &out, &Options::new()).unwrap();
+    let whole = systemds::read(dir.join("empty")).unwrap();
+    let back = read_back(&out);
+    assert_eq!(
+        (back.shape(), back.data_type()),
+        (whole.shape(), whole.data_type())
+    );
     // What cannot be written block by block is refused, leaving nothing behind.
     let out = dir.join("refused.dbdf");
     let runtime = Options::new().dialect(Dialect::Runtime);

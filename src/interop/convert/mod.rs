@@ -413,7 +413,8 @@ pub fn convert(
 /// (or DAPHNE) `.dbdf` tile by tile, `.npy` of `f64` to SystemDS a band of block rows per
 /// core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy` band by band,
 /// `.dbdf` re-tiled, a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
-/// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band. `false` when the conversion needs the whole object (other formats,
+/// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band, a
+/// general real MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time. `false` when the conversion needs the whole object (other formats,
 /// value or data type changes, no tiles, frames, standard output).
 fn streamed(
     input: &Path,
@@ -439,13 +440,17 @@ fn streamed(
             systemds::write_npy_reporting(input, output, &sysds, progress)
                 .map_err(|e| ConvertError::at(input, e))
         }
+        (Format::Mtx, Format::Dbdf) if options.tile.is_some() && !daphne => {
+            let dbdf = options.dbdf_options(None);
+            mtx::array_to_dbdf(input, output, &dbdf, progress)
+                .map_err(|e| ConvertError::at(input, e))
+        }
         (Format::Systemds, Format::Dbdf)
             if (options.tile.is_some() || options.keep_blocks) && !daphne =>
         {
             let dbdf = options.dbdf_options(None);
             systemds::to_dbdf_reporting(input, output, &dbdf, progress)
-                .map_err(|e| ConvertError::at(input, e))?;
-            Ok(true)
+                .map_err(|e| ConvertError::at(input, e))
         }
         (Format::Dbdf, Format::Csv | Format::Mtx) => {
             let mut file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;

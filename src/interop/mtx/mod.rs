@@ -5,21 +5,21 @@
 //! type, so that this tool reads it back to the same type and bits (`f32` values are printed
 //! as the `f64` they widen to, exactly).
 
+mod array;
 mod coordinates;
+mod head;
 
-use std::io::{BufRead, Read, Seek, Write};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
 
-use crate::interop::input::Foreign;
 use crate::interop::text::{format_value, parse_value};
 use crate::io::progress::Progress;
 use crate::io::DbdfFile;
 use crate::{DataType, Error, Object, Result, Value, ValueType, Values};
 use coordinates::{Layout, Symmetry};
+use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 
-const MTX: Foreign = Foreign("MatrixMarket");
-
-const TYPE_COMMENT: &str = "% serde_daphne value type: ";
+pub(crate) use array::array_to_dbdf;
 
 /// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
 /// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix. `progress` hears
@@ -36,23 +36,7 @@ pub fn read_path(path: &Path, progress: Option<&Progress>) -> Result<Object> {
 fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
-    // The banner, comments and size line: their text, and where the data starts.
-    let mut head = String::new();
-    let (mut at, mut lines) = (0u64, 0usize);
-    loop {
-        let mut line = String::new();
-        let n = reader.read_line(&mut line).map_err(|e| e.to_string())?;
-        if n == 0 {
-            break;
-        }
-        at += n as u64;
-        lines += 1;
-        head.push_str(&line);
-        let text = line.trim();
-        if lines > 1 && !text.starts_with('%') && !text.is_empty() {
-            break;
-        }
-    }
+    let (head, at, lines) = read_head(&mut reader)?;
     if !head.to_lowercase().contains("coordinate") {
         let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
         return read(&text);
@@ -74,75 +58,6 @@ fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, St
         symmetry: header.symmetry,
     };
     coordinates::read(path, at, lines + 1, &layout, progress)
-}
-
-/// What the lines before the data say.
-struct Head {
-    coordinate: bool,
-    value_type: ValueType,
-    typed_by_comment: bool,
-    pattern: bool,
-    symmetry: Symmetry,
-    size_line: usize,
-    dims: Vec<u64>,
-}
-
-/// Parses the banner, comments (ours may name the exact value type) and the size line.
-fn parse_head(text: &str) -> Result<Head, String> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-    let (_, banner) = lines.next().ok_or("empty file: no %%MatrixMarket banner")?;
-    let words: Vec<String> = banner.split_whitespace().map(str::to_lowercase).collect();
-    if words.len() != 5 || words[0] != "%%matrixmarket" || words[1] != "matrix" {
-        return Err(format!(
-            "line 1: not a MatrixMarket matrix banner: {banner:?}"
-        ));
-    }
-    let coordinate = match words[2].as_str() {
-        "coordinate" => true,
-        "array" => false,
-        other => return Err(format!("line 1: unknown format {other:?}")),
-    };
-    let mut value_type = match words[3].as_str() {
-        "real" | "double" => ValueType::F64,
-        "integer" => ValueType::I64,
-        "pattern" if coordinate => ValueType::U8,
-        "complex" => return Err("line 1: complex values have no DAPHNE value type".into()),
-        other => return Err(format!("line 1: unknown field {other:?}")),
-    };
-    let pattern = words[3] == "pattern";
-    let symmetry = match words[4].as_str() {
-        "general" => Symmetry::General,
-        "symmetric" | "hermitian" => Symmetry::Symmetric,
-        "skew-symmetric" => Symmetry::Skew,
-        other => return Err(format!("line 1: unknown symmetry {other:?}")),
-    };
-    let mut typed_by_comment = false;
-    let (size_line, size) = loop {
-        let (n, line) = lines.next().ok_or("no size line")?;
-        if let Some(name) = line.strip_prefix(TYPE_COMMENT) {
-            if !pattern {
-                value_type = ValueType::from_name(name.trim())
-                    .ok_or_else(|| format!("line {n}: unknown value type {name:?}"))?;
-                typed_by_comment = true;
-            }
-        } else if !line.starts_with('%') && !line.trim().is_empty() {
-            break (n, line);
-        }
-    };
-    let dims: Vec<u64> = size
-        .split_whitespace()
-        .map(|w| w.parse())
-        .collect::<Result<_, _>>()
-        .map_err(|_| format!("line {size_line}: malformed size line {size:?}"))?;
-    Ok(Head {
-        coordinate,
-        value_type,
-        typed_by_comment,
-        pattern,
-        symmetry,
-        size_line,
-        dims,
-    })
 }
 
 /// Reads a MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for

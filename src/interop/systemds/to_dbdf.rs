@@ -31,16 +31,7 @@ use crate::wire::{BlockData, BlockPlace, Header, ValueType, Values};
 /// [`crate::to_file_with`]); [`Error::DataTypeMismatch`] for a frame. Nothing is left at
 /// `output` after an error.
 pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
-    to_dbdf_reporting(input.as_ref(), output.as_ref(), options, None)
-}
-
-/// [`to_dbdf`], reporting the share of the matrix's cells written against the input's bytes.
-pub(crate) fn to_dbdf_reporting(
-    input: &Path,
-    output: &Path,
-    options: &Options,
-    progress: Option<&Progress>,
-) -> Result<()> {
+    let (input, output) = (input.as_ref(), output.as_ref());
     if options.get_dialect() == Some(Dialect::Runtime) {
         return Err(Error::NotInDialect {
             what: "a SystemDS matrix written block by block".into(),
@@ -55,6 +46,29 @@ pub(crate) fn to_dbdf_reporting(
             expected: "a SystemDS matrix, to write block by block (frames are read whole)",
             found: crate::wire::DataType::Frame,
         });
+    }
+    if !to_dbdf_reporting(input, output, options, None)? {
+        // A matrix without cells, as a whole read gives it: nothing to stream.
+        let empty = crate::Object::dense(meta.rows, meta.cols, Values::F64(Vec::new()))?
+            .with_data_type(crate::wire::DataType::CsrMatrix)?;
+        crate::to_file_with(output, &empty, options)?;
+    }
+    Ok(())
+}
+
+/// [`to_dbdf`], reporting the share of the matrix's cells written against the input's bytes;
+/// `false` (and nothing written) for what does not stream, which [`super::read`] reads
+/// whole: frames, matrices without cells, the runtime dialect.
+pub(crate) fn to_dbdf_reporting(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: Option<&Progress>,
+) -> Result<bool> {
+    let meta = read_metadata(input)?;
+    let cells = u128::from(meta.rows) * u128::from(meta.cols);
+    if meta.frame || cells == 0 || options.get_dialect() == Some(Dialect::Runtime) {
+        return Ok(false);
     }
     let files = part_files(input)?;
     let input_bytes: u64 = files
@@ -75,7 +89,6 @@ pub(crate) fn to_dbdf_reporting(
             nnz
         }
     };
-    let cells = u128::from(rows) * u128::from(cols);
     let header = if (nnz as f64) < SPARSITY_TURN_POINT * cells as f64 {
         Header::CsrMatrix {
             rows,
@@ -123,7 +136,8 @@ pub(crate) fn to_dbdf_reporting(
             }
         }
     }
-    writer.finish()
+    writer.finish()?;
+    Ok(true)
 }
 
 /// SystemDS's block size as a tile size.

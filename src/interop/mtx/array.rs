@@ -1,0 +1,123 @@
+//! MatrixMarket array files (every value, column by column) written as a tiled `.dbdf` a band
+//! of tile columns at a time: the values of `tile.1` columns are gathered, then written as
+//! the tiles of that band (the streaming writer takes tiles in any order), so memory holds one
+//! band of columns, never the matrix.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use ndarray::ArrayView2;
+
+use super::coordinates::Symmetry;
+use super::head::{parse_head, read_head, MTX};
+use crate::error::{Error, Result};
+use crate::interop::text::parse_value;
+use crate::io::progress::Progress;
+use crate::io::DbdfWriter;
+use crate::options::{Dialect, Options};
+use crate::wire::values::with_value_type;
+use crate::wire::{Element, Header, ValueType};
+
+/// Writes the MatrixMarket array file at `input` as a `.dbdf` at `output` tiled as `options`
+/// say, a band of tile columns at a time. `false` (and nothing written) where the file cannot
+/// stream so: coordinate files, symmetric ones (each value is also its mirror's), integer files
+/// without this crate's type comment (whether they need `u64` is known only at the end), no
+/// tile size, or the runtime dialect (one block).
+///
+/// # Errors
+/// [`Error::ForeignInput`] naming the line and what is wrong (a malformed value, too few or
+/// too many values); [`DbdfWriter`]'s errors; I/O errors. Nothing is left at `output`.
+pub(crate) fn array_to_dbdf(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: Option<&Progress>,
+) -> Result<bool> {
+    let (Some((_, tile_cols)), false) = (
+        options.get_tile(),
+        options.get_dialect() == Some(Dialect::Runtime),
+    ) else {
+        return Ok(false);
+    };
+    let file = std::fs::File::open(input)?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let (head, _, mut line_number) = read_head(&mut reader).map_err(|e| MTX.error(e))?;
+    let head = parse_head(&head).map_err(|e| MTX.error(e))?;
+    let streams = !head.coordinate
+        && head.symmetry == Symmetry::General
+        && (head.value_type == ValueType::F64 || head.typed_by_comment);
+    let [rows, cols] = head.dims[..] else {
+        return Ok(false);
+    };
+    if !streams {
+        return Ok(false);
+    }
+    let vt = head.value_type;
+    let mut writer = DbdfWriter::create_with(output, options)?;
+    writer.begin(Header::DenseMatrix {
+        rows,
+        cols,
+        value_type: vt,
+    })?;
+    let mut line = String::new();
+    // The next value's text and line number, blank lines skipped.
+    let mut next_value = |line: &mut String| -> Result<Option<usize>> {
+        loop {
+            line.clear();
+            if reader.read_line(line)? == 0 {
+                return Ok(None);
+            }
+            line_number += 1;
+            if !line.trim().is_empty() {
+                return Ok(Some(line_number));
+            }
+        }
+    };
+    let band_width = u64::from(tile_cols).max(1);
+    with_value_type!(vt, T => {
+        // Column-major, `rows` values per column of the band.
+        let mut band: Vec<T> = Vec::new();
+        let mut tile: Vec<T> = Vec::new();
+        for c0 in (0..cols).step_by(band_width as usize) {
+            let width = band_width.min(cols - c0);
+            band.clear();
+            for k in 0..rows * width {
+                let Some(n) = next_value(&mut line)? else {
+                    return Err(MTX.error(format!(
+                        "expected {} values after the size line, found {}",
+                        rows * cols,
+                        c0 * rows + k
+                    )));
+                };
+                let value = parse_value(&line, vt)
+                    .and_then(T::from_value)
+                    .ok_or_else(|| MTX.error(format!("line {n}: malformed {vt} number {:?}", line.trim())))?;
+                band.push(value);
+            }
+            // Each tile of the band, row-major.
+            let tile_rows = options.get_tile().map_or(rows, |t| u64::from(t.0).max(1));
+            for r0 in (0..rows).step_by(tile_rows as usize) {
+                let height = tile_rows.min(rows - r0);
+                tile.clear();
+                for r in r0..r0 + height {
+                    tile.extend((0..width).map(|c| band[(c * rows + r) as usize]));
+                }
+                let view = ArrayView2::from_shape((height as usize, width as usize), &tile)
+                    .map_err(|e| Error::invalid(e.to_string()))?;
+                writer.write_dense_tile(r0, c0, view)?;
+            }
+            if let Some(report) = progress {
+                // Columns done, as values (the file's bytes per value vary).
+                report((c0 + width) * rows, rows * cols);
+            }
+        }
+    });
+    if let Some(n) = next_value(&mut line)? {
+        return Err(MTX.error(format!(
+            "line {n}: more than the {} values the size line declares",
+            rows * cols
+        )));
+    }
+    writer.finish()?;
+    Ok(true)
+}
