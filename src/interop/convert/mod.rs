@@ -414,8 +414,9 @@ pub fn convert(
 /// core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy` band by band,
 /// `.dbdf` re-tiled, a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
 /// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band, a
-/// general real MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time. `false` when the conversion needs the whole object (other formats,
-/// value or data type changes, no tiles, frames, standard output).
+/// general real MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time.
+/// `false` when the conversion needs the whole object (other formats, value or data type
+/// changes, no tiles, frames, standard output).
 fn streamed(
     input: &Path,
     output: &Path,
@@ -480,9 +481,8 @@ fn streamed(
             if !one_matrix {
                 return Ok(false);
             }
-            drop(file);
             let sysds = options.systemds_options();
-            systemds::write_dbdf_reporting(input, 0, output, &sysds, progress)
+            systemds::write_dbdf_reporting(input, file, 0, output, &sysds, progress)
                 .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
         }

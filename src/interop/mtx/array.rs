@@ -33,12 +33,11 @@ pub(crate) fn array_to_dbdf(
     options: &Options,
     progress: Option<&Progress>,
 ) -> Result<bool> {
-    let (Some((_, tile_cols)), false) = (
-        options.get_tile(),
-        options.get_dialect() == Some(Dialect::Runtime),
-    ) else {
+    let runtime = options.get_dialect() == Some(Dialect::Runtime);
+    let Some((tile_rows, tile_cols)) = options.get_tile().filter(|_| !runtime) else {
         return Ok(false);
     };
+    let (tile_rows, band_width) = (u64::from(tile_rows).max(1), u64::from(tile_cols).max(1));
     let file = std::fs::File::open(input)?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let (head, _, mut line_number) = read_head(&mut reader).map_err(|e| MTX.error(e))?;
@@ -73,7 +72,6 @@ pub(crate) fn array_to_dbdf(
             }
         }
     };
-    let band_width = u64::from(tile_cols).max(1);
     with_value_type!(vt, T => {
         // Column-major, `rows` values per column of the band.
         let mut band: Vec<T> = Vec::new();
@@ -95,7 +93,6 @@ pub(crate) fn array_to_dbdf(
                 band.push(value);
             }
             // Each tile of the band, row-major.
-            let tile_rows = options.get_tile().map_or(rows, |t| u64::from(t.0).max(1));
             for r0 in (0..rows).step_by(tile_rows as usize) {
                 let height = tile_rows.min(rows - r0);
                 tile.clear();

@@ -146,17 +146,28 @@ pub(super) struct DbdfRows {
 }
 
 impl DbdfRows {
-    /// Matrix `index` of `file` (opened from `path`) and its shape; `None` for a frame.
+    /// Matrix `index` of `file` (opened from `path`) and its shape.
+    ///
+    /// # Errors
+    /// [`Error::InvalidValue`] for an `index` the file does not have,
+    /// [`Error::DataTypeMismatch`] for a frame.
     pub(super) fn new(
         path: PathBuf,
         file: DbdfFile<crate::io::FileReader>,
         index: usize,
-    ) -> Option<(DbdfRows, (u64, u64))> {
-        let info = file.objects().get(index)?;
-        let (dense, shape) = match info.header {
+    ) -> Result<(DbdfRows, (u64, u64))> {
+        let header = crate::io::band_header(file.objects(), index)?;
+        let info = &file.objects()[index];
+        let (dense, shape) = match header {
             Header::DenseMatrix { rows, cols, .. } => (true, (rows, cols)),
             Header::CsrMatrix { rows, cols, .. } => (false, (rows, cols)),
-            _ => return None,
+            other => {
+                return Err(Error::DataTypeMismatch {
+                    offset: info.range.start,
+                    expected: "a matrix, to stream to SystemDS (frames are written whole)",
+                    found: other.data_type(),
+                })
+            }
         };
         let rows = DbdfRows {
             path,
@@ -166,7 +177,7 @@ impl DbdfRows {
             files: Mutex::new(vec![file]),
             spare: Mutex::new(Vec::new()),
         };
-        Some((rows, shape))
+        Ok((rows, shape))
     }
 }
 

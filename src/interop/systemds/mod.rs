@@ -38,8 +38,8 @@ use self::matrix::SPARSITY_TURN_POINT;
 pub use self::names::metadata_path;
 use self::names::{FRAME_KEY, FRAME_VALUE};
 use self::records::{
-    for_each_block, for_each_record, for_each_stored, grid_place, part_files, read_metadata,
-    Metadata,
+    empty_matrix, for_each_block, for_each_record, for_each_stored, grid_place, part_files,
+    read_metadata, Metadata,
 };
 use self::seqfile::SYSTEMDS;
 pub use self::to_dbdf::to_dbdf;
@@ -52,7 +52,7 @@ use crate::interop::input::not_convertible;
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::{Block, Object};
 use crate::options::{check_alloc, Dialect};
-use crate::wire::{BlockData, BlockPlace, DataType, Header, ValueType, Values};
+use crate::wire::{BlockData, BlockPlace, Header, ValueType, Values};
 
 /// How [`read_with`] builds the object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,8 +144,7 @@ fn read_matrix(
     };
     let is_sparse = |nnz: u64| (nnz as f64) < SPARSITY_TURN_POINT * cells as f64;
     if cells == 0 {
-        let object = Object::dense(rows, cols, Values::F64(Vec::new()))?;
-        return object.with_data_type(DataType::CsrMatrix);
+        return empty_matrix(meta);
     }
     if options.keep_blocks {
         let grid = (

@@ -11,7 +11,7 @@ use super::names::{metadata_path, BLOCK_SIZE, MATRIX_KEY, MATRIX_VALUE};
 use super::seqfile::{SeqReader, SYSTEMDS};
 use crate::error::Result;
 use crate::interop::input::Cursor;
-use crate::model::Block;
+use crate::model::{Block, Object};
 use crate::wire::{BlockData, BlockPlace, Values};
 
 /// What the `.mtd` says.
@@ -37,6 +37,12 @@ struct MetadataJson {
     cols_in_block: Option<u64>,
     /// SystemDS writes -1 where it does not know the count.
     nnz: Option<i64>,
+}
+
+/// A matrix without cells, as a SystemDS read gives it: a `CSRMatrix` with no values.
+pub(super) fn empty_matrix(meta: &Metadata) -> Result<Object> {
+    Object::dense(meta.rows, meta.cols, Values::F64(Vec::new()))?
+        .with_data_type(crate::wire::DataType::CsrMatrix)
 }
 
 /// Reads and checks the `.mtd` beside `path`.

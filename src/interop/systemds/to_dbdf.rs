@@ -9,7 +9,7 @@ use sprs::CsMatView;
 
 use super::matrix::SPARSITY_TURN_POINT;
 use super::records::{
-    for_each_block, for_each_stored, grid_place, part_files, read_metadata, Metadata,
+    empty_matrix, for_each_block, for_each_stored, grid_place, part_files, read_metadata, Metadata,
 };
 use crate::error::{Error, Result};
 use crate::io::progress::Progress;
@@ -47,11 +47,9 @@ pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Opti
             found: crate::wire::DataType::Frame,
         });
     }
-    if !to_dbdf_reporting(input, output, options, None)? {
-        // A matrix without cells, as a whole read gives it: nothing to stream.
-        let empty = crate::Object::dense(meta.rows, meta.cols, Values::F64(Vec::new()))?
-            .with_data_type(crate::wire::DataType::CsrMatrix)?;
-        crate::to_file_with(output, &empty, options)?;
+    if !write_blocks(input, &meta, output, options, None)? {
+        // A matrix without cells: nothing to stream.
+        crate::to_file_with(output, &empty_matrix(&meta)?, options)?;
     }
     Ok(())
 }
@@ -66,8 +64,23 @@ pub(crate) fn to_dbdf_reporting(
     progress: Option<&Progress>,
 ) -> Result<bool> {
     let meta = read_metadata(input)?;
+    if meta.frame || options.get_dialect() == Some(Dialect::Runtime) {
+        return Ok(false);
+    }
+    write_blocks(input, &meta, output, options, progress)
+}
+
+/// Writes the matrix `meta` describes block by block; `false` (and nothing written) for a
+/// matrix without cells.
+fn write_blocks(
+    input: &Path,
+    meta: &Metadata,
+    output: &Path,
+    options: &Options,
+    progress: Option<&Progress>,
+) -> Result<bool> {
     let cells = u128::from(meta.rows) * u128::from(meta.cols);
-    if meta.frame || cells == 0 || options.get_dialect() == Some(Dialect::Runtime) {
+    if cells == 0 {
         return Ok(false);
     }
     let files = part_files(input)?;
@@ -80,7 +93,7 @@ pub(crate) fn to_dbdf_reporting(
         Some(nnz) => nnz,
         None => {
             let mut nnz = 0;
-            for_each_block(&files, &meta, |_, block| {
+            for_each_block(&files, meta, |_, block| {
                 for_each_stored(&block.data, block.place.cols, |_, _, x| {
                     nnz += u64::from(x.to_bits() != 0);
                 });
@@ -104,7 +117,7 @@ pub(crate) fn to_dbdf_reporting(
     };
     let tile = match options.get_tile() {
         Some(tile) => tile,
-        None => grid_tile(&meta)?,
+        None => grid_tile(meta)?,
     };
     let mut writer = DbdfWriter::create_with(output, &options.clone().tile(tile.0, tile.1))?;
     writer.begin(header)?;
@@ -117,7 +130,7 @@ pub(crate) fn to_dbdf_reporting(
             report(share, input_bytes);
         }
     };
-    for_each_block(&files, &meta, |index, block| {
+    for_each_block(&files, meta, |index, block| {
         written.insert(index);
         write_block(&mut writer, &block.place, &block.data)?;
         report(&block.place);
@@ -130,7 +143,7 @@ pub(crate) fn to_dbdf_reporting(
     for bi in 1..=grid.0 {
         for bj in 1..=grid.1 {
             if !written.contains(&(bi, bj)) {
-                let place = grid_place(&meta, bi, bj);
+                let place = grid_place(meta, bi, bj);
                 write_block(&mut writer, &place, &BlockData::Empty)?;
                 report(&place);
             }

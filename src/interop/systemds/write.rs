@@ -15,7 +15,7 @@ use super::{frame, seqfile};
 use crate::error::{Error, Result};
 use crate::interop::npy;
 use crate::io::progress::Progress;
-use crate::io::{replace_directory, write_atomically, DbdfFile};
+use crate::io::{replace_directory, write_atomically, DbdfFile, FileReader};
 use crate::model::Object;
 use crate::wire::{DataType, Values};
 
@@ -201,33 +201,23 @@ pub fn write_dbdf(
     output: impl AsRef<Path>,
     options: &WriteOptions,
 ) -> Result<()> {
-    write_dbdf_reporting(input.as_ref(), index, output.as_ref(), options, None)
+    let input = input.as_ref();
+    // Plain reads (the default): a memory map would keep every page read resident.
+    let file = DbdfFile::open(input)?;
+    write_dbdf_reporting(input, file, index, output.as_ref(), options, None)
 }
 
-/// [`write_dbdf`], reporting to `progress`.
+/// [`write_dbdf`] of `file`, opened from `input` (more handles are opened for more threads),
+/// reporting to `progress`.
 pub(crate) fn write_dbdf_reporting(
     input: &Path,
+    file: DbdfFile<FileReader>,
     index: usize,
     output: &Path,
     options: &WriteOptions,
     progress: Option<&Progress>,
 ) -> Result<()> {
-    // Plain reads (the default): a memory map would keep every page read resident.
-    let file = DbdfFile::open(input)?;
-    let Some(info) = file.objects().get(index) else {
-        return Err(Error::invalid(format!(
-            "object {index} of a file of {} objects",
-            file.objects().len()
-        )));
-    };
-    let (offset, found) = (info.range.start, info.header.data_type());
-    let Some((rows, shape)) = DbdfRows::new(input.to_path_buf(), file, index) else {
-        return Err(Error::DataTypeMismatch {
-            offset,
-            expected: "a matrix, to stream to SystemDS (frames are written whole)",
-            found,
-        });
-    };
+    let (rows, shape) = DbdfRows::new(input.to_path_buf(), file, index)?;
     write_matrix(output, &Cells::Dbdf(rows), shape, options, progress)
 }
 
