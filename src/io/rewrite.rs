@@ -8,10 +8,10 @@ use std::path::Path;
 use crate::error::Result;
 use crate::io::progress::Progress;
 use crate::io::{DbdfFile, DbdfWriter};
-use crate::model::encode::tile_dims;
+use crate::model::encode::{tile_dims, Layout, MatrixRef, RowBands};
 use crate::options::{Dialect, Options};
 use crate::wire::values::with_value_type;
-use crate::wire::{DataType, Header, ValueType};
+use crate::wire::{DataType, Element, Header, ValueType};
 
 /// Bytes per band of rows where no tile size bounds a piece (the runtime dialect).
 const BAND: u64 = 16 << 20;
@@ -21,7 +21,8 @@ const BAND: u64 = 16 << 20;
 /// rows of at most 16 MiB), plus a source sparse block while it is decoded. A matrix's bytes
 /// equal [`crate::to_vec_with`] of it with the same options (stored zeros of CSR matrices
 /// left out); a frame holds the same blocks, written band by band. Without a tile size (spec
-/// dialect) each object is one block, read whole.
+/// dialect) a matrix is one block, written from bands of rows read twice (once to choose the
+/// block type, once to write it); a frame is read whole.
 ///
 /// ```
 /// use serde_daphne::{Dense, Options};
@@ -113,6 +114,22 @@ fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
 ) -> Result<()> {
     let (rows, cols) = header.shape();
     let csr = header.data_type() == DataType::CsrMatrix;
+    if (tr, tc) == (rows, cols) && rows > 0 && cols > 0 && writer.is_spec() {
+        // One block: written from bands of rows, about 16 MiB of stored bytes each.
+        let stored = file.objects()[index].range.end - file.objects()[index].range.start;
+        let band = u64::try_from(u128::from(rows) * u128::from(BAND) / u128::from(stored.max(1)))
+            .unwrap_or(rows)
+            .clamp(1, rows);
+        return writer.write_untiled(&mut WindowBands {
+            file,
+            index,
+            csr,
+            shape: (rows, cols),
+            band,
+            report,
+            buf: Vec::<T>::new(),
+        });
+    }
     for r0 in (0..rows).step_by(tr as usize) {
         for c0 in (0..cols).step_by(tc as usize) {
             let (r1, c1) = ((r0 + tr).min(rows), (c0 + tc).min(cols));
@@ -127,4 +144,58 @@ fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
         report((r0 + tr).min(rows), rows);
     }
     Ok(())
+}
+
+/// A matrix of a `.dbdf` file read in bands of rows, as windows.
+struct WindowBands<'a, T, R> {
+    file: &'a mut DbdfFile<R>,
+    index: usize,
+    csr: bool,
+    shape: (u64, u64),
+    band: u64,
+    report: &'a dyn Fn(u64, u64),
+    buf: Vec<T>,
+}
+
+impl<T: Element, R: Read + Seek> RowBands<T> for WindowBands<'_, T, R> {
+    fn dense(&self) -> bool {
+        !self.csr
+    }
+
+    fn for_each_band(
+        &mut self,
+        each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
+    ) -> Result<()> {
+        let (rows, cols) = self.shape;
+        for r0 in (0..rows).step_by(self.band as usize) {
+            let r1 = (r0 + self.band).min(rows);
+            let nr = (r1 - r0) as usize;
+            let more = if self.csr {
+                let tile = self
+                    .file
+                    .read_window_csr::<T>(self.index, r0..r1, 0..cols)?;
+                let indptr = tile.indptr();
+                let row_offsets = indptr.to_proper();
+                each(&MatrixRef {
+                    rows: nr,
+                    cols: cols as usize,
+                    layout: Layout::Csr {
+                        row_offsets: &row_offsets,
+                        col_indices: tile.indices(),
+                        values: tile.data(),
+                    },
+                })?
+            } else {
+                self.buf.resize(nr * cols as usize, T::zeroed());
+                self.file
+                    .read_window_into::<T>(self.index, r0..r1, 0..cols, &mut self.buf)?;
+                each(&MatrixRef::dense(nr, cols as usize, &self.buf))?
+            };
+            (self.report)(r1, rows);
+            if !more {
+                break;
+            }
+        }
+        Ok(())
+    }
 }

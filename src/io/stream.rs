@@ -13,7 +13,9 @@ use sprs::CsMatView;
 use crate::error::{Error, Result};
 use crate::io::meta::{sidecar_path, write_sidecar_for};
 use crate::io::{remove_if_present, temporary_path};
-use crate::model::encode::{places, tile_dims, write_block, Layout, MatrixRef};
+use crate::model::encode::{
+    places, tile_dims, write_block, write_block_in_bands, Layout, MatrixRef, RowBands,
+};
 use crate::model::tiling::Coverage;
 use crate::options::{Dialect, Options};
 use crate::wire::block::write_empty;
@@ -140,6 +142,11 @@ impl DbdfWriter {
 
     fn runtime(&self) -> bool {
         self.options.dialect == Some(Dialect::Runtime)
+    }
+
+    /// Whether objects are written in the spec's dialect (blocks).
+    pub(crate) fn is_spec(&self) -> bool {
+        !self.runtime()
     }
 
     fn sink(&mut self) -> &mut Sink<Counted<BufWriter<File>>> {
@@ -335,6 +342,48 @@ impl DbdfWriter {
                 let options = w.options.clone();
                 write_block(w.sink(), tile, place, (row, col), &options)?;
             }
+            w.check_complete_overlap()
+        })
+    }
+
+    /// Writes the whole current matrix from `bands` of its rows, read twice at most: in the
+    /// spec dialect as one block (what [`crate::to_vec_with`] writes without a tile size: a
+    /// first pass chooses the block type and value type, a second writes), in the runtime
+    /// dialect as its row bands. Memory holds one band.
+    ///
+    /// # Errors
+    /// As [`DbdfWriter::write_dense_tile`]; an error when a dimension exceeds one block's
+    /// (`u32::MAX`) or when the source's rows change between the passes.
+    pub(crate) fn write_untiled<T: Element>(&mut self, bands: &mut dyn RowBands<T>) -> Result<()> {
+        let header = self.current()?.header.clone();
+        let Some(value_type) = header.matrix_value_type() else {
+            return Err(Error::invalid("the current object is not a matrix"));
+        };
+        check_type(self.objects - 1, value_type, T::VALUE_TYPE)?;
+        let (rows, cols) = header.shape();
+        if self.runtime() {
+            let mut row = 0;
+            return bands.for_each_band(&mut |band| {
+                self.write_matrix(row, 0, band)?;
+                row += band.rows as u64;
+                Ok(true)
+            });
+        }
+        let (Ok(block_rows), Ok(block_cols)) = (u32::try_from(rows), u32::try_from(cols)) else {
+            return Err(Error::invalid(format!(
+                "a {rows} x {cols} matrix is larger than one block: give a tile size"
+            )));
+        };
+        let place = BlockPlace {
+            row: 0,
+            col: 0,
+            rows: block_rows,
+            cols: block_cols,
+        };
+        self.place_blocks(0, 0, &[place])?;
+        self.writing(|w| {
+            let options = w.options.clone();
+            write_block_in_bands(w.sink(), place, bands, &options)?;
             w.check_complete_overlap()
         })
     }

@@ -12,209 +12,13 @@ use crate::wire::block::{
     block_len, sparse_rows_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse,
     write_empty, write_sparse_entry, write_ultra_sparse_entry,
 };
-use crate::wire::element::narrow_probe;
 use crate::wire::runtime;
 use crate::wire::sink::Sink;
 use crate::wire::values::{count_nonzero, with_values};
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, ValueType, Values};
 
-/// A borrowed matrix to write.
-pub(crate) struct MatrixRef<'a, T> {
-    pub(crate) rows: usize,
-    pub(crate) cols: usize,
-    pub(crate) layout: Layout<'a, T>,
-}
-
-/// How a borrowed matrix holds its values.
-pub(crate) enum Layout<'a, T> {
-    /// `rows * cols` values, row-major.
-    Dense(&'a [T]),
-    /// CSR arrays with a proper `row_offsets` (starting at 0), columns increasing in a row.
-    Csr {
-        row_offsets: &'a [usize],
-        col_indices: &'a [usize],
-        values: &'a [T],
-    },
-}
-
-/// One row of a window onto a matrix.
-enum Row<'a, T> {
-    Dense(&'a [T]),
-    /// Entries of the row inside the window; `first` is the window's first column.
-    Sparse {
-        cols: &'a [usize],
-        values: &'a [T],
-        first: usize,
-    },
-}
-
-impl<T: Element> Row<'_, T> {
-    fn nnz(&self) -> usize {
-        match self {
-            Row::Dense(v) => count_nonzero(v),
-            Row::Sparse { values, .. } => count_nonzero(values),
-        }
-    }
-
-    /// Calls `f(column within the window, value)` for each non-zero, in column order.
-    fn for_each_nonzero(&self, mut f: impl FnMut(u32, T) -> Result<()>) -> Result<()> {
-        match self {
-            Row::Dense(v) => {
-                for (c, &x) in v.iter().enumerate() {
-                    if !x.is_zero() {
-                        f(c as u32, x)?;
-                    }
-                }
-            }
-            Row::Sparse {
-                cols,
-                values,
-                first,
-            } => {
-                for (&c, &x) in cols.iter().zip(values.iter()) {
-                    if !x.is_zero() {
-                        f((c - first) as u32, x)?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn write_dense<W: Write>(&self, sink: &mut Sink<W>, width: usize, vt: ValueType) -> Result<()> {
-        match self {
-            Row::Dense(v) => sink.values_as(v, vt),
-            Row::Sparse { .. } => {
-                let mut next = 0usize;
-                let zero = T::zeroed();
-                self.for_each_nonzero(|c, x| {
-                    for _ in next..c as usize {
-                        sink.value_as(zero, vt)?;
-                    }
-                    next = c as usize + 1;
-                    sink.value_as(x, vt)
-                })?;
-                for _ in next..width {
-                    sink.value_as(zero, vt)?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl<'a, T: Element> MatrixRef<'a, T> {
-    pub(crate) fn dense(rows: usize, cols: usize, data: &'a [T]) -> Self {
-        MatrixRef {
-            rows,
-            cols,
-            layout: Layout::Dense(data),
-        }
-    }
-
-    /// The window's values as one contiguous row-major run, when the matrix is dense and the
-    /// window spans whole rows (or is one row).
-    fn contiguous(&self, window: BlockPlace) -> Option<&'a [T]> {
-        let Layout::Dense(data) = self.layout else {
-            return None;
-        };
-        let (r0, c0) = (window.row as usize, window.col as usize);
-        let (nr, nc) = (window.rows as usize, window.cols as usize);
-        (nc == self.cols || nr == 1).then(|| {
-            let start = r0 * self.cols + c0;
-            &data[start..start + nr * nc]
-        })
-    }
-
-    /// The `(columns, values)` of each row of a CSR matrix's window that spans whole rows.
-    fn csr_rows(
-        &self,
-        window: BlockPlace,
-    ) -> Option<impl Iterator<Item = (&'a [usize], &'a [T])> + 'a> {
-        let Layout::Csr {
-            row_offsets,
-            col_indices,
-            values,
-        } = self.layout
-        else {
-            return None;
-        };
-        let (r0, nr) = (window.row as usize, window.rows as usize);
-        (window.cols as usize == self.cols).then(|| {
-            row_offsets[r0..=r0 + nr]
-                .windows(2)
-                .map(move |w| (&col_indices[w[0]..w[1]], &values[w[0]..w[1]]))
-        })
-    }
-
-    /// The stored values of a window that spans whole rows (or one row), in one run: dense
-    /// values, or a CSR matrix's stored values of those rows.
-    fn stored_run(&self, window: BlockPlace) -> Option<&'a [T]> {
-        match self.layout {
-            Layout::Dense(_) => self.contiguous(window),
-            Layout::Csr {
-                row_offsets,
-                values,
-                ..
-            } if window.cols as usize == self.cols => {
-                let (r0, nr) = (window.row as usize, window.rows as usize);
-                Some(&values[row_offsets[r0]..row_offsets[r0 + nr]])
-            }
-            Layout::Csr { .. } => None,
-        }
-    }
-
-    /// Row `r` with every cell, zeros included, into `out` (`cols` long).
-    pub(crate) fn dense_row(&self, r: usize, out: &mut [T]) -> Result<()> {
-        out.fill(T::zeroed());
-        self.row(r, 0, self.cols).for_each_nonzero(|c, x| {
-            out[c as usize] = x;
-            Ok(())
-        })
-    }
-
-    /// Calls `f(column, value)` for each non-zero of row `r`, in column order.
-    pub(crate) fn for_each_nonzero_in_row(
-        &self,
-        r: usize,
-        mut f: impl FnMut(usize, T),
-    ) -> Result<()> {
-        self.row(r, 0, self.cols).for_each_nonzero(|c, x| {
-            f(c as usize, x);
-            Ok(())
-        })
-    }
-
-    fn row(&self, r: usize, first: usize, width: usize) -> Row<'a, T> {
-        match self.layout {
-            Layout::Dense(data) => {
-                let start = r * self.cols + first;
-                Row::Dense(&data[start..start + width])
-            }
-            Layout::Csr {
-                row_offsets,
-                col_indices,
-                values,
-            } => {
-                let (start, end) = (row_offsets[r], row_offsets[r + 1]);
-                let cols = &col_indices[start..end];
-                let (lo, hi) = if first == 0 && width == self.cols {
-                    (0, cols.len())
-                } else {
-                    (
-                        cols.partition_point(|&c| c < first),
-                        cols.partition_point(|&c| c < first + width),
-                    )
-                };
-                Row::Sparse {
-                    cols: &cols[lo..hi],
-                    values: &values[start + lo..start + hi],
-                    first,
-                }
-            }
-        }
-    }
-}
+pub(crate) use super::matrix_ref::{Layout, MatrixRef};
+use super::narrow::Narrower;
 
 /// Tile size in force: the option, capped at the largest block dimension.
 pub(crate) fn tile_dims(options: &Options) -> (u64, u64) {
@@ -375,70 +179,90 @@ struct Analysis {
     no_stored_zeros: bool,
 }
 
-fn analyse<T: Element>(
-    matrix: &MatrixRef<'_, T>,
-    place: BlockPlace,
-    options: &Options,
-) -> Analysis {
-    let (r0, c0) = (place.row as usize, place.col as usize);
-    let (nr, nc) = (place.rows as usize, place.cols as usize);
-    let dense_source = matches!(matrix.layout, Layout::Dense(_));
-    // Once this many non-zeros are seen, the choice is made and counting can stop. At least 1
-    // where an all-zero block becomes empty: that needs a count of zero over the whole window.
-    let stop_at = match options.block_policy {
-        _ if options.narrow => u64::MAX,
-        BlockPolicy::Dense => 0,
-        BlockPolicy::Auto if dense_source => 1,
-        BlockPolicy::Auto | BlockPolicy::Smallest => dense_wins_at(place, T::VALUE_TYPE).max(1),
-        BlockPolicy::Sparse | BlockPolicy::UltraSparse => u64::MAX,
-    };
-    let mut nnz = 0u64;
-    let mut narrower = options.narrow.then(|| Narrower::new(T::VALUE_TYPE));
-    if stop_at == 0 {
-        return Analysis {
-            nnz,
-            value_type: T::VALUE_TYPE,
-            dense_source,
-            no_stored_zeros: false,
+/// Counts a block's non-zeros (and, when narrowing, the values' range) over one or more
+/// windows of its rows, stopping as soon as the choice of block type is made.
+struct Analyser {
+    stop_at: u64,
+    nnz: u64,
+    narrower: Option<Narrower>,
+    source: ValueType,
+    dense_source: bool,
+    /// Stored values seen in runs, and whether every window was one run.
+    stored: u64,
+    runs_only: bool,
+}
+
+impl Analyser {
+    fn new(place: BlockPlace, source: ValueType, dense_source: bool, options: &Options) -> Self {
+        // Once this many non-zeros are seen, the choice is made and counting can stop. At
+        // least 1 where an all-zero block becomes empty: that needs a count of zero over the
+        // whole block.
+        let stop_at = match options.block_policy {
+            _ if options.narrow => u64::MAX,
+            BlockPolicy::Dense => 0,
+            BlockPolicy::Auto if dense_source => 1,
+            BlockPolicy::Auto | BlockPolicy::Smallest => dense_wins_at(place, source).max(1),
+            BlockPolicy::Sparse | BlockPolicy::UltraSparse => u64::MAX,
         };
+        Analyser {
+            stop_at,
+            nnz: 0,
+            narrower: options.narrow.then(|| Narrower::new(source)),
+            source,
+            dense_source,
+            stored: 0,
+            runs_only: true,
+        }
     }
-    if let (None, Some(run)) = (&narrower, matrix.stored_run(place)) {
-        // Counted in cache-sized pieces so that a dense block stops early.
-        for piece in run.chunks(1 << 14) {
-            nnz += count_nonzero(piece) as u64;
-            if nnz >= stop_at {
+
+    fn done(&self) -> bool {
+        self.nnz >= self.stop_at
+    }
+
+    /// Counts the cells of `matrix` in `window`, the block's next rows.
+    fn observe<T: Element>(&mut self, matrix: &MatrixRef<'_, T>, window: BlockPlace) {
+        if self.done() {
+            return;
+        }
+        if let (None, Some(run)) = (&self.narrower, matrix.stored_run(window)) {
+            self.stored += run.len() as u64;
+            // Counted in cache-sized pieces so that a dense block stops early.
+            for piece in run.chunks(1 << 14) {
+                self.nnz += count_nonzero(piece) as u64;
+                if self.done() {
+                    break;
+                }
+            }
+            return;
+        }
+        self.runs_only = false;
+        let (r0, c0) = (window.row as usize, window.col as usize);
+        for r in r0..r0 + window.rows as usize {
+            let row = matrix.row(r, c0, window.cols as usize);
+            match &mut self.narrower {
+                Some(n) => {
+                    let _ = row.for_each_nonzero(|_, x| {
+                        self.nnz += 1;
+                        n.observe(x);
+                        Ok(())
+                    });
+                }
+                None => self.nnz += row.nnz() as u64,
+            }
+            if self.done() {
                 break;
             }
         }
-        return Analysis {
-            nnz,
-            value_type: T::VALUE_TYPE,
-            dense_source,
-            // Equal only when counting ran to the end and met no zero.
-            no_stored_zeros: nnz == run.len() as u64,
-        };
     }
-    for r in r0..r0 + nr {
-        let row = matrix.row(r, c0, nc);
-        match &mut narrower {
-            Some(n) => {
-                let _ = row.for_each_nonzero(|_, x| {
-                    nnz += 1;
-                    n.observe(x);
-                    Ok(())
-                });
-            }
-            None => nnz += row.nnz() as u64,
+
+    fn finish(self) -> Analysis {
+        Analysis {
+            nnz: self.nnz,
+            value_type: self.narrower.map_or(self.source, |n| n.choice()),
+            dense_source: self.dense_source,
+            // Equal only when counting ran to the end of every run and met no zero.
+            no_stored_zeros: self.runs_only && self.stored > 0 && self.nnz == self.stored,
         }
-        if nnz >= stop_at {
-            break;
-        }
-    }
-    Analysis {
-        nnz,
-        value_type: narrower.map_or(T::VALUE_TYPE, |n| n.choice()),
-        dense_source,
-        no_stored_zeros: false,
     }
 }
 
@@ -493,6 +317,86 @@ fn choose_block_type(
     }
 }
 
+/// A block's type and stored value type, chosen, and its header written.
+struct Started {
+    block_type: BlockType,
+    analysis: Analysis,
+    place: BlockPlace,
+}
+
+impl Started {
+    /// Chooses the block type for `analysis` and writes the block's header at `place`.
+    fn start<W: Write>(
+        sink: &mut Sink<W>,
+        place: BlockPlace,
+        analysis: Analysis,
+        options: &Options,
+    ) -> Result<Started> {
+        let block_type = choose_block_type(options.block_policy, place, &analysis)?;
+        let vt = analysis.value_type;
+        match block_type {
+            BlockType::Empty => write_empty(sink, place)?,
+            BlockType::Dense => start_dense(sink, place, vt)?,
+            BlockType::Sparse => start_sparse(sink, place, vt, analysis.nnz)?,
+            BlockType::UltraSparse => start_ultra_sparse(sink, place, vt, analysis.nnz as u32)?,
+        }
+        Ok(Started {
+            block_type,
+            analysis,
+            place,
+        })
+    }
+
+    /// Writes the block's rows that `window` of `matrix` holds; `first` is the block row
+    /// where the window starts.
+    fn rows<T: Element, W: Write>(
+        &self,
+        sink: &mut Sink<W>,
+        matrix: &MatrixRef<'_, T>,
+        window: BlockPlace,
+        first: u32,
+    ) -> Result<()> {
+        let vt = self.analysis.value_type;
+        let (r0, c0) = (window.row as usize, window.col as usize);
+        let (nr, nc) = (window.rows as usize, window.cols as usize);
+        let rows = (r0..r0 + nr).map(|r| matrix.row(r, c0, nc));
+        match self.block_type {
+            BlockType::Empty => Ok(()),
+            BlockType::Dense => {
+                if let Some(run) = matrix.contiguous(window) {
+                    return sink.values_as(run, vt);
+                }
+                rows.into_iter()
+                    .try_for_each(|row| row.write_dense(sink, nc, vt))
+            }
+            BlockType::Sparse => {
+                // No stored zeros to leave out: a sparse source's rows go out as they are
+                // stored.
+                let whole = window.rows == self.place.rows;
+                let stored = matrix.csr_rows(window);
+                if let Some(stored) = stored.filter(|_| whole && self.analysis.no_stored_zeros) {
+                    let len = sparse_rows_len(window.rows, self.analysis.nnz, vt) as usize;
+                    return sink.sparse_rows(stored, len, c0, vt);
+                }
+                for row in rows {
+                    start_sparse_row(sink, row.nnz() as u32)?;
+                    row.for_each_nonzero(|c, x| write_sparse_entry(sink, c, x, vt))?;
+                }
+                Ok(())
+            }
+            BlockType::UltraSparse => {
+                for (r, row) in rows.enumerate() {
+                    let r = first + r as u32;
+                    row.for_each_nonzero(|c, x| {
+                        write_ultra_sparse_entry(sink, self.place, (r, c), x, vt)
+                    })?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Writes one block of `matrix` (window `place`), placed `shift` (rows, columns) further
 /// into the object (where the matrix is a tile of it).
 pub(crate) fn write_block<T: Element, W: Write>(
@@ -502,217 +406,195 @@ pub(crate) fn write_block<T: Element, W: Write>(
     shift: (u64, u64),
     options: &Options,
 ) -> Result<()> {
-    let analysis = analyse(matrix, window, options);
-    let block_type = choose_block_type(options.block_policy, window, &analysis)?;
-    let vt = analysis.value_type;
+    let dense_source = matches!(matrix.layout, Layout::Dense(_));
+    let mut analyser = Analyser::new(window, T::VALUE_TYPE, dense_source, options);
+    analyser.observe(matrix, window);
     let place = BlockPlace {
         row: window.row + shift.0,
         col: window.col + shift.1,
         ..window
     };
-    let (r0, c0) = (window.row as usize, window.col as usize);
-    let (nr, nc) = (window.rows as usize, window.cols as usize);
-    let rows = (r0..r0 + nr).map(|r| matrix.row(r, c0, nc));
-    match block_type {
-        BlockType::Empty => write_empty(sink, place),
-        BlockType::Dense => {
-            start_dense(sink, place, vt)?;
-            if let Some(run) = matrix.contiguous(window) {
-                return sink.values_as(run, vt);
-            }
-            rows.into_iter()
-                .try_for_each(|row| row.write_dense(sink, nc, vt))
-        }
-        BlockType::Sparse => {
-            start_sparse(sink, place, vt, analysis.nnz)?;
-            // No stored zeros to leave out: a sparse source's rows go out as they are stored.
-            if let Some(stored) = matrix.csr_rows(window).filter(|_| analysis.no_stored_zeros) {
-                let len = sparse_rows_len(window.rows, analysis.nnz, vt) as usize;
-                return sink.sparse_rows(stored, len, c0, vt);
-            }
-            for row in rows {
-                start_sparse_row(sink, row.nnz() as u32)?;
-                row.for_each_nonzero(|c, x| write_sparse_entry(sink, c, x, vt))?;
-            }
-            Ok(())
-        }
-        BlockType::UltraSparse => {
-            start_ultra_sparse(sink, place, vt, analysis.nnz as u32)?;
-            for (r, row) in rows.enumerate() {
-                row.for_each_nonzero(|c, x| {
-                    write_ultra_sparse_entry(sink, place, (r as u32, c), x, vt)
-                })?;
-            }
-            Ok(())
-        }
-    }
+    let started = Started::start(sink, place, analyser.finish(), options)?;
+    started.rows(sink, matrix, window, 0)
 }
 
-/// Finds the smallest value type that holds every observed value exactly (the rule of
-/// [`Value::narrows_to`], computed from typed summaries instead of per-value conversions).
-struct Narrower {
-    source: ValueType,
-    /// Types smaller than the source, in order of preference.
-    candidates: Vec<ValueType>,
-    /// Whether every value seen is an integer, and their range.
-    integers: bool,
-    min: i64,
-    max: i64,
-    /// Whether `f32` holds every value seen bit-exactly.
-    f32_exact: bool,
+/// A matrix read in bands of whole rows, from the first, as often as asked: the source of a
+/// block too large to hold.
+pub(crate) trait RowBands<T> {
+    /// Whether the bands hold every cell (a dense source), as [`Layout::Dense`] does.
+    fn dense(&self) -> bool;
+
+    /// Calls `each` with each band in order, until it returns `false`.
+    ///
+    /// # Errors
+    /// The source's errors and `each`'s.
+    fn for_each_band(
+        &mut self,
+        each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
+    ) -> Result<()>;
 }
 
-impl Narrower {
-    fn new(source: ValueType) -> Self {
-        let mut candidates: Vec<ValueType> = ValueType::ALL
-            .into_iter()
-            .filter(|vt| vt.size() < source.size())
-            .collect();
-        // Smallest first; at equal size the source's own kind, then unsigned, signed, float.
-        let kind = |vt: ValueType| {
-            if vt.is_float() {
-                2
-            } else if vt.is_signed_int() {
-                1
-            } else {
-                0
-            }
-        };
-        candidates.sort_by_key(|&vt| (vt.size(), kind(vt) != kind(source), kind(vt)));
-        Narrower {
-            source,
-            candidates,
-            integers: true,
-            min: i64::MAX,
-            max: i64::MIN,
-            f32_exact: true,
-        }
+/// Writes `place` as one block whose rows come from `bands`, with the bytes [`write_block`]
+/// gives the whole matrix: a first pass over the bands chooses the block type and value type
+/// (it stops as soon as the choice is made: at the first non-zero of a dense source by
+/// default), a second writes the rows.
+pub(crate) fn write_block_in_bands<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    place: BlockPlace,
+    bands: &mut dyn RowBands<T>,
+    options: &Options,
+) -> Result<()> {
+    let mut analyser = Analyser::new(place, T::VALUE_TYPE, bands.dense(), options);
+    if !analyser.done() {
+        bands.for_each_band(&mut |band| {
+            analyser.observe(band, whole(band));
+            Ok(!analyser.done())
+        })?;
     }
-
-    #[inline]
-    fn observe<T: Element>(&mut self, x: T) {
-        let probe = narrow_probe(x);
-        match probe.integer {
-            Some(i) => {
-                self.min = self.min.min(i);
-                self.max = self.max.max(i);
-            }
-            None => self.integers = false,
-        }
-        self.f32_exact &= probe.f32_exact;
+    let started = Started::start(sink, place, analyser.finish(), options)?;
+    if started.block_type == BlockType::Empty {
+        return Ok(());
     }
-
-    fn holds(&self, vt: ValueType) -> bool {
-        let range = |lo: i64, hi: i64| {
-            self.integers && (self.min > self.max || (lo <= self.min && self.max <= hi))
-        };
-        match vt {
-            ValueType::U8 => range(0, u8::MAX.into()),
-            ValueType::U16 => range(0, u16::MAX.into()),
-            ValueType::U32 => range(0, u32::MAX.into()),
-            ValueType::I8 => range(i8::MIN.into(), i8::MAX.into()),
-            ValueType::I16 => range(i16::MIN.into(), i16::MAX.into()),
-            ValueType::I32 => range(i32::MIN.into(), i32::MAX.into()),
-            ValueType::F32 => self.f32_exact,
-            // Never smaller than a source type: not a candidate.
-            ValueType::U64 | ValueType::I64 | ValueType::F64 => false,
+    let mut first = 0u64;
+    bands.for_each_band(&mut |band| {
+        if band.cols as u64 != u64::from(place.cols)
+            || first + band.rows as u64 > u64::from(place.rows)
+        {
+            return Err(Error::invalid(
+                "the source's rows changed while it was written",
+            ));
         }
+        started.rows(sink, band, whole(band), first as u32)?;
+        first += band.rows as u64;
+        Ok(true)
+    })?;
+    if first != u64::from(place.rows) {
+        return Err(Error::invalid(
+            "the source's rows changed while it was written",
+        ));
     }
+    Ok(())
+}
 
-    fn choice(&self) -> ValueType {
-        self.candidates
-            .iter()
-            .copied()
-            .find(|&vt| self.holds(vt))
-            .unwrap_or(self.source)
+/// The window of all of `matrix`.
+fn whole<T>(matrix: &MatrixRef<'_, T>) -> BlockPlace {
+    BlockPlace {
+        row: 0,
+        col: 0,
+        rows: matrix.rows as u32,
+        cols: matrix.cols as u32,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Value;
+    /// A matrix handed out in bands of `height` rows, dense or as CSR arrays.
+    #[derive(Clone)]
+    struct Bands {
+        data: Vec<f64>,
+        cols: usize,
+        height: usize,
+        csr: bool,
+    }
 
-    #[test]
-    fn narrowing_picks_the_smallest_exact_type() {
-        let pick = |source, values: &[Value]| {
-            let mut n = Narrower::new(source);
-            for &v in values {
-                crate::codes::with_value!(v, x => n.observe(x));
+    impl RowBands<f64> for Bands {
+        fn dense(&self) -> bool {
+            !self.csr
+        }
+
+        fn for_each_band(
+            &mut self,
+            each: &mut dyn FnMut(&MatrixRef<'_, f64>) -> Result<bool>,
+        ) -> Result<()> {
+            for band in self.data.chunks(self.height * self.cols) {
+                let rows = band.len() / self.cols;
+                let (mut offsets, mut cols, mut values) = (vec![0], Vec::new(), Vec::new());
+                for row in band.chunks(self.cols) {
+                    for (c, &x) in row.iter().enumerate().filter(|(_, x)| **x != 0.0) {
+                        cols.push(c);
+                        values.push(x);
+                    }
+                    offsets.push(values.len());
+                }
+                let layout = match self.csr {
+                    true => Layout::Csr {
+                        row_offsets: &offsets,
+                        col_indices: &cols,
+                        values: &values,
+                    },
+                    false => Layout::Dense(band),
+                };
+                let matrix = MatrixRef {
+                    rows,
+                    cols: self.cols,
+                    layout,
+                };
+                if !each(&matrix)? {
+                    break;
+                }
             }
-            let choice = n.choice();
-            // The typed summaries agree with the one conversion rule.
-            assert!(
-                values.iter().all(|v| v.narrows_to(choice)),
-                "{values:?} as {choice}"
-            );
-            choice
-        };
-        assert_eq!(pick(ValueType::U64, &[Value::U64(200)]), ValueType::U8);
-        assert_eq!(pick(ValueType::U64, &[Value::U64(300)]), ValueType::U16);
-        assert_eq!(
-            pick(ValueType::I64, &[Value::I64(-3), Value::I64(100)]),
-            ValueType::I8
-        );
-        assert_eq!(pick(ValueType::I64, &[Value::I64(5)]), ValueType::I8);
-        assert_eq!(pick(ValueType::F64, &[Value::F64(0.5)]), ValueType::F32);
-        assert_eq!(pick(ValueType::F64, &[Value::F64(0.1)]), ValueType::F64);
-        assert_eq!(pick(ValueType::F64, &[Value::F64(3.0)]), ValueType::U8);
-        assert_eq!(pick(ValueType::F64, &[Value::F64(-0.0)]), ValueType::F32);
-        assert_eq!(pick(ValueType::U8, &[Value::U8(1)]), ValueType::U8);
-    }
-
-    /// The typed summaries choose exactly what the one conversion rule (`narrows_to`) would.
-    fn agrees_with_the_conversion_rule<T: Element>(values: &[T]) {
-        let mut n = Narrower::new(T::VALUE_TYPE);
-        values.iter().for_each(|&x| n.observe(x));
-        let reference = n
-            .candidates
-            .iter()
-            .copied()
-            .find(|&vt| values.iter().all(|x| x.into_value().narrows_to(vt)))
-            .unwrap_or(T::VALUE_TYPE);
-        assert_eq!(n.choice(), reference, "{values:?}");
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn typed_narrowing_matches_the_rule(
-            bits in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..4),
-            small in proptest::collection::vec(-70_000i64..70_000, 1..4),
-            scale in 0u32..70,
-        ) {
-            // Raw bits reach NaN payloads and huge values; small integers and their scaled
-            // versions reach every candidate's edges.
-            let scaled: Vec<i64> = small.iter().map(|&x| x.saturating_mul(1i64 << scale.min(40))).collect();
-            agrees_with_the_conversion_rule(&bits.iter().map(|&b| f64::from_bits(b)).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&bits.iter().map(|&b| f32::from_bits(b as u32)).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&bits);
-            agrees_with_the_conversion_rule(&bits.iter().map(|&b| b as i64).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&scaled);
-            agrees_with_the_conversion_rule(&scaled.iter().map(|&x| x as f64).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&scaled.iter().map(|&x| x as f32 * 0.5).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&scaled.iter().map(|&x| x.unsigned_abs()).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&small.iter().map(|&x| x as i32).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&small.iter().map(|&x| x as u32).collect::<Vec<_>>());
-            agrees_with_the_conversion_rule(&small.iter().map(|&x| x as i16).collect::<Vec<_>>());
+            Ok(())
         }
     }
 
     #[test]
-    fn typed_narrowing_edges() {
-        agrees_with_the_conversion_rule(&[i64::MAX]);
-        agrees_with_the_conversion_rule(&[i64::MIN]);
-        agrees_with_the_conversion_rule(&[u64::MAX]);
-        agrees_with_the_conversion_rule(&[1u64 << 63]);
-        agrees_with_the_conversion_rule(&[(1i64 << 24) + 1]);
-        agrees_with_the_conversion_rule(&[1i64 << 40, -(1i64 << 50)]);
-        agrees_with_the_conversion_rule(&[9.223_372_036_854_776e18f64]);
-        agrees_with_the_conversion_rule(&[-9.223_372_036_854_776e18f64]);
-        agrees_with_the_conversion_rule(&[-0.0f64, 1.0]);
-        agrees_with_the_conversion_rule(&[-0.0f32]);
-        agrees_with_the_conversion_rule(&[f64::NAN, f64::INFINITY]);
-        agrees_with_the_conversion_rule(&[65535.0f32, -1.0]);
+    fn a_block_written_from_bands_is_the_block_written_whole() {
+        let (rows, cols) = (11, 7);
+        let sparse: Vec<f64> = (0..rows * cols)
+            .map(|i| if i % 9 == 2 { i as f64 * 0.5 } else { 0.0 })
+            .collect();
+        let dense: Vec<f64> = (0..rows * cols).map(|i| i as f64 - 3.0).collect();
+        let fractions: Vec<f64> = (0..rows * cols).map(|i| i as f64 + 0.1).collect();
+        let place = BlockPlace {
+            row: 0,
+            col: 0,
+            rows: rows as u32,
+            cols: cols as u32,
+        };
+        let policies = [
+            BlockPolicy::Auto,
+            BlockPolicy::Smallest,
+            BlockPolicy::Dense,
+            BlockPolicy::Sparse,
+            BlockPolicy::UltraSparse,
+        ];
+        for data in [&sparse, &dense, &fractions, &vec![0.0; rows * cols]] {
+            for policy in policies {
+                for narrow in [false, true] {
+                    let options = Options::new().block_policy(policy).narrow(narrow);
+                    for csr in [false, true] {
+                        let mut whole = Bands {
+                            data: data.clone(),
+                            cols,
+                            height: rows,
+                            csr,
+                        };
+                        let mut expected = Sink::new(Vec::new());
+                        whole
+                            .for_each_band(&mut |m| {
+                                write_block(&mut expected, m, place, (0, 0), &options)?;
+                                Ok(true)
+                            })
+                            .unwrap();
+                        let expected = expected.finish().unwrap();
+                        for height in [1, 3, rows] {
+                            let mut bands = Bands {
+                                height,
+                                ..whole.clone()
+                            };
+                            let mut got = Sink::new(Vec::new());
+                            write_block_in_bands(&mut got, place, &mut bands, &options).unwrap();
+                            assert_eq!(
+                                got.finish().unwrap(),
+                                expected,
+                                "{policy:?} narrow {narrow} csr {csr} bands of {height}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

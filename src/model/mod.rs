@@ -5,6 +5,8 @@ pub(crate) mod assemble;
 pub(crate) mod csr;
 pub mod detect;
 pub(crate) mod encode;
+pub(crate) mod matrix_ref;
+pub(crate) mod narrow;
 pub mod object;
 pub(crate) mod runtime;
 pub(crate) mod tiling;

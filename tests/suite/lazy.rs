@@ -372,6 +372,18 @@ fn rewrite_retiles_tile_by_tile_as_to_vec_with_would() {
             Options::new().tile(4, 4),
             Options::new().dialect(Dialect::Runtime),
         ),
+        // Untiled: one block from bands of rows.
+        (Options::new().tile(4, 4), Options::new()),
+        (
+            Options::new().tile(5, 7),
+            Options::new()
+                .block_policy(BlockPolicy::Smallest)
+                .narrow(true),
+        ),
+        (
+            Options::new(),
+            Options::new().block_policy(BlockPolicy::UltraSparse),
+        ),
     ] {
         serde_daphne::to_file_with(&from, &Dense(m.clone()), &source).unwrap();
         serde_daphne::io::rewrite(&from, &to, &target).unwrap();

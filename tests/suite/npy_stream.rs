@@ -61,6 +61,8 @@ fn npy_to_dbdf_tile_by_tile_gives_the_bytes_of_to_vec() {
         Options::new().tile(23, 17),
         Options::new().tile(7, 100),
         Options::new(),
+        Options::new().narrow(true),
+        Options::new().block_policy(serde_daphne::BlockPolicy::Sparse),
         Options::new().dialect(Dialect::Runtime),
     ];
     for (k, input) in inputs.iter().enumerate() {

@@ -15,8 +15,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! `.npy` to tiled (or DAPHNE) `.dbdf`, `.dbdf` to `.npy` and `.dbdf` re-tiling stream in
-//! memory bounded by a tile or a band of rows; the other conversions hold the object.
+//! Most conversions between `.npy`, `.dbdf`, SystemDS, CSV and MatrixMarket stream in memory
+//! bounded by a tile or a band of rows (see [`convert`]); the others hold the object.
 
 mod write;
 
@@ -409,14 +409,15 @@ pub fn convert(
     write(input, output, from, to, read, options)
 }
 
-/// Converts without holding the matrix where source and target allow it: `.npy` to tiled
-/// (or DAPHNE) `.dbdf` tile by tile, `.npy` of `f64` to SystemDS a band of block rows per
-/// core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy` band by band,
-/// `.dbdf` re-tiled, a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
-/// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band, a
-/// general real MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time.
-/// `false` when the conversion needs the whole object (other formats, value or data type
-/// changes, no tiles, frames, standard output).
+/// Converts without holding the matrix where source and target allow it: `.npy` to `.dbdf`
+/// tile by tile (untiled: one block from bands of rows), `.npy` of `f64` to SystemDS a band
+/// of block rows per core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy`
+/// band by band, `.dbdf` matrices written again (re-tiled, or one block each from bands of
+/// rows), a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
+/// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band, a general
+/// real MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time, CSV to
+/// `.dbdf` in two passes. `false` when the conversion needs the whole object (other formats,
+/// value or data type changes, untiled frames, standard output).
 fn streamed(
     input: &Path,
     output: &Path,
@@ -431,7 +432,7 @@ fn streamed(
     let daphne = options.daphne;
     let progress = options.progress.as_ref();
     match (from, to) {
-        (Format::Npy, Format::Dbdf) if options.tile.is_some() || daphne => {
+        (Format::Npy, Format::Dbdf) => {
             npy::stream::to_dbdf_reporting(input, output, &options.dbdf_options(None), progress)
                 .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
@@ -486,7 +487,18 @@ fn streamed(
                 .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
         }
-        (Format::Dbdf, Format::Dbdf) if options.tile.is_some() && !daphne => {
+        (Format::Dbdf, Format::Dbdf) if !daphne => {
+            if options.tile.is_none() {
+                // Untiled, matrices stream as one block each; frames would be read whole.
+                let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+                if !file
+                    .objects()
+                    .iter()
+                    .all(|o| o.header.data_type().is_matrix())
+                {
+                    return Ok(false);
+                }
+            }
             let dbdf = options.dbdf_options(None);
             crate::io::rewrite::rewrite_reporting(input, output, &dbdf, progress)
                 .map_err(|e| ConvertError::at(input, e))?;

@@ -5,6 +5,7 @@
 //! type, so that this tool reads it back to the same type and bits (`f32` values are printed
 //! as the `f64` they widen to, exactly).
 
+#[cfg(feature = "convert")]
 mod array;
 mod coordinates;
 mod head;
@@ -19,6 +20,7 @@ use crate::{DataType, Error, Object, Result, Value, ValueType, Values};
 use coordinates::{Layout, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 
+#[cfg(feature = "convert")]
 pub(crate) use array::array_to_dbdf;
 
 /// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
@@ -289,7 +291,7 @@ pub fn write_file<R: Read + Seek>(
     index: usize,
     out: &mut dyn Write,
 ) -> Result<()> {
-    write_file_in_bands(file, index, out, crate::io::BAND_BYTES, None)
+    write_file_reporting(file, index, out, None)
 }
 
 /// [`write_file`], reporting the rows read over both passes.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::interop::input::not_convertible;
 use crate::io::progress::Progress;
 use crate::io::{write_buffered, DbdfFile, DbdfWriter};
-use crate::model::encode::tile_dims;
+use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 use crate::options::{Dialect, Options};
 use crate::wire::values::{with_value_type, write_le, zeroed_vec};
 use crate::wire::{DataType, Element, Header, ValueType};
@@ -25,7 +25,9 @@ const BAND: u64 = 16 << 20;
 /// rows), never the matrix. The bytes equal [`crate::to_vec_with`] of the same matrix with the
 /// same options.
 ///
-/// Without a tile size (spec dialect) the matrix is one block, read whole.
+/// Without a tile size (spec dialect) the matrix is one block, read twice a band of rows at a
+/// time: once to choose the block type (stopping at the first non-zero by default), once to
+/// write it.
 ///
 /// # Errors
 /// As [`super::read`]; [`crate::DbdfWriter`]'s errors; I/O errors.
@@ -64,8 +66,49 @@ pub(crate) fn to_dbdf_reporting(
         cols,
         progress,
     };
-    with_value_type!(vt, T => reader.copy_tiles::<T>(&mut writer, (tile_rows, tile_cols))?);
+    let one_block = !runtime && options.tile.is_none() && rows > 0 && cols > 0;
+    if one_block && rows <= u64::from(u32::MAX) && cols <= u64::from(u32::MAX) {
+        with_value_type!(vt, T => writer.write_untiled(&mut NpyBands::<T> { reader, band: Vec::new() })?);
+    } else {
+        with_value_type!(vt, T => reader.copy_tiles::<T>(&mut writer, (tile_rows, tile_cols))?);
+    }
     writer.finish()
+}
+
+/// An `.npy` matrix read in bands of whole rows (16 MiB, or one row), into one buffer.
+struct NpyBands<'a, T> {
+    reader: TileReader<'a>,
+    band: Vec<T>,
+}
+
+impl<T: Element> RowBands<T> for NpyBands<'_, T> {
+    fn dense(&self) -> bool {
+        true
+    }
+
+    fn for_each_band(
+        &mut self,
+        each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
+    ) -> Result<()> {
+        let (rows, cols) = (self.reader.rows, self.reader.cols);
+        let row_bytes = cols * std::mem::size_of::<T>() as u64;
+        let step = (BAND / row_bytes.max(1)).max(1);
+        let mut r0 = 0;
+        while r0 < rows {
+            let nr = step.min(rows - r0);
+            self.band.resize((nr * cols) as usize, T::zeroed());
+            self.reader.read_tile(r0, 0, nr, cols, &mut self.band)?;
+            let band = MatrixRef::dense(nr as usize, cols as usize, &self.band);
+            if !each(&band)? {
+                return Ok(());
+            }
+            r0 += nr;
+            if let Some(report) = self.reader.progress {
+                report(r0 * row_bytes, rows * row_bytes);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Reads the `.npy` file at `path` whole: its values go from the file straight into the

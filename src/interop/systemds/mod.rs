@@ -43,6 +43,7 @@ use self::records::{
 };
 use self::seqfile::SYSTEMDS;
 pub use self::to_dbdf::to_dbdf;
+#[cfg(feature = "convert")]
 pub(crate) use self::to_dbdf::to_dbdf_reporting;
 pub use self::write::{write, write_dbdf, write_npy, write_with, WriteOptions, PART_BYTES};
 #[cfg(feature = "convert")]

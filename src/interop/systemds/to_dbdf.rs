@@ -57,6 +57,7 @@ pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Opti
 /// [`to_dbdf`], reporting the share of the matrix's cells written against the input's bytes;
 /// `false` (and nothing written) for what does not stream, which [`super::read`] reads
 /// whole: frames, matrices without cells, the runtime dialect.
+#[cfg(feature = "convert")]
 pub(crate) fn to_dbdf_reporting(
     input: &Path,
     output: &Path,
