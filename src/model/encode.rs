@@ -424,6 +424,11 @@ pub(crate) trait RowBands<T> {
     /// Whether the bands hold every cell (a dense source), as [`Layout::Dense`] does.
     fn dense(&self) -> bool;
 
+    /// Whether any cell is non-zero, where the source knows without a pass.
+    fn nonzero(&self) -> Option<bool> {
+        None
+    }
+
     /// Calls `each` with each band in order, until it returns `false`.
     ///
     /// # Errors
@@ -445,6 +450,12 @@ pub(crate) fn write_block_in_bands<T: Element, W: Write>(
     options: &Options,
 ) -> Result<()> {
     let mut analyser = Analyser::new(place, T::VALUE_TYPE, bands.dense(), options);
+    if analyser.stop_at == 1 && analyser.narrower.is_none() {
+        // All the choice needs is whether there is a non-zero.
+        if let Some(nonzero) = bands.nonzero() {
+            analyser.nnz = u64::from(nonzero);
+        }
+    }
     if !analyser.done() {
         bands.for_each_band(&mut |band| {
             analyser.observe(band, whole(band));

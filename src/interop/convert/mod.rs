@@ -442,6 +442,11 @@ fn streamed(
             systemds::write_npy_reporting(input, output, &sysds, progress)
                 .map_err(|e| ConvertError::at(input, e))
         }
+        (Format::Csv, Format::Dbdf) => {
+            let dbdf = options.dbdf_options(None);
+            csv::to_dbdf_reporting(input, output, &dbdf, progress)
+                .map_err(|e| ConvertError::at(input, e))
+        }
         (Format::Mtx, Format::Dbdf) if options.tile.is_some() && !daphne => {
             let dbdf = options.dbdf_options(None);
             mtx::array_to_dbdf(input, output, &dbdf, progress)

@@ -1,0 +1,507 @@
+//! A CSV file read in bands of rows on every core, for [`super::to_dbdf`].
+//!
+//! The first pass checks every record as the whole read does and finds where each band of
+//! rows starts (byte, line, row). A file without quotes (and without a lone `\r`) is split at
+//! line ends found with `memchr`, and its bands are checked on every core; a file with quotes
+//! (where a line end may sit inside a field) is checked in one pass by one thread. The second
+//! pass parses bands on every core from where they start, handing them over in row order.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::mpsc;
+
+use super::records::{line_of, parse_untyped, Number, Records, Start, CSV, MIXED};
+use crate::interop::text::parse_value;
+use crate::io::progress::Progress;
+use crate::model::Hint;
+use crate::{Result, ValueType, Values};
+
+/// Bytes of text each worker takes at a time in the second pass (tests: every band its own,
+/// so that the workers take turns).
+const UNIT_BYTES: u64 = if cfg!(test) { 1 } else { 4 << 20 };
+
+/// Bytes read at a time when looking for line ends (tests: a few, so that lines, `\r\n`
+/// pairs and blank lines straddle reads).
+const CHUNK_BYTES: usize = if cfg!(test) { 5 } else { 8 << 20 };
+
+/// Where a band of rows starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct BandStart {
+    pub byte: u64,
+    pub row: u64,
+}
+
+/// Where records start, found from the line ends alone.
+struct LineIndex {
+    /// Each band's start.
+    starts: Vec<BandStart>,
+    /// Each worker's run's start, for checking.
+    runs: Vec<BandStart>,
+    rows: u64,
+    end: u64,
+}
+
+/// What the first pass found.
+pub(super) struct Plan {
+    pub labels: Option<Vec<String>>,
+    pub rows: u64,
+    pub width: u64,
+    /// One per lane: per column of a frame, one for a matrix.
+    pub types: Vec<ValueType>,
+    /// Whether any value is stored as non-zero.
+    pub nonzero: bool,
+    /// Where each band of rows starts (bands of the rows `scan` was asked for).
+    pub starts: Vec<BandStart>,
+    /// Where the data ends (the file's length).
+    pub end: u64,
+    typed: bool,
+}
+
+impl Plan {
+    pub(super) fn frame(&self) -> bool {
+        self.labels.is_some()
+    }
+
+    fn lane(&self, c: usize) -> usize {
+        if self.frame() {
+            c
+        } else {
+            0
+        }
+    }
+
+    /// The bytes of band `k`.
+    fn span(&self, k: usize) -> (u64, u64) {
+        let end = self.starts.get(k + 1).map_or(self.end, |s| s.byte);
+        (self.starts[k].byte, end)
+    }
+
+    fn rows_in(&self, k: usize) -> u64 {
+        let end = self.starts.get(k + 1).map_or(self.rows, |s| s.row);
+        end - self.starts[k].row
+    }
+}
+
+/// The kinds of numbers a lane without a sidecar's type holds.
+#[derive(Clone, Copy, Debug, Default)]
+struct Kinds {
+    float: bool,
+    wide: bool,
+}
+
+/// What checking some records found.
+#[derive(Default)]
+struct Checked {
+    rows: u64,
+    /// The first error, as the whole read words it (when checked from the file's start).
+    error: Option<String>,
+    kinds: Vec<Kinds>,
+    nonzero: bool,
+}
+
+impl Checked {
+    /// Appends what the records after these found.
+    fn merge(&mut self, other: Checked) {
+        self.rows += other.rows;
+        if self.error.is_none() {
+            self.error = other.error;
+        }
+        for (mine, theirs) in self.kinds.iter_mut().zip(other.kinds) {
+            mine.float |= theirs.float;
+            mine.wide |= theirs.wide;
+        }
+        self.nonzero |= other.nonzero;
+    }
+
+    /// Whether the records hold anything the whole read refuses.
+    fn failed(&self) -> bool {
+        self.error.is_some() || self.kinds.iter().any(|k| k.float && k.wide)
+    }
+}
+
+/// A CSV file and its sidecar, read from where a band starts as often as asked.
+pub(super) struct Source<'a> {
+    pub path: &'a Path,
+    pub sidecar: Option<&'a Hint>,
+    pub progress: Option<&'a Progress>,
+}
+
+impl Source<'_> {
+    /// The records from byte `at` to byte `end`.
+    fn records_at(&self, at: u64, end: u64) -> Result<Records<impl Read>> {
+        let mut file = File::open(self.path)?;
+        file.seek(SeekFrom::Start(at))?;
+        let capacity = (end - at).clamp(8 << 10, 1 << 20) as usize;
+        Ok(Records::new(BufReader::with_capacity(
+            capacity,
+            file.take(end - at),
+        )))
+    }
+
+    /// The first pass. `band_rows` gives the rows per band for a width.
+    pub(super) fn scan(&self, band_rows: impl Fn(&Start) -> u64) -> Result<Plan> {
+        let end = std::fs::metadata(self.path)?.len();
+        let file = BufReader::with_capacity(1 << 20, File::open(self.path)?);
+        let mut records = Records::new(file);
+        let mut start = Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
+        let band = band_rows(&start).max(1);
+        let types = start.types.clone();
+        let mut plan = Plan {
+            labels: start.labels.clone(),
+            rows: 0,
+            width: start.width as u64,
+            types: Vec::new(),
+            nonzero: false,
+            starts: Vec::new(),
+            end,
+            typed: types.is_some(),
+        };
+        let first = start.first.take();
+        let lanes = start.lanes();
+        let quote_free = match first.as_ref().and_then(|r| r.position()) {
+            Some(at) => self.index_lines(at.byte(), band, end)?,
+            None => None,
+        };
+        let parallel = match quote_free {
+            Some(index) if index.runs.len() > 1 => {
+                let checked = self.check_in_parallel(&index, &start)?;
+                plan.starts = index.starts;
+                checked
+            }
+            _ => None,
+        };
+        let checked = match parallel {
+            Some(checked) => checked,
+            None => {
+                // From the start again if the parallel check gave up part way.
+                let file = BufReader::with_capacity(1 << 20, File::open(self.path)?);
+                let mut records = Records::new(file);
+                let mut again =
+                    Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
+                let first = again.first.take();
+                let mut starts = Vec::new();
+                let checked = check_recording(&mut records, first, &start, |row, record| {
+                    if row % band == 0 {
+                        let at = record.position().expect("records have positions");
+                        starts.push(BandStart {
+                            byte: at.byte(),
+                            row,
+                        });
+                    }
+                })?;
+                plan.starts = starts;
+                checked
+            }
+        };
+        if let Some(message) = checked.error {
+            return Err(CSV.error(message));
+        }
+        if let Some(hint) = self.sidecar {
+            if checked.rows != hint.rows {
+                return Err(CSV.error(format!(
+                    "the sidecar says {} rows but {} follow",
+                    hint.rows, checked.rows
+                )));
+            }
+        }
+        plan.rows = checked.rows;
+        plan.nonzero = checked.nonzero;
+        plan.types = match types {
+            Some(types) => types[..lanes].to_vec(),
+            None => (checked.kinds.iter())
+                .map(|k| match k.float {
+                    true => ValueType::F64,
+                    false => ValueType::I64,
+                })
+                .collect(),
+        };
+        Ok(plan)
+    }
+
+    /// Where bands of `band` rows and the workers' runs start, and how many rows there are,
+    /// from the line ends alone; `None` for a file where a line end may not end a record (a
+    /// quote, or a `\r` without `\n`).
+    fn index_lines(&self, from: u64, band: u64, end: u64) -> Result<Option<LineIndex>> {
+        let mut file = File::open(self.path)?;
+        file.seek(SeekFrom::Start(from))?;
+        let workers = workers() as u64;
+        let mut index = LineIndex {
+            starts: Vec::new(),
+            runs: Vec::new(),
+            rows: 0,
+            end,
+        };
+        // A record at `byte`: a band starts there every `band` rows, and a worker's run at
+        // the first record at or after each equal share of the bytes.
+        let add = |index: &mut LineIndex, byte: u64| {
+            let here = BandStart {
+                byte,
+                row: index.rows,
+            };
+            if index.rows % band == 0 {
+                index.starts.push(here);
+            }
+            let runs = index.runs.len() as u64;
+            if runs < workers && byte >= from + (end - from) * runs / workers {
+                index.runs.push(here);
+            }
+            index.rows += 1;
+        };
+        let mut at = from;
+        // The current line's start, and whether a non-blank byte was seen on it.
+        let (mut line_start, mut content) = (from, false);
+        let mut chunk = vec![0u8; CHUNK_BYTES];
+        let mut after_cr = false;
+        while at < end {
+            let n = file.read(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            let bytes = &chunk[..n];
+            if memchr::memchr(b'"', bytes).is_some() || (after_cr && bytes[0] != b'\n') {
+                return Ok(None);
+            }
+            for cr in memchr::memchr_iter(b'\r', bytes) {
+                if bytes.get(cr + 1).is_some_and(|&b| b != b'\n') {
+                    return Ok(None);
+                }
+            }
+            after_cr = bytes[n - 1] == b'\r';
+            let mut from_here = 0;
+            for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(n)) {
+                // A line is a record unless it is all whitespace (the csv crate and
+                // `Records` skip those); a non-ASCII byte counts as content, and the checking
+                // pass counts records again, so a wrong guess only costs the fast path.
+                content = content
+                    || bytes[from_here..nl]
+                        .iter()
+                        .any(|b| !b.is_ascii_whitespace());
+                if nl == n {
+                    break;
+                }
+                if content {
+                    add(&mut index, line_start);
+                }
+                line_start = at + nl as u64 + 1;
+                content = false;
+                from_here = nl + 1;
+            }
+            at += n as u64;
+        }
+        if content {
+            add(&mut index, line_start);
+        }
+        Ok(Some(index))
+    }
+
+    /// Checks contiguous runs of bands on every core, `plan.starts` found from the line ends
+    /// (`rows` in all). `None` where the records disagree with the line ends (a blank line of
+    /// non-ASCII spaces) or something is wrong: the check in one pass then says what, and
+    /// where, as the whole read would.
+    fn check_in_parallel(&self, index: &LineIndex, start: &Start) -> Result<Option<Checked>> {
+        let runs = &index.runs;
+        let results: Vec<Result<(Checked, u64)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..runs.len())
+                .map(|j| {
+                    scope.spawn(move || -> Result<(Checked, u64)> {
+                        let (end, next_row) = runs
+                            .get(j + 1)
+                            .map_or((index.end, index.rows), |r| (r.byte, r.row));
+                        let mut records = self.records_at(runs[j].byte, end)?;
+                        let first = records.next_record().unwrap_or(None);
+                        let checked = check(&mut records, first, start)?;
+                        Ok((checked, next_row - runs[j].row))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a checking thread panicked"))
+                .collect()
+        });
+        let mut all = Checked {
+            kinds: vec![Kinds::default(); start.lanes()],
+            ..Checked::default()
+        };
+        for result in results {
+            let (checked, expected) = result?;
+            if checked.failed() || checked.rows != expected {
+                return Ok(None);
+            }
+            all.merge(checked);
+        }
+        Ok((!all.failed()).then_some(all))
+    }
+
+    /// The second pass: calls `each(first row, lanes)` with each band of `plan.band` rows
+    /// (the last shorter), in order, parsed into the plan's types on every core, until it
+    /// returns `false`.
+    pub(super) fn for_each_band(
+        &self,
+        plan: &Plan,
+        each: &mut dyn FnMut(u64, &[Values]) -> Result<bool>,
+    ) -> Result<()> {
+        if plan.starts.is_empty() {
+            return Ok(());
+        }
+        // Work units: runs of consecutive bands of about UNIT_BYTES of text.
+        let text = plan.end - plan.starts[0].byte;
+        let per_band = (text / plan.starts.len() as u64).max(1);
+        let group = (UNIT_BYTES / per_band).max(1) as usize;
+        let units: Vec<(usize, usize)> = (0..plan.starts.len())
+            .step_by(group)
+            .map(|k| (k, (k + group).min(plan.starts.len())))
+            .collect();
+        let threads = workers().min(units.len());
+        std::thread::scope(|scope| -> Result<()> {
+            let mut receivers = Vec::new();
+            for t in 0..threads {
+                let (send, receive) = mpsc::sync_channel::<Result<Vec<Vec<Values>>>>(1);
+                receivers.push(receive);
+                let units = &units;
+                scope.spawn(move || {
+                    for &(k0, k1) in units.iter().skip(t).step_by(threads) {
+                        let parsed = (k0..k1).map(|k| self.parse_band(plan, k)).collect();
+                        if send.send(parsed).is_err() {
+                            return; // The consumer stopped.
+                        }
+                    }
+                });
+            }
+            for (u, &(k0, _)) in units.iter().enumerate() {
+                let bands = receivers[u % threads]
+                    .recv()
+                    .expect("each worker sends every unit it takes")?;
+                for (k, lanes) in (k0..).zip(bands) {
+                    if !each(plan.starts[k].row, &lanes)? {
+                        return Ok(());
+                    }
+                    if let Some(report) = self.progress {
+                        report(plan.span(k).1, plan.end);
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Parses band `k` into one vector per lane.
+    fn parse_band(&self, plan: &Plan, k: usize) -> Result<Vec<Values>> {
+        let (at, end) = plan.span(k);
+        let rows = plan.rows_in(k);
+        let mut records = self.records_at(at, end)?;
+        let cells = match plan.frame() {
+            true => rows as usize,
+            false => rows as usize * plan.width as usize,
+        };
+        let mut lanes: Vec<Values> = plan
+            .types
+            .iter()
+            .map(|&vt| {
+                let mut values = Values::new(vt);
+                values.reserve(cells);
+                values
+            })
+            .collect();
+        let changed = || CSV.error("the file changed while it was converted");
+        for _ in 0..rows {
+            let fields = records
+                .next_record()
+                .map_err(|m| CSV.error(m))?
+                .ok_or_else(changed)?;
+            if fields.len() as u64 != plan.width {
+                return Err(changed());
+            }
+            for (c, field) in fields.iter().enumerate() {
+                let values = &mut lanes[plan.lane(c)];
+                let vt = values.value_type();
+                let value = match plan.typed {
+                    true => parse_value(field, vt),
+                    false => parse_untyped(field).ok().map(|n| n.value(vt)),
+                };
+                if !value.is_some_and(|value| values.push(value)) {
+                    return Err(changed());
+                }
+            }
+        }
+        Ok(lanes)
+    }
+}
+
+/// Threads for parsing: the cores there are (at most 4).
+fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// Checks `first` and the records after it as the whole read does, stopping at the first
+/// error (a conflict of kinds included, where the whole read meets it).
+fn check<R: Read>(
+    records: &mut Records<R>,
+    first: Option<csv::StringRecord>,
+    start: &Start,
+) -> Result<Checked> {
+    check_recording(records, first, start, |_, _| {})
+}
+
+/// [`check`], with `on_record(row, record)` seeing each record.
+fn check_recording<R: Read>(
+    records: &mut Records<R>,
+    first: Option<csv::StringRecord>,
+    start: &Start,
+    mut on_record: impl FnMut(u64, &csv::StringRecord),
+) -> Result<Checked> {
+    let mut checked = Checked {
+        kinds: vec![Kinds::default(); start.lanes()],
+        ..Checked::default()
+    };
+    let mut record = first;
+    while let Some(fields) = record {
+        on_record(checked.rows, &fields);
+        if let Err(message) = check_record(&fields, start, &mut checked) {
+            checked.error = Some(message);
+            return Ok(checked);
+        }
+        checked.rows += 1;
+        record = match records.next_record() {
+            Ok(next) => next,
+            Err(message) => {
+                checked.error = Some(message);
+                return Ok(checked);
+            }
+        };
+    }
+    Ok(checked)
+}
+
+fn check_record(
+    fields: &csv::StringRecord,
+    start: &Start,
+    checked: &mut Checked,
+) -> Result<(), String> {
+    start.check_width(fields)?;
+    let line = line_of(fields);
+    for (c, field) in fields.iter().enumerate() {
+        let lane = start.lane(c);
+        let at = |message: &str| format!("line {line}, column {}: {message}", c + 1);
+        match &start.types {
+            Some(types) => {
+                let vt = types[lane];
+                let value = parse_value(field, vt)
+                    .ok_or_else(|| at(&format!("malformed {vt} number {field:?}")))?;
+                checked.nonzero |= !value.is_zero();
+            }
+            None => {
+                let number = parse_untyped(field).map_err(at)?;
+                let kinds = &mut checked.kinds[lane];
+                kinds.float |= matches!(number, Number::Float(_));
+                kinds.wide |= number.is_wide();
+                if kinds.float && kinds.wide {
+                    return Err(at(MIXED));
+                }
+                checked.nonzero |= !number.is_zero();
+            }
+        }
+    }
+    Ok(())
+}
