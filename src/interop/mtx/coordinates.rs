@@ -1,13 +1,17 @@
-//! MatrixMarket coordinate entries, parsed on both cores in bounded chunks and placed into
-//! CSR arrays in place.
+//! MatrixMarket coordinate entries, placed into CSR arrays in two passes over the file, each
+//! on both cores, in bounded chunks.
 //!
-//! Memory: the file is read in 32 MiB chunks, never whole. Entries go straight into what will
-//! be the CSR arrays (column indices and values, in file order) plus a `u32` row per entry;
-//! an in-place counting sort (American flag sort) then moves them into row order, and each
-//! row is sorted by column. Peak: the CSR arrays, 4 bytes per entry and 16 per row.
+//! Memory: the file is read in 32 MiB chunks, never whole. The first pass counts each row's
+//! entries (a `u32` per row per thread), which gives the CSR row offsets; the second parses
+//! each chunk on two threads and places its entries at their rows' cursors in the final
+//! column and value arrays, two threads each placing a half of the rows (so each writes its
+//! own part of the arrays, with no cache line shared); then each row is sorted by column.
+//! Peak: the CSR arrays, plus about 16 bytes per row and a chunk's entries. (In-place
+//! sorting of entries kept in file order, the earlier way, took as much memory and a third
+//! more time; placing from both threads into every row shared cache lines and was slower.)
 //!
 //! Own code rather than a crate: no maintained crate parses MatrixMarket into CSR in place;
-//! `str::parse` (exact, Eisel-Lemire) does the numbers.
+//! `str::parse` (exact, Eisel-Lemire) does the numbers, a byte loop the indices.
 
 use std::fs::File;
 use std::io::Read;
@@ -15,6 +19,7 @@ use std::path::Path;
 
 use crate::interop::text::parse_value;
 use crate::io::progress::{Progress, ProgressReader};
+use crate::wire::values::zeroed_vec;
 use crate::{Object, Value, ValueType, Values};
 
 /// Bytes of the file parsed at a time (split between the two threads).
@@ -43,15 +48,29 @@ pub struct Layout {
     pub symmetry: Symmetry,
 }
 
-/// One thread's entries, in file order.
+/// One thread's entries of a chunk, in file order.
 #[derive(Default)]
 struct Parsed {
     rows: Vec<u32>,
-    cols: Vec<usize>,
+    cols: Vec<u32>,
     /// Each value's bits, zero-extended (two's complement for negative integers).
     values: Vec<u64>,
-    negative: Option<usize>,
+    /// Entries the file lists (mirrored ones not counted).
+    listed: u64,
+    /// Where (in the text) the first negative integer is, and the first above `i64::MAX`.
+    negative: Option<(usize, i64)>,
     beyond_i64: Option<usize>,
+}
+
+impl Parsed {
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.cols.clear();
+        self.values.clear();
+        self.listed = 0;
+        self.negative = None;
+        self.beyond_i64 = None;
+    }
 }
 
 /// A parse error at a byte offset of the data (its line is counted only then).
@@ -61,7 +80,10 @@ struct ParseError {
 }
 
 /// Reads the entries of a coordinate file whose data starts at byte `data_at` (line
-/// `first_line`) and builds the CSR matrix.
+/// `first_line`) and builds the CSR matrix, in two passes over the file: the first counts
+/// each row's entries, the second parses them into their places in the CSR arrays. Both
+/// split each chunk of text between two threads; the second also places entries on two
+/// threads (each a half of the rows, so each writes its own part of the arrays).
 ///
 /// # Errors
 /// A message naming the line and what is wrong.
@@ -72,10 +94,6 @@ pub fn read(
     layout: &Layout,
     progress: Option<&Progress>,
 ) -> Result<Object, String> {
-    let mut file = File::open(path).map_err(|e| e.to_string())?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(data_at)).map_err(|e| e.to_string())?;
-    let mut file = ProgressReader::new(file, len - data_at, progress);
     if layout.rows > u64::from(u32::MAX) || layout.cols > u64::from(u32::MAX) {
         return Err(format!(
             "a {} x {} matrix does not fit one CSR block (at most {} rows and columns)",
@@ -84,20 +102,108 @@ pub fn read(
             u32::MAX
         ));
     }
-    // Every entry takes at least 4 bytes ("1 1\n"): never reserve more than the file holds.
-    let bound = (len - data_at) / 4 + 1;
-    let expected = layout.entries.min(bound) as usize;
-    let mirrored = layout.symmetry != Symmetry::General;
-    let mut all = Parsed {
-        rows: Vec::with_capacity(expected),
-        cols: Vec::with_capacity(expected),
-        values: Vec::with_capacity(expected),
-        ..Parsed::default()
+    let nrows = layout.rows as usize;
+    // Pass 1: each row's entries. Every counted entry is a line of the file (or its mirror),
+    // so the arrays below are no larger than the file justifies.
+    let offsets = count_rows(path, data_at, layout)?;
+    let total = offsets[nrows];
+    // Zeroed fresh pages, advised huge: the entries land all over them.
+    let mut cols = zeroed_vec::<usize>(total).map_err(|e| e.to_string())?;
+    let mut values = zeroed_vec::<u64>(total).map_err(|e| e.to_string())?;
+    let mut cursors = offsets[..nrows].to_vec();
+    // Pass 2: the entries into place.
+    let mid = nrows / 2;
+    let (mut a, mut b) = (Parsed::default(), Parsed::default());
+    let (mut listed, mut negative, mut beyond_i64) = (0u64, None, None);
+    let changed = || "the file changed while it was read".to_string();
+    for_each_chunk(path, data_at, progress, |text, consumed| {
+        let (split, failure) = parse_in_two(text, layout, (&mut a, &mut b));
+        if let Some(e) = failure {
+            let n = line_at(path, data_at, consumed + e.at, first_line).unwrap_or(0);
+            return Err(format!("line {n}: {}", e.message));
+        }
+        for (part, shift) in [(&a, 0), (&b, split)] {
+            listed += part.listed;
+            if let (None, Some((at, x))) = (negative, part.negative) {
+                negative = Some((consumed + shift + at, x));
+            }
+            if let (None, Some(at)) = (beyond_i64, part.beyond_i64) {
+                beyond_i64 = Some(consumed + shift + at);
+            }
+        }
+        let (cols_low, cols_high) = cols.split_at_mut(offsets[mid]);
+        let (values_low, values_high) = values.split_at_mut(offsets[mid]);
+        let (cursors_low, cursors_high) = cursors.split_at_mut(mid);
+        let (low, high) = std::thread::scope(|scope| {
+            let high = scope.spawn(|| {
+                let arrays = (cols_high, values_high, cursors_high);
+                place(&[&a, &b], arrays, (mid, nrows), &offsets)
+            });
+            let low = place(
+                &[&a, &b],
+                (cols_low, values_low, cursors_low),
+                (0, mid),
+                &offsets,
+            );
+            (low, high.join().expect("placing does not panic"))
+        });
+        low.and(high).map_err(|_| changed())
+    })?;
+    if listed != layout.entries {
+        return Err(format!(
+            "line {}: declares {} entries but {listed} follow",
+            first_line - 1,
+            layout.entries
+        ));
+    }
+    if cursors.iter().zip(&offsets[1..]).any(|(c, end)| c != end) {
+        return Err(changed());
+    }
+    let value_type = match (negative, beyond_i64) {
+        (Some((neg, x)), Some(big)) if layout.value_type == ValueType::I64 => {
+            let line = |at| line_at(path, data_at, at, first_line).unwrap_or(0);
+            return Err(format!(
+                "line {}: the negative {x} and line {}'s integer above i64::MAX share no value type",
+                line(neg),
+                line(big)
+            ));
+        }
+        (_, Some(_)) if layout.value_type == ValueType::I64 => ValueType::U64,
+        _ => layout.value_type,
     };
+    // Each row by column, on two threads.
+    let (cols_low, cols_high) = cols.split_at_mut(offsets[mid]);
+    let (values_low, values_high) = values.split_at_mut(offsets[mid]);
+    let (dup_low, dup_high) = std::thread::scope(|scope| {
+        let high = scope.spawn(|| {
+            sort_rows(cols_high, values_high, &offsets[mid..], offsets[mid])
+                .map(|(r, c)| (mid + r, c))
+        });
+        let low = sort_rows(cols_low, values_low, &offsets[..=mid], 0);
+        (low, high.join().expect("sorting does not panic"))
+    });
+    if let Some((r, c)) = dup_low.or(dup_high) {
+        let n = duplicate_line(path, data_at, first_line, layout, r, c);
+        return Err(format!("line {n}: duplicate entry ({}, {})", r + 1, c + 1));
+    }
+    let values = typed(values, value_type);
+    Object::csr(layout.rows, layout.cols, offsets, cols, values).map_err(|e| e.to_string())
+}
+
+/// Calls `each(text, offset of the text in the data)` with the data in chunks of whole lines.
+fn for_each_chunk(
+    path: &Path,
+    data_at: u64,
+    progress: Option<&Progress>,
+    mut each: impl FnMut(&[u8], usize) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut file = File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(data_at)).map_err(|e| e.to_string())?;
+    let mut file = ProgressReader::new(file, len.saturating_sub(data_at), progress);
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 4096);
     let mut carry: Vec<u8> = Vec::new();
     let mut consumed = 0usize; // bytes of data before `buf`
-    let mut entries = 0u64;
     loop {
         buf.clear();
         buf.extend_from_slice(&carry);
@@ -108,87 +214,126 @@ pub fn read(
         buf.truncate(start + got);
         let end_of_file = got == 0;
         if buf.is_empty() {
-            break;
+            return Ok(());
         }
         // Whole lines only; the rest waits for the next chunk.
-        let cut = if end_of_file {
-            buf.len()
-        } else {
-            match buf.iter().rposition(|&b| b == b'\n') {
-                Some(p) => p + 1,
-                None => {
-                    if got == 0 {
-                        buf.len()
-                    } else {
-                        carry.extend_from_slice(&buf);
-                        continue;
-                    }
-                }
+        let cut = match buf.iter().rposition(|&b| b == b'\n') {
+            _ if end_of_file => buf.len(),
+            Some(p) => p + 1,
+            None => {
+                carry.extend_from_slice(&buf);
+                continue;
             }
         };
         carry.extend_from_slice(&buf[cut..]);
-        let text = &buf[..cut];
-        let (parts, failure) = parse_in_two(text, layout);
-        if let Some(e) = failure {
-            let at = consumed + e.at;
-            let n = line_at(path, data_at, at, first_line).unwrap_or(0);
-            return Err(format!("line {n}: {}", e.message));
-        }
-        for mut part in parts {
-            entries += part.values.len() as u64;
-            let shift = all.values.len();
-            if let Some(k) = part.negative {
-                all.negative.get_or_insert(shift + k);
-            }
-            if let Some(k) = part.beyond_i64 {
-                all.beyond_i64.get_or_insert(shift + k);
-            }
-            all.rows.append(&mut part.rows);
-            all.cols.append(&mut part.cols);
-            all.values.append(&mut part.values);
-        }
+        each(&buf[..cut], consumed)?;
         consumed += cut;
         if end_of_file {
-            break;
+            return Ok(());
         }
     }
-    let stored = if mirrored {
-        // Mirrored entries were added after each off-diagonal one.
-        entries_in_file(&all)
-    } else {
-        entries
-    };
-    if stored != layout.entries {
-        return Err(format!(
-            "line {}: declares {} entries but {stored} follow",
-            first_line - 1,
-            layout.entries
-        ));
-    }
-    let value_type = match (all.negative, all.beyond_i64) {
-        (Some(neg), Some(big)) if layout.value_type == ValueType::I64 => {
-            let entry_line = |k| line_of_entry(path, data_at, first_line, k, mirrored, &all);
-            return Err(format!(
-                "line {}: the negative {} and line {}'s integer above i64::MAX share no value type",
-                entry_line(neg),
-                all.values[neg] as i64,
-                entry_line(big)
-            ));
-        }
-        (_, Some(_)) if layout.value_type == ValueType::I64 => ValueType::U64,
-        _ => layout.value_type,
-    };
-    build(all, layout, value_type, path, data_at, first_line)
 }
 
-/// How many entries the file lists (mirrored ones not counted).
-fn entries_in_file(all: &Parsed) -> u64 {
-    // Files list the lower triangle; mirrors lie above the diagonal.
-    all.rows
-        .iter()
-        .zip(&all.cols)
-        .filter(|&(&r, &c)| r as usize >= c)
-        .count() as u64
+/// The first pass: each row's entries (a mirrored entry counts in its row too), as CSR row
+/// offsets. Lines that do not parse are left to the second pass, which says what is wrong.
+fn count_rows(path: &Path, data_at: u64, layout: &Layout) -> Result<Vec<usize>, String> {
+    let nrows = layout.rows as usize;
+    let (mut a, mut b) = (vec![0u32; nrows], vec![0u32; nrows]);
+    for_each_chunk(path, data_at, None, |text, _| {
+        let (first, second) = text.split_at(split_point(text));
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| count_lines(second, layout, &mut b));
+            count_lines(first, layout, &mut a);
+            other.join().expect("counting does not panic");
+        });
+        Ok(())
+    })?;
+    let mut offsets = Vec::with_capacity(nrows + 1);
+    offsets.push(0usize);
+    let mut sum = 0usize;
+    for (x, y) in a.iter().zip(&b) {
+        sum += *x as usize + *y as usize;
+        offsets.push(sum);
+    }
+    Ok(offsets)
+}
+
+fn count_lines(text: &[u8], layout: &Layout, counts: &mut [u32]) {
+    let mirrored = layout.symmetry != Symmetry::General;
+    let mut at = 0;
+    while at < text.len() {
+        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p);
+        let line = &text[at..end];
+        let mut i = 0;
+        let found = quick_indices(line, &mut i, layout).or_else(|| {
+            let line = std::str::from_utf8(line).ok()?;
+            let r = index(word(line, &mut i), "row", layout.rows).ok()?;
+            Some((r, index(word(line, &mut i), "column", layout.cols).ok()?))
+        });
+        if let Some((r, c)) = found {
+            // Saturating: a count that overflows can only be a file the second pass refuses.
+            counts[r as usize] = counts[r as usize].saturating_add(1);
+            if mirrored && r > c {
+                counts[c as usize] = counts[c as usize].saturating_add(1);
+            }
+        }
+        at = end + 1;
+    }
+}
+
+/// The row and column (from 0) of the line at `*at` when both are plain numbers in range
+/// (nearly every line), leaving `*at` after the column; `None` (and `*at` unchanged) sends
+/// the line to the checked path, which words the error.
+#[inline]
+fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u64)> {
+    let mut i = *at;
+    let mut number = |max: u64| -> Option<u64> {
+        while i < line.len() && matches!(line[i], b' ' | b'\t' | b'\r') {
+            i += 1;
+        }
+        let start = i;
+        let mut x: u64 = 0;
+        while i < line.len() && line[i].is_ascii_digit() {
+            if i - start == 19 {
+                return None; // might overflow: the checked path decides
+            }
+            x = x * 10 + u64::from(line[i] - b'0');
+            i += 1;
+        }
+        let ended = i == line.len() || line[i].is_ascii_whitespace();
+        (i > start && ended && (1..=max).contains(&x)).then(|| x - 1)
+    };
+    let r = number(layout.rows)?;
+    let c = number(layout.cols)?;
+    *at = i;
+    Some((r, c))
+}
+
+/// Places the parsed entries of rows `rows.0..rows.1` at their rows' cursors (the arrays
+/// and cursors are those rows' parts); `Err` for a row with more entries than counted.
+fn place(
+    parts: &[&Parsed],
+    (cols, values, cursors): (&mut [usize], &mut [u64], &mut [usize]),
+    (first, end): (usize, usize),
+    offsets: &[usize],
+) -> Result<(), ()> {
+    let base = offsets[first];
+    for part in parts {
+        for ((&r, &c), &v) in part.rows.iter().zip(&part.cols).zip(&part.values) {
+            let r = r as usize;
+            if r < first || r >= end {
+                continue;
+            }
+            let k = cursors[r - first];
+            if k >= offsets[r + 1] {
+                return Err(());
+            }
+            cols[k - base] = c as usize;
+            values[k - base] = v;
+            cursors[r - first] = k + 1;
+        }
+    }
+    Ok(())
 }
 
 /// Fills `dst` from `file` as far as it goes; 0 only at the end.
@@ -205,51 +350,51 @@ fn read_full(file: &mut dyn Read, dst: &mut [u8]) -> std::io::Result<usize> {
     Ok(filled)
 }
 
-/// Parses whole lines of `text` on two threads (split at a line break near the middle).
-fn parse_in_two(text: &[u8], layout: &Layout) -> (Vec<Parsed>, Option<ParseError>) {
+/// Where to split `text` between two threads: after a line break near the middle.
+fn split_point(text: &[u8]) -> usize {
     let middle = text.len() / 2;
-    let split = text[middle..]
+    text[middle..]
         .iter()
         .position(|&b| b == b'\n')
-        .map_or(text.len(), |p| middle + p + 1);
-    let (first, second) = text.split_at(split);
-    let (a, b) = std::thread::scope(|scope| {
-        let other = scope.spawn(|| parse_lines(second, layout));
-        let mine = parse_lines(first, layout);
-        (mine, other.join().expect("the parser does not panic"))
-    });
-    let mut failure = None;
-    let mut parts = Vec::with_capacity(2);
-    match a {
-        Ok(p) => parts.push(p),
-        Err(e) => failure = Some(e),
-    }
-    match b {
-        Ok(p) if failure.is_none() => parts.push(p),
-        Err(mut e) if failure.is_none() => {
-            e.at += split;
-            failure = Some(e);
-        }
-        _ => {}
-    }
-    (parts, failure)
+        .map_or(text.len(), |p| middle + p + 1)
 }
 
-fn parse_lines(text: &[u8], layout: &Layout) -> Result<Parsed, ParseError> {
+/// Parses whole lines of `text` on two threads into `a` and `b`; returns where `b`'s text
+/// starts, and the first error.
+fn parse_in_two(
+    text: &[u8],
+    layout: &Layout,
+    (a, b): (&mut Parsed, &mut Parsed),
+) -> (usize, Option<ParseError>) {
+    let split = split_point(text);
+    let (first, second) = text.split_at(split);
+    let (ra, rb) = std::thread::scope(|scope| {
+        let other = scope.spawn(|| parse_lines(second, layout, b));
+        let mine = parse_lines(first, layout, a);
+        (mine, other.join().expect("the parser does not panic"))
+    });
+    let failure = match (ra, rb) {
+        (Err(e), _) => Some(e),
+        (Ok(()), Err(e)) => Some(ParseError {
+            at: e.at + split,
+            ..e
+        }),
+        _ => None,
+    };
+    (split, failure)
+}
+
+fn parse_lines(text: &[u8], layout: &Layout, out: &mut Parsed) -> Result<(), ParseError> {
+    out.clear();
     // Checked once for the chunk (vectorised), so that words need no check of their own.
     let text = std::str::from_utf8(text).map_err(|e| ParseError {
         at: e.valid_up_to(),
         message: "not text: a byte here is not UTF-8".into(),
     })?;
-    let mut out = Parsed::default();
-    let guess = text.len() / 24;
-    out.rows.reserve(guess);
-    out.cols.reserve(guess);
-    out.values.reserve(guess);
     let mut at = 0;
     while at < text.len() {
         let start = at;
-        parse_entry(text, &mut at, layout, &mut out)
+        parse_entry(text, &mut at, layout, out, start)
             .map_err(|message| ParseError { at: start, message })?;
         // Words after the value are ignored, as by other readers; then the next line.
         at = text.as_bytes()[at..]
@@ -257,7 +402,7 @@ fn parse_lines(text: &[u8], layout: &Layout) -> Result<Parsed, ParseError> {
             .position(|&b| b == b'\n')
             .map_or(text.len(), |p| at + p + 1);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The next word of the line at `*at` (words end at whitespace; the line at `\n`).
@@ -295,17 +440,23 @@ fn parse_entry(
     at: &mut usize,
     layout: &Layout,
     out: &mut Parsed,
+    start: usize,
 ) -> Result<(), String> {
-    let Some(first) = word(line, at) else {
-        return Ok(()); // a blank line
+    let (r, c) = match quick_indices(line.as_bytes(), at, layout) {
+        Some(indices) => indices,
+        None => {
+            let Some(first) = word(line, at) else {
+                return Ok(()); // a blank line
+            };
+            let r = index(Some(first), "row", layout.rows)?;
+            (r, index(word(line, at), "column", layout.cols)?)
+        }
     };
-    let r = index(Some(first), "row", layout.rows)?;
-    let c = index(word(line, at), "column", layout.cols)?;
     let bits = if layout.pattern {
         1
     } else {
         let w = word(line, at).ok_or("missing value")?;
-        value_bits(w, layout, out)?
+        value_bits(w, layout, out, start)?
     };
     let zero = bits == 0 || (layout.value_type.is_float() && f64::from_bits(bits) == 0.0);
     match layout.symmetry {
@@ -316,8 +467,9 @@ fn parse_entry(
         _ if c > r => return Err("a symmetric file lists the lower triangle only".into()),
         _ => {}
     }
+    out.listed += 1;
     out.rows.push(r as u32);
-    out.cols.push(c as usize);
+    out.cols.push(c as u32);
     out.values.push(bits);
     if layout.symmetry != Symmetry::General && r != c {
         let mirrored = match layout.symmetry {
@@ -326,14 +478,14 @@ fn parse_entry(
             _ => bits,
         };
         out.rows.push(c as u32);
-        out.cols.push(r as usize);
+        out.cols.push(r as u32);
         out.values.push(mirrored);
     }
     Ok(())
 }
 
 /// A value's bits in the layout's type.
-fn value_bits(text: &str, layout: &Layout, out: &mut Parsed) -> Result<u64, String> {
+fn value_bits(text: &str, layout: &Layout, out: &mut Parsed, start: usize) -> Result<u64, String> {
     let malformed = || format!("malformed {} number {text:?}", layout.value_type);
     match layout.value_type {
         ValueType::F64 => text
@@ -343,12 +495,12 @@ fn value_bits(text: &str, layout: &Layout, out: &mut Parsed) -> Result<u64, Stri
         ValueType::I64 if !layout.typed_by_comment => {
             if let Ok(x) = text.parse::<i64>() {
                 if x < 0 {
-                    out.negative.get_or_insert(out.values.len());
+                    out.negative.get_or_insert((start, x));
                 }
                 Ok(x as u64)
             } else {
                 let x = text.parse::<u64>().map_err(|_| malformed())?;
-                out.beyond_i64.get_or_insert(out.values.len());
+                out.beyond_i64.get_or_insert(start);
                 Ok(x)
             }
         }
@@ -385,45 +537,6 @@ fn negate(bits: u64, vt: ValueType) -> Option<u64> {
     })
 }
 
-/// The line of the file where entry `k` (counting mirrored ones) is, for error messages.
-fn line_of_entry(
-    path: &Path,
-    data_at: u64,
-    first_line: usize,
-    k: usize,
-    mirrored: bool,
-    all: &Parsed,
-) -> usize {
-    // Entries in the file before k (a mirrored copy follows its original).
-    let in_file = if mirrored {
-        all.rows[..=k]
-            .iter()
-            .zip(&all.cols[..=k])
-            .filter(|&(&r, &c)| r as usize >= c)
-            .count()
-            - 1
-    } else {
-        k
-    };
-    nth_entry_line(path, data_at, first_line, in_file).unwrap_or(0)
-}
-
-/// The line of the `n`th non-blank line after `data_at` (from 0).
-fn nth_entry_line(path: &Path, data_at: u64, first_line: usize, n: usize) -> Option<usize> {
-    let bytes = std::fs::read(path).ok()?;
-    let data = bytes.get(data_at as usize..)?;
-    let mut seen = 0;
-    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
-        if line.iter().any(|b| !b.is_ascii_whitespace()) {
-            if seen == n {
-                return Some(first_line + i);
-            }
-            seen += 1;
-        }
-    }
-    None
-}
-
 /// The line holding byte `at` of the data.
 fn line_at(path: &Path, data_at: u64, at: usize, first_line: usize) -> Option<usize> {
     let bytes = std::fs::read(path).ok()?;
@@ -435,93 +548,6 @@ fn line_at(path: &Path, data_at: u64, at: usize, first_line: usize) -> Option<us
                 .filter(|&&b| b == b'\n')
                 .count(),
     )
-}
-
-/// Moves the entries into row order in place, sorts each row by column, checks for
-/// duplicates and builds the object.
-fn build(
-    all: Parsed,
-    layout: &Layout,
-    value_type: ValueType,
-    path: &Path,
-    data_at: u64,
-    first_line: usize,
-) -> Result<Object, String> {
-    let Parsed {
-        mut rows,
-        mut cols,
-        mut values,
-        ..
-    } = all;
-    let nrows = layout.rows as usize;
-    let mut offsets = vec![0usize; nrows + 1];
-    for &r in &rows {
-        offsets[r as usize + 1] += 1;
-    }
-    for r in 0..nrows {
-        offsets[r + 1] += offsets[r];
-    }
-    // In-place radix partition by row, in two levels so that each level's write cursors
-    // stay in cache: first by the row's high bits (at most 1024 buckets), then within each
-    // bucket by the rest.
-    let bits = usize::BITS - nrows.max(1).leading_zeros();
-    let shift = bits.saturating_sub(10);
-    let high = partition(
-        &mut rows,
-        &mut cols,
-        &mut values,
-        |r| (r >> shift) as usize,
-        (nrows >> shift) + 1,
-    );
-    // The second level and the rows' sorting, on two threads: halves of the buckets.
-    let half = high
-        .partition_point(|&start| start < rows.len() / 2)
-        .min(high.len() - 1);
-    let split = high[half];
-    let (rows_a, rows_b) = rows.split_at_mut(split);
-    let (cols_a, cols_b) = cols.split_at_mut(split);
-    let (values_a, values_b) = values.split_at_mut(split);
-    let (first_row, last_row) = ((half << shift).min(nrows), nrows);
-    let finish = |rows: &mut [u32],
-                  cols: &mut [usize],
-                  values: &mut [u64],
-                  buckets: &[usize],
-                  row_range: (usize, usize)| {
-        let base = buckets[0];
-        for w in buckets.windows(2) {
-            let (a, b) = (w[0] - base, w[1] - base);
-            let low = |r: u32| (r & ((1u32 << shift) - 1)) as usize;
-            partition(
-                &mut rows[a..b],
-                &mut cols[a..b],
-                &mut values[a..b],
-                low,
-                1 << shift,
-            );
-        }
-        sort_rows(cols, values, &offsets[row_range.0..=row_range.1], base)
-            .map(|(r, c)| (row_range.0 + r, c))
-    };
-    let (dup_a, dup_b) = std::thread::scope(|scope| {
-        let other = scope.spawn(|| {
-            finish(
-                rows_b,
-                cols_b,
-                values_b,
-                &high[half..],
-                (first_row, last_row),
-            )
-        });
-        let mine = finish(rows_a, cols_a, values_a, &high[..=half], (0, first_row));
-        (mine, other.join().expect("sorting does not panic"))
-    });
-    drop(rows);
-    if let Some((r, c)) = dup_a.or(dup_b) {
-        let n = duplicate_line(path, data_at, first_line, layout, r, c);
-        return Err(format!("line {n}: duplicate entry ({}, {})", r + 1, c + 1));
-    }
-    let values = typed(values, value_type);
-    Object::csr(layout.rows, layout.cols, offsets, cols, values).map_err(|e| e.to_string())
 }
 
 /// Sorts each row's entries by column (rows given by `offsets`, shifted by `base`); returns
@@ -550,42 +576,6 @@ fn sort_rows(
         }
     }
     None
-}
-
-/// Moves entries into buckets by `key` (below `buckets`), in place (American flag sort);
-/// returns where each bucket starts, and the end.
-fn partition(
-    rows: &mut [u32],
-    cols: &mut [usize],
-    values: &mut [u64],
-    key: impl Fn(u32) -> usize,
-    buckets: usize,
-) -> Vec<usize> {
-    let mut starts = vec![0usize; buckets + 1];
-    for &r in rows.iter() {
-        starts[key(r) + 1] += 1;
-    }
-    for b in 0..buckets {
-        starts[b + 1] += starts[b];
-    }
-    let mut next = starts[..buckets].to_vec();
-    for bucket in 0..buckets {
-        let end = starts[bucket + 1];
-        while next[bucket] < end {
-            let i = next[bucket];
-            let home = key(rows[i]);
-            if home == bucket {
-                next[bucket] += 1;
-                continue;
-            }
-            let j = next[home];
-            next[home] += 1;
-            rows.swap(i, j);
-            cols.swap(i, j);
-            values.swap(i, j);
-        }
-    }
-    starts
 }
 
 /// The bits as values of their type (truncated to its width).
