@@ -2,7 +2,7 @@
 # MatrixMarket -> .dbdf (issue 15): a 1e6 x 1e6 coordinate file with 1e7 real entries in
 # scattered row order, converted by `dbdf convert`, against fast_matrix_market's mmread of the
 # same file in the same run (PyPI fast_matrix_market, in a virtual environment under target/).
-# Times and peak resident memory from /usr/bin/time; mmread's own time measured in-process too.
+# Times and peak resident memory from /usr/bin/time, taking turns RUNS times; medians.
 # Usage: bash benches/mtx.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,15 +34,18 @@ with open(sys.argv[1], "w") as f:
 PY
 ls -l "$dir/big.mtx" | awk '{printf "input: %s bytes\n", $5}'
 cat "$dir/big.mtx" > /dev/null
-measure() {
-    local name=$1; shift
-    /usr/bin/time -f "%e %M" -o "$dir/time" "$@" > "$dir/out"
-    read -r secs kib < "$dir/time"
-    printf '%-40s %8.3f s %9.1f MiB  %s\n' "$name" "$secs" "$(echo "$kib/1024" | bc -l)" "$(cat "$dir/out")"
-}
-measure "fast_matrix_market.mmread (process)" "$venv/bin/python" -c "
-import time, sys, fast_matrix_market as fmm
-t = time.perf_counter(); m = fmm.mmread(sys.argv[1]); m = m.tocsr()
-print(f'in-process {time.perf_counter() - t:.3f} s (to CSR), {m.nnz} entries')" "$dir/big.mtx"
-measure "dbdf convert big.mtx big.dbdf" target/release/dbdf convert "$dir/big.mtx" "$dir/big.dbdf"
-ls -l "$dir/big.dbdf" | awk '{printf ".dbdf: %s bytes (CSR arrays: 8 (n+1) + 16 nnz = 168000008)\n", $5}'
+. benches/measure.sh
+# The machine's speed drifts (a shared host): the two take turns, RUNS times each, and the
+# medians count. dbdf's time includes writing the .dbdf (synced); mmread only reads.
+runs=${RUNS:-5}
+: > "$dir/runs.txt"
+for _ in $(seq "$runs"); do
+    measure "fast_matrix_market.mmread + tocsr" "$venv/bin/python" -c "
+import sys, fast_matrix_market as fmm
+m = fmm.mmread(sys.argv[1]).tocsr()
+assert m.nnz == 10_000_000" "$dir/big.mtx" >> "$dir/runs.txt"
+    rm -f "$dir/big.dbdf"; sync
+    measure "dbdf convert big.mtx big.dbdf" target/release/dbdf convert "$dir/big.mtx" "$dir/big.dbdf" >> "$dir/runs.txt"
+done
+awk -f benches/medians.awk "$dir/runs.txt"
+ls -l "$dir/big.dbdf" | awk '{printf ".dbdf: %s bytes (CSR arrays in memory: 8 (n+1) + 16 nnz = 168000008)\n", $5}'

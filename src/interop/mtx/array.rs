@@ -8,7 +8,7 @@ use std::path::Path;
 
 use ndarray::ArrayView2;
 
-use super::coordinates::Symmetry;
+use super::entries::Symmetry;
 use super::head::{parse_head, read_head, MTX};
 use crate::error::{Error, Result};
 use crate::interop::text::parse_value;

@@ -1,84 +1,30 @@
-//! MatrixMarket coordinate entries, placed into CSR arrays in two passes over the file, each
-//! on both cores, in bounded chunks.
+//! MatrixMarket coordinate entries into CSR arrays, in two passes over the file on every core
+//! (`passes.rs`): each thread reads its own run of whole lines, in chunks of a few MiB
+//! (`chunks.rs`), and parses them (`entries.rs`).
 //!
-//! Memory: the file is read in 32 MiB chunks, never whole. The first pass counts each row's
-//! entries (a `u32` per row per thread), which gives the CSR row offsets; the second parses
-//! each chunk on two threads and places its entries at their rows' cursors in the final
-//! column and value arrays, two threads each placing a half of the rows (so each writes its
-//! own part of the arrays, with no cache line shared); then each row is sorted by column.
-//! Peak: the CSR arrays, plus about 16 bytes per row and a chunk's entries. (In-place
-//! sorting of entries kept in file order, the earlier way, took as much memory and a third
-//! more time; placing from both threads into every row shared cache lines and was slower.)
+//! Memory: the file is never held. The first pass counts each row's entries (a `u32` per row
+//! per thread), which gives the CSR row offsets; in the second the threads take turns: each
+//! parses a chunk of its run, then each places the entries of its half of the rows from every
+//! thread's chunk at their rows' cursors in the final arrays (so each writes its own part of
+//! them, sharing no cache line); then each row is sorted by column. Peak: the CSR arrays,
+//! plus about 16 bytes per row and the chunks' entries. (Sorting entries kept in file order
+//! in place, the earlier way, took as much memory and a third more time; every thread placing
+//! into every row shared cache lines and was slower still.)
 //!
 //! Own code rather than a crate: no maintained crate parses MatrixMarket into CSR in place;
 //! `str::parse` (exact, Eisel-Lemire) does the numbers, a byte loop the indices.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Barrier, RwLock};
 
-use crate::interop::text::parse_value;
-use crate::io::progress::{Progress, ProgressReader};
+use super::chunks::split_runs;
+use super::entries::{index, word, Parsed};
+use super::entries::{Layout, Symmetry};
+use super::passes::{count_rows, Lockstep, RunFound};
+use crate::io::progress::Progress;
 use crate::wire::values::zeroed_vec;
-use crate::{Object, Value, ValueType, Values};
-
-/// Bytes of the file parsed at a time (split between the two threads).
-const CHUNK: usize = 32 << 20;
-
-/// How the entries' symmetry expands them.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Symmetry {
-    General,
-    Symmetric,
-    Skew,
-}
-
-/// What the header says about the entries.
-#[derive(Clone, Copy, Debug)]
-pub struct Layout {
-    pub rows: u64,
-    pub cols: u64,
-    pub entries: u64,
-    /// The values' type (`I64` for `integer` files: `U64` is chosen after reading when a
-    /// value exceeds `i64::MAX`).
-    pub value_type: ValueType,
-    /// Whether the type came from this tool's type comment (no widening to `u64` then).
-    pub typed_by_comment: bool,
-    pub pattern: bool,
-    pub symmetry: Symmetry,
-}
-
-/// One thread's entries of a chunk, in file order.
-#[derive(Default)]
-struct Parsed {
-    rows: Vec<u32>,
-    cols: Vec<u32>,
-    /// Each value's bits, zero-extended (two's complement for negative integers).
-    values: Vec<u64>,
-    /// Entries the file lists (mirrored ones not counted).
-    listed: u64,
-    /// Where (in the text) the first negative integer is, and the first above `i64::MAX`.
-    negative: Option<(usize, i64)>,
-    beyond_i64: Option<usize>,
-}
-
-impl Parsed {
-    fn clear(&mut self) {
-        self.rows.clear();
-        self.cols.clear();
-        self.values.clear();
-        self.listed = 0;
-        self.negative = None;
-        self.beyond_i64 = None;
-    }
-}
-
-/// A parse error at a byte offset of the data (its line is counted only then).
-struct ParseError {
-    at: usize,
-    message: String,
-}
-
+use crate::{Object, ValueType, Values};
 /// Reads the entries of a coordinate file whose data starts at byte `data_at` (line
 /// `first_line`) and builds the CSR matrix, in two passes over the file: the first counts
 /// each row's entries, the second parses them into their places in the CSR arrays. Both
@@ -105,50 +51,82 @@ pub fn read(
     let nrows = layout.rows as usize;
     // Pass 1: each row's entries. Every counted entry is a line of the file (or its mirror),
     // so the arrays below are no larger than the file justifies.
-    let offsets = count_rows(path, data_at, layout)?;
+    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    let offsets = count_rows(path, (data_at, len), layout)?;
     let total = offsets[nrows];
     // Zeroed fresh pages, advised huge: the entries land all over them.
     let mut cols = zeroed_vec::<usize>(total).map_err(|e| e.to_string())?;
     let mut values = zeroed_vec::<u64>(total).map_err(|e| e.to_string())?;
     let mut cursors = offsets[..nrows].to_vec();
-    // Pass 2: the entries into place.
-    let mid = nrows / 2;
-    let (mut a, mut b) = (Parsed::default(), Parsed::default());
-    let (mut listed, mut negative, mut beyond_i64) = (0u64, None, None);
+    // Pass 2: each thread parses chunks of its own run of lines, then (once both have) places
+    // the entries of its half of the rows from both: the threads take turns in lockstep, and
+    // each writes only its rows' part of the arrays.
+    let runs = split_runs(path, (data_at, len), 2)?;
+    let workers = runs.len();
+    let bounds: Vec<usize> = (0..=workers).map(|t| nrows * t / workers).collect();
+    let mut parts = Vec::with_capacity(workers);
+    let (mut cols_rest, mut values_rest, mut cursors_rest) =
+        (&mut cols[..], &mut values[..], &mut cursors[..]);
+    for t in 0..workers {
+        let (rows, slots) = (
+            bounds[t + 1] - bounds[t],
+            offsets[bounds[t + 1]] - offsets[bounds[t]],
+        );
+        let (c, c_rest) = std::mem::take(&mut cols_rest).split_at_mut(slots);
+        let (v, v_rest) = std::mem::take(&mut values_rest).split_at_mut(slots);
+        let (k, k_rest) = std::mem::take(&mut cursors_rest).split_at_mut(rows);
+        (cols_rest, values_rest, cursors_rest) = (c_rest, v_rest, k_rest);
+        parts.push((c, v, k));
+    }
+    let lockstep = Lockstep {
+        buffers: runs
+            .iter()
+            .map(|_| RwLock::new(Parsed::default()))
+            .collect(),
+        barrier: Barrier::new(workers),
+        stop: AtomicBool::new(false),
+        finished: runs.iter().map(|_| AtomicBool::new(false)).collect(),
+        done: AtomicU64::new(0),
+        total: len - data_at,
+        progress,
+    };
+    let results: Vec<Result<RunFound, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(t, arrays)| {
+                let (lockstep, runs, offsets) = (&lockstep, &runs, &offsets);
+                let rows = (bounds[t], bounds[t + 1]);
+                scope.spawn(move || lockstep.run(t, path, runs[t], layout, arrays, rows, offsets))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("the parser does not panic"))
+            .collect()
+    });
+    // Workers give file offsets; lines count from the data's first.
+    let line_of_byte = |at: usize| {
+        line_at(
+            path,
+            data_at,
+            at.saturating_sub(data_at as usize),
+            first_line,
+        )
+    };
+    let (mut listed, mut negative, mut beyond_i64, mut overflow) = (0u64, None, None, false);
+    for found in results {
+        let found = found?;
+        // The runs are in file order: the first error is the first run's.
+        if let Some((at, message)) = found.error {
+            return Err(format!("line {}: {message}", line_of_byte(at).unwrap_or(0)));
+        }
+        listed += found.listed;
+        negative = negative.or(found.negative);
+        beyond_i64 = beyond_i64.or(found.beyond_i64);
+        overflow |= found.overflow;
+    }
     let changed = || "the file changed while it was read".to_string();
-    for_each_chunk(path, data_at, progress, |text, consumed| {
-        let (split, failure) = parse_in_two(text, layout, (&mut a, &mut b));
-        if let Some(e) = failure {
-            let n = line_at(path, data_at, consumed + e.at, first_line).unwrap_or(0);
-            return Err(format!("line {n}: {}", e.message));
-        }
-        for (part, shift) in [(&a, 0), (&b, split)] {
-            listed += part.listed;
-            if let (None, Some((at, x))) = (negative, part.negative) {
-                negative = Some((consumed + shift + at, x));
-            }
-            if let (None, Some(at)) = (beyond_i64, part.beyond_i64) {
-                beyond_i64 = Some(consumed + shift + at);
-            }
-        }
-        let (cols_low, cols_high) = cols.split_at_mut(offsets[mid]);
-        let (values_low, values_high) = values.split_at_mut(offsets[mid]);
-        let (cursors_low, cursors_high) = cursors.split_at_mut(mid);
-        let (low, high) = std::thread::scope(|scope| {
-            let high = scope.spawn(|| {
-                let arrays = (cols_high, values_high, cursors_high);
-                place(&[&a, &b], arrays, (mid, nrows), &offsets)
-            });
-            let low = place(
-                &[&a, &b],
-                (cols_low, values_low, cursors_low),
-                (0, mid),
-                &offsets,
-            );
-            (low, high.join().expect("placing does not panic"))
-        });
-        low.and(high).map_err(|_| changed())
-    })?;
     if listed != layout.entries {
         return Err(format!(
             "line {}: declares {} entries but {listed} follow",
@@ -156,12 +134,12 @@ pub fn read(
             layout.entries
         ));
     }
-    if cursors.iter().zip(&offsets[1..]).any(|(c, end)| c != end) {
+    if overflow || cursors.iter().zip(&offsets[1..]).any(|(c, end)| c != end) {
         return Err(changed());
     }
     let value_type = match (negative, beyond_i64) {
         (Some((neg, x)), Some(big)) if layout.value_type == ValueType::I64 => {
-            let line = |at| line_at(path, data_at, at, first_line).unwrap_or(0);
+            let line = |at| line_of_byte(at).unwrap_or(0);
             return Err(format!(
                 "line {}: the negative {x} and line {}'s integer above i64::MAX share no value type",
                 line(neg),
@@ -172,6 +150,7 @@ pub fn read(
         _ => layout.value_type,
     };
     // Each row by column, on two threads.
+    let mid = nrows / 2;
     let (cols_low, cols_high) = cols.split_at_mut(offsets[mid]);
     let (values_low, values_high) = values.split_at_mut(offsets[mid]);
     let (dup_low, dup_high) = std::thread::scope(|scope| {
@@ -188,353 +167,6 @@ pub fn read(
     }
     let values = typed(values, value_type);
     Object::csr(layout.rows, layout.cols, offsets, cols, values).map_err(|e| e.to_string())
-}
-
-/// Calls `each(text, offset of the text in the data)` with the data in chunks of whole lines.
-fn for_each_chunk(
-    path: &Path,
-    data_at: u64,
-    progress: Option<&Progress>,
-    mut each: impl FnMut(&[u8], usize) -> Result<(), String>,
-) -> Result<(), String> {
-    let mut file = File::open(path).map_err(|e| e.to_string())?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(data_at)).map_err(|e| e.to_string())?;
-    let mut file = ProgressReader::new(file, len.saturating_sub(data_at), progress);
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 4096);
-    let mut carry: Vec<u8> = Vec::new();
-    let mut consumed = 0usize; // bytes of data before `buf`
-    loop {
-        buf.clear();
-        buf.extend_from_slice(&carry);
-        carry.clear();
-        let start = buf.len();
-        buf.resize(start + CHUNK, 0);
-        let got = read_full(&mut file, &mut buf[start..]).map_err(|e| e.to_string())?;
-        buf.truncate(start + got);
-        let end_of_file = got == 0;
-        if buf.is_empty() {
-            return Ok(());
-        }
-        // Whole lines only; the rest waits for the next chunk.
-        let cut = match buf.iter().rposition(|&b| b == b'\n') {
-            _ if end_of_file => buf.len(),
-            Some(p) => p + 1,
-            None => {
-                carry.extend_from_slice(&buf);
-                continue;
-            }
-        };
-        carry.extend_from_slice(&buf[cut..]);
-        each(&buf[..cut], consumed)?;
-        consumed += cut;
-        if end_of_file {
-            return Ok(());
-        }
-    }
-}
-
-/// The first pass: each row's entries (a mirrored entry counts in its row too), as CSR row
-/// offsets. Lines that do not parse are left to the second pass, which says what is wrong.
-fn count_rows(path: &Path, data_at: u64, layout: &Layout) -> Result<Vec<usize>, String> {
-    let nrows = layout.rows as usize;
-    let (mut a, mut b) = (vec![0u32; nrows], vec![0u32; nrows]);
-    for_each_chunk(path, data_at, None, |text, _| {
-        let (first, second) = text.split_at(split_point(text));
-        std::thread::scope(|scope| {
-            let other = scope.spawn(|| count_lines(second, layout, &mut b));
-            count_lines(first, layout, &mut a);
-            other.join().expect("counting does not panic");
-        });
-        Ok(())
-    })?;
-    let mut offsets = Vec::with_capacity(nrows + 1);
-    offsets.push(0usize);
-    let mut sum = 0usize;
-    for (x, y) in a.iter().zip(&b) {
-        sum += *x as usize + *y as usize;
-        offsets.push(sum);
-    }
-    Ok(offsets)
-}
-
-fn count_lines(text: &[u8], layout: &Layout, counts: &mut [u32]) {
-    let mirrored = layout.symmetry != Symmetry::General;
-    let mut at = 0;
-    while at < text.len() {
-        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p);
-        let line = &text[at..end];
-        let mut i = 0;
-        let found = quick_indices(line, &mut i, layout).or_else(|| {
-            let line = std::str::from_utf8(line).ok()?;
-            let r = index(word(line, &mut i), "row", layout.rows).ok()?;
-            Some((r, index(word(line, &mut i), "column", layout.cols).ok()?))
-        });
-        if let Some((r, c)) = found {
-            // Saturating: a count that overflows can only be a file the second pass refuses.
-            counts[r as usize] = counts[r as usize].saturating_add(1);
-            if mirrored && r > c {
-                counts[c as usize] = counts[c as usize].saturating_add(1);
-            }
-        }
-        at = end + 1;
-    }
-}
-
-/// The row and column (from 0) of the line at `*at` when both are plain numbers in range
-/// (nearly every line), leaving `*at` after the column; `None` (and `*at` unchanged) sends
-/// the line to the checked path, which words the error.
-#[inline]
-fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u64)> {
-    let mut i = *at;
-    let mut number = |max: u64| -> Option<u64> {
-        while i < line.len() && matches!(line[i], b' ' | b'\t' | b'\r') {
-            i += 1;
-        }
-        let start = i;
-        let mut x: u64 = 0;
-        while i < line.len() && line[i].is_ascii_digit() {
-            if i - start == 19 {
-                return None; // might overflow: the checked path decides
-            }
-            x = x * 10 + u64::from(line[i] - b'0');
-            i += 1;
-        }
-        let ended = i == line.len() || line[i].is_ascii_whitespace();
-        (i > start && ended && (1..=max).contains(&x)).then(|| x - 1)
-    };
-    let r = number(layout.rows)?;
-    let c = number(layout.cols)?;
-    *at = i;
-    Some((r, c))
-}
-
-/// Places the parsed entries of rows `rows.0..rows.1` at their rows' cursors (the arrays
-/// and cursors are those rows' parts); `Err` for a row with more entries than counted.
-fn place(
-    parts: &[&Parsed],
-    (cols, values, cursors): (&mut [usize], &mut [u64], &mut [usize]),
-    (first, end): (usize, usize),
-    offsets: &[usize],
-) -> Result<(), ()> {
-    let base = offsets[first];
-    for part in parts {
-        for ((&r, &c), &v) in part.rows.iter().zip(&part.cols).zip(&part.values) {
-            let r = r as usize;
-            if r < first || r >= end {
-                continue;
-            }
-            let k = cursors[r - first];
-            if k >= offsets[r + 1] {
-                return Err(());
-            }
-            cols[k - base] = c as usize;
-            values[k - base] = v;
-            cursors[r - first] = k + 1;
-        }
-    }
-    Ok(())
-}
-
-/// Fills `dst` from `file` as far as it goes; 0 only at the end.
-fn read_full(file: &mut dyn Read, dst: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < dst.len() {
-        match file.read(&mut dst[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
-/// Where to split `text` between two threads: after a line break near the middle.
-fn split_point(text: &[u8]) -> usize {
-    let middle = text.len() / 2;
-    text[middle..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(text.len(), |p| middle + p + 1)
-}
-
-/// Parses whole lines of `text` on two threads into `a` and `b`; returns where `b`'s text
-/// starts, and the first error.
-fn parse_in_two(
-    text: &[u8],
-    layout: &Layout,
-    (a, b): (&mut Parsed, &mut Parsed),
-) -> (usize, Option<ParseError>) {
-    let split = split_point(text);
-    let (first, second) = text.split_at(split);
-    let (ra, rb) = std::thread::scope(|scope| {
-        let other = scope.spawn(|| parse_lines(second, layout, b));
-        let mine = parse_lines(first, layout, a);
-        (mine, other.join().expect("the parser does not panic"))
-    });
-    let failure = match (ra, rb) {
-        (Err(e), _) => Some(e),
-        (Ok(()), Err(e)) => Some(ParseError {
-            at: e.at + split,
-            ..e
-        }),
-        _ => None,
-    };
-    (split, failure)
-}
-
-fn parse_lines(text: &[u8], layout: &Layout, out: &mut Parsed) -> Result<(), ParseError> {
-    out.clear();
-    // Checked once for the chunk (vectorised), so that words need no check of their own.
-    let text = std::str::from_utf8(text).map_err(|e| ParseError {
-        at: e.valid_up_to(),
-        message: "not text: a byte here is not UTF-8".into(),
-    })?;
-    let mut at = 0;
-    while at < text.len() {
-        let start = at;
-        parse_entry(text, &mut at, layout, out, start)
-            .map_err(|message| ParseError { at: start, message })?;
-        // Words after the value are ignored, as by other readers; then the next line.
-        at = text.as_bytes()[at..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(text.len(), |p| at + p + 1);
-    }
-    Ok(())
-}
-
-/// The next word of the line at `*at` (words end at whitespace; the line at `\n`).
-fn word<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
-    let bytes = line.as_bytes();
-    while *at < bytes.len() && matches!(bytes[*at], b' ' | b'\t' | b'\r') {
-        *at += 1;
-    }
-    let start = *at;
-    while *at < bytes.len() && !bytes[*at].is_ascii_whitespace() {
-        *at += 1;
-    }
-    // ASCII whitespace never sits inside a character: these are character boundaries.
-    (*at > start).then(|| &line[start..*at])
-}
-
-fn index(word: Option<&str>, what: &str, max: u64) -> Result<u64, String> {
-    let word = word.ok_or_else(|| format!("missing {what} index"))?;
-    let mut i: u64 = 0;
-    for &b in word.as_bytes() {
-        if !b.is_ascii_digit() || i > u64::MAX / 10 {
-            return Err(format!("malformed {what} index {word:?}"));
-        }
-        i = i * 10 + u64::from(b - b'0');
-    }
-    if i == 0 || i > max {
-        return Err(format!("{what} index {i} is outside 1..={max}"));
-    }
-    Ok(i - 1)
-}
-
-/// Parses the entry on the line at `*at`, leaving `*at` after its last word.
-fn parse_entry(
-    line: &str,
-    at: &mut usize,
-    layout: &Layout,
-    out: &mut Parsed,
-    start: usize,
-) -> Result<(), String> {
-    let (r, c) = match quick_indices(line.as_bytes(), at, layout) {
-        Some(indices) => indices,
-        None => {
-            let Some(first) = word(line, at) else {
-                return Ok(()); // a blank line
-            };
-            let r = index(Some(first), "row", layout.rows)?;
-            (r, index(word(line, at), "column", layout.cols)?)
-        }
-    };
-    let bits = if layout.pattern {
-        1
-    } else {
-        let w = word(line, at).ok_or("missing value")?;
-        value_bits(w, layout, out, start)?
-    };
-    let zero = bits == 0 || (layout.value_type.is_float() && f64::from_bits(bits) == 0.0);
-    match layout.symmetry {
-        Symmetry::General => {}
-        _ if r == c && layout.symmetry == Symmetry::Skew && !zero => {
-            return Err("a skew-symmetric matrix has a zero diagonal".into())
-        }
-        _ if c > r => return Err("a symmetric file lists the lower triangle only".into()),
-        _ => {}
-    }
-    out.listed += 1;
-    out.rows.push(r as u32);
-    out.cols.push(c as u32);
-    out.values.push(bits);
-    if layout.symmetry != Symmetry::General && r != c {
-        let mirrored = match layout.symmetry {
-            Symmetry::Skew => negate(bits, layout.value_type)
-                .ok_or_else(|| "the value has no negative in its type".to_string())?,
-            _ => bits,
-        };
-        out.rows.push(c as u32);
-        out.cols.push(r as u32);
-        out.values.push(mirrored);
-    }
-    Ok(())
-}
-
-/// A value's bits in the layout's type.
-fn value_bits(text: &str, layout: &Layout, out: &mut Parsed, start: usize) -> Result<u64, String> {
-    let malformed = || format!("malformed {} number {text:?}", layout.value_type);
-    match layout.value_type {
-        ValueType::F64 => text
-            .parse::<f64>()
-            .map(f64::to_bits)
-            .map_err(|_| malformed()),
-        ValueType::I64 if !layout.typed_by_comment => {
-            if let Ok(x) = text.parse::<i64>() {
-                if x < 0 {
-                    out.negative.get_or_insert((start, x));
-                }
-                Ok(x as u64)
-            } else {
-                let x = text.parse::<u64>().map_err(|_| malformed())?;
-                out.beyond_i64.get_or_insert(start);
-                Ok(x)
-            }
-        }
-        vt => parse_value(text, vt).map(bits_of).ok_or_else(malformed),
-    }
-}
-
-fn bits_of(value: Value) -> u64 {
-    match value {
-        Value::F64(x) => x.to_bits(),
-        Value::F32(x) => u64::from(x.to_bits()),
-        Value::U8(x) => u64::from(x),
-        Value::U16(x) => u64::from(x),
-        Value::U32(x) => u64::from(x),
-        Value::U64(x) => x,
-        Value::I8(x) => x as u8 as u64,
-        Value::I16(x) => x as u16 as u64,
-        Value::I32(x) => x as u32 as u64,
-        Value::I64(x) => x as u64,
-    }
-}
-
-/// The negative of a value's bits in its type, if the type has one.
-fn negate(bits: u64, vt: ValueType) -> Option<u64> {
-    Some(match vt {
-        ValueType::F64 => (-f64::from_bits(bits)).to_bits(),
-        ValueType::F32 => u64::from((-f32::from_bits(bits as u32)).to_bits()),
-        ValueType::I8 => (bits as i8).checked_neg()? as u8 as u64,
-        ValueType::I16 => (bits as i16).checked_neg()? as u16 as u64,
-        ValueType::I32 => (bits as i32).checked_neg()? as u32 as u64,
-        ValueType::I64 => (bits as i64).checked_neg()? as u64,
-        _ if bits == 0 => 0,
-        _ => return None,
-    })
 }
 
 /// The line holding byte `at` of the data.
@@ -627,4 +259,50 @@ fn duplicate_line(
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::interop::mtx::read_path;
+
+    /// Each worker reads its own half of the lines: the error named is still the first in
+    /// the file, wherever the others are.
+    #[test]
+    fn the_first_malformed_line_is_named_whichever_worker_meets_it() {
+        let dir =
+            std::env::temp_dir().join(format!("serde_daphne_mtx_runs_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            // (malformed entries, from 1 of 8; the line the error names: entry k is line k + 2)
+            (vec![2, 7], 4),
+            (vec![7], 9),
+            (vec![1], 3),
+            (vec![8], 10),
+            // The second worker's first chunk fails before the first worker's second.
+            (vec![3, 6], 5),
+        ];
+        for (bad, named) in cases {
+            let mut text = "%%MatrixMarket matrix coordinate real general\n4 4 8\n".to_string();
+            for k in 1..=8 {
+                let value = if bad.contains(&k) {
+                    "x"
+                } else {
+                    "1.50000000000"
+                };
+                text.push_str(&format!(
+                    "{} {} {value}\n",
+                    (k - 1) % 4 + 1,
+                    (k - 1) / 4 + 1
+                ));
+            }
+            let path = dir.join("m.mtx");
+            std::fs::write(&path, &text).unwrap();
+            let message = read_path(&path, None).unwrap_err().to_string();
+            assert!(
+                message.contains(&format!("line {named}:")),
+                "{bad:?}: {message}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

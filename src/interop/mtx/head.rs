@@ -3,7 +3,7 @@
 
 use std::io::BufRead;
 
-use super::coordinates::Symmetry;
+use super::entries::Symmetry;
 use crate::interop::input::Foreign;
 use crate::ValueType;
 

@@ -7,8 +7,11 @@
 
 #[cfg(feature = "convert")]
 mod array;
+mod chunks;
 mod coordinates;
+mod entries;
 mod head;
+mod passes;
 
 use std::io::{Read, Seek, Write};
 use std::path::Path;
@@ -17,7 +20,7 @@ use crate::interop::text::{format_value, parse_value};
 use crate::io::progress::Progress;
 use crate::io::DbdfFile;
 use crate::{DataType, Error, Object, Result, Value, ValueType, Values};
-use coordinates::{Layout, Symmetry};
+use entries::{Layout, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 
 #[cfg(feature = "convert")]

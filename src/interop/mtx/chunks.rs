@@ -1,0 +1,130 @@
+//! A text file read in runs of whole lines (one per thread) and chunks of whole lines (a
+//! bounded buffer each), for the coordinate reader's passes.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// Calls `each(text, offset of the text from `from`)` with bytes `from..to` of the file in
+/// chunks of whole lines of about `chunk` bytes.
+pub(super) fn for_each_chunk(
+    path: &Path,
+    run: (u64, u64),
+    chunk: usize,
+    mut each: impl FnMut(&[u8], usize),
+) -> Result<(), String> {
+    let mut chunks = Chunks::open(path, run, chunk)?;
+    while let Some((text, at)) = chunks.next()? {
+        each(text, at);
+    }
+    Ok(())
+}
+
+/// Splits bytes `from..to` of the file into `parts` runs of whole lines.
+pub(super) fn split_runs(
+    path: &Path,
+    (from, to): (u64, u64),
+    parts: u64,
+) -> Result<Vec<(u64, u64)>, String> {
+    let mut file = File::open(path).map_err(|e| e.to_string())?;
+    let mut starts = vec![from];
+    let mut probe = vec![0u8; 64 << 10];
+    for t in 1..parts {
+        let guess = from + (to - from) * t / parts;
+        // After the first line break past the guess (a line longer than the probe moves no
+        // split: the run before it grows).
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(guess))
+            .map_err(|e| e.to_string())?;
+        let got = read_full(&mut file, &mut probe).map_err(|e| e.to_string())?;
+        if let Some(p) = memchr::memchr(b'\n', &probe[..got]) {
+            let at = guess + p as u64 + 1;
+            if at > *starts.last().expect("one start") && at < to {
+                starts.push(at);
+            }
+        }
+    }
+    let ends = starts.iter().skip(1).copied().chain([to]);
+    Ok(starts.iter().copied().zip(ends).collect())
+}
+
+/// Whole lines of bytes `from..to` of a file, a chunk at a time.
+pub(super) struct Chunks {
+    file: std::io::Take<File>,
+    buf: Vec<u8>,
+    carry: Vec<u8>,
+    chunk: usize,
+    /// Bytes before the current chunk, and the current chunk's length.
+    consumed: usize,
+    cut: usize,
+    ended: bool,
+}
+
+impl Chunks {
+    pub(super) fn open(
+        path: &Path,
+        (from, to): (u64, u64),
+        chunk: usize,
+    ) -> Result<Chunks, String> {
+        let mut file = File::open(path).map_err(|e| e.to_string())?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from))
+            .map_err(|e| e.to_string())?;
+        Ok(Chunks {
+            file: file.take(to - from),
+            buf: Vec::with_capacity(chunk + 4096),
+            carry: Vec::new(),
+            chunk,
+            consumed: 0,
+            cut: 0,
+            ended: false,
+        })
+    }
+
+    /// The next chunk of whole lines and its offset from the run's start; `None` at the end.
+    pub(super) fn next(&mut self) -> Result<Option<(&[u8], usize)>, String> {
+        self.consumed += self.cut;
+        self.cut = 0;
+        loop {
+            if self.ended {
+                return Ok(None);
+            }
+            self.buf.clear();
+            self.buf.extend_from_slice(&self.carry);
+            self.carry.clear();
+            let start = self.buf.len();
+            self.buf.resize(start + self.chunk, 0);
+            let got =
+                read_full(&mut self.file, &mut self.buf[start..]).map_err(|e| e.to_string())?;
+            self.buf.truncate(start + got);
+            self.ended = got == 0;
+            if self.buf.is_empty() {
+                return Ok(None);
+            }
+            // Whole lines only; the rest waits for the next chunk.
+            let cut = match memchr::memrchr(b'\n', &self.buf) {
+                _ if self.ended => self.buf.len(),
+                Some(p) => p + 1,
+                None => {
+                    self.carry.extend_from_slice(&self.buf);
+                    continue;
+                }
+            };
+            self.carry.extend_from_slice(&self.buf[cut..]);
+            self.cut = cut;
+            return Ok(Some((&self.buf[..cut], self.consumed)));
+        }
+    }
+}
+
+/// Fills `dst` from `file` as far as it goes; 0 only at the end.
+pub(super) fn read_full(file: &mut dyn Read, dst: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < dst.len() {
+        match file.read(&mut dst[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
