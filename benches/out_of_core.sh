@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
-trap 'rm -f "$dir"/big.npy "$dir"/copy.npy "$dir"/big.dbdf "$dir"/back.npy' EXIT
+trap 'rm -f "$dir"/big.npy "$dir"/copy.npy "$dir"/big.dbdf "$dir"/back.npy "$dir"/untiled.dbdf' EXIT
 cargo build --release --features cli --bin dbdf --example window_timing -q
 dbdf=target/release/dbdf
 n=16384
@@ -48,6 +48,9 @@ for _ in $(seq "$runs"); do
     measure "convert npy -> dbdf --tile 1000,1000" "$dbdf" convert "$dir/big.npy" "$dir/big.dbdf" --tile 1000,1000 >> "$dir/runs.txt"
     rm -f "$dir/back.npy"; sync
     measure "convert dbdf -> npy" "$dbdf" convert "$dir/big.dbdf" "$dir/back.npy" >> "$dir/runs.txt"
+    rm -f "$dir/untiled.dbdf"; sync
+    measure "convert npy -> dbdf (untiled)" "$dbdf" convert "$dir/big.npy" "$dir/untiled.dbdf" >> "$dir/runs.txt"
+    rm -f "$dir/untiled.dbdf"; sync
 done
 awk -f benches/medians.awk "$dir/runs.txt"
 ls -l "$dir/big.dbdf" | awk '{printf "tiled .dbdf: %s bytes\n", $5}'
