@@ -1309,13 +1309,17 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
                 4e2\n5\n6\n7\n8\n9\n10\n11\n-12.25\n";
     let typed = "%%MatrixMarket matrix array integer general\n% serde_daphne value type: i32\n\
                  2 3\n1\n-2\n3\n-4\n5\n-6\n";
-    // Whole reads only: integers whose type needs the whole file, and mirrored values.
-    let untyped = "%%MatrixMarket matrix array integer general\n2 2\n1\n2\n3\n4\n";
+    // Integers without a type comment: i64, or u64 once one exceeds i64::MAX (a first pass
+    // tells which).
+    let untyped = "%%MatrixMarket matrix array integer general\n2 2\n1\n-2\n3\n4\n";
+    let untyped_big = "%%MatrixMarket matrix array integer general\n2 1\n1\n18446744073709551615\n";
+    // A whole read: mirrored values.
     let symmetric = "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n";
     for (name, text) in [
         ("real", real),
         ("typed", typed),
         ("untyped", untyped),
+        ("untyped_big", untyped_big),
         ("symmetric", symmetric),
     ] {
         let input = dir.join(format!("{name}.mtx"));
@@ -1330,11 +1334,9 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
                 back.header().matrix_value_type(),
                 whole.header().matrix_value_type()
             );
-            let bits = |o: &Object| -> Vec<u64> {
-                let v = o.dense_vec::<f64>().unwrap();
-                v.iter().map(|x| x.to_bits()).collect()
-            };
-            assert_eq!(bits(&back), bits(&whole), "{name} {tile:?}");
+            // Debug output tells -0.0 from 0.0.
+            let values = |o: &Object| format!("{:?}", o.dense_values().unwrap());
+            assert_eq!(values(&back), values(&whole), "{name} {tile:?}");
             let info = serde_daphne::DbdfFile::open(&output).unwrap();
             let first = info.objects()[0].blocks[0].place;
             assert!(
@@ -1356,6 +1358,11 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
         (
             "%%MatrixMarket matrix array real general\n2 1\n1\nx\n",
             "line 4",
+        ),
+        // Untyped integers that no type holds: the whole read's error.
+        (
+            "%%MatrixMarket matrix array integer general\n2 1\n-1\n18446744073709551615\n",
+            "share no value type",
         ),
     ] {
         let input = dir.join("bad.mtx");

@@ -415,7 +415,7 @@ pub fn convert(
 /// band by band, `.dbdf` matrices written again (re-tiled, or one block each from bands of
 /// rows), a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
 /// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band, a general
-/// real MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time, CSV to
+/// MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time, CSV to
 /// `.dbdf` in two passes. `false` when the conversion needs the whole object (other formats,
 /// value or data type changes, untiled frames, standard output).
 fn streamed(

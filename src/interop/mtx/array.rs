@@ -19,10 +19,11 @@ use crate::wire::values::with_value_type;
 use crate::wire::{Element, Header, ValueType};
 
 /// Writes the MatrixMarket array file at `input` as a `.dbdf` at `output` tiled as `options`
-/// say, a band of tile columns at a time. `false` (and nothing written) where the file cannot
-/// stream so: coordinate files, symmetric ones (each value is also its mirror's), integer files
-/// without this crate's type comment (whether they need `u64` is known only at the end), no
-/// tile size, or the runtime dialect (one block).
+/// say, a band of tile columns at a time (integer files without this crate's type comment
+/// are read once more first: they are `u64` when a value exceeds `i64::MAX`). `false` (and
+/// nothing written) where the file cannot stream so: coordinate files, symmetric ones (each
+/// value is also its mirror's, and a band of columns needs every earlier column), no tile
+/// size, or the runtime dialect (one block).
 ///
 /// # Errors
 /// [`Error::ForeignInput`] naming the line and what is wrong (a malformed value, too few or
@@ -42,16 +43,20 @@ pub(crate) fn array_to_dbdf(
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let (head, _, mut line_number) = read_head(&mut reader).map_err(|e| MTX.error(e))?;
     let head = parse_head(&head).map_err(|e| MTX.error(e))?;
-    let streams = !head.coordinate
-        && head.symmetry == Symmetry::General
-        && (head.value_type == ValueType::F64 || head.typed_by_comment);
+    let streams = !head.coordinate && head.symmetry == Symmetry::General;
     let [rows, cols] = head.dims[..] else {
         return Ok(false);
     };
     if !streams {
         return Ok(false);
     }
-    let vt = head.value_type;
+    let vt = match head.value_type {
+        ValueType::I64 if !head.typed_by_comment => match integer_type(input, line_number)? {
+            Some(vt) => vt,
+            None => return Ok(false), // the whole read says what is wrong
+        },
+        vt => vt,
+    };
     let mut writer = DbdfWriter::create_with(output, options)?;
     writer.begin(Header::DenseMatrix {
         rows,
@@ -117,4 +122,81 @@ pub(crate) fn array_to_dbdf(
     }
     writer.finish()?;
     Ok(true)
+}
+
+/// The value type of an integer array file without a type comment, from a first pass over
+/// its values (after line `head_lines`): `i64`, or `u64` when a value exceeds `i64::MAX`.
+/// `None` for a file the whole read refuses (a negative value beside such a one, or a value
+/// that is no integer), whose error it words.
+fn integer_type(input: &Path, head_lines: usize) -> Result<Option<ValueType>> {
+    let mut reader = BufReader::with_capacity(1 << 20, std::fs::File::open(input)?);
+    let mut line = String::new();
+    let (mut lines, mut negative, mut beyond) = (0usize, false, false);
+    while reader.read_line(&mut line)? > 0 {
+        lines += 1;
+        let text = line.trim();
+        if lines > head_lines && !text.is_empty() {
+            match text.parse::<i64>() {
+                Ok(x) => negative |= x < 0,
+                Err(_) if text.parse::<u64>().is_ok() => beyond = true,
+                Err(_) => return Ok(None),
+            }
+        }
+        line.clear();
+    }
+    Ok(match (negative, beyond) {
+        (true, true) => None,
+        (_, true) => Some(ValueType::U64),
+        _ => Some(ValueType::I64),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Untyped integer files stream (after a first pass for their type); symmetric ones, and
+    /// integers no type holds, are left to the whole read.
+    #[test]
+    fn which_array_files_stream() {
+        let dir =
+            std::env::temp_dir().join(format!("serde_daphne_mtx_array_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (input, output) = (dir.join("a.mtx"), dir.join("a.dbdf"));
+        let head = "%%MatrixMarket matrix array";
+        for (text, streams, vt) in [
+            ("integer general\n2 1\n-1\n2\n", true, ValueType::I64),
+            (
+                "integer general\n2 1\n1\n18446744073709551615\n",
+                true,
+                ValueType::U64,
+            ),
+            (
+                "integer general\n2 1\n-1\n18446744073709551615\n",
+                false,
+                ValueType::U64,
+            ),
+            ("real symmetric\n2 2\n1\n2\n3\n", false, ValueType::F64),
+        ] {
+            std::fs::write(&input, format!("{head} {text}")).unwrap();
+            let _ = std::fs::remove_file(&output);
+            let options = Options::new().tile(1, 1);
+            assert_eq!(
+                array_to_dbdf(&input, &output, &options, None).unwrap(),
+                streams,
+                "{text}"
+            );
+            if streams {
+                let file = crate::DbdfFile::open(&output).unwrap();
+                assert_eq!(
+                    file.objects()[0].header.matrix_value_type(),
+                    Some(vt),
+                    "{text}"
+                );
+            } else {
+                assert!(!output.exists());
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
