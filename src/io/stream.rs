@@ -12,7 +12,7 @@ use sprs::CsMatView;
 
 use crate::error::{Error, Result};
 use crate::io::meta::{sidecar_path, write_sidecar_for};
-use crate::io::{remove_if_present, temporary_path};
+use crate::io::{remove_if_present, temporary_path, Writeback};
 use crate::model::encode::{
     places, tile_dims, write_block, write_block_in_bands, Layout, MatrixRef, RowBands,
 };
@@ -81,6 +81,8 @@ pub struct DbdfWriter {
     objects: usize,
     /// After an error past the first byte of a tile, the file is not trusted.
     poisoned: bool,
+    /// Writing the file out while it grows, when it will be synced.
+    writeback: Option<Writeback>,
 }
 
 /// The object being written.
@@ -125,6 +127,9 @@ impl DbdfWriter {
             .write(true)
             .create_new(true)
             .open(&temp)?;
+        let writeback = (file.try_clone().ok())
+            .filter(|_| options.sync)
+            .map(Writeback::start);
         let writer = Counted {
             inner: BufWriter::with_capacity(1 << 20, file),
             written: 0,
@@ -137,6 +142,7 @@ impl DbdfWriter {
             current: None,
             objects: 0,
             poisoned: false,
+            writeback,
         })
     }
 
@@ -640,6 +646,7 @@ impl DbdfWriter {
         }
         let sink = self.sink.take().expect("the sink lives until finish");
         let placed = into_file(sink).and_then(|file| {
+            drop(self.writeback.take());
             if self.options.sync {
                 file.sync_all()?;
             }
