@@ -230,8 +230,10 @@ fn write_atomically_synced(
         .write(true)
         .create_new(true)
         .open(&temp)?;
-    let shared = file.try_clone().ok().filter(|_| sync);
-    let result = with_early_writeback(shared, || write(&mut file))
+    let writeback = Writeback::start(&file, sync);
+    let written = write(&mut file);
+    drop(writeback);
+    let result = written
         .and_then(|()| {
             if sync {
                 file.sync_all()?;
@@ -255,15 +257,6 @@ fn write_atomically_synced(
     Ok(())
 }
 
-/// Runs `write` while a [`Writeback`] on `shared` (the file being written, when it will be
-/// synced) has the kernel write out what is written so far. Without it, `write` runs alone.
-fn with_early_writeback(shared: Option<File>, write: impl FnOnce() -> Result<()>) -> Result<()> {
-    let writeback = shared.map(Writeback::start);
-    let result = write();
-    drop(writeback);
-    result
-}
-
 /// A second thread that has the kernel write a file's dirty pages to disk every 50 ms while
 /// the file is being written, so that the disk works while the writer encodes and the final
 /// sync waits only for the tail (a 124 MB file: the final `fsync` went from 122 ms to 9 ms).
@@ -274,8 +267,10 @@ pub(crate) struct Writeback {
 }
 
 impl Writeback {
-    /// Starts writing back `file` (a second handle on the file being written).
-    pub(crate) fn start(file: File) -> Writeback {
+    /// Starts writing back `file` while it is written, when it will be `synced` (and a second
+    /// handle on it can be had).
+    pub(crate) fn start(file: &File, synced: bool) -> Option<Writeback> {
+        let file = synced.then(|| file.try_clone().ok()).flatten()?;
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
@@ -285,10 +280,10 @@ impl Writeback {
                 let _ = file.sync_data();
             }
         });
-        Writeback {
+        Some(Writeback {
             stop: Some(stop),
             thread: Some(thread),
-        }
+        })
     }
 }
 

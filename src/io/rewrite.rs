@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::io::progress::Progress;
-use crate::io::{DbdfFile, DbdfWriter};
+use crate::io::{row_bands, stored_bytes, DbdfFile, DbdfWriter};
 use crate::model::encode::{tile_dims, Layout, MatrixRef, RowBands};
 use crate::options::{Dialect, Options};
 use crate::wire::values::with_value_type;
@@ -42,18 +42,17 @@ const BAND: u64 = 16 << 20;
 /// [`DbdfFile::open`]'s and [`DbdfWriter`]'s errors (such as [`crate::Error::NotInDialect`]
 /// for what the runtime dialect cannot hold); values that do not fit their object's type.
 pub fn rewrite(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
-    rewrite_reporting(input.as_ref(), output.as_ref(), options, None)
+    rewrite_reporting(DbdfFile::open(input)?, output.as_ref(), options, None)
 }
 
 /// [`rewrite`], telling `progress` how far into the input file it has come (by objects and
 /// bands of tiles).
-pub(crate) fn rewrite_reporting(
-    input: &Path,
+pub(crate) fn rewrite_reporting<R: Read + Seek>(
+    mut file: DbdfFile<R>,
     output: &Path,
     options: &Options,
     progress: Option<&Progress>,
 ) -> Result<()> {
-    let mut file = DbdfFile::open(input)?;
     let mut writer = DbdfWriter::create_with(output, options)?;
     for index in 0..file.objects().len() {
         let header = file.objects()[index].header.clone();
@@ -114,18 +113,13 @@ fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
 ) -> Result<()> {
     let (rows, cols) = header.shape();
     let csr = header.data_type() == DataType::CsrMatrix;
-    if (tr, tc) == (rows, cols) && rows > 0 && cols > 0 && writer.is_spec() {
-        // One block: written from bands of rows, about 16 MiB of stored bytes each.
-        let stored = file.objects()[index].range.end - file.objects()[index].range.start;
-        let band = u64::try_from(u128::from(rows) * u128::from(BAND) / u128::from(stored.max(1)))
-            .unwrap_or(rows)
-            .clamp(1, rows);
+    if (tr, tc) == (rows, cols) && rows > 0 && cols > 0 {
+        // One block (one layout in the runtime dialect): written from bands of rows.
         return writer.write_untiled(&mut WindowBands {
+            stored: stored_bytes(file.objects(), index),
             file,
             index,
-            csr,
-            shape: (rows, cols),
-            band,
+            header,
             report,
             buf: Vec::<T>::new(),
         });
@@ -146,34 +140,35 @@ fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
     Ok(())
 }
 
-/// A matrix of a `.dbdf` file read in bands of rows, as windows.
+/// A matrix of a `.dbdf` file read in bands of rows ([`row_bands`]), as windows.
 struct WindowBands<'a, T, R> {
     file: &'a mut DbdfFile<R>,
     index: usize,
-    csr: bool,
-    shape: (u64, u64),
-    band: u64,
+    header: &'a Header,
+    stored: u64,
     report: &'a dyn Fn(u64, u64),
     buf: Vec<T>,
 }
 
 impl<T: Element, R: Read + Seek> RowBands<T> for WindowBands<'_, T, R> {
     fn dense(&self) -> bool {
-        !self.csr
+        self.header.data_type() != DataType::CsrMatrix
     }
 
     fn for_each_band(
         &mut self,
         each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
     ) -> Result<()> {
-        let (rows, cols) = self.shape;
-        for r0 in (0..rows).step_by(self.band as usize) {
-            let r1 = (r0 + self.band).min(rows);
-            let nr = (r1 - r0) as usize;
-            let more = if self.csr {
-                let tile = self
-                    .file
-                    .read_window_csr::<T>(self.index, r0..r1, 0..cols)?;
+        let (rows, cols) = self.header.shape();
+        for band in row_bands(self.header, self.stored, BAND) {
+            let (r1, nr) = (band.end, (band.end - band.start) as usize);
+            let more = if self.dense() {
+                self.buf.resize(nr * cols as usize, T::zeroed());
+                self.file
+                    .read_window_into::<T>(self.index, band, 0..cols, &mut self.buf)?;
+                each(&MatrixRef::dense(nr, cols as usize, &self.buf))?
+            } else {
+                let tile = self.file.read_window_csr::<T>(self.index, band, 0..cols)?;
                 let indptr = tile.indptr();
                 let row_offsets = indptr.to_proper();
                 each(&MatrixRef {
@@ -185,11 +180,6 @@ impl<T: Element, R: Read + Seek> RowBands<T> for WindowBands<'_, T, R> {
                         values: tile.data(),
                     },
                 })?
-            } else {
-                self.buf.resize(nr * cols as usize, T::zeroed());
-                self.file
-                    .read_window_into::<T>(self.index, r0..r1, 0..cols, &mut self.buf)?;
-                each(&MatrixRef::dense(nr, cols as usize, &self.buf))?
             };
             (self.report)(r1, rows);
             if !more {

@@ -127,9 +127,7 @@ impl DbdfWriter {
             .write(true)
             .create_new(true)
             .open(&temp)?;
-        let writeback = (file.try_clone().ok())
-            .filter(|_| options.sync)
-            .map(Writeback::start);
+        let writeback = Writeback::start(&file, options.sync);
         let writer = Counted {
             inner: BufWriter::with_capacity(1 << 20, file),
             written: 0,
@@ -148,11 +146,6 @@ impl DbdfWriter {
 
     fn runtime(&self) -> bool {
         self.options.dialect == Some(Dialect::Runtime)
-    }
-
-    /// Whether objects are written in the spec's dialect (blocks).
-    pub(crate) fn is_spec(&self) -> bool {
-        !self.runtime()
     }
 
     fn sink(&mut self) -> &mut Sink<Counted<BufWriter<File>>> {

@@ -49,12 +49,19 @@ pub(crate) fn stored_bytes(objects: &[ObjectInfo], index: usize) -> u64 {
         .map_or(0, |o| o.range.end - o.range.start)
 }
 
-/// The rows of an object with `header` in bands of about `bytes` of values each (at least
-/// one row), for reading an object window by window in bounded memory.
-pub(crate) fn row_bands(header: &Header, bytes: u64) -> impl Iterator<Item = Range<u64>> {
+/// The rows of an object with `header`, `stored` bytes in its file, in bands of about `bytes`
+/// each (at least one row), for reading an object window by window in bounded memory: bytes
+/// of values for dense matrices and frames, a share of the stored bytes for CSR matrices
+/// (whose rows' sizes the header does not give).
+pub(crate) fn row_bands(
+    header: &Header,
+    stored: u64,
+    bytes: u64,
+) -> impl Iterator<Item = Range<u64>> {
     let (rows, cols) = header.shape();
     let row_bytes = match header {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.size() as u64).sum(),
+        Header::CsrMatrix { .. } => stored / rows.max(1),
         _ => cols * header.matrix_value_type().map_or(8, |vt| vt.size() as u64),
     };
     let band = (bytes / row_bytes.max(1)).max(1);

@@ -219,6 +219,14 @@ impl Analyser {
         self.nnz >= self.stop_at
     }
 
+    /// Takes the source's word for whether a cell is non-zero, where that is all the choice
+    /// needs (no narrowing, and one non-zero decides).
+    fn know_nonzero(&mut self, nonzero: Option<bool>) {
+        if let (1, None, Some(nonzero)) = (self.stop_at, &self.narrower, nonzero) {
+            self.nnz = u64::from(nonzero);
+        }
+    }
+
     /// Counts the cells of `matrix` in `window`, the block's next rows.
     fn observe<T: Element>(&mut self, matrix: &MatrixRef<'_, T>, window: BlockPlace) {
         if self.done() {
@@ -450,12 +458,7 @@ pub(crate) fn write_block_in_bands<T: Element, W: Write>(
     options: &Options,
 ) -> Result<()> {
     let mut analyser = Analyser::new(place, T::VALUE_TYPE, bands.dense(), options);
-    if analyser.stop_at == 1 && analyser.narrower.is_none() {
-        // All the choice needs is whether there is a non-zero.
-        if let Some(nonzero) = bands.nonzero() {
-            analyser.nnz = u64::from(nonzero);
-        }
-    }
+    analyser.know_nonzero(bands.nonzero());
     if !analyser.done() {
         bands.for_each_band(&mut |band| {
             analyser.observe(band, whole(band));
@@ -466,25 +469,21 @@ pub(crate) fn write_block_in_bands<T: Element, W: Write>(
     if started.block_type == BlockType::Empty {
         return Ok(());
     }
+    let changed = || Error::invalid("the source's rows changed while it was written");
     let mut first = 0u64;
     bands.for_each_band(&mut |band| {
-        if band.cols as u64 != u64::from(place.cols)
-            || first + band.rows as u64 > u64::from(place.rows)
-        {
-            return Err(Error::invalid(
-                "the source's rows changed while it was written",
-            ));
+        let end = first + band.rows as u64;
+        if band.cols as u64 != u64::from(place.cols) || end > u64::from(place.rows) {
+            return Err(changed());
         }
         started.rows(sink, band, whole(band), first as u32)?;
-        first += band.rows as u64;
+        first = end;
         Ok(true)
     })?;
-    if first != u64::from(place.rows) {
-        return Err(Error::invalid(
-            "the source's rows changed while it was written",
-        ));
+    match first == u64::from(place.rows) {
+        true => Ok(()),
+        false => Err(changed()),
     }
-    Ok(())
 }
 
 /// The window of all of `matrix`.

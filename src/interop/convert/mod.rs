@@ -493,19 +493,17 @@ fn streamed(
             Ok(true)
         }
         (Format::Dbdf, Format::Dbdf) if !daphne => {
-            if options.tile.is_none() {
+            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            let matrices = file
+                .objects()
+                .iter()
+                .all(|o| o.header.data_type().is_matrix());
+            if options.tile.is_none() && !matrices {
                 // Untiled, matrices stream as one block each; frames would be read whole.
-                let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
-                if !file
-                    .objects()
-                    .iter()
-                    .all(|o| o.header.data_type().is_matrix())
-                {
-                    return Ok(false);
-                }
+                return Ok(false);
             }
             let dbdf = options.dbdf_options(None);
-            crate::io::rewrite::rewrite_reporting(input, output, &dbdf, progress)
+            crate::io::rewrite::rewrite_reporting(file, output, &dbdf, progress)
                 .map_err(|e| ConvertError::at(input, e))?;
             Ok(true)
         }

@@ -1,7 +1,7 @@
 //! A CSV file read in bands of rows on every core, for [`super::to_dbdf`].
 //!
 //! The first pass checks every record as the whole read does and finds where each band of
-//! rows starts (byte, line, row). A file without quotes (and without a lone `\r`) is split at
+//! rows starts (its byte and row). A file without quotes (and without a lone `\r`) is split at
 //! line ends found with `memchr`, and its bands are checked on every core; a file with quotes
 //! (where a line end may sit inside a field) is checked in one pass by one thread. The second
 //! pass parses bands on every core from where they start, handing them over in row order.
@@ -11,8 +11,8 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::mpsc;
 
-use super::records::{line_of, parse_untyped, Number, Records, Start, CSV, MIXED};
-use crate::interop::text::parse_value;
+use super::records::{Inference, Records, Start, CSV};
+use crate::interop::input::workers;
 use crate::io::progress::Progress;
 use crate::model::Hint;
 use crate::{Result, ValueType, Values};
@@ -44,9 +44,9 @@ struct LineIndex {
 
 /// What the first pass found.
 pub(super) struct Plan {
-    pub labels: Option<Vec<String>>,
+    /// The header's labels, the width and the sidecar's types (no first record).
+    pub start: Start,
     pub rows: u64,
-    pub width: u64,
     /// One per lane: per column of a frame, one for a matrix.
     pub types: Vec<ValueType>,
     /// Whether any value is stored as non-zero.
@@ -55,20 +55,11 @@ pub(super) struct Plan {
     pub starts: Vec<BandStart>,
     /// Where the data ends (the file's length).
     pub end: u64,
-    typed: bool,
 }
 
 impl Plan {
     pub(super) fn frame(&self) -> bool {
-        self.labels.is_some()
-    }
-
-    fn lane(&self, c: usize) -> usize {
-        if self.frame() {
-            c
-        } else {
-            0
-        }
+        self.start.labels.is_some()
     }
 
     /// The bytes of band `k`.
@@ -83,20 +74,14 @@ impl Plan {
     }
 }
 
-/// The kinds of numbers a lane without a sidecar's type holds.
-#[derive(Clone, Copy, Debug, Default)]
-struct Kinds {
-    float: bool,
-    wide: bool,
-}
-
 /// What checking some records found.
 #[derive(Default)]
 struct Checked {
     rows: u64,
     /// The first error, as the whole read words it (when checked from the file's start).
     error: Option<String>,
-    kinds: Vec<Kinds>,
+    /// Each lane's kinds of numbers (without a sidecar).
+    kinds: Vec<Inference>,
     nonzero: bool,
 }
 
@@ -108,15 +93,14 @@ impl Checked {
             self.error = other.error;
         }
         for (mine, theirs) in self.kinds.iter_mut().zip(other.kinds) {
-            mine.float |= theirs.float;
-            mine.wide |= theirs.wide;
+            mine.merge(theirs);
         }
         self.nonzero |= other.nonzero;
     }
 
     /// Whether the records hold anything the whole read refuses.
     fn failed(&self) -> bool {
-        self.error.is_some() || self.kinds.iter().any(|k| k.float && k.wide)
+        self.error.is_some() || self.kinds.iter().any(Inference::conflicts)
     }
 }
 
@@ -146,53 +130,17 @@ impl Source<'_> {
         let mut records = Records::new(file);
         let mut start = Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
         let band = band_rows(&start).max(1);
-        let types = start.types.clone();
-        let mut plan = Plan {
-            labels: start.labels.clone(),
-            rows: 0,
-            width: start.width as u64,
-            types: Vec::new(),
-            nonzero: false,
-            starts: Vec::new(),
-            end,
-            typed: types.is_some(),
-        };
         let first = start.first.take();
-        let lanes = start.lanes();
         let quote_free = match first.as_ref().and_then(|r| r.position()) {
             Some(at) => self.index_lines(at.byte(), band, end)?,
             None => None,
         };
-        let parallel = match quote_free {
-            Some(index) if index.runs.len() > 1 => {
-                let checked = self.check_in_parallel(&index, &start)?;
-                plan.starts = index.starts;
-                checked
-            }
-            _ => None,
-        };
-        let checked = match parallel {
-            Some(checked) => checked,
-            None => {
-                // From the start again if the parallel check gave up part way.
-                let file = BufReader::with_capacity(1 << 20, File::open(self.path)?);
-                let mut records = Records::new(file);
-                let mut again =
-                    Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
-                let first = again.first.take();
-                let mut starts = Vec::new();
-                let checked = check_recording(&mut records, first, &start, |row, record| {
-                    if row % band == 0 {
-                        let at = record.position().expect("records have positions");
-                        starts.push(BandStart {
-                            byte: at.byte(),
-                            row,
-                        });
-                    }
-                })?;
-                plan.starts = starts;
-                checked
-            }
+        let (checked, starts) = match quote_free {
+            Some(index) if index.runs.len() > 1 => match self.check_in_parallel(&index, &start)? {
+                Some(checked) => (checked, index.starts),
+                None => self.check_in_one_pass(&start, band)?,
+            },
+            _ => self.check_in_one_pass(&start, band)?,
         };
         if let Some(message) = checked.error {
             return Err(CSV.error(message));
@@ -205,18 +153,38 @@ impl Source<'_> {
                 )));
             }
         }
-        plan.rows = checked.rows;
-        plan.nonzero = checked.nonzero;
-        plan.types = match types {
-            Some(types) => types[..lanes].to_vec(),
-            None => (checked.kinds.iter())
-                .map(|k| match k.float {
-                    true => ValueType::F64,
-                    false => ValueType::I64,
-                })
-                .collect(),
+        let types = match &start.types {
+            Some(types) => types[..start.lanes()].to_vec(),
+            None => checked.kinds.iter().map(Inference::value_type).collect(),
         };
-        Ok(plan)
+        Ok(Plan {
+            start,
+            rows: checked.rows,
+            types,
+            nonzero: checked.nonzero,
+            starts,
+            end,
+        })
+    }
+
+    /// Checks the records in one pass from the file's start (again, where the parallel check
+    /// gave up part way), noting where bands of `band` rows start.
+    fn check_in_one_pass(&self, start: &Start, band: u64) -> Result<(Checked, Vec<BandStart>)> {
+        let file = BufReader::with_capacity(1 << 20, File::open(self.path)?);
+        let mut records = Records::new(file);
+        let mut again = Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
+        let first = again.first.take();
+        let mut starts = Vec::new();
+        let checked = check_recording(&mut records, first, start, |row, record| {
+            if row % band == 0 {
+                let at = record.position().expect("records have positions");
+                starts.push(BandStart {
+                    byte: at.byte(),
+                    row,
+                });
+            }
+        })?;
+        Ok((checked, starts))
     }
 
     /// Where bands of `band` rows and the workers' runs start, and how many rows there are,
@@ -321,7 +289,7 @@ impl Source<'_> {
                 .collect()
         });
         let mut all = Checked {
-            kinds: vec![Kinds::default(); start.lanes()],
+            kinds: vec![Inference::default(); start.lanes()],
             ..Checked::default()
         };
         for result in results {
@@ -393,7 +361,7 @@ impl Source<'_> {
         let mut records = self.records_at(at, end)?;
         let cells = match plan.frame() {
             true => rows as usize,
-            false => rows as usize * plan.width as usize,
+            false => rows as usize * plan.start.width,
         };
         let mut lanes: Vec<Values> = plan
             .types
@@ -404,34 +372,23 @@ impl Source<'_> {
                 values
             })
             .collect();
+        let mut inference = vec![Inference::default(); lanes.len()];
+        // The first pass checked every record: a failure now is a file that changed.
         let changed = || CSV.error("the file changed while it was converted");
         for _ in 0..rows {
-            let fields = records
-                .next_record()
-                .map_err(|m| CSV.error(m))?
-                .ok_or_else(changed)?;
-            if fields.len() as u64 != plan.width {
+            let fields = records.next_record().ok().flatten().ok_or_else(changed)?;
+            let mut pushed = true;
+            (plan.start)
+                .read_record(&fields, &mut inference, |lane, field| {
+                    pushed &= lanes[lane].push(field.value(plan.types[lane]));
+                })
+                .map_err(|_| changed())?;
+            if !pushed {
                 return Err(changed());
-            }
-            for (c, field) in fields.iter().enumerate() {
-                let values = &mut lanes[plan.lane(c)];
-                let vt = values.value_type();
-                let value = match plan.typed {
-                    true => parse_value(field, vt),
-                    false => parse_untyped(field).ok().map(|n| n.value(vt)),
-                };
-                if !value.is_some_and(|value| values.push(value)) {
-                    return Err(changed());
-                }
             }
         }
         Ok(lanes)
     }
-}
-
-/// Threads for parsing: the cores there are (at most 4).
-fn workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// Checks `first` and the records after it as the whole read does, stopping at the first
@@ -452,13 +409,18 @@ fn check_recording<R: Read>(
     mut on_record: impl FnMut(u64, &csv::StringRecord),
 ) -> Result<Checked> {
     let mut checked = Checked {
-        kinds: vec![Kinds::default(); start.lanes()],
+        kinds: vec![Inference::default(); start.lanes()],
         ..Checked::default()
     };
     let mut record = first;
     while let Some(fields) = record {
         on_record(checked.rows, &fields);
-        if let Err(message) = check_record(&fields, start, &mut checked) {
+        let mut nonzero = false;
+        let read = start.read_record(&fields, &mut checked.kinds, |_, field| {
+            nonzero |= !field.is_zero();
+        });
+        checked.nonzero |= nonzero;
+        if let Err(message) = read {
             checked.error = Some(message);
             return Ok(checked);
         }
@@ -472,36 +434,4 @@ fn check_recording<R: Read>(
         };
     }
     Ok(checked)
-}
-
-fn check_record(
-    fields: &csv::StringRecord,
-    start: &Start,
-    checked: &mut Checked,
-) -> Result<(), String> {
-    start.check_width(fields)?;
-    let line = line_of(fields);
-    for (c, field) in fields.iter().enumerate() {
-        let lane = start.lane(c);
-        let at = |message: &str| format!("line {line}, column {}: {message}", c + 1);
-        match &start.types {
-            Some(types) => {
-                let vt = types[lane];
-                let value = parse_value(field, vt)
-                    .ok_or_else(|| at(&format!("malformed {vt} number {field:?}")))?;
-                checked.nonzero |= !value.is_zero();
-            }
-            None => {
-                let number = parse_untyped(field).map_err(at)?;
-                let kinds = &mut checked.kinds[lane];
-                kinds.float |= matches!(number, Number::Float(_));
-                kinds.wide |= number.is_wide();
-                if kinds.float && kinds.wide {
-                    return Err(at(MIXED));
-                }
-                checked.nonzero |= !number.is_zero();
-            }
-        }
-    }
-    Ok(())
 }

@@ -95,7 +95,7 @@ fn write_file_in_bands<R: Read + Seek>(
         header.shape().0,
         crate::io::stored_bytes(file.objects(), index),
     );
-    for rows in crate::io::row_bands(&header, band_bytes) {
+    for rows in crate::io::row_bands(&header, bytes, band_bytes) {
         let band = file.read_window_object(index, rows.clone(), 0..header.shape().1)?;
         write_records(&mut writer, &band, rows.start)?;
         if let Some(report) = progress {

@@ -2,23 +2,21 @@
 
 use std::io::Read;
 
-use super::records::{line_of, Inference, Number, Records, Start, CSV};
-use crate::interop::text::parse_value;
+use super::records::{Field, Inference, Number, Records, Start, CSV};
 use crate::model::Hint;
 use crate::{Object, Result, Value, ValueType, Values};
 
 /// A column (or a whole matrix, row-major) of numbers without a sidecar's type: integers
-/// while every field is one, then floats.
+/// while every field is one, then floats (its [`Inference`] refuses the mix that would
+/// change a value).
 #[derive(Default)]
 struct Numbers {
-    inference: Inference,
     floats: Option<Vec<f64>>,
     ints: Vec<i64>,
 }
 
 impl Numbers {
-    fn push(&mut self, field: &str) -> Result<(), &'static str> {
-        let number = self.inference.observe(field)?;
+    fn push(&mut self, number: Number) {
         match (&mut self.floats, number) {
             (None, Number::Int(i)) => self.ints.push(i),
             (floats, number) => {
@@ -34,7 +32,6 @@ impl Numbers {
                 }
             }
         }
-        Ok(())
     }
 
     fn into_values(self) -> Values {
@@ -68,26 +65,22 @@ fn read_text(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String>
         Some(types) => Columns::Typed((0..start.lanes()).map(|c| Values::new(types[c])).collect()),
         None => Columns::Inferred((0..start.lanes()).map(|_| Numbers::default()).collect()),
     };
+    let mut inference = vec![Inference::default(); start.lanes()];
     let mut rows = 0u64;
     let mut record = start.first.take();
     while let Some(fields) = record {
-        let n = line_of(&fields);
-        start.check_width(&fields)?;
-        for (c, field) in fields.iter().enumerate() {
-            let lane = start.lane(c);
-            let at = |message: String| format!("line {n}, column {}: {message}", c + 1);
-            match &mut columns {
-                Columns::Typed(values) => {
-                    let vt = values[lane].value_type();
-                    let value = parse_value(field, vt)
-                        .ok_or_else(|| at(format!("malformed {vt} number {field:?}")))?;
-                    values[lane].push(value);
-                }
-                Columns::Inferred(numbers) => numbers[lane]
-                    .push(field)
-                    .map_err(|message| at(message.into()))?,
+        start.read_record(&fields, &mut inference, |lane, field| match &mut columns {
+            Columns::Typed(values) => {
+                // Typed as the sidecar says: the push cannot fail.
+                let vt = values[lane].value_type();
+                values[lane].push(field.value(vt));
             }
-        }
+            Columns::Inferred(numbers) => {
+                if let Field::Untyped(number) = field {
+                    numbers[lane].push(number);
+                }
+            }
+        })?;
         rows += 1;
         record = records.next_record()?;
     }
@@ -117,32 +110,35 @@ fn read_text(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String>
 mod tests {
     use super::*;
 
+    /// A column read from `fields` as the whole read reads an untyped one.
+    fn column(fields: &[&str]) -> Result<Values, &'static str> {
+        let (mut inference, mut numbers) = (Inference::default(), Numbers::default());
+        for field in fields {
+            numbers.push(inference.observe(field)?);
+        }
+        Ok(numbers.into_values())
+    }
+
     #[test]
     fn integer_columns_become_floats_only_exactly() {
-        let mut column = Numbers::default();
-        for field in ["1", " -2 ", "0.5"] {
-            column.push(field).unwrap();
-        }
-        assert_eq!(column.into_values(), Values::F64(vec![1.0, -2.0, 0.5]));
+        assert_eq!(
+            column(&["1", " -2 ", "0.5"]).unwrap(),
+            Values::F64(vec![1.0, -2.0, 0.5])
+        );
         for big in [i64::MAX, (1 << 53) + 1] {
-            let mut column = Numbers::default();
-            column.push(&big.to_string()).unwrap();
-            assert!(column.push("0.5").is_err(), "{big} became a float");
+            let big = big.to_string();
+            assert!(column(&[&big, "0.5"]).is_err(), "{big} became a float");
             // Regression: the other way round, the integer was silently rounded.
-            let mut column = Numbers::default();
-            column.push("0.5").unwrap();
-            assert!(column.push(&big.to_string()).is_err(), "{big} was rounded");
+            assert!(column(&["0.5", &big]).is_err(), "{big} was rounded");
         }
-        let mut exact = Numbers::default();
-        exact.push(&(1i64 << 60).to_string()).unwrap();
-        exact.push("1.5").unwrap();
-        assert_eq!(exact.into_values(), Values::F64(vec![2f64.powi(60), 1.5]));
-        assert!(Numbers::default().push("x").is_err());
+        let exact = (1i64 << 60).to_string();
+        assert_eq!(
+            column(&[&exact, "1.5"]).unwrap(),
+            Values::F64(vec![2f64.powi(60), 1.5])
+        );
+        assert!(column(&["x"]).is_err());
         // An integer among floats is the float holding it: -0 is +0.0, as before the decimal.
-        let mut zero = Numbers::default();
-        zero.push("1.5").unwrap();
-        zero.push("-0").unwrap();
-        let Values::F64(floats) = zero.into_values() else {
+        let Values::F64(floats) = column(&["1.5", "-0"]).unwrap() else {
             panic!("not floats")
         };
         assert_eq!(floats[1].to_bits(), 0.0f64.to_bits());

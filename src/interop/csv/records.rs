@@ -5,6 +5,7 @@
 use std::io::Read;
 
 use crate::interop::input::Foreign;
+use crate::interop::text::parse_value;
 use crate::model::Hint;
 use crate::{Value, ValueType};
 
@@ -155,6 +156,59 @@ impl Start {
     }
 }
 
+impl Start {
+    /// Reads a record as the whole read does: its width, then each field typed by the
+    /// sidecar or, without one, noted in its column's `inference`; `each(lane, field)` gets
+    /// every field. Errors name the line and column.
+    pub(super) fn read_record(
+        &self,
+        fields: &csv::StringRecord,
+        inference: &mut [Inference],
+        mut each: impl FnMut(usize, Field),
+    ) -> Result<(), String> {
+        self.check_width(fields)?;
+        let line = line_of(fields);
+        for (c, field) in fields.iter().enumerate() {
+            let lane = self.lane(c);
+            let at = |message: &str| format!("line {line}, column {}: {message}", c + 1);
+            let read = match &self.types {
+                Some(types) => {
+                    let vt = types[lane];
+                    let value = parse_value(field, vt)
+                        .ok_or_else(|| at(&format!("malformed {vt} number {field:?}")))?;
+                    Field::Typed(value)
+                }
+                None => Field::Untyped(inference[lane].observe(field).map_err(at)?),
+            };
+            each(lane, read);
+        }
+        Ok(())
+    }
+}
+
+/// A field as read: typed by the sidecar, or a number whose column's type is inferred.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Field {
+    Typed(Value),
+    Untyped(Number),
+}
+
+impl Field {
+    /// The field as a value of its column's type `vt`.
+    pub(super) fn value(self, vt: ValueType) -> Value {
+        match self {
+            Field::Typed(value) => value,
+            Field::Untyped(number) => number.value(vt),
+        }
+    }
+
+    /// Whether the field is stored as a zero (bitwise: `-0.0` is not; `-0` is, in either
+    /// column type).
+    pub(super) fn is_zero(self) -> bool {
+        self.value(ValueType::F64).is_zero()
+    }
+}
+
 fn is_numeric(record: &csv::StringRecord) -> bool {
     record.iter().all(|f| f.trim().parse::<f64>().is_ok())
 }
@@ -164,6 +218,18 @@ fn is_numeric(record: &csv::StringRecord) -> bool {
 pub(super) enum Number {
     Int(i64),
     Float(f64),
+}
+
+/// Why a column without a sidecar's type cannot be read without changing a value.
+const MIXED: &str = "integers too large for f64 share a column with decimals; give a sidecar";
+
+/// Reads a field without a type: an integer where it is one, else a float.
+fn parse_untyped(field: &str) -> Result<Number, &'static str> {
+    let field = field.trim();
+    match field.parse::<i64>() {
+        Ok(i) => Ok(Number::Int(i)),
+        Err(_) => field.parse().map(Number::Float).map_err(|_| "not a number"),
+    }
 }
 
 impl Number {
@@ -176,34 +242,11 @@ impl Number {
             (Number::Float(f), _) => Value::F64(f),
         }
     }
-}
 
-/// Why a column without a sidecar's type cannot be read without changing a value.
-pub(super) const MIXED: &str =
-    "integers too large for f64 share a column with decimals; give a sidecar";
-
-/// Reads a field without a type: an integer where it is one, else a float.
-pub(super) fn parse_untyped(field: &str) -> Result<Number, &'static str> {
-    let field = field.trim();
-    match field.parse::<i64>() {
-        Ok(i) => Ok(Number::Int(i)),
-        Err(_) => field.parse().map(Number::Float).map_err(|_| "not a number"),
-    }
-}
-
-impl Number {
     /// An integer that `f64` cannot hold exactly.
-    pub(super) fn is_wide(self) -> bool {
+    fn is_wide(self) -> bool {
         // `i as f64` rounds; back to i64 it saturates, so 2^63 needs its own check.
         matches!(self, Number::Int(i) if { let f = i as f64; f == 2f64.powi(63) || f as i64 != i })
-    }
-
-    /// Whether the number is stored as a zero (bitwise: `-0.0` is not; `-0` is).
-    pub(super) fn is_zero(self) -> bool {
-        match self {
-            Number::Int(i) => i == 0,
-            Number::Float(f) => f.to_bits() == 0,
-        }
     }
 }
 
@@ -222,9 +265,28 @@ impl Inference {
         let number = parse_untyped(field)?;
         self.wide |= number.is_wide();
         self.float |= matches!(number, Number::Float(_));
-        if self.float && self.wide {
+        if self.conflicts() {
             return Err(MIXED);
         }
         Ok(number)
+    }
+
+    /// Whether the column holds both a decimal and an integer `f64` cannot hold.
+    pub(super) fn conflicts(&self) -> bool {
+        self.float && self.wide
+    }
+
+    /// What another part of the same column held, noted too.
+    pub(super) fn merge(&mut self, other: Inference) {
+        self.float |= other.float;
+        self.wide |= other.wide;
+    }
+
+    /// The column's value type.
+    pub(super) fn value_type(&self) -> ValueType {
+        match self.float {
+            true => ValueType::F64,
+            false => ValueType::I64,
+        }
     }
 }

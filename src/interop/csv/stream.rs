@@ -16,7 +16,7 @@ use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 use crate::options::{Dialect, Options};
 use crate::wire::header::Column;
 use crate::wire::values::with_value_type;
-use crate::wire::{Element, Header};
+use crate::wire::{DataType, Element, Header};
 use crate::{Error, Result};
 
 /// Bytes of values per band of rows where no tile size sets it: several bands per core for
@@ -54,9 +54,7 @@ pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Opti
         let file = BufReader::with_capacity(1 << 20, File::open(input)?);
         let object = read(file, sidecar.as_ref())?;
         // Only the spec dialect gets here: a sidecar left by an earlier file goes.
-        crate::io::write_atomically(output, |f| {
-            object.write_with(std::io::BufWriter::with_capacity(1 << 20, f), options)
-        })?;
+        crate::io::write_buffered(output, |w| object.write_with(w, options))?;
         crate::io::remove_if_present(&crate::io::sidecar_path(output))?;
     }
     Ok(())
@@ -88,14 +86,14 @@ pub(crate) fn to_dbdf_reporting(
     }
     let mut writer = DbdfWriter::create_with(output, options)?;
     writer.begin(header(&plan))?;
-    if plan.rows > 0 && plan.width > 0 {
+    let width = plan.start.width;
+    if plan.rows > 0 && width > 0 {
         if plan.frame() {
             source.for_each_band(&plan, &mut |row, lanes| {
                 writer.write_frame_rows(row, lanes)?;
                 Ok(true)
             })?;
         } else if tiled {
-            let width = plan.width as usize;
             with_value_type!(plan.types[0], T => source.for_each_band(&plan, &mut |row, lanes| {
                 let values = T::slice_of(&lanes[0]).expect("lanes hold the planned type");
                 let view = ArrayView2::from_shape((values.len() / width, width), values)
@@ -116,7 +114,7 @@ pub(crate) fn to_dbdf_reporting(
 }
 
 fn header(plan: &Plan) -> Header {
-    match &plan.labels {
+    match &plan.start.labels {
         Some(labels) => Header::Frame {
             rows: plan.rows,
             columns: labels
@@ -128,11 +126,12 @@ fn header(plan: &Plan) -> Header {
                 })
                 .collect(),
         },
-        None => Header::DenseMatrix {
-            rows: plan.rows,
-            cols: plan.width,
-            value_type: plan.types[0],
-        },
+        None => Header::matrix(
+            DataType::DenseMatrix,
+            plan.rows,
+            plan.start.width as u64,
+            plan.types[0],
+        ),
     }
 }
 
@@ -155,7 +154,7 @@ impl<T: Element> RowBands<T> for Bands<'_> {
         &mut self,
         each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
     ) -> Result<()> {
-        let cols = self.plan.width as usize;
+        let cols = self.plan.start.width;
         self.source.for_each_band(self.plan, &mut |_, lanes| {
             let values = T::slice_of(&lanes[0]).expect("lanes hold the planned type");
             each(&MatrixRef::dense(values.len() / cols, cols, values))
@@ -167,7 +166,7 @@ impl<T: Element> RowBands<T> for Bands<'_> {
 mod tests {
     use super::*;
     use crate::io::meta::write_sidecar;
-    use crate::wire::{DataType, Header};
+    use crate::wire::Header;
     use crate::Object;
     use crate::ValueType;
 
@@ -275,7 +274,7 @@ mod tests {
                             Ok(true)
                         })
                         .unwrap();
-                    let width = if plan.frame() { 1 } else { plan.width as usize };
+                    let width = if plan.frame() { 1 } else { plan.start.width };
                     let expected: Vec<(u64, usize)> = (0..plan.rows)
                         .step_by(band as usize)
                         .map(|r| (r, (band.min(plan.rows - r)) as usize * width))

@@ -47,15 +47,17 @@ pub(super) fn split_runs(
     Ok(starts.iter().copied().zip(ends).collect())
 }
 
-/// Whole lines of bytes `from..to` of a file, a chunk at a time.
+/// Whole lines of bytes `from..to` of a file, a chunk at a time, in one buffer: what follows
+/// the last line break of a chunk moves to the front for the next (the buffer grows only
+/// for a line longer than it).
 pub(super) struct Chunks {
     file: std::io::Take<File>,
     buf: Vec<u8>,
-    carry: Vec<u8>,
-    chunk: usize,
-    /// Bytes before the current chunk, and the current chunk's length.
-    consumed: usize,
+    /// Bytes of `buf` read, and of those the chunk handed out last.
+    filled: usize,
     cut: usize,
+    /// Bytes of the run before `buf`.
+    consumed: usize,
     ended: bool,
 }
 
@@ -70,47 +72,41 @@ impl Chunks {
             .map_err(|e| e.to_string())?;
         Ok(Chunks {
             file: file.take(to - from),
-            buf: Vec::with_capacity(chunk + 4096),
-            carry: Vec::new(),
-            chunk,
-            consumed: 0,
+            buf: vec![0; chunk.max(16)],
+            filled: 0,
             cut: 0,
+            consumed: 0,
             ended: false,
         })
     }
 
     /// The next chunk of whole lines and its offset from the run's start; `None` at the end.
     pub(super) fn next(&mut self) -> Result<Option<(&[u8], usize)>, String> {
+        self.buf.copy_within(self.cut..self.filled, 0);
+        self.filled -= self.cut;
         self.consumed += self.cut;
         self.cut = 0;
         loop {
-            if self.ended {
+            if self.filled == self.buf.len() {
+                // No line break in a full buffer: a longer line.
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            if !self.ended {
+                let space = self.buf.len() - self.filled;
+                let got = read_full(&mut self.file, &mut self.buf[self.filled..])
+                    .map_err(|e| e.to_string())?;
+                self.filled += got;
+                self.ended = got < space;
+            }
+            if self.filled == 0 {
                 return Ok(None);
             }
-            self.buf.clear();
-            self.buf.extend_from_slice(&self.carry);
-            self.carry.clear();
-            let start = self.buf.len();
-            self.buf.resize(start + self.chunk, 0);
-            let got =
-                read_full(&mut self.file, &mut self.buf[start..]).map_err(|e| e.to_string())?;
-            self.buf.truncate(start + got);
-            self.ended = got == 0;
-            if self.buf.is_empty() {
-                return Ok(None);
-            }
-            // Whole lines only; the rest waits for the next chunk.
-            let cut = match memchr::memrchr(b'\n', &self.buf) {
-                _ if self.ended => self.buf.len(),
+            self.cut = match memchr::memrchr(b'\n', &self.buf[..self.filled]) {
+                _ if self.ended => self.filled,
                 Some(p) => p + 1,
-                None => {
-                    self.carry.extend_from_slice(&self.buf);
-                    continue;
-                }
+                None => continue,
             };
-            self.carry.extend_from_slice(&self.buf[cut..]);
-            self.cut = cut;
-            return Ok(Some((&self.buf[..cut], self.consumed)));
+            return Ok(Some((&self.buf[..self.cut], self.consumed)));
         }
     }
 }

@@ -18,18 +18,18 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Barrier, RwLock};
 
-use super::chunks::split_runs;
-use super::entries::{index, word, Parsed};
-use super::entries::{Layout, Symmetry};
+use super::chunks::{split_runs, Chunks};
+use super::entries::{entry_indices, Layout, Parsed, Symmetry};
 use super::passes::{count_rows, Lockstep, RunFound};
+use crate::interop::input::workers;
 use crate::io::progress::Progress;
 use crate::wire::values::zeroed_vec;
 use crate::{Object, ValueType, Values};
+
 /// Reads the entries of a coordinate file whose data starts at byte `data_at` (line
-/// `first_line`) and builds the CSR matrix, in two passes over the file: the first counts
-/// each row's entries, the second parses them into their places in the CSR arrays. Both
-/// split each chunk of text between two threads; the second also places entries on two
-/// threads (each a half of the rows, so each writes its own part of the arrays).
+/// `first_line`) and builds the CSR matrix, in two passes over the file (see the module's
+/// description): each row's entries counted, then parsed into their places in the CSR
+/// arrays.
 ///
 /// # Errors
 /// A message naming the line and what is wrong.
@@ -61,7 +61,7 @@ pub fn read(
     // Pass 2: each thread parses chunks of its own run of lines, then (once both have) places
     // the entries of its half of the rows from both: the threads take turns in lockstep, and
     // each writes only its rows' part of the arrays.
-    let runs = split_runs(path, (data_at, len), 2)?;
+    let runs = split_runs(path, (data_at, len), workers() as u64)?;
     let workers = runs.len();
     let bounds: Vec<usize> = (0..=workers).map(|t| nrows * t / workers).collect();
     let mut parts = Vec::with_capacity(workers);
@@ -79,6 +79,9 @@ pub fn read(
         parts.push((c, v, k));
     }
     let lockstep = Lockstep {
+        path,
+        layout,
+        offsets: &offsets,
         buffers: runs
             .iter()
             .map(|_| RwLock::new(Parsed::default()))
@@ -95,9 +98,9 @@ pub fn read(
             .into_iter()
             .enumerate()
             .map(|(t, arrays)| {
-                let (lockstep, runs, offsets) = (&lockstep, &runs, &offsets);
+                let (lockstep, run) = (&lockstep, runs[t]);
                 let rows = (bounds[t], bounds[t + 1]);
-                scope.spawn(move || lockstep.run(t, path, runs[t], layout, arrays, rows, offsets))
+                scope.spawn(move || lockstep.run(t, run, arrays, rows))
             })
             .collect();
         handles
@@ -169,17 +172,18 @@ pub fn read(
     Object::csr(layout.rows, layout.cols, offsets, cols, values).map_err(|e| e.to_string())
 }
 
-/// The line holding byte `at` of the data.
+/// The line holding byte `at` of the data (read again a chunk at a time: for errors only).
 fn line_at(path: &Path, data_at: u64, at: usize, first_line: usize) -> Option<usize> {
-    let bytes = std::fs::read(path).ok()?;
-    let data = bytes.get(data_at as usize..)?;
-    Some(
-        first_line
-            + data[..at.min(data.len())]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count(),
-    )
+    let mut chunks = Chunks::open(path, (data_at, u64::MAX), 1 << 20).ok()?;
+    let mut line = first_line;
+    while let Some((text, start)) = chunks.next().ok()? {
+        let upto = at.saturating_sub(start).min(text.len());
+        line += memchr::memchr_iter(b'\n', &text[..upto]).count();
+        if start + text.len() >= at {
+            break;
+        }
+    }
+    Some(line)
 }
 
 /// Sorts each row's entries by column (rows given by `offsets`, shifted by `base`); returns
@@ -235,27 +239,24 @@ fn duplicate_line(
     row: usize,
     col: usize,
 ) -> usize {
-    let Ok(bytes) = std::fs::read(path) else {
+    let Ok(mut chunks) = Chunks::open(path, (data_at, u64::MAX), 1 << 20) else {
         return 0;
     };
-    let Some(data) = bytes.get(data_at as usize..) else {
-        return 0;
-    };
-    let mut seen = 0;
-    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
-        let line = String::from_utf8_lossy(line);
-        let mut at = 0;
-        let r = index(word(&line, &mut at), "row", layout.rows);
-        let c = index(word(&line, &mut at), "column", layout.cols);
-        if let (Ok(r), Ok(c)) = (r, c) {
-            let hit = (r as usize, c as usize) == (row, col)
-                || (layout.symmetry != Symmetry::General && (c as usize, r as usize) == (row, col));
-            if hit {
-                seen += 1;
-                if seen == 2 {
-                    return first_line + i;
+    let (mut line, mut seen) = (first_line, 0);
+    while let Ok(Some((text, _))) = chunks.next() {
+        for bytes in text.split_inclusive(|&b| b == b'\n') {
+            let text = String::from_utf8_lossy(bytes);
+            if let Ok(Some((r, c))) = entry_indices(&text, &mut 0, layout) {
+                let (r, c) = (r as usize, c as usize);
+                let mirrored = layout.symmetry != Symmetry::General && (c, r) == (row, col);
+                if (r, c) == (row, col) || mirrored {
+                    seen += 1;
+                    if seen == 2 {
+                        return line;
+                    }
                 }
             }
+            line += 1;
         }
     }
     0

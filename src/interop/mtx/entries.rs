@@ -58,11 +58,10 @@ pub(super) struct ParseError {
     pub(super) message: String,
 }
 
-/// The row and column (from 0) of the line at `*at` when both are plain numbers in range
-/// (nearly every line), leaving `*at` after the column; `None` (and `*at` unchanged) sends
-/// the line to the checked path, which words the error.
+/// The row and column (from 0) of the line at `*at` when both are plain numbers in range,
+/// leaving `*at` after the column; `None` (and `*at` unchanged) otherwise.
 #[inline]
-pub(super) fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u64)> {
+fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u64)> {
     let mut i = *at;
     let mut number = |max: u64| -> Option<u64> {
         while i < line.len() && matches!(line[i], b' ' | b'\t' | b'\r') {
@@ -103,16 +102,18 @@ pub(super) fn parse_lines(
         parse_entry(text, &mut at, layout, out, start)
             .map_err(|message| ParseError { at: start, message })?;
         // Words after the value are ignored, as by other readers; then the next line.
-        at = text.as_bytes()[at..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(text.len(), |p| at + p + 1);
+        at = next_line(text.as_bytes(), at);
     }
     Ok(())
 }
 
+/// Where the line after the one holding byte `at` starts (the end, after the last).
+pub(super) fn next_line(text: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1)
+}
+
 /// The next word of the line at `*at` (words end at whitespace; the line at `\n`).
-pub(super) fn word<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
+fn word<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
     let bytes = line.as_bytes();
     while *at < bytes.len() && matches!(bytes[*at], b' ' | b'\t' | b'\r') {
         *at += 1;
@@ -125,7 +126,7 @@ pub(super) fn word<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
     (*at > start).then(|| &line[start..*at])
 }
 
-pub(super) fn index(word: Option<&str>, what: &str, max: u64) -> Result<u64, String> {
+fn index(word: Option<&str>, what: &str, max: u64) -> Result<u64, String> {
     let word = word.ok_or_else(|| format!("missing {what} index"))?;
     let mut i: u64 = 0;
     for &b in word.as_bytes() {
@@ -140,6 +141,24 @@ pub(super) fn index(word: Option<&str>, what: &str, max: u64) -> Result<u64, Str
     Ok(i - 1)
 }
 
+/// The row and column (from 0) of the entry on the line at `*at` of `text`, leaving `*at`
+/// after the column; `None` for a blank line. Plain numbers in range (nearly every line) are
+/// read by [`quick_indices`], the rest checked word by word, which words the error.
+pub(super) fn entry_indices(
+    text: &str,
+    at: &mut usize,
+    layout: &Layout,
+) -> Result<Option<(u64, u64)>, String> {
+    if let Some(indices) = quick_indices(text.as_bytes(), at, layout) {
+        return Ok(Some(indices));
+    }
+    let Some(first) = word(text, at) else {
+        return Ok(None);
+    };
+    let r = index(Some(first), "row", layout.rows)?;
+    Ok(Some((r, index(word(text, at), "column", layout.cols)?)))
+}
+
 /// Parses the entry on the line at `*at`, leaving `*at` after its last word.
 pub(super) fn parse_entry(
     line: &str,
@@ -148,15 +167,8 @@ pub(super) fn parse_entry(
     out: &mut Parsed,
     start: usize,
 ) -> Result<(), String> {
-    let (r, c) = match quick_indices(line.as_bytes(), at, layout) {
-        Some(indices) => indices,
-        None => {
-            let Some(first) = word(line, at) else {
-                return Ok(()); // a blank line
-            };
-            let r = index(Some(first), "row", layout.rows)?;
-            (r, index(word(line, at), "column", layout.cols)?)
-        }
+    let Some((r, c)) = entry_indices(line, at, layout)? else {
+        return Ok(()); // a blank line
     };
     let bits = if layout.pattern {
         1

@@ -329,7 +329,7 @@ fn write_file_in_bands<R: Read + Seek>(
         }
     };
     let mut count = 0u64;
-    for band in crate::io::row_bands(&header, band_bytes) {
+    for band in crate::io::row_bands(&header, bytes, band_bytes) {
         let end = band.end;
         let band = file.read_window_object(index, band, 0..cols)?;
         band.for_each_nonzero(|_, _, _| count += 1);
@@ -337,7 +337,7 @@ fn write_file_in_bands<R: Read + Seek>(
     }
     write_head(out, value_type, (rows, cols), count)?;
     let mut written = 0u64;
-    for band in crate::io::row_bands(&header, band_bytes) {
+    for band in crate::io::row_bands(&header, bytes, band_bytes) {
         let first = band.start;
         let band = file.read_window_object(index, band, 0..cols)?;
         let mut entries = Vec::new();

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, RwLock};
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
-use super::entries::{index, parse_lines, quick_indices, word, Layout, Parsed, Symmetry};
+use super::entries::{entry_indices, next_line, parse_lines, Layout, Parsed, Symmetry};
+use crate::interop::input::workers;
 use crate::io::progress::Progress;
 
 /// Bytes of the file each thread parses at a time, twice over (tests: a few lines, so that
@@ -22,7 +23,7 @@ pub(super) fn count_rows(
 ) -> Result<Vec<usize>, String> {
     let nrows = layout.rows as usize;
     // Each thread reads and counts its own run of lines: no chunk waits for another.
-    let runs = split_runs(path, (from, to), 2)?;
+    let runs = split_runs(path, (from, to), workers() as u64)?;
     let counts = std::thread::scope(|scope| {
         let handles: Vec<_> = runs
             .iter()
@@ -52,25 +53,22 @@ pub(super) fn count_rows(
 }
 
 fn count_lines(text: &[u8], layout: &Layout, counts: &mut [u32]) {
+    // A chunk that is not text is left to the second pass.
+    let Ok(text) = std::str::from_utf8(text) else {
+        return;
+    };
     let mirrored = layout.symmetry != Symmetry::General;
     let mut at = 0;
     while at < text.len() {
-        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p);
-        let line = &text[at..end];
-        let mut i = 0;
-        let found = quick_indices(line, &mut i, layout).or_else(|| {
-            let line = std::str::from_utf8(line).ok()?;
-            let r = index(word(line, &mut i), "row", layout.rows).ok()?;
-            Some((r, index(word(line, &mut i), "column", layout.cols).ok()?))
-        });
-        if let Some((r, c)) = found {
+        let mut i = at;
+        if let Ok(Some((r, c))) = entry_indices(text, &mut i, layout) {
             // Saturating: a count that overflows can only be a file the second pass refuses.
             counts[r as usize] = counts[r as usize].saturating_add(1);
             if mirrored && r > c {
                 counts[c as usize] = counts[c as usize].saturating_add(1);
             }
         }
-        at = end + 1;
+        at = next_line(text.as_bytes(), i);
     }
 }
 
@@ -116,6 +114,10 @@ pub(super) struct RunFound {
 /// The second pass's workers, taking turns: each parses a chunk of its run into its buffer,
 /// then each places its rows' entries from every buffer.
 pub(super) struct Lockstep<'p> {
+    pub(super) path: &'p Path,
+    pub(super) layout: &'p Layout,
+    /// The CSR row offsets the first pass counted.
+    pub(super) offsets: &'p [usize],
     pub(super) buffers: Vec<RwLock<Parsed>>,
     pub(super) barrier: Barrier,
     /// Set by a worker that met an error: everyone stops after this turn.
@@ -127,19 +129,17 @@ pub(super) struct Lockstep<'p> {
 }
 
 impl Lockstep<'_> {
-    #[allow(clippy::too_many_arguments)]
+    /// Worker `t`: parses `run` of the file and places the entries of `rows` into `arrays`
+    /// (those rows' parts of the column and value arrays, and their cursors).
     pub(super) fn run(
         &self,
         t: usize,
-        path: &Path,
         run: (u64, u64),
-        layout: &Layout,
         arrays: (&mut [usize], &mut [u64], &mut [usize]),
         rows: (usize, usize),
-        offsets: &[usize],
     ) -> Result<RunFound, String> {
         let mut failure = None;
-        let mut chunks = match Chunks::open(path, run, CHUNK / 2) {
+        let mut chunks = match Chunks::open(self.path, run, CHUNK / 2) {
             Ok(chunks) => Some(chunks),
             Err(e) => {
                 failure = Some(e);
@@ -160,7 +160,7 @@ impl Lockstep<'_> {
                     match chunks.next() {
                         Ok(Some((text, at))) => {
                             let at = run.0 as usize + at;
-                            self.parse(text, at, layout, &mut mine, &mut found);
+                            self.parse(text, at, &mut mine, &mut found);
                         }
                         Ok(None) => self.finished[t].store(true, Ordering::SeqCst),
                         Err(e) => {
@@ -183,7 +183,7 @@ impl Lockstep<'_> {
                     .collect();
                 let parsed: Vec<&Parsed> = guards.iter().map(|g| &**g).collect();
                 let arrays = (&mut *cols, &mut *values, &mut *cursors);
-                found.overflow |= place(&parsed, arrays, rows, offsets).is_err();
+                found.overflow |= place(&parsed, arrays, rows, self.offsets).is_err();
             }
             self.barrier.wait();
         }
@@ -195,7 +195,7 @@ impl Lockstep<'_> {
             let mut scratch = Parsed::default();
             while let Some((text, at)) = chunks.next()? {
                 let at = run.0 as usize + at;
-                self.parse(text, at, layout, &mut scratch, &mut found);
+                self.parse(text, at, &mut scratch, &mut found);
                 if found.error.is_some() {
                     break;
                 }
@@ -205,15 +205,8 @@ impl Lockstep<'_> {
     }
 
     /// Parses a chunk that starts at file offset `at`, noting what `found` keeps.
-    fn parse(
-        &self,
-        text: &[u8],
-        at: usize,
-        layout: &Layout,
-        out: &mut Parsed,
-        found: &mut RunFound,
-    ) {
-        if let Err(e) = parse_lines(text, layout, out) {
+    fn parse(&self, text: &[u8], at: usize, out: &mut Parsed, found: &mut RunFound) {
+        if let Err(e) = parse_lines(text, self.layout, out) {
             found.error = Some((at + e.at, e.message));
             self.stop.store(true, Ordering::SeqCst);
             return;
