@@ -518,3 +518,29 @@ pub(crate) fn read_runtime_frame<R: Read + Seek>(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a CSR matrix's bands were sized as if it were dense, so a 1e6-column
+    /// matrix was read two rows at a time (500,000 windows, each decoding its block).
+    #[test]
+    fn csr_bands_follow_the_stored_bytes() {
+        let csr = Header::CsrMatrix {
+            rows: 1_000_000,
+            cols: 1_000_000,
+            value_type: ValueType::F64,
+        };
+        let bands: Vec<_> = row_bands(&csr, 124_000_000, 16 << 20).collect();
+        assert_eq!(bands.len(), 8, "{:?}", &bands[..bands.len().min(3)]);
+        assert_eq!((bands[0].start, bands[7].end), (0, 1_000_000));
+        // Dense matrices: bands of 16 MiB of values, as before.
+        let dense = Header::DenseMatrix {
+            rows: 16384,
+            cols: 16384,
+            value_type: ValueType::F64,
+        };
+        assert_eq!(row_bands(&dense, 1 << 31, 16 << 20).count(), 128);
+    }
+}
