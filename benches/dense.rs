@@ -129,6 +129,9 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
                 serde_daphne::to_writer_with(&mut reused, &DenseView(a.view()), &tiled).unwrap();
             })
         });
+        bench_fresh(&mut g, "daphne/to_vec_tiled_1000", || {
+            serde_daphne::to_vec_with(&DenseView(black_box(a.view())), &tiled).unwrap()
+        });
         let tiled_bytes = serde_daphne::to_vec_with(&DenseView(a.view()), &tiled).unwrap();
         bench_fresh(&mut g, "daphne/from_slice_tiled_1000", || {
             serde_daphne::from_slice::<Dense<f64>>(black_box(&tiled_bytes)).unwrap()

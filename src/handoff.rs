@@ -11,13 +11,14 @@
 //! Errors of this crate raised inside an adapter are parked too, so that they reach the caller
 //! with their variant instead of as a serde message.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io::{self, Write};
 
 use crate::error::{Error, Result};
 use crate::model::Object;
 use crate::options::Options;
 use crate::wire::sink::Sink;
+use crate::wire::ValueType;
 
 /// Newtype names that mark an adapter's payload.
 pub(crate) const DENSE: &str = "$serde_daphne::private::Dense";
@@ -35,6 +36,8 @@ thread_local! {
     static DIRECT: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
     static OBJECT_SLOT: RefCell<Option<Object>> = const { RefCell::new(None) };
     static ERROR: RefCell<Option<Error>> = const { RefCell::new(None) };
+    /// The element type a dense adapter is about to read into.
+    static WANTED: Cell<Option<ValueType>> = const { Cell::new(None) };
 }
 
 /// Runs `f` with capture options set, and `direct`'s output vector lent to [`emit`]; both are
@@ -73,6 +76,26 @@ pub(crate) fn with_object<R>(object: Object, f: impl FnOnce() -> R) -> R {
     OBJECT_SLOT.with(|c| *c.borrow_mut() = Some(object));
     let _reset = Reset;
     f()
+}
+
+/// Runs `f` (an adapter asking a deserializer for a dense matrix) telling this crate's
+/// deserializer that the values go into `wanted`: a tiled object whose values widen exactly
+/// to it can be assembled straight into one vector. Cleared afterwards.
+pub(crate) fn wanting<R>(wanted: ValueType, f: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            WANTED.with(|c| c.set(None));
+        }
+    }
+    WANTED.with(|c| c.set(Some(wanted)));
+    let _reset = Reset;
+    f()
+}
+
+/// Takes the element type a dense adapter reads into (see [`wanting`]).
+pub(crate) fn take_wanted() -> Option<ValueType> {
+    WANTED.with(|c| c.take())
 }
 
 /// Takes the parked object: `Some` when this crate's deserializer is handing one over.
@@ -124,6 +147,14 @@ impl<Seq: serde::ser::SerializeSeq> Write for ChunkWriter<Seq> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.write_all(buf)?;
         Ok(buf.len())
+    }
+
+    /// Each slice is one element: the serializer writes it to its writer as it is.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        for buf in bufs {
+            self.write_all(buf)?;
+        }
+        Ok(bufs.iter().map(|b| b.len()).sum())
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {

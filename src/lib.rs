@@ -47,6 +47,7 @@ mod pages;
 pub mod ser;
 #[cfg(feature = "proptest")]
 pub mod strategies;
+mod threads;
 pub mod wire;
 
 pub use adapters::{csr, dense, frame, Csr, CsrView, Dense, DenseView, Frame};

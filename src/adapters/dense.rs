@@ -61,7 +61,9 @@ where
     T: Element + Deserialize<'de>,
     D: Deserializer<'de>,
 {
-    deserializer.deserialize_newtype_struct(handoff::DENSE, ArrayVisitor(PhantomData))
+    handoff::wanting(T::VALUE_TYPE, || {
+        deserializer.deserialize_newtype_struct(handoff::DENSE, ArrayVisitor(PhantomData))
+    })
 }
 
 /// The array's shape as `usize`.

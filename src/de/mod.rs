@@ -40,6 +40,7 @@ use serde::{forward_to_deserialize_any, Deserialize};
 use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::detect::read_object;
+use crate::model::tiled::read_dense_tiles;
 use crate::model::{Hint, Object};
 use crate::options::{check_alloc, Dialect, Options};
 use crate::wire::header::peek_shape;
@@ -169,6 +170,35 @@ impl<S: Source> Deserializer<S> {
     fn next_object_to_materialize(&mut self, csr: bool, per_row: u128) -> Result<Object> {
         let start = self.src.offset();
         let object = self.next_object()?;
+        self.check_materialize(start, object, csr, per_row)
+    }
+
+    /// Like [`Deserializer::next_object_to_materialize`] for a dense matrix: a tiled object
+    /// held in memory comes assembled into one block (see [`read_dense_tiles`]) when the
+    /// adapter said what its values go into.
+    fn next_dense_object(&mut self) -> Result<Object> {
+        let start = self.src.offset();
+        let wanted = handoff::take_wanted();
+        if let (Some(wanted), None, Some(bytes)) = (wanted, &self.hint, self.src.in_memory()) {
+            if self.dialect != Some(Dialect::Runtime) {
+                if let Some((object, len)) = read_dense_tiles(bytes, start, wanted) {
+                    self.src.take(len, "the object")?;
+                    return self.check_materialize(start, object, false, 0);
+                }
+            }
+        }
+        self.next_object_to_materialize(false, 0)
+    }
+
+    /// Refuses `object`, read from byte `start`, when materializing it would take more memory
+    /// than its bytes plus `max_alloc` (see [`Deserializer::next_object_to_materialize`]).
+    fn check_materialize(
+        &self,
+        start: u64,
+        object: Object,
+        csr: bool,
+        per_row: u128,
+    ) -> Result<Object> {
         let (rows, cols) = object.shape();
         let (rows, cols) = (u128::from(rows), u128::from(cols));
         let header = object.header();
@@ -286,6 +316,7 @@ impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
                 handoff::OBJECT => self.next_object()?,
                 // A record takes memory even when the frame has no columns.
                 handoff::FRAME => self.next_object_to_materialize(false, 16)?,
+                handoff::DENSE => self.next_dense_object()?,
                 name => self.next_object_to_materialize(name == handoff::CSR, 0)?,
             };
             handoff::with_object(object, || visitor.visit_newtype_struct(Parked))

@@ -5,11 +5,6 @@ use std::fmt::Display;
 
 use crate::error::{Error, Result};
 
-/// Threads for parsing text on every core: the cores there are, at most 4.
-pub(crate) fn workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
-}
-
 /// A neighbouring format as its errors name it, such as `Futhark` or `NPZ (zip)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Foreign(pub(crate) &'static str);

@@ -132,6 +132,16 @@ impl Write for Preallocating<'_> {
         Ok(n)
     }
 
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        let len: usize = bufs.iter().map(|b| b.len()).sum();
+        if len >= PREALLOCATE_FROM {
+            preallocate(self.file, self.position, len as u64);
+        }
+        let n = self.file.write_vectored(bufs)?;
+        self.position += n as u64;
+        Ok(n)
+    }
+
     fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
     }
@@ -174,6 +184,16 @@ impl<W: Write> Write for Recorder<W> {
         let n = self.inner.write(buf)?;
         let keep = n.min(self.prefix_len.saturating_sub(self.prefix.len()));
         self.prefix.extend_from_slice(&buf[..keep]);
+        self.total += n as u64;
+        Ok(n)
+    }
+
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        if self.prefix.len() < self.prefix_len {
+            // Rare (a sidecar's prefix still wanted): one slice at a time keeps it simple.
+            return self.write(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b));
+        }
+        let n = self.inner.write_vectored(bufs)?;
         self.total += n as u64;
         Ok(n)
     }

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::options::{BlockPolicy, Options};
 use crate::wire::block::{
     block_len, sparse_rows_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse,
-    write_empty, write_sparse_entry, write_ultra_sparse_entry,
+    write_empty, write_sparse_entry, write_ultra_sparse_entry, POSITION_LEN,
 };
 use crate::wire::runtime;
 use crate::wire::sink::Sink;
@@ -78,6 +78,13 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
         return write_runtime_matrix(sink, data_type, matrix);
     }
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
+    if sink.is_direct() && matches!(matrix.layout, Layout::Dense(_)) {
+        // Room for every block stored dense (no block type the writer picks is larger):
+        // one allocation, advised huge pages, instead of growing tile by tile.
+        let tiles = places(rows, cols, tile_dims(options)).count() as u64;
+        let values = T::VALUE_TYPE.size() as u64 * rows * cols;
+        sink.reserve(tiles * (POSITION_LEN + 10) + values)?;
+    }
     for place in places(rows, cols, tile_dims(options)) {
         write_block(sink, matrix, place, (0, 0), options)?;
     }
@@ -373,6 +380,9 @@ impl Started {
             BlockType::Dense => {
                 if let Some(run) = matrix.contiguous(window) {
                     return sink.values_as(run, vt);
+                }
+                if let Some(rows) = matrix.dense_rows(window).filter(|_| vt == T::VALUE_TYPE) {
+                    return sink.rows(rows, nr * nc);
                 }
                 rows.into_iter()
                     .try_for_each(|row| row.write_dense(sink, nc, vt))

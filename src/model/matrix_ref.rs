@@ -121,6 +121,19 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         })
     }
 
+    /// The rows of the window, when the matrix is dense.
+    pub(crate) fn dense_rows(
+        &self,
+        window: BlockPlace,
+    ) -> Option<impl Iterator<Item = &'a [T]> + 'a> {
+        let Layout::Dense(data) = self.layout else {
+            return None;
+        };
+        let (c0, nc, cols) = (window.col as usize, window.cols as usize, self.cols);
+        let rows = window.row as usize..window.row as usize + window.rows as usize;
+        Some(rows.map(move |r| &data[r * cols + c0..r * cols + c0 + nc]))
+    }
+
     /// The `(columns, values)` of each row of a CSR matrix's window that spans whole rows.
     pub(crate) fn csr_rows(
         &self,

@@ -9,6 +9,7 @@ pub(crate) mod matrix_ref;
 pub(crate) mod narrow;
 pub mod object;
 pub(crate) mod runtime;
+pub(crate) mod tiled;
 pub(crate) mod tiling;
 mod write;
 

@@ -53,6 +53,12 @@ pub trait Source {
     /// As [`Source::take`]; no more is allocated than the bytes present can fill.
     fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>>;
 
+    /// The input not yet consumed, when all of it is in memory (a slice): readers that can
+    /// work on it in place (in parallel, say) use it, then [`Source::take`] what they used.
+    fn in_memory(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// Whether the input is exhausted.
     ///
     /// # Errors
@@ -117,6 +123,10 @@ impl<S: Source + ?Sized> Source for &mut S {
 
     fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>> {
         (**self).take_vec(n, what)
+    }
+
+    fn in_memory(&self) -> Option<&[u8]> {
+        (**self).in_memory()
     }
 }
 
@@ -203,6 +213,10 @@ impl Source for SliceSource<'_> {
         let bytes = check_present::<T>(self.offset(), n, self.remaining(), what)?;
         // Present bytes always fit in usize.
         decode_le(self.take(bytes as usize, what)?)
+    }
+
+    fn in_memory(&self) -> Option<&[u8]> {
+        Some(self.rest())
     }
 }
 

@@ -258,3 +258,42 @@ fn to_writer_and_deserializer_stream_several_values() {
     de.end().unwrap();
     assert_eq!((x, m.0), (1.5, array![[1u8, 2]]));
 }
+
+/// A tiled dense matrix large enough for the bulk paths (rows written from the array's
+/// memory, tiles read in parallel straight into the array) is the same bytes through a
+/// vector, a writer and a file, each tile holding its window of the matrix row-major, and
+/// reads back whole; a struct around it too.
+#[test]
+fn tiled_dense_matrices_take_every_route_to_the_same_bytes() {
+    let (rows, cols, tile) = (1300usize, 1100usize, (512u32, 384u32));
+    let m = Array2::from_shape_fn((rows, cols), |(r, c)| (r * cols + c) as f64 + 0.5);
+    let options = Options::new().tile(tile.0, tile.1);
+    let view = serde_daphne::DenseView(m.view());
+    let bytes = serde_daphne::to_vec_with(&view, &options).unwrap();
+    let mut written = Vec::new();
+    to_writer_with(&mut written, &view, &options).unwrap();
+    assert!(written == bytes, "to_writer_with differs from to_vec_with");
+    let path = std::env::temp_dir().join(format!("serde_daphne_tiled_{}", std::process::id()));
+    serde_daphne::to_file_with(&path, &view, &options).unwrap();
+    let from_disk = std::fs::read(&path).unwrap();
+    assert!(from_disk == bytes, "to_file_with differs from to_vec_with");
+    let object = Object::decode(&mut serde_daphne::wire::SliceSource::new(&bytes)).unwrap();
+    assert_eq!(object.blocks().len(), 3 * 3);
+    for block in object.blocks() {
+        let p = block.place;
+        let (r0, c0) = (p.row as usize, p.col as usize);
+        let window = m.slice(ndarray::s![
+            r0..r0 + p.rows as usize,
+            c0..c0 + p.cols as usize
+        ]);
+        let expected: Vec<f64> = window.iter().copied().collect();
+        let values = block.data.values().unwrap().to_vec::<f64>().unwrap();
+        assert!(values == expected, "block at ({r0}, {c0})");
+    }
+    assert_eq!(from_slice::<serde_daphne::Dense<f64>>(&bytes).unwrap().0, m);
+    assert_eq!(
+        from_file::<_, serde_daphne::Dense<f64>>(&path).unwrap().0,
+        m
+    );
+    std::fs::remove_file(&path).unwrap();
+}

@@ -12,9 +12,9 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use super::records::{Inference, Records, Start, CSV};
-use crate::interop::input::workers;
 use crate::io::progress::Progress;
 use crate::model::Hint;
+use crate::threads::workers;
 use crate::{Result, ValueType, Values};
 
 /// Bytes of text each worker takes at a time in the second pass (tests: every band its own,

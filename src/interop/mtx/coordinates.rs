@@ -21,8 +21,8 @@ use std::sync::{Barrier, RwLock};
 use super::chunks::{split_runs, Chunks};
 use super::entries::{entry_indices, Layout, Parsed, Symmetry};
 use super::passes::{count_rows, Lockstep, RunFound};
-use crate::interop::input::workers;
 use crate::io::progress::Progress;
+use crate::threads::workers;
 use crate::wire::values::zeroed_vec;
 use crate::{Object, ValueType, Values};
 

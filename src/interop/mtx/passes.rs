@@ -7,8 +7,8 @@ use std::sync::{Barrier, RwLock};
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
 use super::entries::{entry_indices, next_line, parse_lines, Layout, Parsed, Symmetry};
-use crate::interop::input::workers;
 use crate::io::progress::Progress;
+use crate::threads::workers;
 
 /// Bytes of the file each thread parses at a time, twice over (tests: a few lines, so that
 /// lines straddle chunks and the threads take many turns).
