@@ -63,3 +63,30 @@ pub(crate) fn advise_spare<T>(v: &Vec<T>) {
         spare * std::mem::size_of::<T>(),
     );
 }
+
+/// Buffers at least this large are faulted in on every core before they are filled.
+const PREFAULT_FROM: usize = 32 << 20;
+
+/// Touches each page of a new, not yet touched buffer from every core, so that the kernel
+/// zeroes the fresh pages in parallel: reading a 168 MB file into new vectors spent half its
+/// time in the kernel's page clearing on one core (measured with `perf`), before the copy.
+/// The values stay what they were (zeros are written over zeros).
+pub(crate) fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
+    let threads = crate::threads::workers();
+    if std::mem::size_of_val(buffer) < PREFAULT_FROM || threads < 2 {
+        return;
+    }
+    let stride = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    let per_thread = buffer.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        for part in buffer.chunks_mut(per_thread) {
+            scope.spawn(move || {
+                for i in (0..part.len()).step_by(stride) {
+                    // Through `black_box`: the compiler may know calloc's memory is zero and
+                    // drop a store of zero into it.
+                    *std::hint::black_box(&mut part[i]) = T::zeroed();
+                }
+            });
+        }
+    });
+}

@@ -210,7 +210,9 @@ impl<S: Source> Deserializer<S> {
                     .sum();
                 rows * width
             }
-            Some(vt) if csr => (rows + 1) * 8 + u128::from(object.nnz()) * (8 + vt.size() as u128),
+            Some(vt) if csr => {
+                (rows + 1) * 8 + u128::from(object.entries()) * (8 + vt.size() as u128)
+            }
             Some(vt) => rows * cols * vt.size() as u128,
         } + rows * per_row;
         check_alloc(start, needed, self.src.offset() - start, self.max_alloc)?;

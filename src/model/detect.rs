@@ -81,11 +81,9 @@ pub(crate) fn read_object<S: Source + ?Sized>(
 fn check_hint(object: &Object, hint: &Hint) -> Result<()> {
     check_hint_header(object.header(), hint)?;
     if let Some(nnz) = hint.nnz {
-        if object.nnz() != nnz {
-            return Err(hint.mismatch(format!(
-                "says {nnz} non-zeros but the file holds {}",
-                object.nnz()
-            )));
+        let held = object.entries();
+        if held != nnz {
+            return Err(hint.mismatch(format!("says {nnz} non-zeros but the file holds {held}")));
         }
     }
     Ok(())

@@ -312,6 +312,19 @@ impl Object {
         self.blocks.iter().map(|b| b.data.nnz()).sum()
     }
 
+    /// The entries a CSR form of the object holds: the stored entries of sparse and
+    /// ultra-sparse blocks (explicit zeros included, as DAPHNE counts them) and the non-zeros
+    /// of dense blocks. Counts only dense blocks' values; a sparse block's count is its length.
+    pub(crate) fn entries(&self) -> u64 {
+        self.blocks
+            .iter()
+            .map(|b| match &b.data {
+                BlockData::Dense(_) => b.data.nnz(),
+                data => data.stored() as u64,
+            })
+            .sum()
+    }
+
     /// The value at (`row`, `col`), in the block's stored type; `None` outside the object.
     pub fn get(&self, row: u64, col: u64) -> Option<Value> {
         let (rows, cols) = self.shape();

@@ -369,7 +369,9 @@ impl<R: Read> Source for IoSource<R> {
         // With a known length the vector is allocated zeroed by the allocator (fresh pages,
         // no memset), so the read is the only pass over it.
         let mut out: Vec<T> = if step == n {
-            zeroed_vec(n)?
+            let mut out = zeroed_vec(n)?;
+            crate::pages::prefault(&mut out);
+            out
         } else {
             Vec::new()
         };

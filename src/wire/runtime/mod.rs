@@ -422,8 +422,54 @@ pub(crate) fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64)
     Ok(())
 }
 
+/// Checks that every row's column indices lie in `0..ncols` and increase strictly; the
+/// error names the first bad index in file order. Large matrices are checked on every core,
+/// each a run of rows holding about the same number of entries.
 pub(crate) fn check_columns(offsets: &[u64], cols: &[u64], ncols: u64, at: u64) -> Result<()> {
+    let threads = crate::threads::workers();
+    let rows = offsets.len().saturating_sub(1);
+    if cols.len() < CHECK_IN_PARALLEL_FROM || threads < 2 || rows < threads {
+        return check_column_rows(offsets, cols, ncols, at, 0);
+    }
+    // Row `r` starts run `k` when it is the first row whose entries start at or after
+    // `k / threads` of them; offsets are sorted (checked before).
+    let mut starts: Vec<usize> = (0..threads)
+        .map(|k| offsets.partition_point(|&o| o < (cols.len() * k / threads) as u64))
+        .map(|r| r.min(rows))
+        .collect();
+    starts.push(rows);
+    starts.dedup();
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = starts
+            .windows(2)
+            .map(|run| {
+                let (first, end) = (run[0], run[1]);
+                scope
+                    .spawn(move || check_column_rows(&offsets[first..=end], cols, ncols, at, first))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+/// Indices at least this many are checked on every core.
+const CHECK_IN_PARALLEL_FROM: usize = 1 << 20;
+
+/// [`check_columns`] for the rows whose offsets are `offsets`, the first of them row
+/// `first_row`.
+fn check_column_rows(
+    offsets: &[u64],
+    cols: &[u64],
+    ncols: u64,
+    at: u64,
+    first_row: usize,
+) -> Result<()> {
     for (row, pair) in offsets.windows(2).enumerate() {
+        let row = first_row + row;
         let mut previous: Option<u64> = None;
         let (start, end) = (pair[0] as usize, pair[1] as usize);
         for (k, &c) in cols[start..end].iter().enumerate() {
@@ -544,5 +590,52 @@ pub(crate) fn skim(prefix: &[u8]) -> Option<Skimmed> {
                 nnz: None,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of 4 entries `0, 2, 4, 6` (sorted), enough for the check to run on every core.
+    fn rows(count: usize) -> (Vec<u64>, Vec<u64>) {
+        let offsets = (0..=count as u64).map(|r| 4 * r).collect();
+        let cols = (0..count).flat_map(|_| [0, 2, 4, 6]).collect();
+        (offsets, cols)
+    }
+
+    fn offset_of(result: Result<()>) -> u64 {
+        match result {
+            Err(Error::RuntimeLayout { offset, .. }) => offset,
+            other => panic!("expected a layout error, got {other:?}"),
+        }
+    }
+
+    /// However the rows are split between threads, the error is the first bad index in the
+    /// file, with its row.
+    #[test]
+    fn the_first_bad_column_index_is_reported() {
+        let (offsets, mut cols) = rows(600_000);
+        assert!(cols.len() >= CHECK_IN_PARALLEL_FROM);
+        assert!(check_columns(&offsets, &cols, 7, 1000).is_ok());
+        // Outside the columns, late in the file: found by the last run.
+        cols[2_300_001] = 7;
+        assert_eq!(
+            offset_of(check_columns(&offsets, &cols, 7, 1000)),
+            1000 + 8 * 2_300_001
+        );
+        // An earlier one, not increasing, in the first run: named instead.
+        cols[41] = 0;
+        let Err(Error::RuntimeLayout { offset, message }) = check_columns(&offsets, &cols, 7, 1000)
+        else {
+            panic!("expected a layout error");
+        };
+        assert_eq!(offset, 1000 + 8 * 41);
+        assert!(message.contains("within row 10"), "{message}");
+        // The same rows checked on one thread say the same.
+        assert_eq!(
+            offset_of(check_column_rows(&offsets, &cols, 7, 1000, 0)),
+            1000 + 8 * 41
+        );
     }
 }
