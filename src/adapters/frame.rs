@@ -43,12 +43,12 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::ser::{Impossible, SerializeStruct, Serializer};
 use serde::{forward_to_deserialize_any, Deserialize, Serialize};
 
-use crate::de::ValueDe;
+use crate::de::CellDe;
 use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::encode::write_frame;
 use crate::model::Object;
-use crate::ser::{answer_serializer_methods, ScalarProbe};
+use crate::ser::{answer_serializer_methods, ColumnPush, ScalarProbe};
 use crate::wire::{DataType, Values};
 
 /// Serializes records as a Frame, one row per record.
@@ -136,22 +136,18 @@ struct RecordFields<'a> {
     field: usize,
 }
 
-impl SerializeStruct for RecordFields<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<()> {
-        let v = value
-            .serialize(ScalarProbe)?
-            .ok_or_else(|| Error::FrameMismatch {
-                path: key.into(),
-                message: "a frame column holds numbers or bools only".into(),
-            })?;
+impl RecordFields<'_> {
+    /// A field of the first record (a new column), a field whose name is equal but not the
+    /// same pointer, and every mismatch (nothing was pushed before this is called).
+    #[cold]
+    #[inline(never)]
+    fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
+        let not_a_number = || Error::FrameMismatch {
+            path: key.into(),
+            message: "a frame column holds numbers or bools only".into(),
+        };
         if self.first {
+            let v = value.serialize(ScalarProbe)?.ok_or_else(not_a_number)?;
             let mut values = Values::new(v.value_type());
             values.push(v);
             self.columns.push((key.to_owned(), values));
@@ -164,11 +160,12 @@ impl SerializeStruct for RecordFields<'_> {
                         path: key.into(),
                         message: "the record has more fields than the first record".into(),
                     })?;
-            // Derived impls pass the same `&'static str` for a field in every record: equal
-            // pointers settle it without comparing the bytes.
             let first_key = self.keys[self.field];
-            let same_label = std::ptr::eq(first_key, key) || first_key == key;
-            if !same_label || !values.push(v) {
+            let pushed = (std::ptr::eq(first_key, key) || first_key == key)
+                && value
+                    .serialize(ColumnPush(values))?
+                    .ok_or_else(not_a_number)?;
+            if !pushed {
                 return Err(Error::FrameMismatch {
                     path: key.into(),
                     message: format!(
@@ -180,6 +177,35 @@ impl SerializeStruct for RecordFields<'_> {
         }
         self.field += 1;
         Ok(())
+    }
+}
+
+impl SerializeStruct for RecordFields<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    /// A record after the first, whose field has the first record's name (the same
+    /// `&'static str`, as derived impls pass it) and column type: pushed in place. Anything
+    /// else takes [`RecordFields::field`], out of line.
+    #[inline]
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        if !self.first {
+            if let (Some((_, values)), Some(&first_key)) =
+                (self.columns.get_mut(self.field), self.keys.get(self.field))
+            {
+                if std::ptr::eq(first_key, key)
+                    && matches!(value.serialize(ColumnPush(values)), Ok(Some(true)))
+                {
+                    self.field += 1;
+                    return Ok(());
+                }
+            }
+        }
+        self.field(key, value)
     }
 
     fn end(self) -> Result<()> {
@@ -272,6 +298,7 @@ pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Resu
         Some(column) => column.len(),
         None => rows.min(1 << 12),
     });
+    crate::pages::advise_spare(&out);
     let frame = FrameData {
         labels,
         columns,
@@ -408,11 +435,9 @@ fn read_cell<'de, V: DeserializeSeed<'de>>(
     row: usize,
     seed: V,
 ) -> Result<V::Value> {
-    let value = frame.columns[column]
-        .get(row)
-        .ok_or_else(|| Error::invalid("internal: frame row out of range"))?;
-    seed.deserialize(ValueDe {
-        value,
+    seed.deserialize(CellDe {
+        column: &frame.columns[column],
+        row,
         offset: frame.offset,
     })
     .map_err(|e| e.within(&frame.labels[column]))

@@ -46,7 +46,7 @@ use crate::options::{check_alloc, Dialect, Options};
 use crate::wire::header::peek_shape;
 use crate::wire::{DataType, IoSource, SliceSource, Source};
 use seq::{MatrixSeq, ObjectsSeq, TupleSeq};
-pub(crate) use value::ValueDe;
+pub(crate) use value::{CellDe, ValueDe};
 
 /// A deserializer reading DAPHNE objects from a byte source.
 ///

@@ -38,7 +38,7 @@ use crate::wire::{DataType, Value, Values};
 use answer::answer;
 pub(crate) use answer::answer as answer_serializer_methods;
 use chunks::ChunkSink;
-pub(crate) use probe::ScalarProbe;
+pub(crate) use probe::{ColumnPush, ScalarProbe};
 pub use seq::SeqSerializer;
 
 /// A serializer that writes DAPHNE objects to an `io::Write`.

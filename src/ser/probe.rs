@@ -136,6 +136,63 @@ impl ser::Serializer for ScalarProbe {
     answer! { Ok(Discard::new()); serialize_seq serialize_tuple serialize_tuple_struct }
 }
 
+/// Appends a serialized number (or bool, as u8) to a column: `Some(true)` when it went in
+/// (converted exactly when the column's type differs), `Some(false)` when it does not fit,
+/// `None` for anything but a number. What [`ScalarProbe`] then [`Values::push`] do, without
+/// the detour through a [`Value`] for a number of the column's own type.
+pub(crate) struct ColumnPush<'a>(pub(crate) &'a mut Values);
+
+impl ColumnPush<'_> {
+    /// A value of another type than the column's: converted exactly, if it can be.
+    #[cold]
+    fn push(self, value: Value) -> Option<bool> {
+        Some(self.0.push(value))
+    }
+}
+
+/// The number methods of [`ColumnPush`]: a number of the column's own type is pushed in
+/// place (inlined into the derived `Serialize`); any other goes through [`Values::push`].
+macro_rules! push_numbers {
+    ($($method:ident $t:ty => $variant:ident),*) => {$(
+        #[inline]
+        fn $method(self, v: $t) -> Result<Option<bool>> {
+            if let Values::$variant(column) = self.0 {
+                column.push(v);
+                return Ok(Some(true));
+            }
+            Ok(self.push(Value::$variant(v)))
+        }
+    )*};
+}
+
+impl ser::Serializer for ColumnPush<'_> {
+    type Ok = Option<bool>;
+    type Error = Error;
+    type SerializeSeq = Discard<bool>;
+    type SerializeTuple = Discard<bool>;
+    type SerializeTupleStruct = Discard<bool>;
+    type SerializeTupleVariant = Discard<bool>;
+    type SerializeMap = Discard<bool>;
+    type SerializeStruct = Discard<bool>;
+    type SerializeStructVariant = Discard<bool>;
+
+    push_numbers! {
+        serialize_i8 i8 => I8, serialize_i16 i16 => I16, serialize_i32 i32 => I32,
+        serialize_i64 i64 => I64, serialize_u8 u8 => U8, serialize_u16 u16 => U16,
+        serialize_u32 u32 => U32, serialize_u64 u64 => U64, serialize_f32 f32 => F32,
+        serialize_f64 f64 => F64
+    }
+
+    #[inline]
+    fn serialize_bool(self, v: bool) -> Result<Option<bool>> {
+        self.serialize_u8(u8::from(v))
+    }
+
+    probe_nothing!();
+
+    answer! { Ok(Discard::new()); serialize_seq serialize_tuple serialize_tuple_struct }
+}
+
 /// Answers `Some(row)` when the serialized value is a sequence of numbers of one type
 /// (`Some(None)` for an empty one), `None` otherwise.
 pub(super) struct RowProbe;

@@ -126,8 +126,13 @@ impl Values {
         with_values!(self, v => Element::into_values(order.iter().map(|&k| v[k]).collect()))
     }
 
+    /// Room for `additional` more values, advised huge pages when large (fresh memory that
+    /// is about to be filled).
     pub(crate) fn reserve(&mut self, additional: usize) {
-        with_values!(self, v => v.reserve_exact(additional));
+        with_values!(self, v => {
+            v.reserve_exact(additional);
+            crate::pages::advise_spare(v);
+        });
     }
 
     /// Keeps the first `len` values.
@@ -183,6 +188,7 @@ impl Values {
     }
 
     /// Appends `value`, converting exactly; returns `false` when it does not fit.
+    #[inline]
     pub fn push(&mut self, value: Value) -> bool {
         // The common case, a value of the vector's own type, without a conversion.
         macro_rules! same {

@@ -18,6 +18,7 @@ mod cli;
 mod daphne_runtime;
 mod data_model;
 mod derive_and_files;
+mod frames;
 mod futhark;
 mod golden_bytes;
 mod hostile;
