@@ -1,5 +1,6 @@
-//! A frame of 10,000,000 rows x 4 mixed columns, from and to `Vec<Record>`: serde_daphne
-//! against postcard on the same records and a memcpy of the column bytes.
+//! A frame of 10,000,000 rows x 4 mixed columns, from and to `Vec<Record>` and as typed
+//! `Columns`: serde_daphne against postcard on the same records and a memcpy of the column
+//! bytes.
 //!
 //! `cargo bench --bench frame`; `python3 benches/report.py frame` for the ratios.
 
@@ -64,6 +65,20 @@ fn frame(c: &mut Criterion) {
     });
     bench_fresh(&mut g, "postcard/to_allocvec", || {
         postcard::to_allocvec(black_box(&records)).unwrap()
+    });
+    // The same frame held as typed columns: one bulk copy per column each way.
+    let columns = serde_daphne::Columns::from_records(&records).unwrap();
+    g.bench_function("daphne/columns_to_writer_reused", |b| {
+        b.iter(|| {
+            reused.clear();
+            serde_daphne::to_writer(&mut reused, black_box(&columns)).unwrap();
+        })
+    });
+    bench_fresh(&mut g, "daphne/columns_to_vec", || {
+        serde_daphne::to_vec(black_box(&columns)).unwrap()
+    });
+    bench_fresh(&mut g, "daphne/columns_from_slice", || {
+        serde_daphne::from_slice::<serde_daphne::Columns>(black_box(&bytes)).unwrap()
     });
     let pc = postcard::to_allocvec(&records).unwrap();
     bench_fresh(&mut g, "postcard/from_bytes", || {

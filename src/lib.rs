@@ -50,7 +50,7 @@ pub mod strategies;
 mod threads;
 pub mod wire;
 
-pub use adapters::{csr, dense, frame, Csr, CsrView, Dense, DenseView, Frame};
+pub use adapters::{csr, dense, frame, Columns, Csr, CsrView, Dense, DenseView, Frame};
 pub use de::{
     from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
 };

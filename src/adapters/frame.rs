@@ -292,6 +292,18 @@ pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Resu
     let rows = object.shape().0 as usize;
     let offset = object.offset();
     let columns = object.into_columns()?;
+    let columns: Vec<&Values> = columns.iter().collect();
+    records_from_columns(labels, &columns, rows, offset)
+}
+
+/// The records of a frame of `rows` rows held as labelled columns (read at `offset`, for
+/// errors).
+pub(crate) fn records_from_columns<'de, R: Deserialize<'de>>(
+    labels: Vec<String>,
+    columns: &[&Values],
+    rows: usize,
+    offset: u64,
+) -> Result<Vec<R>> {
     // Room for every record when the columns' values show the rows are there; grown as
     // records arrive otherwise (a frame without columns has only the header's claim).
     let mut out = Vec::with_capacity(match columns.first() {
@@ -313,16 +325,16 @@ pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Resu
     Ok(out)
 }
 
-struct FrameData {
+struct FrameData<'a> {
     labels: Vec<String>,
-    columns: Vec<Values>,
+    columns: &'a [&'a Values],
     offset: u64,
     /// The column of each field of the record struct, found once per frame (keyed by the
     /// address of serde's field list).
     fields: std::cell::OnceCell<(usize, Vec<usize>)>,
 }
 
-impl FrameData {
+impl FrameData<'_> {
     /// The column holding each of `fields`.
     fn columns_of(&self, fields: &'static [&'static str]) -> Result<Vec<usize>> {
         let mut wanted = Vec::with_capacity(fields.len());
@@ -346,7 +358,7 @@ impl FrameData {
 
 /// One row of a frame, read as a struct (or map) keyed by label.
 struct RecordDe<'a> {
-    frame: &'a FrameData,
+    frame: &'a FrameData<'a>,
     row: usize,
 }
 
@@ -406,7 +418,7 @@ impl<'de> Deserializer<'de> for RecordDe<'_> {
 }
 
 struct RecordSeq<'a> {
-    frame: &'a FrameData,
+    frame: &'a FrameData<'a>,
     row: usize,
     wanted: &'a [usize],
     next: usize,
@@ -430,13 +442,13 @@ impl<'de> SeqAccess<'de> for RecordSeq<'_> {
 
 /// Deserializes the cell at `row` of `column`.
 fn read_cell<'de, V: DeserializeSeed<'de>>(
-    frame: &FrameData,
+    frame: &FrameData<'_>,
     column: usize,
     row: usize,
     seed: V,
 ) -> Result<V::Value> {
     seed.deserialize(CellDe {
-        column: &frame.columns[column],
+        column: frame.columns[column],
         row,
         offset: frame.offset,
     })

@@ -90,6 +90,12 @@ pub enum Values {
     F64(Vec<f64>),
 }
 
+impl<T: Element> From<Vec<T>> for Values {
+    fn from(values: Vec<T>) -> Values {
+        T::into_values(values)
+    }
+}
+
 /// A Rust type that DAPHNE stores as one of its ten value types: `u8`..`u64`, `i8`..`i64`,
 /// `f32`, `f64`.
 ///

@@ -168,3 +168,58 @@ fn cells_unlike_their_field_convert_exactly_or_fail() {
     let err = from_slice::<TradesOf<Narrow>>(&floats).unwrap_err();
     assert!(matches!(err, Error::LossyConversion { .. }), "{err:?}");
 }
+
+/// Columns and records are two views of one frame: the same bytes either way, read back as
+/// either; through JSON a map of typed columns.
+#[test]
+fn columns_and_records_write_the_same_frame() {
+    use serde_daphne::Columns;
+    let trades: Vec<Trade> = (0..500u32)
+        .map(|i| Trade {
+            id: i,
+            price: f64::from(i) / 8.0,
+            volume: -i64::from(i),
+            buy: i % 2 == 1,
+        })
+        .collect();
+    let columns = Columns::from_records(&trades).unwrap();
+    assert_eq!((columns.rows(), columns.width()), (500, 4));
+    let bytes = to_vec(&columns).unwrap();
+    assert!(
+        bytes == frame_bytes(&trades).unwrap(),
+        "columns and records differ"
+    );
+    let back: Columns = from_slice(&bytes).unwrap();
+    assert_eq!(back, columns);
+    assert_eq!(back.column::<i64>("volume").unwrap()[499], -499);
+    assert_eq!(back.column::<f64>("volume"), None);
+    assert_eq!(back.to_records::<Trade>().unwrap(), trades);
+    assert_eq!(from_slice::<TradesOf<Trade>>(&bytes).unwrap().0, trades);
+    let json = serde_json::to_string(&Columns::new().with("a", vec![1u8, 2]).unwrap()).unwrap();
+    assert_eq!(json, r#"{"a":{"U8":[1,2]}}"#);
+    assert_eq!(
+        serde_json::from_str::<Columns>(&json).unwrap().values("a"),
+        Some(&Values::U8(vec![1, 2]))
+    );
+}
+
+/// Columns of unequal length or with one label twice are refused; a matrix is not a frame.
+#[test]
+fn columns_must_make_a_frame() {
+    use serde_daphne::Columns;
+    let one = Columns::new().with("a", vec![1u8, 2]).unwrap();
+    let err = one.clone().with("b", vec![1.0f32]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "column \"b\" has 1 values but the frame has 2 rows"
+    );
+    assert!(one.with("a", vec![3u8, 4]).is_err());
+    let matrix = to_vec(&vec![1.0f64, 2.0]).unwrap();
+    assert!(matches!(
+        from_slice::<Columns>(&matrix),
+        Err(Error::DataTypeMismatch {
+            expected: "a Frame",
+            ..
+        })
+    ));
+}
