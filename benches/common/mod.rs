@@ -108,8 +108,17 @@ pub fn scratch(name: &str) -> PathBuf {
 }
 
 /// A group whose throughput is `payload` bytes, sampled as the size of each run allows.
+///
+/// With `DBDF_HUGE_PAGES=off` in the environment serde_daphne asks for no huge pages and
+/// the group's name ends in `+4k` (peers run unchanged, as the baseline of the same run).
 pub fn group<'a>(c: &'a mut Criterion, name: &str, payload: usize) -> BenchmarkGroup<'a, WallTime> {
-    let mut group = c.benchmark_group(name);
+    let off = std::env::var("DBDF_HUGE_PAGES").is_ok_and(|v| v == "off");
+    serde_daphne::set_huge_pages(!off);
+    let mut group = c.benchmark_group(if off {
+        format!("{name}+4k")
+    } else {
+        name.to_owned()
+    });
     group.throughput(Throughput::Bytes(payload as u64));
     if payload >= 16 << 20 {
         group.sample_size(10);

@@ -110,6 +110,14 @@ pub(crate) fn write_frame<W: Write>(
         return Ok(());
     }
     let (tile_rows, _) = tile_dims(options);
+    if sink.is_direct() {
+        // Room for every column stored dense, at once (see `write_matrix`).
+        let blocks = places(rows as u64, 1, (tile_rows, 1)).count() as u64;
+        let bytes = columns
+            .iter()
+            .map(|(_, v)| (POSITION_LEN + 10) * blocks + (v.len() * v.value_type().size()) as u64);
+        sink.reserve(bytes.sum())?;
+    }
     for (col, (label, values)) in columns.iter().enumerate() {
         if values.len() != rows {
             return Err(Error::invalid(format!(

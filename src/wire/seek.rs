@@ -295,6 +295,7 @@ impl<R: Read + Seek> Source for SeekSource<R> {
         // read into directly, past the window.
         let count = usize::try_from(n).map_err(|_| self.eof(usize::MAX, what))?;
         let mut out: Vec<T> = zeroed_vec(count)?;
+        crate::pages::prefault(&mut out);
         let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
         let from_buf = (self.buf.len() - self.pos).min(dst.len());
         dst[..from_buf].copy_from_slice(&self.buf[self.pos..self.pos + from_buf]);
