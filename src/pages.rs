@@ -78,15 +78,11 @@ pub(crate) fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
     }
     let stride = (4096 / std::mem::size_of::<T>().max(1)).max(1);
     let per_thread = buffer.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        for part in buffer.chunks_mut(per_thread) {
-            scope.spawn(move || {
-                for i in (0..part.len()).step_by(stride) {
-                    // Through `black_box`: the compiler may know calloc's memory is zero and
-                    // drop a store of zero into it.
-                    *std::hint::black_box(&mut part[i]) = T::zeroed();
-                }
-            });
+    crate::threads::on_every_core(buffer.chunks_mut(per_thread), |part| {
+        for i in (0..part.len()).step_by(stride) {
+            // Through `black_box`: the compiler may know calloc's memory is zero and drop a
+            // store of zero into it.
+            *std::hint::black_box(&mut part[i]) = T::zeroed();
         }
     });
 }

@@ -5,7 +5,7 @@ use crate::model::detect::detect;
 use crate::model::object::{Block, Object};
 use crate::model::tiling::Coverage;
 use crate::options::Dialect;
-use crate::threads::workers;
+use crate::threads::{on_every_core, workers};
 use crate::wire::block::decode_block_head;
 use crate::wire::element::widens_exactly;
 use crate::wire::source::SliceSource;
@@ -108,17 +108,10 @@ fn fill<T: Element>(out: &mut [T], cols: usize, tiles: &[Tile<'_>]) {
         workers().min(rows)
     };
     let per_thread = rows.div_ceil(threads);
-    std::thread::scope(|scope| {
-        let mut bands = out.chunks_mut(per_thread * cols).enumerate().peekable();
-        while let Some((k, band)) = bands.next() {
-            let mut work = move || fill_rows(band, k * per_thread, cols, tiles);
-            if bands.peek().is_some() {
-                scope.spawn(work);
-            } else {
-                work();
-            }
-        }
-    });
+    on_every_core(
+        out.chunks_mut(per_thread * cols).enumerate(),
+        |(k, band)| fill_rows(band, k * per_thread, cols, tiles),
+    );
 }
 
 /// Copies the rows of every tile that fall in `band`, rows `first..` of the matrix.

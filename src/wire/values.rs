@@ -345,29 +345,15 @@ pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> Result<Vec<T>> {
     };
     let per_thread = n.div_ceil(threads).max(1);
     let spare = &mut v.spare_capacity_mut()[..n];
-    std::thread::scope(|scope| {
-        let mut parts = spare
-            .chunks_mut(per_thread)
-            .zip(bytes.chunks(per_thread * size))
-            .peekable();
-        while let Some((dst, src)) = parts.next() {
-            let mut copy = move || {
-                // SAFETY: `dst` is `src.len() / size` values of spare capacity, exactly
-                // `src.len()` bytes, in a new allocation that cannot overlap `src`; `T: Pod`,
-                // so any bytes are valid values, and `u8` has no alignment to violate.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.as_ptr(),
-                        dst.as_mut_ptr().cast::<u8>(),
-                        src.len(),
-                    );
-                }
-            };
-            if parts.peek().is_some() {
-                scope.spawn(copy);
-            } else {
-                copy();
-            }
+    let parts = spare
+        .chunks_mut(per_thread)
+        .zip(bytes.chunks(per_thread * size));
+    crate::threads::on_every_core(parts, |(dst, src)| {
+        // SAFETY: `dst` is `src.len() / size` values of spare capacity, exactly `src.len()`
+        // bytes, in a new allocation that cannot overlap `src`; `T: Pod`, so any bytes are
+        // valid values, and `u8` has no alignment to violate.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len());
         }
     });
     // SAFETY: the copies above wrote all `n` values (the chunks of `spare` cover it).

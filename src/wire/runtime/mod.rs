@@ -439,19 +439,9 @@ pub(crate) fn check_columns(offsets: &[u64], cols: &[u64], ncols: u64, at: u64) 
         .collect();
     starts.push(rows);
     starts.dedup();
-    let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = starts
-            .windows(2)
-            .map(|run| {
-                let (first, end) = (run[0], run[1]);
-                scope
-                    .spawn(move || check_column_rows(&offsets[first..=end], cols, ncols, at, first))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+    let results = crate::threads::on_every_core(starts.windows(2), |run| {
+        let (first, end) = (run[0], run[1]);
+        check_column_rows(&offsets[first..=end], cols, ncols, at, first)
     });
     results.into_iter().collect()
 }
