@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::encode::{write_matrix, MatrixRef};
+use crate::model::tiled::write_dense_tiles;
 use crate::model::Object;
 use crate::wire::{DataType, Element};
 
@@ -89,12 +90,11 @@ impl<T: Element + Serialize> Serialize for Payload<'_, T> {
                 .as_slice()
                 .ok_or_else(|| handoff::park(Error::invalid("array not contiguous")))?;
             return handoff::emit(serializer, |sink| {
-                write_matrix(
-                    sink,
-                    DataType::DenseMatrix,
-                    &MatrixRef::dense(rows, cols, data),
-                    &options,
-                )
+                let matrix = MatrixRef::dense(rows, cols, data);
+                if write_dense_tiles(sink, DataType::DenseMatrix, &matrix, &options)? {
+                    return Ok(());
+                }
+                write_matrix(sink, DataType::DenseMatrix, &matrix, &options)
             });
         }
         let mut s = serializer.serialize_struct("Dense", 3)?;

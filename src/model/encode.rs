@@ -176,7 +176,7 @@ fn write_runtime_matrix<T: Element, W: Write>(
     }
 }
 
-fn write_header<W: Write>(sink: &mut Sink<W>, header: &Header) -> Result<()> {
+pub(crate) fn write_header<W: Write>(sink: &mut Sink<W>, header: &Header) -> Result<()> {
     let mut bytes = Vec::with_capacity(header.encoded_len());
     header.encode(&mut bytes)?;
     sink.bytes(&bytes)
@@ -442,6 +442,29 @@ pub(crate) fn write_block<T: Element, W: Write>(
     };
     let started = Started::start(sink, place, analyser.finish(), options)?;
     started.rows(sink, matrix, window, 0)
+}
+
+/// A tile of `matrix` (window `window`) for writers that place the tiles' values themselves:
+/// the bytes up to the values (position and block header) and `true` when the block is dense
+/// in `T`'s own type, so that its values are the window's rows as they are; otherwise the
+/// whole block and `false`.
+pub(crate) fn encode_tile<T: Element>(
+    matrix: &MatrixRef<'_, T>,
+    window: BlockPlace,
+    options: &Options,
+) -> Result<(Vec<u8>, bool)> {
+    let dense_source = matches!(matrix.layout, Layout::Dense(_));
+    let mut analyser = Analyser::new(window, T::VALUE_TYPE, dense_source, options);
+    analyser.observe(matrix, window);
+    let mut scratch = Sink::direct(std::io::sink(), Vec::new());
+    let started = Started::start(&mut scratch, window, analyser.finish(), options)?;
+    let rows_follow = started.block_type == BlockType::Dense
+        && started.analysis.value_type == T::VALUE_TYPE
+        && cfg!(target_endian = "little");
+    if !rows_follow {
+        started.rows(&mut scratch, matrix, window, 0)?;
+    }
+    Ok((scratch.into_output(), rows_follow))
 }
 
 /// A matrix read in bands of whole rows, from the first, as often as asked: the source of a

@@ -1,13 +1,22 @@
-//! Tiled dense matrices read straight into one row-major vector, block-parallel: what a typed
-//! read into an `Array2` wants, without a vector per tile and a second copy out of it.
+//! Tiled dense matrices read and written block-parallel: read straight into one row-major
+//! vector (what a typed read into an `Array2` wants, without a vector per tile and a second
+//! copy out of it), and written into `to_vec`'s output with each tile's values copied from
+//! the array's rows on every core.
 
+use std::io::Write;
+use std::mem::MaybeUninit;
+
+use crate::error::{Error, Result};
 use crate::model::detect::detect;
+use crate::model::encode::{encode_tile, places, tile_dims, write_header};
+use crate::model::matrix_ref::{Layout, MatrixRef};
 use crate::model::object::{Block, Object};
 use crate::model::tiling::Coverage;
-use crate::options::Dialect;
+use crate::options::{Dialect, Options};
 use crate::threads::{on_every_core, workers};
 use crate::wire::block::decode_block_head;
 use crate::wire::element::widens_exactly;
+use crate::wire::sink::Sink;
 use crate::wire::source::SliceSource;
 use crate::wire::values::{copy_le_into, with_value_type, zeroed_vec};
 use crate::wire::{BlockData, BlockPlace, BlockType, DataType, Element, Header, Source, ValueType};
@@ -129,6 +138,102 @@ fn fill_rows<T: Element>(band: &mut [T], first: usize, cols: usize, tiles: &[Til
     }
 }
 
+/// Writes a dense matrix of several tiles into a direct sink's output (`to_vec`,
+/// `append_to_vec`): each tile's position and block header are made first, one tile after
+/// another (the writer's choices as always), then every dense tile's values are copied
+/// from the array's rows into their place on every core. Returns `false`, having written
+/// nothing, where this does not apply (a buffered sink, one tile, a small matrix, the
+/// runtime dialect); the caller writes the matrix the usual way.
+///
+/// # Errors
+/// As the usual writer; [`Error::OutOfMemory`] when the output cannot grow.
+pub(crate) fn write_dense_tiles<T: Element, W: Write>(
+    sink: &mut Sink<W>,
+    data_type: DataType,
+    matrix: &MatrixRef<'_, T>,
+    options: &Options,
+) -> Result<bool> {
+    let (rows, cols) = (matrix.rows as u64, matrix.cols as u64);
+    let values = std::mem::size_of_val(match matrix.layout {
+        Layout::Dense(data) => data,
+        _ => return Ok(false),
+    });
+    let places: Vec<BlockPlace> = places(rows, cols, tile_dims(options)).collect();
+    if !sink.is_direct() || options.runtime_writer()? || places.len() < 2 || values < PARALLEL_FROM
+    {
+        return Ok(false);
+    }
+    write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
+    let size = std::mem::size_of::<T>();
+    let mut pieces = Vec::with_capacity(places.len());
+    let mut total = 0;
+    for place in places {
+        let (head, rows_follow) = encode_tile(matrix, place, options)?;
+        let body = if rows_follow {
+            place.rows as usize * place.cols as usize * size
+        } else {
+            0
+        };
+        total += head.len() + body;
+        pieces.push((place, head, body));
+    }
+    let out = sink.output_mut();
+    out.try_reserve(total).map_err(|_| Error::OutOfMemory {
+        bytes: total as u128,
+    })?;
+    crate::pages::advise_spare(out);
+    // Each tile's bytes, in order, then gathered into a run per thread of about equal size.
+    let mut rest = &mut out.spare_capacity_mut()[..total];
+    let per_thread = total.div_ceil(workers());
+    let mut runs: Vec<Vec<_>> = vec![Vec::new()];
+    let mut in_run = 0;
+    for (place, head, body) in &pieces {
+        let (room, after) = rest.split_at_mut(head.len() + body);
+        rest = after;
+        if in_run >= per_thread {
+            runs.push(Vec::new());
+            in_run = 0;
+        }
+        in_run += room.len();
+        if let Some(run) = runs.last_mut() {
+            run.push((room, *place, head, *body > 0));
+        }
+    }
+    on_every_core(runs, |run| {
+        for (room, place, head, rows_follow) in run {
+            let (head_room, mut body_room) = room.split_at_mut(head.len());
+            write_bytes(head_room, head);
+            let rows = matrix.dense_rows(place).filter(|_| rows_follow);
+            for row in rows.into_iter().flatten() {
+                let (row_room, after) = body_room.split_at_mut(std::mem::size_of_val(row));
+                write_bytes(row_room, bytemuck::cast_slice(row));
+                body_room = after;
+            }
+        }
+    });
+    let len = out.len() + total;
+    // SAFETY: the runs above wrote every byte of the `total` bytes of spare capacity: each
+    // tile's room is its head's bytes plus, when its rows follow, exactly the rows' bytes
+    // (`encode_tile` said the block is dense in `T`'s type: rows x cols values), and the
+    // rooms split the spare capacity without gaps.
+    #[allow(unsafe_code)]
+    unsafe {
+        out.set_len(len);
+    }
+    Ok(true)
+}
+
+/// Copies `src` into `dst`, which is exactly as long.
+fn write_bytes(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    assert_eq!(dst.len(), src.len());
+    // SAFETY: `dst` has room for `src.len()` bytes (checked) and, being spare capacity of
+    // another vector, cannot overlap `src`; bytes have no alignment or validity to violate.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use ndarray::Array2;
@@ -162,6 +267,32 @@ mod tests {
             assert_eq!(from_slice::<Dense<u16>>(&bytes).unwrap().0, a);
             let wide: Dense<f64> = from_slice(&bytes).unwrap();
             assert_eq!(wide.0, a.mapv(f64::from));
+        }
+    }
+
+    /// Tiles written in parallel into `to_vec`'s output (after bytes already there) are
+    /// the bytes the buffered writer makes, whatever blocks the options choose: dense tiles
+    /// copied on every core, all-zero tiles empty, narrowed or sparse tiles made whole.
+    #[test]
+    fn tiles_written_in_parallel_are_the_buffered_bytes() {
+        use crate::{append_to_vec_with, to_writer_with, BlockPolicy};
+        let mut a = matrix(2100, 1300);
+        a.slice_mut(ndarray::s![..1000, 500..1000]).fill(0);
+        a.slice_mut(ndarray::s![1000..2000, ..500])
+            .mapv_inplace(|x| x % 7);
+        let tiled = Options::new().tile(1000, 500);
+        for options in [
+            tiled.clone(),
+            tiled.clone().narrow(true),
+            tiled.clone().block_policy(BlockPolicy::Smallest),
+            tiled.clone().block_policy(BlockPolicy::Sparse),
+        ] {
+            let mut buffered = Vec::new();
+            to_writer_with(&mut buffered, &DenseView(a.view()), &options).unwrap();
+            let mut direct = b"before".to_vec();
+            append_to_vec_with(&mut direct, &DenseView(a.view()), &options).unwrap();
+            assert!(direct[6..] == buffered[..], "{options:?}");
+            assert_eq!(from_slice::<Dense<u16>>(&direct[6..]).unwrap().0, a);
         }
     }
 

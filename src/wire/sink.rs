@@ -44,6 +44,12 @@ impl<W: Write> Sink<W> {
         self.direct
     }
 
+    /// The output vector of a direct sink, for writers that fill parts of it in parallel.
+    pub(crate) fn output_mut(&mut self) -> &mut Vec<u8> {
+        debug_assert!(self.direct);
+        &mut self.buf
+    }
+
     /// The output vector of a direct sink.
     pub(crate) fn into_output(self) -> Vec<u8> {
         debug_assert!(self.direct);
