@@ -24,6 +24,10 @@ use crate::wire::{BlockData, BlockPlace, BlockType, DataType, Element, Header, S
 /// Below this many bytes of values one thread fills the matrix: starting threads costs more.
 const PARALLEL_FROM: usize = 4 << 20;
 
+/// The largest tile the parallel writer makes whole before placing it (an empty block, a
+/// small sparse one); a larger one sends the matrix to the usual writer.
+const MADE_WHOLE_AT_MOST: usize = 64 << 10;
+
 /// A dense block: where it goes and its values' little-endian bytes.
 struct Tile<'a> {
     place: BlockPlace,
@@ -143,7 +147,8 @@ fn fill_rows<T: Element>(band: &mut [T], first: usize, cols: usize, tiles: &[Til
 /// another (the writer's choices as always), then every dense tile's values are copied
 /// from the array's rows into their place on every core. Returns `false`, having written
 /// nothing, where this does not apply (a buffered sink, one tile, a small matrix, the
-/// runtime dialect); the caller writes the matrix the usual way.
+/// runtime dialect, a tile stored other than dense and not small); the caller writes the
+/// matrix the usual way.
 ///
 /// # Errors
 /// As the usual writer; [`Error::OutOfMemory`] when the output cannot grow.
@@ -163,12 +168,16 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
     {
         return Ok(false);
     }
-    write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
     let size = std::mem::size_of::<T>();
     let mut pieces = Vec::with_capacity(places.len());
     let mut total = 0;
     for place in places {
         let (head, rows_follow) = encode_tile(matrix, place, options)?;
+        if head.len() > MADE_WHOLE_AT_MOST {
+            // A tile made whole (sparse, narrowed) is held until the copy: for many of them
+            // that would be a second output. The usual writer streams them instead.
+            return Ok(false);
+        }
         let body = if rows_follow {
             place.rows as usize * place.cols as usize * size
         } else {
@@ -177,6 +186,7 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
         total += head.len() + body;
         pieces.push((place, head, body));
     }
+    write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
     let out = sink.output_mut();
     out.try_reserve(total).map_err(|_| Error::OutOfMemory {
         bytes: total as u128,
