@@ -61,6 +61,17 @@ pub(crate) fn places(
     }
 }
 
+/// The bytes of a `rows x cols` matrix's blocks (positions included) when every tile of
+/// `tile` is stored dense in `vt`: what no block type the writer picks exceeds.
+fn dense_len(rows: u64, cols: u64, tile: (u64, u64), vt: ValueType) -> u64 {
+    places(rows, cols, tile)
+        .map(|p| {
+            let block = block_len(BlockType::Dense, p.rows, p.cols, 0, vt).unwrap_or(0);
+            POSITION_LEN + u64::try_from(block).unwrap_or(u64::MAX)
+        })
+        .fold(0, u64::saturating_add)
+}
+
 /// `(start, length)` of consecutive pieces of at most `step` covering `0..len`.
 fn steps(len: u64, step: u64) -> impl Iterator<Item = (u64, u64)> + Clone {
     (0..len.div_ceil(step)).map(move |i| (i * step, step.min(len - i * step)))
@@ -81,9 +92,7 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
     if sink.is_direct() && matches!(matrix.layout, Layout::Dense(_)) {
         // Room for every block stored dense (no block type the writer picks is larger):
         // one allocation, advised huge pages, instead of growing tile by tile.
-        let tiles = places(rows, cols, tile_dims(options)).count() as u64;
-        let values = T::VALUE_TYPE.size() as u64 * rows * cols;
-        sink.reserve(tiles * (POSITION_LEN + 10) + values)?;
+        sink.reserve(dense_len(rows, cols, tile_dims(options), T::VALUE_TYPE))?;
     }
     for place in places(rows, cols, tile_dims(options)) {
         write_block(sink, matrix, place, (0, 0), options)?;
@@ -112,10 +121,9 @@ pub(crate) fn write_frame<W: Write>(
     let (tile_rows, _) = tile_dims(options);
     if sink.is_direct() {
         // Room for every column stored dense, at once (see `write_matrix`).
-        let blocks = places(rows as u64, 1, (tile_rows, 1)).count() as u64;
         let bytes = columns
             .iter()
-            .map(|(_, v)| (POSITION_LEN + 10) * blocks + (v.len() * v.value_type().size()) as u64);
+            .map(|(_, v)| dense_len(rows as u64, 1, (tile_rows, 1), v.value_type()));
         sink.reserve(bytes.sum())?;
     }
     for (col, (label, values)) in columns.iter().enumerate() {
@@ -432,16 +440,25 @@ pub(crate) fn write_block<T: Element, W: Write>(
     shift: (u64, u64),
     options: &Options,
 ) -> Result<()> {
-    let dense_source = matches!(matrix.layout, Layout::Dense(_));
-    let mut analyser = Analyser::new(window, T::VALUE_TYPE, dense_source, options);
-    analyser.observe(matrix, window);
     let place = BlockPlace {
         row: window.row + shift.0,
         col: window.col + shift.1,
         ..window
     };
-    let started = Started::start(sink, place, analyser.finish(), options)?;
+    let started = Started::start(sink, place, analyse(matrix, window, options), options)?;
     started.rows(sink, matrix, window, 0)
+}
+
+/// The analysis of the block that `window` of `matrix` is, all its rows at hand.
+fn analyse<T: Element>(
+    matrix: &MatrixRef<'_, T>,
+    window: BlockPlace,
+    options: &Options,
+) -> Analysis {
+    let dense_source = matches!(matrix.layout, Layout::Dense(_));
+    let mut analyser = Analyser::new(window, T::VALUE_TYPE, dense_source, options);
+    analyser.observe(matrix, window);
+    analyser.finish()
 }
 
 /// A tile of `matrix` (window `window`) for writers that place the tiles' values themselves:
@@ -453,11 +470,13 @@ pub(crate) fn encode_tile<T: Element>(
     window: BlockPlace,
     options: &Options,
 ) -> Result<(Vec<u8>, bool)> {
-    let dense_source = matches!(matrix.layout, Layout::Dense(_));
-    let mut analyser = Analyser::new(window, T::VALUE_TYPE, dense_source, options);
-    analyser.observe(matrix, window);
     let mut scratch = Sink::direct(std::io::sink(), Vec::new());
-    let started = Started::start(&mut scratch, window, analyser.finish(), options)?;
+    let started = Started::start(
+        &mut scratch,
+        window,
+        analyse(matrix, window, options),
+        options,
+    )?;
     let rows_follow = started.block_type == BlockType::Dense
         && started.analysis.value_type == T::VALUE_TYPE
         && cfg!(target_endian = "little");
