@@ -32,3 +32,103 @@ pub(crate) fn on_every_core<P: Send, R: Send>(
         results
     })
 }
+
+/// The producer's end of [`pipeline`]: hands items to the consumer and takes back the ones
+/// it is done with, for reuse.
+pub(crate) struct Handoff<T> {
+    to_consumer: std::sync::mpsc::SyncSender<T>,
+    spent: std::sync::mpsc::Receiver<T>,
+}
+
+impl<T> Handoff<T> {
+    /// Hands `item` over, waiting until the consumer takes it; `false` once the consumer has
+    /// stopped (failed), when the producer should stop too.
+    pub(crate) fn send(&self, item: T) -> bool {
+        self.to_consumer.send(item).is_ok()
+    }
+
+    /// An item the consumer is done with, if one is back.
+    pub(crate) fn spare(&self) -> Option<T> {
+        self.spent.try_recv().ok()
+    }
+}
+
+/// Runs `produce` on the calling thread and `consume` on a second one, so that reading and
+/// decoding overlap on two cores. Items pass one at a time (the producer waits while the
+/// consumer is busy), so at most three are alive; `consume` returns each item when done, for
+/// the producer to reuse ([`Handoff::spare`]). Items are consumed in the order produced.
+///
+/// `consume`'s error wins over `produce`'s: it concerns an item produced before whatever
+/// stopped `produce`, so the first error in the input's order is the one reported.
+pub(crate) fn pipeline<T: Send>(
+    produce: impl FnOnce(&Handoff<T>) -> crate::Result<()>,
+    mut consume: impl FnMut(&mut T) -> crate::Result<()> + Send,
+) -> crate::Result<()> {
+    let (to_consumer, items) = std::sync::mpsc::sync_channel::<T>(0);
+    let (give_back, spent) = std::sync::mpsc::channel::<T>();
+    std::thread::scope(|scope| {
+        let consumer = scope.spawn(move || {
+            for mut item in items {
+                consume(&mut item)?;
+                let _ = give_back.send(item);
+            }
+            Ok(())
+        });
+        let handoff = Handoff { to_consumer, spent };
+        let produced = produce(&handoff);
+        drop(handoff);
+        let consumed = consumer
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        consumed.and(produced)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pipeline;
+    use crate::Error;
+
+    #[test]
+    fn a_pipeline_consumes_in_order_and_reports_the_first_error_in_that_order() {
+        let mut seen = Vec::new();
+        pipeline(
+            |handoff| {
+                for k in 0..100 {
+                    let mut item: Vec<i32> = handoff.spare().unwrap_or_default();
+                    item.clear();
+                    item.push(k);
+                    assert!(handoff.send(item));
+                }
+                Ok(())
+            },
+            |item: &mut Vec<i32>| {
+                seen.extend_from_slice(item);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        // The consumer fails on item 3 while the producer fails later: the consumer's error
+        // wins, and the producer learns that it stopped.
+        let mut sent_after_failure = false;
+        let err = pipeline(
+            |handoff| {
+                for k in 0..10 {
+                    if !handoff.send(k) {
+                        sent_after_failure = true;
+                        break;
+                    }
+                }
+                Err(Error::invalid("the producer's later error"))
+            },
+            |&mut k: &mut i32| match k {
+                3 => Err(Error::invalid("the consumer's error at 3")),
+                _ => Ok(()),
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("at 3"), "{err}");
+        assert!(sent_after_failure);
+    }
+}

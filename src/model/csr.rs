@@ -60,7 +60,7 @@ pub(crate) struct CsrFill<T> {
     values: Vec<T>,
 }
 
-impl<T: Copy + bytemuck::Zeroable> CsrFill<T> {
+impl<T: Copy + bytemuck::Zeroable + Send> CsrFill<T> {
     /// Room for the entries that `row_offsets` (from [`RowCounts::into_offsets`]) counts.
     ///
     /// # Errors
@@ -69,9 +69,13 @@ impl<T: Copy + bytemuck::Zeroable> CsrFill<T> {
         let nnz = row_offsets.last().copied().unwrap_or(0);
         let mut next = zeroed_vec(row_offsets.len())?;
         next.copy_from_slice(&row_offsets);
+        let (mut col_indices, mut values) = (zeroed_vec(nnz)?, zeroed_vec(nnz)?);
+        // Entries land anywhere: have the fresh pages zeroed on every core first.
+        crate::pages::prefault(&mut col_indices);
+        crate::pages::prefault(&mut values);
         Ok(CsrFill {
-            col_indices: zeroed_vec(nnz)?,
-            values: zeroed_vec(nnz)?,
+            col_indices,
+            values,
             next,
             row_offsets,
         })

@@ -338,6 +338,125 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
     assert!(matches!(err, Error::AllocationLimit { .. }), "{err}");
 }
 
+/// A block value: `rows, cols, type` and then `body`, big-endian as SystemDS writes it.
+fn block_value(rows: i32, cols: i32, block_type: u8, body: &[u8]) -> Vec<u8> {
+    let mut v = [rows.to_be_bytes(), cols.to_be_bytes()].concat();
+    v.push(block_type);
+    v.extend_from_slice(body);
+    v
+}
+
+/// Ultra-sparse or sparse-row bytes: `ints` then `(int, int|none, double)` parts.
+fn be_ints(ints: &[i32]) -> Vec<u8> {
+    ints.iter().flat_map(|i| i.to_be_bytes()).collect()
+}
+
+#[test]
+fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
+    // Cells are checked on a second thread while the next record is read: the first error
+    // in the file must still be the one reported, at its byte. A 4 x 8 matrix of two 4 x 4
+    // blocks, the second always broken (an unknown block type, found by the reading thread).
+    let dir = scratch("cell_errors");
+    let golden_bytes = std::fs::read(golden("dense_small")).unwrap();
+    let (header, _) = split_records(&golden_bytes);
+    let entry = |r: i32, c: i32, x: f64| [be_ints(&[r, c]), x.to_be_bytes().to_vec()].concat();
+    let pair = |c: i32, x: f64| [be_ints(&[c]), x.to_be_bytes().to_vec()].concat();
+    let ultra = |entries: &[Vec<u8>]| {
+        let nnz = entries.len() as i32;
+        block_value(4, 4, 1, &[be_ints(&[nnz]), entries.concat()].concat())
+    };
+    // (first block's value, where its error is within the value, what it says)
+    let cases: Vec<(Vec<u8>, usize, &str)> = vec![
+        (
+            ultra(&[entry(0, 0, 1.0), entry(5, 1, 2.0)]),
+            13 + 16,
+            "(5, 1) outside the 4 x 4 block",
+        ),
+        (
+            ultra(&[entry(2, 1, 1.0), entry(1, 1, 2.0), entry(2, 1, 3.0)]),
+            13 + 32,
+            "(2, 1) appears twice",
+        ),
+        (
+            // Row 0: columns 3 then 1.
+            block_value(
+                4,
+                4,
+                2,
+                &[
+                    be_ints(&[2, 2]),
+                    pair(3, 1.0),
+                    pair(1, 2.0),
+                    be_ints(&[0, 0, 0]),
+                ]
+                .concat(),
+            ),
+            13 + 4 + 12,
+            "column 1 in row 0 does not increase",
+        ),
+        (
+            // A valid sparse block and three bytes more.
+            block_value(
+                4,
+                4,
+                2,
+                &[
+                    be_ints(&[1, 1]),
+                    pair(0, 1.0),
+                    be_ints(&[0, 0, 0]),
+                    vec![0; 3],
+                ]
+                .concat(),
+            ),
+            13 + 4 + 12 + 12,
+            "3 bytes after the block",
+        ),
+    ];
+    let record = |bi: i64, bj: i64, value: &[u8]| {
+        let key = [bi.to_be_bytes(), bj.to_be_bytes()].concat();
+        let len = (key.len() + value.len()) as i32;
+        [be_ints(&[len, 16]), key, value.to_vec()].concat()
+    };
+    let broken = block_value(4, 4, 9, &[]);
+    let path = dir.join("m");
+    std::fs::write(
+        systemds::metadata_path(&path),
+        r#"{"data_type":"matrix","rows":4,"cols":8,"rows_in_block":4,"cols_in_block":4,"format":"binary"}"#,
+    )
+    .unwrap();
+    for (value, at, says) in cases {
+        let file = [header.clone(), record(1, 1, &value), record(1, 2, &broken)].concat();
+        std::fs::write(&path, &file).unwrap();
+        for options in [ReadOptions::new(), ReadOptions::new().keep_blocks(true)] {
+            let err = systemds::read_with(&path, &options).unwrap_err();
+            assert!(matches!(err, Error::ForeignInput { .. }), "{err:?}");
+            assert_eq!(
+                err.offset(),
+                Some((header.len() + 24 + at) as u64),
+                "{says}: {err}"
+            );
+            assert!(err.to_string().contains(says), "{says}: {err}");
+        }
+        // The block-by-block conversion reports the same, and leaves no file.
+        let out = dir.join("m.dbdf");
+        let err = systemds::to_dbdf(&path, &out, &serde_daphne::Options::new()).unwrap_err();
+        assert_eq!(
+            err.offset(),
+            Some((header.len() + 24 + at) as u64),
+            "{says}: {err}"
+        );
+        assert!(!out.exists());
+    }
+    // With a good first block, the second block's error is reported.
+    let good = ultra(&[entry(0, 0, 1.0)]);
+    let file = [header.clone(), record(1, 1, &good), record(1, 2, &broken)].concat();
+    std::fs::write(&path, &file).unwrap();
+    let err = systemds::read(&path).unwrap_err();
+    let second = header.len() + 8 + 16 + good.len() + 8 + 16 + 8;
+    assert_eq!(err.offset(), Some(second as u64), "{err}");
+    assert!(err.to_string().contains("unknown block type 9"), "{err}");
+}
+
 #[test]
 fn writing_needs_exact_doubles_and_a_matrix() {
     let dir = scratch("refuse");

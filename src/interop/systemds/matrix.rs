@@ -9,13 +9,12 @@
 
 use crate::error::Result;
 use crate::interop::input::Cursor;
-use crate::wire::{BlockData, Values};
 
-const EMPTY: u8 = 0;
-const ULTRA_SPARSE: u8 = 1;
-const SPARSE: u8 = 2;
-const DENSE: u8 = 3;
-const DEDUP: u8 = 4;
+pub(super) const EMPTY: u8 = 0;
+pub(super) const ULTRA_SPARSE: u8 = 1;
+pub(super) const SPARSE: u8 = 2;
+pub(super) const DENSE: u8 = 3;
+pub(super) const DEDUP: u8 = 4;
 
 /// SystemDS's sparsity turn point: below it, sparse encodings are considered.
 pub(super) const SPARSITY_TURN_POINT: f64 = 0.4;
@@ -35,172 +34,6 @@ pub(crate) fn decode_key(reader: &Cursor<'_>) -> Result<(u64, u64)> {
         (Ok(r), Ok(c)) if r >= 1 && c >= 1 => Ok((r, c)),
         _ => Err(reader.error(0, format!("block index ({row}, {col}): indices start at 1"))),
     }
-}
-
-fn f64_be(bytes: &[u8]) -> f64 {
-    f64::from_bits(u64::from_be_bytes(bytes.try_into().unwrap()))
-}
-
-/// One decoded block: its shape, its data (f64 values), and its non-zero count.
-pub(crate) struct MatrixBlock {
-    pub(crate) rows: u32,
-    pub(crate) cols: u32,
-    pub(crate) data: BlockData,
-}
-
-/// Decodes a block value; `reader` spans exactly the value.
-pub(crate) fn decode_block(reader: &mut Cursor<'_>) -> Result<MatrixBlock> {
-    let at = reader.pos;
-    let rows = reader.len32_be("the block's rows")?;
-    let cols = reader.len32_be("the block's columns")?;
-    let (rows, cols) = (rows as u32, cols as u32);
-    let type_at = reader.pos;
-    let block_type = reader.u8("the block type")?;
-    let cells = u64::from(rows) * u64::from(cols);
-    let data = match block_type {
-        EMPTY => BlockData::Empty,
-        DENSE => {
-            let bytes = usize::try_from(cells * 8)
-                .ok()
-                .filter(|&n| n <= reader.remaining())
-                .ok_or_else(|| {
-                    reader.error(
-                        reader.pos,
-                        format!(
-                            "a dense {rows} x {cols} block needs {} bytes, {} are left",
-                            cells * 8,
-                            reader.remaining()
-                        ),
-                    )
-                })?;
-            let values = reader.take(bytes, "dense values")?;
-            BlockData::Dense(Values::F64(values.chunks_exact(8).map(f64_be).collect()))
-        }
-        SPARSE => {
-            let nnz_at = reader.pos;
-            let nnz = if cells > i32::MAX as u64 {
-                reader.i64_be("the non-zero count")?
-            } else {
-                i64::from(reader.i32_be("the non-zero count")?)
-            };
-            // Every row has a 4-byte count, every non-zero 12 bytes: both must be there.
-            let need =
-                u64::from(rows) * 4 + u64::try_from(nnz).unwrap_or(u64::MAX).saturating_mul(12);
-            if nnz < 0 || need > reader.remaining() as u64 {
-                return Err(reader.error(nnz_at, format!("a sparse {rows} x {cols} block with {nnz} non-zeros does not fit the {} bytes left", reader.remaining())));
-            }
-            let mut row_offsets = Vec::with_capacity(rows as usize + 1);
-            row_offsets.push(0usize);
-            let mut col_indices = Vec::with_capacity(nnz as usize);
-            let mut values = Vec::with_capacity(nnz as usize);
-            for r in 0..rows {
-                let count_at = reader.pos;
-                let count = reader.len32_be("a row's non-zero count")?;
-                if col_indices.len() + count > nnz as usize {
-                    return Err(reader.error(
-                        count_at,
-                        format!("row {r} has {count} non-zeros, more than the block's {nnz} allow"),
-                    ));
-                }
-                let pairs = reader.take(count * 12, "a row's (column, value) pairs")?;
-                let first = col_indices.len();
-                for (k, pair) in pairs.chunks_exact(12).enumerate() {
-                    let c = i32::from_be_bytes(pair[..4].try_into().unwrap());
-                    let pair_at = count_at + 4 + 12 * k;
-                    if c < 0 || c as u32 >= cols {
-                        return Err(reader.error(
-                            pair_at,
-                            format!("column {c} outside the block's {cols} columns"),
-                        ));
-                    }
-                    if col_indices.len() > first && *col_indices.last().unwrap() >= c as usize {
-                        return Err(reader
-                            .error(pair_at, format!("column {c} in row {r} does not increase")));
-                    }
-                    col_indices.push(c as usize);
-                    values.push(f64_be(&pair[4..]));
-                }
-                row_offsets.push(col_indices.len());
-            }
-            if col_indices.len() as i64 != nnz {
-                return Err(reader.error(
-                    nnz_at,
-                    format!(
-                        "the rows hold {} non-zeros, the block says {nnz}",
-                        col_indices.len()
-                    ),
-                ));
-            }
-            BlockData::Sparse {
-                row_offsets,
-                col_indices,
-                values: Values::F64(values),
-            }
-        }
-        ULTRA_SPARSE => {
-            let nnz_at = reader.pos;
-            let nnz = reader.len32_be("the non-zero count")?;
-            let entry = if cols > 1 { 16 } else { 12 };
-            let bytes = reader
-                .take(nnz.saturating_mul(entry), "the ultra-sparse entries")
-                .map_err(|_| {
-                    reader.error(
-                        nnz_at,
-                        format!(
-                            "{nnz} ultra-sparse entries do not fit the {} bytes left",
-                            reader.remaining()
-                        ),
-                    )
-                })?;
-            let mut cells: Vec<(u32, u32, f64, usize)> = Vec::with_capacity(nnz);
-            for (k, e) in bytes.chunks_exact(entry).enumerate() {
-                let r = i32::from_be_bytes(e[..4].try_into().unwrap());
-                let (c, v) = if cols > 1 {
-                    (
-                        i32::from_be_bytes(e[4..8].try_into().unwrap()),
-                        f64_be(&e[8..]),
-                    )
-                } else {
-                    (0, f64_be(&e[4..]))
-                };
-                let entry_at = nnz_at + 4 + entry * k;
-                if r < 0 || r as u32 >= rows || c < 0 || c as u32 >= cols {
-                    return Err(reader.error(
-                        entry_at,
-                        format!("({r}, {c}) outside the {rows} x {cols} block"),
-                    ));
-                }
-                cells.push((r as u32, c as u32, v, entry_at));
-            }
-            // SystemDS writes them row by row; order them if another writer did not.
-            cells.sort_by_key(|&(r, c, ..)| (r, c));
-            if let Some(w) = cells
-                .windows(2)
-                .find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
-            {
-                return Err(reader.error(w[1].3, format!("({}, {}) appears twice", w[1].0, w[1].1)));
-            }
-            BlockData::UltraSparse {
-                row_indices: cells.iter().map(|c| c.0).collect(),
-                col_indices: (cols > 1).then(|| cells.iter().map(|c| c.1).collect()),
-                values: Values::F64(cells.iter().map(|c| c.2).collect()),
-            }
-        }
-        DEDUP => {
-            return Err(reader.error(type_at, "a deduplicated dense block (DEDUP_BLOCK), which this crate does not read; write the matrix without deduplication"));
-        }
-        other => return Err(reader.error(type_at, format!("unknown block type {other} (0 to 3)"))),
-    };
-    if reader.remaining() != 0 {
-        return Err(reader.error(
-            reader.pos,
-            format!(
-                "{} bytes after the block that began at byte {at}",
-                reader.remaining()
-            ),
-        ));
-    }
-    Ok(MatrixBlock { rows, cols, data })
 }
 
 /// The encoding SystemDS chooses for a block (`MatrixBlock.write`).

@@ -23,6 +23,7 @@
 //! ```
 
 mod cells;
+mod decode;
 mod frame;
 mod matrix;
 mod names;
@@ -34,12 +35,12 @@ mod write;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use self::decode::{copy_dense_rows, BlockCells};
 use self::matrix::SPARSITY_TURN_POINT;
 pub use self::names::metadata_path;
 use self::names::{FRAME_KEY, FRAME_VALUE};
 use self::records::{
-    empty_matrix, for_each_block, for_each_record, for_each_stored, grid_place, part_files,
-    read_metadata, Metadata,
+    empty_matrix, for_each_block, for_each_record, grid_place, part_files, read_metadata, Metadata,
 };
 use self::seqfile::SYSTEMDS;
 pub use self::to_dbdf::to_dbdf;
@@ -49,7 +50,7 @@ pub use self::write::{write, write_dbdf, write_npy, write_with, WriteOptions, PA
 #[cfg(feature = "convert")]
 pub(crate) use self::write::{write_dbdf_reporting, write_npy_reporting, write_reporting};
 use crate::error::Result;
-use crate::interop::input::not_convertible;
+use crate::interop::input::{not_convertible, Cursor};
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::{Block, Object};
 use crate::options::{check_alloc, Dialect};
@@ -155,9 +156,16 @@ fn read_matrix(
         limit(u128::from(grid.0) * u128::from(grid.1) * 64)?;
         let mut blocks = BTreeMap::new();
         let mut nnz = 0u64;
-        for_each_block(files, meta, |index, block| {
-            nnz += block.data.nnz();
-            blocks.insert(index, block);
+        for_each_block(files, meta, |index, place, cells| {
+            let data = cells.into_data();
+            nnz += data.nnz();
+            blocks.insert(
+                index,
+                Block {
+                    place: *place,
+                    data,
+                },
+            );
             Ok(())
         })?;
         let mut all = Vec::new();
@@ -211,9 +219,9 @@ fn read_matrix(
     }
     limit(u128::from(rows) * 16)?;
     let mut counts = RowCounts::new(rows as usize)?;
-    for_each_block(files, meta, |_, block| {
-        let r0 = block.place.row as usize;
-        for_each_stored(&block.data, block.place.cols, |r, _, x| {
+    for_each_block(files, meta, |_, place, cells| {
+        let r0 = place.row as usize;
+        cells.for_each_stored(place.cols, |r, _, x| {
             if x.to_bits() != 0 {
                 counts.add(r0 + r);
             }
@@ -230,9 +238,9 @@ fn read_matrix(
     limit(u128::from(rows) * 16 + nnz as u128 * 16)?;
     let mut fill = CsrFill::<f64>::new(row_offsets)?;
     let mut changed = false;
-    for_each_block(files, meta, |_, block| {
-        let (r0, c0) = (block.place.row as usize, block.place.col as usize);
-        for_each_stored(&block.data, block.place.cols, |r, c, x| {
+    for_each_block(files, meta, |_, place, cells| {
+        let (r0, c0) = (place.row as usize, place.col as usize);
+        cells.for_each_stored(place.cols, |r, c, x| {
             if x.to_bits() != 0 {
                 changed |= !fill.push(r0 + r, c0 + c, x);
             }
@@ -252,15 +260,23 @@ fn read_matrix(
     Ok(single(true, data))
 }
 
-/// The matrix as one dense array, each block copied in as it is read.
+/// The matrix as one dense array, each block copied in as it is decoded (dense blocks
+/// byte-swapped straight from the record into place) while the next is read.
 fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
     let width = meta.cols as usize;
     let mut out = crate::wire::values::zeroed_vec::<f64>(meta.rows as usize * width)?;
-    for_each_block(files, meta, |_, block| {
-        let (r0, c0) = (block.place.row as usize, block.place.col as usize);
-        for_each_stored(&block.data, block.place.cols, |r, c, x| {
-            out[(r0 + r) * width + c0 + c] = x;
-        });
+    // The decoding thread would otherwise spend most of its time having fresh pages zeroed.
+    crate::pages::prefault(&mut out);
+    for_each_block(files, meta, |_, place, cells| {
+        let first = place.row as usize * width + place.col as usize;
+        match cells {
+            BlockCells::DenseBigEndian(bytes) => {
+                copy_dense_rows(bytes, place.cols as usize, &mut out, first, width);
+            }
+            cells => cells.for_each_stored(place.cols, |r, c, x| {
+                out[first + r * width + c] = x;
+            }),
+        }
         Ok(())
     })?;
     Ok(BlockData::Dense(Values::F64(out)))
@@ -268,7 +284,8 @@ fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
 
 fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     let mut blocks: BTreeMap<u64, frame::FrameBlock> = BTreeMap::new();
-    for_each_record(files, (FRAME_KEY, FRAME_VALUE), |key, value| {
+    // Frame blocks are decoded whole on the reading thread; nothing is left for the second.
+    let decode = |key: &Cursor<'_>, value: &mut Cursor<'_>| {
         let Ok(first) = <[u8; 8]>::try_from(key.bytes) else {
             return Err(key.error(
                 0,
@@ -285,7 +302,8 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
             return Err(key.error(0, format!("two blocks start at row {first}")));
         }
         Ok(())
-    })?;
+    };
+    for_each_record(files, (FRAME_KEY, FRAME_VALUE), decode, |(), _| Ok(()))?;
     let mut next = 1u64;
     let mut names: Option<Vec<String>> = None;
     let mut columns: Vec<Values> = Vec::new();

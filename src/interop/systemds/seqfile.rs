@@ -26,13 +26,16 @@ pub(crate) struct Header {
     pub(crate) value_class: String,
 }
 
-/// One record, in the reader's buffer.
-pub(crate) struct Record<'a> {
-    pub(crate) key: &'a [u8],
-    pub(crate) value: &'a [u8],
-    /// File offsets of the key and of the value.
+/// Where [`SeqReader::next_record_into`] put a record in its buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecordSpan {
+    /// Where the record's bytes begin in the buffer.
+    pub(crate) start: usize,
+    pub(crate) key_len: usize,
+    /// Key and value together.
+    pub(crate) len: usize,
+    /// The key's file offset.
     pub(crate) key_offset: u64,
-    pub(crate) value_offset: u64,
 }
 
 /// Reads a SequenceFile from a stream, one record in memory at a time.
@@ -42,7 +45,6 @@ pub(crate) struct SeqReader<R: Read> {
     len: u64,
     file: String,
     sync: [u8; 16],
-    buf: Vec<u8>,
 }
 
 impl<R: Read> SeqReader<R> {
@@ -54,7 +56,6 @@ impl<R: Read> SeqReader<R> {
             len,
             file,
             sync: [0; 16],
-            buf: Vec::new(),
         };
         if reader.take(3, "the SEQ magic").ok().as_deref() != Some(&MAGIC[..]) {
             return Err(SYSTEMDS.at_in(
@@ -111,27 +112,46 @@ impl<R: Read> SeqReader<R> {
 
     /// `n` bytes, checked against what the file has left before reading.
     fn take(&mut self, n: usize, what: &str) -> Result<Vec<u8>> {
-        let left = self.len - self.pos;
-        if n as u64 > left {
-            return Err(self.error(
-                self.pos,
-                format!("{what} needs {n} bytes, the file has {left} left (truncated?)"),
-            ));
-        }
+        self.check_left(n, what)?;
         let mut out = vec![0; n];
-        self.input
-            .read_exact(&mut out)
-            .map_err(|e| self.error(self.pos, format!("{what}: {e}")))?;
-        self.pos += n as u64;
+        self.fill(&mut out, what)?;
         Ok(out)
     }
 
-    fn byte(&mut self, what: &str) -> Result<u8> {
-        Ok(self.take(1, what)?[0])
+    /// An error unless the file has `n` bytes left: checked before anything is allocated.
+    fn check_left(&self, n: usize, what: &str) -> Result<()> {
+        let left = self.len - self.pos;
+        match n as u64 > left {
+            true => Err(self.error(
+                self.pos,
+                format!("{what} needs {n} bytes, the file has {left} left (truncated?)"),
+            )),
+            false => Ok(()),
+        }
     }
 
+    /// Fills `out` from the file, checked against what the file has left before reading.
+    fn fill(&mut self, out: &mut [u8], what: &str) -> Result<()> {
+        let n = out.len();
+        self.check_left(n, what)?;
+        self.input
+            .read_exact(out)
+            .map_err(|e| self.error(self.pos, format!("{what}: {e}")))?;
+        self.pos += n as u64;
+        Ok(())
+    }
+
+    fn byte(&mut self, what: &str) -> Result<u8> {
+        let mut byte = [0];
+        self.fill(&mut byte, what)?;
+        Ok(byte[0])
+    }
+
+    /// A big-endian `int`, read without allocating (two per record).
     fn int(&mut self, what: &str) -> Result<i32> {
-        Ok(i32::from_be_bytes(self.take(4, what)?.try_into().unwrap()))
+        let mut bytes = [0; 4];
+        self.fill(&mut bytes, what)?;
+        Ok(i32::from_be_bytes(bytes))
     }
 
     /// Hadoop's variable-length int (`WritableUtils.readVInt`).
@@ -163,18 +183,28 @@ impl<R: Read> SeqReader<R> {
         String::from_utf8(bytes).map_err(|_| self.error(at, format!("{what} is not UTF-8")))
     }
 
-    /// The next record, skipping sync markers; `None` at the end of the file.
-    pub(crate) fn next_record(&mut self) -> Result<Option<Record<'_>>> {
+    /// The next record's bytes (key, then value) put into `out` from `at` on, skipping sync
+    /// markers; `None` at the end of the file. `out` grows as needed and never shrinks, so a
+    /// reused buffer is not zeroed again. For handing batches of records to another thread.
+    pub(crate) fn next_record_into(
+        &mut self,
+        out: &mut Vec<u8>,
+        at: usize,
+    ) -> Result<Option<RecordSpan>> {
         loop {
             if self.pos == self.len {
                 return Ok(None);
             }
-            let at = self.pos;
+            let record_at = self.pos;
             let length = self.int("a record length")?;
             if length == SYNC_ESCAPE {
-                let marker = self.take(16, "a sync marker")?;
+                let mut marker = [0; 16];
+                self.fill(&mut marker, "a sync marker")?;
                 if marker != self.sync {
-                    return Err(self.error(at + 4, "a sync marker that differs from the header's"));
+                    return Err(self.error(
+                        record_at + 4,
+                        "a sync marker that differs from the header's",
+                    ));
                 }
                 continue;
             }
@@ -184,7 +214,7 @@ impl<R: Read> SeqReader<R> {
                 (usize::try_from(length), usize::try_from(key_length))
             else {
                 return Err(self.error(
-                    at,
+                    record_at,
                     format!("record length {length}, key length {key_length}"),
                 ));
             };
@@ -196,32 +226,29 @@ impl<R: Read> SeqReader<R> {
             }
             if length as u64 > self.len - self.pos {
                 return Err(self.error(
-                    at,
+                    record_at,
                     format!(
                         "a record of {length} bytes, the file has {} left (truncated?)",
                         self.len - self.pos
                     ),
                 ));
             }
-            self.buf.resize(length, 0);
-            self.input.read_exact(&mut self.buf).map_err(|e| {
+            let (start, end) = (at, at + length);
+            if out.len() < end {
+                out.resize(end, 0);
+            }
+            self.input.read_exact(&mut out[start..end]).map_err(|e| {
                 SYSTEMDS.at_in(&self.file, self.pos as usize, format!("a record: {e}"))
             })?;
             let key_offset = self.pos;
             self.pos += length as u64;
-            let (key, value) = self.buf.split_at(key_length);
-            return Ok(Some(Record {
-                key,
-                value,
+            return Ok(Some(RecordSpan {
+                start,
+                key_len: key_length,
+                len: length,
                 key_offset,
-                value_offset: key_offset + key_length as u64,
             }));
         }
-    }
-
-    /// The file's name, for errors.
-    pub(crate) fn file(&self) -> &str {
-        &self.file
     }
 }
 
@@ -311,10 +338,27 @@ mod tests {
                 len: bytes.len() as u64,
                 file: "t".into(),
                 sync: [0; 16],
-                buf: Vec::new(),
             };
             assert_eq!(reader.vint("v").unwrap(), value, "{bytes:?}");
         }
+    }
+
+    #[test]
+    fn a_class_name_longer_than_the_file_is_refused_before_allocating() {
+        // Regression (found by the systemds fuzz target): a `Text` length of 2^32 was
+        // allocated before it was checked against the file.
+        let mut bytes = b"SEQ\x06".to_vec();
+        bytes.extend_from_slice(&[0x8b, 0x01, 0, 0, 0, 0]); // vint 2^32
+        let err = match SeqReader::new(&bytes[..], bytes.len() as u64, "t".into()) {
+            Err(err) => err,
+            Ok(_) => panic!("a header longer than its file was read"),
+        };
+        assert_eq!(err.offset(), Some(10), "{err}");
+        assert!(
+            err.to_string()
+                .contains("the key class needs 4294967296 bytes, the file has 0 left"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -338,11 +382,18 @@ mod tests {
             (header.key_class.as_str(), header.value_class.as_str()),
             ("K", "V")
         );
-        let mut keys = Vec::new();
-        while let Some(record) = reader.next_record().unwrap() {
-            assert_eq!(record.value, &value[..]);
-            keys.push(record.key[0]);
+        // Records go one after another into one buffer, whose earlier length is kept.
+        let (mut keys, mut buf, mut at) = (Vec::new(), vec![7u8; 3], 3);
+        while let Some(span) = reader.next_record_into(&mut buf, at).unwrap() {
+            assert_eq!(
+                (span.start, span.key_len, span.len),
+                (at, 1, 1 + value.len())
+            );
+            assert_eq!(&buf[at + 1..at + span.len], &value[..]);
+            keys.push(buf[at]);
+            at += span.len;
         }
         assert_eq!(keys, [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(&buf[..3], [7, 7, 7]);
     }
 }

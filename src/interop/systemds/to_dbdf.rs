@@ -7,9 +7,10 @@ use std::path::Path;
 use ndarray::ArrayView2;
 use sprs::CsMatView;
 
+use super::decode::for_each_decoded;
 use super::matrix::SPARSITY_TURN_POINT;
 use super::records::{
-    empty_matrix, for_each_block, for_each_stored, grid_place, part_files, read_metadata, Metadata,
+    empty_matrix, for_each_block, grid_place, part_files, read_metadata, Metadata,
 };
 use crate::error::{Error, Result};
 use crate::io::progress::Progress;
@@ -94,8 +95,8 @@ fn write_blocks(
         Some(nnz) => nnz,
         None => {
             let mut nnz = 0;
-            for_each_block(&files, meta, |_, block| {
-                for_each_stored(&block.data, block.place.cols, |_, _, x| {
+            for_each_block(&files, meta, |_, place, cells| {
+                cells.for_each_stored(place.cols, |_, _, x| {
                     nnz += u64::from(x.to_bits() != 0);
                 });
                 Ok(())
@@ -131,10 +132,10 @@ fn write_blocks(
             report(share, input_bytes);
         }
     };
-    for_each_block(&files, meta, |index, block| {
+    for_each_block(&files, meta, |index, place, cells| {
         written.insert(index);
-        write_block(&mut writer, &block.place, &block.data)?;
-        report(&block.place);
+        write_block(&mut writer, place, &cells.into_data())?;
+        report(place);
         Ok(())
     })?;
     let grid = (
@@ -191,13 +192,13 @@ fn write_block(writer: &mut DbdfWriter, place: &BlockPlace, data: &BlockData) ->
 /// counting sort by row, then each row sorted by column if it is not already).
 fn csr_arrays(data: &BlockData, rows: usize, cols: u32) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
     let mut offsets = vec![0usize; rows + 1];
-    for_each_stored(data, cols, |r, _, _| offsets[r + 1] += 1);
+    for_each_decoded(data, cols, |r, _, _| offsets[r + 1] += 1);
     for r in 0..rows {
         offsets[r + 1] += offsets[r];
     }
     let mut next = offsets.clone();
     let mut entries = vec![(0usize, 0f64); offsets[rows]];
-    for_each_stored(data, cols, |r, c, x| {
+    for_each_decoded(data, cols, |r, c, x| {
         entries[next[r]] = (c, x);
         next[r] += 1;
     });
