@@ -128,7 +128,7 @@ impl Kind {
 /// # Errors
 /// I/O errors, and as [`from_slice`].
 pub fn read(path: impl AsRef<Path>) -> Result<Vec<Object>> {
-    from_slice(&std::fs::read(path)?)
+    from_slice(&crate::pages::read_file(path.as_ref())?)
 }
 
 /// Reads every value of Futhark binary data in memory, in order.
