@@ -11,6 +11,7 @@ use ndarray::Array2;
 use serde::de::DeserializeOwned;
 use sprs::CsMat;
 
+use super::parallel_file::ParallelFile;
 use crate::de::Deserializer;
 use crate::error::{Error, Result};
 use crate::io::index::{index_all, Layout, ObjectInfo};
@@ -65,7 +66,7 @@ pub struct FileReader(Backing);
 #[derive(Debug)]
 enum Backing {
     Mapped(Cursor<Mmap>),
-    Plain(File),
+    Plain(ParallelFile),
 }
 
 impl FileReader {
@@ -81,7 +82,7 @@ impl FileReader {
             let map = unsafe { Mmap::map(&file)? };
             return Ok(FileReader(Backing::Mapped(Cursor::new(map))));
         }
-        Ok(FileReader(Backing::Plain(file)))
+        Ok(FileReader(Backing::Plain(ParallelFile(file))))
     }
 }
 
@@ -139,7 +140,10 @@ impl DbdfFile<FileReader> {
         let hint = read_sidecar(path)?;
         // Unbuffered: the source keeps its own window and reads values straight into place.
         let file = FileReader::open(path, options)?;
-        DbdfFile::build(file, options, hint)
+        let parallel = matches!(file.0, Backing::Plain(_));
+        let mut file = DbdfFile::build(file, options, hint)?;
+        file.src = file.src.with_parallel_reads(parallel);
+        Ok(file)
     }
 }
 

@@ -17,6 +17,7 @@ use crate::wire::IoSource;
 mod index;
 mod lazy;
 pub mod meta;
+mod parallel_file;
 pub mod progress;
 pub(crate) mod rewrite;
 mod stream;
@@ -399,7 +400,9 @@ pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
     let hint = read_sidecar(path)?;
     let file = File::open(path)?;
     let len = file.metadata()?.len();
-    let src = IoSource::new(file, options.max_bytes).with_known_len(len);
+    let src = IoSource::new(parallel_file::ParallelFile(file), options.max_bytes)
+        .with_known_len(len)
+        .with_parallel_reads(true);
     let mut de = Deserializer::from_source_with(src, options);
     if let Some(hint) = hint {
         de = de.with_hint(hint);

@@ -28,6 +28,9 @@ pub struct SeekSource<R> {
     reader_at: Option<u64>,
     /// Whether the cursor last moved by jumping past the window.
     jumped: bool,
+    /// Whether the reader splits large reads between the cores itself (each core then takes
+    /// the page faults of what it reads into), so that new vectors need no prefaulting.
+    parallel_reads: bool,
 }
 
 impl<R: std::fmt::Debug> std::fmt::Debug for SeekSource<R> {
@@ -51,7 +54,14 @@ impl<R: Read + Seek> SeekSource<R> {
             pos: 0,
             reader_at: None,
             jumped: false,
+            parallel_reads: false,
         }
+    }
+
+    /// Tells the source that `reader` reads large buffers on every core itself.
+    pub(crate) fn with_parallel_reads(mut self, yes: bool) -> Self {
+        self.parallel_reads = yes;
+        self
     }
 
     /// The input's length.
@@ -70,6 +80,8 @@ impl<R: Read + Seek> SeekSource<R> {
             pos: self.pos,
             reader_at: self.reader_at,
             jumped: self.jumped,
+            // A wrapper may not forward the reader's own large reads.
+            parallel_reads: false,
         }
     }
 
@@ -295,7 +307,9 @@ impl<R: Read + Seek> Source for SeekSource<R> {
         // read into directly, past the window.
         let count = usize::try_from(n).map_err(|_| self.eof(usize::MAX, what))?;
         let mut out: Vec<T> = zeroed_vec(count)?;
-        crate::pages::prefault(&mut out);
+        if !self.parallel_reads {
+            crate::pages::prefault(&mut out);
+        }
         let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
         let from_buf = (self.buf.len() - self.pos).min(dst.len());
         dst[..from_buf].copy_from_slice(&self.buf[self.pos..self.pos + from_buf]);

@@ -243,6 +243,9 @@ pub struct IoSource<R> {
     known_len: Option<u64>,
     /// The most bytes this source may read in all.
     limit: u64,
+    /// Whether the reader splits large reads between the cores itself (each core then takes
+    /// the page faults of what it reads into), so that new vectors need no prefaulting.
+    parallel_reads: bool,
 }
 
 impl<R: Read> IoSource<R> {
@@ -256,7 +259,14 @@ impl<R: Read> IoSource<R> {
             eof: false,
             known_len: None,
             limit,
+            parallel_reads: false,
         }
+    }
+
+    /// Tells the source that `reader` reads large buffers on every core itself.
+    pub(crate) fn with_parallel_reads(mut self, yes: bool) -> Self {
+        self.parallel_reads = yes;
+        self
     }
 
     /// Declares that the input holds exactly `len` bytes (a file's size), so that vectors are
@@ -370,7 +380,9 @@ impl<R: Read> Source for IoSource<R> {
         // no memset), so the read is the only pass over it.
         let mut out: Vec<T> = if step == n {
             let mut out = zeroed_vec(n)?;
-            crate::pages::prefault(&mut out);
+            if !self.parallel_reads {
+                crate::pages::prefault(&mut out);
+            }
             out
         } else {
             Vec::new()

@@ -486,3 +486,30 @@ fn object_checked_refuses_what_typed_reads_refuse() {
     assert_eq!(file.objects()[0].natural_bytes(), 96);
     assert_eq!(file.object_checked(0).unwrap().shape(), (3, 4));
 }
+
+#[test]
+fn values_of_32_mib_and_more_read_on_every_core_are_the_files() {
+    // Large values are read from files with positional reads split between the cores
+    // (from_file, and DbdfFile's plain reads): the bytes and what follows must be exact.
+    let (rows, cols) = (1025, 4096); // 33.6 MB of f64, past the 32 MiB split
+    let m = Array2::from_shape_fn((rows, cols), |(r, c)| (r * cols + c) as f64 * 0.5 - 7.0);
+    let tail = Array2::from_shape_fn((3, 2), |(r, c)| (r + 10 * c) as f64);
+    let dir = std::env::temp_dir().join(format!("serde_daphne_pread_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (one, two) = (dir.join("one.dbdf"), dir.join("two.dbdf"));
+    let big = to_vec_with(&serde_daphne::DenseView(m.view()), &Options::new()).unwrap();
+    let small = to_vec_with(&serde_daphne::DenseView(tail.view()), &Options::new()).unwrap();
+    std::fs::write(&one, &big).unwrap();
+    std::fs::write(&two, [&big[..], &small[..]].concat()).unwrap();
+    let read: Dense<f64> = serde_daphne::from_file(&one).unwrap();
+    assert_eq!(read.0, m);
+    for memory_map in [false, true] {
+        let options = Options::new().memory_map(memory_map);
+        let mut file = DbdfFile::open_with(&two, &options).unwrap();
+        let a = file.object_checked(0).unwrap().dense_vec::<f64>().unwrap();
+        assert_eq!(&a[..], m.as_slice().unwrap(), "memory_map {memory_map}");
+        let b: Dense<f64> = file.read_object(1).unwrap();
+        assert_eq!(b.0, tail);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

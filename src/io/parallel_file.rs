@@ -1,0 +1,93 @@
+//! A file whose large reads are split between the cores: for a big block's values, the
+//! kernel's copy out of the page cache (and the zeroing of the fresh pages it copies into)
+//! was the whole of the read, on one core. Each core reads its share with positional reads
+//! and takes the page faults of what it fills, so such buffers need no prefaulting.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+
+/// Reads of at least this many bytes are split between the cores.
+const IN_PARALLEL_FROM: usize = 32 << 20;
+
+/// A [`File`] read from its position, large reads on every core (on Unix; plain reads
+/// elsewhere).
+#[derive(Debug)]
+pub(crate) struct ParallelFile(pub(crate) File);
+
+impl ParallelFile {
+    /// Whether a read into `len` bytes is split between the cores.
+    pub(crate) fn splits(len: usize) -> bool {
+        cfg!(unix) && len >= IN_PARALLEL_FROM && crate::threads::workers() > 1
+    }
+
+    /// Fills `buf` from `at` on every core; `Ok(false)` if the file ends first.
+    #[cfg(unix)]
+    fn read_exact_at_on_every_core(&self, buf: &mut [u8], at: u64) -> io::Result<bool> {
+        use std::os::unix::fs::FileExt;
+        let share = buf.len().div_ceil(crate::threads::workers()).max(1);
+        let parts = buf.chunks_mut(share).enumerate();
+        let results = crate::threads::on_every_core(parts, |(k, part)| {
+            self.0.read_exact_at(part, at + (k * share) as u64)
+        });
+        match results.into_iter().collect::<io::Result<()>>() {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Read for ParallelFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        #[cfg(unix)]
+        if Self::splits(buf.len()) {
+            let at = self.0.stream_position()?;
+            if self.read_exact_at_on_every_core(buf, at)? {
+                self.0.seek(SeekFrom::Start(at + buf.len() as u64))?;
+                return Ok(buf.len());
+            }
+            // The file is shorter than the buffer (it shrank): read what is there, in order.
+        }
+        self.0.read(buf)
+    }
+
+    fn read_vectored(&mut self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        self.0.read_vectored(bufs)
+    }
+}
+
+impl Seek for ParallelFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_reads_on_every_core_give_the_files_bytes_and_position() {
+        let path = std::env::temp_dir().join(format!("serde_daphne_pfile_{}", std::process::id()));
+        let bytes: Vec<u8> = (0..(IN_PARALLEL_FROM + 12_345) as u32)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut file = ParallelFile(File::open(&path).unwrap());
+        let mut head = [0u8; 7];
+        file.read_exact(&mut head).unwrap();
+        let mut big = vec![0u8; IN_PARALLEL_FROM + 1];
+        file.read_exact(&mut big).unwrap();
+        assert_eq!(&big[..], &bytes[7..7 + big.len()]);
+        let mut rest = Vec::new();
+        file.read_to_end(&mut rest).unwrap();
+        assert_eq!(&rest[..], &bytes[7 + big.len()..]);
+        // A buffer longer than what is left reads what is left, from where the file was.
+        file.seek(SeekFrom::Start(100)).unwrap();
+        let mut longer = vec![0u8; bytes.len()];
+        let got = file.read(&mut longer).unwrap();
+        assert!(got > 0 && got <= bytes.len() - 100);
+        assert_eq!(&longer[..got], &bytes[100..100 + got]);
+        std::fs::remove_file(&path).unwrap();
+    }
+}
