@@ -44,6 +44,8 @@ pub mod io;
 pub mod model;
 mod options;
 mod pages;
+#[cfg(unix)]
+mod positional;
 pub mod ser;
 #[cfg(feature = "proptest")]
 pub mod strategies;

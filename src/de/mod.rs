@@ -40,7 +40,7 @@ use serde::{forward_to_deserialize_any, Deserialize};
 use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::detect::read_object;
-use crate::model::tiled::read_dense_tiles;
+use crate::model::tiled::{read_dense_tiles, read_dense_tiles_at};
 use crate::model::{Hint, Object};
 use crate::options::{check_alloc, Dialect, Options};
 use crate::wire::header::peek_shape;
@@ -64,6 +64,9 @@ pub struct Deserializer<S> {
     max_alloc: u64,
     /// What a sidecar says about the first object.
     hint: Option<Hint>,
+    /// The file the source reads from start to end, and its length, for the objects read
+    /// with positional reads on every core (tiled dense matrices into arrays).
+    file: Option<(std::fs::File, u64)>,
 }
 
 impl<'a> Deserializer<SliceSource<'a>> {
@@ -103,6 +106,7 @@ impl<S: Source> Deserializer<S> {
             dialect: options.dialect,
             max_alloc: options.max_alloc,
             hint: None,
+            file: None,
         }
     }
 
@@ -110,6 +114,13 @@ impl<S: Source> Deserializer<S> {
     /// and a check that it agrees with the file.
     pub fn with_hint(mut self, hint: Hint) -> Self {
         self.hint = Some(hint);
+        self
+    }
+
+    /// Tells the deserializer that its source reads `file` (of `len` bytes) from its start,
+    /// so that tiled dense matrices can be read from it on every core.
+    pub(crate) fn with_file(mut self, file: std::fs::File, len: u64) -> Self {
+        self.file = Some((file, len));
         self
     }
 
@@ -179,12 +190,22 @@ impl<S: Source> Deserializer<S> {
     fn next_dense_object(&mut self) -> Result<Object> {
         let start = self.src.offset();
         let wanted = handoff::take_wanted();
-        if let (Some(wanted), None, Some(bytes)) = (wanted, &self.hint, self.src.in_memory()) {
-            if self.dialect != Some(Dialect::Runtime) {
-                if let Some((object, len)) = read_dense_tiles(bytes, start, wanted) {
-                    self.src.take(len, "the object")?;
-                    return self.check_materialize(start, object, false, 0);
-                }
+        let (Some(wanted), None) = (wanted, &self.hint) else {
+            return self.next_object_to_materialize(false, 0);
+        };
+        if self.dialect == Some(Dialect::Runtime) {
+            return self.next_object_to_materialize(false, 0);
+        }
+        if let Some(bytes) = self.src.in_memory() {
+            if let Some((object, len)) = read_dense_tiles(bytes, start, wanted) {
+                self.src.take(len, "the object")?;
+                return self.check_materialize(start, object, false, 0);
+            }
+        } else if let Some((file, file_len)) = &self.file {
+            if let Some(read) = read_dense_tiles_at(file, *file_len, start, wanted) {
+                let (object, len) = read?;
+                self.src.skip(len, "the object")?;
+                return self.check_materialize(start, object, false, 0);
             }
         }
         self.next_object_to_materialize(false, 0)

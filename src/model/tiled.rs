@@ -18,7 +18,7 @@ use crate::wire::block::decode_block_head;
 use crate::wire::element::widens_exactly;
 use crate::wire::sink::Sink;
 use crate::wire::source::SliceSource;
-use crate::wire::values::{copy_le_into, with_value_type, zeroed_vec};
+use crate::wire::values::{with_value_type, zeroed_vec};
 use crate::wire::{BlockData, BlockPlace, BlockType, DataType, Element, Header, Source, ValueType};
 
 /// Below this many bytes of values one thread fills the matrix: starting threads costs more.
@@ -28,10 +28,128 @@ const PARALLEL_FROM: usize = 4 << 20;
 /// small sparse one); a larger one sends the matrix to the usual writer.
 const MADE_WHOLE_AT_MOST: usize = 64 << 10;
 
-/// A dense block: where it goes and its values' little-endian bytes.
-struct Tile<'a> {
+/// A dense block: where it goes and where its values' little-endian bytes start in the
+/// input.
+struct Tile {
     place: BlockPlace,
-    body: &'a [u8],
+    body_at: u64,
+}
+
+/// A spec-dialect matrix stored as several dense blocks of one value type, found block by
+/// block: what [`read_dense_tiles`] and [`read_dense_tiles_at`] fill an array from.
+struct Tiles {
+    header: Header,
+    value_type: ValueType,
+    whole: BlockPlace,
+    tiles: Vec<Tile>,
+    /// The object's length in the input.
+    len: u64,
+}
+
+/// Finds every block of the spec-dialect matrix at `src`'s position, moving past each body
+/// with `skip`; `None` unless it is several dense blocks of one value type that widens
+/// exactly to its header's and to `wanted`, covering the matrix, or for malformed input.
+fn scan<S: Source>(
+    src: &mut S,
+    wanted: ValueType,
+    mut skip: impl FnMut(&mut S, usize) -> Option<()>,
+) -> Option<Tiles> {
+    let start = src.offset();
+    if detect(src, None).ok()? != Dialect::Spec {
+        return None;
+    }
+    let header = Header::decode(src).ok()?;
+    let target = header.matrix_value_type()?;
+    if header.data_type() == DataType::Frame {
+        return None;
+    }
+    let (rows, cols) = header.shape();
+    let mut coverage = Coverage::new(rows, cols, false);
+    let mut tiles = Vec::new();
+    let mut stored = None;
+    while !coverage.complete() {
+        let at = src.offset();
+        let row = src.u64("").ok()?;
+        let col = src.u64("").ok()?;
+        let head = decode_block_head(src).ok()?;
+        let vt = head.value_type?;
+        if head.block_type != BlockType::Dense || *stored.get_or_insert(vt) != vt {
+            return None;
+        }
+        let place = BlockPlace {
+            row,
+            col,
+            rows: head.rows,
+            cols: head.cols,
+        };
+        coverage.add(at, place, true).ok()?;
+        let len = usize::try_from(head.body_len()).ok()?;
+        let body_at = src.offset();
+        skip(src, len)?;
+        tiles.push(Tile { place, body_at });
+    }
+    coverage.finish().ok()?;
+    let value_type = stored?;
+    if tiles.len() < 2 || !widens_exactly(value_type, target) || !widens_exactly(value_type, wanted)
+    {
+        return None;
+    }
+    let whole = BlockPlace {
+        row: 0,
+        col: 0,
+        rows: u32::try_from(rows).ok()?,
+        cols: u32::try_from(cols).ok()?,
+    };
+    if whole.rows == 0 || whole.cols == 0 {
+        return None;
+    }
+    let len = src.offset() - start;
+    Some(Tiles {
+        header,
+        value_type,
+        whole,
+        tiles,
+        len,
+    })
+}
+
+/// Where the tiles' bytes are.
+#[derive(Clone, Copy)]
+enum Bodies<'a> {
+    /// The input, whose first byte is byte `base`.
+    Memory { bytes: &'a [u8], base: u64 },
+    /// A file, read with positional reads.
+    #[cfg(unix)]
+    File(&'a std::fs::File),
+}
+
+impl Tiles {
+    /// The object (read from byte `base`), its values filled from `bodies` on every core.
+    fn assemble(self, base: u64, bodies: Bodies<'_>) -> Option<Result<Object>> {
+        let (rows, cols) = (self.whole.rows as usize, self.whole.cols as usize);
+        let values = with_value_type!(self.value_type, T => {
+            let mut out = zeroed_vec::<T>(rows.checked_mul(cols)?).ok()?;
+            let size = std::mem::size_of::<T>();
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            if let Err(e) = fill(bytes, cols * size, size, &self.tiles, bodies) {
+                return Some(Err(e));
+            }
+            if cfg!(target_endian = "big") {
+                out.iter_mut().for_each(|x| *x = x.to_le());
+            }
+            T::into_values(out)
+        });
+        let blocks = vec![Block {
+            place: self.whole,
+            data: BlockData::Dense(values),
+        }];
+        Some(Ok(Object::read_in(
+            self.header,
+            blocks,
+            base,
+            Dialect::Spec,
+        )))
+    }
 }
 
 /// Reads the spec-dialect matrix at the start of `bytes` (byte `base` of the input) when it
@@ -48,98 +166,114 @@ pub(crate) fn read_dense_tiles(
     wanted: ValueType,
 ) -> Option<(Object, usize)> {
     let mut src = SliceSource::with_base(bytes, base);
-    if detect(&mut src.clone(), None).ok()? != Dialect::Spec {
-        return None;
-    }
-    let header = Header::decode(&mut src).ok()?;
-    let target = header.matrix_value_type()?;
-    if header.data_type() == DataType::Frame {
-        return None;
-    }
-    let (rows, cols) = header.shape();
-    let mut coverage = Coverage::new(rows, cols, false);
-    let mut tiles = Vec::new();
-    let mut stored = None;
-    while !coverage.complete() {
-        let at = src.offset();
-        let row = src.u64("").ok()?;
-        let col = src.u64("").ok()?;
-        let head = decode_block_head(&mut src).ok()?;
-        let vt = head.value_type?;
-        if head.block_type != BlockType::Dense || *stored.get_or_insert(vt) != vt {
-            return None;
-        }
-        let place = BlockPlace {
-            row,
-            col,
-            rows: head.rows,
-            cols: head.cols,
-        };
-        coverage.add(at, place, true).ok()?;
-        let len = usize::try_from(head.body_len()).ok()?;
-        let start = (src.offset() - base) as usize;
-        src.take(len, "").ok()?;
-        tiles.push(Tile {
-            place,
-            body: &bytes[start..start + len],
-        });
-    }
-    coverage.finish().ok()?;
-    let vt = stored?;
-    if tiles.len() < 2 || !widens_exactly(vt, target) || !widens_exactly(vt, wanted) {
-        return None;
-    }
-    let whole = BlockPlace {
-        row: 0,
-        col: 0,
-        rows: u32::try_from(rows).ok()?,
-        cols: u32::try_from(cols).ok()?,
-    };
-    let (rows, cols) = (whole.rows as usize, whole.cols as usize);
-    if rows == 0 || cols == 0 {
-        return None;
-    }
-    let values = with_value_type!(vt, T => {
-        let mut out = zeroed_vec::<T>(rows.checked_mul(cols)?).ok()?;
-        fill(&mut out, cols, &tiles);
-        T::into_values(out)
-    });
-    let blocks = vec![Block {
-        place: whole,
-        data: BlockData::Dense(values),
-    }];
-    let len = (src.offset() - base) as usize;
-    Some((Object::read_in(header, blocks, base, Dialect::Spec), len))
+    let found = scan(&mut src, wanted, |src, len| {
+        src.take(len, "").ok().map(drop)
+    })?;
+    let len = found.len as usize;
+    let object = found.assemble(base, Bodies::Memory { bytes, base })?;
+    Some((object.ok()?, len))
 }
 
-/// Copies every tile into `out` (row-major, `cols` wide), each thread a band of rows.
-fn fill<T: Element>(out: &mut [T], cols: usize, tiles: &[Tile<'_>]) {
-    let rows = out.len() / cols;
-    let threads = if std::mem::size_of_val(out) < PARALLEL_FROM {
+/// [`read_dense_tiles`] for the object at byte `start` of `file` (of `file_len` bytes, so
+/// that no block is believed past its end), each core reading its band of rows from every
+/// tile with positional reads. `None` as there; an error only for a failed read (the file
+/// changed under the reader, or the disk failed).
+pub(crate) fn read_dense_tiles_at(
+    file: &std::fs::File,
+    file_len: u64,
+    start: u64,
+    wanted: ValueType,
+) -> Option<Result<(Object, u64)>> {
+    #[cfg(unix)]
+    {
+        let mut src = crate::wire::SeekSource::new(file, file_len);
+        src.seek_to(start);
+        let found = scan(&mut src, wanted, |src, len| src.skip(len as u64, "").ok())?;
+        let len = found.len;
+        let object = found.assemble(start, Bodies::File(file))?;
+        Some(object.map(|o| (o, len)))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, file_len, start, wanted);
+        None
+    }
+}
+
+/// Fills `out` (row-major bytes, `row_bytes` to a matrix row, values of `size` bytes) from
+/// every tile, each thread a band of rows.
+fn fill(
+    out: &mut [u8],
+    row_bytes: usize,
+    size: usize,
+    tiles: &[Tile],
+    bodies: Bodies<'_>,
+) -> Result<()> {
+    let rows = out.len() / row_bytes;
+    let threads = if out.len() < PARALLEL_FROM {
         1
     } else {
         workers().min(rows)
     };
     let per_thread = rows.div_ceil(threads);
-    on_every_core(
-        out.chunks_mut(per_thread * cols).enumerate(),
-        |(k, band)| fill_rows(band, k * per_thread, cols, tiles),
+    let results = on_every_core(
+        out.chunks_mut(per_thread * row_bytes).enumerate(),
+        |(k, band)| fill_rows(band, k * per_thread, row_bytes, size, tiles, bodies),
     );
+    results.into_iter().collect()
 }
 
-/// Copies the rows of every tile that fall in `band`, rows `first..` of the matrix.
-fn fill_rows<T: Element>(band: &mut [T], first: usize, cols: usize, tiles: &[Tile<'_>]) {
-    let end = first + band.len() / cols;
-    let size = std::mem::size_of::<T>();
+/// Fills the rows of every tile that fall in `band`, rows `first..` of the matrix, with
+/// the little-endian bytes stored: from memory row by row; from a file, a run of a tile's
+/// rows (contiguous in its body) read with one vectored read into their places.
+fn fill_rows(
+    band: &mut [u8],
+    first: usize,
+    row_bytes: usize,
+    size: usize,
+    tiles: &[Tile],
+    bodies: Bodies<'_>,
+) -> Result<()> {
+    let end = first + band.len() / row_bytes;
     for tile in tiles {
         let p = tile.place;
-        let (r0, c0, width) = (p.row as usize, p.col as usize, p.cols as usize);
-        for r in r0.max(first)..(r0 + p.rows as usize).min(end) {
-            let row = &tile.body[(r - r0) * width * size..][..width * size];
-            let at = (r - first) * cols + c0;
-            copy_le_into(row, &mut band[at..at + width]);
+        let (r0, col_at, width) = (
+            p.row as usize,
+            p.col as usize * size,
+            p.cols as usize * size,
+        );
+        let (from, to) = (r0.max(first), (r0 + p.rows as usize).min(end));
+        let mut place = |r: usize, row: &[u8]| {
+            let at = (r - first) * row_bytes + col_at;
+            band[at..at + width].copy_from_slice(row);
+        };
+        match bodies {
+            Bodies::Memory { bytes, base } => {
+                let body = (tile.body_at - base) as usize;
+                for r in from..to {
+                    place(r, &bytes[body + (r - r0) * width..][..width]);
+                }
+            }
+            #[cfg(unix)]
+            Bodies::File(file) => {
+                // Each row read straight into its place: runs of rows, one call each.
+                let mut r = from;
+                while r < to {
+                    let n = (to - r).min(crate::positional::MAX_BUFFERS);
+                    let mut rows: Vec<std::io::IoSliceMut<'_>> = band
+                        .chunks_exact_mut(row_bytes)
+                        .skip(r - first)
+                        .take(n)
+                        .map(|row| std::io::IoSliceMut::new(&mut row[col_at..col_at + width]))
+                        .collect();
+                    let at = tile.body_at + ((r - r0) * width) as u64;
+                    crate::positional::read_exact_vectored_at(file, &mut rows, at)?;
+                    r += n;
+                }
+            }
         }
     }
+    Ok(())
 }
 
 /// Writes a dense matrix of several tiles into a direct sink's output (`to_vec`,

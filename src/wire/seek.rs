@@ -271,6 +271,10 @@ impl<R: Read + Seek> Source for SeekSource<R> {
         self.buf_at + self.pos as u64
     }
 
+    fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
+        SeekSource::skip(self, n, what)
+    }
+
     fn remaining(&self) -> Option<u64> {
         Some(self.len - self.offset())
     }

@@ -53,6 +53,14 @@ pub trait Source {
     /// As [`Source::take`]; no more is allocated than the bytes present can fill.
     fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>>;
 
+    /// Moves `n` bytes on without looking at them: a seekable source jumps, others read.
+    ///
+    /// # Errors
+    /// [`Error::UnexpectedEof`] when fewer than `n` bytes remain; I/O errors.
+    fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
+        skip_by_reading(self, n, what)
+    }
+
     /// The input not yet consumed, when all of it is in memory (a slice): readers that can
     /// work on it in place (in parallel, say) use it, then [`Source::take`] what they used.
     fn in_memory(&self) -> Option<&[u8]> {
@@ -179,6 +187,17 @@ impl<'a> SliceSource<'a> {
     }
 }
 
+/// [`Source::skip`] for sources that cannot jump: the bytes are read, a MiB at a time.
+fn skip_by_reading<S: Source + ?Sized>(src: &mut S, n: u64, what: &'static str) -> Result<()> {
+    let mut left = n;
+    while left > 0 {
+        let step = left.min(1 << 20) as usize;
+        src.take(step, what)?;
+        left -= step as u64;
+    }
+    Ok(())
+}
+
 impl Source for SliceSource<'_> {
     fn offset(&self) -> u64 {
         self.base + self.pos as u64
@@ -246,6 +265,8 @@ pub struct IoSource<R> {
     /// Whether the reader splits large reads between the cores itself (each core then takes
     /// the page faults of what it reads into), so that new vectors need no prefaulting.
     parallel_reads: bool,
+    /// How to move the reader to an offset, for a seekable one ([`IoSource::seekable`]).
+    seek: Option<fn(&mut R, u64) -> std::io::Result<u64>>,
 }
 
 impl<R: Read> IoSource<R> {
@@ -260,7 +281,17 @@ impl<R: Read> IoSource<R> {
             known_len: None,
             limit,
             parallel_reads: false,
+            seek: None,
         }
+    }
+
+    /// Lets [`Source::skip`] jump past bytes by seeking instead of reading them.
+    pub(crate) fn seekable(mut self) -> Self
+    where
+        R: std::io::Seek,
+    {
+        self.seek = Some(|reader, to| reader.seek(std::io::SeekFrom::Start(to)));
+        self
     }
 
     /// Tells the source that `reader` reads large buffers on every core itself.
@@ -357,6 +388,22 @@ impl<R: Read> Source for IoSource<R> {
         Ok(&self.buf[self.pos..end])
     }
 
+    fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
+        let buffered = self.buffered() as u64;
+        let fits = |len: u64| self.offset.checked_add(n).is_some_and(|end| end <= len);
+        match (self.seek, self.known_len) {
+            (Some(seek), Some(len)) if n > buffered && fits(len) && fits(self.limit) => {
+                let to = self.pulled() + (n - buffered);
+                seek(&mut self.reader, to)?;
+                self.buf.clear();
+                self.pos = 0;
+                self.offset += n;
+                Ok(())
+            }
+            _ => skip_by_reading(self, n, what),
+        }
+    }
+
     fn take_vec<T: Element>(&mut self, n: u64, what: &'static str) -> Result<Vec<T>> {
         let total = check_present::<T>(self.offset, n, self.remaining(), what)?;
         // No limit (u64::MAX) lets even impossible sizes stream on to the end of the input.
@@ -432,6 +479,23 @@ impl<R: Read> Source for IoSource<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seekable_source_jumps_past_bytes_and_reads_on_after_them() {
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 241) as u8).collect();
+        for seekable in [false, true] {
+            let src = IoSource::new(std::io::Cursor::new(bytes.clone()), u64::MAX)
+                .with_known_len(bytes.len() as u64);
+            let mut src = if seekable { src.seekable() } else { src };
+            assert_eq!(src.take(10, "").unwrap(), &bytes[..10]);
+            src.skip(5, "").unwrap(); // within what is buffered
+            src.skip(200_000, "").unwrap(); // past it
+            assert_eq!(src.offset(), 200_015);
+            assert_eq!(src.take(4, "").unwrap(), &bytes[200_015..200_019]);
+            let err = src.skip(100_000, "the rest").unwrap_err();
+            assert!(matches!(err, Error::UnexpectedEof { .. }), "{err:?}");
+        }
+    }
 
     #[test]
     fn slice_source_reads_little_endian_and_reports_eof() {

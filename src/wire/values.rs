@@ -374,16 +374,6 @@ pub(crate) fn decode_values(value_type: ValueType, bytes: &[u8]) -> Result<Value
     with_value_type!(value_type, T => Ok(T::into_values(decode_le::<T>(bytes)?)))
 }
 
-/// Copies little-endian `src` (exactly `dst`'s values) into `dst`: one copy on
-/// little-endian hosts.
-pub(crate) fn copy_le_into<T: Element>(src: &[u8], dst: &mut [T]) {
-    let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
-    bytes.copy_from_slice(src);
-    if cfg!(target_endian = "big") {
-        dst.iter_mut().for_each(|x| *x = x.to_le());
-    }
-}
-
 /// Reads one little-endian value from the start of `bytes` (which must be long enough).
 #[inline]
 pub(crate) fn read_le<T: Element>(bytes: &[u8]) -> T {

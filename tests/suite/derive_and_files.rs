@@ -297,3 +297,52 @@ fn tiled_dense_matrices_take_every_route_to_the_same_bytes() {
     );
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Tiled dense files read into arrays with positional reads on every core: value types
+/// widened as any read widens them, layouts the fast path leaves to the usual read (a
+/// sparse tile, one tile), and damaged files, each against reading the same bytes from
+/// memory.
+#[test]
+fn tiled_files_read_into_arrays_as_their_bytes_read_from_memory() {
+    let m = Array2::from_shape_fn((70, 45), |(r, c)| (r * 45 + c) as i32 - 900);
+    let mut sparse_corner = m.clone();
+    sparse_corner.slice_mut(ndarray::s![..16, ..16]).fill(0);
+    sparse_corner[[3, 4]] = 7;
+    let path = std::env::temp_dir().join(format!("serde_daphne_tfile_{}", std::process::id()));
+    let cases = [
+        ("tiled i32", m.clone(), Options::new().tile(16, 16)),
+        ("one tile", m.clone(), Options::new().tile(100, 100)),
+        (
+            "a sparse tile",
+            sparse_corner,
+            Options::new()
+                .tile(16, 16)
+                .block_policy(serde_daphne::BlockPolicy::Smallest),
+        ),
+    ];
+    for (name, matrix, options) in cases {
+        let bytes =
+            serde_daphne::to_vec_with(&serde_daphne::DenseView(matrix.view()), &options).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let wide: serde_daphne::Dense<f64> = from_file(&path).unwrap();
+        assert_eq!(wide.0, matrix.mapv(f64::from), "{name}");
+        let same: serde_daphne::Dense<i32> = from_file(&path).unwrap();
+        assert_eq!(same.0, matrix, "{name}");
+        let narrow = from_file::<_, serde_daphne::Dense<u8>>(&path).unwrap_err();
+        let in_memory = from_slice::<serde_daphne::Dense<u8>>(&bytes).unwrap_err();
+        assert_eq!(narrow.to_string(), in_memory.to_string(), "{name}");
+        // Cut anywhere in the last tile, or flipped in a tile's head: the same error as the
+        // same bytes read from memory.
+        for cut in [bytes.len() - 1, bytes.len() - 600, bytes.len() / 2] {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let from_disk = from_file::<_, serde_daphne::Dense<f64>>(&path).unwrap_err();
+            let from_memory = from_slice::<serde_daphne::Dense<f64>>(&bytes[..cut]).unwrap_err();
+            assert_eq!(
+                from_disk.to_string(),
+                from_memory.to_string(),
+                "{name} cut {cut}"
+            );
+        }
+    }
+    std::fs::remove_file(&path).unwrap();
+}

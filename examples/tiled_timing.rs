@@ -1,0 +1,41 @@
+//! Times `from_file` of a 4096 x 4096 f64 matrix stored untiled and tiled 1000 x 1000, into
+//! a new `Array2` (medians of N, alternating, in one process).
+//!
+//! `cargo run --release --example tiled_timing -- DIR [N]`
+
+use std::time::Instant;
+
+use serde_daphne::{Dense, DenseView, Options};
+
+fn median(mut ms: Vec<f64>) -> f64 {
+    ms.sort_by(|a, b| a.total_cmp(b));
+    ms[ms.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = std::path::Path::new(&args[1]);
+    let reps: usize = args.get(2).map_or(9, |s| s.parse().unwrap());
+    let n = 4096;
+    let m = ndarray::Array2::from_shape_fn((n, n), |(r, c)| (r * n + c) as f64);
+    let (untiled, tiled) = (dir.join("untiled.dbdf"), dir.join("tiled.dbdf"));
+    let no_sync = Options::new().sync(false);
+    serde_daphne::to_file_with(&untiled, &DenseView(m.view()), &no_sync).unwrap();
+    serde_daphne::to_file_with(&tiled, &DenseView(m.view()), &no_sync.tile(1000, 1000)).unwrap();
+    let (mut u, mut t) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        for (path, times) in [(&untiled, &mut u), (&tiled, &mut t)] {
+            let start = Instant::now();
+            let back: Dense<f64> = serde_daphne::from_file(path).unwrap();
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(back.0.dim(), (n, n));
+        }
+    }
+    let (u, t) = (median(u), median(t));
+    println!(
+        "from_file untiled {u:.1} ms, tiled 1000 x 1000 {t:.1} ms: tiled at {:.2}x",
+        u / t
+    );
+    std::fs::remove_file(untiled).unwrap();
+    std::fs::remove_file(tiled).unwrap();
+}
