@@ -8,7 +8,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_daphne::io::{FileReader, ObjectInfo};
 use serde_daphne::wire::Header;
-use serde_daphne::{DbdfFile, Dialect, Object, Options, Result};
+use serde_daphne::{
+    with_value_type, DbdfFile, Dense, Dialect, Element, Object, Options, Result, ValueType,
+};
 
 use crate::decoded::{decode, Decoded};
 
@@ -66,8 +68,29 @@ impl Source {
         };
         indices
             .into_iter()
-            .map(|i| self.object_at(i).and_then(decode))
+            .map(|i| match self.objects().get(i).map(|o| &o.header) {
+                Some(&Header::DenseMatrix { value_type, .. }) => self.dense_at(i, value_type),
+                // Other objects, and an index past the last (whose error this reports).
+                _ => self.object_at(i).and_then(decode),
+            })
             .collect()
+    }
+
+    /// Dense matrix `index` read straight into one vector of `value_type` (a tiled file's
+    /// tiles on every core, each row into its place), as `Dense<T>` reads it.
+    fn dense_at(&mut self, index: usize, value_type: ValueType) -> Result<Decoded> {
+        with_value_type!(value_type, T => {
+            let dense: Dense<T> = match self {
+                Source::File(f) => f.read_object(index)?,
+                Source::Bytes(f) => f.read_object(index)?,
+            };
+            let (rows, cols) = dense.0.dim();
+            let values = match dense.0.is_standard_layout() {
+                true => dense.0.into_raw_vec_and_offset().0,
+                false => dense.0.iter().copied().collect(),
+            };
+            Ok(Decoded::Dense { rows, cols, values: T::into_values(values) })
+        })
     }
 }
 

@@ -232,3 +232,16 @@ def test_writes_are_atomic(tmp_path):
         dbdf.save(path, np.ones((2, 2), np.uint16), dialect="daphne")
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.dbdf"]
+
+
+@pytest.mark.parametrize(
+    "dtype", ["u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8", "f4", "f8"]
+)
+def test_tiled_files_load_whole_in_every_dtype(tmp_path, dtype):
+    # Tiled dense files load through the typed read that places each tile's rows directly.
+    a = (np.arange(7 * 11) % 97).astype(dtype).reshape(7, 11)
+    dbdf.save(tmp_path / "t.dbdf", a, tile=(3, 4))
+    back = dbdf.load(tmp_path / "t.dbdf")
+    assert back.dtype == a.dtype
+    np.testing.assert_array_equal(back, a)
+    assert dbdf.load(tmp_path / "t.dbdf", object=0).dtype == a.dtype

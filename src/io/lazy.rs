@@ -56,6 +56,8 @@ pub struct DbdfFile<R> {
     objects: Vec<ObjectInfo>,
     options: Options,
     hint: Option<Hint>,
+    /// The file, for positional reads on every core, where it is read with plain reads.
+    positional: Option<File>,
 }
 
 /// How [`DbdfFile::open`] reads its file: through a read-only memory map, or with plain
@@ -140,9 +142,14 @@ impl DbdfFile<FileReader> {
         let hint = read_sidecar(path)?;
         // Unbuffered: the source keeps its own window and reads values straight into place.
         let file = FileReader::open(path, options)?;
-        let parallel = matches!(file.0, Backing::Plain(_));
+        let positional = match &file.0 {
+            Backing::Plain(plain) => Some(plain.0.try_clone()?),
+            Backing::Mapped(_) => None,
+        };
+        let parallel = positional.is_some();
         let mut file = DbdfFile::build(file, options, hint)?;
         file.src = file.src.with_parallel_reads(parallel);
+        file.positional = positional;
         Ok(file)
     }
 }
@@ -173,6 +180,7 @@ impl<R: Read + Seek> DbdfFile<R> {
             objects,
             options: options.clone(),
             hint,
+            positional: None,
         })
     }
 
@@ -206,6 +214,8 @@ impl<R: Read + Seek> DbdfFile<R> {
             objects: self.objects,
             options: self.options,
             hint: self.hint,
+            // Reads around the wrapper would escape it (a progress count, say).
+            positional: None,
         }
     }
 
@@ -229,10 +239,14 @@ impl<R: Read + Seek> DbdfFile<R> {
         let object = self.object(index)?;
         let (range, dialect) = (object.range.clone(), object.dialect);
         let options = self.options.clone().dialect(dialect);
+        let len = self.src.len();
         self.src.seek_to(range.start);
         let mut de = Deserializer::from_source_with(&mut self.src, &options);
         if let Some(hint) = self.hint.clone().filter(|_| index == 0) {
             de = de.with_hint(hint);
+        }
+        if let Some(file) = &self.positional {
+            de = de.with_file(file.try_clone()?, len);
         }
         let value = T::deserialize(&mut de)?;
         if de.offset() != range.end {

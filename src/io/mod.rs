@@ -400,38 +400,19 @@ pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
     let hint = read_sidecar(path)?;
     let file = File::open(path)?;
     let len = file.metadata()?.len();
-    // A second handle of its own (its own offset) for the reads that jump around.
-    let second = second_handle(path, &file);
+    // A second handle for positional reads on every core (they leave the offset alone).
+    let positional = file.try_clone()?;
     let src = IoSource::new(parallel_file::ParallelFile(file), options.max_bytes)
         .with_known_len(len)
         .with_parallel_reads(true)
         .seekable();
-    let mut de = Deserializer::from_source_with(src, options);
-    if let Some(second) = second {
-        de = de.with_file(second, len);
-    }
+    let mut de = Deserializer::from_source_with(src, options).with_file(positional, len);
     if let Some(hint) = hint {
         de = de.with_hint(hint);
     }
     let value = T::deserialize(&mut de)?;
     de.end()?;
     Ok(value)
-}
-
-/// `path` opened again, if it is still the file `first` has open (not replaced meanwhile).
-fn second_handle(path: &Path, first: &File) -> Option<File> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let again = File::open(path).ok()?;
-        let (a, b) = (first.metadata().ok()?, again.metadata().ok()?);
-        ((a.dev(), a.ino()) == (b.dev(), b.ino())).then_some(again)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, first);
-        None
-    }
 }
 
 #[cfg(test)]

@@ -186,7 +186,9 @@ pub(crate) fn read_dense_tiles_at(
 ) -> Option<Result<(Object, u64)>> {
     #[cfg(unix)]
     {
-        let mut src = crate::wire::SeekSource::new(file, file_len);
+        // Positional reads: the file's offset, which its other readers track, stays put.
+        let mut src =
+            crate::wire::SeekSource::new(crate::positional::At::new(file, file_len), file_len);
         src.seek_to(start);
         let found = scan(&mut src, wanted, |src, len| src.skip(len as u64, "").ok())?;
         let len = found.len;

@@ -136,6 +136,10 @@ impl<S: Source + ?Sized> Source for &mut S {
     fn in_memory(&self) -> Option<&[u8]> {
         (**self).in_memory()
     }
+
+    fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
+        (**self).skip(n, what)
+    }
 }
 
 /// Checks that `n` values of `T` can be among the `remaining` bytes (when known); returns

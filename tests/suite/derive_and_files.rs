@@ -326,6 +326,15 @@ fn tiled_files_read_into_arrays_as_their_bytes_read_from_memory() {
         std::fs::write(&path, &bytes).unwrap();
         let wide: serde_daphne::Dense<f64> = from_file(&path).unwrap();
         assert_eq!(wide.0, matrix.mapv(f64::from), "{name}");
+        // The lazy handle's typed read takes the same route, with and without a memory map.
+        for memory_map in [false, true] {
+            let options = Options::new().memory_map(memory_map);
+            let mut file = serde_daphne::DbdfFile::open_with(&path, &options).unwrap();
+            let lazy: serde_daphne::Dense<f64> = file.read_object(0).unwrap();
+            assert_eq!(lazy.0, wide.0, "{name} memory_map {memory_map}");
+            let window = file.read_window::<f64>(0, 3..20, 5..40).unwrap();
+            assert_eq!(window, wide.0.slice(ndarray::s![3..20, 5..40]), "{name}");
+        }
         let same: serde_daphne::Dense<i32> = from_file(&path).unwrap();
         assert_eq!(same.0, matrix, "{name}");
         let narrow = from_file::<_, serde_daphne::Dense<u8>>(&path).unwrap_err();
@@ -340,6 +349,11 @@ fn tiled_files_read_into_arrays_as_their_bytes_read_from_memory() {
             assert_eq!(
                 from_disk.to_string(),
                 from_memory.to_string(),
+                "{name} cut {cut}"
+            );
+            // The lazy handle refuses the cut file when it indexes it.
+            assert!(
+                serde_daphne::DbdfFile::open(&path).is_err(),
                 "{name} cut {cut}"
             );
         }
