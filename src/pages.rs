@@ -86,29 +86,3 @@ pub(crate) fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
         }
     });
 }
-
-/// The whole file at `path` in a new vector, as `std::fs::read` gives it, but read into
-/// huge pages zeroed on every core first ([`prefault`]): `std::fs::read` of a 168 MB file
-/// spent as long taking page faults as copying. A file that grows or shrinks while it is
-/// read is read to its new end.
-pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
-    let mut out = bytemuck::allocation::try_zeroed_vec::<u8>(len)
-        .map_err(|()| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-    advise(out.as_ptr(), len);
-    prefault(&mut out);
-    let mut filled = 0;
-    while filled < len {
-        match file.read(&mut out[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    out.truncate(filled);
-    file.read_to_end(&mut out)?;
-    Ok(out)
-}

@@ -128,7 +128,7 @@ impl Kind {
 /// # Errors
 /// I/O errors, and as [`from_slice`].
 pub fn read(path: impl AsRef<Path>) -> Result<Vec<Object>> {
-    from_slice(&crate::pages::read_file(path.as_ref())?)
+    from_slice(&crate::io::read_file(path.as_ref())?)
 }
 
 /// Reads every value of Futhark binary data in memory, in order.
@@ -302,7 +302,7 @@ fn write_value<W: Write>(writer: &mut W, object: &Object, options: &WriteOptions
         ));
     }
     let (rows, cols) = object.shape();
-    let values = object.dense_values()?;
+    let values = object.dense_values_ref()?;
     let kind = match values.value_type() {
         ValueType::U8 if options.bools => Kind::Bool,
         ValueType::F32 if options.f16 => Kind::F16,
@@ -320,7 +320,7 @@ fn write_value<W: Write>(writer: &mut W, object: &Object, options: &WriteOptions
         .iter()
         .for_each(|d| head.extend_from_slice(&d.to_le_bytes()));
     writer.write_all(&head)?;
-    match (kind, &values) {
+    match (kind, &*values) {
         (Kind::Bool, Values::U8(v)) => {
             if let Some(x) = v.iter().find(|&&x| x > 1) {
                 return Err(FUTHARK.cannot_hold(
@@ -343,7 +343,7 @@ fn write_value<W: Write>(writer: &mut W, object: &Object, options: &WriteOptions
             }
             writer.write_all(&half)?;
         }
-        _ => with_values!(&values, v => write_le(writer, v))?,
+        _ => with_values!(&*values, v => write_le(writer, v))?,
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ mod index;
 mod lazy;
 pub mod meta;
 mod parallel_file;
+pub(crate) use parallel_file::read_file;
 pub mod progress;
 pub(crate) mod rewrite;
 mod stream;

@@ -1,6 +1,8 @@
 //! Typed assembly: an object's blocks gathered into one row-major vector, CSR arrays or frame
 //! columns of a Rust element type, converting each value exactly or failing.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
 use crate::model::csr::{convert_indices, CsrFill, CsrIndex, RowCounts};
 use crate::model::object::{block_dims, Block, Object};
@@ -155,6 +157,26 @@ impl Object {
                 found: DataType::Frame,
             })?;
         with_value_type!(vt, T => self.dense_vec::<T>().map(T::into_values))
+    }
+
+    /// [`Object::dense_values`] for writers that only read them: a matrix stored as one
+    /// dense block of its header's value type lends that block's values (no second copy of
+    /// the matrix in memory); any other is assembled.
+    ///
+    /// # Errors
+    /// As [`Object::dense_vec`].
+    pub(crate) fn dense_values_ref(&self) -> Result<Cow<'_, Values>> {
+        if let [Block {
+            data: BlockData::Dense(values),
+            ..
+        }] = self.blocks.as_slice()
+        {
+            if Some(values.value_type()) == self.header.matrix_value_type() {
+                self.matrix_dims()?;
+                return Ok(Cow::Borrowed(values));
+            }
+        }
+        self.dense_values().map(Cow::Owned)
     }
 
     /// Like [`Object::csr_parts`], consuming the object: the offsets and values of one sparse

@@ -46,14 +46,10 @@ struct Tiles {
     len: u64,
 }
 
-/// Finds every block of the spec-dialect matrix at `src`'s position, moving past each body
-/// with `skip`; `None` unless it is several dense blocks of one value type that widens
+/// Finds every block of the spec-dialect matrix at `src`'s position, skipping each body
+/// ([`Source::skip`]: a file source jumps); `None` unless it is several dense blocks of one value type that widens
 /// exactly to its header's and to `wanted`, covering the matrix, or for malformed input.
-fn scan<S: Source>(
-    src: &mut S,
-    wanted: ValueType,
-    mut skip: impl FnMut(&mut S, usize) -> Option<()>,
-) -> Option<Tiles> {
+fn scan<S: Source>(src: &mut S, wanted: ValueType) -> Option<Tiles> {
     let start = src.offset();
     if detect(src, None).ok()? != Dialect::Spec {
         return None;
@@ -83,9 +79,8 @@ fn scan<S: Source>(
             cols: head.cols,
         };
         coverage.add(at, place, true).ok()?;
-        let len = usize::try_from(head.body_len()).ok()?;
         let body_at = src.offset();
-        skip(src, len)?;
+        src.skip(u64::try_from(head.body_len()).ok()?, "").ok()?;
         tiles.push(Tile { place, body_at });
     }
     coverage.finish().ok()?;
@@ -166,9 +161,7 @@ pub(crate) fn read_dense_tiles(
     wanted: ValueType,
 ) -> Option<(Object, usize)> {
     let mut src = SliceSource::with_base(bytes, base);
-    let found = scan(&mut src, wanted, |src, len| {
-        src.take(len, "").ok().map(drop)
-    })?;
+    let found = scan(&mut src, wanted)?;
     let len = found.len as usize;
     let object = found.assemble(base, Bodies::Memory { bytes, base })?;
     Some((object.ok()?, len))
@@ -190,7 +183,7 @@ pub(crate) fn read_dense_tiles_at(
         let mut src =
             crate::wire::SeekSource::new(crate::positional::At::new(file, file_len), file_len);
         src.seek_to(start);
-        let found = scan(&mut src, wanted, |src, len| src.skip(len as u64, "").ok())?;
+        let found = scan(&mut src, wanted)?;
         let len = found.len;
         let object = found.assemble(start, Bodies::File(file))?;
         Some(object.map(|o| (o, len)))

@@ -108,7 +108,7 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binspa
         #[cfg(not(feature = "hdf5"))]
         return Err(no_hdf5(path));
     }
-    from_slice_with(&crate::pages::read_file(path)?, options)
+    from_slice_with(&crate::io::read_file(path)?, options)
 }
 
 /// Reads a Binsparse matrix from the bytes of an `.npz` archive with the default options.

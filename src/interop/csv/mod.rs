@@ -10,6 +10,7 @@
 //! [`to_dbdf`] holds one band of them (it reads the file twice). The whole read is in
 //! `read.rs`, the rules both share (header, width, typing) in `records.rs`.
 
+use std::borrow::Cow;
 use std::io::{Read, Seek, Write};
 
 mod bands;
@@ -128,10 +129,10 @@ fn write_records<W: Write>(
     let (rows, cols) = object.shape();
     let io = |e: csv::Error| Error::Io(e.into());
     let frame = object.data_type() == DataType::Frame;
-    let columns: Vec<Values> = if frame {
-        object.columns()?
+    let columns: Vec<Cow<'_, Values>> = if frame {
+        object.columns()?.into_iter().map(Cow::Owned).collect()
     } else {
-        vec![object.dense_values()?]
+        vec![object.dense_values_ref()?]
     };
     let cell = |r: usize, c: usize| -> Option<Value> {
         match frame {

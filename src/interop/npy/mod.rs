@@ -22,9 +22,9 @@ pub(crate) mod stream;
 pub use stream::{from_dbdf, to_dbdf};
 
 use crate::io::write_buffered;
-use crate::model::{Block, Object};
+use crate::model::Object;
 use crate::wire::values::{decode_values, with_values, write_le};
-use crate::wire::{BlockData, DataType, ValueType, Values};
+use crate::wire::{DataType, ValueType, Values};
 
 const NPY: Foreign = Foreign("NumPy .npy");
 
@@ -399,22 +399,8 @@ pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
         ));
     }
     let (rows, cols) = object.shape();
-    // One dense block of the matrix's value type is written from where it is: no second
-    // copy of the matrix in memory.
-    if let [Block {
-        place,
-        data: BlockData::Dense(values),
-    }] = object.blocks()
-    {
-        let whole = (u64::from(place.rows), u64::from(place.cols)) == (rows, cols);
-        if whole && Some(values.value_type()) == object.header().matrix_value_type() {
-            write_header(&mut out, descr(values.value_type()), &[rows, cols])?;
-            with_values!(values, v => write_le(&mut out, v))?;
-            return Ok(());
-        }
-    }
-    let values = object.dense_values()?;
+    let values = object.dense_values_ref()?;
     write_header(&mut out, descr(values.value_type()), &[rows, cols])?;
-    with_values!(&values, v => write_le(&mut out, v))?;
+    with_values!(&*values, v => write_le(&mut out, v))?;
     Ok(())
 }

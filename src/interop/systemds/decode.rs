@@ -13,7 +13,7 @@ use crate::interop::input::Cursor;
 use crate::wire::{BlockData, Values};
 
 /// A SystemDS `double`.
-pub(crate) fn f64_be(bytes: &[u8]) -> f64 {
+fn f64_be(bytes: &[u8]) -> f64 {
     f64::from_bits(u64::from_be_bytes(bytes.try_into().unwrap()))
 }
 

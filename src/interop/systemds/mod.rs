@@ -40,7 +40,8 @@ use self::matrix::SPARSITY_TURN_POINT;
 pub use self::names::metadata_path;
 use self::names::{FRAME_KEY, FRAME_VALUE};
 use self::records::{
-    empty_matrix, for_each_block, for_each_record, grid_place, part_files, read_metadata, Metadata,
+    empty_matrix, for_each_block, for_each_record, grid_place, input_bytes, part_files,
+    read_metadata, Metadata,
 };
 use self::seqfile::SYSTEMDS;
 pub use self::to_dbdf::to_dbdf;
@@ -112,10 +113,7 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object
     let path = path.as_ref();
     let meta = read_metadata(path)?;
     let files = part_files(path)?;
-    let input: u64 = files
-        .iter()
-        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
-        .sum();
+    let input = input_bytes(&files);
     if meta.frame {
         read_frame(&files, &meta)
     } else {

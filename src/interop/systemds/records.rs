@@ -257,6 +257,14 @@ pub(super) fn matrix_record(
     Ok(((bi, bj), grid_place(meta, bi, bj), block))
 }
 
+/// The part files' bytes in all: what allocations and progress are measured against.
+pub(super) fn input_bytes(files: &[PathBuf]) -> u64 {
+    files
+        .iter()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum()
+}
+
 /// Where block `(bi, bj)` (1-based) of the grid lies.
 pub(super) fn grid_place(meta: &Metadata, bi: u64, bj: u64) -> BlockPlace {
     let size = |b: u64, len: u64, step: u64| (len - (b - 1) * step).min(step) as u32;
@@ -313,11 +321,7 @@ pub(super) fn for_each_block(
     meta: &Metadata,
     mut each: impl FnMut((u64, u64), &BlockPlace, BlockCells<'_>) -> Result<()> + Send,
 ) -> Result<()> {
-    let input: u64 = files
-        .iter()
-        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
-        .sum();
-    let mut seen = SeenBlocks::new(meta, input);
+    let mut seen = SeenBlocks::new(meta, input_bytes(files));
     for_each_record(
         files,
         (MATRIX_KEY, MATRIX_VALUE),

@@ -10,7 +10,7 @@ use sprs::CsMatView;
 use super::decode::for_each_decoded;
 use super::matrix::SPARSITY_TURN_POINT;
 use super::records::{
-    empty_matrix, for_each_block, grid_place, part_files, read_metadata, Metadata,
+    empty_matrix, for_each_block, grid_place, input_bytes, part_files, read_metadata, Metadata,
 };
 use crate::error::{Error, Result};
 use crate::io::progress::Progress;
@@ -86,10 +86,7 @@ fn write_blocks(
         return Ok(false);
     }
     let files = part_files(input)?;
-    let input_bytes: u64 = files
-        .iter()
-        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
-        .sum();
+    let input_bytes = input_bytes(&files);
     let (rows, cols) = (meta.rows, meta.cols);
     let nnz = match meta.nnz {
         Some(nnz) => nnz,
