@@ -9,7 +9,7 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use serde_daphne::model::CsrParts;
+use serde_daphne::model::{CsrIndex, CsrParts};
 use serde_daphne::wire::Header;
 use serde_daphne::{with_value_type, Element, Object, Result, ValueType, Values};
 
@@ -75,19 +75,7 @@ pub fn decode(object: Object) -> Result<Decoded> {
             columns: object.into_columns()?,
         }),
         Header::CsrMatrix { value_type, .. } => {
-            let limit = i32::MAX as usize;
-            // The stored entries bound the row offsets; the index tells their number.
-            let narrow = rows <= limit && cols <= limit && stored <= limit;
-            with_value_type!(value_type, T => {
-                let (indptr, indices, values) = if narrow {
-                    let p: CsrParts<T, i32> = object.into_csr_parts_as()?;
-                    (Index::I32(p.row_offsets), Index::I32(p.col_indices), p.values)
-                } else {
-                    let p: CsrParts<T, i64> = object.into_csr_parts_as()?;
-                    (Index::I64(p.row_offsets), Index::I64(p.col_indices), p.values)
-                };
-                Ok(Decoded::Csr { rows, cols, values: T::into_values(values), indices, indptr })
-            })
+            with_value_type!(value_type, T => csr::<T>((rows, cols), stored as u64, object))
         }
         header => {
             let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
@@ -96,6 +84,55 @@ pub fn decode(object: Object) -> Result<Decoded> {
             Ok(Decoded::Dense { rows, cols, values })
         }
     }
+}
+
+/// What reads a matrix as CSR arrays with the index type asked for.
+pub trait CsrSource {
+    /// The arrays, values as `T`, indices as `I`.
+    fn read<T: Element, I: CsrIndex>(self) -> Result<CsrParts<T, I>>;
+}
+
+impl CsrSource for Object {
+    fn read<T: Element, I: CsrIndex>(self) -> Result<CsrParts<T, I>> {
+        self.into_csr_parts_as()
+    }
+}
+
+/// A CSR matrix of `shape` with `stored` entries read from `source` into `int32` indices
+/// when every index and dimension fits, else into `int64`.
+///
+/// # Errors
+/// Whatever the source returns.
+pub fn csr<T: Element>(
+    shape: (usize, usize),
+    stored: u64,
+    source: impl CsrSource,
+) -> Result<Decoded> {
+    let limit = i32::MAX as u64;
+    // The stored entries bound the row offsets; the index tells their number.
+    let fits = shape.0 as u64 <= limit && shape.1 as u64 <= limit && stored <= limit;
+    let (indptr, indices, values) = if fits {
+        let p = source.read::<T, i32>()?;
+        (
+            Index::I32(p.row_offsets),
+            Index::I32(p.col_indices),
+            p.values,
+        )
+    } else {
+        let p = source.read::<T, i64>()?;
+        (
+            Index::I64(p.row_offsets),
+            Index::I64(p.col_indices),
+            p.values,
+        )
+    };
+    Ok(Decoded::Csr {
+        rows: shape.0,
+        cols: shape.1,
+        values: T::into_values(values),
+        indices,
+        indptr,
+    })
 }
 
 /// A 1-D numpy array owning `values`' memory.

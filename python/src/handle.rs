@@ -7,12 +7,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_daphne::io::{FileReader, ObjectInfo};
+use serde_daphne::model::{CsrIndex, CsrParts};
 use serde_daphne::wire::Header;
 use serde_daphne::{
     with_value_type, DbdfFile, Dense, Dialect, Element, Object, Options, Result, ValueType,
 };
 
-use crate::decoded::{decode, Decoded};
+use crate::decoded::{csr, decode, CsrSource, Decoded};
 
 /// A file or an in-memory buffer, indexed.
 pub enum Source {
@@ -70,6 +71,7 @@ impl Source {
             .into_iter()
             .map(|i| match self.objects().get(i).map(|o| &o.header) {
                 Some(&Header::DenseMatrix { value_type, .. }) => self.dense_at(i, value_type),
+                Some(&Header::CsrMatrix { value_type, .. }) => self.csr_at(i, value_type),
                 // Other objects, and an index past the last (whose error this reports).
                 _ => self.object_at(i).and_then(decode),
             })
@@ -91,6 +93,36 @@ impl Source {
             };
             Ok(Decoded::Dense { rows, cols, values: T::into_values(values) })
         })
+    }
+}
+
+impl Source {
+    /// CSR matrix `index` read straight into scipy's index type (one sparse block on every
+    /// core), as [`DbdfFile::read_csr_parts`] reads it.
+    fn csr_at(&mut self, index: usize, value_type: ValueType) -> Result<Decoded> {
+        let info = &self.objects()[index];
+        let (shape, stored) = (info.header.shape(), info.stored());
+        let size = |n: u64| {
+            usize::try_from(n).map_err(|_| serde_daphne::Error::TooLarge {
+                offset: info.range.start,
+                what: "the object",
+                bytes: u128::from(n),
+            })
+        };
+        let shape = (size(shape.0)?, size(shape.1)?);
+        with_value_type!(value_type, T => csr::<T>(shape, stored, ObjectOf(self, index)))
+    }
+}
+
+/// Object `index` of a source, read as CSR arrays.
+struct ObjectOf<'s>(&'s mut Source, usize);
+
+impl CsrSource for ObjectOf<'_> {
+    fn read<T: Element, I: CsrIndex>(self) -> Result<CsrParts<T, I>> {
+        match self.0 {
+            Source::File(f) => f.read_csr_parts(self.1),
+            Source::Bytes(f) => f.read_csr_parts(self.1),
+        }
     }
 }
 

@@ -57,7 +57,7 @@ pub struct DbdfFile<R> {
     options: Options,
     hint: Option<Hint>,
     /// The file, for positional reads on every core, where it is read with plain reads.
-    positional: Option<File>,
+    pub(super) positional: Option<File>,
 }
 
 /// How [`DbdfFile::open`] reads its file: through a read-only memory map, or with plain
@@ -219,7 +219,7 @@ impl<R: Read + Seek> DbdfFile<R> {
         }
     }
 
-    fn object(&self, index: usize) -> Result<&ObjectInfo> {
+    pub(super) fn object(&self, index: usize) -> Result<&ObjectInfo> {
         self.objects.get(index).ok_or_else(|| {
             Error::invalid(format!(
                 "object {index} does not exist: the file holds {} objects",
@@ -427,7 +427,7 @@ impl<R: Read + Seek> DbdfFile<R> {
         }
     }
 
-    fn check_alloc(&self, index: usize, bytes: u128) -> Result<()> {
+    pub(super) fn check_alloc(&self, index: usize, bytes: u128) -> Result<()> {
         let range = &self.objects[index].range;
         check_alloc(
             range.start,

@@ -14,6 +14,7 @@ use crate::options::Options;
 use crate::ser::to_writer_with;
 use crate::wire::IoSource;
 
+mod csr_parts;
 mod index;
 mod lazy;
 pub mod meta;
@@ -104,41 +105,55 @@ pub(crate) fn remove_if_present(path: &Path) -> Result<()> {
     }
 }
 
-/// Writes of at least this many bytes reserve their disk space first.
-const PREALLOCATE_FROM: usize = 1 << 20;
+/// Once a file reaches this many bytes, its disk space is reserved ahead of the writes.
+const PREALLOCATE_FROM: u64 = 1 << 20;
 
-/// A file writer that reserves the disk space of each large write before making it
-/// (`fallocate` keeping the file size, as numpy's `tofile` does): ext4 and XFS then copy into
-/// allocated extents instead of allocating delayed blocks page by page. A 128 MiB matrix
-/// written into the page cache: 37 ms -> 21 ms here. Best effort: where the file system
-/// cannot (tmpfs, other systems), the write goes on as it would have.
+/// A file writer that reserves disk space ahead of its writes (`fallocate` keeping the file
+/// size, as numpy's `tofile` does for its one write): ext4 and XFS then copy into allocated
+/// extents instead of allocating delayed blocks page by page. A 128 MiB matrix written into
+/// the page cache: 37 ms -> 21 ms here. Writes come in any sizes (a buffered writer's, say),
+/// so the reservation runs ahead of them by a quarter of what was written (1 to 64 MiB);
+/// what it reserved past the end is released when the writer is dropped. Best effort: where
+/// the file system cannot (tmpfs, other systems), the writes go on as they would have.
 pub struct Preallocating<'f> {
     file: &'f mut File,
     position: u64,
+    /// Disk reserved up to here.
+    reserved: u64,
 }
 
 impl<'f> Preallocating<'f> {
     /// Writes to `file`, which is at its start.
     pub fn new(file: &'f mut File) -> Self {
-        Preallocating { file, position: 0 }
+        Preallocating {
+            file,
+            position: 0,
+            reserved: 0,
+        }
+    }
+
+    /// Reserves ahead of a write of `len` bytes.
+    fn reserve(&mut self, len: usize) {
+        let end = self.position + len as u64;
+        if end > self.reserved && end >= PREALLOCATE_FROM {
+            let ahead = (end / 4).clamp(1 << 20, 64 << 20);
+            let from = self.reserved.max(self.position);
+            preallocate(self.file, from, end + ahead - from);
+            self.reserved = end + ahead;
+        }
     }
 }
 
 impl Write for Preallocating<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if buf.len() >= PREALLOCATE_FROM {
-            preallocate(self.file, self.position, buf.len() as u64);
-        }
+        self.reserve(buf.len());
         let n = self.file.write(buf)?;
         self.position += n as u64;
         Ok(n)
     }
 
     fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-        let len: usize = bufs.iter().map(|b| b.len()).sum();
-        if len >= PREALLOCATE_FROM {
-            preallocate(self.file, self.position, len as u64);
-        }
+        self.reserve(bufs.iter().map(|b| b.len()).sum());
         let n = self.file.write_vectored(bufs)?;
         self.position += n as u64;
         Ok(n)
@@ -146,6 +161,18 @@ impl Write for Preallocating<'_> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
+    }
+}
+
+impl Drop for Preallocating<'_> {
+    /// Releases the space reserved past the end: setting the file's length to what it is
+    /// frees the blocks beyond it, and changes neither its length nor its bytes.
+    fn drop(&mut self) {
+        if self.reserved > self.position {
+            if let Ok(meta) = self.file.metadata() {
+                let _ = self.file.set_len(meta.len());
+            }
+        }
     }
 }
 
@@ -431,14 +458,26 @@ mod tests {
             let mut w = Preallocating::new(&mut file);
             w.write_all(b"head").unwrap();
             w.write_all(&big).unwrap();
+            // Small writes past 1 MiB reserve ahead of themselves.
+            for piece in big.chunks(100_000) {
+                w.write_all(piece).unwrap();
+            }
             w.write_all(b"tail").unwrap();
             w.flush().unwrap();
         }
+        // What was reserved past the end was released.
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = fs::metadata(&path).unwrap();
+            assert!(meta.blocks() * 512 < meta.len() + (64 << 10), "{meta:?}");
+        }
         let back = fs::read(&path).unwrap();
         fs::remove_file(&path).unwrap();
-        assert_eq!(back.len(), 4 + big.len() + 4);
+        assert_eq!(back.len(), 4 + 2 * big.len() + 4);
         assert_eq!(&back[..4], b"head");
         assert_eq!(&back[4..4 + big.len()], &big[..]);
-        assert_eq!(&back[4 + big.len()..], b"tail");
+        assert_eq!(&back[4 + big.len()..4 + 2 * big.len()], &big[..]);
+        assert_eq!(&back[4 + 2 * big.len()..], b"tail");
     }
 }

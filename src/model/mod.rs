@@ -9,6 +9,8 @@ pub(crate) mod matrix_ref;
 pub(crate) mod narrow;
 pub mod object;
 pub(crate) mod runtime;
+#[cfg(unix)]
+pub(crate) mod sparse_read;
 pub(crate) mod tiled;
 pub(crate) mod tiling;
 mod write;

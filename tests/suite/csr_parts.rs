@@ -1,0 +1,159 @@
+//! `DbdfFile::read_csr_parts`: whole matrices as CSR arrays of any index type. A sparse block
+//! of several MiB is read on every core in runs of 1 MiB, rows crossing runs (one row longer
+//! than a run); its values must be the matrix written and its errors those of the sequential
+//! decoder, the first in the file.
+
+use serde_daphne::{
+    from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, Error, Object,
+};
+use serde_daphne::{Element, Options};
+use sprs::CsMat;
+
+/// `rows x cols` with row `r` holding about `density * cols` entries (none in every 7th row),
+/// and row `long` holding every column: a row longer than a 1 MiB run when `cols` is large.
+fn matrix<T: Element>(rows: usize, cols: usize, density: f64, long: Option<usize>) -> CsMat<T> {
+    let mut indptr = vec![0usize];
+    let (mut indices, mut data) = (Vec::new(), Vec::new());
+    let step = (1.0 / density).max(1.0) as usize;
+    for r in 0..rows {
+        if r % 7 != 3 {
+            let every = if Some(r) == long { 1 } else { step + r % 5 };
+            for c in ((r * 13) % every..cols).step_by(every) {
+                indices.push(c);
+                // Non-zero in every value type, distinct enough to catch a misplaced entry.
+                let v = serde_daphne::Value::U8(((r * 31 + c) % 97 + 1) as u8);
+                data.push(T::from_value(v).expect("1..=97 fits every value type"));
+            }
+        }
+        indptr.push(indices.len());
+    }
+    CsMat::new((rows, cols), indptr, indices, data)
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "serde_daphne_csr_parts_{}_{name}",
+        std::process::id()
+    ))
+}
+
+fn check<T: Element + serde::Serialize + std::fmt::Debug>(name: &str, m: &CsMat<T>) {
+    let path = temp(name);
+    std::fs::write(&path, to_vec(&CsrView(m.view())).unwrap()).unwrap();
+    let mut file = DbdfFile::open(&path).unwrap();
+    let narrow = file.read_csr_parts::<T, i32>(0).unwrap();
+    let wide = file.read_csr_parts::<T, usize>(0).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let as_i32 = |v: &[usize]| v.iter().map(|&i| i as i32).collect::<Vec<_>>();
+    assert_eq!(
+        narrow.row_offsets,
+        as_i32(m.indptr().raw_storage()),
+        "{name}"
+    );
+    assert_eq!(narrow.col_indices, as_i32(m.indices()), "{name}");
+    assert_eq!(narrow.values, m.data(), "{name}");
+    assert_eq!(wide.row_offsets, m.indptr().raw_storage(), "{name}");
+    assert_eq!(wide.col_indices, m.indices(), "{name}");
+    assert_eq!(wide.values, m.data(), "{name}");
+}
+
+#[test]
+fn read_csr_parts_returns_the_matrix_written_in_every_value_type_and_size() {
+    // 3.6 MB of rows, 12-byte entries: four runs, rows crossing each boundary.
+    check("f64", &matrix::<f64>(3000, 5000, 0.02, None));
+    // 5- and 6-byte entries: counts and entries straddle run ends at every alignment.
+    check("u8", &matrix::<u8>(4000, 9000, 0.05, None));
+    check("i16", &matrix::<i16>(2500, 7000, 0.04, None));
+    // One row of 300,000 entries (3.6 MB), longer than three runs, between short ones.
+    check("long", &matrix::<f32>(40, 300_000, 0.001, Some(17)));
+    // Small, empty and single-row matrices: one run, or none.
+    check("small", &matrix::<f64>(5, 4, 0.5, None));
+    check("empty", &CsMat::<f64>::zero((6, 9)));
+    check("one row", &matrix::<i64>(1, 100, 0.1, None));
+}
+
+#[test]
+fn read_csr_parts_reads_other_layouts_through_the_object() {
+    let m = matrix::<f64>(50, 40, 0.1, None);
+    for (name, options) in [
+        ("tiled", Options::new().tile(16, 16)),
+        (
+            "ultra",
+            Options::new().block_policy(BlockPolicy::UltraSparse),
+        ),
+        ("dense", Options::new().block_policy(BlockPolicy::Dense)),
+        ("narrowed", Options::new().narrow(true)),
+    ] {
+        let path = temp(name);
+        std::fs::write(&path, to_vec_with(&CsrView(m.view()), &options).unwrap()).unwrap();
+        let parts = DbdfFile::open(&path)
+            .unwrap()
+            .read_csr_parts::<f64, u32>(0)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(parts.values, m.data(), "{name}");
+        let indices: Vec<usize> = parts.col_indices.iter().map(|&i| i as usize).collect();
+        assert_eq!(indices, m.indices(), "{name}");
+    }
+}
+
+/// The file offset of entry `j` of row `r` (12-byte f64 entries) of the matrix at the start
+/// of a file, its one block's rows starting at `body`.
+fn entry_at(body: usize, m: &CsMat<f64>, r: usize, j: usize) -> usize {
+    body + 4 * (r + 1) + 12 * (m.indptr().raw_storage()[r] + j)
+}
+
+#[test]
+fn read_csr_parts_reports_the_first_fault_in_the_file_as_the_sequential_decoder_does() {
+    let m = matrix::<f64>(3000, 5000, 0.02, None);
+    let good = to_vec(&CsrView(m.view())).unwrap();
+    // Header (37 bytes for a CSR matrix of f64), block position (16), block head (18).
+    let body = good.len() - (4 * 3000 + 12 * m.nnz());
+    let late = entry_at(body, &m, 2900, 1);
+    let early = entry_at(body, &m, 400, 2);
+    let put = |bytes: &mut Vec<u8>, at: usize, value: u32| {
+        bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    };
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut out_of_range = good.clone();
+    put(&mut out_of_range, late, 5000);
+    cases.push((
+        "a column out of range late in the file",
+        out_of_range.clone(),
+    ));
+    // Two faults in different runs: the earlier is reported, whichever thread finds it.
+    let mut two = out_of_range;
+    put(&mut two, early, 0);
+    cases.push(("an unsorted column before it", two));
+    // A row count one too large: rows shift, the total overflows the declared count.
+    let mut count = good.clone();
+    let row = body + 4 * 1500 + 12 * m.indptr().raw_storage()[1500];
+    let n = u32::from_le_bytes(count[row..row + 4].try_into().unwrap());
+    put(&mut count, row, n + 1);
+    cases.push(("a row count too large", count));
+    // A row count one too small: the counts fall short of the declared total.
+    let mut short = good.clone();
+    let last = body + 4 * 2998 + 12 * m.indptr().raw_storage()[2998];
+    let n = u32::from_le_bytes(short[last..last + 4].try_into().unwrap());
+    assert!(n > 0);
+    put(&mut short, last, n - 1);
+    cases.push(("a row count too small", short));
+    for (name, bytes) in cases {
+        let expected = from_slice::<Object>(&bytes).unwrap_err();
+        let path = temp("bad");
+        std::fs::write(&path, &bytes).unwrap();
+        let got = DbdfFile::open(&path)
+            .unwrap()
+            .read_csr_parts::<f64, i32>(0)
+            .unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(got.to_string(), expected.to_string(), "{name}");
+        assert_eq!(got.offset(), expected.offset(), "{name}");
+        assert_matches!(
+            got,
+            Error::ColumnOutOfRange { .. }
+                | Error::UnsortedColumns { .. }
+                | Error::SparseCountMismatch { .. }
+        );
+    }
+}
