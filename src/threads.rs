@@ -62,19 +62,11 @@ impl<T> Handoff<T> {
 /// stopped `produce`, so the first error in the input's order is the one reported.
 pub(crate) fn pipeline<T: Send>(
     produce: impl FnOnce(&Handoff<T>) -> crate::Result<()>,
-    mut consume: impl FnMut(&mut T) -> crate::Result<()> + Send,
+    consume: impl FnMut(&mut T) -> crate::Result<()> + Send,
 ) -> crate::Result<()> {
-    let (to_consumer, items) = std::sync::mpsc::sync_channel::<T>(0);
-    let (give_back, spent) = std::sync::mpsc::channel::<T>();
+    let (handoff, items, give_back) = channels();
     std::thread::scope(|scope| {
-        let consumer = scope.spawn(move || {
-            for mut item in items {
-                consume(&mut item)?;
-                let _ = give_back.send(item);
-            }
-            Ok(())
-        });
-        let handoff = Handoff { to_consumer, spent };
+        let consumer = scope.spawn(move || consume_all(items, give_back, consume));
         let produced = produce(&handoff);
         drop(handoff);
         let consumed = consumer
@@ -82,6 +74,50 @@ pub(crate) fn pipeline<T: Send>(
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
         consumed.and(produced)
     })
+}
+
+/// [`pipeline`] with the sides swapped: `produce` on a second thread, `consume` on the
+/// calling one (a writer that cannot move between threads, fed by an encoder).
+pub(crate) fn pipeline_to_caller<T: Send>(
+    produce: impl FnOnce(&Handoff<T>) -> crate::Result<()> + Send,
+    consume: impl FnMut(&mut T) -> crate::Result<()>,
+) -> crate::Result<()> {
+    let (handoff, items, give_back) = channels();
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(move || produce(&handoff));
+        let consumed = consume_all(items, give_back, consume);
+        let produced = producer
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        consumed.and(produced)
+    })
+}
+
+type Channels<T> = (
+    Handoff<T>,
+    std::sync::mpsc::Receiver<T>,
+    std::sync::mpsc::Sender<T>,
+);
+
+/// A rendezvous channel to the consumer and a channel back for spent items.
+fn channels<T>() -> Channels<T> {
+    let (to_consumer, items) = std::sync::mpsc::sync_channel::<T>(0);
+    let (give_back, spent) = std::sync::mpsc::channel::<T>();
+    (Handoff { to_consumer, spent }, items, give_back)
+}
+
+/// Consumes every item until the producer is done or `consume` fails (dropping `items` then
+/// tells the producer to stop).
+fn consume_all<T>(
+    items: std::sync::mpsc::Receiver<T>,
+    give_back: std::sync::mpsc::Sender<T>,
+    mut consume: impl FnMut(&mut T) -> crate::Result<()>,
+) -> crate::Result<()> {
+    for mut item in items {
+        consume(&mut item)?;
+        let _ = give_back.send(item);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ use pyo3::prelude::*;
 use serde::ser::{Serialize, SerializeTupleStruct, Serializer};
 use serde_daphne::model::CsrIndex;
 use serde_daphne::{with_value_type, CsrView, DenseView, Element, Object, ValueType};
-use sprs::CsMatViewI;
 
 /// Borrowed numpy arrays, kept alive (and locked against writes from Rust) while serializing.
 pub enum Borrowed<'py> {
@@ -75,7 +74,7 @@ macro_rules! typed_enums {
             }
             fn csr<'a, I: CsrIndex>(&'a self, shape: (usize, usize), indptr: &'a [I], indices: &'a [I]) -> PyResult<CsrAny<'a, I>> {
                 Ok(match self {
-                    $(AnyValues::$variant(a) => CsrAny::$variant(CsrView(csr_view(shape, indptr, indices, contiguous(a)?)?)),)*
+                    $(AnyValues::$variant(a) => CsrAny::$variant(csr_view(shape, indptr, indices, contiguous(a)?)?),)*
                 })
             }
         }
@@ -101,15 +100,16 @@ fn contiguous<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<'_, T>) -> PyRe
         .map_err(|_| PyValueError::new_err("CSR arrays must be contiguous"))
 }
 
-/// The arrays as a sprs view, checked once (sorted, in range) on their own index type.
+/// The arrays as a view, checked once (sorted, in range) on their own index type, on every
+/// core.
 fn csr_view<'a, T: Element, I: CsrIndex>(
     shape: (usize, usize),
     indptr: &'a [I],
     indices: &'a [I],
     data: &'a [T],
-) -> PyResult<CsMatViewI<'a, T, I>> {
-    CsMatViewI::try_new(shape, indptr, indices, data)
-        .map_err(|(.., e)| PyValueError::new_err(format!("not a valid CSR matrix: {e}")))
+) -> PyResult<CsrView<'a, T, I>> {
+    CsrView::try_from_arrays(shape, indptr, indices, data)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// scipy's index arrays, borrowed as they are (both `int32` or both `int64`).

@@ -38,11 +38,13 @@ use sprs::{CsMatBase, CsMatI};
 use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::encode::{Layout, MatrixRef};
+use crate::model::sparse_write::{write_whole_sparse, CsrArrays};
 use crate::model::{encode::write_matrix, Block, CsrIndex, Object};
 use crate::wire::{BlockData, DataType, Element};
 
 /// Serializes a sprs matrix (CSR or CSC, owned or view, any index types) as a CSRMatrix.
-/// Indices of `usize`'s width are written as they are; narrower ones are widened on a copy.
+/// A matrix written as one sparse block goes out from its arrays as they are, on two cores;
+/// otherwise indices narrower than `usize` are widened on a copy.
 ///
 /// # Errors
 /// The serializer's errors.
@@ -62,15 +64,13 @@ where
     if matrix.is_csc() {
         return serialize(&matrix.to_other_storage(), serializer);
     }
-    // A view of some rows has offsets that do not start at 0: rebased first. The matrix is
-    // valid (sprs checked it when it was made), so it stays so with its indices as usize.
+    // A view of some rows has offsets that do not start at 0: rebased first.
     let offsets = matrix.indptr();
-    let offsets = offsets.to_proper();
     let payload = Payload {
         rows: matrix.rows(),
         cols: matrix.cols(),
-        row_offsets: as_usize(&offsets),
-        col_indices: as_usize(matrix.indices()),
+        row_offsets: offsets.to_proper(),
+        col_indices: matrix.indices(),
         values: matrix.data(),
     };
     serializer.serialize_newtype_struct(handoff::CSR, &payload)
@@ -139,37 +139,49 @@ pub(crate) fn object_to_csr<T: Element, I: CsrIndex>(object: Object) -> Result<C
         .map_err(|(.., e)| Error::invalid(format!("sprs rejects the matrix: {e}")))
 }
 
-/// A CSR matrix's arrays, ready for this crate's writer or another format.
-struct Payload<'a, T> {
+/// A CSR matrix's arrays, ready for this crate's writer or another format. The matrix is
+/// valid (sprs checked it when it was made), so it stays so with its indices as usize.
+struct Payload<'a, T, N: CsrIndex, P: CsrIndex> {
     rows: usize,
     cols: usize,
     /// Proper (from 0).
-    row_offsets: Cow<'a, [usize]>,
-    col_indices: Cow<'a, [usize]>,
+    row_offsets: Cow<'a, [P]>,
+    col_indices: &'a [N],
     values: &'a [T],
 }
 
-impl<T: Element + Serialize> Serialize for Payload<'_, T> {
+impl<T: Element + Serialize, N: CsrIndex, P: CsrIndex> Serialize for Payload<'_, T, N, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if let Some(options) = handoff::take_capture() {
-            let matrix = MatrixRef {
-                rows: self.rows,
-                cols: self.cols,
-                layout: Layout::Csr {
-                    row_offsets: &self.row_offsets,
-                    col_indices: &self.col_indices,
-                    values: self.values,
-                },
-            };
             return handoff::emit(serializer, |sink| {
+                let arrays = CsrArrays {
+                    rows: self.rows,
+                    cols: self.cols,
+                    offsets: &self.row_offsets,
+                    indices: self.col_indices,
+                    values: self.values,
+                };
+                // One sparse block (the common case) is written from the arrays as they are.
+                if let Some(written) = write_whole_sparse(sink, &arrays, &options) {
+                    return written;
+                }
+                let matrix = MatrixRef {
+                    rows: self.rows,
+                    cols: self.cols,
+                    layout: Layout::Csr {
+                        row_offsets: &as_usize(&self.row_offsets),
+                        col_indices: &as_usize(self.col_indices),
+                        values: self.values,
+                    },
+                };
                 write_matrix(sink, DataType::CsrMatrix, &matrix, &options)
             });
         }
         let mut s = serializer.serialize_struct("Csr", 5)?;
         s.serialize_field("rows", &self.rows)?;
         s.serialize_field("cols", &self.cols)?;
-        s.serialize_field("indptr", &*self.row_offsets)?;
-        s.serialize_field("indices", &*self.col_indices)?;
+        s.serialize_field("indptr", &*as_usize(&self.row_offsets))?;
+        s.serialize_field("indices", &*as_usize(self.col_indices))?;
         s.serialize_field("data", self.values)?;
         s.end()
     }

@@ -4,6 +4,8 @@
 //! reader and converter that assembles CSR uses this one routine. And CSR arrays with
 //! indices of other types ([`CsrIndex`]).
 
+use std::ops::Range;
+
 use crate::codes::ValueType;
 use crate::error::{Error, Result};
 use crate::wire::values::zeroed_vec;
@@ -165,6 +167,126 @@ pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>
     crate::pages::advise_spare(&out);
     out.extend(indices.iter().map(|&i| I::from_usize_unchecked(i)));
     Ok(out)
+}
+
+/// Checks CSR arrays as sprs's checked constructor does, the columns on every core: `rows +
+/// 1` offsets from 0, never decreasing, ending at the number of indices, which is the number
+/// of values; each row's indices inside `0..cols` and strictly increasing.
+///
+/// # Errors
+/// [`Error::InvalidValue`] naming the first fault (the first row, for the columns).
+pub(crate) fn check_arrays<I: CsrIndex>(
+    (rows, cols): (usize, usize),
+    indptr: &[I],
+    indices: &[I],
+    values: usize,
+) -> Result<()> {
+    let invalid =
+        |message: String| Err(Error::invalid(format!("not a valid CSR matrix: {message}")));
+    if indptr.len() != rows + 1 {
+        return invalid(format!("{} row offsets for {rows} rows", indptr.len()));
+    }
+    if indices.len() != values {
+        return invalid(format!("{} indices for {values} values", indices.len()));
+    }
+    let mut previous = 0;
+    for (r, offset) in indptr.iter().enumerate() {
+        match offset.try_index() {
+            Some(o) if (r > 0 || o == 0) && o >= previous && o <= values => previous = o,
+            _ => return invalid(format!("row offset {offset:?} at {r} (after {previous})")),
+        }
+    }
+    if previous != values {
+        return invalid(format!("the last row offset is {previous}, not {values}"));
+    }
+    // Runs of rows holding about equal numbers of entries.
+    let threads = if values < 1 << 20 {
+        1
+    } else {
+        crate::threads::workers()
+    };
+    let mut starts: Vec<usize> = (0..threads)
+        .map(|k| indptr.partition_point(|o| o.index_unchecked() < values * k / threads))
+        .map(|r| r.min(rows))
+        .collect();
+    starts.push(rows);
+    starts.dedup();
+    let faults = crate::threads::on_every_core(starts.windows(2), |run| {
+        let rows = run[0]..run[1];
+        if columns_hold(indptr, indices, cols, rows.clone()) {
+            None
+        } else {
+            first_column_fault(indptr, indices, cols, rows)
+        }
+    });
+    match faults.into_iter().flatten().next() {
+        Some(message) => invalid(message),
+        None => Ok(()),
+    }
+}
+
+/// Whether the column indices of `rows` all lie in `0..cols` and increase strictly within
+/// each row, by passes that vectorize: the indices' least and greatest, and the descents
+/// (an index not above the one before it), which must all be where rows start.
+fn columns_hold<I: CsrIndex>(indptr: &[I], indices: &[I], cols: usize, rows: Range<usize>) -> bool {
+    let (s, e) = (
+        indptr[rows.start].index_unchecked(),
+        indptr[rows.end].index_unchecked(),
+    );
+    let run = &indices[s..e];
+    let (Some(&first), false) = (run.first(), run.is_empty()) else {
+        return true;
+    };
+    let (lo, hi) = run
+        .iter()
+        .fold((first, first), |(lo, hi), &i| (lo.min(i), hi.max(i)));
+    if lo.try_index().is_none() || hi.try_index().is_none_or(|h| h >= cols) {
+        return false;
+    }
+    let descents = run[1..]
+        .iter()
+        .zip(run)
+        .filter(|(next, prev)| next <= prev)
+        .count();
+    let mut at_row_starts = 0;
+    let mut last = s;
+    for offset in &indptr[rows.start + 1..rows.end] {
+        let b = offset.index_unchecked();
+        if b != last && b < e {
+            at_row_starts += usize::from(indices[b] <= indices[b - 1]);
+            last = b;
+        }
+    }
+    descents == at_row_starts
+}
+
+/// The first faulty column index of `rows`, described.
+fn first_column_fault<I: CsrIndex>(
+    indptr: &[I],
+    indices: &[I],
+    cols: usize,
+    rows: Range<usize>,
+) -> Option<String> {
+    for r in rows {
+        let row = &indices[indptr[r].index_unchecked()..indptr[r + 1].index_unchecked()];
+        // The next column allowed: inside the columns and above the previous one is one
+        // unsigned comparison (a negative index is taken as the largest).
+        let mut next = 0usize;
+        for &i in row {
+            let c = i.try_index().unwrap_or(usize::MAX);
+            if c.wrapping_sub(next) >= cols - next {
+                let after = match next {
+                    0 => String::new(),
+                    n => format!(", after {}", n - 1),
+                };
+                return Some(format!(
+                    "column index {i:?} in row {r} (of {cols} columns{after})"
+                ));
+            }
+            next = c + 1;
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -191,15 +191,15 @@ pub(crate) fn write_header<W: Write>(sink: &mut Sink<W>, header: &Header) -> Res
 }
 
 /// What the analysis of a block found.
-struct Analysis {
+pub(crate) struct Analysis {
     /// Non-zeros, exact unless counting stopped at `dense_wins_at`.
-    nnz: u64,
-    value_type: ValueType,
+    pub(crate) nnz: u64,
+    pub(crate) value_type: ValueType,
     /// Whether the source holds every cell (so `Auto` keeps the block dense).
-    dense_source: bool,
+    pub(crate) dense_source: bool,
     /// Whether every value the source stores for the block was counted as non-zero (so a
     /// sparse source's rows can be written as stored).
-    no_stored_zeros: bool,
+    pub(crate) no_stored_zeros: bool,
 }
 
 /// Counts a block's non-zeros (and, when narrowing, the values' range) over one or more
@@ -308,7 +308,7 @@ fn dense_wins_at(place: BlockPlace, vt: ValueType) -> u64 {
     u64::try_from(csr.max(coo)).unwrap_or(u64::MAX)
 }
 
-fn choose_block_type(
+pub(crate) fn choose_block_type(
     policy: BlockPolicy,
     place: BlockPlace,
     analysis: &Analysis,

@@ -11,6 +11,7 @@ pub mod object;
 pub(crate) mod runtime;
 #[cfg(unix)]
 pub(crate) mod sparse_read;
+pub(crate) mod sparse_write;
 pub(crate) mod tiled;
 pub(crate) mod tiling;
 mod write;

@@ -17,7 +17,7 @@ use std::sync::{Condvar, Mutex};
 use crate::error::{Error, Result};
 use crate::model::{CsrIndex, CsrParts};
 use crate::threads::{on_every_core, workers};
-use crate::wire::block::decode_sparse_row;
+use crate::wire::sparse_row::decode_sparse_row;
 use crate::wire::values::{read_le, zeroed_vec};
 use crate::wire::Element;
 

@@ -13,6 +13,7 @@ pub mod runtime;
 pub mod seek;
 pub(crate) mod sink;
 pub mod source;
+pub(crate) mod sparse_row;
 pub mod values;
 
 pub use crate::codes::{BlockType, DataType, Value, ValueType};

@@ -3,6 +3,7 @@
 use std::io::{self, IoSlice, Write};
 
 use super::element::{exact_cast, Element};
+use super::sparse_row::encode_sparse_row;
 use super::values::{extend_le, with_value_type, write_le};
 use crate::codes::ValueType;
 use crate::error::{Error, Result};
@@ -175,12 +176,7 @@ impl<W: Write> Sink<W> {
                     self.buf.resize(grown, 0);
                 }
                 let out = &mut self.buf[pos..pos + need];
-                out[..4].copy_from_slice(&(cols.len() as u32).to_le_bytes());
-                for ((pair, &c), &x) in out[4..].chunks_exact_mut(entry).zip(cols).zip(values) {
-                    pair[..4].copy_from_slice(&((c - first) as u32).to_le_bytes());
-                    let stored: U = exact_cast(x);
-                    pair[4..].copy_from_slice(bytemuck::bytes_of(&stored.to_le()));
-                }
+                encode_sparse_row::<T, U, usize>(out, cols, values, |c| (c - first) as u32);
                 pos += need;
             }
             Ok(())

@@ -15,7 +15,7 @@ macro_rules! assert_matches {
 
 mod binsparse;
 mod cli;
-mod csr_parts;
+mod csr_arrays;
 mod daphne_runtime;
 mod data_model;
 mod derive_and_files;

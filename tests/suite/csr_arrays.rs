@@ -1,12 +1,13 @@
-//! `DbdfFile::read_csr_parts`: whole matrices as CSR arrays of any index type. A sparse block
-//! of several MiB is read on every core in runs of 1 MiB, rows crossing runs (one row longer
-//! than a run); its values must be the matrix written and its errors those of the sequential
-//! decoder, the first in the file.
+//! CSR arrays of any index type, read and written whole. `DbdfFile::read_csr_parts`: a sparse
+//! block of several MiB is read on every core in runs of 1 MiB, rows crossing runs (one row
+//! longer than a run); its values must be the matrix written and its errors those of the
+//! sequential decoder, the first in the file. Writing: a matrix that is one sparse block is
+//! encoded from its arrays on two cores, into the bytes the general writer makes.
 
 use serde_daphne::{
     from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, Error, Object,
 };
-use serde_daphne::{Element, Options};
+use serde_daphne::{Dialect, Element, Options, Values};
 use sprs::CsMat;
 
 /// `rows x cols` with row `r` holding about `density * cols` entries (none in every 7th row),
@@ -156,4 +157,143 @@ fn read_csr_parts_reports_the_first_fault_in_the_file_as_the_sequential_decoder_
                 | Error::SparseCountMismatch { .. }
         );
     }
+}
+
+/// The bytes of `m` written through the general writer, from an [`Object`] of its entries.
+fn through_object(m: &CsMat<f64>, options: &Options) -> Vec<u8> {
+    let coordinates: Vec<(u64, u64)> = m.iter().map(|(_, (r, c))| (r as u64, c as u64)).collect();
+    let values = Values::F64(m.iter().map(|(&v, _)| v).collect());
+    let (rows, cols) = (m.rows() as u64, m.cols() as u64);
+    let object = Object::csr_from_coordinates(rows, cols, &coordinates, values).unwrap();
+    to_vec_with(&object, options).unwrap()
+}
+
+#[test]
+fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
+    let m = matrix::<f64>(3000, 5000, 0.02, None);
+    let long = matrix::<f64>(40, 300_000, 0.001, Some(17));
+    let narrow = |m: &CsMat<f64>| {
+        let i32s = |v: &[usize]| v.iter().map(|&i| i as i32).collect::<Vec<_>>();
+        let (p, i) = (i32s(m.indptr().raw_storage()), i32s(m.indices()));
+        sprs::CsMatI::<f64, i32>::new(m.shape(), p, i, m.data().to_vec())
+    };
+    // The object's one sparse block is written as it is: what the arrays make where they
+    // are one sparse block too. Elsewhere (the general writer) `usize` indices serve.
+    for (name, options, one_block) in [
+        ("auto", Options::new(), true),
+        (
+            "sparse",
+            Options::new().block_policy(BlockPolicy::Sparse),
+            true,
+        ),
+        (
+            "smallest",
+            Options::new().block_policy(BlockPolicy::Smallest),
+            true,
+        ),
+        (
+            "ultra",
+            Options::new().block_policy(BlockPolicy::UltraSparse),
+            false,
+        ),
+        ("tiled", Options::new().tile(1000, 1000), false),
+        ("narrowed", Options::new().narrow(true), false),
+        ("runtime", Options::new().dialect(Dialect::Runtime), false),
+    ] {
+        for (what, m) in [("m", &m), ("long", &long)] {
+            let usize_bytes = to_vec_with(&CsrView(m.view()), &options).unwrap();
+            let expected = match one_block {
+                true => through_object(m, &options),
+                false => usize_bytes.clone(),
+            };
+            let same = |got: Vec<u8>, how: &str| {
+                assert!(
+                    got == expected,
+                    "{name} {what} {how}: {}",
+                    first_difference(&got, &expected)
+                );
+            };
+            same(usize_bytes, "usize to_vec");
+            let i32_matrix = narrow(m);
+            same(
+                to_vec_with(&CsrView(i32_matrix.view()), &options).unwrap(),
+                "i32 to_vec",
+            );
+            let path = temp(name);
+            serde_daphne::to_file_with(&path, &CsrView(i32_matrix.view()), &options).unwrap();
+            let written = std::fs::read(&path).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            let _ = std::fs::remove_file(format!("{}.meta", path.display()));
+            same(written, "to_file");
+        }
+    }
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> String {
+    let at = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    format!(
+        "lengths {} and {}, first difference at byte {at}",
+        a.len(),
+        b.len()
+    )
+}
+
+#[test]
+fn csr_views_of_borrowed_arrays_are_checked_as_sprs_checks_them() {
+    let data = [1.0f64, 2.0, 3.0];
+    // (indptr, indices, what the error names)
+    let cases: [(&[i32], &[i32], &str); 9] = [
+        (&[0, 2, 3], &[0, 2, 1], ""),
+        (&[0, 2], &[0, 2, 1], "2 row offsets for 2 rows"),
+        (&[1, 2, 3], &[0, 2, 1], "row offset 1 at 0"),
+        (&[0, 2, 1, 3], &[0, 2, 1], "row offset 1 at 2"),
+        (&[0, 2, 2], &[0, 2, 1], "the last row offset is 2, not 3"),
+        (&[0, 2, 3], &[0, 3, 1], "column index 3 in row 0"),
+        (&[0, 2, 3], &[2, 0, 1], "column index 0 in row 0"),
+        (&[0, 2, 3], &[1, 1, 1], "column index 1 in row 0"),
+        (&[0, 2, 3], &[0, 2, -1], "column index -1 in row 1"),
+    ];
+    for (indptr, indices, fault) in cases {
+        // Rows as the offsets say, but 2 where they are too few.
+        let shape = (indptr.len().max(3) - 1, 3);
+        match CsrView::try_from_arrays(shape, indptr, indices, &data) {
+            Ok(view) => assert!(fault.is_empty() && view.nnz() == 3),
+            Err(e) => {
+                assert_matches!(e, Error::InvalidValue { .. });
+                assert!(
+                    !fault.is_empty() && e.to_string().contains(fault),
+                    "{e} / {fault}"
+                );
+            }
+        }
+    }
+    // An empty row where a row starts with a descent: counted once, so that the descent
+    // inside the next row is still found.
+    let four = [1.0f64; 4];
+    let e = CsrView::try_from_arrays((3, 6), &[0i32, 2, 2, 4], &[3, 5, 1, 0], &four).unwrap_err();
+    assert!(e.to_string().contains("column index 0 in row 2"), "{e}");
+    assert!(CsrView::try_from_arrays((3, 6), &[0i32, 2, 2, 4], &[3, 5, 0, 1], &four).is_ok());
+    let short = CsrView::try_from_arrays((2, 3), &[0i32, 2, 3], &[0, 2, 1], &data[..2]);
+    assert!(short
+        .unwrap_err()
+        .to_string()
+        .contains("3 indices for 2 values"));
+    // Large arrays are checked on every core: a fault late in the second half is found, and
+    // the first row at fault is the one named.
+    let m = matrix::<f64>(3000, 5000, 0.2, None);
+    let indptr: Vec<i64> = m.indptr().raw_storage().iter().map(|&i| i as i64).collect();
+    let mut indices: Vec<i64> = m.indices().iter().map(|&i| i as i64).collect();
+    assert!(indices.len() > 1 << 20);
+    let view = CsrView::try_from_arrays(m.shape(), &indptr, &indices, m.data()).unwrap();
+    assert_eq!(to_vec(&view).unwrap(), to_vec(&CsrView(m.view())).unwrap());
+    for row in [2990, 2000] {
+        let at = indptr[row] as usize + 1;
+        indices[at] = indices[at - 1];
+    }
+    let e = CsrView::try_from_arrays(m.shape(), &indptr, &indices, m.data()).unwrap_err();
+    assert!(e.to_string().contains("in row 2000 "), "{e}");
 }
