@@ -40,6 +40,7 @@ use crate::handoff;
 use crate::model::encode::{Layout, MatrixRef};
 use crate::model::sparse_write::{write_whole_sparse, CsrArrays};
 use crate::model::{encode::write_matrix, Block, CsrIndex, Object};
+use crate::wire::runtime;
 use crate::wire::{BlockData, DataType, Element};
 
 /// Serializes a sprs matrix (CSR or CSC, owned or view, any index types) as a CSRMatrix.
@@ -161,9 +162,15 @@ impl<T: Element + Serialize, N: CsrIndex, P: CsrIndex> Serialize for Payload<'_,
                     indices: self.col_indices,
                     values: self.values,
                 };
-                // One sparse block (the common case) is written from the arrays as they are.
+                // One sparse block (the common case), or DAPHNE's layout, is written from the
+                // arrays as they are.
                 if let Some(written) = write_whole_sparse(sink, &arrays, &options) {
                     return written;
+                }
+                if options.runtime_writer()? {
+                    let (rows, cols) = (self.rows as u64, self.cols as u64);
+                    let (offsets, indices) = (&*self.row_offsets, self.col_indices);
+                    return runtime::write_csr(sink, rows, cols, offsets, indices, self.values);
                 }
                 let matrix = MatrixRef {
                     rows: self.rows,

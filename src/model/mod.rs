@@ -10,6 +10,8 @@ pub(crate) mod narrow;
 pub mod object;
 pub(crate) mod runtime;
 #[cfg(unix)]
+pub(crate) mod runtime_csr_read;
+#[cfg(unix)]
 pub(crate) mod sparse_read;
 pub(crate) mod sparse_write;
 pub(crate) mod tiled;

@@ -20,8 +20,9 @@ use crate::wire::sparse_row::encode_sparse_row;
 use crate::wire::values::count_nonzero;
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header};
 
-/// Bytes of rows encoded at a time before they are written.
-const RUN: usize = 1 << 20;
+/// Bytes of rows encoded at a time before they are written (1 MiB measured 22.4 ms for
+/// 1e7 entries, 2 and 4 MiB 21.5 ms; below the 1 MiB of `to_file`'s buffer, a copy more).
+const RUN: usize = 2 << 20;
 
 /// A matrix's CSR arrays: `offsets` from 0, valid (as sprs checks them).
 pub(crate) struct CsrArrays<'a, T, N, P> {

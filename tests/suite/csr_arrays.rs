@@ -297,3 +297,47 @@ fn csr_views_of_borrowed_arrays_are_checked_as_sprs_checks_them() {
     let e = CsrView::try_from_arrays(m.shape(), &indptr, &indices, m.data()).unwrap_err();
     assert!(e.to_string().contains("in row 2000 "), "{e}");
 }
+
+#[test]
+fn read_csr_parts_reads_daphnes_layout_and_leaves_its_faults_to_the_general_reader() {
+    let runtime = Options::new().dialect(Dialect::Runtime);
+    for (name, m) in [
+        ("big", matrix::<f64>(3000, 5000, 0.1, None)),
+        ("small", matrix::<f64>(5, 4, 0.5, None)),
+        ("empty", CsMat::<f64>::zero((6, 9))),
+    ] {
+        let path = temp(&format!("runtime_{name}"));
+        serde_daphne::to_file_with(&path, &CsrView(m.view()), &runtime).unwrap();
+        let parts = DbdfFile::open(&path)
+            .unwrap()
+            .read_csr_parts::<f64, i32>(0)
+            .unwrap();
+        let as_i32 = |v: &[usize]| v.iter().map(|&i| i as i32).collect::<Vec<_>>();
+        assert_eq!(
+            parts.row_offsets,
+            as_i32(m.indptr().raw_storage()),
+            "{name}"
+        );
+        assert_eq!(parts.col_indices, as_i32(m.indices()), "{name}");
+        assert_eq!(parts.values, m.data(), "{name}");
+        // A column index out of range, then one repeated: the general reader's errors.
+        let good = std::fs::read(&path).unwrap();
+        if m.nnz() > 2 {
+            let cols_at = good.len() - 16 * m.nnz();
+            for (k, value) in [(m.nnz() - 1, 1u64 << 40), (1, m.indices()[0] as u64)] {
+                let mut bad = good.clone();
+                let at = cols_at + 8 * k;
+                bad[at..at + 8].copy_from_slice(&value.to_le_bytes());
+                std::fs::write(&path, &bad).unwrap();
+                let expected = serde_daphne::from_file::<_, Object>(&path).unwrap_err();
+                let got = DbdfFile::open(&path)
+                    .unwrap()
+                    .read_csr_parts::<f64, i32>(0)
+                    .unwrap_err();
+                assert_eq!(got.to_string(), expected.to_string(), "{name} {k}");
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+        let _ = std::fs::remove_file(format!("{}.meta", path.display()));
+    }
+}

@@ -88,24 +88,37 @@ pub(crate) fn start_csr<W: Write>(
 /// The offset of a CSR matrix's non-zero count, from the object's start.
 pub const CSR_NNZ_AT: u64 = 45;
 
-/// Writes indices (row offsets or column indices) as the runtime's `u64`s.
-fn write_indices<W: Write>(sink: &mut Sink<W>, indices: &[usize]) -> Result<()> {
-    if cfg!(target_pointer_width = "64") {
-        sink.values(bytemuck::cast_slice::<usize, u64>(indices))
-    } else {
-        indices.iter().try_for_each(|&i| sink.u64(i as u64))
+/// Writes indices (row offsets or column indices, non-negative) as the runtime's `u64`s:
+/// as they are when they have that width, else widened a cache-sized piece at a time.
+fn write_indices<I: sprs::SpIndex + bytemuck::Pod, W: Write>(
+    sink: &mut Sink<W>,
+    indices: &[I],
+) -> Result<()> {
+    if std::mem::size_of::<I>() == 8 {
+        return sink.values(bytemuck::cast_slice::<I, u64>(indices));
     }
+    let mut wide: Vec<u64> = Vec::new();
+    for piece in indices.chunks(1 << 18) {
+        wide.clear();
+        wide.extend(piece.iter().map(|i| i.index_unchecked() as u64));
+        sink.values(&wide)?;
+    }
+    Ok(())
 }
 
-/// Writes a CSR matrix from proper CSR arrays.
-pub(crate) fn write_csr<T: Element, W: Write>(
+/// Writes a CSR matrix from proper CSR arrays, indices of any type.
+pub(crate) fn write_csr<T: Element, P, N, W: Write>(
     sink: &mut Sink<W>,
     rows: u64,
     cols: u64,
-    row_offsets: &[usize],
-    col_indices: &[usize],
+    row_offsets: &[P],
+    col_indices: &[N],
     values: &[T],
-) -> Result<()> {
+) -> Result<()>
+where
+    P: sprs::SpIndex + bytemuck::Pod,
+    N: sprs::SpIndex + bytemuck::Pod,
+{
     start_csr(sink, rows, cols, T::VALUE_TYPE, values.len() as u64)?;
     write_indices(sink, row_offsets)?;
     write_indices(sink, col_indices)?;
