@@ -51,6 +51,25 @@ impl<T> Handoff<T> {
     pub(crate) fn spare(&self) -> Option<T> {
         self.spent.try_recv().ok()
     }
+
+    /// An item to fill: one the consumer is done with, else a new one from `make` while
+    /// fewer than `most` were made (`made` counts them), else the next one the consumer
+    /// gives back (waiting for it). `None` once the consumer has stopped.
+    pub(crate) fn recycled(
+        &self,
+        made: &mut usize,
+        most: usize,
+        make: impl FnOnce() -> T,
+    ) -> Option<T> {
+        if let Ok(item) = self.spent.try_recv() {
+            return Some(item);
+        }
+        if *made < most {
+            *made += 1;
+            return Some(make());
+        }
+        self.spent.recv().ok()
+    }
 }
 
 /// Runs `produce` on the calling thread and `consume` on a second one, so that reading and
@@ -64,7 +83,7 @@ pub(crate) fn pipeline<T: Send>(
     produce: impl FnOnce(&Handoff<T>) -> crate::Result<()>,
     consume: impl FnMut(&mut T) -> crate::Result<()> + Send,
 ) -> crate::Result<()> {
-    let (handoff, items, give_back) = channels();
+    let (handoff, items, give_back) = channels(0);
     std::thread::scope(|scope| {
         let consumer = scope.spawn(move || consume_all(items, give_back, consume));
         let produced = produce(&handoff);
@@ -77,12 +96,14 @@ pub(crate) fn pipeline<T: Send>(
 }
 
 /// [`pipeline`] with the sides swapped: `produce` on a second thread, `consume` on the
-/// calling one (a writer that cannot move between threads, fed by an encoder).
+/// calling one (a writer that cannot move between threads, fed by an encoder). Up to
+/// `waiting` items wait for the consumer (0: each is handed over as the consumer takes it).
 pub(crate) fn pipeline_to_caller<T: Send>(
+    waiting: usize,
     produce: impl FnOnce(&Handoff<T>) -> crate::Result<()> + Send,
     consume: impl FnMut(&mut T) -> crate::Result<()>,
 ) -> crate::Result<()> {
-    let (handoff, items, give_back) = channels();
+    let (handoff, items, give_back) = channels(waiting);
     std::thread::scope(|scope| {
         let producer = scope.spawn(move || produce(&handoff));
         let consumed = consume_all(items, give_back, consume);
@@ -99,9 +120,10 @@ type Channels<T> = (
     std::sync::mpsc::Sender<T>,
 );
 
-/// A rendezvous channel to the consumer and a channel back for spent items.
-fn channels<T>() -> Channels<T> {
-    let (to_consumer, items) = std::sync::mpsc::sync_channel::<T>(0);
+/// A channel to the consumer holding up to `waiting` items (0: a rendezvous) and a channel
+/// back for spent items.
+fn channels<T>(waiting: usize) -> Channels<T> {
+    let (to_consumer, items) = std::sync::mpsc::sync_channel::<T>(waiting);
     let (give_back, spent) = std::sync::mpsc::channel::<T>();
     (Handoff { to_consumer, spent }, items, give_back)
 }
@@ -122,8 +144,54 @@ fn consume_all<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::pipeline;
+    use super::{pipeline, pipeline_to_caller};
     use crate::Error;
+
+    #[test]
+    fn a_pipeline_to_the_caller_consumes_in_order_and_reuses_at_most_its_items() {
+        let mut seen = Vec::new();
+        let mut made = 0;
+        pipeline_to_caller(
+            2,
+            |handoff| {
+                for k in 0..100 {
+                    let mut item: Vec<i32> = handoff.recycled(&mut made, 4, Vec::new).unwrap();
+                    item.clear();
+                    item.push(k);
+                    assert!(handoff.send(item));
+                }
+                assert!(made <= 4, "{made}");
+                Ok(())
+            },
+            |item: &mut Vec<i32>| {
+                seen.extend_from_slice(item);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        let err = pipeline_to_caller(
+            0,
+            |handoff| {
+                let mut made = 0;
+                for k in 0..10 {
+                    let Some(_) = handoff.recycled(&mut made, 2, || 0) else {
+                        break;
+                    };
+                    if !handoff.send(k) {
+                        break;
+                    }
+                }
+                Err(Error::invalid("the producer's later error"))
+            },
+            |&mut k: &mut i32| match k {
+                3 => Err(Error::invalid("the consumer's error at 3")),
+                _ => Ok(()),
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("at 3"), "{err}");
+    }
 
     #[test]
     fn a_pipeline_consumes_in_order_and_reports_the_first_error_in_that_order() {
