@@ -52,6 +52,12 @@ impl<T> Handoff<T> {
         self.spent.try_recv().ok()
     }
 
+    /// The `made` items once the consumer has given each back (fewer if it stopped), for
+    /// reuse after the pipeline.
+    pub(crate) fn take_back(&self, made: usize) -> Vec<T> {
+        (0..made).map_while(|_| self.spent.recv().ok()).collect()
+    }
+
     /// An item to fill: one the consumer is done with, else a new one from `make` while
     /// fewer than `most` were made (`made` counts them), else the next one the consumer
     /// gives back (waiting for it). `None` once the consumer has stopped.
