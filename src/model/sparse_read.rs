@@ -237,8 +237,14 @@ fn decode_rows<T: Element, I: CsrIndex>(
     let (mut pos, mut done) = (start, 0usize);
     for (r, offset) in rows.offsets.iter_mut().enumerate() {
         let row = rows.first_row + r as u32;
+        if pos + 4 > end {
+            return Err(changed(body.at + pos));
+        }
         let count = read_le::<u32>(window.get(pos..pos + 4, end)?) as usize;
         let row_end = pos + 4 + count as u64 * entry;
+        if row_end > end || done + count > rows.cols.len() {
+            return Err(changed(body.at + pos));
+        }
         let (mut at, mut previous) = (pos + 4, -1);
         while at < row_end {
             let to = row_end.min(at + piece);
@@ -258,7 +264,10 @@ fn decode_rows<T: Element, I: CsrIndex>(
         *offset = I::from_usize_unchecked(rows.first_entry as usize + done);
         pos = row_end;
     }
-    Ok(())
+    match done == rows.cols.len() {
+        true => Ok(()),
+        false => Err(changed(body.at + pos)),
+    }
 }
 
 /// [`decode_rows`] for rows whose bytes are all in `bytes`.
@@ -269,12 +278,20 @@ fn decode_held<T: Element, I: CsrIndex>(
 ) -> Result<()> {
     let entry = 4 + std::mem::size_of::<T>();
     let (mut pos, mut done) = (0usize, 0usize);
+    let at = |pos: usize| body.at + rows.bytes.start + pos as u64;
     for (r, offset) in rows.offsets.iter_mut().enumerate() {
-        let count = read_le::<u32>(&bytes[pos..]) as usize;
+        let fits = |count: usize| pos + 4 + count * entry <= bytes.len();
+        let count = match fits(0) {
+            true => read_le::<u32>(&bytes[pos..]) as usize,
+            false => return Err(changed(at(pos))),
+        };
+        if !fits(count) || done + count > rows.cols.len() {
+            return Err(changed(at(pos)));
+        }
         let pairs = &bytes[pos + 4..pos + 4 + count * entry];
         decode_sparse_row(
             pairs,
-            body.at + rows.bytes.start + (pos + 4) as u64,
+            at(pos + 4),
             rows.first_row + r as u32,
             body.cols,
             -1,
@@ -286,7 +303,20 @@ fn decode_held<T: Element, I: CsrIndex>(
         *offset = I::from_usize_unchecked(rows.first_entry as usize + done);
         pos += 4 + count * entry;
     }
-    Ok(())
+    match done == rows.cols.len() && pos == bytes.len() {
+        true => Ok(()),
+        false => Err(changed(at(pos))),
+    }
+}
+
+/// The rows read differ from the rows found a moment earlier: another process is writing
+/// the file. Never a slice past the bytes read.
+#[cold]
+fn changed(offset: u64) -> Error {
+    Error::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("the file changed while it was read (its rows at byte {offset} differ)"),
+    ))
 }
 
 /// A thread's buffer of the rows' bytes, refilled with positional reads.
