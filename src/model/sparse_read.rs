@@ -393,3 +393,47 @@ impl<'f> Window<'f> {
         Ok(u32::from_le_bytes(bytes))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows found with one count and read again with another (the file rewritten between the
+    /// two reads): an error, never a slice past the bytes or the outputs.
+    #[test]
+    fn rows_that_change_between_the_two_reads_are_an_error() {
+        let path =
+            std::env::temp_dir().join(format!("serde_daphne_changed_{}", std::process::id()));
+        // One row found holding one entry of (u32 column, f64): 16 bytes. Its count now says
+        // 2 (more than the bytes and the outputs), then 0 (fewer than found).
+        let entry = |c: u32, x: f64| [c.to_le_bytes().to_vec(), x.to_le_bytes().to_vec()].concat();
+        let cases = [
+            [2u32.to_le_bytes().to_vec(), entry(0, 1.0)].concat(),
+            [0u32.to_le_bytes().to_vec(), entry(0, 1.0)].concat(),
+        ];
+        for bytes in cases {
+            std::fs::write(&path, &bytes).unwrap();
+            let file = File::open(&path).unwrap();
+            let body = SparseBody {
+                at: 0,
+                rows: 1,
+                cols: 4,
+                nnz: 1,
+                nnz_offset: 0,
+            };
+            let (mut offsets, mut cols, mut values) = ([0i32; 1], [0i32; 1], [0f64; 1]);
+            let rows = Rows {
+                first_row: 0,
+                first_entry: 0,
+                bytes: 0..16,
+                offsets: &mut offsets,
+                cols: &mut cols,
+                values: &mut values,
+            };
+            let mut window = Window::new(&file, 0, 16);
+            let e = decode_rows(rows, &mut window, body, 12).unwrap_err();
+            assert!(e.to_string().contains("changed while it was read"), "{e}");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}
