@@ -94,9 +94,7 @@ impl Source {
             Ok(Decoded::Dense { rows, cols, values: T::into_values(values) })
         })
     }
-}
 
-impl Source {
     /// CSR matrix `index` read straight into scipy's index type (one sparse block on every
     /// core), as [`DbdfFile::read_csr_parts`] reads it.
     fn csr_at(&mut self, index: usize, value_type: ValueType) -> Result<Decoded> {

@@ -1,5 +1,5 @@
 //! A CSR matrix written as one sparse block on two cores, from its arrays in any index type:
-//! one thread encodes runs of rows into 1 MiB buffers while the calling thread writes the
+//! one thread encodes runs of rows into 2 MiB buffers while the calling thread writes the
 //! previous one (a sink appending to a vector has its rows encoded on every core, straight
 //! into it). Exactly the bytes the general writer makes for the matrix; the row rule is
 //! [`encode_sparse_row`]'s.
