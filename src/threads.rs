@@ -33,6 +33,31 @@ pub(crate) fn on_every_core<P: Send, R: Send>(
     })
 }
 
+/// Items per part when `len` items are split between the cores: all of them (one part)
+/// unless `parallel`; never 0.
+pub(crate) fn share(len: usize, parallel: bool) -> usize {
+    let threads = if parallel { workers() } else { 1 };
+    len.div_ceil(threads).max(1)
+}
+
+/// Rows `0..rows` of a CSR matrix with `entries` entries cut into runs holding about equal
+/// numbers of them, one per core (one run below 2^20 entries, where threads cost more than
+/// they save). `first_row_at(e)` is the first row whose entries start at or after entry
+/// `e` (a `partition_point` on the sorted row offsets). Runs are never empty.
+pub(crate) fn runs_of_rows(
+    rows: usize,
+    entries: usize,
+    first_row_at: impl Fn(usize) -> usize,
+) -> Vec<std::ops::Range<usize>> {
+    let threads = if entries < 1 << 20 { 1 } else { workers() };
+    let mut starts: Vec<usize> = (0..threads)
+        .map(|k| first_row_at(entries * k / threads).min(rows))
+        .collect();
+    starts.push(rows);
+    starts.dedup();
+    starts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
 /// The producer's end of [`pipeline`]: hands items to the consumer and takes back the ones
 /// it is done with, for reuse.
 pub(crate) struct Handoff<T> {
@@ -150,50 +175,62 @@ fn consume_all<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::{pipeline, pipeline_to_caller};
-    use crate::Error;
+    use super::{pipeline, pipeline_to_caller, Handoff};
+    use crate::{Error, Result};
+
+    /// Sends 0..100, one to an item from `item` (a spare one or a new one).
+    fn send_hundred(handoff: &Handoff<Vec<i32>>, mut item: impl FnMut() -> Vec<i32>) {
+        for k in 0..100 {
+            let mut item = item();
+            item.clear();
+            item.push(k);
+            assert!(handoff.send(item));
+        }
+    }
+
+    /// A consumer that fails on item 3.
+    fn fails_at_three(k: &mut i32) -> Result<()> {
+        match k {
+            3 => Err(Error::invalid("the consumer's error at 3")),
+            _ => Ok(()),
+        }
+    }
 
     #[test]
     fn a_pipeline_to_the_caller_consumes_in_order_and_reuses_at_most_its_items() {
         let mut seen = Vec::new();
         let mut made = 0;
+        let consume = |item: &mut Vec<i32>| {
+            seen.extend_from_slice(item);
+            Ok(())
+        };
         pipeline_to_caller(
             2,
             |handoff| {
-                for k in 0..100 {
-                    let mut item: Vec<i32> = handoff.recycled(&mut made, 4, Vec::new).unwrap();
-                    item.clear();
-                    item.push(k);
-                    assert!(handoff.send(item));
-                }
+                send_hundred(handoff, || {
+                    handoff.recycled(&mut made, 4, Vec::new).unwrap()
+                });
                 assert!(made <= 4, "{made}");
                 Ok(())
             },
-            |item: &mut Vec<i32>| {
-                seen.extend_from_slice(item);
-                Ok(())
-            },
+            consume,
         )
         .unwrap();
         assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        // The consumer's error wins over the producer's later one; the producer, waiting for
+        // an item back, learns that it stopped.
         let err = pipeline_to_caller(
             0,
             |handoff| {
                 let mut made = 0;
                 for k in 0..10 {
-                    let Some(_) = handoff.recycled(&mut made, 2, || 0) else {
-                        break;
-                    };
-                    if !handoff.send(k) {
+                    if handoff.recycled(&mut made, 2, || 0).is_none() || !handoff.send(k) {
                         break;
                     }
                 }
                 Err(Error::invalid("the producer's later error"))
             },
-            |&mut k: &mut i32| match k {
-                3 => Err(Error::invalid("the consumer's error at 3")),
-                _ => Ok(()),
-            },
+            fails_at_three,
         )
         .unwrap_err();
         assert!(err.to_string().contains("at 3"), "{err}");
@@ -204,12 +241,7 @@ mod tests {
         let mut seen = Vec::new();
         pipeline(
             |handoff| {
-                for k in 0..100 {
-                    let mut item: Vec<i32> = handoff.spare().unwrap_or_default();
-                    item.clear();
-                    item.push(k);
-                    assert!(handoff.send(item));
-                }
+                send_hundred(handoff, || handoff.spare().unwrap_or_default());
                 Ok(())
             },
             |item: &mut Vec<i32>| {
@@ -232,10 +264,7 @@ mod tests {
                 }
                 Err(Error::invalid("the producer's later error"))
             },
-            |&mut k: &mut i32| match k {
-                3 => Err(Error::invalid("the consumer's error at 3")),
-                _ => Ok(()),
-            },
+            fails_at_three,
         )
         .unwrap_err();
         assert!(err.to_string().contains("at 3"), "{err}");

@@ -60,15 +60,7 @@ impl Index {
 pub fn decode(object: Object) -> Result<Decoded> {
     // At least the entries the CSR arrays will hold (dense blocks count every cell).
     let stored: usize = object.blocks().iter().map(|b| b.data.stored()).sum();
-    let (rows, cols) = object.shape();
-    let size = |n: u64| {
-        usize::try_from(n).map_err(|_| serde_daphne::Error::TooLarge {
-            offset: object.offset(),
-            what: "the object",
-            bytes: u128::from(n),
-        })
-    };
-    let (rows, cols) = (size(rows)?, size(cols)?);
+    let (rows, cols) = dims(object.shape(), object.offset())?;
     match object.header().clone() {
         Header::Frame { columns, .. } => Ok(Decoded::Frame {
             labels: columns.into_iter().map(|c| c.label).collect(),
@@ -84,6 +76,21 @@ pub fn decode(object: Object) -> Result<Decoded> {
             Ok(Decoded::Dense { rows, cols, values })
         }
     }
+}
+
+/// `shape` in `usize`s.
+///
+/// # Errors
+/// [`serde_daphne::Error::TooLarge`] (at `offset`) where this machine cannot address it.
+pub fn dims((rows, cols): (u64, u64), offset: u64) -> Result<(usize, usize)> {
+    let size = |n: u64| {
+        usize::try_from(n).map_err(|_| serde_daphne::Error::TooLarge {
+            offset,
+            what: "the object",
+            bytes: u128::from(n),
+        })
+    };
+    Ok((size(rows)?, size(cols)?))
 }
 
 /// What reads a matrix as CSR arrays with the index type asked for.

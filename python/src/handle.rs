@@ -13,7 +13,7 @@ use serde_daphne::{
     with_value_type, DbdfFile, Dense, Dialect, Element, Object, Options, Result, ValueType,
 };
 
-use crate::decoded::{csr, decode, CsrSource, Decoded};
+use crate::decoded::{csr, decode, dims, CsrSource, Decoded};
 
 /// A file or an in-memory buffer, indexed.
 pub enum Source {
@@ -99,15 +99,7 @@ impl Source {
     /// core), as [`DbdfFile::read_csr_parts`] reads it.
     fn csr_at(&mut self, index: usize, value_type: ValueType) -> Result<Decoded> {
         let info = &self.objects()[index];
-        let (shape, stored) = (info.header.shape(), info.stored());
-        let size = |n: u64| {
-            usize::try_from(n).map_err(|_| serde_daphne::Error::TooLarge {
-                offset: info.range.start,
-                what: "the object",
-                bytes: u128::from(n),
-            })
-        };
-        let shape = (size(shape.0)?, size(shape.1)?);
+        let (shape, stored) = (dims(info.header.shape(), info.range.start)?, info.stored());
         with_value_type!(value_type, T => csr::<T>(shape, stored, ObjectOf(self, index)))
     }
 }

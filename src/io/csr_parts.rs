@@ -52,22 +52,21 @@ impl<R: Read + Seek> DbdfFile<R> {
         &mut self,
         index: usize,
     ) -> Result<CsrParts<T, I>> {
+        let info = self.object(index)?;
+        self.check_alloc(index, info.natural_bytes())?;
         #[cfg(unix)]
         if let Some(file) = &self.positional {
-            let info = self.object(index)?;
             if let Some(body) = one_sparse_block::<T, I>(info) {
-                self.check_alloc(index, info.natural_bytes())?;
                 return crate::model::sparse_read::read_sparse_block_at(file, body);
             }
             if let Some(head) = runtime_csr::<T, I>(info) {
-                self.check_alloc(index, info.natural_bytes())?;
                 // Malformed input goes on to the general reader, which names the fault.
-                if let Some(read) = read_runtime_csr_at(file, head) {
-                    return read;
+                if let Some(parts) = read_runtime_csr_at(file, head)? {
+                    return Ok(parts);
                 }
             }
         }
-        self.object_checked(index)?.into_csr_parts_as()
+        self.object_at(index)?.into_csr_parts_as()
     }
 }
 

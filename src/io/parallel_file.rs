@@ -27,13 +27,7 @@ impl ParallelFile {
     /// Fills `buf` from `at` on every core; `Ok(false)` if the file ends first.
     #[cfg(unix)]
     fn read_exact_at_on_every_core(&self, buf: &mut [u8], at: u64) -> io::Result<bool> {
-        use std::os::unix::fs::FileExt;
-        let share = buf.len().div_ceil(crate::threads::workers()).max(1);
-        let parts = buf.chunks_mut(share).enumerate();
-        let results = crate::threads::on_every_core(parts, |(k, part)| {
-            self.0.read_exact_at(part, at + (k * share) as u64)
-        });
-        match results.into_iter().collect::<io::Result<()>>() {
+        match crate::positional::read_exact_at_on_every_core(&self.0, buf, at) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
             Err(e) => Err(e),

@@ -181,38 +181,51 @@ pub(crate) fn check_arrays<I: CsrIndex>(
     indices: &[I],
     values: usize,
 ) -> Result<()> {
-    let invalid =
-        |message: String| Err(Error::invalid(format!("not a valid CSR matrix: {message}")));
     if indptr.len() != rows + 1 {
-        return invalid(format!("{} row offsets for {rows} rows", indptr.len()));
+        return Err(invalid(format!(
+            "{} row offsets for {rows} rows",
+            indptr.len()
+        )));
     }
     if indices.len() != values {
-        return invalid(format!("{} indices for {values} values", indices.len()));
+        return Err(invalid(format!(
+            "{} indices for {values} values",
+            indices.len()
+        )));
     }
     let mut previous = 0;
     for (r, offset) in indptr.iter().enumerate() {
         match offset.try_index() {
             Some(o) if (r > 0 || o == 0) && o >= previous && o <= values => previous = o,
-            _ => return invalid(format!("row offset {offset:?} at {r} (after {previous})")),
+            _ => {
+                return Err(invalid(format!(
+                    "row offset {offset:?} at {r} (after {previous})"
+                )))
+            }
         }
     }
     if previous != values {
-        return invalid(format!("the last row offset is {previous}, not {values}"));
+        return Err(invalid(format!(
+            "the last row offset is {previous}, not {values}"
+        )));
     }
-    // Runs of rows holding about equal numbers of entries.
-    let threads = if values < 1 << 20 {
-        1
-    } else {
-        crate::threads::workers()
-    };
-    let mut starts: Vec<usize> = (0..threads)
-        .map(|k| indptr.partition_point(|o| o.index_unchecked() < values * k / threads))
-        .map(|r| r.min(rows))
-        .collect();
-    starts.push(rows);
-    starts.dedup();
-    let faults = crate::threads::on_every_core(starts.windows(2), |run| {
-        let rows = run[0]..run[1];
+    check_columns(cols, indptr, indices)
+}
+
+fn invalid(message: String) -> Error {
+    Error::invalid(format!("not a valid CSR matrix: {message}"))
+}
+
+/// The columns' half of [`check_arrays`], for offsets known to be valid.
+///
+/// # Errors
+/// As [`check_arrays`].
+pub(crate) fn check_columns<I: CsrIndex>(cols: usize, indptr: &[I], indices: &[I]) -> Result<()> {
+    let rows = indptr.len() - 1;
+    let runs = crate::threads::runs_of_rows(rows, indices.len(), |e| {
+        indptr.partition_point(|o| o.index_unchecked() < e)
+    });
+    let faults = crate::threads::on_every_core(runs, |rows| {
         if columns_hold(indptr, indices, cols, rows.clone()) {
             None
         } else {
@@ -220,7 +233,7 @@ pub(crate) fn check_arrays<I: CsrIndex>(
         }
     });
     match faults.into_iter().flatten().next() {
-        Some(message) => invalid(message),
+        Some(message) => Err(invalid(message)),
         None => Ok(()),
     }
 }

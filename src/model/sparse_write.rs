@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::model::encode::{choose_block_type, tile_dims, write_header, Analysis};
 use crate::model::CsrIndex;
 use crate::options::Options;
-use crate::threads::{on_every_core, pipeline_to_caller, workers};
+use crate::threads::{on_every_core, pipeline_to_caller, share, workers};
 use crate::wire::block::start_sparse;
 use crate::wire::sink::Sink;
 use crate::wire::sparse_row::encode_sparse_row;
@@ -141,8 +141,7 @@ pub(crate) fn write_whole_sparse<T: Element, N: CsrIndex, P: CsrIndex, W: Write>
 
 /// Non-zeros of `values`, counted on every core when there are many.
 fn count_on_every_core<T: Element>(values: &[T]) -> usize {
-    let threads = if values.len() < 1 << 20 { 1 } else { workers() };
-    let per = values.len().div_ceil(threads).max(1);
+    let per = share(values.len(), values.len() >= 1 << 20);
     on_every_core(values.chunks(per), count_nonzero)
         .into_iter()
         .sum()
@@ -156,11 +155,9 @@ fn write_rows<T: Element, N: CsrIndex, P: CsrIndex, W: Write>(
     let len = matrix.row_at(rows);
     if sink.is_direct() {
         // Into the output vector: a band of rows per core.
+        sink.reserve(len as u64)?;
         let out = sink.output_mut();
         let start = out.len();
-        out.try_reserve_exact(len)
-            .map_err(|_| crate::Error::OutOfMemory { bytes: len as u128 })?;
-        crate::pages::advise_spare(out);
         out.resize(start + len, 0);
         let threads = if len < 4 * RUN { 1 } else { workers() };
         let mut bands = Vec::new();

@@ -14,6 +14,9 @@ const BUFFER_LEN: usize = 256 * 1024;
 /// Value runs at least this long bypass the buffer (one `write_all` of the caller's memory).
 const BULK_LEN: usize = 64 * 1024;
 
+/// Values converted at a time by [`Sink::values_as`].
+const PIECE: usize = 1 << 18;
+
 /// A little-endian writer with its own buffer, or (direct) appending to a vector that is the
 /// output itself, which saves the copy out of the buffer where the encoding is built in place.
 pub(crate) struct Sink<W: Write> {
@@ -122,14 +125,15 @@ impl<W: Write> Sink<W> {
         if vt == T::VALUE_TYPE {
             return self.values(values);
         }
+        // Converted into a typed piece, then written as a run (past the writer's buffer): a
+        // byte copy per value into this buffer made a DAPHNE-layout write whose 1e7 `int32`
+        // indices are widened 31 ms against 26.7.
         with_value_type!(vt, U => {
-            for chunk in values.chunks(4096) {
-                self.buf.reserve(chunk.len() * std::mem::size_of::<U>());
-                for &x in chunk {
-                    let narrowed: U = exact_cast(x);
-                    self.buf.extend_from_slice(bytemuck::bytes_of(&narrowed.to_le()));
-                }
-                self.after_push()?;
+            let mut piece: Vec<U> = Vec::with_capacity(values.len().min(PIECE));
+            for chunk in values.chunks(PIECE) {
+                piece.clear();
+                piece.extend(chunk.iter().map(|&x| exact_cast::<T, U>(x)));
+                self.values(&piece)?;
             }
         });
         Ok(())

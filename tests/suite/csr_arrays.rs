@@ -4,6 +4,7 @@
 //! sequential decoder, the first in the file. Writing: a matrix that is one sparse block is
 //! encoded from its arrays on two cores, into the bytes the general writer makes.
 
+use serde_daphne::model::CsrParts;
 use serde_daphne::{
     from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, Error, Object,
 };
@@ -45,17 +46,22 @@ fn check<T: Element + serde::Serialize + std::fmt::Debug>(name: &str, m: &CsMat<
     let narrow = file.read_csr_parts::<T, i32>(0).unwrap();
     let wide = file.read_csr_parts::<T, usize>(0).unwrap();
     std::fs::remove_file(&path).unwrap();
-    let as_i32 = |v: &[usize]| v.iter().map(|&i| i as i32).collect::<Vec<_>>();
-    assert_eq!(
-        narrow.row_offsets,
-        as_i32(m.indptr().raw_storage()),
-        "{name}"
-    );
-    assert_eq!(narrow.col_indices, as_i32(m.indices()), "{name}");
-    assert_eq!(narrow.values, m.data(), "{name}");
+    assert_is_i32(&narrow, m, name);
     assert_eq!(wide.row_offsets, m.indptr().raw_storage(), "{name}");
     assert_eq!(wide.col_indices, m.indices(), "{name}");
     assert_eq!(wide.values, m.data(), "{name}");
+}
+
+/// `parts` are `m` with `i32` indices.
+fn assert_is_i32<T: Element + std::fmt::Debug>(parts: &CsrParts<T, i32>, m: &CsMat<T>, name: &str) {
+    let as_i32 = |v: &[usize]| v.iter().map(|&i| i as i32).collect::<Vec<_>>();
+    assert_eq!(
+        parts.row_offsets,
+        as_i32(m.indptr().raw_storage()),
+        "{name}"
+    );
+    assert_eq!(parts.col_indices, as_i32(m.indices()), "{name}");
+    assert_eq!(parts.values, m.data(), "{name}");
 }
 
 #[test]
@@ -312,14 +318,7 @@ fn read_csr_parts_reads_daphnes_layout_and_leaves_its_faults_to_the_general_read
             .unwrap()
             .read_csr_parts::<f64, i32>(0)
             .unwrap();
-        let as_i32 = |v: &[usize]| v.iter().map(|&i| i as i32).collect::<Vec<_>>();
-        assert_eq!(
-            parts.row_offsets,
-            as_i32(m.indptr().raw_storage()),
-            "{name}"
-        );
-        assert_eq!(parts.col_indices, as_i32(m.indices()), "{name}");
-        assert_eq!(parts.values, m.data(), "{name}");
+        assert_is_i32(&parts, &m, name);
         // A column index out of range, then one repeated: the general reader's errors.
         let good = std::fs::read(&path).unwrap();
         if m.nnz() > 2 {

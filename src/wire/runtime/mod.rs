@@ -426,28 +426,16 @@ pub(crate) fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64)
 /// error names the first bad index in file order. Large matrices are checked on every core,
 /// each a run of rows holding about the same number of entries.
 pub(crate) fn check_columns(offsets: &[u64], cols: &[u64], ncols: u64, at: u64) -> Result<()> {
-    let threads = crate::threads::workers();
     let rows = offsets.len().saturating_sub(1);
-    if cols.len() < CHECK_IN_PARALLEL_FROM || threads < 2 || rows < threads {
-        return check_column_rows(offsets, cols, ncols, at, 0);
-    }
-    // Row `r` starts run `k` when it is the first row whose entries start at or after
-    // `k / threads` of them; offsets are sorted (checked before).
-    let mut starts: Vec<usize> = (0..threads)
-        .map(|k| offsets.partition_point(|&o| o < (cols.len() * k / threads) as u64))
-        .map(|r| r.min(rows))
-        .collect();
-    starts.push(rows);
-    starts.dedup();
-    let results = crate::threads::on_every_core(starts.windows(2), |run| {
-        let (first, end) = (run[0], run[1]);
-        check_column_rows(&offsets[first..=end], cols, ncols, at, first)
+    // Offsets are sorted (checked before).
+    let runs = crate::threads::runs_of_rows(rows, cols.len(), |e| {
+        offsets.partition_point(|&o| o < e as u64)
+    });
+    let results = crate::threads::on_every_core(runs, |run| {
+        check_column_rows(&offsets[run.start..=run.end], cols, ncols, at, run.start)
     });
     results.into_iter().collect()
 }
-
-/// Indices at least this many are checked on every core.
-const CHECK_IN_PARALLEL_FROM: usize = 1 << 20;
 
 /// [`check_columns`] for the rows whose offsets are `offsets`, the first of them row
 /// `first_row`.
@@ -606,7 +594,10 @@ mod tests {
     #[test]
     fn the_first_bad_column_index_is_reported() {
         let (offsets, mut cols) = rows(600_000);
-        assert!(cols.len() >= CHECK_IN_PARALLEL_FROM);
+        assert!(
+            cols.len() >= 1 << 20,
+            "enough indices to be checked on every core"
+        );
         assert!(check_columns(&offsets, &cols, 7, 1000).is_ok());
         // Outside the columns, late in the file: found by the last run.
         cols[2_300_001] = 7;

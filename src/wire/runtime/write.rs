@@ -89,21 +89,22 @@ pub(crate) fn start_csr<W: Write>(
 pub const CSR_NNZ_AT: u64 = 45;
 
 /// Writes indices (row offsets or column indices, non-negative) as the runtime's `u64`s:
-/// as they are when they have that width, else widened a cache-sized piece at a time.
+/// as they are when they have that width, else as the unsigned values of their bits,
+/// widened by the sink a cache-sized piece at a time ([`Sink::values_as`]).
 fn write_indices<I: sprs::SpIndex + bytemuck::Pod, W: Write>(
     sink: &mut Sink<W>,
     indices: &[I],
 ) -> Result<()> {
-    if std::mem::size_of::<I>() == 8 {
-        return sink.values(bytemuck::cast_slice::<I, u64>(indices));
+    use bytemuck::cast_slice;
+    match std::mem::size_of::<I>() {
+        8 => sink.values(cast_slice::<I, u64>(indices)),
+        4 => sink.values_as(cast_slice::<I, u32>(indices), ValueType::U64),
+        2 => sink.values_as(cast_slice::<I, u16>(indices), ValueType::U64),
+        1 => sink.values_as(cast_slice::<I, u8>(indices), ValueType::U64),
+        _ => indices
+            .iter()
+            .try_for_each(|i| sink.u64(i.index_unchecked() as u64)),
     }
-    let mut wide: Vec<u64> = Vec::new();
-    for piece in indices.chunks(1 << 18) {
-        wide.clear();
-        wide.extend(piece.iter().map(|i| i.index_unchecked() as u64));
-        sink.values(&wide)?;
-    }
-    Ok(())
 }
 
 /// Writes a CSR matrix from proper CSR arrays, indices of any type.
