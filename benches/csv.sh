@@ -14,7 +14,7 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -c "import pandas" 2>/dev/null || "$venv/bin/pip" install -q numpy pandas
-cargo build --release --features cli --bin dbdf -q
+cargo build --release -p dbdf --bin dbdf -q
 "$venv/bin/python" - "$dir/m.csv" <<'PY'
 import sys
 import numpy as np

@@ -14,7 +14,7 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q fast_matrix_market numpy scipy
 fi
-cargo build --release --features cli --bin dbdf -q
+cargo build --release -p dbdf --bin dbdf -q
 "$venv/bin/python" - "$dir/big.mtx" <<'PY'
 import sys
 import numpy as np

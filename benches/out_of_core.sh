@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
 trap 'rm -f "$dir"/big.npy "$dir"/copy.npy "$dir"/big.dbdf "$dir"/back.npy "$dir"/untiled.dbdf' EXIT
-cargo build --release --features cli --bin dbdf --example window_timing -q
+cargo build --release -p dbdf --bin dbdf -q && cargo build --release --example window_timing -q
 dbdf=target/release/dbdf
 n=16384
 python3 - "$dir/big.npy" "$n" <<'PY'

@@ -22,7 +22,7 @@ dir=${BENCH_DIR:-target/bench-systemds}
 rm -rf "$dir"
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-cargo build -q --release --features cli --bin dbdf
+cargo build -q --release -p dbdf --bin dbdf
 dbdf=$PWD/target/release/dbdf
 cores=$(nproc)
 

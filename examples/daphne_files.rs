@@ -91,7 +91,7 @@ fn matrices<T: Element + serde::Serialize>(
         for _ in 0..rows {
             for c in 0..cols {
                 let x = numbers.value::<T>();
-                if numbers.next() % 10 == 0 && !x.is_zero() {
+                if numbers.next().is_multiple_of(10) && !x.is_zero() {
                     indices.push(c);
                     data.push(x);
                 }

@@ -12,14 +12,14 @@ for target in object typed roundtrip lazy; do
   cp ../tests/data/daphne-runtime/*.dbdf ../tests/data/daphne-runtime/*.bin "corpus/$target/"
 done
 mkdir -p corpus/neighbours
-cp ../tests/data/futhark/*.bin ../tests/data/binsparse/*.npz ../tests/data/zarr/*.npz \
+cp ../dbdf/tests/data/futhark/*.bin ../dbdf/tests/data/binsparse/*.npz ../dbdf/tests/data/zarr/*.npz \
   corpus/neighbours/
 mkdir -p corpus/systemds
-for f in ../tests/data/systemds/*; do
+for f in ../dbdf/tests/data/systemds/*; do
   case "$(basename "$f")" in *.*) ;; *) cp "$f" corpus/systemds/ ;; esac
 done
 mkdir -p corpus/csv
-cp ../tests/data/systemds/*.csv corpus/csv/
-python3 pack_zarr.py corpus/zarr ../tests/data/zarr/*.zarr ../tests/data/binsparse/*.zarr
+cp ../dbdf/tests/data/systemds/*.csv corpus/csv/
+python3 pack_zarr.py corpus/zarr ../dbdf/tests/data/zarr/*.zarr ../dbdf/tests/data/binsparse/*.zarr
 rm -rf "$seeds"
 echo "seeded: $(ls corpus/object | wc -l) files per .dbdf target, $(ls corpus/zarr | wc -l) Zarr groups"

@@ -540,7 +540,7 @@ impl Error {
     }
 
     /// Moves a [`Error::ForeignInput`] offset by `base` (for input found inside a container).
-    pub(crate) fn shifted(mut self, base: usize) -> Self {
+    pub fn shifted(mut self, base: usize) -> Self {
         if let Error::ForeignInput {
             offset: Some(offset),
             ..
@@ -552,7 +552,7 @@ impl Error {
     }
 
     /// Drops a [`Error::ForeignInput`] offset that would not point into the file.
-    pub(crate) fn without_offset(mut self) -> Self {
+    pub fn without_offset(mut self) -> Self {
         if let Error::ForeignInput { offset, .. } = &mut self {
             *offset = None;
         }
@@ -566,7 +566,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+    /// An [`Error::InvalidValue`] without a field path.
+    pub fn invalid(message: impl Into<String>) -> Self {
         Error::InvalidValue {
             path: String::new(),
             message: message.into(),

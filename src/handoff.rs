@@ -129,12 +129,12 @@ pub(crate) struct ChunkWriter<Seq: serde::ser::SerializeSeq> {
 }
 
 impl<Seq: serde::ser::SerializeSeq> ChunkWriter<Seq> {
-    pub(crate) fn new(seq: Seq) -> Self {
+    pub fn new(seq: Seq) -> Self {
         ChunkWriter { seq, failed: None }
     }
 
     /// Ends the sequence; `result` is the encoder's outcome.
-    pub(crate) fn finish(self, result: Result<()>) -> Result<Seq::Ok, Seq::Error> {
+    pub fn finish(self, result: Result<()>) -> Result<Seq::Ok, Seq::Error> {
         match (self.failed, result) {
             (Some(e), _) => Err(e),
             (None, Err(e)) => Err(park(e)),

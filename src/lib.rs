@@ -27,9 +27,9 @@
 //! Layers, lowest first: the codes ([`DataType`], [`ValueType`], [`BlockType`], [`Value`]),
 //! [`Error`] and [`Options`]; [`wire`] (values, header, blocks, byte by byte); [`model`]
 //! (objects, tiling, typed assembly, writer choices); [`ser`] and [`de`] (serde); the
-//! adapters ([`dense`], [`csr`], [`frame`]); [`io`] (files, sidecars); [`interop`]
-//! (neighbouring formats). `ARCHITECTURE.md` says what each depends on and `WIRE_FORMAT.md`
-//! describes the bytes.
+//! adapters ([`dense`], [`csr`], [`frame`]); [`io`] (files, sidecars). The neighbouring
+//! formats and the `dbdf` tool are the `dbdf` crate beside this one. `ARCHITECTURE.md` says
+//! what each depends on and `WIRE_FORMAT.md` describes the bytes.
 // Unsafe code is denied except where a measured fast path allows it with a `SAFETY:` comment.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -39,7 +39,6 @@ mod codes;
 pub mod de;
 mod error;
 mod handoff;
-pub mod interop;
 pub mod io;
 pub mod model;
 mod options;
@@ -65,3 +64,35 @@ pub use ser::{
     append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
 };
 pub use wire::{BlockType, DataType, Element, Value, ValueType, Values};
+
+/// Not public API: what the `dbdf` crate (the converters and the command-line tool) shares
+/// with this crate beyond its public face. It follows serde's `__private` convention: no
+/// stability promise, and not for other crates.
+#[doc(hidden)]
+pub mod __private {
+    #![allow(missing_docs)]
+    pub mod codes {
+        pub use crate::codes::*;
+    }
+    pub mod error {
+        pub use crate::error::*;
+    }
+    pub mod io {
+        pub use crate::io::*;
+    }
+    pub mod model {
+        pub use crate::model::*;
+    }
+    pub mod options {
+        pub use crate::options::*;
+    }
+    pub mod pages {
+        pub use crate::pages::*;
+    }
+    pub mod threads {
+        pub use crate::threads::*;
+    }
+    pub mod wire {
+        pub use crate::wire::*;
+    }
+}

@@ -27,7 +27,7 @@ impl std::fmt::Display for Dialect {
 ///
 /// # Errors
 /// [`Error::AllocationLimit`] at `offset`.
-pub(crate) fn check_alloc(offset: u64, needed: u128, input: u64, max_alloc: u64) -> Result<()> {
+pub fn check_alloc(offset: u64, needed: u128, input: u64, max_alloc: u64) -> Result<()> {
     if needed > u128::from(input) + u128::from(max_alloc) {
         return Err(Error::AllocationLimit {
             offset,

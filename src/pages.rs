@@ -56,7 +56,7 @@ pub(crate) fn advise<T>(ptr: *const T, len: usize) {
 }
 
 /// Advises huge pages for a vector's spare capacity (before it is written).
-pub(crate) fn advise_spare<T>(v: &Vec<T>) {
+pub fn advise_spare<T>(v: &Vec<T>) {
     let spare = v.capacity() - v.len();
     advise(
         v.as_ptr().wrapping_add(v.len()),
@@ -71,7 +71,7 @@ const PREFAULT_FROM: usize = 32 << 20;
 /// zeroes the fresh pages in parallel: reading a 168 MB file into new vectors spent half its
 /// time in the kernel's page clearing on one core (measured with `perf`), before the copy.
 /// The values stay what they were (zeros are written over zeros).
-pub(crate) fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
+pub fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
     let threads = crate::threads::workers();
     if std::mem::size_of_val(buffer) < PREFAULT_FROM || threads < 2 {
         return;

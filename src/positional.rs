@@ -17,7 +17,7 @@ pub(crate) struct At<'a> {
 
 impl<'a> At<'a> {
     /// `file`, of `len` bytes, read from its start.
-    pub(crate) fn new(file: &'a File, len: u64) -> Self {
+    pub fn new(file: &'a File, len: u64) -> Self {
         At { file, pos: 0, len }
     }
 }

@@ -1,7 +1,7 @@
 //! How many threads the parallel paths use, and the one way they split work.
 
 /// Threads for work split across cores: the cores there are, at most 4.
-pub(crate) fn workers() -> usize {
+pub fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
@@ -60,7 +60,7 @@ pub(crate) fn runs_of_rows(
 
 /// The producer's end of [`pipeline`]: hands items to the consumer and takes back the ones
 /// it is done with, for reuse.
-pub(crate) struct Handoff<T> {
+pub struct Handoff<T> {
     to_consumer: std::sync::mpsc::SyncSender<T>,
     spent: std::sync::mpsc::Receiver<T>,
 }
@@ -68,12 +68,12 @@ pub(crate) struct Handoff<T> {
 impl<T> Handoff<T> {
     /// Hands `item` over, waiting until the consumer takes it; `false` once the consumer has
     /// stopped (failed), when the producer should stop too.
-    pub(crate) fn send(&self, item: T) -> bool {
+    pub fn send(&self, item: T) -> bool {
         self.to_consumer.send(item).is_ok()
     }
 
     /// An item the consumer is done with, if one is back.
-    pub(crate) fn spare(&self) -> Option<T> {
+    pub fn spare(&self) -> Option<T> {
         self.spent.try_recv().ok()
     }
 
@@ -110,7 +110,7 @@ impl<T> Handoff<T> {
 ///
 /// `consume`'s error wins over `produce`'s: it concerns an item produced before whatever
 /// stopped `produce`, so the first error in the input's order is the one reported.
-pub(crate) fn pipeline<T: Send>(
+pub fn pipeline<T: Send>(
     produce: impl FnOnce(&Handoff<T>) -> crate::Result<()>,
     consume: impl FnMut(&mut T) -> crate::Result<()> + Send,
 ) -> crate::Result<()> {

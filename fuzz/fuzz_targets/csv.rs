@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use serde_daphne::interop::csv;
+use dbdf::csv;
 
 fuzz_target!(|data: &[u8]| {
     let _ = csv::read(data, None);

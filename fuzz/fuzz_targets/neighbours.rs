@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use serde_daphne::interop::binsparse::{self, WriteOptions};
-use serde_daphne::interop::{futhark, npy};
+use dbdf::binsparse::{self, WriteOptions};
+use dbdf::{futhark, npy};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(objects) = futhark::from_slice(data) {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use serde_daphne::interop::systemds::{self, ReadOptions};
+use dbdf::systemds::{self, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     let dir = std::env::temp_dir().join(format!("sds-fuzz-{}", std::process::id()));

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use serde_daphne::interop::binsparse::zarr;
-use serde_daphne::interop::binsparse::{ReadOptions, WriteOptions};
+use dbdf::binsparse::zarr;
+use dbdf::binsparse::{ReadOptions, WriteOptions};
 
 fn unpack(mut data: &[u8]) -> BTreeMap<String, Vec<u8>> {
     let mut store = BTreeMap::new();

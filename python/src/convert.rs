@@ -3,8 +3,8 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use serde_daphne::interop::convert::{ConvertOptions, Format};
-use serde_daphne::interop::{binsparse, futhark};
+use dbdf::convert::{ConvertOptions, Format};
+use dbdf::{binsparse, futhark};
 use serde_daphne::{BlockPolicy, DataType, Dialect, ValueType};
 
 use crate::errors::convert_to_py;
@@ -142,7 +142,7 @@ pub fn convert(
 ) -> PyResult<Vec<String>> {
     let options = options(kwargs)?;
     let report = py
-        .detach(|| serde_daphne::interop::convert::convert(&src, &dst, &options))
+        .detach(|| dbdf::convert::convert(&src, &dst, &options))
         .map_err(convert_to_py)?;
     Ok(report.warnings)
 }

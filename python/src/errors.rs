@@ -3,7 +3,7 @@
 
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
-use serde_daphne::interop::convert::ConvertError;
+use dbdf::convert::ConvertError;
 use serde_daphne::Error;
 
 pyo3::create_exception!(

@@ -29,10 +29,10 @@ def _find_cli():
 
 @pytest.fixture(scope="session")
 def cli():
-    """Runs the Rust crate's `dbdf` tool (build it with `cargo build --features cli`)."""
+    """Runs the Rust crate's `dbdf` tool (build it with `cargo build -p dbdf`)."""
     path = _find_cli()
     if path is None:
-        pytest.skip("the dbdf command-line tool is not built (cargo build --features cli)")
+        pytest.skip("the dbdf command-line tool is not built (cargo build -p dbdf)")
 
     def run(*args, check=True):
         done = subprocess.run([path, *map(str, args)], capture_output=True, text=True)

@@ -63,7 +63,7 @@ pub(super) struct MatrixSeq {
 }
 
 impl MatrixSeq {
-    pub(super) fn new(object: Object) -> Result<Self> {
+    pub fn new(object: Object) -> Result<Self> {
         let offset = object.offset();
         let (rows, cols) = object.shape();
         let values = object.dense_values()?;

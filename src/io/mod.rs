@@ -19,9 +19,9 @@ mod index;
 mod lazy;
 pub mod meta;
 mod parallel_file;
-pub(crate) use parallel_file::read_file;
+pub use parallel_file::read_file;
 pub mod progress;
-pub(crate) mod rewrite;
+pub mod rewrite;
 mod stream;
 mod window;
 
@@ -29,7 +29,7 @@ pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile, FileReader};
 pub use rewrite::rewrite;
 pub use stream::DbdfWriter;
-pub(crate) use window::{band_header, row_bands, stored_bytes, BAND_BYTES};
+pub use window::{band_header, row_bands, stored_bytes, BAND_BYTES};
 
 pub use meta::{read_sidecar, sidecar_path};
 
@@ -98,7 +98,8 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
     })
 }
 
-pub(crate) fn remove_if_present(path: &Path) -> Result<()> {
+/// Removes the file at `path`; a file that is not there is no error.
+pub fn remove_if_present(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Io(e)),
         _ => Ok(()),
@@ -239,7 +240,7 @@ impl<W: Write> Write for Recorder<W> {
 
 /// `path` with `suffix` appended to its last component (`x.dbdf` -> `x.dbdf.meta`): how
 /// DAPHNE names sidecars and SystemDS its `.mtd` files.
-pub(crate) fn appended(path: &Path, suffix: &str) -> PathBuf {
+pub fn appended(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
@@ -261,7 +262,7 @@ pub fn write_atomically(
 ///
 /// # Errors
 /// As [`write_atomically`].
-pub(crate) fn write_buffered(
+pub fn write_buffered(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<Preallocating<'_>>) -> Result<()>,
 ) -> Result<()> {
@@ -358,7 +359,7 @@ impl Drop for Writeback {
 /// # Errors
 /// Whatever `write` returns; [`std::io::ErrorKind::AlreadyExists`] when `path` holds
 /// something else; I/O errors creating, renaming or removing directories.
-pub(crate) fn replace_directory(
+pub fn replace_directory(
     path: &Path,
     may_replace: impl Fn(&Path) -> bool,
     write: impl FnOnce(&Path) -> Result<()>,
@@ -400,7 +401,7 @@ pub(crate) fn replace_directory(
 }
 
 /// A name for a temporary file beside `path` that no other writer uses.
-pub(crate) fn temporary_path(path: &Path) -> PathBuf {
+pub fn temporary_path(path: &Path) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path.file_name().map_or_else(
         || "serde_daphne".into(),

@@ -61,7 +61,7 @@ impl Read for ParallelFile {
 ///
 /// # Errors
 /// I/O errors; [`crate::Error::OutOfMemory`].
-pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     let mut file = ParallelFile(File::open(path)?);
     let len = usize::try_from(file.0.metadata()?.len()).unwrap_or(usize::MAX);
     let mut out = zeroed_vec::<u8>(len)?;

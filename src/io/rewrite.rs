@@ -47,7 +47,7 @@ pub fn rewrite(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Opti
 
 /// [`rewrite`], telling `progress` how far into the input file it has come (by objects and
 /// bands of tiles).
-pub(crate) fn rewrite_reporting<R: Read + Seek>(
+pub fn rewrite_reporting<R: Read + Seek>(
     mut file: DbdfFile<R>,
     output: &Path,
     options: &Options,

@@ -359,7 +359,7 @@ impl DbdfWriter {
     /// # Errors
     /// As [`DbdfWriter::write_dense_tile`]; an error when a dimension exceeds one block's
     /// (`u32::MAX`) or when the source's rows change between the passes.
-    pub(crate) fn write_untiled<T: Element>(&mut self, bands: &mut dyn RowBands<T>) -> Result<()> {
+    pub fn write_untiled<T: Element>(&mut self, bands: &mut dyn RowBands<T>) -> Result<()> {
         let header = self.current()?.header.clone();
         let Some(value_type) = header.matrix_value_type() else {
             return Err(Error::invalid("the current object is not a matrix"));

@@ -32,10 +32,10 @@ const GAP_SCRATCH: u64 = 256 << 10;
 
 /// Bytes of values per band of rows when an object is read band by band to be written
 /// elsewhere (CSV, MatrixMarket): large enough for few reads, small enough to stay bounded.
-pub(crate) const BAND_BYTES: u64 = 16 << 20;
+pub const BAND_BYTES: u64 = 16 << 20;
 
 /// The header of object `index` of a file's `objects`, to read it band by band.
-pub(crate) fn band_header(objects: &[ObjectInfo], index: usize) -> Result<Header> {
+pub fn band_header(objects: &[ObjectInfo], index: usize) -> Result<Header> {
     let count = objects.len();
     let info = objects.get(index);
     info.map(|info| info.header.clone())
@@ -43,7 +43,7 @@ pub(crate) fn band_header(objects: &[ObjectInfo], index: usize) -> Result<Header
 }
 
 /// The bytes object `index` of a file's `objects` takes (0 for one not there).
-pub(crate) fn stored_bytes(objects: &[ObjectInfo], index: usize) -> u64 {
+pub fn stored_bytes(objects: &[ObjectInfo], index: usize) -> u64 {
     objects
         .get(index)
         .map_or(0, |o| o.range.end - o.range.start)
@@ -53,11 +53,7 @@ pub(crate) fn stored_bytes(objects: &[ObjectInfo], index: usize) -> u64 {
 /// each (at least one row), for reading an object window by window in bounded memory: bytes
 /// of values for dense matrices and frames, a share of the stored bytes for CSR matrices
 /// (whose rows' sizes the header does not give).
-pub(crate) fn row_bands(
-    header: &Header,
-    stored: u64,
-    bytes: u64,
-) -> impl Iterator<Item = Range<u64>> {
+pub fn row_bands(header: &Header, stored: u64, bytes: u64) -> impl Iterator<Item = Range<u64>> {
     let (rows, cols) = header.shape();
     let row_bytes = match header {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.size() as u64).sum(),

@@ -165,7 +165,7 @@ impl Object {
     ///
     /// # Errors
     /// As [`Object::dense_vec`].
-    pub(crate) fn dense_values_ref(&self) -> Result<Cow<'_, Values>> {
+    pub fn dense_values_ref(&self) -> Result<Cow<'_, Values>> {
         if let [Block {
             data: BlockData::Dense(values),
             ..

@@ -12,7 +12,7 @@ use crate::wire::values::zeroed_vec;
 
 /// The first pass: how many entries each row has.
 #[derive(Debug)]
-pub(crate) struct RowCounts {
+pub struct RowCounts {
     /// `counts[r + 1]` is row `r`'s count, so that a running sum gives the offsets in place.
     counts: Vec<usize>,
 }
@@ -22,7 +22,7 @@ impl RowCounts {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] when `rows + 1` offsets do not fit memory.
-    pub(crate) fn new(rows: usize) -> Result<RowCounts> {
+    pub fn new(rows: usize) -> Result<RowCounts> {
         let len = rows
             .checked_add(1)
             .ok_or(Error::OutOfMemory { bytes: u128::MAX })?;
@@ -33,18 +33,18 @@ impl RowCounts {
 
     /// One more entry in `row` (which must be below the number of rows).
     #[inline]
-    pub(crate) fn add(&mut self, row: usize) {
+    pub fn add(&mut self, row: usize) {
         self.counts[row + 1] += 1;
     }
 
     /// `n` more entries in `row`.
     #[inline]
-    pub(crate) fn add_n(&mut self, row: usize, n: usize) {
+    pub fn add_n(&mut self, row: usize, n: usize) {
         self.counts[row + 1] += n;
     }
 
     /// The row offsets: `rows + 1` running sums of the counts, starting at 0.
-    pub(crate) fn into_offsets(mut self) -> Vec<usize> {
+    pub fn into_offsets(mut self) -> Vec<usize> {
         for r in 1..self.counts.len() {
             self.counts[r] += self.counts[r - 1];
         }
@@ -54,7 +54,7 @@ impl RowCounts {
 
 /// The second pass: entries placed in the rows the first pass counted.
 #[derive(Debug)]
-pub(crate) struct CsrFill<T> {
+pub struct CsrFill<T> {
     row_offsets: Vec<usize>,
     /// Where each row's next entry goes.
     next: Vec<usize>,
@@ -67,7 +67,7 @@ impl<T: Copy + bytemuck::Zeroable + Send> CsrFill<T> {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`].
-    pub(crate) fn new(row_offsets: Vec<usize>) -> Result<CsrFill<T>> {
+    pub fn new(row_offsets: Vec<usize>) -> Result<CsrFill<T>> {
         let nnz = row_offsets.last().copied().unwrap_or(0);
         let mut next = zeroed_vec(row_offsets.len())?;
         next.copy_from_slice(&row_offsets);
@@ -86,7 +86,7 @@ impl<T: Copy + bytemuck::Zeroable + Send> CsrFill<T> {
     /// Places an entry; `false` when its row already holds as many as were counted (the
     /// source gave more on the second pass than on the first).
     #[inline]
-    pub(crate) fn push(&mut self, row: usize, col: usize, value: T) -> bool {
+    pub fn push(&mut self, row: usize, col: usize, value: T) -> bool {
         let k = self.next[row];
         if k == self.row_offsets[row + 1] {
             return false;
@@ -99,7 +99,7 @@ impl<T: Copy + bytemuck::Zeroable + Send> CsrFill<T> {
 
     /// The CSR arrays `(row_offsets, col_indices, values)`, each row in column order; `None`
     /// when a row received fewer entries than counted.
-    pub(crate) fn finish(self) -> Option<(Vec<usize>, Vec<usize>, Vec<T>)> {
+    pub fn finish(self) -> Option<(Vec<usize>, Vec<usize>, Vec<T>)> {
         let CsrFill {
             row_offsets,
             next,

@@ -17,11 +17,11 @@ use crate::wire::sink::Sink;
 use crate::wire::values::{count_nonzero, with_values};
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, ValueType, Values};
 
-pub(crate) use super::matrix_ref::{Layout, MatrixRef};
+pub use super::matrix_ref::{Layout, MatrixRef};
 use super::narrow::Narrower;
 
 /// Tile size in force: the option, capped at the largest block dimension.
-pub(crate) fn tile_dims(options: &Options) -> (u64, u64) {
+pub fn tile_dims(options: &Options) -> (u64, u64) {
     let (r, c) = options.tile.unwrap_or((u32::MAX, u32::MAX));
     (u64::from(r.max(1)), u64::from(c.max(1)))
 }
@@ -488,7 +488,7 @@ pub(crate) fn encode_tile<T: Element>(
 
 /// A matrix read in bands of whole rows, from the first, as often as asked: the source of a
 /// block too large to hold.
-pub(crate) trait RowBands<T> {
+pub trait RowBands<T> {
     /// Whether the bands hold every cell (a dense source), as [`Layout::Dense`] does.
     fn dense(&self) -> bool;
 

@@ -9,17 +9,18 @@ use crate::wire::values::count_nonzero;
 use crate::wire::{BlockPlace, Element, ValueType};
 
 /// A borrowed matrix to write.
-pub(crate) struct MatrixRef<'a, T> {
+pub struct MatrixRef<'a, T> {
     pub(crate) rows: usize,
     pub(crate) cols: usize,
     pub(crate) layout: Layout<'a, T>,
 }
 
 /// How a borrowed matrix holds its values.
-pub(crate) enum Layout<'a, T> {
+pub enum Layout<'a, T> {
     /// `rows * cols` values, row-major.
     Dense(&'a [T]),
     /// CSR arrays with a proper `row_offsets` (starting at 0), columns increasing in a row.
+    #[allow(missing_docs)]
     Csr {
         row_offsets: &'a [usize],
         col_indices: &'a [usize],
@@ -99,7 +100,8 @@ impl<T: Element> Row<'_, T> {
 }
 
 impl<'a, T: Element> MatrixRef<'a, T> {
-    pub(crate) fn dense(rows: usize, cols: usize, data: &'a [T]) -> Self {
+    /// A row-major dense matrix of `rows x cols` values.
+    pub fn dense(rows: usize, cols: usize, data: &'a [T]) -> Self {
         MatrixRef {
             rows,
             cols,

@@ -2,9 +2,9 @@
 //! values, and the writer's choices (tiling, block policy, narrowing).
 
 pub(crate) mod assemble;
-pub(crate) mod csr;
+pub mod csr;
 pub mod detect;
-pub(crate) mod encode;
+pub mod encode;
 pub(crate) mod matrix_ref;
 pub(crate) mod narrow;
 pub mod object;

@@ -18,7 +18,7 @@ pub(crate) struct Narrower {
 }
 
 impl Narrower {
-    pub(crate) fn new(source: ValueType) -> Self {
+    pub fn new(source: ValueType) -> Self {
         let mut candidates: Vec<ValueType> = ValueType::ALL
             .into_iter()
             .filter(|vt| vt.size() < source.size())

@@ -97,12 +97,7 @@ impl Object {
     }
 
     /// An object read at `offset` in another dialect, already in this model's blocks.
-    pub(crate) fn read_in(
-        header: Header,
-        blocks: Vec<Block>,
-        offset: u64,
-        dialect: Dialect,
-    ) -> Object {
+    pub fn read_in(header: Header, blocks: Vec<Block>, offset: u64, dialect: Dialect) -> Object {
         let count = blocks.len();
         Object {
             header,

@@ -27,7 +27,7 @@ pub(crate) struct Coverage {
 }
 
 impl Coverage {
-    pub(crate) fn new(rows: u64, cols: u64, frame: bool) -> Self {
+    pub fn new(rows: u64, cols: u64, frame: bool) -> Self {
         Coverage {
             rows,
             cols,
@@ -50,7 +50,7 @@ impl Coverage {
     }
 
     /// Records a block read at `offset`; `has_values` is whether it stores any value.
-    pub(crate) fn add(&mut self, offset: u64, place: BlockPlace, has_values: bool) -> Result<()> {
+    pub fn add(&mut self, offset: u64, place: BlockPlace, has_values: bool) -> Result<()> {
         let row_end = u128::from(place.row) + u128::from(place.rows);
         let col_end = u128::from(place.col) + u128::from(place.cols);
         if row_end > u128::from(self.rows) || col_end > u128::from(self.cols) {
@@ -111,7 +111,7 @@ impl Coverage {
     }
 
     /// Checks that no two blocks overlap (once complete).
-    pub(crate) fn finish(self) -> Result<()> {
+    pub fn finish(self) -> Result<()> {
         self.check_overlaps()
     }
 

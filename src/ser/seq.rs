@@ -38,7 +38,7 @@ pub struct SeqSerializer<'a, W> {
 }
 
 impl<'a, W: Write> SeqSerializer<'a, W> {
-    pub(super) fn new(ser: &'a mut Serializer<W>, len: Option<usize>, tuple: bool) -> Self {
+    pub fn new(ser: &'a mut Serializer<W>, len: Option<usize>, tuple: bool) -> Self {
         SeqSerializer {
             ser,
             len,

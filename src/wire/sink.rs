@@ -27,7 +27,7 @@ pub(crate) struct Sink<W: Write> {
 }
 
 impl<W: Write> Sink<W> {
-    pub(crate) fn new(writer: W) -> Self {
+    pub fn new(writer: W) -> Self {
         Sink {
             writer,
             buf: Vec::new(),
@@ -208,7 +208,7 @@ impl<W: Write> Sink<W> {
 
     /// Makes room for `bytes` more in a direct sink's output, advised huge pages (nothing for
     /// a buffered sink).
-    pub(crate) fn reserve(&mut self, bytes: u64) -> Result<()> {
+    pub fn reserve(&mut self, bytes: u64) -> Result<()> {
         let additional = usize::try_from(bytes).map_err(|_| Error::OutOfMemory {
             bytes: u128::from(bytes),
         })?;
@@ -257,7 +257,7 @@ impl<W: Write> Sink<W> {
     }
 
     /// Flushes the buffer and returns the writer.
-    pub(crate) fn finish(mut self) -> Result<W> {
+    pub fn finish(mut self) -> Result<W> {
         self.drain()?;
         Ok(self.writer)
     }

@@ -7,23 +7,25 @@ use crate::codes::{Value, ValueType};
 use crate::error::{Error, Result};
 
 /// Calls `$body` with `$v` bound to the vector inside any `Values` variant.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! with_values {
     ($values:expr, $v:ident => $body:expr) => {
         match $values {
-            Values::U8($v) => $body,
-            Values::U16($v) => $body,
-            Values::U32($v) => $body,
-            Values::U64($v) => $body,
-            Values::I8($v) => $body,
-            Values::I16($v) => $body,
-            Values::I32($v) => $body,
-            Values::I64($v) => $body,
-            Values::F32($v) => $body,
-            Values::F64($v) => $body,
+            $crate::Values::U8($v) => $body,
+            $crate::Values::U16($v) => $body,
+            $crate::Values::U32($v) => $body,
+            $crate::Values::U64($v) => $body,
+            $crate::Values::I8($v) => $body,
+            $crate::Values::I16($v) => $body,
+            $crate::Values::I32($v) => $body,
+            $crate::Values::I64($v) => $body,
+            $crate::Values::F32($v) => $body,
+            $crate::Values::F64($v) => $body,
         }
     };
 }
-pub(crate) use with_values;
+pub use with_values;
 
 /// Runs `$body` with the type alias `$t` bound to the Rust type of a [`ValueType`]: one
 /// generic body for a value type known only at run time.
@@ -36,6 +38,7 @@ pub(crate) use with_values;
 /// }
 /// assert_eq!(size_of(ValueType::I16), 2);
 /// ```
+#[doc(hidden)]
 #[macro_export]
 macro_rules! with_value_type {
     ($value_type:expr, $t:ident => $body:expr) => {
@@ -83,7 +86,7 @@ macro_rules! with_value_type {
         }
     };
 }
-pub(crate) use with_value_type;
+pub use with_value_type;
 
 impl Values {
     /// An empty vector of a value type.
@@ -105,7 +108,7 @@ impl Values {
     }
 
     /// Appends `other` when it holds the same type; `false` (and nothing appended) otherwise.
-    pub(crate) fn append(&mut self, other: Values) -> bool {
+    pub fn append(&mut self, other: Values) -> bool {
         macro_rules! same {
             ($($v:ident),*) => {
                 match (self, other) {
@@ -122,13 +125,13 @@ impl Values {
 
     /// Makes room for `additional` more values.
     /// `self[order[0]], self[order[1]], ...` (every index in `order` must be in range).
-    pub(crate) fn permuted(&self, order: &[usize]) -> Values {
+    pub fn permuted(&self, order: &[usize]) -> Values {
         with_values!(self, v => Element::into_values(order.iter().map(|&k| v[k]).collect()))
     }
 
     /// Room for `additional` more values, advised huge pages when large (fresh memory that
     /// is about to be filled).
-    pub(crate) fn reserve(&mut self, additional: usize) {
+    pub fn reserve(&mut self, additional: usize) {
         with_values!(self, v => {
             v.reserve_exact(additional);
             crate::pages::advise_spare(v);
@@ -136,7 +139,7 @@ impl Values {
     }
 
     /// Keeps the first `len` values.
-    pub(crate) fn truncate(&mut self, len: usize) {
+    pub fn truncate(&mut self, len: usize) {
         with_values!(self, v => v.truncate(len));
     }
 
@@ -172,7 +175,7 @@ impl Values {
 
     /// Copies `src` into these values from index `at` when both hold the same type (and it
     /// fits); returns `false` otherwise.
-    pub(crate) fn copy_from(&mut self, at: usize, src: &Values) -> bool {
+    pub fn copy_from(&mut self, at: usize, src: &Values) -> bool {
         macro_rules! same {
             ($($variant:ident)*) => {
                 match (self, src) {
@@ -213,7 +216,7 @@ impl Values {
     }
 
     /// The values' little-endian bytes: borrowed on little-endian hosts, converted elsewhere.
-    pub(crate) fn le_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+    pub fn le_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
         if cfg!(target_endian = "little") {
             return std::borrow::Cow::Borrowed(self.raw_bytes());
         }
@@ -285,7 +288,7 @@ pub(crate) fn convert_slice<S: Element, T: Element>(src: &[S]) -> Result<Vec<T>,
 
 /// `len` zeros, allocated fallibly and zeroed by the allocator: pages that stay zero (a
 /// large matrix stored as empty blocks) are never touched.
-pub(crate) fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
+pub fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
     let v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| Error::OutOfMemory {
         bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
     })?;
@@ -307,7 +310,7 @@ pub(crate) fn extend_le<T: Element>(out: &mut Vec<u8>, src: &[T]) {
 }
 
 /// Writes the little-endian bytes of `src`: one `write_all` on little-endian hosts.
-pub(crate) fn write_le<T: Element, W: Write + ?Sized>(w: &mut W, src: &[T]) -> io::Result<()> {
+pub fn write_le<T: Element, W: Write + ?Sized>(w: &mut W, src: &[T]) -> io::Result<()> {
     if cfg!(target_endian = "little") {
         w.write_all(bytemuck::cast_slice(src))
     } else {
@@ -365,13 +368,13 @@ pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> Result<Vec<T>> {
 const COPY_IN_PARALLEL_FROM: usize = 16 << 20;
 
 /// Little-endian `bytes` (whole values) as values of `value_type`.
-pub(crate) fn decode_values(value_type: ValueType, bytes: &[u8]) -> Result<Values> {
+pub fn decode_values(value_type: ValueType, bytes: &[u8]) -> Result<Values> {
     with_value_type!(value_type, T => Ok(T::into_values(decode_le::<T>(bytes)?)))
 }
 
 /// Reads one little-endian value from the start of `bytes` (which must be long enough).
 #[inline]
-pub(crate) fn read_le<T: Element>(bytes: &[u8]) -> T {
+pub fn read_le<T: Element>(bytes: &[u8]) -> T {
     bytemuck::pod_read_unaligned::<T>(&bytes[..std::mem::size_of::<T>()]).to_le()
 }
 

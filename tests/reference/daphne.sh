@@ -33,7 +33,7 @@ mkdir -p target
 build target/daphne-read
 EXTRA_FLAGS="-g -fsanitize=address,undefined -fno-omit-frame-pointer" build target/daphne-read-asan
 
-cargo build -q --features cli --bin dbdf
+cargo build -q -p dbdf --bin dbdf
 out=target/daphne-check
 rm -rf "$out"
 mkdir -p "$out"

@@ -11,11 +11,11 @@ need_venv futhark-data==1.0.3 binsparse==0.1.4 numpy h5py zarr==3.1.6
 
 # HDF5 files only where the HDF5 library is installed (the hdf5 feature links it).
 if pkg-config --exists hdf5 2>/dev/null; then
-    cargo build -q --all-features --bin dbdf
+    cargo build -q -p dbdf --all-features --bin dbdf
     h5=yes
 else
     echo "neighbours: no HDF5 library: Binsparse .h5 files are not checked"
-    cargo build -q --features cli --bin dbdf
+    cargo build -q -p dbdf --bin dbdf
     h5=""
 fi
 dbdf=target/debug/dbdf
@@ -28,7 +28,7 @@ formats="CSR CSC COO COOR COOC DCSR DCSC DMAT DMATR DMATC"
 # binsparse 0.1.4 for Python reads only SemVer versions.
 python="--binsparse-version 0.1.0"
 # A column, for the vector formats.
-$dbdf convert --from futhark tests/data/futhark/array_f32_1d.bin "$dir/ours/col_f32_5x1.dbdf"
+$dbdf convert --from futhark dbdf/tests/data/futhark/array_f32_1d.bin "$dir/ours/col_f32_5x1.dbdf"
 for src in "$golden"/dense_f64_3x4.dbdf "$golden"/dense_f64_neg_3x4.dbdf \
     "$golden"/dense_si32_neg_2x3.dbdf "$golden"/dense_ui8_max_2x3.dbdf \
     "$golden"/dense_f32_neg_3x4.dbdf "$golden"/dense_f64_100x7.dbdf \

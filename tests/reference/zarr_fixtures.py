@@ -1,4 +1,4 @@
-"""Writes the Zarr fixtures in tests/data/zarr/ with zarr-python (run once; the files are
+"""Writes the Zarr fixtures in dbdf/tests/data/zarr/ with zarr-python (run once; the files are
 kept in the repository, so the tests need no Python).
 
     python zarr_fixtures.py v3 DIR   # with zarr==3.1.6 (and numcodecs) installed

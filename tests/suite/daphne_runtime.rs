@@ -148,7 +148,7 @@ fn expected_matrix(entry: &serde_json::Value, rows: u64, cols: u64) -> Option<Ve
     }
     if values.contains("(r,c) is non-zero iff (r*7+c)%8 != 0; value = r*1000 + c + 0.5") {
         let f = |r: u64, c: u64| {
-            if (r * 7 + c) % 8 != 0 {
+            if !(r * 7 + c).is_multiple_of(8) {
                 (r * 1000 + c) as f64 + 0.5
             } else {
                 0.0

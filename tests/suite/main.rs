@@ -13,25 +13,18 @@ macro_rules! assert_matches {
     };
 }
 
-mod binsparse;
-mod cli;
 mod csr_arrays;
 mod daphne_runtime;
 mod data_model;
 mod derive_and_files;
 mod frames;
-mod futhark;
 mod golden_bytes;
 mod hostile;
 mod lazy;
-mod npy_stream;
 mod roundtrip;
 #[cfg(feature = "proptest")]
 mod stream;
 mod structure;
-mod systemds;
-#[cfg(feature = "zarr")]
-mod zarr;
 
 /// Little-endian byte layout, field by field, as the spec's diagrams draw it.
 #[derive(Default)]

@@ -34,7 +34,7 @@ fn listing(dir: &Path) -> Vec<String> {
 fn matrix(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
     Array2::from_shape_fn((rows, cols), |(r, c)| {
         let h = (r as u64 * 31 + c as u64 * 17 + seed).wrapping_mul(0x9e37_79b9) >> 7;
-        if h % 3 == 0 {
+        if h.is_multiple_of(3) {
             (h % 200) as f64 - 100.0
         } else {
             0.0

@@ -1,0 +1,260 @@
+//! `dbdf convert`: the command line of [`dbdf::convert`], between .dbdf,
+//! .mtx, .csv, .npy, Futhark binary data, Binsparse and SystemDS binary blocks.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::ValueEnum;
+use dbdf::convert::{self, ConvertError, ConvertOptions, Input, Report};
+use dbdf::{binsparse, futhark};
+use serde_daphne::{BlockPolicy, DataType, Dialect, Object, ValueType};
+
+use crate::files::progress_bar;
+use crate::{Failure, Format};
+
+/// Arguments of `convert`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The input file.
+    input: PathBuf,
+    /// The output file, or `-` for standard output (then --to is needed).
+    output: PathBuf,
+    /// The input format (default: from the extension).
+    #[arg(long, value_enum)]
+    from: Option<Format>,
+    /// The output format (default: from the extension).
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+    /// The DAPHNE data type of output matrices (default: CSR for coordinate .mtx input,
+    /// the input's otherwise).
+    #[arg(long = "data-type", value_enum)]
+    data_type: Option<DataTypeArg>,
+    /// How .dbdf blocks are chosen.
+    #[arg(long, value_enum)]
+    block: Option<BlockArg>,
+    /// Tile .dbdf output into blocks of at most R x C, e.g. 1000,1000.
+    #[arg(long, value_parser = parse_tile)]
+    tile: Option<(u32, u32)>,
+    /// Convert every value to this type (exactly, or fail): u8, u16, u32, u64, i8, i16,
+    /// i32, i64, f32 or f64.
+    #[arg(long = "value-type", value_parser = parse_value_type)]
+    value_type: Option<ValueType>,
+    /// Store each .dbdf block in the smallest value type that holds its values exactly.
+    #[arg(long)]
+    narrow: bool,
+    /// Write .dbdf (and CSV) in the spec's dialect or for DAPHNE's runtime. For DAPHNE, a
+    /// CSR matrix DaphneDSL would type as dense is written dense unless --data-type csr.
+    #[arg(long, value_enum)]
+    dialect: Option<DialectArg>,
+    /// With --dialect daphne: write frame labels even where they would overflow DAPHNE's
+    /// frame reader (longer than 32 bytes x the columns from theirs to the last).
+    #[arg(long = "unguarded-labels")]
+    unguarded_labels: bool,
+    /// Futhark output: write u8 matrices as Futhark bools (values must be 0 or 1).
+    #[arg(long = "futhark-bool")]
+    futhark_bool: bool,
+    /// Futhark output: write f32 matrices as f16 (values must be exact in f16).
+    #[arg(long = "futhark-f16")]
+    futhark_f16: bool,
+    /// Futhark output: write every matrix as a 2-D array (not 1 x 1 as a scalar and n x 1
+    /// as a 1-D array).
+    #[arg(long = "futhark-matrices")]
+    futhark_matrices: bool,
+    /// Binsparse output format: CSR, CSC, COO, COOR, COOC, DCSR, DCSC, DMAT, DMATR, DMATC,
+    /// DVEC or CVEC (default: the input's when it is Binsparse, else CSR for CSR matrices
+    /// and DMAT for dense ones).
+    #[arg(long = "binsparse-format", value_parser = parse_binsparse_format)]
+    binsparse_format: Option<binsparse::Format>,
+    /// Binsparse output: the type of pointer and index arrays (default u64).
+    #[arg(long = "index-type", value_parser = parse_value_type)]
+    index_type: Option<ValueType>,
+    /// Binsparse output: store one iso[...] value when all stored values are equal.
+    #[arg(long)]
+    iso: bool,
+    /// Binsparse output: store u8 values that are all 0 or 1 as bint8.
+    #[arg(long)]
+    bint8: bool,
+    /// Binsparse output: the descriptor's version, 0.1 (the spec's; default) or 0.1.0 (which
+    /// the Python reference needs).
+    #[arg(long = "binsparse-version", value_parser = ["0.1", "0.1.0"])]
+    binsparse_version: Option<String>,
+    /// Binsparse output in a Zarr group (.zarr): the Zarr format, 3 (zarr-python 3's
+    /// default; default) or 2 (what zarr-python 2 writes).
+    #[arg(long = "zarr-format", value_parser = ["2", "3"])]
+    zarr_format: Option<String>,
+    /// SystemDS input: keep its blocks as the DAPHNE object's blocks (default: one block).
+    #[arg(long = "keep-blocks")]
+    keep_blocks: bool,
+    /// SystemDS output: the block size (default 1000, SystemDS's).
+    #[arg(long = "systemds-block-size")]
+    systemds_block_size: Option<u32>,
+    /// SystemDS output: a directory of N part files written in parallel, as Spark writes
+    /// them (default: one file up to 128 MiB, else one part per 128 MiB).
+    #[arg(long)]
+    parts: Option<usize>,
+}
+
+fn parse_binsparse_format(text: &str) -> Result<binsparse::Format, String> {
+    binsparse::Format::from_name(&text.to_uppercase()).ok_or_else(|| {
+        format!("{text:?} is not one of CSR, CSC, COO, COOR, COOC, DCSR, DCSC, DMAT, DMATR, DMATC, DVEC, CVEC")
+    })
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DataTypeArg {
+    Dense,
+    Csr,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BlockArg {
+    Auto,
+    Smallest,
+    Dense,
+    Sparse,
+    UltraSparse,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DialectArg {
+    Spec,
+    Daphne,
+}
+
+fn parse_value_type(text: &str) -> Result<ValueType, String> {
+    ValueType::from_name(text).ok_or_else(|| {
+        format!("{text:?} is not one of u8, u16, u32, u64, i8, i16, i32, i64, f32, f64")
+    })
+}
+
+fn parse_tile(text: &str) -> Result<(u32, u32), String> {
+    let (r, c) = text
+        .split_once(',')
+        .ok_or("expected R,C such as 1000,1000")?;
+    let parse = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or(format!("{s:?} is not a positive 32-bit number"))
+    };
+    Ok((parse(r)?, parse(c)?))
+}
+
+impl Args {
+    /// The input file.
+    pub fn input(&self) -> &Path {
+        &self.input
+    }
+
+    /// The library's options for these arguments.
+    fn options(&self) -> ConvertOptions {
+        let mut options = ConvertOptions::new()
+            .narrow(self.narrow)
+            .unguarded_labels(self.unguarded_labels)
+            .iso(self.iso)
+            .bint8(self.bint8)
+            .keep_blocks(self.keep_blocks)
+            .futhark(
+                futhark::WriteOptions::new()
+                    .bools(self.futhark_bool)
+                    .f16(self.futhark_f16)
+                    .matrices(self.futhark_matrices),
+            )
+            .binsparse_version(match self.binsparse_version.as_deref() {
+                Some("0.1.0") => binsparse::Version::V0_1_0,
+                _ => binsparse::Version::V0_1,
+            })
+            .zarr_version(match self.zarr_format.as_deref() {
+                Some("2") => binsparse::zarr::ZarrVersion::V2,
+                _ => binsparse::zarr::ZarrVersion::V3,
+            });
+        if let Some(format) = self.from {
+            options = options.from(format.into());
+        }
+        if let Some(format) = self.to {
+            options = options.to(format.into());
+        }
+        if let Some(dt) = self.data_type {
+            options = options.data_type(match dt {
+                DataTypeArg::Dense => DataType::DenseMatrix,
+                DataTypeArg::Csr => DataType::CsrMatrix,
+            });
+        }
+        if let Some(block) = self.block {
+            options = options.block_policy(match block {
+                BlockArg::Auto => BlockPolicy::Auto,
+                BlockArg::Smallest => BlockPolicy::Smallest,
+                BlockArg::Dense => BlockPolicy::Dense,
+                BlockArg::Sparse => BlockPolicy::Sparse,
+                BlockArg::UltraSparse => BlockPolicy::UltraSparse,
+            });
+        }
+        if let Some((r, c)) = self.tile {
+            options = options.tile(r, c);
+        }
+        if let Some(vt) = self.value_type {
+            options = options.value_type(vt);
+        }
+        if let Some(DialectArg::Daphne) = self.dialect {
+            options = options.dialect(Dialect::Runtime);
+        }
+        if let Some(format) = self.binsparse_format {
+            options = options.binsparse_format(format);
+        }
+        if let Some(index_type) = self.index_type {
+            options = options.index_type(index_type);
+        }
+        if let Some(size) = self.systemds_block_size {
+            options = options.systemds_block_size(size);
+        }
+        if let Some(parts) = self.parts {
+            options = options.systemds_parts(parts);
+        }
+        if let Some(bar) = progress_bar("converting", &self.input) {
+            options = options.progress(Arc::new(bar));
+        }
+        options
+    }
+}
+
+fn failure(error: ConvertError) -> Failure {
+    match error.path() {
+        Some(path) => Failure::at(path, error.error()),
+        None => Failure::plain(error.error()),
+    }
+}
+
+fn finish(report: Report) -> ExitCode {
+    for warning in report.warnings {
+        eprintln!("dbdf: {warning}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// Runs `convert`.
+pub fn run(args: &Args) -> Result<ExitCode, Failure> {
+    let report = convert::convert(&args.input, &args.output, &args.options()).map_err(failure)?;
+    Ok(finish(report))
+}
+
+/// Writes objects already read (a window, for `slice`) from a `.dbdf` file as `convert` would.
+pub fn write_objects(args: &Args, objects: Vec<Object>) -> Result<ExitCode, Failure> {
+    let options = args.options();
+    let to = convert::format_of(&args.output, args.to.map(Into::into), false).map_err(failure)?;
+    let read = Input {
+        objects,
+        binsparse: None,
+    };
+    let report = convert::write(
+        &args.input,
+        &args.output,
+        convert::Format::Dbdf,
+        to,
+        read,
+        &options,
+    )
+    .map_err(failure)?;
+    Ok(finish(report))
+}

@@ -1,0 +1,165 @@
+//! `dbdf`: inspect, validate, convert and picture DAPHNE binary data files.
+//!
+//! Every error is one line naming the file, what is wrong and where; the exit code is 1 (2 for
+//! usage errors); no output file is left behind by a failed command.
+
+mod convert;
+mod files;
+mod info;
+mod slice;
+mod spy;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Inspect, validate, convert and picture DAPHNE binary data files (.dbdf).
+#[derive(Parser)]
+#[command(name = "dbdf", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// No progress bars (they show only on a terminal, for inputs of 32 MiB or more).
+    #[arg(long, short, global = true)]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every object in a file: data type, shape, value types, labels, dialect and blocks,
+    /// from their headers alone (any file size, milliseconds).
+    Info {
+        /// The .dbdf file.
+        file: PathBuf,
+        /// Print one JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also count non-zeros (reads every block once).
+        #[arg(long)]
+        nnz: bool,
+    },
+    /// Strictly check a file block by block; print `ok`, or the first problem and its byte
+    /// offset (exit 1).
+    Validate {
+        /// The .dbdf file.
+        file: PathBuf,
+    },
+    /// Convert between .dbdf, .mtx (MatrixMarket), .csv, .npy, .fut (Futhark), Binsparse
+    /// (.bsp.npz, .bsp.h5) and SystemDS binary blocks.
+    Convert(convert::Args),
+    /// A window (rows A:B, columns C:D) of one object, to any format `convert` writes; only
+    /// the blocks and rows the window needs are read.
+    Slice(slice::SliceArgs),
+    /// Picture a matrix's sparsity pattern in the terminal, or as a PNG with -o.
+    Spy {
+        /// The .dbdf file (its first object).
+        file: PathBuf,
+        /// Width in characters (terminal) or pixels (PNG).
+        #[arg(long)]
+        width: Option<usize>,
+        /// Write a PNG image here instead.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// What failed: a file (or none) and a one-line message.
+pub struct Failure {
+    file: Option<String>,
+    message: String,
+}
+
+impl Failure {
+    /// A failure about `file`.
+    pub fn at(file: impl AsRef<std::path::Path>, message: impl ToString) -> Self {
+        Failure {
+            file: Some(file.as_ref().display().to_string()),
+            message: message.to_string(),
+        }
+    }
+
+    /// The message, without the file.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// A failure about no file in particular.
+    pub fn plain(message: impl ToString) -> Self {
+        Failure {
+            file: None,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Prints `text` to standard output; a closed pipe (as with `| head`) ends quietly.
+pub fn emit(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::plain(format!("standard output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The formats `convert` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// DAPHNE binary data format.
+    Dbdf,
+    /// MatrixMarket.
+    Mtx,
+    /// Comma-separated values.
+    Csv,
+    /// NumPy .npy.
+    Npy,
+    /// Futhark binary data (`.fut`).
+    Futhark,
+    /// Binsparse: `.bsp.npz` (or `.npz`) archives; `.bsp.h5` (or `.h5`, `.hdf5`) HDF5 files.
+    Binsparse,
+    /// SystemDS binary blocks: a file or directory of part files, with a `.mtd` beside it.
+    Systemds,
+}
+
+impl From<Format> for dbdf::convert::Format {
+    fn from(format: Format) -> Self {
+        use dbdf::convert::Format as F;
+        match format {
+            Format::Dbdf => F::Dbdf,
+            Format::Mtx => F::Mtx,
+            Format::Csv => F::Csv,
+            Format::Npy => F::Npy,
+            Format::Futhark => F::Futhark,
+            Format::Binsparse => F::Binsparse,
+            Format::Systemds => F::Systemds,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    files::set_quiet(cli.quiet);
+    let result = match cli.command {
+        Command::Info { file, json, nnz } => info::run(&file, json, nnz),
+        Command::Validate { file } => info::validate(&file),
+        Command::Convert(args) => convert::run(&args),
+        Command::Slice(args) => slice::run(&args),
+        Command::Spy {
+            file,
+            width,
+            output,
+        } => spy::run(&file, width, output.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            match failure.file {
+                Some(file) => eprintln!("dbdf: {file}: {}", failure.message),
+                None => eprintln!("dbdf: {}", failure.message),
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The public shape every interop module shares: `read`/`read_with` and `write`/`write_with`
+//! on paths (the container told by the extension: `.h5`/`.hdf5` HDF5, `.zarr` (or a
+//! directory holding a Zarr group) Zarr, anything else NPZ),
+//! and `from_slice`/`to_writer`/`to_vec` on NPZ bytes in memory.
+
+use std::io::Write;
+use std::path::Path;
+
+#[cfg(any(not(feature = "hdf5"), not(feature = "zarr")))]
+use super::BINSPARSE;
+use super::{npz, Binsparse, WriteOptions};
+use serde_daphne::__private::model::Object;
+use serde_daphne::Result;
+
+/// How Binsparse files are read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    pub(super) max_alloc: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            max_alloc: serde_daphne::__private::options::Options::new().get_max_alloc(),
+        }
+    }
+}
+
+impl ReadOptions {
+    /// The defaults: the matrix may take [`serde_daphne::Options::max_alloc`]'s default of memory
+    /// beyond the file's size.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The most memory the matrix may take beyond the file's size (a few bytes of descriptor
+    /// can claim a huge matrix); exceeding it is [`serde_daphne::Error::AllocationLimit`].
+    pub fn max_alloc(mut self, bytes: u64) -> Self {
+        self.max_alloc = bytes;
+        self
+    }
+}
+
+/// Whether `path` names an HDF5 file (`.h5`, `.hdf5`, in any case), as opposed to an
+/// `.npz` archive.
+pub fn is_hdf5(path: impl AsRef<Path>) -> bool {
+    let extension = path.as_ref().extension().and_then(|e| e.to_str());
+    matches!(
+        extension.map(str::to_lowercase).as_deref(),
+        Some("h5" | "hdf5")
+    )
+}
+
+/// Whether `path` names a Zarr group: a `.zarr` extension (`.bsp.zarr` too), or a directory
+/// holding `zarr.json` or `.zgroup`.
+pub fn is_zarr(path: impl AsRef<Path>) -> bool {
+    let path = path.as_ref();
+    let extension = path.extension().and_then(|e| e.to_str());
+    extension.is_some_and(|e| e.eq_ignore_ascii_case("zarr"))
+        || path.join("zarr.json").is_file()
+        || path.join(".zgroup").is_file()
+}
+
+#[cfg(not(feature = "zarr"))]
+fn no_zarr(path: &Path) -> serde_daphne::Error {
+    BINSPARSE.in_file(
+        path,
+        "a Zarr group, and this build has no Zarr (cargo feature zarr); use .npz",
+    )
+}
+
+#[cfg(not(feature = "hdf5"))]
+fn no_hdf5(path: &Path) -> serde_daphne::Error {
+    BINSPARSE.in_file(
+        path,
+        "an HDF5 file, and this build has no HDF5 (cargo feature hdf5); use .npz",
+    )
+}
+
+/// Reads a Binsparse file with the default options.
+///
+/// # Errors
+/// As [`read_with`].
+pub fn read(path: impl AsRef<Path>) -> Result<Binsparse> {
+    read_with(path, &ReadOptions::new())
+}
+
+/// Reads a Binsparse file: HDF5 for `.h5`/`.hdf5` (feature `hdf5`), a Zarr group for
+/// [`is_zarr`] paths (feature `zarr`), an NPZ archive otherwise.
+///
+/// # Errors
+/// I/O errors; [`serde_daphne::Error::ForeignInput`] with the byte offset (NPZ) or the dataset's
+/// name (HDF5) for a malformed archive, array or descriptor (unsorted or out-of-range
+/// indices, wrong lengths); [`serde_daphne::Error::NotConvertible`] for what DAPHNE cannot hold
+/// (complex values, a non-zero fill value, Hermitian structures, more than two dimensions);
+/// [`serde_daphne::Error::AllocationLimit`] beyond [`ReadOptions::max_alloc`].
+pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
+    let path = path.as_ref();
+    if is_zarr(path) {
+        #[cfg(feature = "zarr")]
+        return super::zarr::read(path, options);
+        #[cfg(not(feature = "zarr"))]
+        return Err(no_zarr(path));
+    }
+    if is_hdf5(path) {
+        #[cfg(feature = "hdf5")]
+        return super::hdf5::read(path, options.max_alloc);
+        #[cfg(not(feature = "hdf5"))]
+        return Err(no_hdf5(path));
+    }
+    from_slice_with(&serde_daphne::__private::io::read_file(path)?, options)
+}
+
+/// Reads a Binsparse matrix from the bytes of an `.npz` archive with the default options.
+///
+/// # Errors
+/// As [`read_with`].
+pub fn from_slice(bytes: &[u8]) -> Result<Binsparse> {
+    from_slice_with(bytes, &ReadOptions::new())
+}
+
+/// Reads a Binsparse matrix from the bytes of an `.npz` archive.
+///
+/// # Errors
+/// As [`read_with`].
+pub fn from_slice_with(bytes: &[u8], options: &ReadOptions) -> Result<Binsparse> {
+    npz::read(bytes, options.max_alloc)
+}
+
+/// Writes `object` as a Binsparse file with the default options, atomically.
+///
+/// # Errors
+/// As [`write_with`].
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_with(path, object, &WriteOptions::new())
+}
+
+/// Writes `object` as a Binsparse file, atomically: HDF5 for `.h5`/`.hdf5` (feature
+/// `hdf5`), a Zarr group for `.zarr` (feature `zarr`), an NPZ archive otherwise.
+///
+/// # Errors
+/// [`serde_daphne::Error::NotConvertible`] for a frame, a vector format for a matrix that is not
+/// `n` x 1, or an index that does not fit the index type; I/O (and HDF5 library) errors.
+pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    let path = path.as_ref();
+    if is_zarr(path) {
+        #[cfg(feature = "zarr")]
+        return super::zarr::write(path, object, options);
+        #[cfg(not(feature = "zarr"))]
+        return Err(no_zarr(path));
+    }
+    if is_hdf5(path) {
+        #[cfg(feature = "hdf5")]
+        return super::hdf5::write(path, object, options);
+        #[cfg(not(feature = "hdf5"))]
+        return Err(no_hdf5(path));
+    }
+    serde_daphne::__private::io::write_buffered(path, |out| to_writer(out, object, options))
+}
+
+/// Writes `object` as a Binsparse `.npz` archive to `writer`.
+///
+/// # Errors
+/// As [`write_with`].
+pub fn to_writer<W: Write>(writer: W, object: &Object, options: &WriteOptions) -> Result<()> {
+    npz::write(writer, object, options)
+}
+
+/// Writes `object` as a Binsparse `.npz` archive into a new vector.
+///
+/// # Errors
+/// As [`write_with`].
+pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    to_writer(&mut out, object, options)?;
+    Ok(out)
+}

@@ -1,0 +1,148 @@
+//! Binsparse in HDF5 (feature `hdf5`): one dataset per binary array at the root, the
+//! descriptor as the root's string attribute `binsparse` (variable-length UTF-8 as the
+//! references write it now; fixed-length strings as older C files have it are read too).
+
+use std::path::Path;
+
+use h5::types::{
+    FixedAscii, FixedUnicode, FloatSize, IntSize, TypeDescriptor, VarLenAscii, VarLenUnicode,
+};
+use hdf5_metno as h5;
+
+use super::{decode, encode, Array, Binsparse, WriteOptions};
+use crate::input::Foreign;
+use serde_daphne::__private::model::Object;
+use serde_daphne::__private::wire::values::with_values;
+use serde_daphne::__private::wire::{Element, Values};
+use serde_daphne::{Error, Result};
+
+/// The longest fixed-length descriptor string read.
+const HDF5: Foreign = Foreign("Binsparse (HDF5)");
+const FIXED_MAX: usize = 1 << 16;
+
+fn h5_error(path: &Path, what: &str, e: h5::Error) -> Error {
+    HDF5.error(format!("{}: {what}: {e}", path.display()))
+}
+
+fn descriptor(file: &h5::File, path: &Path) -> Result<String> {
+    let attr = file.attr("binsparse").map_err(|e| {
+        h5_error(
+            path,
+            "no root attribute \"binsparse\" (not a Binsparse file)",
+            e,
+        )
+    })?;
+    let read = |e| h5_error(path, "the binsparse attribute", e);
+    let kind = attr.dtype().and_then(|t| t.to_descriptor()).map_err(read)?;
+    Ok(match kind {
+        TypeDescriptor::VarLenUnicode => attr
+            .read_scalar::<VarLenUnicode>()
+            .map_err(read)?
+            .to_string(),
+        TypeDescriptor::VarLenAscii => attr.read_scalar::<VarLenAscii>().map_err(read)?.to_string(),
+        TypeDescriptor::FixedAscii(n) | TypeDescriptor::FixedUnicode(n) if n > FIXED_MAX => {
+            return Err(HDF5.error(format!(
+                "the binsparse attribute is a {n}-byte string (at most {FIXED_MAX})"
+            )))
+        }
+        TypeDescriptor::FixedAscii(_) => attr
+            .read_scalar::<FixedAscii<FIXED_MAX>>()
+            .map_err(read)?
+            .to_string(),
+        TypeDescriptor::FixedUnicode(_) => attr
+            .read_scalar::<FixedUnicode<FIXED_MAX>>()
+            .map_err(read)?
+            .to_string(),
+        other => {
+            return Err(HDF5.error(format!("the binsparse attribute is {other}, not a string")))
+        }
+    })
+}
+
+fn read_dataset(file: &h5::File, path: &Path, name: &str) -> Result<Array> {
+    let fail = |e| h5_error(path, &format!("the dataset {name}"), e);
+    let dataset = file.dataset(name).map_err(fail)?;
+    if dataset.ndim() != 1 {
+        return Err(HDF5.error(format!(
+            "{}: {name} has shape {:?}; Binsparse arrays are 1-D",
+            path.display(),
+            dataset.shape()
+        )));
+    }
+    let kind = dataset
+        .dtype()
+        .and_then(|t| t.to_descriptor())
+        .map_err(fail)?;
+    macro_rules! raw {
+        ($t:ty) => {
+            Element::into_values(dataset.read_raw::<$t>().map_err(fail)?)
+        };
+    }
+    let values: Values = match kind {
+        TypeDescriptor::Unsigned(IntSize::U1) | TypeDescriptor::Boolean => raw!(u8),
+        TypeDescriptor::Unsigned(IntSize::U2) => raw!(u16),
+        TypeDescriptor::Unsigned(IntSize::U4) => raw!(u32),
+        TypeDescriptor::Unsigned(IntSize::U8) => raw!(u64),
+        TypeDescriptor::Integer(IntSize::U1) => raw!(i8),
+        TypeDescriptor::Integer(IntSize::U2) => raw!(i16),
+        TypeDescriptor::Integer(IntSize::U4) => raw!(i32),
+        TypeDescriptor::Integer(IntSize::U8) => raw!(i64),
+        TypeDescriptor::Float(FloatSize::U4) => raw!(f32),
+        TypeDescriptor::Float(FloatSize::U8) => raw!(f64),
+        other => {
+            return Err(HDF5.error(format!(
+                "{}: {name} holds {other}, not numbers",
+                path.display()
+            )))
+        }
+    };
+    Ok(Array {
+        values,
+        name: name.to_owned(),
+        offset: None,
+    })
+}
+
+/// Reads a Binsparse matrix from an HDF5 file, allowing it `max_alloc` bytes of memory
+/// beyond the file's size.
+pub(super) fn read(path: &Path, max_alloc: u64) -> Result<Binsparse> {
+    let len = std::fs::metadata(path)?.len();
+    let file = h5::File::open(path).map_err(|e| h5_error(path, "cannot open as HDF5", e))?;
+    let text = descriptor(&file, path)?;
+    decode(&text, len, max_alloc, |name| {
+        read_dataset(&file, path, name)
+    })
+}
+
+/// Writes `object` as a Binsparse HDF5 file, atomically (a temporary file renamed into
+/// place).
+pub(super) fn write(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
+    let (text, arrays) = encode(object, options)?;
+    let temp = serde_daphne::__private::io::temporary_path(path);
+    let written = (|| {
+        let fail = |e| h5_error(path, "writing", e);
+        let file = h5::File::create(&temp).map_err(fail)?;
+        for (name, values) in &arrays {
+            with_values!(values, v => file
+                .new_dataset_builder()
+                .with_data(v.as_slice())
+                .create(*name)
+                .map(drop))
+            .map_err(fail)?;
+        }
+        let text: VarLenUnicode = text
+            .parse()
+            .map_err(|e| h5_error(path, "the descriptor", h5::Error::from(format!("{e}"))))?;
+        file.new_attr::<VarLenUnicode>()
+            .create("binsparse")
+            .and_then(|a| a.write_scalar(&text))
+            .map_err(fail)?;
+        file.close().map_err(fail)?;
+        std::fs::rename(&temp, path)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}

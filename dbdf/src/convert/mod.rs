@@ -1,0 +1,584 @@
+//! Conversions between `.dbdf` files and the neighbouring formats: MatrixMarket, CSV, NumPy
+//! `.npy`, Futhark binary data, Binsparse and SystemDS binary blocks. What `dbdf convert` and
+//! the Python package's `dbdf.convert` do, with one set of rules.
+//!
+//! ```
+//! use dbdf::convert::{convert, ConvertOptions};
+//!
+//! let dir = std::env::temp_dir();
+//! let (mtx, dbdf) = (dir.join("doc_convert.mtx"), dir.join("doc_convert.dbdf"));
+//! std::fs::write(&mtx, "%%MatrixMarket matrix coordinate real general\n2 3 1\n2 3 -1.5\n")?;
+//! convert(&mtx, &dbdf, &ConvertOptions::new())?;
+//! let m: sprs::CsMat<f64> = serde_daphne::from_file::<_, serde_daphne::Csr<f64>>(&dbdf)?.0;
+//! assert_eq!(m.get(1, 2), Some(&-1.5));
+//! # std::fs::remove_file(&mtx).ok(); std::fs::remove_file(&dbdf).ok();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Most conversions between `.npy`, `.dbdf`, SystemDS, CSV and MatrixMarket stream in memory
+//! bounded by a tile or a band of rows (see [`convert`]); the others hold the object.
+
+mod write;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::binsparse;
+use crate::{csv, futhark, mtx, npy, systemds};
+use serde_daphne::__private::io::progress::Progress;
+use serde_daphne::__private::io::{read_sidecar, DbdfFile};
+use serde_daphne::__private::options::{BlockPolicy, Dialect, Options};
+use serde_daphne::__private::wire::Header;
+use serde_daphne::Error;
+use serde_daphne::{DataType, Object, ValueType};
+
+pub use write::write;
+
+/// The formats conversions read and write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// DAPHNE binary data format (`.dbdf`).
+    Dbdf,
+    /// MatrixMarket (`.mtx`): coordinate and array on input, coordinate general on output.
+    Mtx,
+    /// Comma-separated values (`.csv`), with DAPHNE's `.meta` sidecar.
+    Csv,
+    /// NumPy `.npy`.
+    Npy,
+    /// Futhark binary data (`.fut`).
+    Futhark,
+    /// Binsparse: `.bsp.npz` (or `.npz`) archives; `.bsp.h5` (or `.h5`, `.hdf5`) HDF5 files;
+    /// `.bsp.zarr` (or `.zarr`) Zarr groups (on input, any directory holding a Zarr group).
+    Binsparse,
+    /// SystemDS binary blocks: a file or directory of part files, with a `.mtd` beside it.
+    Systemds,
+}
+
+impl Format {
+    /// The format called `name` (`dbdf`, `mtx`, `csv`, `npy`, `futhark`, `binsparse`,
+    /// `systemds`), as the CLI's `--from`/`--to` name them.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "dbdf" => Format::Dbdf,
+            "mtx" | "matrixmarket" => Format::Mtx,
+            "csv" => Format::Csv,
+            "npy" => Format::Npy,
+            "futhark" | "fut" => Format::Futhark,
+            "binsparse" => Format::Binsparse,
+            "systemds" => Format::Systemds,
+            _ => return None,
+        })
+    }
+
+    /// The format a path's extension names; for an input, a SystemDS file is one without a
+    /// known extension but with a `.mtd` beside it.
+    pub fn of_path(path: &Path, input: bool) -> Option<Format> {
+        let extension = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_lowercase);
+        Some(match extension.as_deref() {
+            Some("dbdf") => Format::Dbdf,
+            Some("mtx") => Format::Mtx,
+            Some("csv") => Format::Csv,
+            Some("npy") => Format::Npy,
+            Some("fut") => Format::Futhark,
+            Some("npz" | "h5" | "hdf5" | "zarr") => Format::Binsparse,
+            _ if input && binsparse::is_zarr(path) => Format::Binsparse,
+            _ if input && systemds::metadata_path(path).is_file() => Format::Systemds,
+            _ => return None,
+        })
+    }
+}
+
+/// What a conversion does besides moving values: the input and output formats (by default
+/// from the extensions), type changes, the `.dbdf` writer's choices and each target format's
+/// own options. Built with chained calls, as [`Options`].
+#[derive(Clone, Default)]
+pub struct ConvertOptions {
+    pub(crate) from: Option<Format>,
+    pub(crate) to: Option<Format>,
+    pub(crate) data_type: Option<DataType>,
+    pub(crate) block: Option<BlockPolicy>,
+    pub(crate) tile: Option<(u32, u32)>,
+    pub(crate) value_type: Option<ValueType>,
+    pub(crate) narrow: bool,
+    pub(crate) daphne: bool,
+    pub(crate) unguarded_labels: bool,
+    pub(crate) futhark: futhark::WriteOptions,
+    pub(crate) binsparse_format: Option<binsparse::Format>,
+    pub(crate) index_type: Option<ValueType>,
+    pub(crate) iso: bool,
+    pub(crate) bint8: bool,
+    pub(crate) binsparse_version: binsparse::Version,
+    #[cfg(feature = "zarr")]
+    pub(crate) zarr_version: binsparse::zarr::ZarrVersion,
+    pub(crate) keep_blocks: bool,
+    pub(crate) systemds_block_size: Option<u32>,
+    pub(crate) systemds_parts: Option<usize>,
+    pub(crate) progress: Option<Progress>,
+}
+
+impl fmt::Debug for ConvertOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConvertOptions")
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("data_type", &self.data_type)
+            .field("tile", &self.tile)
+            .field("value_type", &self.value_type)
+            .field("daphne", &self.daphne)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConvertOptions {
+    /// The defaults: formats from the extensions, values and data types as they are, `.dbdf`
+    /// in the spec's dialect with automatic blocks.
+    pub fn new() -> Self {
+        ConvertOptions::default()
+    }
+
+    /// The input format, instead of the input's extension.
+    pub fn from(mut self, format: Format) -> Self {
+        self.from = Some(format);
+        self
+    }
+
+    /// The output format, instead of the output's extension.
+    pub fn to(mut self, format: Format) -> Self {
+        self.to = Some(format);
+        self
+    }
+
+    /// The DAPHNE data type of output matrices (default: CSR for coordinate `.mtx` input,
+    /// the input's otherwise). For DAPHNE, a CSR matrix DaphneDSL would type as dense is
+    /// written dense unless this asks for CSR.
+    pub fn data_type(mut self, data_type: DataType) -> Self {
+        self.data_type = Some(data_type);
+        self
+    }
+
+    /// How `.dbdf` blocks are chosen (default [`BlockPolicy::Auto`]).
+    pub fn block_policy(mut self, policy: BlockPolicy) -> Self {
+        self.block = Some(policy);
+        self
+    }
+
+    /// Tiles `.dbdf` output into blocks of at most `rows x cols`.
+    pub fn tile(mut self, rows: u32, cols: u32) -> Self {
+        self.tile = Some((rows, cols));
+        self
+    }
+
+    /// Converts every value to `value_type`, exactly or not at all.
+    pub fn value_type(mut self, value_type: ValueType) -> Self {
+        self.value_type = Some(value_type);
+        self
+    }
+
+    /// Stores each `.dbdf` block in the smallest value type that holds its values exactly.
+    pub fn narrow(mut self, narrow: bool) -> Self {
+        self.narrow = narrow;
+        self
+    }
+
+    /// Writes `.dbdf` (and CSV) in `dialect`: [`Dialect::Runtime`] for DAPHNE, with its
+    /// `.meta` sidecar.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.daphne = dialect == Dialect::Runtime;
+        self
+    }
+
+    /// For DAPHNE: writes frame labels even where they would overflow DAPHNE's frame reader
+    /// ([`Options::guard_daphne_labels`]).
+    pub fn unguarded_labels(mut self, unguarded: bool) -> Self {
+        self.unguarded_labels = unguarded;
+        self
+    }
+
+    /// How Futhark output maps objects onto Futhark values.
+    pub fn futhark(mut self, options: futhark::WriteOptions) -> Self {
+        self.futhark = options;
+        self
+    }
+
+    /// The Binsparse output format (default: the input's when it is Binsparse, else CSR for
+    /// CSR matrices and DMAT for dense ones).
+    pub fn binsparse_format(mut self, format: binsparse::Format) -> Self {
+        self.binsparse_format = Some(format);
+        self
+    }
+
+    /// Binsparse output: the type of pointer and index arrays (default u64).
+    pub fn index_type(mut self, index_type: ValueType) -> Self {
+        self.index_type = Some(index_type);
+        self
+    }
+
+    /// Binsparse output: one `iso` value when all stored values are equal.
+    pub fn iso(mut self, iso: bool) -> Self {
+        self.iso = iso;
+        self
+    }
+
+    /// Binsparse output: u8 values that are all 0 or 1 as `bint8`.
+    pub fn bint8(mut self, bint8: bool) -> Self {
+        self.bint8 = bint8;
+        self
+    }
+
+    /// Binsparse output: the descriptor's version string.
+    pub fn binsparse_version(mut self, version: binsparse::Version) -> Self {
+        self.binsparse_version = version;
+        self
+    }
+
+    /// Binsparse output in a Zarr group: the Zarr format version (default v3).
+    #[cfg(feature = "zarr")]
+    pub fn zarr_version(mut self, version: binsparse::zarr::ZarrVersion) -> Self {
+        self.zarr_version = version;
+        self
+    }
+
+    /// SystemDS input: keeps its blocks as the object's blocks (and, for `.dbdf` output
+    /// without [`ConvertOptions::tile`], as its tiles).
+    pub fn keep_blocks(mut self, keep: bool) -> Self {
+        self.keep_blocks = keep;
+        self
+    }
+
+    /// SystemDS output: a directory of `parts` part files, written in parallel (default: one
+    /// file up to [`systemds::PART_BYTES`], else one part per [`systemds::PART_BYTES`]).
+    pub fn systemds_parts(mut self, parts: usize) -> Self {
+        self.systemds_parts = Some(parts);
+        self
+    }
+
+    /// SystemDS output: the block size (default 1000, SystemDS's).
+    pub fn systemds_block_size(mut self, size: u32) -> Self {
+        self.systemds_block_size = Some(size);
+        self
+    }
+
+    /// Hears how much of a large input has been read.
+    pub fn progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The options of SystemDS output: block size and parts.
+    pub(crate) fn systemds_options(&self) -> systemds::WriteOptions {
+        let mut sysds = systemds::WriteOptions::new();
+        if let Some(size) = self.systemds_block_size {
+            sysds = sysds.block_size(size);
+        }
+        if let Some(parts) = self.systemds_parts {
+            sysds = sysds.parts(parts);
+        }
+        sysds
+    }
+
+    /// The options of `.dbdf` output: block policy, narrowing, tiles (`kept` blocks' unless
+    /// a tile is asked for; the runtime dialect has none), the dialect.
+    pub(crate) fn dbdf_options(&self, kept: Option<(u32, u32)>) -> Options {
+        let mut options = Options::new()
+            .narrow(self.narrow)
+            .block_policy(self.block.unwrap_or(BlockPolicy::Auto));
+        if let Some((r, c)) = self.tile.or(kept.filter(|_| !self.daphne)) {
+            options = options.tile(r, c);
+        }
+        if self.daphne {
+            options = options
+                .dialect(Dialect::Runtime)
+                .guard_daphne_labels(!self.unguarded_labels);
+        }
+        options
+    }
+}
+
+/// A failed conversion: which file it concerns and the error.
+#[derive(Debug)]
+pub struct ConvertError {
+    path: Option<PathBuf>,
+    error: Error,
+}
+
+impl ConvertError {
+    pub(crate) fn at(path: &Path, error: impl Into<Error>) -> Self {
+        ConvertError {
+            path: Some(path.to_owned()),
+            error: error.into(),
+        }
+    }
+
+    pub(crate) fn message(path: &Path, message: impl Into<String>) -> Self {
+        ConvertError::at(path, Error::invalid(message))
+    }
+
+    /// The file the error concerns, if one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The error.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// The error, without the file.
+    pub fn into_error(self) -> Error {
+        self.error
+    }
+}
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "{}: {}", path.display(), self.error),
+            None => self.error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// What a conversion read: its objects, and the Binsparse format and user attributes when
+/// the input was Binsparse (Binsparse to Binsparse keeps them).
+#[derive(Debug)]
+pub struct Input {
+    /// The objects, in order.
+    pub objects: Vec<Object>,
+    /// The Binsparse input's format and attributes.
+    pub binsparse: Option<(
+        binsparse::Format,
+        serde_json::Map<String, serde_json::Value>,
+    )>,
+}
+
+/// What a conversion has to say beyond success, such as what DAPHNE will make of the file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// One line each, naming the file.
+    pub warnings: Vec<String>,
+}
+
+/// The format of `path`: `given`, or its extension's.
+///
+/// # Errors
+/// A message asking for the format when the extension names none.
+pub fn format_of(path: &Path, given: Option<Format>, input: bool) -> Result<Format, ConvertError> {
+    given
+        .or_else(|| Format::of_path(path, input))
+        .ok_or_else(|| {
+            let (role, flag) = if input {
+                ("input", "from")
+            } else {
+                ("output", "to")
+            };
+            ConvertError::message(
+                path,
+                format!("cannot tell the {role} format from the extension: name it (--{flag})"),
+            )
+        })
+}
+
+/// Converts the file at `input` to `output` (`-` is standard output, for formats that are
+/// one file), streaming where source and target allow it.
+///
+/// # Errors
+/// [`ConvertError`] naming the file and carrying the crate's error: malformed input, values
+/// the target cannot hold exactly, I/O errors. No output file is left behind by a failure.
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+) -> Result<Report, ConvertError> {
+    let from = format_of(input, options.from, true)?;
+    let to = format_of(output, options.to, false)?;
+    let mut report = Report::default();
+    if streamed(input, output, (from, to), options, &mut report)? {
+        return Ok(report);
+    }
+    let read = read(input, from, options)?;
+    write(input, output, from, to, read, options)
+}
+
+/// Converts without holding the matrix where source and target allow it: `.npy` to `.dbdf`
+/// tile by tile (untiled: one block from bands of rows), `.npy` of `f64` to SystemDS a band
+/// of block rows per core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy`
+/// band by band, `.dbdf` matrices written again (re-tiled, or one block each from bands of
+/// rows), a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
+/// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band, a general
+/// MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time, CSV to
+/// `.dbdf` in two passes. `false` when the conversion needs the whole object (other formats,
+/// value or data type changes, untiled frames, standard output).
+fn streamed(
+    input: &Path,
+    output: &Path,
+    (from, to): (Format, Format),
+    options: &ConvertOptions,
+    report: &mut Report,
+) -> Result<bool, ConvertError> {
+    let plain = options.value_type.is_none() && options.data_type.is_none();
+    if !plain || output == Path::new("-") {
+        return Ok(false);
+    }
+    let daphne = options.daphne;
+    let progress = options.progress.as_ref();
+    match (from, to) {
+        (Format::Npy, Format::Dbdf) => {
+            npy::stream::to_dbdf_reporting(input, output, &options.dbdf_options(None), progress)
+                .map_err(|e| ConvertError::at(input, e))?;
+            Ok(true)
+        }
+        (Format::Npy, Format::Systemds) => {
+            let sysds = options.systemds_options();
+            systemds::write_npy_reporting(input, output, &sysds, progress)
+                .map_err(|e| ConvertError::at(input, e))
+        }
+        (Format::Csv, Format::Dbdf) => {
+            let dbdf = options.dbdf_options(None);
+            csv::to_dbdf_reporting(input, output, &dbdf, progress)
+                .map_err(|e| ConvertError::at(input, e))
+        }
+        (Format::Mtx, Format::Dbdf) if options.tile.is_some() && !daphne => {
+            let dbdf = options.dbdf_options(None);
+            mtx::array_to_dbdf(input, output, &dbdf, progress)
+                .map_err(|e| ConvertError::at(input, e))
+        }
+        (Format::Systemds, Format::Dbdf)
+            if (options.tile.is_some() || options.keep_blocks) && !daphne =>
+        {
+            let dbdf = options.dbdf_options(None);
+            systemds::to_dbdf_reporting(input, output, &dbdf, progress)
+                .map_err(|e| ConvertError::at(input, e))
+        }
+        (Format::Dbdf, Format::Csv | Format::Mtx) => {
+            let mut file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            let [info] = file.objects() else {
+                return Ok(false);
+            };
+            let header = info.header.clone();
+            if !streams_as_text(&header, to) {
+                return Ok(false);
+            }
+            write::write_output(output, |w| {
+                match to {
+                    Format::Csv => csv::write_file_reporting(&mut file, 0, w, daphne, progress),
+                    _ => mtx::write_file_reporting(&mut file, 0, w, progress),
+                }
+                .map_err(|e| ConvertError::at(input, e))
+            })?;
+            if to == Format::Csv {
+                write::csv_sidecar(output, &header, report)?;
+            }
+            Ok(true)
+        }
+        (Format::Dbdf, Format::Systemds) => {
+            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            let one_matrix =
+                matches!(file.objects(), [info] if info.header.data_type() != DataType::Frame);
+            if !one_matrix {
+                return Ok(false);
+            }
+            let sysds = options.systemds_options();
+            systemds::write_dbdf_reporting(input, file, 0, output, &sysds, progress)
+                .map_err(|e| ConvertError::at(input, e))?;
+            Ok(true)
+        }
+        (Format::Dbdf, Format::Dbdf) if !daphne => {
+            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            let matrices = file
+                .objects()
+                .iter()
+                .all(|o| o.header.data_type().is_matrix());
+            if options.tile.is_none() && !matrices {
+                // Untiled, matrices stream as one block each; frames would be read whole.
+                return Ok(false);
+            }
+            let dbdf = options.dbdf_options(None);
+            serde_daphne::__private::io::rewrite::rewrite_reporting(file, output, &dbdf, progress)
+                .map_err(|e| ConvertError::at(input, e))?;
+            Ok(true)
+        }
+        (Format::Dbdf, Format::Npy) => {
+            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
+            if file.objects().len() != 1 {
+                return Ok(false);
+            }
+            npy::stream::from_dbdf_reporting(input, 0, output, progress)
+                .map_err(|e| ConvertError::at(input, e))?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Whether an object with `header` is written to CSV or MatrixMarket band by band: matrices
+/// (and, to CSV, frames whose labels name one column each) with cells.
+fn streams_as_text(header: &Header, to: Format) -> bool {
+    let (rows, cols) = header.shape();
+    let shaped = rows > 0 && cols > 0;
+    match header {
+        Header::Frame { columns, .. } => {
+            let mut labels: Vec<&str> = columns.iter().map(|c| c.label.as_str()).collect();
+            labels.sort_unstable();
+            labels.dedup();
+            to == Format::Csv && shaped && labels.len() == columns.len()
+        }
+        _ => shaped && header.data_type().is_matrix(),
+    }
+}
+
+/// Reads the file at `path` in `format`, whole.
+///
+/// # Errors
+/// As [`convert`].
+pub fn read(path: &Path, format: Format, options: &ConvertOptions) -> Result<Input, ConvertError> {
+    let fail = |e: Error| ConvertError::at(path, e);
+    let progress = options.progress.as_ref();
+    let objects = match format {
+        Format::Systemds => {
+            let read = systemds::ReadOptions::new().keep_blocks(options.keep_blocks);
+            vec![systemds::read_with(path, &read).map_err(fail)?]
+        }
+        Format::Binsparse => {
+            let read = binsparse::read(path).map_err(fail)?;
+            return Ok(Input {
+                objects: vec![read.object],
+                binsparse: Some((read.format, read.attributes)),
+            });
+        }
+        Format::Dbdf => {
+            let mut file = DbdfFile::open(path).map_err(fail)?;
+            let total = file.file_len();
+            let mut objects = Vec::with_capacity(file.objects().len());
+            for index in 0..file.objects().len() {
+                objects.push(file.object_at(index).map_err(fail)?);
+                if let Some(report) = progress {
+                    report(file.objects()[index].range.end, total);
+                }
+            }
+            objects
+        }
+        Format::Mtx => vec![mtx::read_path(path, progress).map_err(fail)?],
+        Format::Csv => {
+            let sidecar = read_sidecar(path).map_err(fail)?;
+            let file = std::fs::File::open(path).map_err(|e| fail(e.into()))?;
+            let input = std::io::BufReader::with_capacity(1 << 20, file);
+            vec![csv::read(input, sidecar.as_ref()).map_err(fail)?]
+        }
+        Format::Npy => vec![npy::read(path).map_err(fail)?],
+        Format::Futhark => futhark::read(path).map_err(fail)?,
+    };
+    Ok(Input {
+        objects,
+        binsparse: None,
+    })
+}

@@ -1,0 +1,179 @@
+//! What the neighbouring formats' readers and writers share: errors that name the format and
+//! the byte offset, and a cursor over bytes.
+
+use std::fmt::Display;
+
+use serde_daphne::{Error, Result};
+
+/// A neighbouring format as its errors name it, such as `Futhark` or `NPZ (zip)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Foreign(pub(crate) &'static str);
+
+impl Foreign {
+    /// Malformed input at byte `offset` of the file.
+    pub(crate) fn at(self, offset: usize, message: impl Display) -> Error {
+        Error::ForeignInput {
+            format: self.0,
+            offset: Some(offset as u64),
+            message: message.to_string(),
+        }
+    }
+
+    /// Malformed input where the container has no byte offsets (HDF5, `.mtd` JSON).
+    pub(crate) fn error(self, message: impl Display) -> Error {
+        Error::ForeignInput {
+            format: self.0,
+            offset: None,
+            message: message.to_string(),
+        }
+    }
+
+    /// Malformed input in the file at `path`, which has no byte offsets to give.
+    pub(crate) fn in_file(self, path: &std::path::Path, message: impl Display) -> Error {
+        self.error(format_args!("{}: {message}", path.display()))
+    }
+
+    /// Malformed input at byte `offset` of the file named `file`.
+    pub(crate) fn at_in(self, file: &str, offset: usize, message: impl Display) -> Error {
+        self.at(offset, format_args!("{file}: {message}"))
+    }
+
+    /// A DAPHNE object (`what`) that this format cannot hold exactly, and why.
+    pub(crate) fn cannot_hold(self, what: impl Into<String>, reason: impl Into<String>) -> Error {
+        not_convertible(what, self.0, reason)
+    }
+}
+
+/// `what` has no exact counterpart in `to`, for `reason`.
+pub(crate) fn not_convertible(
+    what: impl Into<String>,
+    to: &'static str,
+    reason: impl Into<String>,
+) -> Error {
+    Error::NotConvertible {
+        what: what.into(),
+        to,
+        reason: reason.into(),
+    }
+}
+
+/// A value of a neighbouring format with no exact counterpart in DAPHNE.
+pub(crate) fn not_in_daphne(what: impl Into<String>, reason: impl Into<String>) -> Error {
+    not_convertible(what, "DAPHNE", reason)
+}
+
+/// Reads over bytes that start at byte `base` of a file, reporting file offsets (and the
+/// file's name, where it has one) in its errors.
+pub(crate) struct Cursor<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) pos: usize,
+    base: usize,
+    format: Foreign,
+    file: Option<&'a str>,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `bytes`, the whole input.
+    pub(crate) fn new(bytes: &'a [u8], format: Foreign) -> Self {
+        Cursor {
+            bytes,
+            pos: 0,
+            base: 0,
+            format,
+            file: None,
+        }
+    }
+
+    /// The same, for bytes found at `base` in a file named `file`.
+    pub(crate) fn in_file(bytes: &'a [u8], base: u64, format: Foreign, file: &'a str) -> Self {
+        Cursor {
+            base: base as usize,
+            file: Some(file),
+            ..Cursor::new(bytes, format)
+        }
+    }
+
+    /// An error at `at` (a position in `bytes`).
+    pub(crate) fn error(&self, at: usize, message: impl Display) -> Error {
+        match self.file {
+            Some(file) => self.format.at_in(file, self.base + at, message),
+            None => self.format.at(self.base + at, message),
+        }
+    }
+
+    /// Bytes left after the position.
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// The next `n` bytes, or an error naming `what` when fewer remain.
+    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        let rest = self.remaining();
+        if rest < n {
+            return Err(self.error(
+                self.pos,
+                format!("{what} needs {n} bytes, the input has {rest} left (a truncated file?)"),
+            ));
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N, what)?);
+        Ok(out)
+    }
+
+    pub(crate) fn u8(&mut self, what: &str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    pub(crate) fn i32_be(&mut self, what: &str) -> Result<i32> {
+        self.array(what).map(i32::from_be_bytes)
+    }
+
+    pub(crate) fn i64_be(&mut self, what: &str) -> Result<i64> {
+        self.array(what).map(i64::from_be_bytes)
+    }
+
+    /// A big-endian `i32` count or size, which must not be negative.
+    pub(crate) fn len32_be(&mut self, what: &str) -> Result<usize> {
+        let at = self.pos;
+        let n = self.i32_be(what)?;
+        usize::try_from(n).map_err(|_| self.error(at, format!("{what} is negative ({n})")))
+    }
+}
+
+/// The little-endian `u16`, `u32` or `u64` at `at`, or `None` past the end (random access,
+/// for containers read from their end, such as zip).
+pub(crate) fn le_at<T: serde_daphne::__private::wire::Element>(
+    bytes: &[u8],
+    at: usize,
+) -> Option<T> {
+    let size = std::mem::size_of::<T>();
+    let raw = bytes.get(at..at.checked_add(size)?)?;
+    Some(serde_daphne::__private::wire::values::read_le(raw))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_errors_carry_file_offsets_and_names() {
+        let bytes = [0u8, 0, 0, 7, 0xff];
+        let mut cursor = Cursor::in_file(&bytes, 100, Foreign("SystemDS"), "part-00000");
+        assert_eq!(cursor.i32_be("a count").unwrap(), 7);
+        let err = cursor.i32_be("a length").unwrap_err();
+        assert_eq!(err.offset(), Some(104), "{err}");
+        assert!(
+            err.to_string()
+                .contains("part-00000: a length needs 4 bytes"),
+            "{err}"
+        );
+        assert_eq!(le_at::<u16>(&[1, 2, 3], 1), Some(0x0302));
+        assert_eq!(le_at::<u32>(&[1, 2, 3], 1), None);
+    }
+}

@@ -1,0 +1,28 @@
+//! Moving DAPHNE objects between `.dbdf` files and the neighbouring formats: MatrixMarket,
+//! CSV, Futhark's binary values, NumPy's `.npy` arrays, Binsparse (`.npz`, HDF5, Zarr) and
+//! SystemDS binary blocks; and [`convert`], file to file between any two of them.
+//!
+//! The format itself is the [`serde_daphne`] crate; this crate builds on its public API and on
+//! what it shares with its converters through `serde_daphne::__private` (serde's convention
+//! for a sibling crate's plumbing, with no stability promise).
+//!
+//! ```no_run
+//! use dbdf::convert::{self, ConvertOptions};
+//! use std::path::Path;
+//!
+//! convert::convert(Path::new("m.npy"), Path::new("m.dbdf"), &ConvertOptions::default())?;
+//! # Ok::<(), dbdf::convert::ConvertError>(())
+//! ```
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod binsparse;
+pub mod convert;
+pub mod csv;
+pub mod futhark;
+mod input;
+pub mod mtx;
+pub mod npy;
+pub mod systemds;
+mod text;
+mod zip;

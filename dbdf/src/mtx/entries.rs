@@ -1,0 +1,261 @@
+//! One MatrixMarket coordinate entry per line: its syntax, parsed a chunk of lines at a time
+//! into row, column and value bits, with the header's symmetry applied.
+
+use crate::text::parse_value;
+use serde_daphne::{Value, ValueType};
+
+/// How the entries' symmetry expands them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Symmetry {
+    General,
+    Symmetric,
+    Skew,
+}
+
+/// What the header says about the entries.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub rows: u64,
+    pub cols: u64,
+    pub entries: u64,
+    /// The values' type (`I64` for `integer` files: `U64` is chosen after reading when a
+    /// value exceeds `i64::MAX`).
+    pub value_type: ValueType,
+    /// Whether the type came from this tool's type comment (no widening to `u64` then).
+    pub typed_by_comment: bool,
+    pub pattern: bool,
+    pub symmetry: Symmetry,
+}
+
+/// One thread's entries of a chunk, in file order.
+#[derive(Default)]
+pub(super) struct Parsed {
+    pub(super) rows: Vec<u32>,
+    pub(super) cols: Vec<u32>,
+    /// Each value's bits, zero-extended (two's complement for negative integers).
+    pub(super) values: Vec<u64>,
+    /// Entries the file lists (mirrored ones not counted).
+    pub(super) listed: u64,
+    /// Where (in the text) the first negative integer is, and the first above `i64::MAX`.
+    pub(super) negative: Option<(usize, i64)>,
+    pub(super) beyond_i64: Option<usize>,
+}
+
+impl Parsed {
+    pub(super) fn clear(&mut self) {
+        self.rows.clear();
+        self.cols.clear();
+        self.values.clear();
+        self.listed = 0;
+        self.negative = None;
+        self.beyond_i64 = None;
+    }
+}
+
+/// A parse error at a byte offset of the data (its line is counted only then).
+pub(super) struct ParseError {
+    pub(super) at: usize,
+    pub(super) message: String,
+}
+
+/// The row and column (from 0) of the line at `*at` when both are plain numbers in range,
+/// leaving `*at` after the column; `None` (and `*at` unchanged) otherwise.
+#[inline]
+fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u64)> {
+    let mut i = *at;
+    let mut number = |max: u64| -> Option<u64> {
+        while i < line.len() && matches!(line[i], b' ' | b'\t' | b'\r') {
+            i += 1;
+        }
+        let start = i;
+        let mut x: u64 = 0;
+        while i < line.len() && line[i].is_ascii_digit() {
+            if i - start == 19 {
+                return None; // might overflow: the checked path decides
+            }
+            x = x * 10 + u64::from(line[i] - b'0');
+            i += 1;
+        }
+        let ended = i == line.len() || line[i].is_ascii_whitespace();
+        (i > start && ended && (1..=max).contains(&x)).then(|| x - 1)
+    };
+    let r = number(layout.rows)?;
+    let c = number(layout.cols)?;
+    *at = i;
+    Some((r, c))
+}
+
+pub(super) fn parse_lines(
+    text: &[u8],
+    layout: &Layout,
+    out: &mut Parsed,
+) -> Result<(), ParseError> {
+    out.clear();
+    // Checked once for the chunk (vectorised), so that words need no check of their own.
+    let text = std::str::from_utf8(text).map_err(|e| ParseError {
+        at: e.valid_up_to(),
+        message: "not text: a byte here is not UTF-8".into(),
+    })?;
+    let mut at = 0;
+    while at < text.len() {
+        let start = at;
+        parse_entry(text, &mut at, layout, out, start)
+            .map_err(|message| ParseError { at: start, message })?;
+        // Words after the value are ignored, as by other readers; then the next line.
+        at = next_line(text.as_bytes(), at);
+    }
+    Ok(())
+}
+
+/// Where the line after the one holding byte `at` starts (the end, after the last).
+pub(super) fn next_line(text: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1)
+}
+
+/// The next word of the line at `*at` (words end at whitespace; the line at `\n`).
+fn word<'a>(line: &'a str, at: &mut usize) -> Option<&'a str> {
+    let bytes = line.as_bytes();
+    while *at < bytes.len() && matches!(bytes[*at], b' ' | b'\t' | b'\r') {
+        *at += 1;
+    }
+    let start = *at;
+    while *at < bytes.len() && !bytes[*at].is_ascii_whitespace() {
+        *at += 1;
+    }
+    // ASCII whitespace never sits inside a character: these are character boundaries.
+    (*at > start).then(|| &line[start..*at])
+}
+
+fn index(word: Option<&str>, what: &str, max: u64) -> Result<u64, String> {
+    let word = word.ok_or_else(|| format!("missing {what} index"))?;
+    let mut i: u64 = 0;
+    for &b in word.as_bytes() {
+        if !b.is_ascii_digit() || i > u64::MAX / 10 {
+            return Err(format!("malformed {what} index {word:?}"));
+        }
+        i = i * 10 + u64::from(b - b'0');
+    }
+    if i == 0 || i > max {
+        return Err(format!("{what} index {i} is outside 1..={max}"));
+    }
+    Ok(i - 1)
+}
+
+/// The row and column (from 0) of the entry on the line at `*at` of `text`, leaving `*at`
+/// after the column; `None` for a blank line. Plain numbers in range (nearly every line) are
+/// read by [`quick_indices`], the rest checked word by word, which words the error.
+pub(super) fn entry_indices(
+    text: &str,
+    at: &mut usize,
+    layout: &Layout,
+) -> Result<Option<(u64, u64)>, String> {
+    if let Some(indices) = quick_indices(text.as_bytes(), at, layout) {
+        return Ok(Some(indices));
+    }
+    let Some(first) = word(text, at) else {
+        return Ok(None);
+    };
+    let r = index(Some(first), "row", layout.rows)?;
+    Ok(Some((r, index(word(text, at), "column", layout.cols)?)))
+}
+
+/// Parses the entry on the line at `*at`, leaving `*at` after its last word.
+pub(super) fn parse_entry(
+    line: &str,
+    at: &mut usize,
+    layout: &Layout,
+    out: &mut Parsed,
+    start: usize,
+) -> Result<(), String> {
+    let Some((r, c)) = entry_indices(line, at, layout)? else {
+        return Ok(()); // a blank line
+    };
+    let bits = if layout.pattern {
+        1
+    } else {
+        let w = word(line, at).ok_or("missing value")?;
+        value_bits(w, layout, out, start)?
+    };
+    let zero = bits == 0 || (layout.value_type.is_float() && f64::from_bits(bits) == 0.0);
+    match layout.symmetry {
+        Symmetry::General => {}
+        _ if r == c && layout.symmetry == Symmetry::Skew && !zero => {
+            return Err("a skew-symmetric matrix has a zero diagonal".into())
+        }
+        _ if c > r => return Err("a symmetric file lists the lower triangle only".into()),
+        _ => {}
+    }
+    out.listed += 1;
+    out.rows.push(r as u32);
+    out.cols.push(c as u32);
+    out.values.push(bits);
+    if layout.symmetry != Symmetry::General && r != c {
+        let mirrored = match layout.symmetry {
+            Symmetry::Skew => negate(bits, layout.value_type)
+                .ok_or_else(|| "the value has no negative in its type".to_string())?,
+            _ => bits,
+        };
+        out.rows.push(c as u32);
+        out.cols.push(r as u32);
+        out.values.push(mirrored);
+    }
+    Ok(())
+}
+
+/// A value's bits in the layout's type.
+pub(super) fn value_bits(
+    text: &str,
+    layout: &Layout,
+    out: &mut Parsed,
+    start: usize,
+) -> Result<u64, String> {
+    let malformed = || format!("malformed {} number {text:?}", layout.value_type);
+    match layout.value_type {
+        ValueType::F64 => text
+            .parse::<f64>()
+            .map(f64::to_bits)
+            .map_err(|_| malformed()),
+        ValueType::I64 if !layout.typed_by_comment => {
+            if let Ok(x) = text.parse::<i64>() {
+                if x < 0 {
+                    out.negative.get_or_insert((start, x));
+                }
+                Ok(x as u64)
+            } else {
+                let x = text.parse::<u64>().map_err(|_| malformed())?;
+                out.beyond_i64.get_or_insert(start);
+                Ok(x)
+            }
+        }
+        vt => parse_value(text, vt).map(bits_of).ok_or_else(malformed),
+    }
+}
+
+pub(super) fn bits_of(value: Value) -> u64 {
+    match value {
+        Value::F64(x) => x.to_bits(),
+        Value::F32(x) => u64::from(x.to_bits()),
+        Value::U8(x) => u64::from(x),
+        Value::U16(x) => u64::from(x),
+        Value::U32(x) => u64::from(x),
+        Value::U64(x) => x,
+        Value::I8(x) => x as u8 as u64,
+        Value::I16(x) => x as u16 as u64,
+        Value::I32(x) => x as u32 as u64,
+        Value::I64(x) => x as u64,
+    }
+}
+
+/// The negative of a value's bits in its type, if the type has one.
+pub(super) fn negate(bits: u64, vt: ValueType) -> Option<u64> {
+    Some(match vt {
+        ValueType::F64 => (-f64::from_bits(bits)).to_bits(),
+        ValueType::F32 => u64::from((-f32::from_bits(bits as u32)).to_bits()),
+        ValueType::I8 => (bits as i8).checked_neg()? as u8 as u64,
+        ValueType::I16 => (bits as i16).checked_neg()? as u16 as u64,
+        ValueType::I32 => (bits as i32).checked_neg()? as u32 as u64,
+        ValueType::I64 => (bits as i64).checked_neg()? as u64,
+        _ if bits == 0 => 0,
+        _ => return None,
+    })
+}

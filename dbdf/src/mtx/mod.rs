@@ -1,0 +1,478 @@
+//! MatrixMarket: coordinate and array, real/integer/pattern, general/symmetric/skew-symmetric
+//! on input; coordinate general on output.
+//!
+//! Output holds every non-zero, 1-based, in row-major order, and a comment naming the value
+//! type, so that this tool reads it back to the same type and bits (`f32` values are printed
+//! as the `f64` they widen to, exactly).
+
+mod array;
+mod chunks;
+mod coordinates;
+mod entries;
+mod head;
+mod passes;
+
+use std::io::{Read, Seek, Write};
+use std::path::Path;
+
+use crate::text::{format_value, parse_value};
+use entries::{Layout, Symmetry};
+use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
+use serde_daphne::__private::io::progress::Progress;
+use serde_daphne::__private::io::DbdfFile;
+use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
+
+pub(crate) use array::array_to_dbdf;
+
+/// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
+/// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix. `progress` hears
+/// of the bytes of coordinate data read.
+///
+/// # Errors
+/// [`Error::ForeignInput`] naming the line and what is wrong; I/O errors.
+pub fn read_path(path: &Path, progress: Option<&Progress>) -> Result<Object> {
+    // A file that cannot be opened is an I/O error, not a MatrixMarket one.
+    std::fs::File::open(path)?;
+    read_path_text(path, progress).map_err(|message| MTX.error(message))
+}
+
+fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
+    let (head, at, lines) = read_head(&mut reader)?;
+    if !head.to_lowercase().contains("coordinate") {
+        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        return read(&text);
+    }
+    let header = parse_head(&head)?;
+    let [rows, cols, entries] = header.dims[..] else {
+        return Err(format!(
+            "line {}: expected rows, columns and entries",
+            header.size_line
+        ));
+    };
+    let layout = Layout {
+        rows,
+        cols,
+        entries,
+        value_type: header.value_type,
+        typed_by_comment: header.typed_by_comment,
+        pattern: header.pattern,
+        symmetry: header.symmetry,
+    };
+    coordinates::read(path, at, lines + 1, &layout, progress)
+}
+
+/// Reads a MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for
+/// array input.
+///
+/// # Errors
+/// A message naming the line and what is wrong.
+fn read(text: &str) -> Result<Object, String> {
+    let Head {
+        coordinate,
+        mut value_type,
+        typed_by_comment,
+        pattern,
+        symmetry,
+        size_line,
+        dims,
+    } = parse_head(text)?;
+    let lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .skip(size_line);
+    let entries: Vec<(usize, &str)> = lines.filter(|(_, l)| !l.trim().is_empty()).collect();
+    // Integers are read in the widest type that holds them: i64, or u64 past i64::MAX.
+    if value_type == ValueType::I64 && !typed_by_comment {
+        fn value_field(line: &str, coordinate: bool) -> &str {
+            match coordinate {
+                true => line.split_whitespace().nth(2).unwrap_or(""),
+                false => line.trim(),
+            }
+        }
+        let field = |line| value_field(line, coordinate);
+        // (A 19-digit bound first: most fields are shorter and need no parse here.)
+        let beyond_i64 = |word: &str| {
+            word.len() >= 19 && word.parse::<i64>().is_err() && word.parse::<u64>().is_ok()
+        };
+        if let Some(&(n, _)) = entries.iter().find(|(_, l)| beyond_i64(field(l))) {
+            if let Some(&(m, l)) = entries.iter().find(|(_, l)| field(l).starts_with('-')) {
+                return Err(format!(
+                    "line {m}: the negative {} and line {n}'s integer above i64::MAX share no \
+                     value type",
+                    field(l)
+                ));
+            }
+            value_type = ValueType::U64;
+        }
+    }
+    if coordinate {
+        let [rows, cols, nnz] = dims[..] else {
+            return Err(format!(
+                "line {size_line}: expected rows, columns and entries"
+            ));
+        };
+        if entries.len() as u64 != nnz {
+            return Err(format!(
+                "line {size_line}: declares {nnz} entries but {} follow",
+                entries.len()
+            ));
+        }
+        read_coordinate(&entries, rows, cols, value_type, pattern, symmetry)
+    } else {
+        let [rows, cols] = dims[..] else {
+            return Err(format!("line {size_line}: expected rows and columns"));
+        };
+        read_array(&entries, rows, cols, value_type, symmetry)
+    }
+}
+
+fn negate(value: Value) -> Option<Value> {
+    Some(match value {
+        Value::F64(x) => Value::F64(-x),
+        Value::F32(x) => Value::F32(-x),
+        Value::I8(x) => Value::I8(x.checked_neg()?),
+        Value::I16(x) => Value::I16(x.checked_neg()?),
+        Value::I32(x) => Value::I32(x.checked_neg()?),
+        Value::I64(x) => Value::I64(x.checked_neg()?),
+        other if other.is_zero() => other,
+        _ => return None,
+    })
+}
+
+fn read_coordinate(
+    entries: &[(usize, &str)],
+    rows: u64,
+    cols: u64,
+    value_type: ValueType,
+    pattern: bool,
+    symmetry: Symmetry,
+) -> Result<Object, String> {
+    let mut triplets: Vec<(u64, u64, Value, usize)> = Vec::with_capacity(entries.len());
+    for &(n, line) in entries {
+        let mut words = line.split_whitespace();
+        let mut index = |what: &str, max: u64| -> Result<u64, String> {
+            let word = words
+                .next()
+                .ok_or(format!("line {n}: missing {what} index"))?;
+            let i: u64 = word
+                .parse()
+                .map_err(|_| format!("line {n}: malformed {what} index {word:?}"))?;
+            if i == 0 || i > max {
+                return Err(format!("line {n}: {what} index {i} is outside 1..={max}"));
+            }
+            Ok(i - 1)
+        };
+        let (r, c) = (index("row", rows)?, index("column", cols)?);
+        let value = if pattern {
+            Value::U8(1)
+        } else {
+            let word = words.next().ok_or(format!("line {n}: missing value"))?;
+            parse_value(word, value_type)
+                .ok_or_else(|| format!("line {n}: malformed {value_type} number {word:?}"))?
+        };
+        match symmetry {
+            Symmetry::General => {}
+            _ if r == c && symmetry == Symmetry::Skew && !value.is_zero() => {
+                return Err(format!(
+                    "line {n}: a skew-symmetric matrix has a zero diagonal"
+                ))
+            }
+            _ if c > r => {
+                return Err(format!(
+                    "line {n}: a symmetric file lists the lower triangle only"
+                ))
+            }
+            Symmetry::Symmetric if r != c => triplets.push((c, r, value, n)),
+            Symmetry::Skew if r != c => triplets.push((
+                c,
+                r,
+                negate(value).ok_or(format!("line {n}: {value} has no negative in its type"))?,
+                n,
+            )),
+            _ => {}
+        }
+        triplets.push((r, c, value, n));
+    }
+    let coordinates: Vec<(u64, u64)> = triplets.iter().map(|&(r, c, _, _)| (r, c)).collect();
+    let mut values = Values::new(value_type);
+    triplets.iter().for_each(|&(_, _, v, _)| {
+        values.push(v);
+    });
+    Object::csr_from_coordinates(rows, cols, &coordinates, values).map_err(|e| match e {
+        Error::DuplicateEntry {
+            first,
+            second,
+            row,
+            col,
+        } => format!(
+            "line {}: duplicate entry ({}, {})",
+            triplets[first].3.max(triplets[second].3),
+            row + 1,
+            col + 1
+        ),
+        other => other.to_string(),
+    })
+}
+
+fn read_array(
+    entries: &[(usize, &str)],
+    rows: u64,
+    cols: u64,
+    value_type: ValueType,
+    symmetry: Symmetry,
+) -> Result<Object, String> {
+    let (r, c) = (rows as usize, cols as usize);
+    let mut cells = Values::zeros(value_type, r.checked_mul(c).ok_or("too large")?)
+        .map_err(|e| e.to_string())?;
+    // Column-major; symmetric files list the lower triangle, skew ones below the diagonal.
+    let mut positions = Vec::new();
+    for j in 0..c {
+        let first = match symmetry {
+            Symmetry::General => 0,
+            Symmetry::Symmetric => j,
+            Symmetry::Skew => j + 1,
+        };
+        positions.extend((first..r).map(|i| (i, j)));
+    }
+    if entries.len() != positions.len() {
+        return Err(format!(
+            "expected {} values after the size line, found {}",
+            positions.len(),
+            entries.len()
+        ));
+    }
+    for (&(n, line), &(i, j)) in entries.iter().zip(&positions) {
+        let value = parse_value(line, value_type)
+            .ok_or_else(|| format!("line {n}: malformed {value_type} number {:?}", line.trim()))?;
+        cells.set(i * c + j, value);
+        if i != j && symmetry != Symmetry::General {
+            let mirrored = if symmetry == Symmetry::Skew {
+                negate(value).ok_or(format!("line {n}: {value} has no negative in its type"))?
+            } else {
+                value
+            };
+            cells.set(j * c + i, mirrored);
+        }
+    }
+    Object::dense(rows, cols, cells).map_err(|e| e.to_string())
+}
+
+/// Writes a matrix as coordinate general MatrixMarket.
+///
+/// # Errors
+/// [`Error::NotConvertible`] for frames (no MatrixMarket form) and values text cannot hold;
+/// I/O errors.
+pub fn write(object: &Object, out: &mut dyn Write) -> Result<()> {
+    if !object.data_type().is_matrix() && object.data_type() != DataType::Scalar {
+        return Err(refused(object.data_type()));
+    }
+    let value_type = object
+        .header()
+        .matrix_value_type()
+        .unwrap_or(ValueType::F64);
+    let mut entries = Vec::new();
+    object.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
+    let (rows, cols) = object.shape();
+    write_head(out, value_type, (rows, cols), entries.len() as u64)?;
+    write_entries(out, value_type, entries)
+}
+
+/// Writes matrix `index` of a lazily opened file as [`write()`] writes the whole matrix,
+/// reading a band of about 16 MiB of values at a time (as
+/// [`DbdfFile::read_window_object`] reads them) twice: once to count the entries, which
+/// the size line gives first, then to write them. Memory holds one band.
+///
+/// # Errors
+/// As [`write()`], and the reads' errors.
+pub fn write_file<R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
+    write_file_reporting(file, index, out, None)
+}
+
+/// [`write_file`], reporting the rows read over both passes.
+pub(crate) fn write_file_reporting<R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    out: &mut dyn Write,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    write_file_in_bands(
+        file,
+        index,
+        out,
+        serde_daphne::__private::io::BAND_BYTES,
+        progress,
+    )
+}
+
+fn write_file_in_bands<R: Read + Seek>(
+    file: &mut DbdfFile<R>,
+    index: usize,
+    out: &mut dyn Write,
+    band_bytes: u64,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    let header = serde_daphne::__private::io::band_header(file.objects(), index)?;
+    if !header.data_type().is_matrix() {
+        return Err(refused(header.data_type()));
+    }
+    let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
+    let (rows, cols) = header.shape();
+    // Both passes' rows, as shares of the object's stored bytes (what the bar shows).
+    let bytes = serde_daphne::__private::io::stored_bytes(file.objects(), index);
+    let report = |pass: u64, row: u64| {
+        if let Some(report) = progress {
+            let share = u128::from(bytes) * u128::from(pass * rows + row) / u128::from(2 * rows);
+            report(share as u64, bytes);
+        }
+    };
+    let mut count = 0u64;
+    for band in serde_daphne::__private::io::row_bands(&header, bytes, band_bytes) {
+        let end = band.end;
+        let band = file.read_window_object(index, band, 0..cols)?;
+        band.for_each_nonzero(|_, _, _| count += 1);
+        report(0, end);
+    }
+    write_head(out, value_type, (rows, cols), count)?;
+    let mut written = 0u64;
+    for band in serde_daphne::__private::io::row_bands(&header, bytes, band_bytes) {
+        let first = band.start;
+        let band = file.read_window_object(index, band, 0..cols)?;
+        let mut entries = Vec::new();
+        band.for_each_nonzero(|r, c, v| entries.push((first + r, c, v)));
+        written += entries.len() as u64;
+        write_entries(out, value_type, entries)?;
+        report(1, band.shape().0 + first);
+    }
+    if written != count {
+        return Err(Error::invalid("the file changed while it was read"));
+    }
+    Ok(())
+}
+
+/// Frames and other data types have no MatrixMarket form.
+fn refused(data_type: DataType) -> Error {
+    MTX.cannot_hold(
+        format!("a {data_type}"),
+        "MatrixMarket has no labels or column types",
+    )
+}
+
+/// The banner, the value type comment and the size line.
+fn write_head(
+    out: &mut dyn Write,
+    value_type: ValueType,
+    (rows, cols): (u64, u64),
+    entries: u64,
+) -> Result<()> {
+    let field = if value_type.is_float() {
+        "real"
+    } else {
+        "integer"
+    };
+    writeln!(out, "%%MatrixMarket matrix coordinate {field} general")?;
+    writeln!(out, "{TYPE_COMMENT}{}", value_type.name())?;
+    writeln!(out, "{rows} {cols} {entries}")?;
+    Ok(())
+}
+
+/// Writes entries (0-based) in row-major order, 1-based.
+fn write_entries(
+    out: &mut dyn Write,
+    value_type: ValueType,
+    mut entries: Vec<(u64, u64, Value)>,
+) -> Result<()> {
+    entries.sort_by_key(|&(r, c, _)| (r, c));
+    for (r, c, v) in entries {
+        let v = v.convert(value_type).unwrap_or(v);
+        // f32 values as the f64 they widen to: exact for readers of `real` as f64.
+        let v = match v {
+            Value::F32(x) if !x.is_nan() => Value::F64(f64::from(x)),
+            other => other,
+        };
+        let text = format_value(v)
+            .map_err(|e| MTX.cannot_hold(format!("the entry ({}, {})", r + 1, c + 1), e))?;
+        writeln!(out, "{} {} {text}", r + 1, c + 1)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Objects of every data type and layout, as the bytes of a file and as read whole.
+    pub(crate) fn band_fixtures() -> Vec<(String, Vec<u8>, Object)> {
+        use serde_daphne::{Dialect, Options};
+        let dense: Vec<f64> = (0..9 * 5)
+            .map(|i| match i % 6 {
+                0 => 0.0,
+                1 => -0.0,
+                2 => f64::NAN,
+                _ => f64::from(i) / 8.0 - 2.0,
+            })
+            .collect();
+        let ints: Vec<i32> = (0..9 * 5)
+            .map(|i| if i % 3 == 0 { i - 20 } else { 0 })
+            .collect();
+        let dense = Object::dense(9, 5, Values::F64(dense)).unwrap();
+        let csr = Object::dense(9, 5, Values::I32(ints))
+            .unwrap()
+            .with_data_type(DataType::CsrMatrix)
+            .unwrap();
+        let frame = Object::frame(vec![
+            (
+                "x, y".into(),
+                Values::F64((0..9).map(|i| f64::from(i) * 0.5).collect()),
+            ),
+            ("n".into(), Values::I64((0..9).map(|i| i - 4).collect())),
+            ("b".into(), Values::U8((0..9).map(|i| i * 30).collect())),
+        ])
+        .unwrap();
+        let mut out = Vec::new();
+        for (name, object) in [("dense", &dense), ("csr", &csr), ("frame", &frame)] {
+            for (layout, options) in [
+                ("plain", Options::new()),
+                ("tiled", Options::new().tile(2, 3)),
+                ("runtime", Options::new().dialect(Dialect::Runtime)),
+            ] {
+                if name == "frame" && layout == "runtime" {
+                    continue; // runtime frames take their labels from a sidecar
+                }
+                let bytes = serde_daphne::to_vec_with(object, &options).unwrap();
+                let whole: Object = serde_daphne::from_slice_with(&bytes, &options).unwrap();
+                out.push((format!("{name} {layout}"), bytes, whole));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn files_write_band_by_band_as_whole_matrices_do() {
+        for (name, bytes, whole) in band_fixtures() {
+            let mut expected = Vec::new();
+            let result = write(&whole, &mut expected);
+            for band_bytes in [1, 16, 40, 1 << 20] {
+                let mut file = DbdfFile::from_reader(std::io::Cursor::new(&bytes)).unwrap();
+                let mut got = Vec::new();
+                match (
+                    &result,
+                    write_file_in_bands(&mut file, 0, &mut got, band_bytes, None),
+                ) {
+                    (Ok(()), Ok(())) => assert_eq!(got, expected, "{name} {band_bytes}"),
+                    (Err(_), Err(e)) => {
+                        assert!(matches!(e, Error::NotConvertible { .. }), "{name}: {e:?}")
+                    }
+                    (a, b) => panic!("{name}: whole {a:?}, bands {b:?}"),
+                }
+            }
+            assert!(expected.len() > 50 || result.is_err(), "{name}");
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! Writing SystemDS binary blocks: matrices (every grid block, encoded as SystemDS encodes
+//! it) and frames (blocks of rows), as one SequenceFile or as a directory of part files
+//! written in parallel, each holding a contiguous range of block rows as Spark's writes
+//! partition them, plus the `.mtd`.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::cells::{matrix_records, Bands, Cells, DbdfRows, Emit, MappedRows};
+use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
+use super::{frame, seqfile};
+use crate::npy;
+use serde_daphne::__private::io::progress::Progress;
+use serde_daphne::__private::io::{replace_directory, write_atomically, DbdfFile, FileReader};
+use serde_daphne::__private::model::Object;
+use serde_daphne::__private::wire::{DataType, Values};
+use serde_daphne::{Error, Result};
+
+/// The bytes of output per part file when [`WriteOptions::parts`] is not given: HDFS's
+/// block size, so that each part is one HDFS block and one Spark input split.
+pub const PART_BYTES: u64 = 128 << 20;
+
+/// How [`write_with`] blocks the object and splits it into files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    block_size: u32,
+    parts: Option<usize>,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            block_size: BLOCK_SIZE,
+            parts: None,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// Blocks of 1000 x 1000 (frames: 1000 rows), SystemDS's default; one file for objects
+    /// up to [`PART_BYTES`], else a directory of one part per [`PART_BYTES`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Square blocks of `size` x `size` (frames: blocks of `size` rows; at least 1).
+    pub fn block_size(mut self, size: u32) -> Self {
+        self.block_size = size.max(1);
+        self
+    }
+
+    /// A directory of `parts` part files (`part-00000`, ...; at least 1), as Spark writes
+    /// them, each a contiguous range of block rows, written in parallel.
+    pub fn parts(mut self, parts: usize) -> Self {
+        self.parts = Some(parts.max(1));
+        self
+    }
+}
+
+/// Writes a matrix or frame as SystemDS binary blocks and its `.mtd`, with the default
+/// options.
+///
+/// # Errors
+/// As [`write_with`].
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_with(path, object, &WriteOptions::new())
+}
+
+/// Writes a matrix or frame as SystemDS binary blocks (one file, or a directory of part
+/// files, see [`WriteOptions::parts`]) and its `.mtd`, each atomically.
+///
+/// # Errors
+/// [`Error::LossyConversion`] for matrix values that are not exact as `f64` (SystemDS
+/// matrices hold doubles); [`Error::NotConvertible`] for frame columns of a type SystemDS
+/// frames do not hold (u8, u16, u32, u64, i8, i16: convert them to i32 or i64 first);
+/// [`std::io::ErrorKind::AlreadyExists`] when a directory of something else is in the way;
+/// I/O errors.
+pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    write_reporting(path.as_ref(), object, options, None)
+}
+
+/// A SequenceFile record: key bytes and value bytes.
+/// Encodes one block row (of blocks, or a block of frame rows) and hands each record to the
+/// emitter as it is made, with a buffer the writing thread reuses for values.
+type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync + 'a;
+
+/// [`write_with`], reporting the bytes of blocks written against an estimate of the total
+/// to `progress`.
+pub(crate) fn write_reporting(
+    path: &Path,
+    object: &Object,
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    let (rows, cols) = object.shape();
+    let size = u64::from(options.block_size);
+    let block_rows = rows.div_ceil(size);
+    if object.data_type() == DataType::Frame {
+        let columns: Vec<(String, Values)> = object
+            .labels()
+            .into_iter()
+            .map(str::to_owned)
+            .zip(object.columns()?)
+            .collect();
+        let schema = columns
+            .iter()
+            .map(|(label, values)| frame::schema_name(label, values))
+            .collect::<Result<Vec<_>>>()?;
+        let width: u64 = columns
+            .iter()
+            .map(|(_, v)| v.value_type().size() as u64)
+            .sum();
+        let mtd = serde_json::json!({
+            "data_type": "frame",
+            "schema": schema.join(",") + ",",
+            "rows": rows,
+            "cols": cols,
+            "format": "binary",
+            "author": "serde_daphne",
+        });
+        let records = move |bi: u64, _: &mut Vec<u8>, emit: &mut Emit<'_>| {
+            let (r0, r1) = (bi * size, ((bi + 1) * size).min(rows));
+            let value = frame::encode_block(&columns, r0 as usize..r1 as usize)?;
+            emit(&((r0 + 1) as i64).to_be_bytes(), &value)
+        };
+        let classes = (FRAME_KEY, FRAME_VALUE);
+        return write_files(
+            path,
+            options.parts,
+            (block_rows, rows * width),
+            (classes, sync_marker(rows, cols)),
+            &records,
+            || mtd,
+            progress,
+        );
+    }
+    write_matrix(path, &Cells::of(object)?, (rows, cols), options, progress)
+}
+
+/// Writes the `.npy` matrix at `input` as SystemDS binary blocks at `output`. Little-endian
+/// `f64` in row order (what numpy writes for `float64`) streams: each core encodes one band
+/// of block rows at a time, straight from a read-only memory map of the file, so memory
+/// holds those bands, never the matrix. As with [`serde_daphne::Options::memory_map`], another
+/// process truncating `input` during the conversion would end this one with `SIGBUS`.
+/// Other `.npy` files are read whole and written as [`write_with`] writes them.
+///
+/// # Errors
+/// As [`write_with`], and [`crate::npy::read`]'s.
+pub fn write_npy(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    options: &WriteOptions,
+) -> Result<()> {
+    let (input, output) = (input.as_ref(), output.as_ref());
+    if !write_npy_reporting(input, output, options, None)? {
+        write_with(output, &npy::read(input)?, options)?;
+    }
+    Ok(())
+}
+
+/// [`write_npy`] for `f64` in row order, reporting to `progress`; `false` (and nothing
+/// written) for other `.npy` files.
+pub(crate) fn write_npy_reporting(
+    input: &Path,
+    output: &Path,
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<bool> {
+    let Some((file, offset, rows, cols)) = npy::stream::open_f64_rows(input)? else {
+        return Ok(false);
+    };
+    let cells = match MappedRows::map(&file, offset) {
+        Some(mapped) => Cells::Mapped(mapped),
+        None => Cells::Npy(Bands {
+            file,
+            offset,
+            cols,
+            spare: Mutex::new(Vec::new()),
+        }),
+    };
+    write_matrix(output, &cells, (rows, cols), options, progress)?;
+    Ok(true)
+}
+
+/// Writes matrix `index` of the `.dbdf` file at `input` as SystemDS binary blocks at
+/// `output`, streaming: each core reads the window of one band of block rows at a time
+/// (dense matrices as rows, CSR matrices as the band's CSR arrays), so memory holds those
+/// bands, never the matrix.
+///
+/// # Errors
+/// As [`write_with`], and [`DbdfFile::open`]'s and [`DbdfFile::read_window`]'s:
+/// [`Error::DataTypeMismatch`] for a frame (read it whole and use [`write_with`]),
+/// [`Error::LossyConversion`] for a value `f64` cannot hold exactly, [`Error::InvalidValue`]
+/// for an `index` the file does not have.
+pub fn write_dbdf(
+    input: impl AsRef<Path>,
+    index: usize,
+    output: impl AsRef<Path>,
+    options: &WriteOptions,
+) -> Result<()> {
+    let input = input.as_ref();
+    // Plain reads (the default): a memory map would keep every page read resident.
+    let file = DbdfFile::open(input)?;
+    write_dbdf_reporting(input, file, index, output.as_ref(), options, None)
+}
+
+/// [`write_dbdf`] of `file`, opened from `input` (more handles are opened for more threads),
+/// reporting to `progress`.
+pub(crate) fn write_dbdf_reporting(
+    input: &Path,
+    file: DbdfFile<FileReader>,
+    index: usize,
+    output: &Path,
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    let (rows, shape) = DbdfRows::new(input.to_path_buf(), file, index)?;
+    write_matrix(output, &Cells::Dbdf(rows), shape, options, progress)
+}
+
+/// Writes a matrix's cells as binary blocks, then the `.mtd` with the non-zeros counted on
+/// the way.
+fn write_matrix(
+    path: &Path,
+    cells: &Cells<'_>,
+    (rows, cols): (u64, u64),
+    options: &WriteOptions,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    let size = u64::from(options.block_size);
+    let nnz = AtomicU64::new(0);
+    let estimate = cells.estimate((rows, cols));
+    let records = |bi: u64, scratch: &mut Vec<u8>, emit: &mut Emit<'_>| {
+        let stored = matrix_records(cells, (rows, cols), size, bi, scratch, emit)?;
+        nnz.fetch_add(stored, Ordering::Relaxed);
+        Ok(())
+    };
+    let mtd = || {
+        serde_json::json!({
+            "data_type": "matrix",
+            "value_type": "double",
+            "rows": rows,
+            "cols": cols,
+            "rows_in_block": size,
+            "cols_in_block": size,
+            "nnz": nnz.load(Ordering::Relaxed),
+            "format": "binary",
+            "author": "serde_daphne",
+        })
+    };
+    write_files(
+        path,
+        options.parts,
+        (rows.div_ceil(size), estimate),
+        ((MATRIX_KEY, MATRIX_VALUE), sync_marker(rows, cols)),
+        &records,
+        mtd,
+        progress,
+    )
+}
+
+/// Writes the records of `block_rows` block rows (about `estimate` bytes) as one file or a
+/// directory of parts, then the `.mtd`.
+fn write_files(
+    path: &Path,
+    parts: Option<usize>,
+    (block_rows, estimate): (u64, u64),
+    (classes, sync): ((&str, &str), [u8; 16]),
+    records: &Records<'_>,
+    mtd: impl FnOnce() -> serde_json::Value,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    let written = AtomicU64::new(0);
+    let total = estimate.max(1);
+    // One part's block rows into one SequenceFile.
+    let write_part = |file: File, range: std::ops::Range<u64>| -> Result<()> {
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let mut writer = seqfile::Writer::new(out, classes.0, classes.1, sync)?;
+        let mut scratch = Vec::new();
+        for bi in range {
+            records(bi, &mut scratch, &mut |key, value| {
+                writer.append(key, value)?;
+                let done = written.fetch_add(value.len() as u64, Ordering::Relaxed);
+                if let Some(report) = progress {
+                    report(done + value.len() as u64, total.max(done + 1));
+                }
+                Ok(())
+            })?;
+        }
+        writer.finish()?;
+        Ok(())
+    };
+    let parts =
+        parts.or_else(|| (estimate > PART_BYTES).then(|| estimate.div_ceil(PART_BYTES) as usize));
+    match parts {
+        None => write_atomically(path, |file| write_part(file.try_clone()?, 0..block_rows))?,
+        Some(parts) => replace_directory(path, is_part_directory, |dir| {
+            let next = AtomicUsize::new(0);
+            let workers = std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .min(parts);
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        scope.spawn(|| -> Result<()> {
+                            loop {
+                                let p = next.fetch_add(1, Ordering::Relaxed);
+                                if p >= parts {
+                                    return Ok(());
+                                }
+                                // Part p holds block rows [p B / n, (p + 1) B / n).
+                                let share = |p: usize| {
+                                    (u128::from(block_rows) * p as u128 / parts as u128) as u64
+                                };
+                                let file = File::create(dir.join(format!("part-{p:05}")))?;
+                                write_part(file, share(p)..share(p + 1))?;
+                            }
+                        })
+                    })
+                    .collect();
+                handles.into_iter().try_for_each(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::invalid("a writer thread panicked")))
+                })
+            })?;
+            // Hadoop's mark of a finished job, which Spark writes too (readers skip it).
+            File::create(dir.join("_SUCCESS"))?;
+            Ok(())
+        })?,
+    }
+    if let Some(report) = progress {
+        let done = written.load(Ordering::Relaxed);
+        report(done, done);
+    }
+    let text = serde_json::to_string_pretty(&mtd()).expect("JSON values serialize");
+    write_atomically(metadata_path(path), |file| {
+        Ok(std::io::Write::write_all(file, text.as_bytes())?)
+    })
+}
+
+/// Whether an existing directory holds only what a Spark or SystemDS write leaves (part
+/// files, `_SUCCESS`, checksums), so that a new write may replace it.
+fn is_part_directory(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|entries| {
+        entries.filter_map(|e| e.ok()).all(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("part-") || name == "_SUCCESS" || name.ends_with(".crc")
+        })
+    })
+}
+
+/// A sync marker that depends only on the object's shape (Hadoop draws one at random; a
+/// fixed one makes the output reproducible, and is known before the values are read).
+fn sync_marker(rows: u64, cols: u64) -> [u8; 16] {
+    let mut state = 0xcbf2_9ce4_8422_2325u64 ^ rows.rotate_left(17) ^ cols.rotate_left(41);
+    let mut out = [0u8; 16];
+    for chunk in out.chunks_exact_mut(8) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        chunk.copy_from_slice(&state.to_be_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_directories_of_parts_are_replaced() {
+        let dir = std::env::temp_dir().join(format!("sysds-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["part-00000", "_SUCCESS", ".part-00000.crc"] {
+            std::fs::write(dir.join(name), b"").unwrap();
+        }
+        assert!(is_part_directory(&dir));
+        std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+        assert!(!is_part_directory(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

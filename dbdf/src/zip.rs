@@ -1,0 +1,350 @@
+//! The part of the zip format NumPy's `.npz` files use: stored members (`numpy.savez`) and,
+//! on reading, deflated ones (`numpy.savez_compressed`), with zip64 sizes and offsets where
+//! they pass 4 GiB.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use crate::input::{le_at, Foreign};
+use serde_daphne::__private::options::check_alloc;
+use serde_daphne::Result;
+
+const ZIP: Foreign = Foreign("NPZ (zip)");
+
+const LOCAL: u32 = 0x0403_4b50;
+const CENTRAL: u32 = 0x0201_4b50;
+const END: u32 = 0x0605_4b50;
+const END64: u32 = 0x0606_4b50;
+const END64_LOCATOR: u32 = 0x0706_4b50;
+const ZIP64_EXTRA: u16 = 0x0001;
+/// 1980-01-01 00:00, the earliest DOS date: the output does not depend on the clock.
+const DOS_DATE: u16 = (1 << 5) | 1;
+
+/// One member of an archive: its name and its bytes.
+#[derive(Debug)]
+pub(crate) struct Member<'a> {
+    pub(crate) name: String,
+    /// Borrowed from the archive when stored, inflated when deflated.
+    pub(crate) data: Cow<'a, [u8]>,
+    /// Offset of `data` in the archive (`None` when it was inflated).
+    pub(crate) offset: Option<usize>,
+}
+
+/// The members of a zip archive, each checked against its CRC-32. A deflated member may
+/// inflate to at most the archive's size plus `max_alloc` bytes.
+pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
+    let truncated = |at: usize| ZIP.at(at, "the archive ends inside a record (truncated?)");
+    // The end record is in the last 64 KiB + 22 bytes (its comment is at most 65535 bytes).
+    let search_from = bytes.len().saturating_sub(22 + 65_535);
+    let end = (search_from..bytes.len().saturating_sub(21))
+        .rev()
+        .find(|&at| le_at::<u32>(bytes, at) == Some(END))
+        .ok_or_else(|| {
+            ZIP.at(
+                bytes.len(),
+                "not a zip archive (no end of central directory)",
+            )
+        })?;
+    let mut count = u64::from(le_at::<u16>(bytes, end + 10).ok_or_else(|| truncated(end))?);
+    let mut directory = u64::from(le_at::<u32>(bytes, end + 16).ok_or_else(|| truncated(end))?);
+    if end >= 20 && le_at::<u32>(bytes, end - 20) == Some(END64_LOCATOR) {
+        let at = le_at::<u64>(bytes, end - 12).ok_or_else(|| truncated(end - 20))?;
+        let at = usize::try_from(at)
+            .ok()
+            .filter(|&at| le_at::<u32>(bytes, at) == Some(END64))
+            .ok_or_else(|| {
+                ZIP.at(
+                    end - 20,
+                    "the zip64 end record is not where its locator says",
+                )
+            })?;
+        count = le_at::<u64>(bytes, at + 32).ok_or_else(|| truncated(at))?;
+        directory = le_at::<u64>(bytes, at + 48).ok_or_else(|| truncated(at))?;
+    }
+    let mut at = usize::try_from(directory)
+        .ok()
+        .filter(|&d| d <= end)
+        .ok_or_else(|| ZIP.at(end, "the central directory starts past the end record"))?;
+    // Each central record takes at least 46 bytes: the count cannot claim more than fit.
+    if count > ((end - at) / 46) as u64 {
+        return Err(ZIP.at(
+            end,
+            format!("{count} members cannot fit the central directory"),
+        ));
+    }
+    let mut members = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        if le_at::<u32>(bytes, at) != Some(CENTRAL) {
+            return Err(ZIP.at(at, "expected a central directory record"));
+        }
+        let field16 = |off: usize| le_at::<u16>(bytes, at + off).ok_or_else(|| truncated(at));
+        let field32 = |off: usize| le_at::<u32>(bytes, at + off).ok_or_else(|| truncated(at));
+        let method = field16(10)?;
+        let crc = field32(16)?;
+        let mut compressed = u64::from(field32(20)?);
+        let mut size = u64::from(field32(24)?);
+        let (name_len, extra_len, comment_len) = (
+            field16(28)? as usize,
+            field16(30)? as usize,
+            field16(32)? as usize,
+        );
+        let mut local = u64::from(field32(42)?);
+        let name = bytes
+            .get(at + 46..at + 46 + name_len)
+            .ok_or_else(|| truncated(at))?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        let extra = bytes
+            .get(at + 46 + name_len..at + 46 + name_len + extra_len)
+            .ok_or_else(|| truncated(at))?;
+        read_zip64_extra(extra, &mut [&mut size, &mut compressed, &mut local]);
+        if method != 0 && method != 8 {
+            return Err(ZIP.at(
+                at,
+                format!(
+                    "the member {name:?} uses compression method {method}; only stored (0) and \
+                     deflated (8) members are read"
+                ),
+            ));
+        }
+        if method == 0 && compressed != size {
+            return Err(ZIP.at(at, format!("the stored member {name:?} has two sizes")));
+        }
+        let local = usize::try_from(local).map_err(|_| truncated(at))?;
+        if le_at::<u32>(bytes, local) != Some(LOCAL) {
+            return Err(ZIP.at(local, format!("no local header for {name:?} here")));
+        }
+        let skip = 30
+            + le_at::<u16>(bytes, local + 26).ok_or_else(|| truncated(local))? as usize
+            + le_at::<u16>(bytes, local + 28).ok_or_else(|| truncated(local))? as usize;
+        let start = local + skip;
+        let stored = usize::try_from(compressed)
+            .ok()
+            .and_then(|len| bytes.get(start..start.checked_add(len)?))
+            .ok_or_else(|| ZIP.at(start, format!("the member {name:?} runs past the end")))?;
+        let (data, offset) = if method == 0 {
+            (Cow::Borrowed(stored), Some(start))
+        } else {
+            // Inflated only up to the size the directory declares, itself bounded by what
+            // the archive justifies.
+            check_alloc(
+                start as u64,
+                u128::from(size),
+                bytes.len() as u64,
+                max_alloc,
+            )?;
+            let inflated =
+                miniz_oxide::inflate::decompress_to_vec_with_limit(stored, size as usize).map_err(
+                    |e| {
+                        ZIP.at(
+                            start,
+                            format!("the member {name:?} does not inflate ({:?})", e.status),
+                        )
+                    },
+                )?;
+            if inflated.len() as u64 != size {
+                return Err(ZIP.at(
+                    start,
+                    format!(
+                        "the member {name:?} inflates to {} bytes, not {size}",
+                        inflated.len()
+                    ),
+                ));
+            }
+            (Cow::Owned(inflated), None)
+        };
+        if crc32fast::hash(&data) != crc {
+            return Err(ZIP.at(start, format!("the member {name:?} fails its CRC-32 check")));
+        }
+        members.push(Member { name, data, offset });
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    Ok(members)
+}
+
+/// Replaces each field that is `0xFFFFFFFF` by the next value of the zip64 extra field, in
+/// the order the format gives (size, compressed size, offset).
+fn read_zip64_extra(mut extra: &[u8], fields: &mut [&mut u64]) {
+    while extra.len() >= 4 {
+        let id = u16::from_le_bytes([extra[0], extra[1]]);
+        let len = usize::from(u16::from_le_bytes([extra[2], extra[3]]));
+        let body = &extra[4..(4 + len).min(extra.len())];
+        if id == ZIP64_EXTRA {
+            let mut values = body
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()));
+            for field in fields.iter_mut().filter(|f| ***f == 0xFFFF_FFFF) {
+                if let Some(v) = values.next() {
+                    **field = v;
+                }
+            }
+            return;
+        }
+        extra = &extra[(4 + len).min(extra.len())..];
+    }
+}
+
+/// Writes a zip archive of stored members, as they come.
+pub(crate) struct ZipWriter<W: Write> {
+    writer: W,
+    written: u64,
+    directory: Vec<u8>,
+    count: u64,
+}
+
+impl<W: Write> ZipWriter<W> {
+    pub(crate) fn new(writer: W) -> Self {
+        ZipWriter {
+            writer,
+            written: 0,
+            directory: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.writer.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Adds a member made of `parts`, one after another.
+    pub(crate) fn member(&mut self, name: &str, parts: &[&[u8]]) -> Result<()> {
+        let size: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let mut hasher = crc32fast::Hasher::new();
+        parts.iter().for_each(|p| hasher.update(p));
+        let crc = hasher.finalize();
+        let offset = self.written;
+        let big = size >= 0xFFFF_FFFF;
+        let mut local = Vec::with_capacity(30 + name.len() + 20);
+        local.extend_from_slice(&LOCAL.to_le_bytes());
+        local.extend_from_slice(&(if big { 45u16 } else { 20 }).to_le_bytes());
+        local.extend_from_slice(&[0, 0, 0, 0]); // flags, method: stored
+        local.extend_from_slice(&0u16.to_le_bytes()); // time
+        local.extend_from_slice(&DOS_DATE.to_le_bytes());
+        local.extend_from_slice(&crc.to_le_bytes());
+        let small = if big { 0xFFFF_FFFF } else { size as u32 };
+        local.extend_from_slice(&small.to_le_bytes());
+        local.extend_from_slice(&small.to_le_bytes());
+        local.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        local.extend_from_slice(&(if big { 20u16 } else { 0 }).to_le_bytes());
+        local.extend_from_slice(name.as_bytes());
+        if big {
+            local.extend_from_slice(&ZIP64_EXTRA.to_le_bytes());
+            local.extend_from_slice(&16u16.to_le_bytes());
+            local.extend_from_slice(&size.to_le_bytes());
+            local.extend_from_slice(&size.to_le_bytes());
+        }
+        self.put(&local)?;
+        for part in parts {
+            self.put(part)?;
+        }
+        // Its central directory record, with zip64 fields for what passes 32 bits.
+        let far = offset >= 0xFFFF_FFFF;
+        let mut extra = Vec::new();
+        if big {
+            extra.extend_from_slice(&size.to_le_bytes());
+            extra.extend_from_slice(&size.to_le_bytes());
+        }
+        if far {
+            extra.extend_from_slice(&offset.to_le_bytes());
+        }
+        let d = &mut self.directory;
+        d.extend_from_slice(&CENTRAL.to_le_bytes());
+        let version: u16 = if big || far { 45 } else { 20 };
+        d.extend_from_slice(&version.to_le_bytes()); // made by
+        d.extend_from_slice(&version.to_le_bytes()); // needed
+        d.extend_from_slice(&[0, 0, 0, 0]);
+        d.extend_from_slice(&0u16.to_le_bytes());
+        d.extend_from_slice(&DOS_DATE.to_le_bytes());
+        d.extend_from_slice(&crc.to_le_bytes());
+        d.extend_from_slice(&small.to_le_bytes());
+        d.extend_from_slice(&small.to_le_bytes());
+        d.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        let extra_len = if extra.is_empty() { 0 } else { 4 + extra.len() };
+        d.extend_from_slice(&(extra_len as u16).to_le_bytes());
+        d.extend_from_slice(&[0; 10]); // comment length, disk, internal and external attributes
+        let small_offset = if far { 0xFFFF_FFFF } else { offset as u32 };
+        d.extend_from_slice(&small_offset.to_le_bytes());
+        d.extend_from_slice(name.as_bytes());
+        if !extra.is_empty() {
+            d.extend_from_slice(&ZIP64_EXTRA.to_le_bytes());
+            d.extend_from_slice(&(extra.len() as u16).to_le_bytes());
+            d.extend_from_slice(&extra);
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Writes the central directory and the end records; returns the writer.
+    pub(crate) fn finish(mut self) -> Result<W> {
+        let start = self.written;
+        let directory = std::mem::take(&mut self.directory);
+        self.put(&directory)?;
+        let len = directory.len() as u64;
+        let zip64 = start >= 0xFFFF_FFFF || self.count >= 0xFFFF;
+        let mut end = Vec::new();
+        if zip64 {
+            let end64 = self.written;
+            end.extend_from_slice(&END64.to_le_bytes());
+            end.extend_from_slice(&44u64.to_le_bytes());
+            end.extend_from_slice(&45u16.to_le_bytes());
+            end.extend_from_slice(&45u16.to_le_bytes());
+            end.extend_from_slice(&[0; 8]); // this disk, the directory's disk
+            end.extend_from_slice(&self.count.to_le_bytes());
+            end.extend_from_slice(&self.count.to_le_bytes());
+            end.extend_from_slice(&len.to_le_bytes());
+            end.extend_from_slice(&start.to_le_bytes());
+            end.extend_from_slice(&END64_LOCATOR.to_le_bytes());
+            end.extend_from_slice(&0u32.to_le_bytes());
+            end.extend_from_slice(&end64.to_le_bytes());
+            end.extend_from_slice(&1u32.to_le_bytes());
+        }
+        let count = self.count.min(0xFFFF) as u16;
+        end.extend_from_slice(&END.to_le_bytes());
+        end.extend_from_slice(&[0; 4]);
+        end.extend_from_slice(&count.to_le_bytes());
+        end.extend_from_slice(&count.to_le_bytes());
+        end.extend_from_slice(&(len.min(0xFFFF_FFFF) as u32).to_le_bytes());
+        end.extend_from_slice(&(start.min(0xFFFF_FFFF) as u32).to_le_bytes());
+        end.extend_from_slice(&0u16.to_le_bytes());
+        self.put(&end)?;
+        Ok(self.writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_come_back_with_their_bytes() {
+        let mut zip = ZipWriter::new(Vec::new());
+        zip.member("a.npy", &[b"hello ", b"world"]).unwrap();
+        zip.member("b.npy", &[]).unwrap();
+        let bytes = zip.finish().unwrap();
+        let members = members(&bytes, 0).unwrap();
+        let got: Vec<_> = members
+            .iter()
+            .map(|m| (m.name.as_str(), &m.data[..]))
+            .collect();
+        assert_eq!(got, [("a.npy", &b"hello world"[..]), ("b.npy", &b""[..])]);
+        let at = members[0].offset.unwrap();
+        assert_eq!(&bytes[at..][..5], b"hello");
+        // A flipped byte fails the CRC, at the member's data.
+        let mut bad = bytes.clone();
+        bad[at] ^= 1;
+        let err = super::members(&bad, 0).unwrap_err();
+        assert_eq!(err.offset(), Some(at as u64));
+    }
+
+    #[test]
+    fn zip64_fields_are_read_where_the_small_ones_are_full() {
+        let mut fields = [0xFFFF_FFFFu64, 7, 0xFFFF_FFFF];
+        let mut extra = vec![1, 0, 16, 0];
+        extra.extend_from_slice(&5_000_000_000u64.to_le_bytes());
+        extra.extend_from_slice(&6_000_000_000u64.to_le_bytes());
+        let [a, b, c] = &mut fields;
+        read_zip64_extra(&extra, &mut [a, b, c]);
+        assert_eq!(fields, [5_000_000_000, 7, 6_000_000_000]);
+    }
+}
