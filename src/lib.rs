@@ -55,7 +55,7 @@ pub use adapters::{csr, dense, frame, Columns, Csr, CsrView, Dense, DenseView, F
 pub use de::{
     from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
 };
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use io::{from_file, from_file_with, to_file, to_file_with, DbdfFile, DbdfWriter};
 pub use model::Object;
 pub use options::{BlockPolicy, Dialect, Options};

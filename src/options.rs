@@ -1,6 +1,7 @@
 //! Writer and reader choices, and the dialects they choose between.
 
-use crate::error::{Error, Result};
+use crate::error::ErrorImpl;
+use crate::error::Result;
 
 /// Which byte layout and code table an object uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -29,11 +30,12 @@ impl std::fmt::Display for Dialect {
 /// [`Error::AllocationLimit`] at `offset`.
 pub fn check_alloc(offset: u64, needed: u128, input: u64, max_alloc: u64) -> Result<()> {
     if needed > u128::from(input) + u128::from(max_alloc) {
-        return Err(Error::AllocationLimit {
+        return Err(ErrorImpl::AllocationLimit {
             offset,
             bytes: needed,
             limit: max_alloc,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -156,10 +158,11 @@ impl Options {
             return Ok(false);
         }
         let refuse = |what: &str, reason| {
-            Err(Error::NotInDialect {
+            Err(ErrorImpl::NotInDialect {
                 what: what.into(),
                 reason,
-            })
+            }
+            .into())
         };
         if self.block_policy != BlockPolicy::Auto {
             return refuse(

@@ -274,13 +274,14 @@ fn a_read_limit_fails_cleanly_before_reading_past_it() {
             &limited,
         ))
     });
-    let got = result;
-    assert!(
-        matches!(
-            got,
-            Some(Err(serde_daphne::Error::LimitExceeded { limit: 4096, .. }))
-        ),
+    let got = result
+        .expect("a result")
+        .expect_err("the limit refuses the read");
+    assert_eq!(
+        got.kind(),
+        serde_daphne::ErrorKind::LimitExceeded,
         "{got:?}"
     );
+    assert!(got.to_string().contains("the limit of 4096 bytes"), "{got}");
     assert!(peak < 64 * 1024, "{peak}");
 }

@@ -22,6 +22,7 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::io::Write;
 use std::path::Path;
 
@@ -272,13 +273,15 @@ pub fn to_writer<W: Write>(
     options: &WriteOptions,
 ) -> Result<()> {
     for (i, object) in objects.iter().enumerate() {
-        write_value(&mut writer, object, options).map_err(|e| match e {
-            Error::NotConvertible { what, to, reason } => Error::NotConvertible {
-                what: format!("{what} (object {i})"),
-                to,
-                reason,
-            },
-            e => e,
+        write_value(&mut writer, object, options).map_err(|e| match e.into_details() {
+            ErrorImpl::NotConvertible { what, to, reason } => {
+                Error::from(ErrorImpl::NotConvertible {
+                    what: format!("{what} (object {i})"),
+                    to,
+                    reason,
+                })
+            }
+            other => Error::from(other),
         })?;
     }
     Ok(())

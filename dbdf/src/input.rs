@@ -1,6 +1,7 @@
 //! What the neighbouring formats' readers and writers share: errors that name the format and
 //! the byte offset, and a cursor over bytes.
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::fmt::Display;
 
 use serde_daphne::{Error, Result};
@@ -12,20 +13,20 @@ pub(crate) struct Foreign(pub(crate) &'static str);
 impl Foreign {
     /// Malformed input at byte `offset` of the file.
     pub(crate) fn at(self, offset: usize, message: impl Display) -> Error {
-        Error::ForeignInput {
+        Error::from(ErrorImpl::ForeignInput {
             format: self.0,
             offset: Some(offset as u64),
             message: message.to_string(),
-        }
+        })
     }
 
     /// Malformed input where the container has no byte offsets (HDF5, `.mtd` JSON).
     pub(crate) fn error(self, message: impl Display) -> Error {
-        Error::ForeignInput {
+        Error::from(ErrorImpl::ForeignInput {
             format: self.0,
             offset: None,
             message: message.to_string(),
-        }
+        })
     }
 
     /// Malformed input in the file at `path`, which has no byte offsets to give.
@@ -50,11 +51,11 @@ pub(crate) fn not_convertible(
     to: &'static str,
     reason: impl Into<String>,
 ) -> Error {
-    Error::NotConvertible {
+    Error::from(ErrorImpl::NotConvertible {
         what: what.into(),
         to,
         reason: reason.into(),
-    }
+    })
 }
 
 /// A value of a neighbouring format with no exact counterpart in DAPHNE.

@@ -1,10 +1,10 @@
 //! `dbdf.convert`: the crate's file-to-file conversions, options by keyword.
 
+use dbdf::convert::{ConvertOptions, Format};
+use dbdf::{binsparse, futhark};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use dbdf::convert::{ConvertOptions, Format};
-use dbdf::{binsparse, futhark};
 use serde_daphne::{BlockPolicy, DataType, Dialect, ValueType};
 
 use crate::errors::convert_to_py;

@@ -9,9 +9,10 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use serde_daphne::__private::error::ErrorImpl;
 use serde_daphne::model::{CsrIndex, CsrParts};
 use serde_daphne::wire::Header;
-use serde_daphne::{with_value_type, Element, Object, Result, ValueType, Values};
+use serde_daphne::{with_value_type, Element, Error, Object, Result, ValueType, Values};
 
 /// An object decoded, ready to become Python objects (built with the GIL released).
 pub enum Decoded {
@@ -81,13 +82,15 @@ pub fn decode(object: Object) -> Result<Decoded> {
 /// `shape` in `usize`s.
 ///
 /// # Errors
-/// [`serde_daphne::Error::TooLarge`] (at `offset`) where this machine cannot address it.
+/// A `TooLarge` error (at `offset`) where this machine cannot address it.
 pub fn dims((rows, cols): (u64, u64), offset: u64) -> Result<(usize, usize)> {
     let size = |n: u64| {
-        usize::try_from(n).map_err(|_| serde_daphne::Error::TooLarge {
-            offset,
-            what: "the object",
-            bytes: u128::from(n),
+        usize::try_from(n).map_err(|_| {
+            Error::from(ErrorImpl::TooLarge {
+                offset,
+                what: "the object",
+                bytes: u128::from(n),
+            })
         })
     };
     Ok((size(rows)?, size(cols)?))

@@ -1,9 +1,9 @@
 //! The crate's errors as Python exceptions: `DbdfError` (a `ValueError`) with the message, the
 //! byte offset and the kind; I/O failures as the `OSError` subclass Python would raise.
 
+use dbdf::convert::ConvertError;
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
-use dbdf::convert::ConvertError;
 use serde_daphne::Error;
 
 pyo3::create_exception!(
@@ -35,7 +35,7 @@ pub fn convert_to_py(error: ConvertError) -> PyErr {
 
 /// An I/O error about `file` as the `OSError` Python raises, with `filename` set.
 pub fn io_in_file(error: &Error, file: Option<&str>) -> Option<PyErr> {
-    let (Error::Io(io), Some(file)) = (error, file) else {
+    let (Some(io), Some(file)) = (error.io_error(), file) else {
         return None;
     };
     let args = (
@@ -57,7 +57,7 @@ pub fn in_file(error: Error, path: &std::path::Path) -> PyErr {
 
 /// `error` as a Python exception.
 pub fn to_py(error: Error) -> PyErr {
-    if let Error::Io(io) = &error {
+    if let Some(io) = error.io_error() {
         let message = io.to_string();
         return match io.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
@@ -71,20 +71,12 @@ pub fn to_py(error: Error) -> PyErr {
         // Setting an attribute on a fresh exception cannot fail short of memory; the message
         // alone is still a good exception then.
         let _ = value.setattr("offset", error.offset());
-        let _ = value.setattr("kind", kind_name(&error));
+        // The kind's name, such as `UnexpectedEof`.
+        let _ = value.setattr("kind", format!("{:?}", error.kind()));
         let _ = value.setattr("path", error.path());
         let _ = value.setattr("file", None::<String>);
         exception
     })
-}
-
-/// The variant's name, such as `UnexpectedEof`, from its `Debug` form.
-fn kind_name(error: &Error) -> String {
-    let debug = format!("{error:?}");
-    let end = debug
-        .find(|c: char| !c.is_alphanumeric() && c != '_')
-        .unwrap_or(debug.len());
-    debug[..end].to_owned()
 }
 
 /// Wraps a crate result for Python.

@@ -1,6 +1,7 @@
 //! A frame held as typed columns: [`Columns`], written and read with one bulk copy per
 //! column, for programs that keep their data by column (as DAPHNE and pandas do).
 
+use crate::error::ErrorImpl;
 use std::fmt;
 
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
@@ -193,18 +194,21 @@ impl<'de> Visitor<'de> for ColumnsVisitor {
 /// A frame object's columns, moved out of it.
 fn from_object(object: crate::model::Object) -> Result<Columns> {
     if object.data_type() != DataType::Frame {
-        return Err(Error::DataTypeMismatch {
+        return Err(ErrorImpl::DataTypeMismatch {
             offset: object.offset(),
             expected: "a Frame",
             found: object.data_type(),
-        });
+        }
+        .into());
     }
     let rows = object.shape().0;
     let labels: Vec<String> = object.labels().into_iter().map(str::to_owned).collect();
-    let rows = usize::try_from(rows).map_err(|_| Error::TooLarge {
-        offset: object.offset(),
-        what: "the frame",
-        bytes: u128::from(rows),
+    let rows = usize::try_from(rows).map_err(|_| {
+        Error::from(ErrorImpl::TooLarge {
+            offset: object.offset(),
+            what: "the frame",
+            bytes: u128::from(rows),
+        })
     })?;
     let columns = object.into_columns()?;
     Ok(Columns {

@@ -36,6 +36,7 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
+use crate::error::ErrorImpl;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -115,10 +116,10 @@ pub(crate) fn collect_columns<R: Serialize>(rows: &[R]) -> Result<Vec<(String, V
 }
 
 fn not_a_record() -> Error {
-    Error::FrameMismatch {
+    Error::from(ErrorImpl::FrameMismatch {
         path: String::new(),
         message: "a frame row must be a struct of numbers and bools".into(),
-    }
+    })
 }
 
 /// Adds one record's fields to the columns.
@@ -142,9 +143,11 @@ impl RecordFields<'_> {
     #[cold]
     #[inline(never)]
     fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
-        let not_a_number = || Error::FrameMismatch {
-            path: key.into(),
-            message: "a frame column holds numbers or bools only".into(),
+        let not_a_number = || {
+            Error::from(ErrorImpl::FrameMismatch {
+                path: key.into(),
+                message: "a frame column holds numbers or bools only".into(),
+            })
         };
         if self.first {
             let v = value.serialize(ScalarProbe)?.ok_or_else(not_a_number)?;
@@ -153,26 +156,26 @@ impl RecordFields<'_> {
             self.columns.push((key.to_owned(), values));
             self.keys.push(key);
         } else {
-            let (label, values) =
-                self.columns
-                    .get_mut(self.field)
-                    .ok_or_else(|| Error::FrameMismatch {
-                        path: key.into(),
-                        message: "the record has more fields than the first record".into(),
-                    })?;
+            let (label, values) = self.columns.get_mut(self.field).ok_or_else(|| {
+                Error::from(ErrorImpl::FrameMismatch {
+                    path: key.into(),
+                    message: "the record has more fields than the first record".into(),
+                })
+            })?;
             let first_key = self.keys[self.field];
             let pushed = (std::ptr::eq(first_key, key) || first_key == key)
                 && value
                     .serialize(ColumnPush(values))?
                     .ok_or_else(not_a_number)?;
             if !pushed {
-                return Err(Error::FrameMismatch {
+                return Err(ErrorImpl::FrameMismatch {
                     path: key.into(),
                     message: format!(
                         "the record does not match the first record's column \"{label}\" ({})",
                         values.value_type()
                     ),
-                });
+                }
+                .into());
             }
         }
         self.field += 1;
@@ -210,10 +213,11 @@ impl SerializeStruct for RecordFields<'_> {
 
     fn end(self) -> Result<()> {
         if !self.first && self.field != self.columns.len() {
-            return Err(Error::FrameMismatch {
+            return Err(ErrorImpl::FrameMismatch {
                 path: String::new(),
                 message: "the record has fewer fields than the first record".into(),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -282,11 +286,12 @@ impl<'de, R: Deserialize<'de>> Visitor<'de> for RowsVisitor<R> {
 /// The records of a frame object.
 pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Result<Vec<R>> {
     if object.data_type() != DataType::Frame {
-        return Err(Error::DataTypeMismatch {
+        return Err(ErrorImpl::DataTypeMismatch {
             offset: object.offset(),
             expected: "a Frame",
             found: object.data_type(),
-        });
+        }
+        .into());
     }
     let labels: Vec<String> = object.labels().into_iter().map(str::to_owned).collect();
     let rows = object.shape().0 as usize;
@@ -342,13 +347,14 @@ impl FrameData<'_> {
             match self.labels.iter().position(|l| l == field) {
                 Some(c) => wanted.push(c),
                 None => {
-                    return Err(Error::FrameMismatch {
+                    return Err(ErrorImpl::FrameMismatch {
                         path: (*field).into(),
                         message: format!(
                             "the frame has no column labelled \"{field}\" (its columns: {})",
                             self.labels.join(", ")
                         ),
-                    })
+                    }
+                    .into())
                 }
             }
         }

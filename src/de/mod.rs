@@ -31,6 +31,7 @@ macro_rules! unrepresentable {
 mod seq;
 mod value;
 
+use crate::error::ErrorImpl;
 use std::io::Read;
 use std::marker::PhantomData;
 
@@ -132,9 +133,10 @@ impl<S: Source> Deserializer<S> {
         if self.src.at_end()? {
             Ok(())
         } else {
-            Err(Error::TrailingBytes {
+            Err(ErrorImpl::TrailingBytes {
                 offset: self.src.offset(),
-            })
+            }
+            .into())
         }
     }
 
@@ -247,23 +249,24 @@ impl<S: Source> Deserializer<S> {
         let (rows, cols) = object.shape();
         match object.get(0, 0) {
             Some(value) if (rows, cols) == (1, 1) => Ok(ValueDe { value, offset }),
-            _ => Err(Error::ShapeMismatch {
+            _ => Err(ErrorImpl::ShapeMismatch {
                 offset,
                 expected: "a number is read from a 1 x 1 object".into(),
                 rows,
                 cols,
-            }),
+            }
+            .into()),
         }
     }
 
     /// The data type and shape of the next object, without consuming it.
     fn peek(&mut self) -> Result<(DataType, u64, u64)> {
-        peek_shape(&mut self.src)?.ok_or(Error::UnexpectedEof {
+        peek_shape(&mut self.src)?.ok_or(Error::from(ErrorImpl::UnexpectedEof {
             offset: self.src.offset(),
             what: "the next object",
             needed: 1,
             available: 0,
-        })
+        }))
     }
 }
 
@@ -353,10 +356,12 @@ impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
         let (data_type, rows, cols) = self.peek()?;
         if data_type == DataType::DenseMatrix && rows == 0 {
             self.next_object()?;
-            let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
-                offset: self.offset(),
-                what: "a sequence",
-                bytes: u128::from(cols),
+            let count = usize::try_from(cols).map_err(|_| {
+                Error::from(ErrorImpl::TooLarge {
+                    offset: self.offset(),
+                    what: "a sequence",
+                    bytes: u128::from(cols),
+                })
             })?;
             return visitor.visit_seq(ObjectsSeq {
                 de: self,

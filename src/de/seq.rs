@@ -1,6 +1,7 @@
 //! Sequences read from objects: struct fields and counted elements (objects back to back), a
 //! matrix as rows or as a flat sequence, and tuples (a column vector or objects).
 
+use crate::error::ErrorImpl;
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde::forward_to_deserialize_any;
 
@@ -100,13 +101,14 @@ impl MatrixSeq {
     /// Switches to vector mode for the first element.
     fn first_number(&mut self) -> Result<ValueDe> {
         if (self.rows != 1 && self.cols != 1) || self.values.is_empty() {
-            return Err(Error::ShapeMismatch {
+            return Err(ErrorImpl::ShapeMismatch {
                 offset: self.offset,
                 expected: "a sequence of numbers is read from a non-empty n x 1 or 1 x n object"
                     .into(),
                 rows: self.rows as u64,
                 cols: self.cols as u64,
-            });
+            }
+            .into());
         }
         self.mode = Some(MatrixMode::Vector);
         self.value(0)
@@ -157,12 +159,12 @@ impl FirstOfMatrix<'_> {
     }
 
     fn not_a_sequence_of_objects(&self) -> Error {
-        Error::ShapeMismatch {
+        Error::from(ErrorImpl::ShapeMismatch {
             offset: self.seq.offset,
             expected: "a sequence of objects starts with a 0 x n count marker".into(),
             rows: self.seq.rows as u64,
             cols: self.seq.cols as u64,
-        }
+        })
     }
 }
 

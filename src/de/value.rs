@@ -1,5 +1,6 @@
 //! One stored value handed to a visitor as whatever number type it asks for.
 
+use crate::error::ErrorImpl;
 use serde::de::{self, Visitor};
 use serde::forward_to_deserialize_any;
 
@@ -15,11 +16,13 @@ pub(crate) struct ValueDe {
 
 impl ValueDe {
     fn exact<T: Element>(&self) -> Result<T> {
-        self.value.to::<T>().ok_or(Error::LossyConversion {
-            offset: self.offset,
-            value: self.value,
-            to: T::VALUE_TYPE,
-        })
+        self.value
+            .to::<T>()
+            .ok_or(Error::from(ErrorImpl::LossyConversion {
+                offset: self.offset,
+                value: self.value,
+                to: T::VALUE_TYPE,
+            }))
     }
 }
 
@@ -53,10 +56,11 @@ impl<'de> de::Deserializer<'de> for ValueDe {
         match self.value.to::<u8>() {
             Some(0) => visitor.visit_bool(false),
             Some(1) => visitor.visit_bool(true),
-            _ => Err(Error::NotABool {
+            _ => Err(ErrorImpl::NotABool {
                 offset: self.offset,
                 value: self.value,
-            }),
+            }
+            .into()),
         }
     }
 

@@ -1,10 +1,11 @@
 //! The index of a file: every object's header and every block's place, type and byte range,
 //! read from headers alone (block bodies are seeked past), in O(number of blocks).
 
+use crate::error::ErrorImpl;
 use std::io::{Read, Seek};
 use std::ops::Range;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::detect::{check_hint_header, detect};
 use crate::model::encode::places;
 use crate::model::runtime::header_of;
@@ -105,18 +106,19 @@ pub(crate) fn index_all<R: Read + Seek>(
             Ok(object) => objects.push(object),
             // After an object, bytes that do not even hold a fixed header are trailing bytes.
             Err(e) if !objects.is_empty() && e.offset().is_some_and(|at| at < start + 18) => {
-                return Err(Error::TrailingBytes { offset: start });
+                return Err(ErrorImpl::TrailingBytes { offset: start }.into());
             }
             Err(e) => return Err(e),
         }
     }
     if objects.is_empty() {
-        return Err(Error::UnexpectedEof {
+        return Err(ErrorImpl::UnexpectedEof {
             offset: 0,
             what: "an object's header (the file is empty)",
             needed: FIXED_HEADER_LEN as u64,
             available: 0,
-        });
+        }
+        .into());
     }
     Ok(objects)
 }
@@ -190,12 +192,13 @@ fn skip_values<R: Read + Seek>(
 ) -> Result<()> {
     let available = src.remaining().unwrap_or(0);
     if len > u128::from(available) {
-        return Err(Error::UnexpectedEof {
+        return Err(ErrorImpl::UnexpectedEof {
             offset: src.offset(),
             what,
             needed: u64::try_from(len).unwrap_or(u64::MAX),
             available,
-        });
+        }
+        .into());
     }
     src.skip(len as u64, what)
 }
@@ -215,12 +218,13 @@ fn index_runtime<R: Read + Seek>(
     // through a block's geometry.
     let csr = head.data_type == DataType::CsrMatrix;
     if !fits && !csr && u128::from(rows) * u128::from(cols) > 0 {
-        return Err(Error::TooLarge {
+        return Err(ErrorImpl::TooLarge {
             offset: start,
             what: "a runtime-dialect object with a dimension of 2^32 or more for lazy reading \
                    (the runtime cannot write one; read it whole with from_file)",
             bytes: u128::from(rows) * u128::from(cols),
-        });
+        }
+        .into());
     }
     skip_values(src, head.body_len(), "the object's values")?;
     let header = header_of(&head, hint.and_then(|h| h.labels.clone()));
@@ -256,11 +260,12 @@ fn index_runtime<R: Read + Seek>(
             false => tiles(rows.max(cols)),
         };
         if count > MAX_RUNTIME_TILES {
-            return Err(Error::TooLarge {
+            return Err(ErrorImpl::TooLarge {
                 offset: start,
                 what: "a runtime-dialect object this large (its dimensions need over 4,096 blocks)",
                 bytes: u128::from(rows) * u128::from(cols),
-            });
+            }
+            .into());
         }
         places(rows, cols, (max, max))
             .map(|place| block(place, if cells { block_type } else { BlockType::Empty }))

@@ -1,6 +1,7 @@
 //! `DbdfFile`: a file opened lazily. Opening reads headers only; objects, windows, frame
 //! rows and blocks are read on demand, each touching only the bytes it needs.
 
+use crate::error::ErrorImpl;
 use std::fs::File;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
@@ -441,11 +442,12 @@ impl<R: Read + Seek> DbdfFile<R> {
         let object = self.object(index)?;
         let data_type = object.header.data_type();
         if data_type == DataType::Frame {
-            return Err(Error::DataTypeMismatch {
+            return Err(ErrorImpl::DataTypeMismatch {
                 offset: object.range.start,
                 expected: "a matrix (read a frame's rows with read_frame)",
                 found: data_type,
-            });
+            }
+            .into());
         }
         check_window(object, &rows, &cols)?;
         Ok(Window { rows, cols })
@@ -466,11 +468,12 @@ impl<R: Read + Seek> DbdfFile<R> {
     ) -> Result<Object> {
         let object = self.object(index)?;
         let Header::Frame { columns, .. } = &object.header else {
-            return Err(Error::DataTypeMismatch {
+            return Err(ErrorImpl::DataTypeMismatch {
                 offset: object.range.start,
                 expected: "a frame",
                 found: object.header.data_type(),
-            });
+            }
+            .into());
         };
         let wanted: Vec<usize> = if labels.is_empty() {
             (0..columns.len()).collect()
@@ -481,9 +484,11 @@ impl<R: Read + Seek> DbdfFile<R> {
                     columns
                         .iter()
                         .position(|c| c.label == *label)
-                        .ok_or_else(|| Error::FrameMismatch {
-                            path: String::new(),
-                            message: format!("the frame has no column labelled \"{label}\""),
+                        .ok_or_else(|| {
+                            Error::from(ErrorImpl::FrameMismatch {
+                                path: String::new(),
+                                message: format!("the frame has no column labelled \"{label}\""),
+                            })
                         })
                 })
                 .collect::<Result<_>>()?
@@ -593,7 +598,7 @@ fn columns_of(object: &ObjectInfo) -> &[crate::wire::Column] {
 fn check_window(object: &ObjectInfo, rows: &Range<u64>, cols: &Range<u64>) -> Result<()> {
     let (r, c) = object.header.shape();
     if rows.start > rows.end || rows.end > r || cols.start > cols.end || cols.end > c {
-        return Err(Error::ShapeMismatch {
+        return Err(ErrorImpl::ShapeMismatch {
             offset: object.range.start,
             expected: format!(
                 "rows {}..{} and columns {}..{} were asked for",
@@ -601,7 +606,8 @@ fn check_window(object: &ObjectInfo, rows: &Range<u64>, cols: &Range<u64>) -> Re
             ),
             rows: r,
             cols: c,
-        });
+        }
+        .into());
     }
     Ok(())
 }

@@ -10,6 +10,7 @@
 //! sparser than DAPHNE's threshold is typed CSR under `daphne --select-matrix-repr`.
 //! Read leniently: any key order and whitespace, unknown keys ignored.
 
+use crate::error::ErrorImpl;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -66,9 +67,11 @@ struct AnyMeta {
 }
 
 fn name_of(value_type: ValueType) -> Result<&'static str> {
-    meta_name(value_type).ok_or_else(|| Error::NotInDialect {
-        what: format!("{value_type} values"),
-        reason: "the runtime has no 16-bit value types",
+    meta_name(value_type).ok_or_else(|| {
+        Error::from(ErrorImpl::NotInDialect {
+            what: format!("{value_type} values"),
+            reason: "the runtime has no 16-bit value types",
+        })
     })
 }
 
@@ -137,9 +140,11 @@ pub fn meta_json(header: &Header, nnz: Option<u64>) -> Result<Option<String>> {
 /// # Errors
 /// [`Error::Sidecar`] for invalid JSON or missing fields.
 pub fn parse_meta(text: &str, path: &Path) -> Result<Hint> {
-    let fail = |message: String| Error::Sidecar {
-        path: path.display().to_string(),
-        message,
+    let fail = |message: String| {
+        Error::from(ErrorImpl::Sidecar {
+            path: path.display().to_string(),
+            message,
+        })
     };
     let meta: AnyMeta =
         serde_json::from_str(text).map_err(|e| fail(format!("is not a DAPHNE sidecar: {e}")))?;
@@ -227,6 +232,6 @@ pub fn read_sidecar(path: impl AsRef<Path>) -> Result<Option<Hint>> {
     match std::fs::read_to_string(&meta) {
         Ok(text) => parse_meta(&text, &meta).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::Io(e)),
+        Err(e) => Err(ErrorImpl::Io(e).into()),
     }
 }

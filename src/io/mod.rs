@@ -1,5 +1,6 @@
 //! Files: atomic writes and reads sized by the file's length; DAPHNE's `.meta` sidecars.
 
+use crate::error::ErrorImpl;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -101,7 +102,7 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
 /// Removes the file at `path`; a file that is not there is no error.
 pub fn remove_if_present(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Io(e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ErrorImpl::Io(e).into()),
         _ => Ok(()),
     }
 }

@@ -3,6 +3,7 @@
 //! writer checks that they cover each object exactly once. The file appears at its path only
 //! when [`DbdfWriter::finish`] succeeds.
 
+use crate::error::ErrorImpl;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -405,11 +406,12 @@ impl DbdfWriter {
                 ..*place
             };
             if current.coverage.complete() {
-                return Err(Error::OverlappingBlocks {
+                return Err(ErrorImpl::OverlappingBlocks {
                     offset: at,
                     row: place.row,
                     col: place.col,
-                });
+                }
+                .into());
             }
             current.coverage.add(at, place, true)?;
         }
@@ -431,12 +433,13 @@ impl DbdfWriter {
         let current = self.current()?;
         let (object_rows, object_cols) = current.header.shape();
         if col != 0 || cols != object_cols || row != current.next_row || row + rows > object_rows {
-            return Err(Error::TileOrder {
+            return Err(ErrorImpl::TileOrder {
                 object,
                 expected: current.next_row,
                 found: (row, col),
                 reason: "the runtime dialect writes full-width row bands, in row order",
-            });
+            }
+            .into());
         }
         current.next_row += rows;
         Ok(())
@@ -533,12 +536,13 @@ impl DbdfWriter {
     pub fn write_frame_column(&mut self, row: u64, col: u64, values: &Values) -> Result<()> {
         let object = self.objects - 1;
         if self.runtime() {
-            return Err(Error::TileOrder {
+            return Err(ErrorImpl::TileOrder {
                 object,
                 expected: self.current()?.next_row,
                 found: (row, col),
                 reason: "the runtime dialect interleaves a frame's columns: use write_frame_rows",
-            });
+            }
+            .into());
         }
         let header = self.current()?.header.clone();
         let Some(value_type) = header
@@ -576,19 +580,21 @@ impl DbdfWriter {
         let cells = u128::from(rows) * u128::from(cols);
         if runtime {
             if current.next_row < rows && cells > 0 {
-                return Err(Error::IncompleteObject {
+                return Err(ErrorImpl::IncompleteObject {
                     object,
                     covered: u128::from(current.next_row) * u128::from(cols),
                     cells,
-                });
+                }
+                .into());
             }
         } else if !current.coverage.complete() {
             current.coverage.check_overlaps()?;
-            return Err(Error::IncompleteObject {
+            return Err(ErrorImpl::IncompleteObject {
                 object,
                 covered: current.coverage.covered(),
                 cells,
-            });
+            }
+            .into());
         }
         let current = self.current.take().expect("checked above");
         if let Some(spill) = current.spill {
@@ -604,7 +610,9 @@ impl DbdfWriter {
             let sink = self.sink.take().expect("the sink lives until finish");
             let mut file = into_file(sink)?;
             for (_, writer) in [cols, values] {
-                let mut spilled = writer.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+                let mut spilled = writer
+                    .into_inner()
+                    .map_err(|e| Error::from(ErrorImpl::Io(e.into_error())))?;
                 spilled.seek(SeekFrom::Start(0))?;
                 io::copy(&mut spilled, &mut file)?;
             }
@@ -669,7 +677,9 @@ impl DbdfWriter {
 /// Flushes a sink down to its file.
 fn into_file(sink: Sink<Counted<BufWriter<File>>>) -> Result<File> {
     let buffered = sink.finish()?.inner;
-    buffered.into_inner().map_err(|e| Error::Io(e.into_error()))
+    buffered
+        .into_inner()
+        .map_err(|e| Error::from(ErrorImpl::Io(e.into_error())))
 }
 
 impl std::fmt::Debug for DbdfWriter {
@@ -700,9 +710,10 @@ fn check_type(object: usize, expected: ValueType, found: ValueType) -> Result<()
     if found == expected || widens_exactly(found, expected) {
         return Ok(());
     }
-    Err(Error::TileValueType {
+    Err(ErrorImpl::TileValueType {
         object,
         expected,
         found,
-    })
+    }
+    .into())
 }

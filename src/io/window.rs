@@ -2,6 +2,7 @@
 //! only the rows' byte ranges inside it, of a runtime CSR matrix only the row offsets and the
 //! index and value ranges they name.
 
+use crate::error::ErrorImpl;
 use std::io::{Read, Seek};
 use std::ops::Range;
 
@@ -271,11 +272,11 @@ impl Checked {
     }
 
     fn lossy<S: Element>(&self, value: S, to: ValueType) -> Error {
-        Error::LossyConversion {
+        Error::from(ErrorImpl::LossyConversion {
             offset: self.offset,
             value: value.into_value(),
             to,
-        }
+        })
     }
 }
 
@@ -423,26 +424,29 @@ fn read_runtime_csr<T: Element, R: Read + Seek>(
     // The whole array's rules, on the slice read: from 0, non-decreasing, within the
     // stored entries.
     if r0 == 0 && offsets[0] != 0 {
-        return Err(Error::RuntimeLayout {
+        return Err(ErrorImpl::RuntimeLayout {
             offset: offsets_at,
             message: "the row offsets do not start at 0".into(),
-        });
+        }
+        .into());
     }
     for (i, pair) in offsets.windows(2).enumerate() {
         if pair[1] < pair[0] {
-            return Err(Error::RuntimeLayout {
+            return Err(ErrorImpl::RuntimeLayout {
                 offset: offsets_at + 8 * (i as u64 + 1),
                 message: format!("row offset {} is below the previous {}", pair[1], pair[0]),
-            });
+            }
+            .into());
         }
     }
     let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
     if last > nnz {
-        return Err(Error::SparseCountMismatch {
+        return Err(ErrorImpl::SparseCountMismatch {
             offset: offsets_at,
             declared: nnz,
             counted: last,
-        });
+        }
+        .into());
     }
     let rebased: Vec<u64> = offsets.iter().map(|&o| o - first).collect();
     let (cols_at, values_at) = head.csr_arrays();

@@ -1,6 +1,7 @@
 //! Typed assembly: an object's blocks gathered into one row-major vector, CSR arrays or frame
 //! columns of a Rust element type, converting each value exactly or failing.
 
+use crate::error::ErrorImpl;
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
@@ -51,17 +52,20 @@ impl Object {
     /// Checks the object is a matrix and its dimensions fit in memory; returns `(rows, cols)`.
     pub(super) fn matrix_dims(&self) -> Result<(usize, usize)> {
         if self.data_type() == DataType::Frame {
-            return Err(Error::DataTypeMismatch {
+            return Err(ErrorImpl::DataTypeMismatch {
                 offset: self.offset,
                 expected: "a matrix (DenseMatrix or CSRMatrix)",
                 found: DataType::Frame,
-            });
+            }
+            .into());
         }
         let (rows, cols) = self.shape();
-        let too_large = || Error::TooLarge {
-            offset: self.offset,
-            what: "the matrix",
-            bytes: u128::from(rows) * u128::from(cols),
+        let too_large = || {
+            Error::from(ErrorImpl::TooLarge {
+                offset: self.offset,
+                what: "the matrix",
+                bytes: u128::from(rows) * u128::from(cols),
+            })
         };
         Ok((
             usize::try_from(rows).map_err(|_| too_large())?,
@@ -78,11 +82,13 @@ impl Object {
     /// fit `T`; [`Error::TooLarge`]/[`Error::OutOfMemory`] when the matrix does not fit memory.
     pub fn dense_vec<T: Element>(&self) -> Result<Vec<T>> {
         let (rows, cols) = self.matrix_dims()?;
-        let len = rows.checked_mul(cols).ok_or(Error::TooLarge {
-            offset: self.offset,
-            what: "the matrix",
-            bytes: rows as u128 * cols as u128 * std::mem::size_of::<T>() as u128,
-        })?;
+        let len = rows
+            .checked_mul(cols)
+            .ok_or(Error::from(ErrorImpl::TooLarge {
+                offset: self.offset,
+                what: "the matrix",
+                bytes: rows as u128 * cols as u128 * std::mem::size_of::<T>() as u128,
+            }))?;
         if let [Block {
             data: BlockData::Dense(values),
             ..
@@ -148,14 +154,14 @@ impl Object {
     /// # Errors
     /// As [`Object::dense_vec`].
     pub fn dense_values(&self) -> Result<Values> {
-        let vt = self
-            .header
-            .matrix_value_type()
-            .ok_or(Error::DataTypeMismatch {
-                offset: self.offset,
-                expected: "a matrix (DenseMatrix or CSRMatrix)",
-                found: DataType::Frame,
-            })?;
+        let vt =
+            self.header
+                .matrix_value_type()
+                .ok_or(Error::from(ErrorImpl::DataTypeMismatch {
+                    offset: self.offset,
+                    expected: "a matrix (DenseMatrix or CSRMatrix)",
+                    found: DataType::Frame,
+                }))?;
         with_value_type!(vt, T => self.dense_vec::<T>().map(T::into_values))
     }
 
@@ -236,11 +242,12 @@ impl Object {
         let parts = self.into_csr_parts::<T>()?;
         let largest = cols.saturating_sub(1).max(parts.values.len());
         if I::try_from_usize(largest).is_none() {
-            return Err(Error::LossyConversion {
+            return Err(ErrorImpl::LossyConversion {
                 offset,
                 value: Value::U64(largest as u64),
                 to: I::value_type(),
-            });
+            }
+            .into());
         }
         Ok(CsrParts {
             row_offsets: convert_indices(parts.row_offsets)?,
@@ -346,12 +353,13 @@ impl Object {
             for k in w[0] + 1..w[1] {
                 if col_indices[k] == col_indices[k - 1] {
                     let (a, b) = (order[k - 1], order[k]);
-                    return Err(Error::DuplicateEntry {
+                    return Err(ErrorImpl::DuplicateEntry {
                         first: a.min(b),
                         second: a.max(b),
                         row: r as u64,
                         col: col_indices[k] as u64,
-                    });
+                    }
+                    .into());
                 }
             }
         }
@@ -374,10 +382,12 @@ impl Object {
             .header
             .value_type_of(col)
             .ok_or_else(|| Error::invalid(format!("the object has no column {col}")))?;
-        let rows = usize::try_from(self.shape().0).map_err(|_| Error::TooLarge {
-            offset: self.offset,
-            what: "a column",
-            bytes: u128::from(self.shape().0),
+        let rows = usize::try_from(self.shape().0).map_err(|_| {
+            Error::from(ErrorImpl::TooLarge {
+                offset: self.offset,
+                what: "a column",
+                bytes: u128::from(self.shape().0),
+            })
         })?;
         with_value_type!(vt, T => {
             let mut out = zeroed_vec::<T>(rows)?;
@@ -398,10 +408,12 @@ impl Object {
     /// As [`Object::column`].
     pub fn columns(&self) -> Result<Vec<Values>> {
         let (rows, cols) = self.shape();
-        let too_large = || Error::TooLarge {
-            offset: self.offset,
-            what: "the columns",
-            bytes: u128::from(rows) * u128::from(cols),
+        let too_large = || {
+            Error::from(ErrorImpl::TooLarge {
+                offset: self.offset,
+                what: "the columns",
+                bytes: u128::from(rows) * u128::from(cols),
+            })
         };
         let rows = usize::try_from(rows).map_err(|_| too_large())?;
         let mut out = (0..cols)
@@ -472,14 +484,13 @@ impl Object {
         let mut blocks = Vec::with_capacity(self.blocks.len());
         for (index, block) in self.blocks.iter().enumerate() {
             let convert = |values: &Values| {
-                values
-                    .clone()
-                    .convert(value_type)
-                    .map_err(|i| Error::LossyConversion {
+                values.clone().convert(value_type).map_err(|i| {
+                    Error::from(ErrorImpl::LossyConversion {
                         offset: self.block_offset_or_object(index),
                         value: values.get(i).unwrap_or(Value::U8(0)),
                         to: value_type,
                     })
+                })
             };
             let data = match &block.data {
                 BlockData::Empty => BlockData::Empty,

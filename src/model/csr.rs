@@ -4,6 +4,7 @@
 //! reader and converter that assembles CSR uses this one routine. And CSR arrays with
 //! indices of other types ([`CsrIndex`]).
 
+use crate::error::ErrorImpl;
 use std::ops::Range;
 
 use crate::codes::ValueType;
@@ -25,7 +26,7 @@ impl RowCounts {
     pub fn new(rows: usize) -> Result<RowCounts> {
         let len = rows
             .checked_add(1)
-            .ok_or(Error::OutOfMemory { bytes: u128::MAX })?;
+            .ok_or(Error::from(ErrorImpl::OutOfMemory { bytes: u128::MAX }))?;
         Ok(RowCounts {
             counts: zeroed_vec(len)?,
         })
@@ -160,10 +161,11 @@ pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>
         Err((_, indices)) => indices,
     };
     let mut out: Vec<I> = Vec::new();
-    out.try_reserve_exact(indices.len())
-        .map_err(|_| Error::OutOfMemory {
+    out.try_reserve_exact(indices.len()).map_err(|_| {
+        Error::from(ErrorImpl::OutOfMemory {
             bytes: (indices.len() * std::mem::size_of::<I>()) as u128,
-        })?;
+        })
+    })?;
     crate::pages::advise_spare(&out);
     out.extend(indices.iter().map(|&i| I::from_usize_unchecked(i)));
     Ok(out)

@@ -19,6 +19,7 @@
 //!
 //! The byte positions of the fields read here are `wire/probe.rs`'s.
 
+use crate::error::ErrorImpl;
 use crate::error::{Error, Result};
 use crate::model::object::Object;
 use crate::model::runtime::from_runtime;
@@ -47,10 +48,10 @@ pub struct Hint {
 
 impl Hint {
     fn mismatch(&self, message: String) -> Error {
-        Error::Sidecar {
+        Error::from(ErrorImpl::Sidecar {
             path: self.path.clone(),
             message,
-        }
+        })
     }
 }
 
@@ -316,10 +317,11 @@ fn trial_parse<S: Source + ?Sized>(
     match (spec, runtime) {
         (true, false) => Ok(Dialect::Spec),
         (false, true) => Ok(Dialect::Runtime),
-        (true, true) => Err(Error::AmbiguousDialect {
+        (true, true) => Err(ErrorImpl::AmbiguousDialect {
             offset: start,
             message: "both the spec's and the runtime's layout parse in full".into(),
-        }),
+        }
+        .into()),
         (false, false) => Ok(otherwise),
     }
 }

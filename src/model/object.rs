@@ -2,6 +2,7 @@
 //! block for block, and looking at it. Typed access is in `assemble.rs`, writing anew with
 //! options in `write.rs`.
 
+use crate::error::ErrorImpl;
 use std::io::Write;
 
 use crate::error::{Error, Result};
@@ -377,11 +378,11 @@ impl Object {
 
     /// The error for value `at` of block `index` not fitting `to`.
     pub(super) fn lossy(&self, index: usize, values: &Values, at: usize, to: ValueType) -> Error {
-        Error::LossyConversion {
+        Error::from(ErrorImpl::LossyConversion {
             offset: self.block_offset_or_object(index),
             value: values.get(at).unwrap_or(Value::U8(0)),
             to,
-        }
+        })
     }
 
     /// A frame from labelled columns of equal length, each column one block.
@@ -449,10 +450,12 @@ impl Object {
     /// # Errors
     /// [`Error::DataTypeMismatch`] for frames and scalars, or a target that is not a matrix.
     pub fn with_data_type(mut self, data_type: DataType) -> Result<Object> {
-        let mismatch = |found| Error::DataTypeMismatch {
-            offset: self.offset,
-            expected: "a matrix (DenseMatrix or CSRMatrix)",
-            found,
+        let mismatch = |found| {
+            Error::from(ErrorImpl::DataTypeMismatch {
+                offset: self.offset,
+                expected: "a matrix (DenseMatrix or CSRMatrix)",
+                found,
+            })
         };
         if !data_type.is_matrix() {
             return Err(mismatch(data_type));
@@ -500,11 +503,12 @@ pub(crate) fn check_block_values(
         return Ok(());
     }
     match (0..values.len()).find_map(|i| values.get(i).filter(|v| v.convert(target).is_none())) {
-        Some(value) => Err(Error::LossyConversion {
+        Some(value) => Err(ErrorImpl::LossyConversion {
             offset,
             value,
             to: target,
-        }),
+        }
+        .into()),
         None => Ok(()),
     }
 }
@@ -524,29 +528,32 @@ fn check_csr_rows(
     let at = |row: usize, k: usize| ROWS_AT + 4 * (row as u64 + 1) + entry * k as u64;
     for (row, w) in row_offsets.windows(2).enumerate() {
         if w[1] < w[0] || w[1] > col_indices.len() {
-            return Err(Error::SparseCountMismatch {
+            return Err(ErrorImpl::SparseCountMismatch {
                 offset: at(row, w[0]) - 4,
                 declared: col_indices.len() as u64,
                 counted: w[1] as u64,
-            });
+            }
+            .into());
         }
         let mut previous: Option<usize> = None;
         for (k, &col) in col_indices[w[0]..w[1]].iter().enumerate() {
             let offset = at(row, w[0] + k);
             if col >= cols as usize {
-                return Err(Error::ColumnOutOfRange {
+                return Err(ErrorImpl::ColumnOutOfRange {
                     offset,
                     index: u32::try_from(col).unwrap_or(u32::MAX),
                     cols,
-                });
+                }
+                .into());
             }
             if let Some(previous) = previous.filter(|&p| p >= col) {
-                return Err(Error::UnsortedColumns {
+                return Err(ErrorImpl::UnsortedColumns {
                     offset,
                     row: row as u32,
                     previous: previous as u32,
                     index: col as u32,
-                });
+                }
+                .into());
             }
             previous = Some(col);
         }

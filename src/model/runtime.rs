@@ -1,6 +1,7 @@
 //! Objects of DAPHNE's runtime dialect as this crate's [`Object`]s, and objects written for
 //! the runtime.
 
+use crate::error::ErrorImpl;
 use std::io::Write;
 
 use crate::error::{Error, Result};
@@ -41,11 +42,12 @@ pub(crate) fn from_runtime(
         tiles(rows) * tiles(cols)
     };
     if blocks > MAX_RUNTIME_BLOCKS {
-        return Err(Error::TooLarge {
+        return Err(ErrorImpl::TooLarge {
             offset,
             what: "a runtime-dialect object this large (its dimensions need over 4,096 blocks)",
             bytes: u128::from(rows) * u128::from(cols),
-        });
+        }
+        .into());
     }
     let fits = |rows: u64, cols: u64| rows <= u64::from(u32::MAX) && cols <= u64::from(u32::MAX);
     let place = |rows: u64, cols: u64| BlockPlace {
@@ -217,10 +219,12 @@ fn reencode(
     csr: Option<(Vec<usize>, Vec<usize>)>,
     offset: u64,
 ) -> Result<Object> {
-    let too_large = || Error::TooLarge {
-        offset,
-        what: "a matrix",
-        bytes: u128::from(rows) * u128::from(cols),
+    let too_large = || {
+        Error::from(ErrorImpl::TooLarge {
+            offset,
+            what: "a matrix",
+            bytes: u128::from(rows) * u128::from(cols),
+        })
     };
     let (r, c) = (
         usize::try_from(rows).map_err(|_| too_large())?,

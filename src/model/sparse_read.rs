@@ -8,6 +8,7 @@
 //! A Python `dbdf.load` of 1e7 entries spent its time decoding on one core into `usize`
 //! indices, then narrowing them to scipy's `int32` in a second pass over fresh memory.
 
+use crate::error::ErrorImpl;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -81,8 +82,10 @@ pub(crate) fn read_sparse_block_at<T: Element, I: CsrIndex>(
 ) -> Result<CsrParts<T, I>> {
     let entry = 4 + std::mem::size_of::<T>() as u64;
     let len = body.len(entry);
-    let nnz = usize::try_from(body.nnz).map_err(|_| Error::OutOfMemory {
-        bytes: u128::from(body.nnz),
+    let nnz = usize::try_from(body.nnz).map_err(|_| {
+        Error::from(ErrorImpl::OutOfMemory {
+            bytes: u128::from(body.nnz),
+        })
     })?;
     let mut row_offsets: Vec<I> = zeroed_vec(body.rows as usize + 1)?;
     let mut col_indices: Vec<I> = zeroed_vec(nnz)?;
@@ -122,11 +125,12 @@ pub(crate) fn read_sparse_block_at<T: Element, I: CsrIndex>(
     }
     let counted = walk.into_inner().unwrap_or_else(|p| p.into_inner()).entries;
     if counted != body.nnz {
-        return Err(Error::SparseCountMismatch {
+        return Err(ErrorImpl::SparseCountMismatch {
             offset: body.nnz_offset,
             declared: body.nnz,
             counted,
-        });
+        }
+        .into());
     }
     Ok(CsrParts {
         row_offsets,
@@ -189,11 +193,11 @@ fn find_rows<'o, T, I>(
             }
         };
         if entries + u64::from(count) > body.nnz {
-            fault = Some(Error::SparseCountMismatch {
+            fault = Some(Error::from(ErrorImpl::SparseCountMismatch {
                 offset: body.at + pos,
                 declared: body.nnz,
                 counted: entries + u64::from(count),
-            });
+            }));
             break;
         }
         entries += u64::from(count);
@@ -315,10 +319,10 @@ fn decode_held<T: Element, I: CsrIndex>(
 /// the file. Never a slice past the bytes read.
 #[cold]
 fn changed(offset: u64) -> Error {
-    Error::Io(std::io::Error::new(
+    Error::from(ErrorImpl::Io(std::io::Error::new(
         std::io::ErrorKind::InvalidData,
         format!("the file changed while it was read (its rows at byte {offset} differ)"),
-    ))
+    )))
 }
 
 /// A thread's buffer of the rows' bytes, refilled with positional reads.

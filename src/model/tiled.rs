@@ -3,6 +3,7 @@
 //! copy out of it), and written into `to_vec`'s output with each tile's values copied from
 //! the array's rows on every core.
 
+use crate::error::ErrorImpl;
 use std::io::Write;
 use std::mem::MaybeUninit;
 
@@ -317,8 +318,10 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
     }
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
     let out = sink.output_mut();
-    out.try_reserve(total).map_err(|_| Error::OutOfMemory {
-        bytes: total as u128,
+    out.try_reserve(total).map_err(|_| {
+        Error::from(ErrorImpl::OutOfMemory {
+            bytes: total as u128,
+        })
     })?;
     crate::pages::advise_spare(out);
     // Each tile's bytes, in order, then gathered into a run per thread of about equal size.
@@ -378,7 +381,8 @@ mod tests {
     use ndarray::Array2;
 
     use super::*;
-    use crate::{from_slice, to_vec_with, Dense, DenseView, Error, Options};
+    use crate::error::ErrorImpl;
+    use crate::{from_slice, to_vec_with, Dense, DenseView, Options};
 
     fn matrix(rows: usize, cols: usize) -> Array2<u16> {
         Array2::from_shape_fn((rows, cols), |(r, c)| (r * 1000 + c + 1) as u16)
@@ -454,7 +458,7 @@ mod tests {
         assert!(read_dense_tiles(truncated, 0, ValueType::U16).is_none());
         let general = Object::decode(&mut SliceSource::new(truncated)).unwrap_err();
         let typed = from_slice::<Dense<u16>>(truncated).unwrap_err();
-        assert!(matches!(typed, Error::UnexpectedEof { .. }));
+        assert!(matches!(typed.details(), ErrorImpl::UnexpectedEof { .. }));
         assert_eq!(typed.to_string(), general.to_string());
     }
 }

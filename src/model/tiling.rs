@@ -9,9 +9,10 @@
 //!   `0 x 0` block. (One block of its own shape, unless the dimension exceeds `u32::MAX`.)
 //! - In a frame, every block holding values lies within one column.
 
+use crate::error::ErrorImpl;
 use std::collections::BTreeMap;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::wire::BlockPlace;
 
 /// Tracks the blocks of one object as they are read.
@@ -54,7 +55,7 @@ impl Coverage {
         let row_end = u128::from(place.row) + u128::from(place.rows);
         let col_end = u128::from(place.col) + u128::from(place.cols);
         if row_end > u128::from(self.rows) || col_end > u128::from(self.cols) {
-            return Err(Error::BlockOutsideObject {
+            return Err(ErrorImpl::BlockOutsideObject {
                 offset,
                 row: place.row,
                 row_end,
@@ -62,24 +63,27 @@ impl Coverage {
                 col_end,
                 object_rows: self.rows,
                 object_cols: self.cols,
-            });
+            }
+            .into());
         }
         if self.frame && has_values && place.cols > 1 {
-            return Err(Error::FrameBlockSpansColumns {
+            return Err(ErrorImpl::FrameBlockSpansColumns {
                 offset,
                 col: place.col,
                 cols: place.cols,
-            });
+            }
+            .into());
         }
         if self.area == 0 {
             self.add_without_cells(offset, place)?;
         } else {
             if place.rows == 0 || place.cols == 0 {
-                return Err(Error::ZeroSizedBlock {
+                return Err(ErrorImpl::ZeroSizedBlock {
                     offset,
                     rows: place.rows,
                     cols: place.cols,
-                });
+                }
+                .into());
             }
             self.covered += u128::from(place.rows) * u128::from(place.cols);
         }
@@ -100,11 +104,12 @@ impl Coverage {
             && place.rows.min(place.cols) == 0
             && (length > 0 || extent == 0);
         if !well_placed {
-            return Err(Error::MisplacedBlock {
+            return Err(ErrorImpl::MisplacedBlock {
                 offset,
                 expected,
                 found: (place.row, place.col),
-            });
+            }
+            .into());
         }
         self.next += u64::from(length);
         Ok(())
@@ -150,11 +155,12 @@ impl Coverage {
             if let Some(other) = clash {
                 let later = index.max(other);
                 let (place, offset) = self.placed[later];
-                return Err(Error::OverlappingBlocks {
+                return Err(ErrorImpl::OverlappingBlocks {
                     offset,
                     row: place.row,
                     col: place.col,
-                });
+                }
+                .into());
             }
             active.insert(start, (end, index));
         }
@@ -165,6 +171,7 @@ impl Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{Error, ErrorImpl};
 
     fn place(row: u64, col: u64, rows: u32, cols: u32) -> BlockPlace {
         BlockPlace {
@@ -198,7 +205,10 @@ mod tests {
         assert!(c.complete());
         let got = c.finish();
         assert!(
-            matches!(got, Err(Error::OverlappingBlocks { offset: 20, .. })),
+            matches!(
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::OverlappingBlocks { offset: 20, .. })
+            ),
             "{got:?}"
         );
     }
@@ -209,7 +219,13 @@ mod tests {
         c.add(0, place(0, 0, 0, 4), false).unwrap();
         assert!(!c.complete());
         let got = c.add(1, place(0, 5, 0, 5), false);
-        assert!(matches!(got, Err(Error::MisplacedBlock { .. })), "{got:?}");
+        assert!(
+            matches!(
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::MisplacedBlock { .. })
+            ),
+            "{got:?}"
+        );
         c.add(2, place(0, 4, 0, 6), false).unwrap();
         assert!(c.complete());
         let mut c = Coverage::new(0, 0, false);
@@ -222,18 +238,27 @@ mod tests {
         let mut c = Coverage::new(2, 2, false);
         let got = c.add(5, place(1, 1, 2, 1), true);
         assert!(
-            matches!(got, Err(Error::BlockOutsideObject { offset: 5, .. })),
+            matches!(
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::BlockOutsideObject { offset: 5, .. })
+            ),
             "{got:?}"
         );
         let got = c.add(6, place(0, 0, 0, 2), false);
         assert!(
-            matches!(got, Err(Error::ZeroSizedBlock { offset: 6, .. })),
+            matches!(
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::ZeroSizedBlock { offset: 6, .. })
+            ),
             "{got:?}"
         );
         let mut f = Coverage::new(2, 2, true);
         let got = f.add(7, place(0, 0, 2, 2), true);
         assert!(
-            matches!(got, Err(Error::FrameBlockSpansColumns { offset: 7, .. })),
+            matches!(
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::FrameBlockSpansColumns { offset: 7, .. })
+            ),
             "{got:?}"
         );
         f.add(8, place(0, 0, 2, 2), false).unwrap();

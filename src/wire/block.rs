@@ -13,6 +13,7 @@
 //! increase within a sparse row, ultra-sparse entries strictly increase in (row, column) order,
 //! and every index lies inside the block.
 
+use crate::error::ErrorImpl;
 use std::io::Write;
 
 use super::element::Element;
@@ -219,7 +220,8 @@ pub fn decode_block_head<S: Source + ?Sized>(src: &mut S) -> Result<BlockHead> {
     let cols = src.u32("the block's number of columns")?;
     let offset = src.offset();
     let code = src.u8("the block type")?;
-    let block_type = BlockType::from_code(code).ok_or(Error::UnknownBlockType { offset, code })?;
+    let block_type = BlockType::from_code(code)
+        .ok_or(Error::from(ErrorImpl::UnknownBlockType { offset, code }))?;
     let what = match block_type {
         BlockType::Empty => {
             return Ok(BlockHead {
@@ -312,12 +314,13 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
     if let Some(remaining) = src.remaining() {
         let needed = 4 * u128::from(rows) + u128::from(nnz) * entry as u128;
         if needed > u128::from(remaining) {
-            return Err(Error::UnexpectedEof {
+            return Err(ErrorImpl::UnexpectedEof {
                 offset: src.offset(),
                 what: "a sparse block's rows",
                 needed: u64::try_from(needed).unwrap_or(u64::MAX),
                 available: remaining,
-            });
+            }
+            .into());
         }
     }
     let capacity = bounded_capacity(src, nnz, entry as u64);
@@ -335,11 +338,12 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
         let count = src.u32("a sparse row's number of non-zeros")?;
         counted += u64::from(count);
         if counted > nnz {
-            return Err(Error::SparseCountMismatch {
+            return Err(ErrorImpl::SparseCountMismatch {
                 offset: count_offset,
                 declared: nnz,
                 counted,
-            });
+            }
+            .into());
         }
         let start = src.offset();
         let bytes = src.take(count as usize * entry, "a sparse row's entries")?;
@@ -359,11 +363,12 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
         row_offsets.push(col_indices.len());
     }
     if counted != nnz {
-        return Err(Error::SparseCountMismatch {
+        return Err(ErrorImpl::SparseCountMismatch {
             offset: nnz_offset,
             declared: nnz,
             counted,
-        });
+        }
+        .into());
     }
     Ok(BlockData::Sparse {
         row_offsets,
@@ -396,25 +401,28 @@ fn decode_ultra_sparse<T: Element, S: Source + ?Sized>(
             read_le(&item[4..])
         };
         if row >= rows {
-            return Err(Error::RowOutOfRange {
+            return Err(ErrorImpl::RowOutOfRange {
                 offset,
                 index: row,
                 rows,
-            });
+            }
+            .into());
         }
         if col >= cols {
-            return Err(Error::ColumnOutOfRange {
+            return Err(ErrorImpl::ColumnOutOfRange {
                 offset: offset + 4,
                 index: col,
                 cols,
-            });
+            }
+            .into());
         }
         if let Some(previous) = previous.filter(|&p| p >= (row, col)) {
-            return Err(Error::UnsortedCoordinates {
+            return Err(ErrorImpl::UnsortedCoordinates {
                 offset,
                 previous,
                 index: (row, col),
-            });
+            }
+            .into());
         }
         previous = Some((row, col));
         row_indices.push(row);

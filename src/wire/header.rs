@@ -8,6 +8,7 @@
 use super::element::Values;
 use super::source::Source;
 use crate::codes::{DataType, ValueType};
+use crate::error::ErrorImpl;
 use crate::error::{Error, Result};
 
 /// The only format version this crate reads and writes.
@@ -188,11 +189,12 @@ impl Header {
             Header::Frame { columns, .. } => {
                 out.extend(columns.iter().map(|c| c.value_type.code()));
                 for (index, column) in columns.iter().enumerate() {
-                    let len =
-                        u16::try_from(column.label.len()).map_err(|_| Error::LabelTooLong {
+                    let len = u16::try_from(column.label.len()).map_err(|_| {
+                        Error::from(ErrorImpl::LabelTooLong {
                             column: index as u64,
                             len: column.label.len(),
-                        })?;
+                        })
+                    })?;
                     out.extend_from_slice(&len.to_le_bytes());
                     out.extend_from_slice(column.label.as_bytes());
                 }
@@ -213,19 +215,22 @@ impl Header {
             return Ok(Header::matrix(data_type, rows, cols, value_type));
         }
         // Each column takes at least 3 header bytes: never allocate for more than are present.
-        let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
-            offset: src.offset(),
-            what: "frame columns",
-            bytes: u128::from(cols) * 3,
+        let count = usize::try_from(cols).map_err(|_| {
+            Error::from(ErrorImpl::TooLarge {
+                offset: src.offset(),
+                what: "frame columns",
+                bytes: u128::from(cols) * 3,
+            })
         })?;
         let codes_offset = src.offset();
         let codes = src.take(count, "the frame's column value types")?.to_vec();
         let mut columns = Vec::with_capacity(count);
         for (index, &code) in codes.iter().enumerate() {
-            let value_type = ValueType::from_code(code).ok_or(Error::UnknownValueType {
-                offset: codes_offset + index as u64,
-                code,
-            })?;
+            let value_type =
+                ValueType::from_code(code).ok_or(Error::from(ErrorImpl::UnknownValueType {
+                    offset: codes_offset + index as u64,
+                    code,
+                }))?;
             columns.push(value_type);
         }
         let mut out = Vec::with_capacity(count);
@@ -234,9 +239,11 @@ impl Header {
             let offset = src.offset();
             let bytes = src.take(usize::from(len), "a frame label")?;
             let label = std::str::from_utf8(bytes)
-                .map_err(|_| Error::InvalidLabel {
-                    offset,
-                    column: index as u64,
+                .map_err(|_| {
+                    Error::from(ErrorImpl::InvalidLabel {
+                        offset,
+                        column: index as u64,
+                    })
                 })?
                 .to_owned();
             out.push(Column { label, value_type });
@@ -250,13 +257,13 @@ pub(crate) fn decode_fixed<S: Source + ?Sized>(src: &mut S) -> Result<(DataType,
     let offset = src.offset();
     let version = src.u8("the format version")?;
     if version != VERSION {
-        return Err(Error::UnsupportedVersion { offset, version });
+        return Err(ErrorImpl::UnsupportedVersion { offset, version }.into());
     }
     let code = src.u8("the data type")?;
-    let data_type = DataType::from_code(code).ok_or(Error::UnknownDataType {
+    let data_type = DataType::from_code(code).ok_or(Error::from(ErrorImpl::UnknownDataType {
         offset: offset + 1,
         code,
-    })?;
+    }))?;
     let rows = src.u64("the number of rows")?;
     let cols = src.u64("the number of columns")?;
     Ok((data_type, rows, cols))
@@ -266,7 +273,7 @@ pub(crate) fn decode_fixed<S: Source + ?Sized>(src: &mut S) -> Result<(DataType,
 pub(crate) fn value_type<S: Source + ?Sized>(src: &mut S, what: &'static str) -> Result<ValueType> {
     let offset = src.offset();
     let code = src.u8(what)?;
-    ValueType::from_code(code).ok_or(Error::UnknownValueType { offset, code })
+    ValueType::from_code(code).ok_or(Error::from(ErrorImpl::UnknownValueType { offset, code }))
 }
 
 /// The data type and shape of the next object, without consuming it; `None` at end of input.
@@ -289,6 +296,7 @@ pub(crate) fn peek_shape<S: Source + ?Sized>(src: &mut S) -> Result<Option<(Data
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorImpl;
     use crate::wire::source::SliceSource;
 
     #[test]
@@ -336,8 +344,8 @@ mod tests {
     #[test]
     fn bad_codes_are_reported_at_their_offset() {
         let mut bytes = vec![1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 11];
-        match Header::decode(&mut SliceSource::new(&bytes)) {
-            Err(Error::UnknownValueType {
+        match Header::decode(&mut SliceSource::new(&bytes)).map_err(Error::into_details) {
+            Err(ErrorImpl::UnknownValueType {
                 offset: 18,
                 code: 11,
             }) => {}
@@ -346,15 +354,18 @@ mod tests {
         bytes[1] = 0;
         let got = Header::decode(&mut SliceSource::new(&bytes));
         assert!(
-            matches!(got, Err(Error::UnknownDataType { offset: 1, code: 0 })),
+            matches!(
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::UnknownDataType { offset: 1, code: 0 })
+            ),
             "{got:?}"
         );
         bytes[0] = 2;
         let got = Header::decode(&mut SliceSource::new(&bytes));
         assert!(
             matches!(
-                got,
-                Err(Error::UnsupportedVersion {
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::UnsupportedVersion {
                     offset: 0,
                     version: 2
                 })

@@ -2,6 +2,7 @@
 //! a small window that moves with the cursor, jumps over bytes it does not need with a seek,
 //! and never buffers more than one request.
 
+use crate::error::ErrorImpl;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::element::Element;
@@ -112,12 +113,13 @@ impl<R: Read + Seek> SeekSource<R> {
     pub fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
         let available = self.len - self.offset();
         if n > available {
-            return Err(Error::UnexpectedEof {
+            return Err(ErrorImpl::UnexpectedEof {
                 offset: self.offset(),
                 what,
                 needed: n,
                 available,
-            });
+            }
+            .into());
         }
         self.seek_to(self.offset() + n);
         Ok(())
@@ -130,12 +132,13 @@ impl<R: Read + Seek> SeekSource<R> {
     pub fn read_at(&mut self, offset: u64, dst: &mut [u8], what: &'static str) -> Result<()> {
         let available = self.len.saturating_sub(offset);
         if dst.len() as u64 > available {
-            return Err(Error::UnexpectedEof {
+            return Err(ErrorImpl::UnexpectedEof {
                 offset,
                 what,
                 needed: dst.len() as u64,
                 available,
-            });
+            }
+            .into());
         }
         let end = self.buf_at + self.buf.len() as u64;
         if offset >= self.buf_at && offset + dst.len() as u64 <= end {
@@ -161,12 +164,13 @@ impl<R: Read + Seek> SeekSource<R> {
         let needed: u64 = dsts.iter().map(|d| d.len() as u64).sum();
         let available = self.len.saturating_sub(offset);
         if needed > available {
-            return Err(Error::UnexpectedEof {
+            return Err(ErrorImpl::UnexpectedEof {
                 offset,
                 what,
                 needed,
                 available,
-            });
+            }
+            .into());
         }
         if self.reader_at != Some(offset) {
             self.reader_at = None;
@@ -180,18 +184,19 @@ impl<R: Read + Seek> SeekSource<R> {
                 Ok(0) => {
                     self.reader_at = None;
                     // The file shrank under us: report it where it happened.
-                    return Err(Error::UnexpectedEof {
+                    return Err(ErrorImpl::UnexpectedEof {
                         offset: offset + done,
                         what,
                         needed: needed - done,
                         available: 0,
-                    });
+                    }
+                    .into());
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.reader_at = None;
-                    return Err(Error::Io(e));
+                    return Err(ErrorImpl::Io(e).into());
                 }
             };
             done += n as u64;
@@ -214,16 +219,17 @@ impl<R: Read + Seek> SeekSource<R> {
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 self.reader_at = None;
                 // The file shrank under us: report it where it happened.
-                Err(Error::UnexpectedEof {
+                Err(ErrorImpl::UnexpectedEof {
                     offset,
                     what,
                     needed: dst.len() as u64,
                     available: 0,
-                })
+                }
+                .into())
             }
             Err(e) => {
                 self.reader_at = None;
-                Err(Error::Io(e))
+                Err(ErrorImpl::Io(e).into())
             }
         }
     }
@@ -257,12 +263,12 @@ impl<R: Read + Seek> SeekSource<R> {
     }
 
     fn eof(&self, n: usize, what: &'static str) -> Error {
-        Error::UnexpectedEof {
+        Error::from(ErrorImpl::UnexpectedEof {
             offset: self.offset(),
             what,
             needed: n as u64,
             available: self.len - self.offset(),
-        }
+        })
     }
 }
 
@@ -330,6 +336,7 @@ impl<R: Read + Seek> Source for SeekSource<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorImpl;
     use std::io::Cursor;
 
     #[test]
@@ -351,10 +358,13 @@ mod tests {
         src.seek_to(1);
         assert_eq!(src.u8("x").unwrap(), 1);
         assert!(matches!(
-            src.skip(1 << 20, "the rest"),
-            Err(Error::UnexpectedEof { offset: 2, .. })
+            src.skip(1 << 20, "the rest").map_err(Error::into_details),
+            Err(ErrorImpl::UnexpectedEof { offset: 2, .. })
         ));
         let got = src.take_vec::<u64>(1 << 40, "values");
-        assert!(matches!(got, Err(Error::UnexpectedEof { offset: 2, .. })));
+        assert!(matches!(
+            got.as_ref().map_err(Error::details),
+            Err(ErrorImpl::UnexpectedEof { offset: 2, .. })
+        ));
     }
 }

@@ -1,5 +1,6 @@
 //! Where bytes go: a buffered writer that passes large value runs straight through.
 
+use crate::error::ErrorImpl;
 use std::io::{self, IoSlice, Write};
 
 use super::element::{exact_cast, Element};
@@ -209,15 +210,17 @@ impl<W: Write> Sink<W> {
     /// Makes room for `bytes` more in a direct sink's output, advised huge pages (nothing for
     /// a buffered sink).
     pub fn reserve(&mut self, bytes: u64) -> Result<()> {
-        let additional = usize::try_from(bytes).map_err(|_| Error::OutOfMemory {
-            bytes: u128::from(bytes),
+        let additional = usize::try_from(bytes).map_err(|_| {
+            Error::from(ErrorImpl::OutOfMemory {
+                bytes: u128::from(bytes),
+            })
         })?;
         if self.direct && self.buf.capacity() - self.buf.len() < additional {
-            self.buf
-                .try_reserve(additional)
-                .map_err(|_| Error::OutOfMemory {
+            self.buf.try_reserve(additional).map_err(|_| {
+                Error::from(ErrorImpl::OutOfMemory {
                     bytes: u128::from(bytes),
-                })?;
+                })
+            })?;
             crate::pages::advise_spare(&self.buf);
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! Where bytes come from: a slice (length known, zero-copy) or any `io::Read` (length unknown,
 //! buffers grow only as real bytes arrive). Both track the byte offset for error messages.
 
+use crate::error::ErrorImpl;
 use std::io::{self, Read};
 
 use super::element::Element;
@@ -152,12 +153,13 @@ pub(crate) fn check_present<T>(
 ) -> Result<u128> {
     let needed = u128::from(n) * std::mem::size_of::<T>() as u128;
     match remaining {
-        Some(available) if needed > u128::from(available) => Err(Error::UnexpectedEof {
+        Some(available) if needed > u128::from(available) => Err(ErrorImpl::UnexpectedEof {
             offset,
             what,
             needed: u64::try_from(needed).unwrap_or(u64::MAX),
             available,
-        }),
+        }
+        .into()),
         _ => Ok(needed),
     }
 }
@@ -215,12 +217,13 @@ impl Source for SliceSource<'_> {
     fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
         let available = self.data.len() - self.pos;
         if n > available {
-            return Err(Error::UnexpectedEof {
+            return Err(ErrorImpl::UnexpectedEof {
                 offset: self.base + self.pos as u64,
                 what,
                 needed: n as u64,
                 available: available as u64,
-            });
+            }
+            .into());
         }
         let bytes = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -249,7 +252,7 @@ fn read_some<R: Read>(reader: &mut R, dst: &mut [u8]) -> Result<usize> {
         match reader.read(dst) {
             Ok(n) => return Ok(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::Io(e)),
+            Err(e) => return Err(ErrorImpl::Io(e).into()),
         }
     }
 }
@@ -322,11 +325,12 @@ impl<R: Read> IoSource<R> {
 
     fn check_limit(&self, extra: usize, what: &'static str) -> Result<()> {
         if self.offset.saturating_add(extra as u64) > self.limit {
-            return Err(Error::LimitExceeded {
+            return Err(ErrorImpl::LimitExceeded {
                 offset: self.offset,
                 what,
                 limit: self.limit,
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -356,12 +360,12 @@ impl<R: Read> IoSource<R> {
     }
 
     fn eof_error(&self, needed: usize, what: &'static str) -> Error {
-        Error::UnexpectedEof {
+        Error::from(ErrorImpl::UnexpectedEof {
             offset: self.offset,
             what,
             needed: needed as u64,
             available: self.buffered() as u64,
-        }
+        })
     }
 }
 
@@ -412,11 +416,12 @@ impl<R: Read> Source for IoSource<R> {
         let total = check_present::<T>(self.offset, n, self.remaining(), what)?;
         // No limit (u64::MAX) lets even impossible sizes stream on to the end of the input.
         if self.limit < u64::MAX && self.offset as u128 + total > u128::from(self.limit) {
-            return Err(Error::LimitExceeded {
+            return Err(ErrorImpl::LimitExceeded {
                 offset: self.offset,
                 what,
                 limit: self.limit,
-            });
+            }
+            .into());
         }
         // More than the address space can only end at the end of the input (or the limit).
         let n = usize::try_from(n).unwrap_or(usize::MAX);
@@ -443,10 +448,11 @@ impl<R: Read> Source for IoSource<R> {
         while old < n {
             let grow = (n - old).min(step.max(old));
             if out.len() < old + grow {
-                out.try_reserve_exact(grow)
-                    .map_err(|_| Error::OutOfMemory {
+                out.try_reserve_exact(grow).map_err(|_| {
+                    Error::from(ErrorImpl::OutOfMemory {
                         bytes: grow as u128 * size as u128,
-                    })?;
+                    })
+                })?;
                 out.resize(old + grow, T::zeroed());
             }
             let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out[old..old + grow]);
@@ -461,12 +467,13 @@ impl<R: Read> Source for IoSource<R> {
                     self.eof = true;
                     let have = (self.pulled() - start_offset) as usize + filled;
                     self.offset = start_offset;
-                    return Err(Error::UnexpectedEof {
+                    return Err(ErrorImpl::UnexpectedEof {
                         offset: start_offset,
                         what,
                         needed: u64::try_from(total).unwrap_or(u64::MAX),
                         available: have as u64,
-                    });
+                    }
+                    .into());
                 }
                 filled += got;
             }
@@ -483,6 +490,7 @@ impl<R: Read> Source for IoSource<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorImpl;
 
     #[test]
     fn a_seekable_source_jumps_past_bytes_and_reads_on_after_them() {
@@ -497,7 +505,10 @@ mod tests {
             assert_eq!(src.offset(), 200_015);
             assert_eq!(src.take(4, "").unwrap(), &bytes[200_015..200_019]);
             let err = src.skip(100_000, "the rest").unwrap_err();
-            assert!(matches!(err, Error::UnexpectedEof { .. }), "{err:?}");
+            assert!(
+                matches!(err.details(), ErrorImpl::UnexpectedEof { .. }),
+                "{err:?}"
+            );
         }
     }
 
@@ -507,8 +518,8 @@ mod tests {
         let mut s = SliceSource::new(&data);
         assert_eq!(s.u8("a").unwrap(), 1);
         assert_eq!(s.u16("b").unwrap(), 0x1234);
-        match s.u64("c") {
-            Err(Error::UnexpectedEof {
+        match s.u64("c").map_err(Error::into_details) {
+            Err(ErrorImpl::UnexpectedEof {
                 offset: 3,
                 needed: 8,
                 available: 4,
@@ -530,8 +541,11 @@ mod tests {
         assert_eq!(v, vec![0x0302, 0x0504, 0x0706]);
         assert_eq!(s.offset(), 8);
         // A claim of 2^40 values fails at the end of the input without allocating for them.
-        match s.take_vec::<u64>(1 << 40, "huge") {
-            Err(Error::UnexpectedEof {
+        match s
+            .take_vec::<u64>(1 << 40, "huge")
+            .map_err(Error::into_details)
+        {
+            Err(ErrorImpl::UnexpectedEof {
                 offset: 8,
                 available: 32,
                 ..
@@ -547,7 +561,10 @@ mod tests {
         s.take(10, "a").unwrap();
         let got = s.take(10, "b");
         assert!(
-            matches!(got, Err(Error::LimitExceeded { limit: 16, .. })),
+            matches!(
+                got.as_ref().map_err(Error::details),
+                Err(ErrorImpl::LimitExceeded { limit: 16, .. })
+            ),
             "{got:?}"
         );
     }

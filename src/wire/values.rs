@@ -1,5 +1,6 @@
 //! Operations on typed vectors of values ([`Values`]), and their little-endian byte encoding.
 
+use crate::error::ErrorImpl;
 use std::io::{self, Write};
 
 use super::element::{exact_cast, widens_exactly, Element, Values};
@@ -289,8 +290,10 @@ pub(crate) fn convert_slice<S: Element, T: Element>(src: &[S]) -> Result<Vec<T>,
 /// `len` zeros, allocated fallibly and zeroed by the allocator: pages that stay zero (a
 /// large matrix stored as empty blocks) are never touched.
 pub fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
-    let v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| Error::OutOfMemory {
-        bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
+    let v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| {
+        Error::from(ErrorImpl::OutOfMemory {
+            bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
+        })
     })?;
     // Large zeroed allocations are fresh pages, not yet touched.
     crate::pages::advise(v.as_ptr(), len * std::mem::size_of::<T>());
@@ -335,8 +338,10 @@ pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> Result<Vec<T>> {
     assert_eq!(bytes.len() % size, 0, "decode_le takes whole values");
     let n = bytes.len() / size;
     let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory {
-        bytes: bytes.len() as u128,
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::from(ErrorImpl::OutOfMemory {
+            bytes: bytes.len() as u128,
+        })
     })?;
     crate::pages::advise_spare(&v);
     // Large copies run on every core: each core takes the faults of its own fresh pages

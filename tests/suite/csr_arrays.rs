@@ -6,7 +6,7 @@
 
 use serde_daphne::model::CsrParts;
 use serde_daphne::{
-    from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, Error, Object,
+    from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, ErrorKind, Object,
 };
 use serde_daphne::{Dialect, Element, Options, Values};
 use sprs::CsMat;
@@ -156,11 +156,14 @@ fn read_csr_parts_reports_the_first_fault_in_the_file_as_the_sequential_decoder_
         std::fs::remove_file(&path).unwrap();
         assert_eq!(got.to_string(), expected.to_string(), "{name}");
         assert_eq!(got.offset(), expected.offset(), "{name}");
-        assert_matches!(
-            got,
-            Error::ColumnOutOfRange { .. }
-                | Error::UnsortedColumns { .. }
-                | Error::SparseCountMismatch { .. }
+        assert!(
+            matches!(
+                got.kind(),
+                ErrorKind::ColumnOutOfRange
+                    | ErrorKind::UnsortedColumns
+                    | ErrorKind::SparseCountMismatch
+            ),
+            "{got:?}"
         );
     }
 }
@@ -269,7 +272,7 @@ fn csr_views_of_borrowed_arrays_are_checked_as_sprs_checks_them() {
         match CsrView::try_from_arrays(shape, indptr, indices, &data) {
             Ok(view) => assert!(fault.is_empty() && view.nnz() == 3),
             Err(e) => {
-                assert_matches!(e, Error::InvalidValue { .. });
+                assert_error!(e, InvalidValue);
                 assert!(
                     !fault.is_empty() && e.to_string().contains(fault),
                     "{e} / {fault}"

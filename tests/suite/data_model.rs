@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use ndarray::array;
 use serde::{Deserialize, Serialize};
 use serde_daphne::{
-    from_slice, to_vec, Csr, DataType, Dense, Deserializer, Error, Object, Value, ValueType,
+    from_slice, to_vec, Csr, DataType, Dense, Deserializer, Object, Value, ValueType,
 };
 use sprs::CsMat;
 
@@ -30,10 +30,7 @@ fn numbers_and_bools_are_1_x_1_matrices() {
     assert_eq!(o.shape(), (1, 1));
     assert_eq!(o.get(0, 0), Some(Value::U8(1)));
     assert!(from_slice::<bool>(&bytes).unwrap());
-    assert_matches!(
-        from_slice::<bool>(&to_vec(&2u8).unwrap()),
-        Err(Error::NotABool { .. })
-    );
+    assert_error!(from_slice::<bool>(&to_vec(&2u8).unwrap()), NotABool);
 }
 
 #[test]
@@ -66,7 +63,7 @@ fn ragged_rows_are_an_error_naming_the_field() {
         grid: vec![vec![1.0, 2.0], vec![3.0]],
     })
     .unwrap_err();
-    assert!(matches!(err, Error::InvalidValue { .. }), "{err:?}");
+    assert_error!(err, InvalidValue);
     assert_eq!(err.path(), Some("grid[1]"));
     assert!(err.to_string().contains("ragged rows"), "{err}");
 }
@@ -135,7 +132,7 @@ fn types_without_representation_name_their_field() {
         meta: Meta { name: "w".into() },
     })
     .unwrap_err();
-    assert_matches!(err, Error::Unrepresentable { .. });
+    assert_error!(err, Unrepresentable);
     assert_eq!(
         err.to_string(),
         "field \"meta.name\": strings have no representation in the DAPHNE format"
@@ -170,26 +167,25 @@ fn reads_widen_exactly_and_refuse_lossy_conversions() {
     let bytes = to_vec(&vec![1u8, 255]).unwrap();
     assert_eq!(from_slice::<Vec<f64>>(&bytes).unwrap(), vec![1.0, 255.0]);
     assert_eq!(from_slice::<Vec<i16>>(&bytes).unwrap(), vec![1, 255]);
-    match from_slice::<Vec<i8>>(&bytes) {
-        Err(Error::LossyConversion { value, to, .. }) => {
-            assert_eq!((value, to), (Value::U8(255), ValueType::I8));
+    assert_error!(
+        from_slice::<Vec<i8>>(&bytes),
+        LossyConversion {
+            value: Value::U8(255),
+            to: ValueType::I8,
+            ..
         }
-        other => panic!("{other:?}"),
-    }
+    );
     let bytes = to_vec(&Dense(array![[0.1f64]])).unwrap();
-    assert_matches!(
+    assert_error!(
         from_slice::<Dense<f32>>(&bytes),
-        Err(Error::LossyConversion {
+        LossyConversion {
             to: ValueType::F32,
             ..
-        })
+        }
     );
     let bytes = to_vec(&-3i64).unwrap();
     let err = from_slice::<u32>(&bytes).unwrap_err();
-    assert!(
-        matches!(err, Error::LossyConversion { offset: 0, .. }),
-        "{err:?}"
-    );
+    assert_error!(err, LossyConversion { offset: 0, .. });
 }
 
 #[test]
@@ -211,10 +207,7 @@ fn from_slice_rejects_trailing_bytes_and_streams_read_on() {
     let mut bytes = to_vec(&1u8).unwrap();
     let first = bytes.len() as u64;
     bytes.extend(to_vec(&2u8).unwrap());
-    assert_matches!(
-        from_slice::<u8>(&bytes),
-        Err(Error::TrailingBytes { offset }) if offset == first
-    );
+    assert_error!(from_slice::<u8>(&bytes), TrailingBytes { offset } if *offset == first);
     let all: Vec<u8> = Deserializer::from_slice(&bytes)
         .into_iter()
         .collect::<Result<_, _>>()
@@ -322,26 +315,20 @@ fn csr_from_coordinates_sorts_and_refuses_duplicates() {
     let err =
         Object::csr_from_coordinates(2, 3, &[(1, 0), (0, 2), (1, 0)], Values::I32(vec![7, 6, 5]))
             .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            serde_daphne::Error::DuplicateEntry {
-                first: 0,
-                second: 2,
-                row: 1,
-                col: 0
-            }
-        ),
-        "{err:?}"
+    assert_error!(
+        err,
+        DuplicateEntry {
+            first: 0,
+            second: 2,
+            row: 1,
+            col: 0
+        }
     );
     // Dimensions past one block are refused before anything is allocated for them.
     let huge = Object::csr_from_coordinates(1 << 40, 3, &[], Values::I32(vec![])).unwrap_err();
-    assert_matches!(huge, serde_daphne::Error::InvalidValue { .. });
+    assert_error!(huge, InvalidValue);
     let outside = Object::csr_from_coordinates(2, 3, &[(2, 0)], Values::I32(vec![1])).unwrap_err();
-    assert!(
-        matches!(outside, serde_daphne::Error::InvalidValue { .. }),
-        "{outside:?}"
-    );
+    assert_error!(outside, InvalidValue);
 }
 
 /// CSR arrays come in any sprs index type, checked once against the largest index.
@@ -382,19 +369,21 @@ fn csr_parts_in_every_index_type_and_refused_where_they_overflow() {
     assert_eq!(long.row_offsets, vec![0i64, 2, 2, 3]);
     assert_eq!(long.values, vec![1.0, -2.0, 3.0]);
     // 70 000 columns do not fit u16 (nor do they i16): an error, never a wrapped index.
-    match m().into_csr_parts_as::<i32, u16>() {
-        Err(Error::LossyConversion { value, to, .. }) => {
-            assert_eq!((value, to), (Value::U64(69_999), ValueType::U16));
+    assert_error!(
+        m().into_csr_parts_as::<i32, u16>(),
+        LossyConversion {
+            value: Value::U64(69_999),
+            to: ValueType::U16,
+            ..
         }
-        other => panic!("{other:?}"),
-    }
-    assert!(matches!(
+    );
+    assert_error!(
         m().into_csr_parts_as::<i32, i16>(),
-        Err(Error::LossyConversion {
+        LossyConversion {
             to: ValueType::I16,
             ..
-        })
-    ));
+        }
+    );
 }
 
 /// `#[serde(with = "serde_daphne::csr")]` takes every sprs index type; an index that does
@@ -423,12 +412,14 @@ fn sprs_index_types_through_the_adapter() {
     // 70 000 columns into u16 indices: refused.
     let m: CsMatI<f64, u32> = CsMatI::new((1, 70_000), vec![0, 1], vec![69_999], vec![1.0]);
     let bytes = to_vec(&Csr(m)).unwrap();
-    match from_slice::<Csr<f64, u16>>(&bytes) {
-        Err(Error::LossyConversion { value, to, .. }) => {
-            assert_eq!((value, to), (Value::U64(69_999), ValueType::U16));
+    assert_error!(
+        from_slice::<Csr<f64, u16>>(&bytes),
+        LossyConversion {
+            value: Value::U64(69_999),
+            to: ValueType::U16,
+            ..
         }
-        other => panic!("{other:?}"),
-    }
+    );
     // Rows 1..3 of a u32 matrix: their offsets start past 0 and are rebased.
     let m: CsMatI<u8, u32> =
         CsMatI::new((3, 2), vec![0, 1, 2, 4], vec![0, 1, 0, 1], vec![1, 2, 3, 4]);

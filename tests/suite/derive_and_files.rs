@@ -4,8 +4,7 @@ use ndarray::{array, Array2};
 use serde::{Deserialize, Serialize};
 use serde_daphne::{
     append_to_vec, append_to_vec_with, from_file, from_reader, from_reader_with, from_slice,
-    to_file, to_vec, to_writer, to_writer_with, DataType, Deserializer, Dialect, Error, Object,
-    Options,
+    to_file, to_vec, to_writer, to_writer_with, DataType, Deserializer, Dialect, Object, Options,
 };
 use sprs::CsMat;
 
@@ -122,7 +121,7 @@ fn appending_to_a_vector_writes_what_a_writer_gets() {
         name: "x".into(),
     };
     let err = append_to_vec(&mut out, &bad).unwrap_err();
-    assert_matches!(err, Error::Unrepresentable { .. });
+    assert_error!(err, Unrepresentable);
     assert_eq!(out, [1, 2, 3]);
 }
 
@@ -189,7 +188,7 @@ fn files_are_written_atomically_and_read_back() {
         },
     )
     .unwrap_err();
-    assert_matches!(err, Error::Unrepresentable { .. });
+    assert_error!(err, Unrepresentable);
     assert_eq!(from_file::<_, Dataset>(&path).unwrap(), dataset());
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -221,10 +220,7 @@ fn readers_grow_only_with_bytes_and_honour_the_limit() {
         dataset()
     );
     let limited = from_reader_with::<_, Dataset>(&bytes[..], &Options::new().max_bytes(100));
-    assert!(
-        matches!(limited, Err(Error::LimitExceeded { limit: 100, .. })),
-        "{limited:?}"
-    );
+    assert_error!(limited, LimitExceeded { limit: 100, .. });
     // A header claiming 2^40 x 2^40 dense values, then 10 bytes: end of input, not an abort.
     let mut huge = crate::Layout::new()
         .matrix(1, 1 << 40, 1 << 40, 10)
@@ -234,16 +230,14 @@ fn readers_grow_only_with_bytes_and_honour_the_limit() {
     huge.extend_from_slice(&[0; 10]);
     let from_reader = from_reader::<_, Object>(&huge[..]);
     for result in [from_reader, from_slice::<Object>(&huge)] {
-        let err = result.unwrap_err();
-        let eof = matches!(
-            err,
-            Error::UnexpectedEof {
+        assert_error!(
+            result,
+            UnexpectedEof {
                 offset: 45,
                 available: 10,
                 ..
             }
         );
-        assert!(eof, "{err:?}");
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
-use serde_daphne::{from_slice, to_vec, Error, Object, Value, Values};
+use serde_daphne::{from_slice, to_vec, Error, ErrorKind, Object, Value, Values};
 
 #[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
 struct Trade {
@@ -76,10 +76,15 @@ impl Serialize for Varying {
 }
 
 fn mismatch(result: Result<Vec<u8>, Error>) -> String {
-    match result {
-        Err(Error::FrameMismatch { path, message }) => format!("{path}: {message}"),
-        other => panic!("expected FrameMismatch, got {other:?}"),
-    }
+    let error = result.expect_err("a frame mismatch");
+    assert_eq!(error.kind(), ErrorKind::FrameMismatch, "{error:?}");
+    // The message is the field path, then what is wrong.
+    let path = error.path().expect("a field path").to_owned();
+    let message = error.to_string();
+    let message = message
+        .strip_prefix(&format!("field \"{path}\": "))
+        .unwrap_or(&message);
+    format!("{path}: {message}")
 }
 
 /// Later records that differ from the first: a value that converts exactly goes in
@@ -154,19 +159,16 @@ fn cells_unlike_their_field_convert_exactly_or_fail() {
     let wide = from_slice::<TradesOf<Wide>>(&bytes).unwrap().0;
     assert_eq!(wide, [Wide { a: 1, b: 4.0 }, Wide { a: 2, b: 5.0 }]);
     let err = from_slice::<TradesOf<Flag>>(&bytes).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::NotABool {
-                value: Value::U8(2),
-                ..
-            }
-        ),
-        "{err:?}"
+    assert_error!(
+        err,
+        NotABool {
+            value: Value::U8(2),
+            ..
+        }
     );
     let floats = frame_bytes(&[Varying(vec![Field::F64("b", 2.5)])]).unwrap();
     let err = from_slice::<TradesOf<Narrow>>(&floats).unwrap_err();
-    assert!(matches!(err, Error::LossyConversion { .. }), "{err:?}");
+    assert_error!(err, LossyConversion);
 }
 
 /// Columns and records are two views of one frame: the same bytes either way, read back as
@@ -215,11 +217,11 @@ fn columns_must_make_a_frame() {
     );
     assert!(one.with("a", vec![3u8, 4]).is_err());
     let matrix = to_vec(&vec![1.0f64, 2.0]).unwrap();
-    assert!(matches!(
+    assert_error!(
         from_slice::<Columns>(&matrix),
-        Err(Error::DataTypeMismatch {
+        DataTypeMismatch {
             expected: "a Frame",
             ..
-        })
-    ));
+        }
+    );
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_daphne::io::write_atomically;
 use serde_daphne::{
     from_reader, from_slice, from_slice_with, to_file, to_vec, to_vec_with, to_writer, BlockPolicy,
-    Csr, DataType, DbdfFile, Dense, Dialect, Error, Frame, Object, Options,
+    Csr, DataType, DbdfFile, Dense, Dialect, Error, ErrorKind, Frame, Object, Options,
 };
 
 use crate::Layout;
@@ -81,9 +81,9 @@ fn read_lazily(bytes: &[u8], options: &Options) -> Result<Option<Object>, Error>
         let (r, c) = header.shape();
         // Values that do not fit f64 and windows beyond the memory limit are refused;
         // anything else must read.
-        let typed = |e: Error| match e {
-            Error::LossyConversion { .. } | Error::AllocationLimit { .. } => Ok(()),
-            e => Err(e),
+        let typed = |e: Error| match e.kind() {
+            ErrorKind::LossyConversion | ErrorKind::AllocationLimit => Ok(()),
+            _ => Err(e),
         };
         if header.data_type() == DataType::Frame {
             file.read_frame(i, 0..r.min(3), &[])?;
@@ -213,14 +213,11 @@ fn inputs_the_fuzzers_found_stay_fixed() {
     // per row would take tens of gigabytes.
     let rows = read("rows-without-columns.bin");
     decode_all(&rows);
-    assert_matches!(
+    assert_error!(
         from_slice::<Csr<f64>>(&rows),
-        Err(Error::AllocationLimit { offset: 0, .. })
+        AllocationLimit { offset: 0, .. }
     );
-    assert_matches!(
-        from_slice::<Vec<Vec<i64>>>(&rows),
-        Err(Error::AllocationLimit { .. })
-    );
+    assert_error!(from_slice::<Vec<Vec<i64>>>(&rows), AllocationLimit);
     assert_eq!(
         from_slice::<Dense<f64>>(&rows).unwrap().0.dim(),
         (4_294_967_301, 0)
@@ -247,25 +244,19 @@ fn inputs_the_fuzzers_found_stay_fixed() {
     ] {
         let bytes = read(name);
         decode_all(&bytes);
-        assert!(
-            matches!(
-                from_slice::<Object>(&bytes),
-                Err(Error::TooLarge { offset: 0, .. })
-            ),
-            "{name}"
-        );
+        assert_error!(from_slice::<Object>(&bytes), TooLarge { offset: 0, .. });
     }
     // A block whose values do not fit the object's value type (the spec allows a block's own
     // type only where the range permits) was accepted, and broke re-encoding.
     let beyond = read("block-values-beyond-object-type.bin");
     decode_all(&beyond);
-    assert_matches!(
+    assert_error!(
         from_slice::<Object>(&beyond),
-        Err(Error::LossyConversion {
+        LossyConversion {
             offset: 19,
             to: serde_daphne::ValueType::U8,
             ..
-        })
+        }
     );
     // -0.0 stored in an f64 block of an i32 frame column is the column's 0 (it converts
     // exactly), so re-encoding writes 0: the same value.
@@ -294,17 +285,14 @@ fn huge_shapes_give_errors_or_correct_results() {
         .u8(1)
         .u8(5)
         .0;
-    assert_matches!(
-        from_slice::<Object>(&max),
-        Err(Error::UnexpectedEof { offset: 46, .. })
-    );
+    assert_error!(from_slice::<Object>(&max), UnexpectedEof { offset: 46, .. });
     let too_far = Layout::new()
         .matrix(1, 10, 10, 1)
         .block(u64::MAX, u64::MAX, 1, 1, 0)
         .0;
-    assert_matches!(
+    assert_error!(
         from_slice::<Object>(&too_far),
-        Err(Error::BlockOutsideObject { offset: 19, .. })
+        BlockOutsideObject { offset: 19, .. }
     );
     // rows x cols beyond the address space, read as a typed matrix.
     let empty = Layout::new()
@@ -313,10 +301,7 @@ fn huge_shapes_give_errors_or_correct_results() {
     let mut bytes = empty.0;
     let limited = Options::new().max_alloc(u64::MAX);
     assert!(from_slice_with::<Dense<f64>>(&bytes, &limited).is_err());
-    assert_matches!(
-        from_slice::<Dense<f64>>(&bytes),
-        Err(Error::UnexpectedEof { .. })
-    );
+    assert_error!(from_slice::<Dense<f64>>(&bytes), UnexpectedEof);
     bytes.clear();
     // A 0 x 4294967295 object: one block of its own shape.
     let wide = Layout::new()
@@ -337,13 +322,13 @@ fn huge_shapes_give_errors_or_correct_results() {
         matches!(from_slice::<Dense<f64>>(&zeros), Ok(Dense(m)) if m.dim() == (20_000, 20_000))
     );
     let small = Options::new().max_alloc(1 << 20);
-    assert_matches!(
+    assert_error!(
         from_slice_with::<Dense<f64>>(&zeros, &small),
-        Err(Error::AllocationLimit {
+        AllocationLimit {
             offset: 0,
             bytes: 3_200_000_000,
             limit: 1_048_576
-        })
+        }
     );
 }
 
@@ -390,9 +375,9 @@ fn every_remaining_error_variant_at_its_offset() {
     .unwrap();
     csr[53] = 1;
     let runtime = Options::new().dialect(Dialect::Runtime);
-    assert_matches!(
+    assert_error!(
         from_slice_with::<Object>(&csr, &runtime),
-        Err(Error::RuntimeLayout { offset: 53, .. })
+        RuntimeLayout { offset: 53, .. }
     );
     // LabelTooLong, on writing.
     let label = "x".repeat(70_000);
@@ -400,9 +385,9 @@ fn every_remaining_error_variant_at_its_offset() {
         .unwrap()
         .to_bytes()
         .unwrap_err();
-    assert_matches!(
+    assert_error!(
         err,
-        Error::LabelTooLong {
+        LabelTooLong {
             column: 0,
             len: 70_000
         }
@@ -411,14 +396,14 @@ fn every_remaining_error_variant_at_its_offset() {
     #[derive(Deserialize, Debug)]
     struct NonZero(#[allow(dead_code)] std::num::NonZeroU8);
     let err = from_slice::<NonZero>(&to_vec(&0u8).unwrap()).unwrap_err();
-    assert!(matches!(err, Error::Message { .. }), "{err:?}");
+    assert_error!(err, Message);
     // OutOfMemory and TooLarge: matrices larger than memory or the address space.
     let huge = Layout::new()
         .matrix(1, 1 << 30, 1 << 30, 10)
         .block(0, 0, 1 << 30, 1 << 30, 0)
         .0;
     let object: Object = from_slice(&huge).unwrap();
-    assert_matches!(object.dense_vec::<f64>(), Err(Error::OutOfMemory { .. }));
+    assert_error!(object.dense_vec::<f64>(), OutOfMemory);
     let beyond = Layout::new().matrix(1, 1 << 40, 1 << 40, 10).0;
     let mut cells = beyond;
     for r in 0..256u64 {
@@ -444,10 +429,7 @@ fn every_remaining_error_variant_at_its_offset() {
     let value = (Dense(Array2::from_elem((64, 64), 1.5f64)), vec![1u8; 10]);
     let total = to_vec(&value).unwrap().len();
     for budget in (0..total).step_by(97) {
-        assert!(
-            matches!(to_writer(Failing(budget), &value), Err(Error::Io(_))),
-            "{budget}"
-        );
+        assert_error!(to_writer(Failing(budget), &value), Io);
     }
     assert!(to_writer(Failing(total), &value).is_ok());
 }
@@ -464,7 +446,7 @@ fn writes_that_fail_leave_the_previous_file_and_no_temporary() {
     for n in (0..new.len()).step_by(331) {
         let result = write_atomically(&path, |file| {
             file.write_all(&new[..n])?;
-            Err(Error::Io(std::io::Error::other("failed midway")))
+            Err(Error::from(std::io::Error::other("failed midway")))
         });
         assert!(result.is_err());
         assert_eq!(std::fs::read(&path).unwrap(), before, "after {n} bytes");
@@ -475,8 +457,8 @@ fn writes_that_fail_leave_the_previous_file_and_no_temporary() {
         );
     }
     // A folder that cannot be written: missing, or a file in the way.
-    assert_matches!(to_file(dir.join("missing/x.dbdf"), &1u8), Err(Error::Io(_)));
-    assert_matches!(to_file(path.join("x.dbdf"), &1u8), Err(Error::Io(_)));
+    assert_error!(to_file(dir.join("missing/x.dbdf"), &1u8), Io);
+    assert_error!(to_file(path.join("x.dbdf"), &1u8), Io);
     // A read-only folder (root ignores permission bits, so only when they apply).
     let locked = dir.join("locked");
     std::fs::create_dir_all(&locked).unwrap();
@@ -512,16 +494,12 @@ fn a_stream_of_objects_that_ends_early() {
     .unwrap();
     let cut = to_vec(&(1.0f64, vec![1u8, 2])).unwrap();
     assert_eq!(&bytes[..cut.len()], &cut[..]);
-    match from_slice::<Three>(&cut) {
-        Err(Error::UnexpectedEof { offset, .. }) => assert_eq!(offset, cut.len() as u64),
-        other => panic!("{other:?}"),
-    }
+    let err = from_slice::<Three>(&cut).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::UnexpectedEof, "{err:?}");
+    assert_eq!(err.offset(), Some(cut.len() as u64));
     let seq = to_vec(&vec![Dense(array![[1u8]]), Dense(array![[2u8]])]).unwrap();
     let short = &seq[..seq.len() - 46];
-    assert_matches!(
-        from_slice::<Vec<Dense<u8>>>(short),
-        Err(Error::UnexpectedEof { .. })
-    );
+    assert_error!(from_slice::<Vec<Dense<u8>>>(short), UnexpectedEof);
 }
 
 #[test]
@@ -539,8 +517,5 @@ fn a_frame_of_many_rows_and_no_columns() {
     let object: Object = from_slice_with(&bytes, &runtime).unwrap();
     assert_eq!(object.shape(), (1 << 43, 0));
     let rows = from_slice_with::<Frame<Record>>(&bytes, &runtime);
-    assert!(
-        matches!(rows, Err(Error::AllocationLimit { offset: 0, .. })),
-        "{rows:?}"
-    );
+    assert_error!(rows, AllocationLimit { offset: 0, .. });
 }

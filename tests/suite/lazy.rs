@@ -8,7 +8,7 @@ use ndarray::{s, Array2};
 use serde_daphne::io::ObjectInfo;
 use serde_daphne::{
     from_slice, from_slice_with, to_vec_with, BlockPolicy, BlockType, Csr, DbdfFile, Dense,
-    Dialect, Error, Object, Options, ValueType, Values,
+    Dialect, Object, Options, ValueType, Values,
 };
 use sprs::CsMat;
 
@@ -168,10 +168,7 @@ fn several_objects_are_indexed_in_order() {
             .0,
         [2, 3]
     );
-    assert_matches!(
-        file.read_window::<f64>(2, 0..1, 0..1),
-        Err(Error::InvalidValue { .. })
-    );
+    assert_error!(file.read_window::<f64>(2, 0..1, 0..1), InvalidValue);
 }
 
 #[test]
@@ -182,41 +179,29 @@ fn narrowed_blocks_convert_and_refuse_as_whole_reads_do() {
     let i32s = file.read_window::<i32>(0, 0..37, 0..29).unwrap();
     assert_eq!(i32s, m.mapv(|x| x as i32));
     // -300.0 does not fit u8, in the window as in the whole read.
-    assert_matches!(
-        file.read_window::<u8>(0, 20..37, 0..29),
-        Err(Error::LossyConversion { .. })
-    );
-    assert_matches!(
-        from_slice::<Dense<u8>>(&bytes),
-        Err(Error::LossyConversion { .. })
-    );
+    assert_error!(file.read_window::<u8>(0, 20..37, 0..29), LossyConversion);
+    assert_error!(from_slice::<Dense<u8>>(&bytes), LossyConversion);
 }
 
 #[test]
 fn windows_outside_the_object_and_of_frames_are_refused() {
     let bytes = to_vec_with(&Dense(matrix()), &Options::new()).unwrap();
     let mut file = open(&bytes);
-    assert_matches!(
+    assert_error!(
         file.read_window::<f64>(0, 30..38, 0..1),
-        Err(Error::ShapeMismatch {
+        ShapeMismatch {
             rows: 37,
             cols: 29,
             ..
-        })
+        }
     );
     #[allow(clippy::reversed_empty_ranges)]
     let reversed = 5..4;
-    assert_matches!(
-        file.read_window::<f64>(0, reversed, 0..1),
-        Err(Error::ShapeMismatch { .. })
-    );
+    assert_error!(file.read_window::<f64>(0, reversed, 0..1), ShapeMismatch);
     let frame = Object::frame(vec![("a".into(), Values::I32(vec![1, 2]))]).unwrap();
     let frame_bytes = frame.to_bytes().unwrap();
     let mut file = open(&frame_bytes);
-    assert_matches!(
-        file.read_window::<f64>(0, 0..1, 0..1),
-        Err(Error::DataTypeMismatch { .. })
-    );
+    assert_error!(file.read_window::<f64>(0, 0..1, 0..1), DataTypeMismatch);
 }
 
 fn frame() -> Object {
@@ -277,10 +262,7 @@ fn frame_rows_of_chosen_columns_in_both_dialects() {
         assert_eq!(columns[1].value_type(), ValueType::I64);
         let everything = file.read_frame(0, 0..23, &[]).unwrap();
         assert_eq!(everything.columns().unwrap(), all, "{options:?}");
-        assert_matches!(
-            file.read_frame(0, 0..1, &["nope"]),
-            Err(Error::FrameMismatch { .. })
-        );
+        assert_error!(file.read_frame(0, 0..1, &["nope"]), FrameMismatch);
     }
 }
 
@@ -472,14 +454,8 @@ fn object_checked_refuses_what_typed_reads_refuse() {
     assert!(file.object_at(0).is_ok());
     assert_eq!(file.read_window::<f64>(0, 0..2, 0..2).unwrap().sum(), 0.0);
     let checked = file.object_checked(0).unwrap_err();
-    assert!(
-        matches!(checked, Error::AllocationLimit { offset: 0, .. }),
-        "{checked:?}"
-    );
-    assert!(matches!(
-        from_slice::<Dense<f64>>(&bytes),
-        Err(Error::AllocationLimit { .. })
-    ));
+    assert_error!(checked, AllocationLimit { offset: 0, .. });
+    assert_error!(from_slice::<Dense<f64>>(&bytes), AllocationLimit);
     // Within the limit, the same object is read.
     let small = to_vec_with(&Dense(Array2::<f64>::zeros((3, 4))), &Options::new()).unwrap();
     let mut file = open(&small);

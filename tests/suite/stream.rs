@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_daphne::wire::{Column, Header};
 use serde_daphne::{
-    from_file, from_slice, to_vec_with, BlockPolicy, Csr, DbdfWriter, Dense, Dialect, Error,
-    Object, Options, ValueType, Values,
+    from_file, from_slice, to_vec_with, BlockPolicy, Csr, DbdfWriter, Dense, Dialect, Object,
+    Options, ValueType, Values,
 };
 use sprs::CsMat;
 
@@ -247,70 +247,67 @@ fn misuse_is_a_typed_error_and_leaves_no_file() {
     };
     // Outside the object: refused before any byte, the writer stays usable.
     let mut w = begin(&Options::new());
-    assert_matches!(
+    assert_error!(
         w.write_dense_tile(3, 3, tile.view()),
-        Err(Error::BlockOutsideObject { row: 3, col: 3, .. })
+        BlockOutsideObject { row: 3, col: 3, .. }
     );
     // Wrong value type: i64 does not fit f64 exactly.
-    assert_matches!(
+    assert_error!(
         w.write_dense_tile(0, 0, Array2::<i64>::zeros((2, 2)).view()),
-        Err(Error::TileValueType {
+        TileValueType {
             object: 0,
             expected: ValueType::F64,
             found: ValueType::I64
-        })
+        }
     );
     // A gap at finish.
     w.write_dense_tile(0, 0, tile.view()).unwrap();
     w.write_dense_tile(0, 2, Array2::<f32>::ones((2, 2)).view())
         .unwrap();
-    assert_matches!(
+    assert_error!(
         w.finish(),
-        Err(Error::IncompleteObject {
+        IncompleteObject {
             object: 0,
             covered: 8,
             cells: 16
-        })
+        }
     );
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
     // Overlap, found once the areas add up, and a tile after the object is covered.
     let mut w = begin(&Options::new());
     w.write_dense_tile(0, 0, Array2::<f64>::ones((3, 4)).view())
         .unwrap();
-    assert_matches!(
+    assert_error!(
         w.write_dense_tile(2, 0, tile.view()),
-        Err(Error::OverlappingBlocks { row: 2, col: 0, .. })
+        OverlappingBlocks { row: 2, col: 0, .. }
     );
     drop(w);
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
     let mut w = begin(&Options::new());
     w.write_dense_tile(0, 0, Array2::<f64>::ones((4, 4)).view())
         .unwrap();
-    assert_matches!(
-        w.write_dense_tile(0, 0, tile.view()),
-        Err(Error::OverlappingBlocks { .. })
-    );
+    assert_error!(w.write_dense_tile(0, 0, tile.view()), OverlappingBlocks);
     drop(w);
     // The next object needs the previous one complete.
     let mut w = begin(&Options::new());
-    assert_matches!(
+    assert_error!(
         w.begin(dense_header(1, 1, ValueType::F64)),
-        Err(Error::IncompleteObject { covered: 0, .. })
+        IncompleteObject { covered: 0, .. }
     );
     drop(w);
     // Runtime dialect: full-width bands in order only.
     let mut w = begin(&Options::new().dialect(Dialect::Runtime));
-    assert_matches!(
+    assert_error!(
         w.write_dense_tile(0, 0, tile.view()),
-        Err(Error::TileOrder { expected: 0, .. })
+        TileOrder { expected: 0, .. }
     );
-    assert_matches!(
+    assert_error!(
         w.write_dense_tile(2, 0, Array2::<f64>::ones((2, 4)).view()),
-        Err(Error::TileOrder {
+        TileOrder {
             expected: 0,
             found: (2, 0),
             ..
-        })
+        }
     );
     w.write_dense_tile(0, 0, Array2::<f64>::ones((2, 4)).view())
         .unwrap();
@@ -335,9 +332,9 @@ fn misuse_is_a_typed_error_and_leaves_no_file() {
 fn runtime_writer_refuses_tiling_options() {
     let dir = temp_dir("options");
     let options = Options::new().dialect(Dialect::Runtime).tile(2, 2);
-    assert_matches!(
+    assert_error!(
         DbdfWriter::create_with(dir.join("m.dbdf"), &options),
-        Err(Error::NotInDialect { .. })
+        NotInDialect
     );
     assert!(listing(&dir).is_empty());
     let m: Dense<f64> =

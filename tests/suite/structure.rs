@@ -19,46 +19,46 @@ fn header_codes() {
     assert!(from_slice::<Object>(&ok).is_ok());
     let mut b = ok.clone();
     b[0] = 2;
-    assert_matches!(
+    assert_error!(
         read(&b),
-        Error::UnsupportedVersion {
+        UnsupportedVersion {
             offset: 0,
             version: 2
         }
     );
     let mut b = ok.clone();
     b[1] = 0;
-    assert_matches!(read(&b), Error::UnknownDataType { offset: 1, code: 0 });
+    assert_error!(read(&b), UnknownDataType { offset: 1, code: 0 });
     let mut b = ok.clone();
     b[18] = 0;
-    assert_matches!(
+    assert_error!(
         read(&b),
-        Error::UnknownValueType {
+        UnknownValueType {
             offset: 18,
             code: 0
         }
     );
     let mut b = ok.clone();
     b[43] = 4;
-    assert_matches!(
+    assert_error!(
         read(&b),
-        Error::UnknownBlockType {
+        UnknownBlockType {
             offset: 43,
             code: 4
         }
     );
     let mut b = ok.clone();
     b[44] = 11;
-    assert_matches!(
+    assert_error!(
         read(&b),
-        Error::UnknownValueType {
+        UnknownValueType {
             offset: 44,
             code: 11
         }
     );
-    assert_matches!(
+    assert_error!(
         read(&ok[..30]),
-        Error::UnexpectedEof {
+        UnexpectedEof {
             offset: 27,
             needed: 8,
             available: 3,
@@ -79,9 +79,9 @@ fn frame_labels_must_be_utf8() {
         .bytes(&[0xff, 0xfe])
         .block(0, 0, 0, 1, 0)
         .0;
-    assert_matches!(
+    assert_error!(
         read(&b),
-        Error::InvalidLabel {
+        InvalidLabel {
             offset: 21,
             column: 0
         }
@@ -103,36 +103,36 @@ fn sparse_counts_indices_and_order() {
     assert!(from_slice::<Object>(&good).is_ok());
     // Padded so the block is long enough for what it declares: the count is what is wrong.
     let too_many = start().u32(3).u32(0).bytes(&v).bytes(&[0; 16]).0;
-    assert_matches!(
+    assert_error!(
         read(&too_many),
-        Error::SparseCountMismatch {
+        SparseCountMismatch {
             offset: 53,
             declared: 2,
             counted: 3
         }
     );
     let too_few = start().u32(1).u32(2).bytes(&v).u32(0).bytes(&[0; 12]).0;
-    assert_matches!(
+    assert_error!(
         read(&too_few),
-        Error::SparseCountMismatch {
+        SparseCountMismatch {
             offset: 45,
             declared: 2,
             counted: 1
         }
     );
     let out_of_range = start().u32(1).u32(3).bytes(&v).u32(1).u32(0).bytes(&v).0;
-    assert_matches!(
+    assert_error!(
         read(&out_of_range),
-        Error::ColumnOutOfRange {
+        ColumnOutOfRange {
             offset: 57,
             index: 3,
             cols: 3
         }
     );
     let duplicate = start().u32(2).u32(1).bytes(&v).u32(1).bytes(&v).u32(0).0;
-    assert_matches!(
+    assert_error!(
         read(&duplicate),
-        Error::UnsortedColumns {
+        UnsortedColumns {
             offset: 69,
             row: 0,
             previous: 1,
@@ -153,27 +153,27 @@ fn ultra_sparse_indices_and_order() {
     let good = start().u32(0).u32(2).u8(5).u32(2).u32(0).u8(6).0;
     assert!(from_slice::<Object>(&good).is_ok());
     let row = start().u32(3).u32(0).u8(5).u32(0).u32(0).u8(6).0;
-    assert_matches!(
+    assert_error!(
         read(&row),
-        Error::RowOutOfRange {
+        RowOutOfRange {
             offset: 49,
             index: 3,
             rows: 3
         }
     );
     let col = start().u32(0).u32(7).u8(5).u32(1).u32(0).u8(6).0;
-    assert_matches!(
+    assert_error!(
         read(&col),
-        Error::ColumnOutOfRange {
+        ColumnOutOfRange {
             offset: 53,
             index: 7,
             cols: 3
         }
     );
     let unsorted = start().u32(2).u32(0).u8(5).u32(1).u32(1).u8(6).0;
-    assert_matches!(
+    assert_error!(
         read(&unsorted),
-        Error::UnsortedCoordinates {
+        UnsortedCoordinates {
             offset: 58,
             previous: (2, 0),
             index: (1, 1)
@@ -185,11 +185,11 @@ fn ultra_sparse_indices_and_order() {
 fn blocks_must_tile_the_object() {
     let header = || Layout::new().matrix(1, 2, 2, 1);
     let outside = header().block(1, 1, 2, 1, 0).0;
-    assert_matches!(read(&outside), Error::BlockOutsideObject { offset: 19, .. });
+    assert_error!(read(&outside), BlockOutsideObject { offset: 19, .. });
     let zero = header().block(0, 0, 0, 2, 0).0;
-    assert_matches!(
+    assert_error!(
         read(&zero),
-        Error::ZeroSizedBlock {
+        ZeroSizedBlock {
             offset: 19,
             rows: 0,
             cols: 2
@@ -200,20 +200,20 @@ fn blocks_must_tile_the_object() {
         .block(0, 1, 1, 1, 0)
         .block(1, 0, 1, 1, 0)
         .0;
-    assert_matches!(
+    assert_error!(
         read(&overlap),
-        Error::OverlappingBlocks {
+        OverlappingBlocks {
             offset: 44,
             row: 0,
             col: 1
         }
     );
     let uncovered = header().block(0, 0, 1, 2, 0).0;
-    assert_matches!(read(&uncovered), Error::UnexpectedEof { offset: 44, .. });
+    assert_error!(read(&uncovered), UnexpectedEof { offset: 44, .. });
     let misplaced = Layout::new().matrix(1, 0, 4, 1).block(0, 1, 0, 3, 0).0;
-    assert_matches!(
+    assert_error!(
         read(&misplaced),
-        Error::MisplacedBlock {
+        MisplacedBlock {
             offset: 19,
             expected: (0, 0),
             found: (0, 1)
@@ -234,9 +234,9 @@ fn blocks_must_tile_the_object() {
         .u8(1)
         .bytes(&[1, 2])
         .0;
-    assert_matches!(
+    assert_error!(
         read(&frame_block),
-        Error::FrameBlockSpansColumns {
+        FrameBlockSpansColumns {
             offset: 26,
             col: 0,
             cols: 2
@@ -247,23 +247,23 @@ fn blocks_must_tile_the_object() {
 #[test]
 fn shapes_and_data_types_must_fit_the_rust_type() {
     let m = serde_daphne::to_vec(&vec![1.0f64, 2.0]).unwrap();
-    assert_matches!(
+    assert_error!(
         from_slice::<f64>(&m),
-        Err(Error::ShapeMismatch {
+        ShapeMismatch {
             offset: 0,
             rows: 2,
             cols: 1,
             ..
-        })
+        }
     );
     #[derive(serde::Serialize, serde::Deserialize)]
     struct R {
         a: u8,
     }
     let f = serde_daphne::to_vec(&serde_daphne::Frame(vec![R { a: 1 }])).unwrap();
-    assert_matches!(
+    assert_error!(
         from_slice::<Dense<u8>>(&f),
-        Err(Error::DataTypeMismatch { offset: 0, .. })
+        DataTypeMismatch { offset: 0, .. }
     );
     #[derive(serde::Deserialize, Debug)]
     struct Other {
@@ -271,7 +271,7 @@ fn shapes_and_data_types_must_fit_the_rust_type() {
         b: u8,
     }
     let err = from_slice::<serde_daphne::Frame<Other>>(&f).unwrap_err();
-    assert!(matches!(err, Error::FrameMismatch { .. }), "{err:?}");
+    assert_error!(err, FrameMismatch);
     assert!(
         err.to_string().contains("no column labelled \"b\""),
         "{err}"
@@ -307,7 +307,7 @@ fn objects_built_by_hand_are_checked_like_read_ones() {
     .unwrap();
     assert_eq!(ok.dense_vec::<u8>().unwrap(), vec![0, 5]);
     let outside = Object::new(header.clone(), vec![block(2, BlockData::Empty)]);
-    assert_matches!(outside, Err(Error::BlockOutsideObject { .. }));
+    assert_error!(outside, BlockOutsideObject);
     let extra = Object::new(
         header,
         vec![
@@ -323,5 +323,5 @@ fn objects_built_by_hand_are_checked_like_read_ones() {
             block(0, BlockData::Empty),
         ],
     );
-    assert_matches!(extra, Err(Error::InvalidValue { .. }));
+    assert_error!(extra, InvalidValue);
 }

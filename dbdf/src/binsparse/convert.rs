@@ -3,6 +3,7 @@
 use super::{element_error, Array, Format, ValueKind, BINSPARSE};
 use crate::input::not_in_daphne;
 use crate::npy::transpose;
+use serde_daphne::__private::error::ErrorImpl;
 use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
 use serde_daphne::__private::model::Object;
 use serde_daphne::__private::wire::element::Element;
@@ -53,14 +54,16 @@ pub(super) fn values_as(array: Array, kind: ValueKind, expected: u64) -> Result<
 
 /// `n` copies of the one value of `values` (an iso array).
 pub(super) fn repeat(values: &Values, n: u64) -> Result<Values> {
-    let n = usize::try_from(n).map_err(|_| Error::OutOfMemory {
-        bytes: u128::from(n),
+    let n = usize::try_from(n).map_err(|_| {
+        Error::from(ErrorImpl::OutOfMemory {
+            bytes: u128::from(n),
+        })
     })?;
     with_values!(values, v => {
         let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| Error::OutOfMemory {
+        out.try_reserve_exact(n).map_err(|_| Error::from(ErrorImpl::OutOfMemory {
             bytes: (n * std::mem::size_of_val(&v[0])) as u128,
-        })?;
+        }))?;
         out.resize(n, v[0]);
         Ok(Element::into_values(out))
     })

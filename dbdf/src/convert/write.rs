@@ -1,5 +1,6 @@
 //! The output side of conversions: type changes, then each target format.
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::io::Write;
 use std::path::Path;
 
@@ -162,8 +163,8 @@ pub(super) fn csv_sidecar(
     header: &Header,
     report: &mut Report,
 ) -> Result<(), ConvertError> {
-    match write_sidecar(output, header) {
-        Err(Error::NotInDialect { what, .. }) => {
+    match write_sidecar(output, header).map_err(Error::into_details) {
+        Err(ErrorImpl::NotInDialect { what, .. }) => {
             report.warnings.push(format!(
                 "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
                  read back as i64",
@@ -171,7 +172,7 @@ pub(super) fn csv_sidecar(
             ));
             Ok(())
         }
-        other => other.map_err(|e| remove_and_fail(output, e)),
+        other => other.map_err(|e| remove_and_fail(output, Error::from(e))),
     }
 }
 
@@ -195,7 +196,7 @@ pub(super) fn write_output(
         let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
         if let Err(f) = write(&mut writer) {
             failure = Some(f);
-            return Err(Error::Io(std::io::Error::other("failed")));
+            return Err(ErrorImpl::Io(std::io::Error::other("failed")).into());
         }
         writer.flush()?;
         Ok(())

@@ -10,6 +10,7 @@
 //! [`to_dbdf`] holds one band of them (it reads the file twice). The whole read is in
 //! `read.rs`, the rules both share (header, width, typing) in `records.rs`.
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
 use std::io::{Read, Seek, Write};
 
@@ -123,7 +124,9 @@ fn write_labels<'a, W: Write>(
 ) -> Result<()> {
     // The csv crate quotes what needs it, and writes a lone empty label as "".
     let labels: Vec<&str> = labels.into_iter().collect();
-    writer.write_record(labels).map_err(|e| Error::Io(e.into()))
+    writer
+        .write_record(labels)
+        .map_err(|e| Error::from(ErrorImpl::Io(e.into())))
 }
 
 /// Writes the rows of a matrix or frame, the first being row `first_row` of the object (for
@@ -134,7 +137,7 @@ fn write_records<W: Write>(
     first_row: u64,
 ) -> Result<()> {
     let (rows, cols) = object.shape();
-    let io = |e: csv::Error| Error::Io(e.into());
+    let io = |e: csv::Error| Error::from(ErrorImpl::Io(e.into()));
     let frame = object.data_type() == DataType::Frame;
     let columns: Vec<Cow<'_, Values>> = if frame {
         object.columns()?.into_iter().map(Cow::Owned).collect()

@@ -1,6 +1,7 @@
 //! `.npy` to `.dbdf` and back without holding the matrix: tiles read straight from the
 //! `.npy` file into a [`DbdfWriter`], row bands of a [`DbdfFile`] written straight out.
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -119,8 +120,10 @@ impl<T: Element> RowBands<T> for NpyBands<'_, T> {
 pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::__private::model::Object> {
     let (mut file, header, (rows, cols), vt) = open_matrix(path)?;
     // The header checked the data's length against the file's: the vector is justified.
-    let cells = usize::try_from(rows * cols).map_err(|_| Error::OutOfMemory {
-        bytes: u128::from(rows * cols) * vt.size() as u128,
+    let cells = usize::try_from(rows * cols).map_err(|_| {
+        Error::from(ErrorImpl::OutOfMemory {
+            bytes: u128::from(rows * cols) * vt.size() as u128,
+        })
     })?;
     let mut reader = TileReader {
         file: &mut file,

@@ -3,6 +3,7 @@
 //! them. The file sources are read a band of block rows at a time, by as many threads as
 //! write parts, so memory holds those bands, never the matrix.
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
 use std::fs::File;
 use std::ops::Range;
@@ -162,11 +163,12 @@ impl DbdfRows {
             Header::DenseMatrix { rows, cols, .. } => (true, (rows, cols)),
             Header::CsrMatrix { rows, cols, .. } => (false, (rows, cols)),
             other => {
-                return Err(Error::DataTypeMismatch {
+                return Err(ErrorImpl::DataTypeMismatch {
                     offset: info.range.start,
                     expected: "a matrix, to stream to SystemDS (frames are written whole)",
                     found: other.data_type(),
-                })
+                }
+                .into())
             }
         };
         let rows = DbdfRows {

@@ -1,6 +1,7 @@
 //! A SystemDS matrix written as a tiled `.dbdf` file block by block: each SystemDS block
 //! becomes a tile as soon as it is read, so memory holds one block, never the matrix.
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -34,19 +35,21 @@ use serde_daphne::{Error, Result};
 pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
     let (input, output) = (input.as_ref(), output.as_ref());
     if options.get_dialect() == Some(Dialect::Runtime) {
-        return Err(Error::NotInDialect {
+        return Err(ErrorImpl::NotInDialect {
             what: "a SystemDS matrix written block by block".into(),
             reason: "the runtime dialect stores a matrix as one block: read it whole \
                      (systemds::read) and write it with to_file_with",
-        });
+        }
+        .into());
     }
     let meta = read_metadata(input)?;
     if meta.frame {
-        return Err(Error::DataTypeMismatch {
+        return Err(ErrorImpl::DataTypeMismatch {
             offset: 0,
             expected: "a SystemDS matrix, to write block by block (frames are read whole)",
             found: serde_daphne::__private::wire::DataType::Frame,
-        });
+        }
+        .into());
     }
     if !write_blocks(input, &meta, output, options, None)? {
         // A matrix without cells: nothing to stream.

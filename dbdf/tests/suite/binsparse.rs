@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use dbdf::binsparse::{self, Binsparse, Format, WriteOptions};
-use serde_daphne::{DataType, Error, Object, Options, Value, ValueType, Values};
+use serde_daphne::{DataType, Object, Options, Value, ValueType, Values};
 use serde_json::{Map, Value as Json};
 
 fn golden_dir() -> PathBuf {
@@ -91,7 +91,7 @@ fn every_golden_file_reads_with_its_logical_values_or_is_refused_by_name() {
         match expected(entry) {
             Expected::Refused(why) => {
                 let err = read_golden(name).unwrap_err();
-                assert!(matches!(err, Error::NotConvertible { .. }), "{name}: {err}");
+                assert_error!(err, NotConvertible);
                 assert!(err.to_string().contains(why), "{name}: {err}");
             }
             Expected::Matrix(rows) => {
@@ -150,7 +150,7 @@ fn daphne_objects_come_back_from_binsparse_byte_identical_in_every_format() {
             if format.is_vector() && object.shape().1 != 1 {
                 let err =
                     binsparse::to_vec(&object, &WriteOptions::new().format(format)).unwrap_err();
-                assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
+                assert_error!(err, NotConvertible);
                 continue;
             }
             for index_type in index_types {
@@ -254,7 +254,7 @@ fn malformed_arrays_are_refused_at_their_byte() {
     assert!(err.to_string().contains("pointers_to_1[3]"), "{err}");
     // Not a zip at all, and a truncated one.
     let err = binsparse::from_slice(b"PK not really").unwrap_err();
-    assert!(matches!(err, Error::ForeignInput { .. }), "{err}");
+    assert_error!(err, ForeignInput);
     let whole = std::fs::read(golden_dir().join("csr_f64.npz")).unwrap();
     for cut in [10, whole.len() / 2, whole.len() - 1] {
         assert!(binsparse::from_slice(&whole[..cut]).is_err());
@@ -489,10 +489,8 @@ fn hdf5_files_round_trip_and_keep_attributes() {
     // Not an HDF5 file: a typed error naming it, no panic.
     std::fs::write(&path, b"not hdf5").unwrap();
     let err = binsparse::read(&path).unwrap_err();
-    assert!(
-        matches!(err, Error::ForeignInput { .. }) && err.to_string().contains("m.bsp.h5"),
-        "{err}"
-    );
+    assert_error!(err, ForeignInput);
+    assert!(err.to_string().contains("m.bsp.h5"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -529,14 +527,11 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
         })
     };
     let err = binsparse::from_slice(&with_rows(4_000_000_000)).unwrap_err();
-    assert!(
-        matches!(err, Error::AllocationLimit { offset: 0, .. }),
-        "{err}"
-    );
+    assert_error!(err, AllocationLimit { offset: 0, .. });
     // Beyond one DAPHNE block, refused before any allocation, whatever the allowance.
     let generous = binsparse::ReadOptions::new().max_alloc(u64::MAX);
     let err = binsparse::from_slice_with(&with_rows(1 << 40), &generous).unwrap_err();
-    assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
+    assert_error!(err, NotConvertible);
     // iso values in a dense format are refused (they would make memory from nothing).
     let dense = Object::dense(1, 2, Values::F64(vec![1.0, 1.0])).unwrap();
     let npz = binsparse::to_vec(&dense, &WriteOptions::new()).unwrap();
@@ -577,18 +572,15 @@ fn deflated_archives_read_like_stored_ones() {
     bomb[central + 24..central + 28].copy_from_slice(&u32::MAX.to_le_bytes());
     let err = binsparse::from_slice_with(&bomb, &binsparse::ReadOptions::new().max_alloc(1 << 20))
         .unwrap_err();
-    assert!(matches!(err, Error::AllocationLimit { .. }), "{err}");
+    assert_error!(err, AllocationLimit);
     // A broken deflate stream, and a wrong uncompressed size.
     let mut broken = packed.clone();
     let data = 30 + "pointers_to_1.npy".len();
     broken[data] ^= 0xFF;
     broken[data + 1] ^= 0xFF;
-    assert_matches!(
-        binsparse::from_slice(&broken),
-        Err(Error::ForeignInput { .. })
-    );
+    assert_error!(binsparse::from_slice(&broken), ForeignInput);
     let mut short = packed;
     short[central + 24] ^= 1;
     let err = binsparse::from_slice(&short).unwrap_err();
-    assert!(matches!(err, Error::ForeignInput { .. }), "{err}");
+    assert_error!(err, ForeignInput);
 }

@@ -1368,11 +1368,8 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
         std::fs::write(&input, text).unwrap();
         let output = dir.join("bad.dbdf");
         let err = convert(&input, &output, &ConvertOptions::new().tile(1, 1)).unwrap_err();
-        assert!(
-            matches!(err.error(), serde_daphne::Error::ForeignInput { .. })
-                && err.to_string().contains(says),
-            "{err}"
-        );
+        assert_error!(err.error(), ForeignInput);
+        assert!(err.to_string().contains(says), "{err}");
         assert!(!output.exists(), "{text}");
     }
     std::fs::remove_dir_all(&dir).unwrap();

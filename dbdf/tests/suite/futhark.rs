@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use dbdf::futhark::{self, WriteOptions};
-use serde_daphne::{DataType, Error, Object, Options, Value, ValueType, Values};
+use serde_daphne::{DataType, Object, Options, Value, ValueType, Values};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/futhark")
@@ -78,30 +78,24 @@ fn every_golden_file_reads_with_its_manifest_values_and_writes_back_bit_exactly(
         if name == "mixed_text_binary.dat" {
             // Text values are refused where they start: the first byte here.
             let err = result.unwrap_err();
-            assert!(
-                matches!(
-                    err,
-                    Error::ForeignInput {
-                        offset: Some(0),
-                        ..
-                    }
-                ),
-                "{err}"
+            assert_error!(
+                err,
+                ForeignInput {
+                    offset: Some(0),
+                    ..
+                }
             );
             assert!(err.to_string().contains("text format"), "{err}");
             continue;
         }
         if expected.iter().any(|v| v["rank"].as_u64().unwrap() > 2) {
             let err = result.unwrap_err();
-            assert!(
-                matches!(
-                    err,
-                    Error::ForeignInput {
-                        offset: Some(2),
-                        ..
-                    }
-                ),
-                "{err}"
+            assert_error!(
+                err,
+                ForeignInput {
+                    offset: Some(2),
+                    ..
+                }
             );
             assert!(err.to_string().contains("rank-3"), "{err}");
             continue;
@@ -210,7 +204,7 @@ fn daphne_objects_come_back_from_futhark_byte_identical() {
 fn what_futhark_or_daphne_cannot_hold_is_refused_by_name() {
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
     let err = futhark::to_vec(&[frame], &WriteOptions::new()).unwrap_err();
-    assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
+    assert_error!(err, NotConvertible);
     assert!(err.to_string().contains("Frame"), "{err}");
 
     let two = Object::dense(2, 1, Values::U8(vec![1, 2])).unwrap();
@@ -254,10 +248,8 @@ fn malformed_input_is_refused_with_its_offset() {
     for (bytes, offset, message) in cases {
         let err = futhark::from_slice(bytes).unwrap_err();
         assert_eq!(err.offset(), Some(offset), "{err}");
-        assert!(
-            matches!(err, Error::ForeignInput { .. }) && err.to_string().contains(message),
-            "{err}"
-        );
+        assert_error!(err, ForeignInput);
+        assert!(err.to_string().contains(message), "{err}");
     }
     // Whitespace around values is fine; nothing at all is no values.
     assert_eq!(futhark::from_slice(b" \n\t").unwrap(), []);

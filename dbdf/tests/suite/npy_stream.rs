@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use dbdf::npy;
 use ndarray::Array2;
-use serde_daphne::{to_vec_with, Dense, Dialect, Error, Object, Options, Values};
+use serde_daphne::{to_vec_with, Dense, Dialect, Object, Options, Values};
 
 fn dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("serde_daphne_npy_{name}_{}", std::process::id()));
@@ -103,10 +103,7 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
     let frame = Object::frame(vec![("a".into(), Values::I8(vec![1]))]).unwrap();
     let input = dir.join("f.dbdf");
     serde_daphne::to_file(&input, &frame).unwrap();
-    assert_matches!(
-        npy::from_dbdf(&input, 0, dir.join("f.npy")),
-        Err(Error::NotConvertible { .. })
-    );
+    assert_error!(npy::from_dbdf(&input, 0, dir.join("f.npy")), NotConvertible);
     assert!(!dir.join("f.npy").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -119,17 +116,17 @@ fn malformed_npy_is_refused_with_its_offset() {
     let path = dir.join("short.npy");
     std::fs::write(&path, npy_bytes("<f8", false, (23, 17), &data[..100])).unwrap();
     let out = dir.join("out.dbdf");
-    assert_matches!(
+    assert_error!(
         npy::to_dbdf(&path, &out, &Options::new().tile(4, 4)),
-        Err(Error::ForeignInput {
+        ForeignInput {
             offset: Some(128),
             ..
-        })
+        }
     );
     std::fs::write(&path, npy_bytes("|b1", false, (1, 3), &[0, 2, 1])).unwrap();
-    assert_matches!(
+    assert_error!(
         npy::to_dbdf(&path, &out, &Options::new().tile(4, 4)),
-        Err(Error::ForeignInput { .. })
+        ForeignInput
     );
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).unwrap();

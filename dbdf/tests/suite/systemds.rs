@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use dbdf::systemds::{self, ReadOptions, WriteOptions};
-use serde_daphne::{DataType, Error, Object, Value, Values};
+use serde_daphne::{DataType, Object, Value, Values};
 
 fn golden(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -172,7 +172,7 @@ fn frames_read_with_names_and_strings_are_refused_by_name() {
         ("frame_2500", "C2"),
     ] {
         let err = systemds::read(golden(name)).unwrap_err();
-        assert!(matches!(err, Error::NotConvertible { .. }), "{name}: {err}");
+        assert_error!(err, NotConvertible);
         assert!(
             err.to_string().contains(&format!("{column:?} of strings")),
             "{name}: {err}"
@@ -286,10 +286,7 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
         for cut in [0, 3, 40, bytes.len() / 2, bytes.len() - 1] {
             std::fs::write(&path, &bytes[..cut]).unwrap();
             let err = systemds::read(&path).unwrap_err();
-            assert!(
-                matches!(err, Error::ForeignInput { .. }),
-                "{name} cut {cut}: {err}"
-            );
+            assert_error!(err, ForeignInput);
         }
     }
     // An unknown block type, at its byte: the dense block's type follows the 126-byte header,
@@ -335,7 +332,7 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
     )
     .unwrap();
     let err = systemds::read(&tall).unwrap_err();
-    assert!(matches!(err, Error::AllocationLimit { .. }), "{err}");
+    assert_error!(err, AllocationLimit);
 }
 
 /// A block value: `rows, cols, type` and then `body`, big-endian as SystemDS writes it.
@@ -429,7 +426,7 @@ fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
         std::fs::write(&path, &file).unwrap();
         for options in [ReadOptions::new(), ReadOptions::new().keep_blocks(true)] {
             let err = systemds::read_with(&path, &options).unwrap_err();
-            assert!(matches!(err, Error::ForeignInput { .. }), "{err:?}");
+            assert_error!(err, ForeignInput);
             assert_eq!(
                 err.offset(),
                 Some((header.len() + 24 + at) as u64),
@@ -462,10 +459,10 @@ fn writing_needs_exact_doubles_and_a_matrix() {
     let dir = scratch("refuse");
     let big = Object::dense(1, 1, Values::I64(vec![(1 << 53) + 1])).unwrap();
     let err = systemds::write(dir.join("big"), &big).unwrap_err();
-    assert!(matches!(err, Error::LossyConversion { .. }), "{err}");
+    assert_error!(err, LossyConversion);
     let frame = Object::frame(vec![("a".into(), Values::U8(vec![1]))]).unwrap();
     let err = systemds::write(dir.join("frame"), &frame).unwrap_err();
-    assert!(matches!(err, Error::NotConvertible { .. }), "{err}");
+    assert_error!(err, NotConvertible);
     assert!(err.to_string().contains("\"a\" of u8"), "{err}");
     assert!(!dir.join("big").exists() && !dir.join("frame").exists());
     // Integers that doubles hold exactly are fine, and -0.0 and NaN survive.
@@ -701,23 +698,20 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
         serde_daphne::to_file(&dbdf, &object).unwrap();
         let err = systemds::write_dbdf(&dbdf, 0, dir.join(name), &WriteOptions::new()).unwrap_err();
         match name {
-            "frame" => assert!(
-                matches!(
-                    err,
-                    Error::DataTypeMismatch {
-                        found: DataType::Frame,
-                        ..
-                    }
-                ),
-                "{err:?}"
+            "frame" => assert_error!(
+                err,
+                DataTypeMismatch {
+                    found: DataType::Frame,
+                    ..
+                }
             ),
-            _ => assert!(matches!(err, Error::LossyConversion { .. }), "{err:?}"),
+            _ => assert_error!(err, LossyConversion),
         }
         assert!(!dir.join(name).exists(), "{name}: nothing left behind");
     }
     let dbdf = dir.join("dense-plain.dbdf");
     let err = systemds::write_dbdf(&dbdf, 1, dir.join("none"), &WriteOptions::new()).unwrap_err();
-    assert!(matches!(err, Error::InvalidValue { .. }), "{err:?}");
+    assert_error!(err, InvalidValue);
 }
 
 #[test]
@@ -798,17 +792,14 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
     let out = dir.join("refused.dbdf");
     let runtime = Options::new().dialect(Dialect::Runtime);
     let err = systemds::to_dbdf(golden("dense_small"), &out, &runtime).unwrap_err();
-    assert!(matches!(err, Error::NotInDialect { .. }), "{err:?}");
+    assert_error!(err, NotInDialect);
     let err = systemds::to_dbdf(golden("frame_mixed"), &out, &Options::new()).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::DataTypeMismatch {
-                found: DataType::Frame,
-                ..
-            }
-        ),
-        "{err:?}"
+    assert_error!(
+        err,
+        DataTypeMismatch {
+            found: DataType::Frame,
+            ..
+        }
     );
     assert!(!out.exists());
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use dbdf::binsparse::zarr::{self, Directory, Store, ZarrVersion};
 use dbdf::binsparse::{self, Format, ReadOptions, WriteOptions};
-use serde_daphne::{Error, Object, Values};
+use serde_daphne::{ErrorKind, Object, Values};
 use serde_json::Value as Json;
 
 fn data(path: &str) -> PathBuf {
@@ -282,8 +282,8 @@ fn hostile_metadata_and_chunks_are_refused_with_their_names() {
         let err = golden_edited(edit).expect_err(what);
         assert!(
             matches!(
-                err,
-                Error::ForeignInput { .. } | Error::AllocationLimit { .. }
+                err.kind(),
+                ErrorKind::ForeignInput | ErrorKind::AllocationLimit
             ),
             "{what}: {err:?}"
         );
@@ -292,7 +292,7 @@ fn hostile_metadata_and_chunks_are_refused_with_their_names() {
     // Complex values are not a malformed group, but not DAPHNE's either.
     let err = golden_edited(|s| edit_json(s, values, |j| j["data_type"] = "complex128".into()))
         .unwrap_err();
-    assert!(matches!(err, Error::NotConvertible { .. }), "{err:?}");
+    assert_error!(err, NotConvertible);
 }
 
 #[test]

@@ -26,6 +26,7 @@ pub(crate) use write::{
 
 use crate::codes::Value;
 use crate::codes::{DataType, ValueType};
+use crate::error::ErrorImpl;
 use crate::error::{Error, Result};
 use crate::wire::element::Element;
 use crate::wire::element::Values;
@@ -83,11 +84,12 @@ pub fn from_runtime_code(code: u8, offset: u64) -> Result<Option<ValueType>> {
         6 => Some(ValueType::F32),
         7 => Some(ValueType::F64),
         8 | 9 => {
-            return Err(Error::StringValueType {
+            return Err(ErrorImpl::StringValueType {
                 offset,
                 code,
                 what: if code == 8 { "str" } else { "fixedstr16" },
-            })
+            }
+            .into())
         }
         _ => None,
     })
@@ -152,7 +154,7 @@ fn fixed_header<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)>
     let offset = src.offset();
     let version = src.u8("the format version")?;
     if version != VERSION {
-        return Err(Error::UnsupportedVersion { offset, version });
+        return Err(ErrorImpl::UnsupportedVersion { offset, version }.into());
     }
     let code = src.u8("the data type")?;
     let data_type = match code {
@@ -161,10 +163,11 @@ fn fixed_header<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)>
         3 => DataType::Frame,
         4 => DataType::Scalar,
         _ => {
-            return Err(Error::UnknownDataType {
+            return Err(ErrorImpl::UnknownDataType {
                 offset: offset + 1,
                 code,
-            })
+            }
+            .into())
         }
     };
     let rows = src.u64("the number of rows")?;
@@ -175,14 +178,15 @@ fn fixed_header<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)>
 fn value_type<S: Source + ?Sized>(src: &mut S, what: &'static str) -> Result<ValueType> {
     let offset = src.offset();
     let code = src.u8(what)?;
-    from_runtime_code(code, offset)?.ok_or(Error::UnknownValueType { offset, code })
+    from_runtime_code(code, offset)?
+        .ok_or(Error::from(ErrorImpl::UnknownValueType { offset, code }))
 }
 
 fn layout_error(offset: u64, message: impl Into<String>) -> Error {
-    Error::RuntimeLayout {
+    Error::from(ErrorImpl::RuntimeLayout {
         offset,
         message: message.into(),
-    }
+    })
 }
 
 /// Reads the part every matrix shares: vt, rx, cx, block dims, bt, vt again.
@@ -307,10 +311,12 @@ pub fn decode_head<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeHead> {
             head.nnz = Some(src.u64("the number of non-zeros")?);
         }
         DataType::Frame => {
-            let count = usize::try_from(cols).map_err(|_| Error::TooLarge {
-                offset: src.offset() - 8,
-                what: "frame columns",
-                bytes: u128::from(cols),
+            let count = usize::try_from(cols).map_err(|_| {
+                Error::from(ErrorImpl::TooLarge {
+                    offset: src.offset() - 8,
+                    what: "frame columns",
+                    bytes: u128::from(cols),
+                })
             })?;
             let codes_at = src.offset();
             let codes = src.take(count, "the frame's column value types")?.to_vec();
@@ -319,7 +325,7 @@ pub fn decode_head<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeHead> {
                 let offset = codes_at + i as u64;
                 head.value_types.push(
                     from_runtime_code(code, offset)?
-                        .ok_or(Error::UnknownValueType { offset, code })?,
+                        .ok_or(Error::from(ErrorImpl::UnknownValueType { offset, code }))?,
                 );
             }
             head.label_lens.reserve_exact(count);
@@ -360,11 +366,13 @@ pub(crate) fn decode<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeObject> {
             })
         }
         DataType::DenseMatrix => {
-            let count = rows.checked_mul(cols).ok_or(Error::TooLarge {
-                offset: start,
-                what: "a dense matrix",
-                bytes: u128::from(rows) * u128::from(cols),
-            })?;
+            let count = rows
+                .checked_mul(cols)
+                .ok_or(Error::from(ErrorImpl::TooLarge {
+                    offset: start,
+                    what: "a dense matrix",
+                    bytes: u128::from(rows) * u128::from(cols),
+                }))?;
             let values = with_value_type!(vt.unwrap_or(ValueType::U8), T => T::into_values(
                 src.take_vec::<T>(count, "the dense values")?));
             Ok(RuntimeObject::Dense { rows, cols, values })
@@ -413,11 +421,12 @@ pub(crate) fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64)
     }
     let last = offsets.last().copied().unwrap_or(0);
     if last != nnz {
-        return Err(Error::SparseCountMismatch {
+        return Err(ErrorImpl::SparseCountMismatch {
             offset: nnz_at,
             declared: nnz,
             counted: last,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -479,12 +488,13 @@ fn decode_frame_rows<S: Source + ?Sized>(
     let total = u128::from(rows) * row_len as u128;
     if let Some(remaining) = src.remaining() {
         if total > u128::from(remaining) {
-            return Err(Error::UnexpectedEof {
+            return Err(ErrorImpl::UnexpectedEof {
                 offset: src.offset(),
                 what: "the frame's rows",
                 needed: u64::try_from(total).unwrap_or(u64::MAX),
                 available: remaining,
-            });
+            }
+            .into());
         }
     }
     let rows = if row_len == 0 { 0 } else { rows as usize };
@@ -574,6 +584,7 @@ pub(crate) fn skim(prefix: &[u8]) -> Option<Skimmed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorImpl;
 
     /// Rows of 4 entries `0, 2, 4, 6` (sorted), enough for the check to run on every core.
     fn rows(count: usize) -> (Vec<u64>, Vec<u64>) {
@@ -583,8 +594,8 @@ mod tests {
     }
 
     fn offset_of(result: Result<()>) -> u64 {
-        match result {
-            Err(Error::RuntimeLayout { offset, .. }) => offset,
+        match result.map_err(Error::into_details) {
+            Err(ErrorImpl::RuntimeLayout { offset, .. }) => offset,
             other => panic!("expected a layout error, got {other:?}"),
         }
     }
@@ -607,7 +618,8 @@ mod tests {
         );
         // An earlier one, not increasing, in the first run: named instead.
         cols[41] = 0;
-        let Err(Error::RuntimeLayout { offset, message }) = check_columns(&offsets, &cols, 7, 1000)
+        let Err(ErrorImpl::RuntimeLayout { offset, message }) =
+            check_columns(&offsets, &cols, 7, 1000).map_err(Error::into_details)
         else {
             panic!("expected a layout error");
         };

@@ -1,5 +1,6 @@
 //! Writing the runtime dialect: prefixes, the three layouts, scalars, and the label guard.
 
+use crate::error::ErrorImpl;
 use std::io::Write;
 
 use super::runtime_code;
@@ -12,19 +13,22 @@ use crate::wire::values::with_values;
 
 fn check_dims(rows: u64, cols: u64) -> Result<()> {
     if rows > u64::from(u32::MAX) || cols > u64::from(u32::MAX) {
-        return Err(Error::NotInDialect {
+        return Err(ErrorImpl::NotInDialect {
             what: format!("a {rows} x {cols} object"),
             reason:
                 "the runtime reads dimensions from u32 block headers (2^32 or more is truncated)",
-        });
+        }
+        .into());
     }
     Ok(())
 }
 
 fn code_of(value_type: ValueType) -> Result<u8> {
-    runtime_code(value_type).ok_or_else(|| Error::NotInDialect {
-        what: format!("{value_type} values"),
-        reason: "the runtime has no 16-bit value types",
+    runtime_code(value_type).ok_or_else(|| {
+        Error::from(ErrorImpl::NotInDialect {
+            what: format!("{value_type} values"),
+            reason: "the runtime has no 16-bit value types",
+        })
     })
 }
 
@@ -146,9 +150,11 @@ pub(crate) fn start_frame<W: Write>(
         sink.u8(code_of(column.value_type)?)?;
     }
     for (index, column) in columns.iter().enumerate() {
-        let len = u16::try_from(column.label.len()).map_err(|_| Error::LabelTooLong {
-            column: index as u64,
-            len: column.label.len(),
+        let len = u16::try_from(column.label.len()).map_err(|_| {
+            Error::from(ErrorImpl::LabelTooLong {
+                column: index as u64,
+                len: column.label.len(),
+            })
         })?;
         sink.bytes(&len.to_le_bytes())?;
         sink.bytes(column.label.as_bytes())?;
@@ -200,7 +206,7 @@ fn check_labels<'a>(labels: impl ExactSizeIterator<Item = &'a str>) -> Result<()
     for (col, label) in labels.enumerate() {
         let max = max_daphne_label_len(col as u64, cols);
         if label.len() as u64 > max {
-            return Err(Error::NotInDialect {
+            return Err(ErrorImpl::NotInDialect {
                 what: format!(
                     "the label of frame column {col} ({} bytes, at most {max} here)",
                     label.len()
@@ -209,7 +215,8 @@ fn check_labels<'a>(labels: impl ExactSizeIterator<Item = &'a str>) -> Result<()
                          objects and overflows its heap on longer ones (it drops labels \
                          anyway); shorten the label, or write it regardless with \
                          Options::guard_daphne_labels(false) (dbdf --unguarded-labels)",
-            });
+            }
+            .into());
         }
     }
     Ok(())

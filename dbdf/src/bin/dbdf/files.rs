@@ -1,5 +1,6 @@
 //! Reading .dbdf files (with their sidecars and a progress bar) and writing outputs safely.
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
@@ -160,7 +161,7 @@ pub fn write_output(
         let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
         if let Err(f) = write(&mut writer) {
             failure = Some(f);
-            return Err(serde_daphne::Error::Io(std::io::Error::other("failed")));
+            return Err(ErrorImpl::Io(std::io::Error::other("failed")).into());
         }
         writer.flush()?;
         Ok(())

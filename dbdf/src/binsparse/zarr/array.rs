@@ -1,6 +1,7 @@
 //! One Zarr array: its metadata (v3 `zarr.json` or v2 `.zarray`), read into what decoding
 //! needs, and its chunks decoded one at a time into the values of a Binsparse array.
 
+use serde_daphne::__private::error::ErrorImpl;
 use serde_json::{Map, Value as Json};
 
 use super::codecs::Codec;
@@ -244,8 +245,10 @@ impl ArrayMeta {
         let chunk_bytes = u128::from(self.chunk) * size as u128;
         check_alloc(0, u128::from(self.len) * size as u128, stored, max_alloc)?;
         check_alloc(0, chunk_bytes, stored, max_alloc)?;
-        let len = usize::try_from(self.len).map_err(|_| Error::OutOfMemory {
-            bytes: u128::from(self.len) * size as u128,
+        let len = usize::try_from(self.len).map_err(|_| {
+            Error::from(ErrorImpl::OutOfMemory {
+                bytes: u128::from(self.len) * size as u128,
+            })
         })?;
         // Missing chunks cost a look-up each but no stored byte: their number is bounded too.
         let chunks = self.len.div_ceil(self.chunk);

@@ -27,6 +27,7 @@
 mod array;
 mod codecs;
 
+use serde_daphne::__private::error::ErrorImpl;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -220,17 +221,17 @@ pub fn read_store(store: &impl Store, options: &ReadOptions) -> Result<Binsparse
 /// # Errors
 /// As [`read_store`].
 pub fn read(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
-    read_store(&Directory(path.as_ref().to_owned()), options).map_err(|e| match e {
-        Error::ForeignInput {
+    read_store(&Directory(path.as_ref().to_owned()), options).map_err(|e| match e.into_details() {
+        ErrorImpl::ForeignInput {
             format,
             offset,
             message,
-        } => Error::ForeignInput {
+        } => Error::from(ErrorImpl::ForeignInput {
             format,
             offset,
             message: format!("{}: {message}", path.as_ref().display()),
-        },
-        other => other,
+        }),
+        other => Error::from(other),
     })
 }
 

@@ -1,22 +1,16 @@
-//! The error type: one variant per kind of problem, each with the byte offset where it was
-//! found (input problems) or the field path it concerns (serialization problems).
-
-use std::fmt;
+//! What each error holds and says: one variant per problem, with the byte offset where it
+//! was found (input problems) or the field path it concerns (value problems). Public only
+//! as [`super::Error`], through its kind, offset, path and message.
 
 use crate::codes::{DataType, Value, ValueType};
 
-/// The result type of this crate.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Everything that can go wrong reading or writing the DAPHNE format.
-///
-/// Offsets count bytes from the start of the input (for [`crate::from_slice`], the slice).
+/// An error's details. Variants are matched on only inside this workspace; users see
+/// [`super::ErrorKind`].
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
+pub enum ErrorImpl {
     /// The underlying reader or writer failed.
     #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
 
     /// The input ends before a field that must be there.
     #[error("unexpected end of input at byte {offset}: {what} needs {needed} bytes but only {available} remain (truncated file or transfer?)")]
@@ -44,7 +38,7 @@ pub enum Error {
         bytes: u128,
     },
 
-    /// Reading would exceed the configured limit ([`crate::Options::max_bytes`]).
+    /// Reading would exceed the configured limit (`Options::max_bytes`).
     #[error("{what} at byte {offset} would read past the limit of {limit} bytes (raise Options::max_bytes if the input is trusted)")]
     LimitExceeded {
         /// Where the read started.
@@ -55,7 +49,7 @@ pub enum Error {
         limit: u64,
     },
 
-    /// A typed read would allocate more than [`crate::Options::max_alloc`] allows.
+    /// A typed read would allocate more than `Options::max_alloc` allows.
     #[error("reading the object at byte {offset} into this type takes about {bytes} bytes, more than its bytes in the input plus Options::max_alloc ({limit}); raise max_alloc if the file is trusted")]
     AllocationLimit {
         /// Offset of the object.
@@ -371,7 +365,7 @@ pub enum Error {
         message: String,
     },
 
-    /// A tile given to [`crate::DbdfWriter`] holds values of a type its object cannot hold
+    /// A tile given to `DbdfWriter` holds values of a type its object cannot hold
     /// exactly.
     #[error("a tile of {found} values cannot go into object {object}, whose values are {expected}: convert the tile to {expected} first")]
     TileValueType {
@@ -383,7 +377,7 @@ pub enum Error {
         found: ValueType,
     },
 
-    /// A tile given to [`crate::DbdfWriter`] is not where the dialect needs the next one.
+    /// A tile given to `DbdfWriter` is not where the dialect needs the next one.
     #[error("object {object}: a tile at row {}, column {} cannot come next ({reason}); the next must start at row {expected}", found.0, found.1)]
     TileOrder {
         /// The object's index in the file.
@@ -396,7 +390,7 @@ pub enum Error {
         reason: &'static str,
     },
 
-    /// [`crate::DbdfWriter`] was finished, or given the next object, before the tiles
+    /// `DbdfWriter` was finished, or given the next object, before the tiles
     /// covered the current one.
     #[error("object {object} is covered by tiles to {covered} of its {cells} cells: write the missing tiles first")]
     IncompleteObject {
@@ -469,145 +463,5 @@ fn at_path(path: &str) -> String {
         String::new()
     } else {
         format!("field \"{path}\": ")
-    }
-}
-
-impl Error {
-    /// The byte offset the error refers to, for errors about input.
-    pub fn offset(&self) -> Option<u64> {
-        use Error::*;
-        match self {
-            UnexpectedEof { offset, .. }
-            | TooLarge { offset, .. }
-            | LimitExceeded { offset, .. }
-            | AllocationLimit { offset, .. }
-            | UnsupportedVersion { offset, .. }
-            | UnknownDataType { offset, .. }
-            | UnknownValueType { offset, .. }
-            | UnknownBlockType { offset, .. }
-            | InvalidLabel { offset, .. }
-            | SparseCountMismatch { offset, .. }
-            | ColumnOutOfRange { offset, .. }
-            | RowOutOfRange { offset, .. }
-            | UnsortedColumns { offset, .. }
-            | UnsortedCoordinates { offset, .. }
-            | BlockOutsideObject { offset, .. }
-            | OverlappingBlocks { offset, .. }
-            | ZeroSizedBlock { offset, .. }
-            | MisplacedBlock { offset, .. }
-            | FrameBlockSpansColumns { offset, .. }
-            | TrailingBytes { offset }
-            | LossyConversion { offset, .. }
-            | AmbiguousDialect { offset, .. }
-            | RuntimeLayout { offset, .. }
-            | StringValueType { offset, .. }
-            | NotABool { offset, .. }
-            | ShapeMismatch { offset, .. }
-            | DataTypeMismatch { offset, .. } => Some(*offset),
-            ForeignInput { offset, .. } => *offset,
-            _ => None,
-        }
-    }
-
-    /// The field path the error refers to, for errors about Rust values.
-    pub fn path(&self) -> Option<&str> {
-        match self {
-            Error::FrameMismatch { path, .. }
-            | Error::Unrepresentable { path, .. }
-            | Error::InvalidValue { path, .. }
-            | Error::Message { path, .. } => Some(path),
-            _ => None,
-        }
-    }
-
-    /// Puts `segment` (a field name, or `[i]`) in front of the error's field path.
-    pub(crate) fn within(mut self, segment: &dyn fmt::Display) -> Self {
-        if let Error::FrameMismatch { path, .. }
-        | Error::Unrepresentable { path, .. }
-        | Error::InvalidValue { path, .. }
-        | Error::Message { path, .. } = &mut self
-        {
-            let segment = segment.to_string();
-            *path = if path.is_empty() {
-                segment
-            } else if path.starts_with('[') {
-                format!("{segment}{path}")
-            } else {
-                format!("{segment}.{path}")
-            };
-        }
-        self
-    }
-
-    /// Moves a [`Error::ForeignInput`] offset by `base` (for input found inside a container).
-    pub fn shifted(mut self, base: usize) -> Self {
-        if let Error::ForeignInput {
-            offset: Some(offset),
-            ..
-        } = &mut self
-        {
-            *offset += base as u64;
-        }
-        self
-    }
-
-    /// Drops a [`Error::ForeignInput`] offset that would not point into the file.
-    pub fn without_offset(mut self) -> Self {
-        if let Error::ForeignInput { offset, .. } = &mut self {
-            *offset = None;
-        }
-        self
-    }
-
-    pub(crate) fn unrepresentable(what: &'static str) -> Self {
-        Error::Unrepresentable {
-            path: String::new(),
-            what,
-        }
-    }
-
-    /// An [`Error::InvalidValue`] without a field path.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Error::InvalidValue {
-            path: String::new(),
-            message: message.into(),
-        }
-    }
-}
-
-impl serde::ser::Error for Error {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        Error::Message {
-            path: String::new(),
-            message: msg.to_string(),
-        }
-    }
-}
-
-impl serde::de::Error for Error {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        Error::Message {
-            path: String::new(),
-            message: msg.to_string(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_compose_like_field_accessors() {
-        let e = Error::unrepresentable("strings")
-            .within(&"name")
-            .within(&"[3]")
-            .within(&"items")
-            .within(&"meta");
-        assert_eq!(e.path(), Some("meta.items[3].name"));
-        assert_eq!(
-            e.to_string(),
-            "field \"meta.items[3].name\": strings have no representation in the DAPHNE format"
-        );
     }
 }

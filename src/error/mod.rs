@@ -1,0 +1,393 @@
+//! The error type, as serde_json's and csv's: one pointer wide ([`Error`] boxes its details),
+//! with a [`kind`](Error::kind) to match on, the byte [`offset`](Error::offset) of an input
+//! problem, the field [`path`](Error::path) of a value problem, and a message a person can
+//! act on.
+
+mod imp;
+
+use std::fmt;
+
+#[doc(hidden)]
+pub use imp::ErrorImpl;
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong reading or writing the DAPHNE format.
+///
+/// Ask it its [`kind`](Error::kind), the [`offset`](Error::offset) (bytes from the start of
+/// the input; for [`crate::from_slice`], the slice) or the [`path`](Error::path) of the field
+/// it concerns; its `Display` is a message a person can act on.
+///
+/// ```
+/// use serde_daphne::ErrorKind;
+///
+/// let err = serde_daphne::from_slice::<Vec<f64>>(&[1, 7]).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::UnknownDataType);
+/// assert_eq!(err.offset(), Some(1));
+/// assert!(err.to_string().starts_with("unknown data type code 7 at byte 1"));
+/// ```
+pub struct Error(Box<ErrorImpl>);
+
+/// What kind of problem an [`Error`] is: one kind per problem, for matching. New kinds may
+/// be added in minor releases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The underlying reader or writer failed.
+    Io,
+    /// The input ends before a field that must be there.
+    UnexpectedEof,
+    /// A size computed from the header does not fit this machine's address space.
+    TooLarge,
+    /// Reading would exceed the configured limit ([`crate::Options::max_bytes`]).
+    LimitExceeded,
+    /// A typed read would allocate more than [`crate::Options::max_alloc`] allows.
+    AllocationLimit,
+    /// Memory for a matrix could not be allocated.
+    OutOfMemory,
+    /// The version byte is not 1.
+    UnsupportedVersion,
+    /// The data type code is not 1, 2 or 3.
+    UnknownDataType,
+    /// The value type code is not 1 to 10.
+    UnknownValueType,
+    /// The block type code is not 0 to 3.
+    UnknownBlockType,
+    /// A frame label is not UTF-8.
+    InvalidLabel,
+    /// A frame label is longer than its `u16` length field allows.
+    LabelTooLong,
+    /// A sparse block's row counts do not add up to its declared number of non-zeros.
+    SparseCountMismatch,
+    /// A column index is not inside its block.
+    ColumnOutOfRange,
+    /// A row index is not inside its block.
+    RowOutOfRange,
+    /// Column indices within a sparse row do not strictly increase.
+    UnsortedColumns,
+    /// Ultra-sparse entries are not in strictly increasing (row, column) order.
+    UnsortedCoordinates,
+    /// A block does not lie inside its object.
+    BlockOutsideObject,
+    /// A block covers cells that an earlier block of the same object covers.
+    OverlappingBlocks,
+    /// A block has no cells although its object has some (it would never help cover it).
+    ZeroSizedBlock,
+    /// A block of an object without cells is not where the tiling rule puts it.
+    MisplacedBlock,
+    /// Two entries given for the same cell of a matrix built from coordinates.
+    DuplicateEntry,
+    /// A frame block with values spans several columns.
+    FrameBlockSpansColumns,
+    /// Bytes follow the last expected object.
+    TrailingBytes,
+    /// The bytes read validly in both dialects but mean different things.
+    AmbiguousDialect,
+    /// An object in the DAPHNE runtime dialect breaks that dialect's layout.
+    RuntimeLayout,
+    /// The DAPHNE runtime's string value types have no numeric representation.
+    StringValueType,
+    /// The value cannot be written in the chosen dialect.
+    NotInDialect,
+    /// A `.meta` sidecar is unreadable or disagrees with its data file.
+    Sidecar,
+    /// A stored value does not fit the requested Rust type exactly.
+    LossyConversion,
+    /// A stored value meant as a `bool` is neither 0 nor 1.
+    NotABool,
+    /// The object's shape does not fit the requested Rust type.
+    ShapeMismatch,
+    /// The object's data type does not fit the requested Rust type.
+    DataTypeMismatch,
+    /// A frame has no column with a label the Rust type needs, or the columns do not match.
+    FrameMismatch,
+    /// A tile given to [`crate::DbdfWriter`] holds values of a type its object cannot hold exactly.
+    TileValueType,
+    /// A tile given to [`crate::DbdfWriter`] is not where the dialect needs the next one.
+    TileOrder,
+    /// [`crate::DbdfWriter`] was finished, or given the next object, before the tiles covered the current one.
+    IncompleteObject,
+    /// The Rust value has no representation in the DAPHNE format.
+    Unrepresentable,
+    /// The Rust value is of a representable kind but cannot be written as it is.
+    InvalidValue,
+    /// A file of a neighbouring format (Futhark, Binsparse, NumPy) is malformed, or holds what this crate does not read.
+    ForeignInput,
+    /// A value has no exact counterpart on the other side of a conversion between DAPHNE and a neighbouring format (complex values, fill values, 3-D arrays, frames).
+    NotConvertible,
+    /// An error raised by a `Serialize` or `Deserialize` implementation.
+    Message,
+}
+
+impl Error {
+    /// What kind of problem this is.
+    pub fn kind(&self) -> ErrorKind {
+        match &*self.0 {
+            ErrorImpl::Io(_) => ErrorKind::Io,
+            ErrorImpl::UnexpectedEof { .. } => ErrorKind::UnexpectedEof,
+            ErrorImpl::TooLarge { .. } => ErrorKind::TooLarge,
+            ErrorImpl::LimitExceeded { .. } => ErrorKind::LimitExceeded,
+            ErrorImpl::AllocationLimit { .. } => ErrorKind::AllocationLimit,
+            ErrorImpl::OutOfMemory { .. } => ErrorKind::OutOfMemory,
+            ErrorImpl::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
+            ErrorImpl::UnknownDataType { .. } => ErrorKind::UnknownDataType,
+            ErrorImpl::UnknownValueType { .. } => ErrorKind::UnknownValueType,
+            ErrorImpl::UnknownBlockType { .. } => ErrorKind::UnknownBlockType,
+            ErrorImpl::InvalidLabel { .. } => ErrorKind::InvalidLabel,
+            ErrorImpl::LabelTooLong { .. } => ErrorKind::LabelTooLong,
+            ErrorImpl::SparseCountMismatch { .. } => ErrorKind::SparseCountMismatch,
+            ErrorImpl::ColumnOutOfRange { .. } => ErrorKind::ColumnOutOfRange,
+            ErrorImpl::RowOutOfRange { .. } => ErrorKind::RowOutOfRange,
+            ErrorImpl::UnsortedColumns { .. } => ErrorKind::UnsortedColumns,
+            ErrorImpl::UnsortedCoordinates { .. } => ErrorKind::UnsortedCoordinates,
+            ErrorImpl::BlockOutsideObject { .. } => ErrorKind::BlockOutsideObject,
+            ErrorImpl::OverlappingBlocks { .. } => ErrorKind::OverlappingBlocks,
+            ErrorImpl::ZeroSizedBlock { .. } => ErrorKind::ZeroSizedBlock,
+            ErrorImpl::MisplacedBlock { .. } => ErrorKind::MisplacedBlock,
+            ErrorImpl::DuplicateEntry { .. } => ErrorKind::DuplicateEntry,
+            ErrorImpl::FrameBlockSpansColumns { .. } => ErrorKind::FrameBlockSpansColumns,
+            ErrorImpl::TrailingBytes { .. } => ErrorKind::TrailingBytes,
+            ErrorImpl::AmbiguousDialect { .. } => ErrorKind::AmbiguousDialect,
+            ErrorImpl::RuntimeLayout { .. } => ErrorKind::RuntimeLayout,
+            ErrorImpl::StringValueType { .. } => ErrorKind::StringValueType,
+            ErrorImpl::NotInDialect { .. } => ErrorKind::NotInDialect,
+            ErrorImpl::Sidecar { .. } => ErrorKind::Sidecar,
+            ErrorImpl::LossyConversion { .. } => ErrorKind::LossyConversion,
+            ErrorImpl::NotABool { .. } => ErrorKind::NotABool,
+            ErrorImpl::ShapeMismatch { .. } => ErrorKind::ShapeMismatch,
+            ErrorImpl::DataTypeMismatch { .. } => ErrorKind::DataTypeMismatch,
+            ErrorImpl::FrameMismatch { .. } => ErrorKind::FrameMismatch,
+            ErrorImpl::TileValueType { .. } => ErrorKind::TileValueType,
+            ErrorImpl::TileOrder { .. } => ErrorKind::TileOrder,
+            ErrorImpl::IncompleteObject { .. } => ErrorKind::IncompleteObject,
+            ErrorImpl::Unrepresentable { .. } => ErrorKind::Unrepresentable,
+            ErrorImpl::InvalidValue { .. } => ErrorKind::InvalidValue,
+            ErrorImpl::ForeignInput { .. } => ErrorKind::ForeignInput,
+            ErrorImpl::NotConvertible { .. } => ErrorKind::NotConvertible,
+            ErrorImpl::Message { .. } => ErrorKind::Message,
+        }
+    }
+
+    /// The byte offset the error refers to, for errors about input.
+    pub fn offset(&self) -> Option<u64> {
+        self.0.offset()
+    }
+
+    /// The field path the error refers to (such as `meta.items[3].name`), for errors about
+    /// Rust values.
+    pub fn path(&self) -> Option<&str> {
+        self.0.path()
+    }
+
+    /// The I/O error underneath, for [`ErrorKind::Io`].
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match &*self.0 {
+            ErrorImpl::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The details, for the `dbdf` crate (not public API).
+    #[doc(hidden)]
+    pub fn details(&self) -> &ErrorImpl {
+        &self.0
+    }
+
+    /// The details, taken out (not public API).
+    #[doc(hidden)]
+    pub fn into_details(self) -> ErrorImpl {
+        *self.0
+    }
+
+    /// Puts `segment` (a field name, or `[i]`) in front of the error's field path.
+    pub(crate) fn within(mut self, segment: &dyn fmt::Display) -> Self {
+        self.0.prefix_path(segment);
+        self
+    }
+
+    /// Moves a `ForeignInput` offset by `base` (for input found inside a container).
+    #[doc(hidden)]
+    pub fn shifted(mut self, base: usize) -> Self {
+        if let ErrorImpl::ForeignInput {
+            offset: Some(offset),
+            ..
+        } = &mut *self.0
+        {
+            *offset += base as u64;
+        }
+        self
+    }
+
+    /// Drops a `ForeignInput` offset that would not point into the file.
+    #[doc(hidden)]
+    pub fn without_offset(mut self) -> Self {
+        if let ErrorImpl::ForeignInput { offset, .. } = &mut *self.0 {
+            *offset = None;
+        }
+        self
+    }
+
+    pub(crate) fn unrepresentable(what: &'static str) -> Self {
+        ErrorImpl::Unrepresentable {
+            path: String::new(),
+            what,
+        }
+        .into()
+    }
+
+    /// An `InvalidValue` error without a field path.
+    #[doc(hidden)]
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ErrorImpl::InvalidValue {
+            path: String::new(),
+            message: message.into(),
+        }
+        .into()
+    }
+}
+
+impl ErrorImpl {
+    fn offset(&self) -> Option<u64> {
+        use ErrorImpl::*;
+        match self {
+            UnexpectedEof { offset, .. }
+            | TooLarge { offset, .. }
+            | LimitExceeded { offset, .. }
+            | AllocationLimit { offset, .. }
+            | UnsupportedVersion { offset, .. }
+            | UnknownDataType { offset, .. }
+            | UnknownValueType { offset, .. }
+            | UnknownBlockType { offset, .. }
+            | InvalidLabel { offset, .. }
+            | SparseCountMismatch { offset, .. }
+            | ColumnOutOfRange { offset, .. }
+            | RowOutOfRange { offset, .. }
+            | UnsortedColumns { offset, .. }
+            | UnsortedCoordinates { offset, .. }
+            | BlockOutsideObject { offset, .. }
+            | OverlappingBlocks { offset, .. }
+            | ZeroSizedBlock { offset, .. }
+            | MisplacedBlock { offset, .. }
+            | FrameBlockSpansColumns { offset, .. }
+            | TrailingBytes { offset }
+            | LossyConversion { offset, .. }
+            | AmbiguousDialect { offset, .. }
+            | RuntimeLayout { offset, .. }
+            | StringValueType { offset, .. }
+            | NotABool { offset, .. }
+            | ShapeMismatch { offset, .. }
+            | DataTypeMismatch { offset, .. } => Some(*offset),
+            ForeignInput { offset, .. } => *offset,
+            _ => None,
+        }
+    }
+
+    fn path_mut(&mut self) -> Option<&mut String> {
+        match self {
+            ErrorImpl::FrameMismatch { path, .. }
+            | ErrorImpl::Unrepresentable { path, .. }
+            | ErrorImpl::InvalidValue { path, .. }
+            | ErrorImpl::Message { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    fn path(&self) -> Option<&str> {
+        match self {
+            ErrorImpl::FrameMismatch { path, .. }
+            | ErrorImpl::Unrepresentable { path, .. }
+            | ErrorImpl::InvalidValue { path, .. }
+            | ErrorImpl::Message { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    fn prefix_path(&mut self, segment: &dyn fmt::Display) {
+        if let Some(path) = self.path_mut() {
+            let segment = segment.to_string();
+            *path = if path.is_empty() {
+                segment
+            } else if path.starts_with('[') {
+                format!("{segment}{path}")
+            } else {
+                format!("{segment}.{path}")
+            };
+        }
+    }
+}
+
+impl From<ErrorImpl> for Error {
+    fn from(details: ErrorImpl) -> Self {
+        Error(Box::new(details))
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(error: std::io::Error) -> Self {
+        ErrorImpl::Io(error).into()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.io_error().map(|e| e as _)
+    }
+}
+
+impl serde::ser::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        ErrorImpl::Message {
+            path: String::new(),
+            message: msg.to_string(),
+        }
+        .into()
+    }
+}
+
+impl serde::de::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        <Self as serde::ser::Error>::custom(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_compose_like_field_accessors() {
+        let e = Error::unrepresentable("strings")
+            .within(&"name")
+            .within(&"[3]")
+            .within(&"items")
+            .within(&"meta");
+        assert_eq!(e.path(), Some("meta.items[3].name"));
+        assert_eq!(e.kind(), ErrorKind::Unrepresentable);
+        assert_eq!(
+            e.to_string(),
+            "field \"meta.items[3].name\": strings have no representation in the DAPHNE format"
+        );
+    }
+
+    #[test]
+    fn an_error_is_one_pointer() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+        assert_eq!(
+            std::mem::size_of::<Result<()>>(),
+            std::mem::size_of::<usize>()
+        );
+    }
+}
