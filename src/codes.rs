@@ -22,6 +22,7 @@ pub enum DataType {
 
 impl DataType {
     /// The code written in the header.
+    #[doc(hidden)]
     pub const fn code(self) -> u8 {
         match self {
             DataType::DenseMatrix => 1,
@@ -33,6 +34,7 @@ impl DataType {
 
     /// The data type for a header code of the spec, or `None` for a reserved or unknown code
     /// (4, the runtime's scalar, is not in the spec).
+    #[doc(hidden)]
     pub const fn from_code(code: u8) -> Option<Self> {
         match code {
             1 => Some(DataType::DenseMatrix),
@@ -102,6 +104,7 @@ impl ValueType {
     ];
 
     /// The code the spec assigns to this value type (1 to 10).
+    #[doc(hidden)]
     pub const fn code(self) -> u8 {
         match self {
             ValueType::U8 => 1,
@@ -118,6 +121,7 @@ impl ValueType {
     }
 
     /// The value type for a spec code, or `None` for 0 (reserved) and codes above 10.
+    #[doc(hidden)]
     pub const fn from_code(code: u8) -> Option<Self> {
         match code {
             1..=10 => Some(Self::ALL[code as usize - 1]),
@@ -141,6 +145,7 @@ impl ValueType {
     }
 
     /// Whether values of this type are signed integers.
+    #[doc(hidden)]
     pub const fn is_signed_int(self) -> bool {
         matches!(
             self,
@@ -154,6 +159,7 @@ impl ValueType {
     }
 
     /// The Rust name of the type (`"f64"`, `"u8"`, ...).
+    #[doc(hidden)]
     pub const fn name(self) -> &'static str {
         match self {
             ValueType::U8 => "u8",
@@ -193,6 +199,7 @@ pub enum BlockType {
 
 impl BlockType {
     /// The code written in the block header.
+    #[doc(hidden)]
     pub const fn code(self) -> u8 {
         match self {
             BlockType::Empty => 0,
@@ -203,6 +210,7 @@ impl BlockType {
     }
 
     /// The block type for a code, or `None` for an unknown code.
+    #[doc(hidden)]
     pub const fn from_code(code: u8) -> Option<Self> {
         match code {
             0 => Some(BlockType::Empty),
@@ -278,6 +286,7 @@ impl Value {
     }
 
     /// The zero of a value type.
+    #[doc(hidden)]
     pub fn zero(value_type: ValueType) -> Value {
         match value_type {
             ValueType::U8 => Value::U8(0),
@@ -294,6 +303,7 @@ impl Value {
     }
 
     /// The raw bits, zero-extended: equal bits mean the same value, NaN payloads included.
+    #[doc(hidden)]
     pub fn bits(self) -> u64 {
         match self {
             Value::F32(x) => u64::from(x.to_bits()),

@@ -24,46 +24,62 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 //!
-//! Layers, lowest first: the codes ([`DataType`], [`ValueType`], [`BlockType`], [`Value`]),
-//! [`Error`] and [`Options`]; [`wire`] (values, header, blocks, byte by byte); [`model`]
-//! (objects, tiling, typed assembly, writer choices); [`ser`] and [`de`] (serde); the
-//! adapters ([`dense`], [`csr`], [`frame`]); [`io`] (files, sidecars). The neighbouring
-//! formats and the `dbdf` tool are the `dbdf` crate beside this one. `ARCHITECTURE.md` says
-//! what each depends on and `WIRE_FORMAT.md` describes the bytes.
+//! # Contents
+//!
+//! - Writing: [`to_vec`], [`to_writer`], [`to_file`] (atomic), [`append_to_vec`], each with a
+//!   `_with` twin taking [`Options`] (block types, tiles, narrowing, dialect, limits).
+//! - Reading: [`from_slice`], [`from_reader`], [`from_file`] and their `_with` twins; a
+//!   stream of objects through [`Deserializer`] and [`StreamDeserializer`].
+//! - Matrices and frames: the adapters [`dense`], [`csr`] and [`frame`] for
+//!   `#[serde(with = ...)]`, the newtypes [`Dense`], [`Csr`], [`Frame`] and the borrowed
+//!   [`DenseView`], [`CsrView`]; frames as typed columns, [`Columns`].
+//! - Any object as stored: [`Object`] (its [`Header`], [`Block`]s and values), the codes
+//!   [`DataType`], [`ValueType`], [`BlockType`], and values of any type, [`Value`], [`Values`].
+//! - Files bigger than memory: [`DbdfFile`] (headers first, then windows, blocks, objects)
+//!   and [`DbdfWriter`] (tile by tile).
+//! - Errors: [`Error`], with its [`ErrorKind`], byte offset and field path.
+//!
+//! The neighbouring formats (MatrixMarket, CSV, NumPy, Futhark, Binsparse, SystemDS) and the
+//! `dbdf` command-line tool are the `dbdf` crate beside this one. `ARCHITECTURE.md` shows the
+//! layers and `WIRE_FORMAT.md` describes the bytes.
 // Unsafe code is denied except where a measured fast path allows it with a `SAFETY:` comment.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod adapters;
 mod codes;
-pub mod de;
+mod de;
 mod error;
 mod handoff;
-pub mod io;
-pub mod model;
+mod io;
+mod model;
 mod options;
 mod pages;
 #[cfg(unix)]
 mod positional;
-pub mod ser;
+mod ser;
 #[cfg(feature = "proptest")]
 pub mod strategies;
 mod threads;
-pub mod wire;
+mod wire;
 
 pub use adapters::{csr, dense, frame, Columns, Csr, CsrView, Dense, DenseView, Frame};
 pub use de::{
     from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use io::{from_file, from_file_with, to_file, to_file_with, DbdfFile, DbdfWriter};
-pub use model::Object;
+pub use io::{
+    from_file, from_file_with, to_file, to_file_with, BlockInfo, DbdfFile, DbdfWriter, ObjectInfo,
+};
+pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};
 pub use pages::{huge_pages, set_huge_pages};
 pub use ser::{
     append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
 };
-pub use wire::{BlockType, DataType, Element, Value, ValueType, Values};
+pub use wire::{
+    BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, Value, ValueType, Values,
+};
 
 /// Not public API: what the `dbdf` crate (the converters and the command-line tool) shares
 /// with this crate beyond its public face. It follows serde's `__private` convention: no
@@ -73,6 +89,9 @@ pub mod __private {
     #![allow(missing_docs)]
     pub mod codes {
         pub use crate::codes::*;
+    }
+    pub mod de {
+        pub use crate::de::*;
     }
     pub mod error {
         pub use crate::error::*;
@@ -88,6 +107,9 @@ pub mod __private {
     }
     pub mod pages {
         pub use crate::pages::*;
+    }
+    pub mod ser {
+        pub use crate::ser::*;
     }
     pub mod threads {
         pub use crate::threads::*;

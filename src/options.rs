@@ -27,7 +27,7 @@ impl std::fmt::Display for Dialect {
 /// the neighbouring formats) applies before allocating.
 ///
 /// # Errors
-/// [`Error::AllocationLimit`] at `offset`.
+/// [`crate::ErrorKind::AllocationLimit`] at `offset`.
 pub fn check_alloc(offset: u64, needed: u128, input: u64, max_alloc: u64) -> Result<()> {
     if needed > u128::from(input) + u128::from(max_alloc) {
         return Err(ErrorImpl::AllocationLimit {
@@ -77,15 +77,25 @@ pub enum BlockPolicy {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
-    pub(crate) block_policy: BlockPolicy,
-    pub(crate) tile: Option<(u32, u32)>,
-    pub(crate) narrow: bool,
-    pub(crate) max_bytes: u64,
-    pub(crate) max_alloc: u64,
-    pub(crate) dialect: Option<Dialect>,
-    pub(crate) sync: bool,
-    pub(crate) guard_daphne_labels: bool,
-    pub(crate) memory_map: bool,
+    // Read by the `dbdf` crate and the Python bindings; set through the builder methods.
+    #[doc(hidden)]
+    pub block_policy: BlockPolicy,
+    #[doc(hidden)]
+    pub tile: Option<(u32, u32)>,
+    #[doc(hidden)]
+    pub narrow: bool,
+    #[doc(hidden)]
+    pub max_bytes: u64,
+    #[doc(hidden)]
+    pub max_alloc: u64,
+    #[doc(hidden)]
+    pub dialect: Option<Dialect>,
+    #[doc(hidden)]
+    pub sync: bool,
+    #[doc(hidden)]
+    pub guard_daphne_labels: bool,
+    #[doc(hidden)]
+    pub memory_map: bool,
 }
 
 impl Default for Options {
@@ -116,15 +126,10 @@ impl Options {
     /// take beyond the bytes the object occupies in the input; default 4 GiB. A few bytes
     /// can describe a huge all-zero matrix (one empty block), so this keeps a small hostile
     /// file from demanding gigabytes; raise it to read such matrices on purpose. Exceeding it
-    /// is [`crate::Error::AllocationLimit`].
+    /// is [`crate::ErrorKind::AllocationLimit`].
     pub const fn max_alloc(mut self, max_alloc: u64) -> Self {
         self.max_alloc = max_alloc;
         self
-    }
-
-    /// The typed-read allocation limit in bytes.
-    pub const fn get_max_alloc(&self) -> u64 {
-        self.max_alloc
     }
 
     /// Writes, and reads, in `dialect` only. By default writers use [`Dialect::Spec`] and
@@ -132,16 +137,11 @@ impl Options {
     ///
     /// In [`Dialect::Runtime`] each data type has one layout, so a block policy other than
     /// [`BlockPolicy::Auto`], tiling and narrowing cannot be expressed: writing with them is
-    /// [`crate::Error::NotInDialect`] rather than a silent change. u16/i16 values and
+    /// [`crate::ErrorKind::NotInDialect`] rather than a silent change. u16/i16 values and
     /// dimensions of 2^32 or more are errors too.
     pub const fn dialect(mut self, dialect: Dialect) -> Self {
         self.dialect = Some(dialect);
         self
-    }
-
-    /// The dialect forced, if any.
-    pub const fn get_dialect(&self) -> Option<Dialect> {
-        self.dialect
     }
 
     pub(crate) fn writes_runtime(&self) -> bool {
@@ -152,7 +152,7 @@ impl Options {
     /// what that dialect cannot express (one block per object, of the object's value type).
     ///
     /// # Errors
-    /// [`Error::NotInDialect`] for a block policy other than `Auto`, tiles, or narrowing.
+    /// [`crate::ErrorKind::NotInDialect`] for a block policy other than `Auto`, tiles, or narrowing.
     pub(crate) fn runtime_writer(&self) -> Result<bool> {
         if !self.writes_runtime() {
             return Ok(false);
@@ -226,6 +226,7 @@ impl Options {
     }
 
     /// One block per object, as DAPHNE itself writes (the default).
+    #[doc(hidden)]
     pub const fn untiled(mut self) -> Self {
         self.tile = None;
         self
@@ -239,7 +240,7 @@ impl Options {
     }
 
     /// The most bytes a reader may consume from an `io::Read` (default: no limit). Inputs
-    /// that claim more fail with [`crate::Error::LimitExceeded`] before reading it.
+    /// that claim more fail with [`crate::ErrorKind::LimitExceeded`] before reading it.
     pub const fn max_bytes(mut self, max_bytes: u64) -> Self {
         self.max_bytes = max_bytes;
         self
@@ -252,30 +253,5 @@ impl Options {
     pub const fn sync(mut self, sync: bool) -> Self {
         self.sync = sync;
         self
-    }
-
-    /// Whether file writes sync to disk.
-    pub const fn get_sync(&self) -> bool {
-        self.sync
-    }
-
-    /// The block policy in force.
-    pub const fn get_block_policy(&self) -> BlockPolicy {
-        self.block_policy
-    }
-
-    /// The tile size in force, if any.
-    pub const fn get_tile(&self) -> Option<(u32, u32)> {
-        self.tile
-    }
-
-    /// Whether narrowing is on.
-    pub const fn get_narrow(&self) -> bool {
-        self.narrow
-    }
-
-    /// The read limit in bytes.
-    pub const fn get_max_bytes(&self) -> u64 {
-        self.max_bytes
     }
 }

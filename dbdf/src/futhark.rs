@@ -135,9 +135,9 @@ pub fn read(path: impl AsRef<Path>) -> Result<Vec<Object>> {
 /// Reads every value of Futhark binary data in memory, in order.
 ///
 /// # Errors
-/// [`Error::ForeignInput`] with the byte offset for a text-format value, another version, an
+/// [`serde_daphne::ErrorKind::ForeignInput`] with the byte offset for a text-format value, another version, an
 /// unknown type, a rank above 2, a `bool` byte other than 0 or 1, or a file that ends early;
-/// [`Error::OutOfMemory`].
+/// [`serde_daphne::ErrorKind::OutOfMemory`].
 pub fn from_slice(bytes: &[u8]) -> Result<Vec<Object>> {
     let mut cursor = Cursor::new(bytes, FUTHARK);
     let mut objects = Vec::new();
@@ -264,9 +264,9 @@ pub fn write_with(
 /// Writes `objects` as Futhark binary values, one after another.
 ///
 /// # Errors
-/// [`Error::NotConvertible`] for a frame, a `u8` value other than 0 or 1 with
+/// [`serde_daphne::ErrorKind::NotConvertible`] for a frame, a `u8` value other than 0 or 1 with
 /// [`WriteOptions::bools`], an `f32` value `f16` cannot hold with [`WriteOptions::f16`]; I/O
-/// errors; [`Error::OutOfMemory`].
+/// errors; [`serde_daphne::ErrorKind::OutOfMemory`].
 pub fn to_writer<W: Write>(
     mut writer: W,
     objects: &[Object],

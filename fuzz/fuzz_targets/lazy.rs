@@ -6,7 +6,7 @@
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
-use serde_daphne::wire::Header;
+use serde_daphne::Header;
 use serde_daphne::{DbdfFile, Options};
 
 fuzz_target!(|data: &[u8]| {

@@ -11,7 +11,7 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde::ser::{Serialize, SerializeTupleStruct, Serializer};
-use serde_daphne::model::CsrIndex;
+use serde_daphne::CsrIndex;
 use serde_daphne::{with_value_type, CsrView, DenseView, Element, Object, ValueType};
 
 /// Borrowed numpy arrays, kept alive (and locked against writes from Rust) while serializing.

@@ -10,8 +10,8 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde_daphne::__private::error::ErrorImpl;
-use serde_daphne::model::{CsrIndex, CsrParts};
-use serde_daphne::wire::Header;
+use serde_daphne::__private::model::{CsrIndex, CsrParts};
+use serde_daphne::Header;
 use serde_daphne::{with_value_type, Element, Error, Object, Result, ValueType, Values};
 
 /// An object decoded, ready to become Python objects (built with the GIL released).

@@ -6,9 +6,9 @@ use std::sync::Mutex;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use serde_daphne::io::{FileReader, ObjectInfo};
-use serde_daphne::model::{CsrIndex, CsrParts};
-use serde_daphne::wire::Header;
+use serde_daphne::__private::io::{FileReader, ObjectInfo};
+use serde_daphne::__private::model::{CsrIndex, CsrParts};
+use serde_daphne::Header;
 use serde_daphne::{
     with_value_type, DbdfFile, Dense, Dialect, Element, Object, Options, Result, ValueType,
 };

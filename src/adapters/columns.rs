@@ -53,7 +53,7 @@ impl Columns {
     /// Adds a column at the right.
     ///
     /// # Errors
-    /// [`Error::InvalidValue`] when its length differs from the columns before it or its
+    /// [`crate::ErrorKind::InvalidValue`] when its length differs from the columns before it or its
     /// label is taken.
     pub fn push(&mut self, label: impl Into<String>, values: impl Into<Values>) -> Result<()> {
         let (label, values) = (label.into(), values.into());
@@ -89,6 +89,7 @@ impl Columns {
     }
 
     /// The number of columns.
+    #[doc(hidden)]
     pub fn width(&self) -> usize {
         self.columns.len()
     }
@@ -99,6 +100,7 @@ impl Columns {
     }
 
     /// The column labelled `label`.
+    #[doc(hidden)]
     pub fn values(&self, label: &str) -> Option<&Values> {
         self.columns
             .iter()
@@ -119,7 +121,7 @@ impl Columns {
     /// [`frame`](crate::frame) adapter writes them).
     ///
     /// # Errors
-    /// [`Error::FrameMismatch`] when a record is not a struct of numbers and bools, or
+    /// [`crate::ErrorKind::FrameMismatch`] when a record is not a struct of numbers and bools, or
     /// differs from the first.
     pub fn from_records<R: Serialize>(records: &[R]) -> Result<Columns> {
         Ok(Columns {
@@ -131,7 +133,7 @@ impl Columns {
     /// The rows as records, fields matched to columns by label.
     ///
     /// # Errors
-    /// [`Error::FrameMismatch`] when a field has no column, [`Error::LossyConversion`] when
+    /// [`crate::ErrorKind::FrameMismatch`] when a field has no column, [`crate::ErrorKind::LossyConversion`] when
     /// a value does not fit its field.
     pub fn to_records<R: DeserializeOwned>(&self) -> Result<Vec<R>> {
         let labels: Vec<String> = self.labels().map(str::to_owned).collect();

@@ -3,7 +3,7 @@
 //! CSR and CSC matrices (and views) are written as CSR; reading accepts any matrix object.
 //! Any sprs index type works (`CsMatI<T, u32>` takes half the index memory of `CsMat<T>`,
 //! `CsMatI<T, i64>` is what scipy hands over); reading into an index type the matrix's
-//! indices do not fit is [`Error::LossyConversion`], never a wrapped index.
+//! indices do not fit is [`crate::ErrorKind::LossyConversion`], never a wrapped index.
 //! Through any other serde format the matrix is a plain structure
 //! `{ rows, cols, indptr, indices, data }` in CSR form.
 //!
@@ -93,7 +93,7 @@ fn as_usize<N: CsrIndex>(indices: &[N]) -> Cow<'_, [usize]> {
 /// object: zeros of dense blocks are left out, stored values convert exactly to `T`.
 ///
 /// # Errors
-/// The deserializer's errors; through this crate, [`Error::LossyConversion`] for a value
+/// The deserializer's errors; through this crate, [`crate::ErrorKind::LossyConversion`] for a value
 /// that does not fit `T` or an index that does not fit `I`, and the like.
 pub fn deserialize<'de, T, I, D>(deserializer: D) -> Result<CsMatI<T, I>, D::Error>
 where

@@ -57,7 +57,7 @@ where
 /// stored value types that convert exactly to `T`).
 ///
 /// # Errors
-/// The deserializer's errors; through this crate, [`Error::LossyConversion`] and the like.
+/// The deserializer's errors; through this crate, [`crate::ErrorKind::LossyConversion`] and the like.
 pub fn deserialize<'de, T, D>(deserializer: D) -> Result<Array2<T>, D::Error>
 where
     T: Element + Deserialize<'de>,

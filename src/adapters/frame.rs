@@ -55,7 +55,7 @@ use crate::wire::{DataType, Values};
 /// Serializes records as a Frame, one row per record.
 ///
 /// # Errors
-/// The serializer's errors; through this crate, [`Error::FrameMismatch`] when a record is not
+/// The serializer's errors; through this crate, [`crate::ErrorKind::FrameMismatch`] when a record is not
 /// a struct of numbers and bools.
 pub fn serialize<R, S>(rows: &[R], serializer: S) -> Result<S::Ok, S::Error>
 where
@@ -68,8 +68,8 @@ where
 /// Deserializes records from a Frame, matching fields to columns by label.
 ///
 /// # Errors
-/// The deserializer's errors; through this crate, [`Error::FrameMismatch`] when a field has
-/// no column, [`Error::LossyConversion`] when a value does not fit its field.
+/// The deserializer's errors; through this crate, [`crate::ErrorKind::FrameMismatch`] when a field has
+/// no column, [`crate::ErrorKind::LossyConversion`] when a value does not fit its field.
 pub fn deserialize<'de, R, D>(deserializer: D) -> Result<Vec<R>, D::Error>
 where
     R: Deserialize<'de>,

@@ -69,7 +69,7 @@ impl<'a, T, I: CsrIndex> CsrView<'a, T, I> {
     /// ```
     ///
     /// # Errors
-    /// [`crate::Error::InvalidValue`] naming the first fault.
+    /// [`crate::ErrorKind::InvalidValue`] naming the first fault.
     pub fn try_from_arrays(
         shape: (usize, usize),
         indptr: &'a [I],

@@ -3,7 +3,7 @@
 //! The mapping mirrors [`crate::ser`]; reading is driven by the Rust type. A sequence reads a
 //! column (or row) vector when its elements are numbers, a matrix's rows when they are
 //! sequences, and the objects after a count marker otherwise. Values convert to the requested
-//! type only when the number is preserved; otherwise [`Error::LossyConversion`].
+//! type only when the number is preserved; otherwise [`crate::ErrorKind::LossyConversion`].
 
 /// Methods that deserialize one number through `self.$get()`, a [`ValueDe`].
 macro_rules! numbers_via {
@@ -96,11 +96,13 @@ impl<R: Read> Deserializer<IoSource<R>> {
 
 impl<S: Source> Deserializer<S> {
     /// Reads from any [`Source`].
+    #[doc(hidden)]
     pub fn from_source(src: S) -> Self {
         Deserializer::from_source_with(src, &Options::new())
     }
 
     /// Reads from any [`Source`] with options.
+    #[doc(hidden)]
     pub fn from_source_with(src: S, options: &Options) -> Self {
         Deserializer {
             src,
@@ -113,6 +115,7 @@ impl<S: Source> Deserializer<S> {
 
     /// Uses what a `.meta` sidecar says for the first object: its dialect, its frame labels,
     /// and a check that it agrees with the file.
+    #[doc(hidden)]
     pub fn with_hint(mut self, hint: Hint) -> Self {
         self.hint = Some(hint);
         self
@@ -128,7 +131,8 @@ impl<S: Source> Deserializer<S> {
     /// Checks that the input is exhausted.
     ///
     /// # Errors
-    /// [`Error::TrailingBytes`] when bytes remain.
+    /// [`crate::ErrorKind::TrailingBytes`] when bytes remain.
+    #[doc(hidden)]
     pub fn end(&mut self) -> Result<()> {
         if self.src.at_end()? {
             Ok(())
@@ -141,6 +145,7 @@ impl<S: Source> Deserializer<S> {
     }
 
     /// The offset of the next byte to read.
+    #[doc(hidden)]
     pub fn offset(&self) -> u64 {
         self.src.offset()
     }
@@ -148,7 +153,8 @@ impl<S: Source> Deserializer<S> {
     /// Reads the next object as it is stored.
     ///
     /// # Errors
-    /// Any malformed input; [`Error::UnexpectedEof`] at the end of the input.
+    /// Any malformed input; [`crate::ErrorKind::UnexpectedEof`] at the end of the input.
+    #[doc(hidden)]
     pub fn next_object(&mut self) -> Result<Object> {
         let hint = self.hint.take();
         read_object(&mut self.src, self.dialect, hint.as_ref())
@@ -448,7 +454,7 @@ impl<'de> de::Deserializer<'de> for Parked {
 ///
 /// # Errors
 /// Malformed input (with its byte offset), values that do not fit `T`, and
-/// [`Error::TrailingBytes`] when bytes follow.
+/// [`crate::ErrorKind::TrailingBytes`] when bytes follow.
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
     from_slice_with(bytes, &Options::new())
 }
@@ -475,7 +481,7 @@ pub fn from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<T> {
 /// Deserializes a `T` from an `io::Read` with options (such as [`Options::max_bytes`]).
 ///
 /// # Errors
-/// As [`from_reader`]; [`Error::LimitExceeded`] past the read limit.
+/// As [`from_reader`]; [`crate::ErrorKind::LimitExceeded`] past the read limit.
 pub fn from_reader_with<R: Read, T: DeserializeOwned>(reader: R, options: &Options) -> Result<T> {
     let mut de = Deserializer::from_reader_with(reader, options);
     let value = T::deserialize(&mut de)?;

@@ -180,7 +180,7 @@ impl Error {
         self.0.path()
     }
 
-    /// The I/O error underneath, for [`ErrorKind::Io`].
+    /// The I/O error underneath, for [`crate::ErrorKind::Io`].
     pub fn io_error(&self) -> Option<&std::io::Error> {
         match &*self.0 {
             ErrorImpl::Io(e) => Some(e),

@@ -41,12 +41,12 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// [`Object::into_csr_parts_as`]: crate::Object::into_csr_parts_as
     ///
     /// # Errors
-    /// [`Error::LossyConversion`] for a value or index that does not fit its type;
-    /// [`Error::AllocationLimit`] beyond [`Options::max_alloc`]; any malformed block, with the
+    /// [`crate::ErrorKind::LossyConversion`] for a value or index that does not fit its type;
+    /// [`crate::ErrorKind::AllocationLimit`] beyond [`Options::max_alloc`]; any malformed block, with the
     /// offset of the first fault in the file.
     ///
-    /// [`Error::LossyConversion`]: crate::Error::LossyConversion
-    /// [`Error::AllocationLimit`]: crate::Error::AllocationLimit
+    /// [`crate::ErrorKind::LossyConversion`]: crate::ErrorKind::LossyConversion
+    /// [`crate::ErrorKind::AllocationLimit`]: crate::ErrorKind::AllocationLimit
     /// [`Options::max_alloc`]: crate::Options::max_alloc
     pub fn read_csr_parts<T: Element, I: CsrIndex>(
         &mut self,

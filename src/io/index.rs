@@ -52,6 +52,7 @@ pub struct BlockInfo {
 
 impl ObjectInfo {
     /// Stored entries: cells of dense blocks plus non-zeros of sparse ones.
+    #[doc(hidden)]
     pub fn stored(&self) -> u64 {
         self.blocks
             .iter()
@@ -65,6 +66,7 @@ impl ObjectInfo {
 
     /// The bytes this object takes held whole in its natural form: every cell of a dense
     /// matrix or frame; a CSR matrix's row offsets and stored entries (index and value).
+    #[doc(hidden)]
     pub fn natural_bytes(&self) -> u128 {
         let rows = u128::from(self.header.rows());
         let size = |vt: ValueType| vt.size() as u128;

@@ -191,6 +191,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     }
 
     /// The file's length in bytes.
+    #[doc(hidden)]
     pub fn file_len(&self) -> u64 {
         self.src.len()
     }
@@ -209,6 +210,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// assert_eq!(m[[0, 0]], 2.0);
     /// # Ok::<(), serde_daphne::Error>(())
     /// ```
+    #[doc(hidden)]
     pub fn map_reader<S: Read + Seek>(self, wrap: impl FnOnce(R) -> S) -> DbdfFile<S> {
         DbdfFile {
             src: self.src.map_reader(wrap),
@@ -234,7 +236,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// [`Object`]), converting values exactly as [`crate::from_slice`] does.
     ///
     /// # Errors
-    /// As [`crate::from_slice`]; [`Error::InvalidValue`] for an index past the last object
+    /// As [`crate::from_slice`]; [`crate::ErrorKind::InvalidValue`] for an index past the last object
     /// or a type that reads more than one object.
     pub fn read_object<T: DeserializeOwned>(&mut self, index: usize) -> Result<T> {
         let object = self.object(index)?;
@@ -281,7 +283,8 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// (a few bytes of empty blocks can describe a matrix of any size).
     ///
     /// # Errors
-    /// [`Error::AllocationLimit`]; as [`DbdfFile::object_at`].
+    /// [`crate::ErrorKind::AllocationLimit`]; as [`DbdfFile::object_at`].
+    #[doc(hidden)]
     pub fn object_checked(&mut self, index: usize) -> Result<Object> {
         let needed = self.object(index)?.natural_bytes();
         self.check_alloc(index, needed)?;
@@ -293,9 +296,9 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// stores are zero.
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] for a window outside the object; [`Error::DataTypeMismatch`]
-    /// for frames; [`Error::LossyConversion`] when a value read does not convert exactly to
-    /// `T`; [`Error::AllocationLimit`] beyond [`Options::max_alloc`]; any malformed block
+    /// [`crate::ErrorKind::ShapeMismatch`] for a window outside the object; [`crate::ErrorKind::DataTypeMismatch`]
+    /// for frames; [`crate::ErrorKind::LossyConversion`] when a value read does not convert exactly to
+    /// `T`; [`crate::ErrorKind::AllocationLimit`] beyond [`Options::max_alloc`]; any malformed block
     /// read, with its offset.
     pub fn read_window<T: Element>(
         &mut self,
@@ -326,7 +329,8 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// `rows x cols` long), for reading many windows without allocating each.
     ///
     /// # Errors
-    /// As [`DbdfFile::read_window`]; [`Error::InvalidValue`] for a buffer of another length.
+    /// As [`DbdfFile::read_window`]; [`crate::ErrorKind::InvalidValue`] for a buffer of another length.
+    #[doc(hidden)]
     pub fn read_window_into<T: Element>(
         &mut self,
         index: usize,
@@ -389,6 +393,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     ///
     /// # Errors
     /// As [`DbdfFile::read_window`] and [`DbdfFile::read_frame`].
+    #[doc(hidden)]
     pub fn read_window_object(
         &mut self,
         index: usize,
@@ -458,8 +463,8 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// value types.
     ///
     /// # Errors
-    /// [`Error::FrameMismatch`] for a label the frame lacks; [`Error::DataTypeMismatch`] for
-    /// matrices; [`Error::ShapeMismatch`] for rows outside the frame; malformed blocks.
+    /// [`crate::ErrorKind::FrameMismatch`] for a label the frame lacks; [`crate::ErrorKind::DataTypeMismatch`] for
+    /// matrices; [`crate::ErrorKind::ShapeMismatch`] for rows outside the frame; malformed blocks.
     pub fn read_frame(
         &mut self,
         index: usize,
@@ -529,6 +534,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     ///
     /// # Errors
     /// As [`DbdfFile::read_object`] for a bad index; each item carries its block's errors.
+    #[doc(hidden)]
     pub fn blocks(&mut self, index: usize) -> Result<Blocks<'_, R>> {
         let object = self.object(index)?.clone();
         Ok(Blocks {
@@ -557,6 +563,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     ///
     /// # Errors
     /// As [`DbdfFile::validate`].
+    #[doc(hidden)]
     pub fn validate_reporting(&mut self, progress: Option<&Progress>) -> Result<()> {
         let total = self.file_len();
         for index in 0..self.objects.len() {

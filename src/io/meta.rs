@@ -98,7 +98,7 @@ pub fn daphne_types_as_csr(rows: u64, cols: u64, nnz: u64) -> bool {
 /// never writes to files.
 ///
 /// # Errors
-/// [`Error::NotInDialect`] for value types the runtime lacks.
+/// [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks.
 pub fn meta_json(header: &Header, nnz: Option<u64>) -> Result<Option<String>> {
     let json = match header {
         Header::Scalar { .. } => return Ok(None),
@@ -138,7 +138,7 @@ pub fn meta_json(header: &Header, nnz: Option<u64>) -> Result<Option<String>> {
 /// Parses a sidecar's text into what it says about the object.
 ///
 /// # Errors
-/// [`Error::Sidecar`] for invalid JSON or missing fields.
+/// [`crate::ErrorKind::Sidecar`] for invalid JSON or missing fields.
 pub fn parse_meta(text: &str, path: &Path) -> Result<Hint> {
     let fail = |message: String| {
         Error::from(ErrorImpl::Sidecar {
@@ -188,7 +188,7 @@ pub(crate) fn runtime_meta_json(prefix: &[u8], total: u64) -> Result<Option<Stri
 /// file is not one object DAPHNE reads (several objects, a scalar).
 ///
 /// # Errors
-/// I/O errors; [`Error::NotInDialect`] for value types the runtime lacks.
+/// I/O errors; [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks.
 pub fn write_sidecar_for(path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     let file = std::fs::File::open(path)?;
@@ -211,7 +211,7 @@ pub fn write_sidecar_for(path: impl AsRef<Path>) -> Result<()> {
 /// `numNonZeros` (as DAPHNE's CSV and dense files have it); scalars get none.
 ///
 /// # Errors
-/// I/O errors; [`Error::NotInDialect`] for value types the runtime lacks.
+/// I/O errors; [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks.
 pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
     let path = path.as_ref();
     if let Some(json) = meta_json(header, None)? {
@@ -226,7 +226,7 @@ pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
 /// Reads the sidecar beside `path`, if there is one.
 ///
 /// # Errors
-/// I/O errors other than a missing file; [`Error::Sidecar`].
+/// I/O errors other than a missing file; [`crate::ErrorKind::Sidecar`].
 pub fn read_sidecar(path: impl AsRef<Path>) -> Result<Option<Hint>> {
     let meta = sidecar_path(path);
     match std::fs::read_to_string(&meta) {

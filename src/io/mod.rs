@@ -426,7 +426,7 @@ pub fn from_file<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
 /// it settles the dialect, gives runtime frames their labels, and must agree with the file.
 ///
 /// # Errors
-/// As [`from_file`]; [`Error::Sidecar`] when the sidecar is invalid or disagrees.
+/// As [`from_file`]; [`crate::ErrorKind::Sidecar`] when the sidecar is invalid or disagrees.
 pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
     path: P,
     options: &Options,

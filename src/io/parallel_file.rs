@@ -60,7 +60,7 @@ impl Read for ParallelFile {
 /// read to its new end.
 ///
 /// # Errors
-/// I/O errors; [`crate::Error::OutOfMemory`].
+/// I/O errors; [`crate::ErrorKind::OutOfMemory`].
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     let mut file = ParallelFile(File::open(path)?);
     let len = usize::try_from(file.0.metadata()?.len()).unwrap_or(usize::MAX);

@@ -31,7 +31,7 @@ const BAND: u64 = 16 << 20;
 /// let (from, to) = (dir.join("serde_daphne_doc_rw_a.dbdf"), dir.join("serde_daphne_doc_rw_b.dbdf"));
 /// let m = ndarray::Array2::from_shape_fn((5, 4), |(r, c)| (r * 4 + c) as f64);
 /// serde_daphne::to_file(&from, &Dense(m.clone()))?;
-/// serde_daphne::io::rewrite(&from, &to, &Options::new().tile(2, 2))?;
+/// serde_daphne::__private::io::rewrite(&from, &to, &Options::new().tile(2, 2))?;
 /// let back: Dense<f64> = serde_daphne::from_file(&to)?;
 /// assert_eq!(back.0, m);
 /// # std::fs::remove_file(&from).ok(); std::fs::remove_file(&to).ok();
@@ -39,7 +39,7 @@ const BAND: u64 = 16 << 20;
 /// ```
 ///
 /// # Errors
-/// [`DbdfFile::open`]'s and [`DbdfWriter`]'s errors (such as [`crate::Error::NotInDialect`]
+/// [`DbdfFile::open`]'s and [`DbdfWriter`]'s errors (such as [`crate::ErrorKind::NotInDialect`]
 /// for what the runtime dialect cannot hold); values that do not fit their object's type.
 pub fn rewrite(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
     rewrite_reporting(DbdfFile::open(input)?, output.as_ref(), options, None)
@@ -89,7 +89,7 @@ pub fn rewrite_reporting<R: Read + Seek>(
 /// The size of the pieces copied: the target tiles, or bands of rows.
 fn pieces(header: &Header, options: &Options) -> (u64, u64) {
     let (rows, cols) = header.shape();
-    if options.get_dialect() == Some(Dialect::Runtime) {
+    if options.dialect == Some(Dialect::Runtime) {
         let width = header.data_type() == DataType::Frame;
         let row_bytes = match width {
             true => 64 * cols,

@@ -65,7 +65,7 @@ impl<W: Write> Write for Counted<W> {
 /// ```
 /// use ndarray::{array, Array2};
 /// use serde_daphne::{DbdfWriter, Options, ValueType};
-/// use serde_daphne::wire::Header;
+/// use serde_daphne::Header;
 ///
 /// let path = std::env::temp_dir().join("serde_daphne_doc_writer.dbdf");
 /// let mut writer = DbdfWriter::create(&path)?;
@@ -124,7 +124,7 @@ impl DbdfWriter {
     /// blocks written, and the dialect.
     ///
     /// # Errors
-    /// As [`DbdfWriter::create`]; [`Error::NotInDialect`] when the runtime dialect is asked
+    /// As [`DbdfWriter::create`]; [`crate::ErrorKind::NotInDialect`] when the runtime dialect is asked
     /// for with tiling, a block policy or narrowing (the runtime has one layout).
     pub fn create_with(path: impl AsRef<Path>, options: &Options) -> Result<DbdfWriter> {
         options.runtime_writer()?;
@@ -184,8 +184,8 @@ impl DbdfWriter {
     /// Starts the next object. The previous object, if any, must be complete.
     ///
     /// # Errors
-    /// [`Error::IncompleteObject`] when the previous object lacks tiles; errors writing the
-    /// header ([`Error::LabelTooLong`], [`Error::NotInDialect`] in the runtime dialect).
+    /// [`crate::ErrorKind::IncompleteObject`] when the previous object lacks tiles; errors writing the
+    /// header ([`crate::ErrorKind::LabelTooLong`], [`crate::ErrorKind::NotInDialect`] in the runtime dialect).
     pub fn begin(&mut self, header: Header) -> Result<()> {
         self.end_object()?;
         self.writing(|w| {
@@ -268,9 +268,9 @@ impl DbdfWriter {
     /// blocks of the options' tile size and block policy.
     ///
     /// # Errors
-    /// [`Error::TileValueType`] when `T` does not convert exactly to the matrix's value
-    /// type; [`Error::BlockOutsideObject`], [`Error::OverlappingBlocks`] for tiles outside
-    /// the object or over cells already written; [`Error::TileOrder`] in the runtime dialect
+    /// [`crate::ErrorKind::TileValueType`] when `T` does not convert exactly to the matrix's value
+    /// type; [`crate::ErrorKind::BlockOutsideObject`], [`crate::ErrorKind::OverlappingBlocks`] for tiles outside
+    /// the object or over cells already written; [`crate::ErrorKind::TileOrder`] in the runtime dialect
     /// for anything but the next full-width row band; I/O errors.
     pub fn write_dense_tile<T: Element>(
         &mut self,
@@ -360,6 +360,7 @@ impl DbdfWriter {
     /// # Errors
     /// As [`DbdfWriter::write_dense_tile`]; an error when a dimension exceeds one block's
     /// (`u32::MAX`) or when the source's rows change between the passes.
+    #[doc(hidden)]
     pub fn write_untiled<T: Element>(&mut self, bands: &mut dyn RowBands<T>) -> Result<()> {
         let header = self.current()?.header.clone();
         let Some(value_type) = header.matrix_value_type() else {
@@ -480,7 +481,7 @@ impl DbdfWriter {
     /// become blocks of that column; in the runtime dialect the rows are interleaved.
     ///
     /// # Errors
-    /// [`Error::TileValueType`] for a column whose values do not convert exactly to the
+    /// [`crate::ErrorKind::TileValueType`] for a column whose values do not convert exactly to the
     /// column's type; the placement errors of [`DbdfWriter::write_dense_tile`].
     pub fn write_frame_rows(&mut self, row: u64, columns: &[Values]) -> Result<()> {
         let object = self.objects - 1;
@@ -531,7 +532,7 @@ impl DbdfWriter {
     /// Writes rows of one column of the current frame (spec dialect), from row `row`.
     ///
     /// # Errors
-    /// As [`DbdfWriter::write_frame_rows`]; [`Error::TileOrder`] in the runtime dialect,
+    /// As [`DbdfWriter::write_frame_rows`]; [`crate::ErrorKind::TileOrder`] in the runtime dialect,
     /// whose rows interleave the columns.
     pub fn write_frame_column(&mut self, row: u64, col: u64, values: &Values) -> Result<()> {
         let object = self.objects - 1;
@@ -637,7 +638,7 @@ impl DbdfWriter {
     /// gets its `.meta` sidecar.
     ///
     /// # Errors
-    /// [`Error::IncompleteObject`] or [`Error::OverlappingBlocks`] for the last object;
+    /// [`crate::ErrorKind::IncompleteObject`] or [`crate::ErrorKind::OverlappingBlocks`] for the last object;
     /// I/O errors. The temporary file is removed on any error.
     pub fn finish(mut self) -> Result<()> {
         if self.poisoned {

@@ -78,8 +78,8 @@ impl Object {
     /// Moves the stored vector when the object is one dense block of type `T`.
     ///
     /// # Errors
-    /// [`Error::DataTypeMismatch`] for frames; [`Error::LossyConversion`] when a value does not
-    /// fit `T`; [`Error::TooLarge`]/[`Error::OutOfMemory`] when the matrix does not fit memory.
+    /// [`crate::ErrorKind::DataTypeMismatch`] for frames; [`crate::ErrorKind::LossyConversion`] when a value does not
+    /// fit `T`; [`crate::ErrorKind::TooLarge`]/[`crate::ErrorKind::OutOfMemory`] when the matrix does not fit memory.
     pub fn dense_vec<T: Element>(&self) -> Result<Vec<T>> {
         let (rows, cols) = self.matrix_dims()?;
         let len = rows
@@ -153,6 +153,7 @@ impl Object {
     ///
     /// # Errors
     /// As [`Object::dense_vec`].
+    #[doc(hidden)]
     pub fn dense_values(&self) -> Result<Values> {
         let vt =
             self.header
@@ -171,6 +172,7 @@ impl Object {
     ///
     /// # Errors
     /// As [`Object::dense_vec`].
+    #[doc(hidden)]
     pub fn dense_values_ref(&self) -> Result<Cow<'_, Values>> {
         if let [Block {
             data: BlockData::Dense(values),
@@ -235,7 +237,7 @@ impl Object {
     /// ```
     ///
     /// # Errors
-    /// As [`Object::csr_parts`]; [`Error::LossyConversion`] when an index can exceed `I`.
+    /// As [`Object::csr_parts`]; [`crate::ErrorKind::LossyConversion`] when an index can exceed `I`.
     pub fn into_csr_parts_as<T: Element, I: CsrIndex>(self) -> Result<CsrParts<T, I>> {
         let offset = self.offset;
         let (_, cols) = self.matrix_dims()?;
@@ -262,6 +264,7 @@ impl Object {
     ///
     /// # Errors
     /// As [`Object::dense_vec`].
+    #[doc(hidden)]
     pub fn csr_parts<T: Element>(&self) -> Result<CsrParts<T>> {
         let (rows, _) = self.matrix_dims()?;
         if let [Block {
@@ -314,9 +317,9 @@ impl Object {
     /// ```
     ///
     /// # Errors
-    /// [`Error::DuplicateEntry`] when two entries name the same cell; [`Error::InvalidValue`]
+    /// [`crate::ErrorKind::DuplicateEntry`] when two entries name the same cell; [`crate::ErrorKind::InvalidValue`]
     /// for a coordinate outside the matrix, lengths that differ, or dimensions above
-    /// `u32::MAX`; [`Error::OutOfMemory`].
+    /// `u32::MAX`; [`crate::ErrorKind::OutOfMemory`].
     pub fn csr_from_coordinates(
         rows: u64,
         cols: u64,
@@ -375,8 +378,8 @@ impl Object {
     /// Column `col` of a frame (or of a matrix), converted to the header's type for it.
     ///
     /// # Errors
-    /// [`Error::LossyConversion`] when a block's value does not fit the column's type;
-    /// [`Error::TooLarge`]/[`Error::OutOfMemory`].
+    /// [`crate::ErrorKind::LossyConversion`] when a block's value does not fit the column's type;
+    /// [`crate::ErrorKind::TooLarge`]/[`crate::ErrorKind::OutOfMemory`].
     pub fn column(&self, col: u64) -> Result<Values> {
         let vt = self
             .header
@@ -406,6 +409,7 @@ impl Object {
     ///
     /// # Errors
     /// As [`Object::column`].
+    #[doc(hidden)]
     pub fn columns(&self) -> Result<Vec<Values>> {
         let (rows, cols) = self.shape();
         let too_large = || {
@@ -479,7 +483,7 @@ impl Object {
     /// frames).
     ///
     /// # Errors
-    /// [`Error::LossyConversion`] for the first value that does not fit.
+    /// [`crate::ErrorKind::LossyConversion`] for the first value that does not fit.
     pub fn convert(&self, value_type: ValueType) -> Result<Object> {
         let mut blocks = Vec::with_capacity(self.blocks.len());
         for (index, block) in self.blocks.iter().enumerate() {

@@ -22,7 +22,7 @@ impl RowCounts {
     /// Counts for `rows` rows, all zero.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`] when `rows + 1` offsets do not fit memory.
+    /// [`crate::ErrorKind::OutOfMemory`] when `rows + 1` offsets do not fit memory.
     pub fn new(rows: usize) -> Result<RowCounts> {
         let len = rows
             .checked_add(1)
@@ -67,7 +67,7 @@ impl<T: Copy + bytemuck::Zeroable + Send> CsrFill<T> {
     /// Room for the entries that `row_offsets` (from [`RowCounts::into_offsets`]) counts.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`].
+    /// [`crate::ErrorKind::OutOfMemory`].
     pub fn new(row_offsets: Vec<usize>) -> Result<CsrFill<T>> {
         let nnz = row_offsets.last().copied().unwrap_or(0);
         let mut next = zeroed_vec(row_offsets.len())?;
@@ -176,7 +176,7 @@ pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>
 /// of values; each row's indices inside `0..cols` and strictly increasing.
 ///
 /// # Errors
-/// [`Error::InvalidValue`] naming the first fault (the first row, for the columns).
+/// [`crate::ErrorKind::InvalidValue`] naming the first fault (the first row, for the columns).
 pub(crate) fn check_arrays<I: CsrIndex>(
     (rows, cols): (usize, usize),
     indptr: &[I],

@@ -14,7 +14,7 @@
 //!
 //! A `.meta` sidecar decides by its value types. When the bytes stay valid in both dialects
 //! (a dense matrix without values and a code in 1..9, say), reading fails with
-//! [`Error::AmbiguousDialect`] rather than guess; a dense matrix without cells and without a
+//! [`crate::ErrorKind::AmbiguousDialect`] rather than guess; a dense matrix without cells and without a
 //! sidecar, whose readings differ only in the meaning of its value type code, is the spec's.
 //!
 //! The byte positions of the fields read here are `wire/probe.rs`'s.

@@ -63,7 +63,8 @@ impl Object {
     /// # Errors
     /// The structural errors reading would give (blocks outside, overlapping or missing,
     /// indices out of range or unsorted), with offsets into the object's encoding;
-    /// [`Error::InvalidValue`] when blocks follow the ones that already cover the object.
+    /// [`crate::ErrorKind::InvalidValue`] when blocks follow the ones that already cover the object.
+    #[doc(hidden)]
     pub fn new(header: Header, blocks: Vec<Block>) -> Result<Object> {
         let count = blocks.len();
         let object = Object {
@@ -98,6 +99,7 @@ impl Object {
     }
 
     /// An object read at `offset` in another dialect, already in this model's blocks.
+    #[doc(hidden)]
     pub fn read_in(header: Header, blocks: Vec<Block>, offset: u64, dialect: Dialect) -> Object {
         let count = blocks.len();
         Object {
@@ -110,6 +112,7 @@ impl Object {
     }
 
     /// The header and the blocks.
+    #[doc(hidden)]
     pub fn into_parts(self) -> (Header, Vec<Block>) {
         (self.header, self.blocks)
     }
@@ -122,7 +125,7 @@ impl Object {
     /// A dense matrix of one dense block, from row-major values.
     ///
     /// # Errors
-    /// [`Error::InvalidValue`] when `values.len() != rows * cols` or a dimension exceeds
+    /// [`crate::ErrorKind::InvalidValue`] when `values.len() != rows * cols` or a dimension exceeds
     /// `u32::MAX` (use [`crate::to_vec_with`] to split large matrices into blocks).
     pub fn dense(rows: u64, cols: u64, values: Values) -> Result<Object> {
         let (r, c) = block_dims(rows, cols)?;
@@ -149,7 +152,7 @@ impl Object {
     ///
     /// # Errors
     /// The structural errors reading would give (offsets into the object's encoding), and
-    /// [`Error::InvalidValue`] for dimensions above `u32::MAX` or arrays of unequal lengths.
+    /// [`crate::ErrorKind::InvalidValue`] for dimensions above `u32::MAX` or arrays of unequal lengths.
     pub fn csr(
         rows: u64,
         cols: u64,
@@ -201,6 +204,7 @@ impl Object {
     ///
     /// # Errors
     /// Any malformed header or block, and blocks that do not tile the object.
+    #[doc(hidden)]
     pub fn decode<S: Source + ?Sized>(src: &mut S) -> Result<Object> {
         let offset = src.offset();
         let header = Header::decode(src)?;
@@ -237,7 +241,8 @@ impl Object {
     /// Writes the object exactly as it is (header, then its blocks in order).
     ///
     /// # Errors
-    /// I/O errors; [`Error::LabelTooLong`].
+    /// I/O errors; [`crate::ErrorKind::LabelTooLong`].
+    #[doc(hidden)]
     pub fn encode<W: Write>(&self, writer: W) -> Result<()> {
         let mut sink = Sink::new(writer);
         self.encode_into(&mut sink)?;
@@ -276,11 +281,13 @@ impl Object {
     }
 
     /// The byte offset of block `index` in the input it was read from.
+    #[doc(hidden)]
     pub fn block_offset(&self, index: usize) -> Option<u64> {
         self.block_offsets.get(index).copied()
     }
 
     /// The byte offset of the object in the input it was read from.
+    #[doc(hidden)]
     pub fn offset(&self) -> u64 {
         self.offset
     }
@@ -388,7 +395,7 @@ impl Object {
     /// A frame from labelled columns of equal length, each column one block.
     ///
     /// # Errors
-    /// [`Error::InvalidValue`] when column lengths differ or exceed `u32::MAX`.
+    /// [`crate::ErrorKind::InvalidValue`] when column lengths differ or exceed `u32::MAX`.
     pub fn frame(columns: Vec<(String, Values)>) -> Result<Object> {
         let rows = columns.first().map_or(0, |(_, v)| v.len());
         if let Some((label, v)) = columns.iter().find(|(_, v)| v.len() != rows) {
@@ -430,6 +437,7 @@ impl Object {
 
     /// Calls `f(row, col, value)` for every non-zero value (bitwise: `-0.0` and NaN count),
     /// in the stored type, block by block.
+    #[doc(hidden)]
     pub fn for_each_nonzero(&self, mut f: impl FnMut(u64, u64, Value)) {
         for block in &self.blocks {
             let p = block.place;
@@ -448,7 +456,8 @@ impl Object {
     /// header changes, since blocks are independent of the data type.
     ///
     /// # Errors
-    /// [`Error::DataTypeMismatch`] for frames and scalars, or a target that is not a matrix.
+    /// [`crate::ErrorKind::DataTypeMismatch`] for frames and scalars, or a target that is not a matrix.
+    #[doc(hidden)]
     pub fn with_data_type(mut self, data_type: DataType) -> Result<Object> {
         let mismatch = |found| {
             Error::from(ErrorImpl::DataTypeMismatch {
@@ -472,6 +481,7 @@ impl Object {
     }
 
     /// Block types used, with how many blocks of each.
+    #[doc(hidden)]
     pub fn block_types(&self) -> Vec<(BlockType, usize)> {
         let mut out: Vec<(BlockType, usize)> = Vec::new();
         for b in &self.blocks {

@@ -27,7 +27,7 @@ const INDICES_AT_ONCE: usize = 1 << 17;
 /// general reader then reports it).
 ///
 /// # Errors
-/// I/O errors; [`crate::Error::OutOfMemory`].
+/// I/O errors; [`crate::ErrorKind::OutOfMemory`].
 pub(crate) fn read_runtime_csr_at<T: Element, I: CsrIndex>(
     file: &File,
     head: &RuntimeHead,

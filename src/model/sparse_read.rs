@@ -74,8 +74,8 @@ struct Rows<'o, T, I> {
 ///
 /// # Errors
 /// The first malformed row in file order, as the sequential decoder reports it
-/// ([`Error::SparseCountMismatch`], [`Error::ColumnOutOfRange`], [`Error::UnsortedColumns`]);
-/// I/O errors; [`Error::OutOfMemory`].
+/// ([`crate::ErrorKind::SparseCountMismatch`], [`crate::ErrorKind::ColumnOutOfRange`], [`crate::ErrorKind::UnsortedColumns`]);
+/// I/O errors; [`crate::ErrorKind::OutOfMemory`].
 pub(crate) fn read_sparse_block_at<T: Element, I: CsrIndex>(
     file: &File,
     body: SparseBody,

@@ -281,7 +281,7 @@ fn fill_rows(
 /// matrix the usual way.
 ///
 /// # Errors
-/// As the usual writer; [`Error::OutOfMemory`] when the output cannot grow.
+/// As the usual writer; [`crate::ErrorKind::OutOfMemory`] when the output cannot grow.
 pub(crate) fn write_dense_tiles<T: Element, W: Write>(
     sink: &mut Sink<W>,
     data_type: DataType,

@@ -18,8 +18,8 @@ impl Object {
     /// as stored instead.)
     ///
     /// # Errors
-    /// I/O errors; what the dialect cannot hold ([`crate::Error::NotInDialect`]); memory for the
-    /// values ([`crate::Error::OutOfMemory`]).
+    /// I/O errors; what the dialect cannot hold ([`crate::ErrorKind::NotInDialect`]); memory for the
+    /// values ([`crate::ErrorKind::OutOfMemory`]).
     pub fn write_with<W: Write>(&self, writer: W, options: &Options) -> Result<()> {
         let mut sink = Sink::new(writer);
         if options.runtime_writer()? {

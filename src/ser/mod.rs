@@ -15,7 +15,7 @@
 //! | `Array2`, `CsMat`, `Vec<Record>` with the adapters, [`crate::Object`] | one DenseMatrix, CSRMatrix, Frame, or the object as is |
 //!
 //! Strings, maps, enums, `Option`, unit and 128-bit integers have no representation: they
-//! fail with [`Error::Unrepresentable`] naming the field path.
+//! fail with [`crate::ErrorKind::Unrepresentable`] naming the field path.
 
 mod answer;
 mod chunks;
@@ -80,6 +80,7 @@ impl<W: Write> Serializer<W> {
     }
 
     /// The options in force.
+    #[doc(hidden)]
     pub fn options(&self) -> &Options {
         &self.options
     }
@@ -276,7 +277,7 @@ impl<W: Write> ser::SerializeStruct for StructSerializer<'_, W> {
 /// Serializes `value` to `writer` with the default options.
 ///
 /// # Errors
-/// I/O errors, and [`Error::Unrepresentable`]/[`Error::InvalidValue`] for values the format
+/// I/O errors, and [`crate::ErrorKind::Unrepresentable`]/[`crate::ErrorKind::InvalidValue`] for values the format
 /// cannot hold.
 pub fn to_writer<W: Write, T: ?Sized + Serialize>(writer: W, value: &T) -> Result<()> {
     to_writer_with(writer, value, &Options::new())

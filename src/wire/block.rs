@@ -74,6 +74,7 @@ impl BlockData {
     }
 
     /// The stored values (`None` for empty blocks).
+    #[doc(hidden)]
     pub fn values(&self) -> Option<&Values> {
         match self {
             BlockData::Empty => None,
@@ -84,12 +85,14 @@ impl BlockData {
     }
 
     /// The number of stored values (every value for dense blocks).
+    #[doc(hidden)]
     pub fn stored(&self) -> usize {
         self.values().map_or(0, Values::len)
     }
 
     /// Calls `f(value index, row, column)` for every stored value, in stored order (every cell
     /// of a dense block), with coordinates inside the block.
+    #[doc(hidden)]
     pub fn for_each_position(&self, cols: u32, mut f: impl FnMut(usize, u32, u32)) {
         match self {
             BlockData::Empty => {}

@@ -265,6 +265,7 @@ impl_element! {
 
 impl Value {
     /// Whether every bit is zero (`-0.0` and NaN are not).
+    #[doc(hidden)]
     pub fn is_zero(self) -> bool {
         with_value!(self, x => Element::is_zero(x))
     }
@@ -296,6 +297,7 @@ impl Value {
 
     /// Whether storing this value as `value_type` and reading it back as its own type gives the
     /// same bits: the test value narrowing applies (so `-0.0` never becomes an integer).
+    #[doc(hidden)]
     pub fn narrows_to(self, value_type: ValueType) -> bool {
         self.convert(value_type)
             .and_then(|narrow| narrow.convert(self.value_type()))

@@ -68,6 +68,7 @@ impl Header {
     ///
     /// # Panics
     /// When `data_type` is `Frame`, which needs labels.
+    #[doc(hidden)]
     pub fn matrix(data_type: DataType, rows: u64, cols: u64, value_type: ValueType) -> Header {
         match data_type {
             DataType::DenseMatrix => Header::DenseMatrix {
@@ -86,6 +87,7 @@ impl Header {
     }
 
     /// A frame header for labelled columns of values.
+    #[doc(hidden)]
     pub fn frame_of(rows: u64, columns: &[(String, Values)]) -> Header {
         Header::Frame {
             rows,
@@ -110,6 +112,7 @@ impl Header {
     }
 
     /// Number of rows.
+    #[doc(hidden)]
     pub fn rows(&self) -> u64 {
         match self {
             Header::DenseMatrix { rows, .. }
@@ -120,6 +123,7 @@ impl Header {
     }
 
     /// Number of columns.
+    #[doc(hidden)]
     pub fn cols(&self) -> u64 {
         match self {
             Header::DenseMatrix { cols, .. } | Header::CsrMatrix { cols, .. } => *cols,
@@ -134,6 +138,7 @@ impl Header {
     }
 
     /// The value type of column `col` (the matrix's value type for matrices).
+    #[doc(hidden)]
     pub fn value_type_of(&self, col: u64) -> Option<ValueType> {
         match self {
             Header::DenseMatrix { value_type, .. }
@@ -147,6 +152,7 @@ impl Header {
     }
 
     /// The value type of a matrix or scalar, or `None` for frames.
+    #[doc(hidden)]
     pub fn matrix_value_type(&self) -> Option<ValueType> {
         match self {
             Header::DenseMatrix { value_type, .. }
@@ -157,6 +163,7 @@ impl Header {
     }
 
     /// The number of bytes [`Header::encode`] writes.
+    #[doc(hidden)]
     pub fn encoded_len(&self) -> usize {
         match self {
             Header::Frame { columns, .. } => {
@@ -170,7 +177,8 @@ impl Header {
     /// DenseMatrix).
     ///
     /// # Errors
-    /// [`Error::LabelTooLong`] when a frame label exceeds 65,535 bytes.
+    /// [`crate::ErrorKind::LabelTooLong`] when a frame label exceeds 65,535 bytes.
+    #[doc(hidden)]
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         let data_type = match self.data_type() {
             DataType::Scalar => DataType::DenseMatrix,
@@ -208,6 +216,7 @@ impl Header {
     /// # Errors
     /// End of input, an unsupported version, unknown data or value type codes, labels that
     /// are not UTF-8.
+    #[doc(hidden)]
     pub fn decode<S: Source + ?Sized>(src: &mut S) -> Result<Header> {
         let (data_type, rows, cols) = decode_fixed(src)?;
         if data_type != DataType::Frame {

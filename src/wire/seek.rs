@@ -109,7 +109,7 @@ impl<R: Read + Seek> SeekSource<R> {
     /// Moves the cursor `n` bytes on.
     ///
     /// # Errors
-    /// [`Error::UnexpectedEof`] when fewer than `n` bytes remain.
+    /// [`crate::ErrorKind::UnexpectedEof`] when fewer than `n` bytes remain.
     pub fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
         let available = self.len - self.offset();
         if n > available {
@@ -128,7 +128,7 @@ impl<R: Read + Seek> SeekSource<R> {
     /// Fills `dst` with the bytes at `offset`, without moving the cursor or the window.
     ///
     /// # Errors
-    /// [`Error::UnexpectedEof`] past the end of the input; I/O errors.
+    /// [`crate::ErrorKind::UnexpectedEof`] past the end of the input; I/O errors.
     pub fn read_at(&mut self, offset: u64, dst: &mut [u8], what: &'static str) -> Result<()> {
         let available = self.len.saturating_sub(offset);
         if dst.len() as u64 > available {
@@ -154,7 +154,7 @@ impl<R: Read + Seek> SeekSource<R> {
     /// rows of a dense block, each into its place in a wider window.
     ///
     /// # Errors
-    /// [`Error::UnexpectedEof`] past the end of the input; I/O errors.
+    /// [`crate::ErrorKind::UnexpectedEof`] past the end of the input; I/O errors.
     pub fn read_vectored_at(
         &mut self,
         offset: u64,

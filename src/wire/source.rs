@@ -25,7 +25,7 @@ pub trait Source {
     /// The next `n` bytes, consumed. `what` names them in the end-of-input error.
     ///
     /// # Errors
-    /// [`Error::UnexpectedEof`] when fewer than `n` bytes remain; I/O errors of a reader.
+    /// [`crate::ErrorKind::UnexpectedEof`] when fewer than `n` bytes remain; I/O errors of a reader.
     fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]>;
 
     /// Up to `n` upcoming bytes, not consumed; fewer only at the end of the input.
@@ -57,7 +57,7 @@ pub trait Source {
     /// Moves `n` bytes on without looking at them: a seekable source jumps, others read.
     ///
     /// # Errors
-    /// [`Error::UnexpectedEof`] when fewer than `n` bytes remain; I/O errors.
+    /// [`crate::ErrorKind::UnexpectedEof`] when fewer than `n` bytes remain; I/O errors.
     fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
         skip_by_reading(self, n, what)
     }

@@ -37,7 +37,7 @@ pub(crate) fn encode_sparse_row<T: Element, U: Element, N: Copy>(
 /// Returns the last column.
 ///
 /// # Errors
-/// [`Error::ColumnOutOfRange`] or [`Error::UnsortedColumns`] at the offending entry.
+/// [`crate::ErrorKind::ColumnOutOfRange`] or [`crate::ErrorKind::UnsortedColumns`] at the offending entry.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn decode_sparse_row<T: Element, I: Copy>(

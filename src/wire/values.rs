@@ -91,6 +91,7 @@ pub use with_value_type;
 
 impl Values {
     /// An empty vector of a value type.
+    #[doc(hidden)]
     pub fn new(value_type: ValueType) -> Values {
         with_value_type!(value_type, T => T::into_values(Vec::new()))
     }
@@ -98,7 +99,8 @@ impl Values {
     /// `len` zeros of a value type. Fails cleanly (instead of aborting) when memory runs out.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`] when the allocation fails.
+    /// [`crate::ErrorKind::OutOfMemory`] when the allocation fails.
+    #[doc(hidden)]
     pub fn zeros(value_type: ValueType, len: usize) -> Result<Values> {
         with_value_type!(value_type, T => zeroed_vec::<T>(len).map(T::into_values))
     }
@@ -109,6 +111,7 @@ impl Values {
     }
 
     /// Appends `other` when it holds the same type; `false` (and nothing appended) otherwise.
+    #[doc(hidden)]
     pub fn append(&mut self, other: Values) -> bool {
         macro_rules! same {
             ($($v:ident),*) => {
@@ -126,12 +129,14 @@ impl Values {
 
     /// Makes room for `additional` more values.
     /// `self[order[0]], self[order[1]], ...` (every index in `order` must be in range).
+    #[doc(hidden)]
     pub fn permuted(&self, order: &[usize]) -> Values {
         with_values!(self, v => Element::into_values(order.iter().map(|&k| v[k]).collect()))
     }
 
     /// Room for `additional` more values, advised huge pages when large (fresh memory that
     /// is about to be filled).
+    #[doc(hidden)]
     pub fn reserve(&mut self, additional: usize) {
         with_values!(self, v => {
             v.reserve_exact(additional);
@@ -140,6 +145,7 @@ impl Values {
     }
 
     /// Keeps the first `len` values.
+    #[doc(hidden)]
     pub fn truncate(&mut self, len: usize) {
         with_values!(self, v => v.truncate(len));
     }
@@ -164,6 +170,7 @@ impl Values {
     ///
     /// # Panics
     /// When `index` is out of bounds.
+    #[doc(hidden)]
     pub fn set(&mut self, index: usize, value: Value) -> bool {
         with_values!(self, v => match value.to() {
             Some(x) => {
@@ -176,6 +183,7 @@ impl Values {
 
     /// Copies `src` into these values from index `at` when both hold the same type (and it
     /// fits); returns `false` otherwise.
+    #[doc(hidden)]
     pub fn copy_from(&mut self, at: usize, src: &Values) -> bool {
         macro_rules! same {
             ($($variant:ident)*) => {
@@ -193,6 +201,7 @@ impl Values {
 
     /// Appends `value`, converting exactly; returns `false` when it does not fit.
     #[inline]
+    #[doc(hidden)]
     pub fn push(&mut self, value: Value) -> bool {
         // The common case, a value of the vector's own type, without a conversion.
         macro_rules! same {
@@ -217,6 +226,7 @@ impl Values {
     }
 
     /// The values' little-endian bytes: borrowed on little-endian hosts, converted elsewhere.
+    #[doc(hidden)]
     pub fn le_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
         if cfg!(target_endian = "little") {
             return std::borrow::Cow::Borrowed(self.raw_bytes());
@@ -235,6 +245,7 @@ impl Values {
     ///
     /// # Errors
     /// The index of the first value that `T` cannot hold exactly.
+    #[doc(hidden)]
     pub fn into_vec<T: Element>(self) -> Result<Vec<T>, usize> {
         match T::try_from_values(self) {
             Ok(v) => Ok(v),
@@ -246,6 +257,7 @@ impl Values {
     ///
     /// # Errors
     /// The index of the first value that `T` cannot hold exactly.
+    #[doc(hidden)]
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, usize> {
         with_values!(self, v => convert_slice(v))
     }

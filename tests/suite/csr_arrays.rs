@@ -4,7 +4,7 @@
 //! sequential decoder, the first in the file. Writing: a matrix that is one sparse block is
 //! encoded from its arrays on two cores, into the bytes the general writer makes.
 
-use serde_daphne::model::CsrParts;
+use serde_daphne::CsrParts;
 use serde_daphne::{
     from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, ErrorKind, Object,
 };

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_daphne::io::meta::{meta_json, parse_meta};
+use serde_daphne::__private::io::meta::{meta_json, parse_meta};
 use serde_daphne::{
     from_file, from_slice, from_slice_with, to_file_with, to_vec_with, BlockPolicy, DataType,
     Dense, Dialect, ErrorKind, Object, Options, Value, ValueType, Values,
@@ -589,7 +589,10 @@ fn labels_that_overflow_daphnes_reader_are_refused() {
         .unwrap()
     };
     // Column 0 of 2 survives 64 bytes, column 1 of 2 survives 32.
-    assert_eq!(serde_daphne::wire::runtime::max_daphne_label_len(0, 2), 64);
+    assert_eq!(
+        serde_daphne::__private::wire::runtime::max_daphne_label_len(0, 2),
+        64
+    );
     assert!(to_vec_with(&frame(64, 32), &runtime()).is_ok());
     for (first, second, column) in [(65, 1, "column 0"), (1, 33, "column 1")] {
         let err = to_vec_with(&frame(first, second), &runtime()).unwrap_err();

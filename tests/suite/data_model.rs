@@ -334,7 +334,7 @@ fn csr_from_coordinates_sorts_and_refuses_duplicates() {
 /// CSR arrays come in any sprs index type, checked once against the largest index.
 #[test]
 fn csr_parts_in_every_index_type_and_refused_where_they_overflow() {
-    use serde_daphne::model::CsrParts;
+    use serde_daphne::CsrParts;
     use serde_daphne::Values;
 
     let m = || {

@@ -5,7 +5,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 use ndarray::{s, Array2};
-use serde_daphne::io::ObjectInfo;
+use serde_daphne::ObjectInfo;
 use serde_daphne::{
     from_slice, from_slice_with, to_vec_with, BlockPolicy, BlockType, Csr, DbdfFile, Dense,
     Dialect, Object, Options, ValueType, Values,
@@ -244,7 +244,7 @@ fn frame_rows_of_chosen_columns_in_both_dialects() {
         let mut file = DbdfFile::from_reader_with(Cursor::new(&bytes[..]), &options).unwrap();
         // Runtime frames without a sidecar are labelled col_<i>.
         let (w, id) = match &file.objects()[0].header {
-            serde_daphne::wire::Header::Frame { columns, .. } => {
+            serde_daphne::Header::Frame { columns, .. } => {
                 (columns[3].label.clone(), columns[0].label.clone())
             }
             _ => unreachable!(),
@@ -368,14 +368,14 @@ fn rewrite_retiles_tile_by_tile_as_to_vec_with_would() {
         ),
     ] {
         serde_daphne::to_file_with(&from, &Dense(m.clone()), &source).unwrap();
-        serde_daphne::io::rewrite(&from, &to, &target).unwrap();
+        serde_daphne::__private::io::rewrite(&from, &to, &target).unwrap();
         assert_eq!(
             std::fs::read(&to).unwrap(),
             to_vec_with(&Dense(m.clone()), &target).unwrap(),
             "{target:?}"
         );
         serde_daphne::to_file_with(&from, &Csr(csr.clone()), &source).unwrap();
-        serde_daphne::io::rewrite(&from, &to, &target).unwrap();
+        serde_daphne::__private::io::rewrite(&from, &to, &target).unwrap();
         assert_eq!(
             std::fs::read(&to).unwrap(),
             to_vec_with(&Csr(csr.clone()), &target).unwrap(),
@@ -386,7 +386,7 @@ fn rewrite_retiles_tile_by_tile_as_to_vec_with_would() {
     let mut bytes = to_vec_with(&frame(), &Options::new()).unwrap();
     bytes.extend(to_vec_with(&Dense(m.clone()), &Options::new()).unwrap());
     std::fs::write(&from, &bytes).unwrap();
-    serde_daphne::io::rewrite(&from, &to, &Options::new().tile(6, 6)).unwrap();
+    serde_daphne::__private::io::rewrite(&from, &to, &Options::new().tile(6, 6)).unwrap();
     let mut file = DbdfFile::open(&to).unwrap();
     assert_eq!(
         file.object_at(0).unwrap().columns().unwrap(),
@@ -416,7 +416,7 @@ fn a_spec_file_replacing_a_runtime_file_removes_its_sidecar() {
     serde_daphne::to_file_with(&path, &Dense(matrix()), &runtime).unwrap();
     let mut writer = serde_daphne::DbdfWriter::create(&path).unwrap();
     writer
-        .begin(serde_daphne::wire::Header::DenseMatrix {
+        .begin(serde_daphne::Header::DenseMatrix {
             rows: 2,
             cols: 2,
             value_type: ValueType::U8,

@@ -21,7 +21,7 @@ pub struct ReadOptions {
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
-            max_alloc: serde_daphne::__private::options::Options::new().get_max_alloc(),
+            max_alloc: serde_daphne::__private::options::Options::new().max_alloc,
         }
     }
 }
@@ -34,7 +34,7 @@ impl ReadOptions {
     }
 
     /// The most memory the matrix may take beyond the file's size (a few bytes of descriptor
-    /// can claim a huge matrix); exceeding it is [`serde_daphne::Error::AllocationLimit`].
+    /// can claim a huge matrix); exceeding it is [`serde_daphne::ErrorKind::AllocationLimit`].
     pub fn max_alloc(mut self, bytes: u64) -> Self {
         self.max_alloc = bytes;
         self
@@ -89,11 +89,11 @@ pub fn read(path: impl AsRef<Path>) -> Result<Binsparse> {
 /// [`is_zarr`] paths (feature `zarr`), an NPZ archive otherwise.
 ///
 /// # Errors
-/// I/O errors; [`serde_daphne::Error::ForeignInput`] with the byte offset (NPZ) or the dataset's
+/// I/O errors; [`serde_daphne::ErrorKind::ForeignInput`] with the byte offset (NPZ) or the dataset's
 /// name (HDF5) for a malformed archive, array or descriptor (unsorted or out-of-range
-/// indices, wrong lengths); [`serde_daphne::Error::NotConvertible`] for what DAPHNE cannot hold
+/// indices, wrong lengths); [`serde_daphne::ErrorKind::NotConvertible`] for what DAPHNE cannot hold
 /// (complex values, a non-zero fill value, Hermitian structures, more than two dimensions);
-/// [`serde_daphne::Error::AllocationLimit`] beyond [`ReadOptions::max_alloc`].
+/// [`serde_daphne::ErrorKind::AllocationLimit`] beyond [`ReadOptions::max_alloc`].
 pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
     let path = path.as_ref();
     if is_zarr(path) {
@@ -139,7 +139,7 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// `hdf5`), a Zarr group for `.zarr` (feature `zarr`), an NPZ archive otherwise.
 ///
 /// # Errors
-/// [`serde_daphne::Error::NotConvertible`] for a frame, a vector format for a matrix that is not
+/// [`serde_daphne::ErrorKind::NotConvertible`] for a frame, a vector format for a matrix that is not
 /// `n` x 1, or an index that does not fit the index type; I/O (and HDF5 library) errors.
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();

@@ -1,7 +1,7 @@
 //! CSV: numbers, one row per record; frames with a header record of labels.
 //!
 //! A `.meta` sidecar beside the CSV (DAPHNE's JSON, as DAPHNE reads CSV, through
-//! `serde_daphne::io::meta`) gives the shape, value types and frame labels; without one, a
+//! `serde_daphne::__private::io::meta`) gives the shape, value types and frame labels; without one, a
 //! first record that is not all numbers is a header and makes a frame, and columns are typed
 //! i64 when every field is an integer, f64 otherwise. Writing a CSV file also writes its
 //! sidecar, so that types survive; in the runtime dialect frames get no header record (DAPHNE
@@ -32,7 +32,7 @@ use serde_daphne::{DataType, Error, Object, Result, Value, Values};
 /// Writes an object as CSV; frames get a header record unless `for_daphne`.
 ///
 /// # Errors
-/// [`Error::NotConvertible`] for values text cannot hold; objects too large for memory; I/O
+/// [`serde_daphne::ErrorKind::NotConvertible`] for values text cannot hold; objects too large for memory; I/O
 /// errors.
 pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<()> {
     let mut writer = csv::WriterBuilder::new().from_writer(out);

@@ -53,7 +53,7 @@ enum Columns {
 /// Reads CSV, with the sidecar beside it if there is one ([`serde_daphne::__private::io::read_sidecar`]).
 ///
 /// # Errors
-/// [`serde_daphne::Error::ForeignInput`] naming the line (and column) and what is wrong.
+/// [`serde_daphne::ErrorKind::ForeignInput`] naming the line (and column) and what is wrong.
 pub fn read(input: impl Read, sidecar: Option<&Hint>) -> Result<Object> {
     read_text(input, sidecar).map_err(|message| CSV.error(message))
 }

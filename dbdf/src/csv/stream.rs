@@ -77,8 +77,8 @@ pub(crate) fn to_dbdf_reporting(
         sidecar: sidecar.as_ref(),
         progress,
     };
-    let runtime = options.get_dialect() == Some(Dialect::Runtime);
-    let tiled = options.get_tile().is_some() && !runtime;
+    let runtime = options.dialect == Some(Dialect::Runtime);
+    let tiled = options.tile.is_some() && !runtime;
     // Bands of a tile's rows, or of about 4 MiB of values (at most 8 bytes each).
     let plan = source.scan(|start| match tiled {
         true => tile_dims(options).0,
@@ -252,7 +252,7 @@ mod tests {
                 let mut expected = Vec::new();
                 whole.write_with(&mut expected, options).unwrap();
                 let got = std::fs::read(&output).unwrap();
-                if whole.data_type() == DataType::Frame && options.get_tile().is_some() {
+                if whole.data_type() == DataType::Frame && options.tile.is_some() {
                     // The same blocks, a band of every column after another.
                     let got = serde_daphne::from_slice::<Object>(&got).unwrap();
                     let expected = serde_daphne::from_slice::<Object>(&expected).unwrap();

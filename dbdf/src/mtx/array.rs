@@ -26,7 +26,7 @@ use serde_daphne::{Error, Result};
 /// size, or the runtime dialect (one block).
 ///
 /// # Errors
-/// [`Error::ForeignInput`] naming the line and what is wrong (a malformed value, too few or
+/// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong (a malformed value, too few or
 /// too many values); [`DbdfWriter`]'s errors; I/O errors. Nothing is left at `output`.
 pub(crate) fn array_to_dbdf(
     input: &Path,
@@ -34,8 +34,8 @@ pub(crate) fn array_to_dbdf(
     options: &Options,
     progress: Option<&Progress>,
 ) -> Result<bool> {
-    let runtime = options.get_dialect() == Some(Dialect::Runtime);
-    let Some((tile_rows, tile_cols)) = options.get_tile().filter(|_| !runtime) else {
+    let runtime = options.dialect == Some(Dialect::Runtime);
+    let Some((tile_rows, tile_cols)) = options.tile.filter(|_| !runtime) else {
         return Ok(false);
     };
     let (tile_rows, band_width) = (u64::from(tile_rows).max(1), u64::from(tile_cols).max(1));

@@ -30,7 +30,7 @@ pub(crate) use array::array_to_dbdf;
 /// of the bytes of coordinate data read.
 ///
 /// # Errors
-/// [`Error::ForeignInput`] naming the line and what is wrong; I/O errors.
+/// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong; I/O errors.
 pub fn read_path(path: &Path, progress: Option<&Progress>) -> Result<Object> {
     // A file that cannot be opened is an I/O error, not a MatrixMarket one.
     std::fs::File::open(path)?;
@@ -264,7 +264,7 @@ fn read_array(
 /// Writes a matrix as coordinate general MatrixMarket.
 ///
 /// # Errors
-/// [`Error::NotConvertible`] for frames (no MatrixMarket form) and values text cannot hold;
+/// [`serde_daphne::ErrorKind::NotConvertible`] for frames (no MatrixMarket form) and values text cannot hold;
 /// I/O errors.
 pub fn write(object: &Object, out: &mut dyn Write) -> Result<()> {
     if !object.data_type().is_matrix() && object.data_type() != DataType::Scalar {

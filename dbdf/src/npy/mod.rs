@@ -305,8 +305,8 @@ pub fn read(path: impl AsRef<Path>) -> Result<Object> {
 /// Reads a `.npy` array in memory as a DenseMatrix (see [`read`]).
 ///
 /// # Errors
-/// [`Error::ForeignInput`](serde_daphne::Error::ForeignInput) with the byte offset for anything malformed or other than 0-, 1-
-/// or 2-D arrays of numbers; [`Error::OutOfMemory`](serde_daphne::Error::OutOfMemory).
+/// [`ErrorKind::ForeignInput`](serde_daphne::ErrorKind::ForeignInput) with the byte offset for anything malformed or other than 0-, 1-
+/// or 2-D arrays of numbers; [`ErrorKind::OutOfMemory`](serde_daphne::ErrorKind::OutOfMemory).
 pub fn from_slice(bytes: &[u8]) -> Result<Object> {
     let array = parse(bytes)?;
     let (rows, cols) = match array.shape[..] {
@@ -389,8 +389,8 @@ pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
 /// Writes a matrix as a version 1.0, C-order, 2-D `.npy` array.
 ///
 /// # Errors
-/// [`Error::NotConvertible`](serde_daphne::Error::NotConvertible) for a frame (its columns have their own types); I/O errors;
-/// [`Error::OutOfMemory`](serde_daphne::Error::OutOfMemory).
+/// [`ErrorKind::NotConvertible`](serde_daphne::ErrorKind::NotConvertible) for a frame (its columns have their own types); I/O errors;
+/// [`ErrorKind::OutOfMemory`](serde_daphne::ErrorKind::OutOfMemory).
 pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
     if object.data_type() == DataType::Frame {
         return Err(NPY.cannot_hold(

@@ -44,12 +44,12 @@ pub(crate) fn to_dbdf_reporting(
     progress: Option<&Progress>,
 ) -> Result<()> {
     let (mut file, header, (rows, cols), vt) = open_matrix(input)?;
-    let runtime = options.get_dialect() == Some(Dialect::Runtime);
+    let runtime = options.dialect == Some(Dialect::Runtime);
     let (tile_rows, tile_cols) = if runtime {
         // One layout per object: bands of full rows, in order.
         let row_bytes = (cols * vt.size() as u64).max(1);
         ((BAND / row_bytes).max(1), cols.max(1))
-    } else if options.get_tile().is_some() {
+    } else if options.tile.is_some() {
         tile_dims(options)
     } else {
         (rows.max(1), cols.max(1))
@@ -67,7 +67,7 @@ pub(crate) fn to_dbdf_reporting(
         cols,
         progress,
     };
-    let one_block = !runtime && options.get_tile().is_none() && rows > 0 && cols > 0;
+    let one_block = !runtime && options.tile.is_none() && rows > 0 && cols > 0;
     if one_block && rows <= u64::from(u32::MAX) && cols <= u64::from(u32::MAX) {
         with_value_type!(vt, T => writer.write_untiled(&mut NpyBands::<T> { reader, band: Vec::new() })?);
     } else {
@@ -306,7 +306,7 @@ impl TileReader<'_> {
 /// through [`DbdfFile::read_window`] (only the bytes of those rows).
 ///
 /// # Errors
-/// [`Error::NotConvertible`] for frames; [`DbdfFile`]'s errors; I/O errors.
+/// [`serde_daphne::ErrorKind::NotConvertible`] for frames; [`DbdfFile`]'s errors; I/O errors.
 pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>) -> Result<()> {
     from_dbdf_reporting(input.as_ref(), index, output.as_ref(), None)
 }

@@ -150,8 +150,8 @@ impl DbdfRows {
     /// Matrix `index` of `file` (opened from `path`) and its shape.
     ///
     /// # Errors
-    /// [`Error::InvalidValue`] for an `index` the file does not have,
-    /// [`Error::DataTypeMismatch`] for a frame.
+    /// [`serde_daphne::ErrorKind::InvalidValue`] for an `index` the file does not have,
+    /// [`serde_daphne::ErrorKind::DataTypeMismatch`] for a frame.
     pub(super) fn new(
         path: PathBuf,
         file: DbdfFile<serde_daphne::__private::io::FileReader>,

@@ -248,7 +248,7 @@ pub(crate) fn decode_block(reader: &mut Cursor<'_>) -> Result<FrameBlock> {
 /// byte, named by [`value_type_name`]) and its array encoding.
 ///
 /// # Errors
-/// [`Error::NotConvertible`] for the integer types SystemDS frames do not hold.
+/// [`serde_daphne::ErrorKind::NotConvertible`] for the integer types SystemDS frames do not hold.
 fn column_type(label: &str, values: &Values) -> Result<(i8, u8)> {
     Ok(match values.value_type() {
         ValueType::F64 => (4, FP64),

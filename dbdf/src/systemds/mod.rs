@@ -66,7 +66,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             keep_blocks: false,
-            max_alloc: serde_daphne::__private::options::Options::new().get_max_alloc(),
+            max_alloc: serde_daphne::__private::options::Options::new().max_alloc,
         }
     }
 }
@@ -103,9 +103,9 @@ pub fn read(path: impl AsRef<Path>) -> Result<Object> {
 /// Reads a SystemDS binary matrix or frame with `options`.
 ///
 /// # Errors
-/// [`Error::ForeignInput`](serde_daphne::Error::ForeignInput) with the file and byte offset for anything malformed (also
+/// [`ErrorKind::ForeignInput`](serde_daphne::ErrorKind::ForeignInput) with the file and byte offset for anything malformed (also
 /// compressed SequenceFiles and block kinds this crate does not read);
-/// [`Error::NotConvertible`](serde_daphne::Error::NotConvertible) for string columns and missing values; [`Error::AllocationLimit`](serde_daphne::Error::AllocationLimit)
+/// [`ErrorKind::NotConvertible`](serde_daphne::ErrorKind::NotConvertible) for string columns and missing values; [`ErrorKind::AllocationLimit`](serde_daphne::ErrorKind::AllocationLimit)
 /// for a matrix larger than the files justify; I/O errors.
 pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
     let path = path.as_ref();

@@ -28,13 +28,13 @@ use serde_daphne::{Error, Result};
 /// files) are under SystemDS's sparsity turn point (40 %), as [`super::read`] decides.
 ///
 /// # Errors
-/// As [`super::read`], and [`DbdfWriter`]'s; [`Error::NotInDialect`] for the runtime
+/// As [`super::read`], and [`DbdfWriter`]'s; [`serde_daphne::ErrorKind::NotInDialect`] for the runtime
 /// dialect, whose one-block layout needs the whole matrix (use [`super::read`] and
-/// [`serde_daphne::to_file_with`]); [`Error::DataTypeMismatch`] for a frame. Nothing is left at
+/// [`serde_daphne::to_file_with`]); [`serde_daphne::ErrorKind::DataTypeMismatch`] for a frame. Nothing is left at
 /// `output` after an error.
 pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
     let (input, output) = (input.as_ref(), output.as_ref());
-    if options.get_dialect() == Some(Dialect::Runtime) {
+    if options.dialect == Some(Dialect::Runtime) {
         return Err(ErrorImpl::NotInDialect {
             what: "a SystemDS matrix written block by block".into(),
             reason: "the runtime dialect stores a matrix as one block: read it whole \
@@ -68,7 +68,7 @@ pub(crate) fn to_dbdf_reporting(
     progress: Option<&Progress>,
 ) -> Result<bool> {
     let meta = read_metadata(input)?;
-    if meta.frame || options.get_dialect() == Some(Dialect::Runtime) {
+    if meta.frame || options.dialect == Some(Dialect::Runtime) {
         return Ok(false);
     }
     write_blocks(input, &meta, output, options, progress)
@@ -116,7 +116,7 @@ fn write_blocks(
             value_type: ValueType::F64,
         }
     };
-    let tile = match options.get_tile() {
+    let tile = match options.tile {
         Some(tile) => tile,
         None => grid_tile(meta)?,
     };

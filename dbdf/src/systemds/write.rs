@@ -73,8 +73,8 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// files, see [`WriteOptions::parts`]) and its `.mtd`, each atomically.
 ///
 /// # Errors
-/// [`Error::LossyConversion`] for matrix values that are not exact as `f64` (SystemDS
-/// matrices hold doubles); [`Error::NotConvertible`] for frame columns of a type SystemDS
+/// [`serde_daphne::ErrorKind::LossyConversion`] for matrix values that are not exact as `f64` (SystemDS
+/// matrices hold doubles); [`serde_daphne::ErrorKind::NotConvertible`] for frame columns of a type SystemDS
 /// frames do not hold (u8, u16, u32, u64, i8, i16: convert them to i32 or i64 first);
 /// [`std::io::ErrorKind::AlreadyExists`] when a directory of something else is in the way;
 /// I/O errors.
@@ -192,8 +192,8 @@ pub(crate) fn write_npy_reporting(
 ///
 /// # Errors
 /// As [`write_with`], and [`DbdfFile::open`]'s and [`DbdfFile::read_window`]'s:
-/// [`Error::DataTypeMismatch`] for a frame (read it whole and use [`write_with`]),
-/// [`Error::LossyConversion`] for a value `f64` cannot hold exactly, [`Error::InvalidValue`]
+/// [`serde_daphne::ErrorKind::DataTypeMismatch`] for a frame (read it whole and use [`write_with`]),
+/// [`serde_daphne::ErrorKind::LossyConversion`] for a value `f64` cannot hold exactly, [`serde_daphne::ErrorKind::InvalidValue`]
 /// for an `index` the file does not have.
 pub fn write_dbdf(
     input: impl AsRef<Path>,

@@ -737,7 +737,7 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
             assert_eq!(got, text_cells(name, rows, cols), "{name} {options:?}");
             assert_eq!(m.data_type(), whole.data_type(), "{name}");
             let file = DbdfFile::open(&out).unwrap();
-            let tile = options.get_tile().unwrap_or((1000, 1000));
+            let tile = options.tile.unwrap_or((1000, 1000));
             let first = file.objects()[0].blocks[0].place;
             assert!(
                 first.rows <= tile.0 && first.cols <= tile.1,

@@ -72,7 +72,7 @@ pub const fn runtime_code(value_type: ValueType) -> Option<u8> {
 /// The value type of a runtime code: `Ok(None)` for codes the runtime does not have.
 ///
 /// # Errors
-/// [`Error::StringValueType`] for the string codes 8 and 9.
+/// [`crate::ErrorKind::StringValueType`] for the string codes 8 and 9.
 pub fn from_runtime_code(code: u8, offset: u64) -> Result<Option<ValueType>> {
     Ok(match code {
         0 => Some(ValueType::I8),

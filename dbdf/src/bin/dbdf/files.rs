@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use serde_daphne::io::{read_sidecar, write_atomically};
-use serde_daphne::wire::IoSource;
+use serde_daphne::__private::io::{read_sidecar, write_atomically};
+use serde_daphne::__private::wire::IoSource;
 use serde_daphne::{Deserializer, Object, Options};
 
 use crate::Failure;
@@ -118,7 +118,7 @@ pub fn read_objects(path: &Path, options: &Options) -> Result<(Vec<(Object, u64)
     let file = File::open(path).map_err(|e| Failure::at(path, e))?;
     let size = file.metadata().map_err(|e| Failure::at(path, e))?.len();
     let reader = with_progress(file, path, size);
-    let src = IoSource::new(reader, options.get_max_bytes()).with_known_len(size);
+    let src = IoSource::new(reader, options.max_bytes).with_known_len(size);
     let mut de = Deserializer::from_source_with(src, options);
     if let Some(hint) = hint {
         de = de.with_hint(hint);

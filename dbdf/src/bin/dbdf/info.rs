@@ -5,10 +5,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use serde_daphne::io::progress::Progress;
+use serde_daphne::__private::io::progress::Progress;
 
-use serde_daphne::io::ObjectInfo;
-use serde_daphne::wire::Header;
+use serde_daphne::Header;
+use serde_daphne::ObjectInfo;
 use serde_daphne::{BlockType, DbdfFile, Dialect};
 use serde_json::json;
 
@@ -31,7 +31,7 @@ fn labels(header: &Header) -> Vec<&str> {
 }
 
 /// Opens a file lazily (plain reads), naming it in errors.
-pub fn open(file: &Path) -> Result<DbdfFile<serde_daphne::io::FileReader>, Failure> {
+pub fn open(file: &Path) -> Result<DbdfFile<serde_daphne::__private::io::FileReader>, Failure> {
     DbdfFile::open(file).map_err(|e| Failure::at(file, e))
 }
 

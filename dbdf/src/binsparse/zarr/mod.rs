@@ -203,10 +203,10 @@ fn descriptor(store: &impl Store) -> Result<(bool, String)> {
 /// Reads a Binsparse matrix from a Zarr group in `store`.
 ///
 /// # Errors
-/// I/O errors; [`Error::ForeignInput`] naming the metadata document or chunk (such as
+/// I/O errors; [`serde_daphne::ErrorKind::ForeignInput`] naming the metadata document or chunk (such as
 /// `values/c/3`) for malformed metadata, a chunk that decodes to the wrong size or fails
 /// its checksum, or a codec, data type or layout this reader refuses;
-/// [`Error::NotConvertible`] and [`Error::AllocationLimit`] as
+/// [`serde_daphne::ErrorKind::NotConvertible`] and [`serde_daphne::ErrorKind::AllocationLimit`] as
 /// [`super::read_with`].
 pub fn read_store(store: &impl Store, options: &ReadOptions) -> Result<Binsparse> {
     let (v2, text) = descriptor(store)?;
@@ -320,7 +320,7 @@ pub fn write_store(
 /// written beside it and renamed into place, replacing an earlier Zarr group there.
 ///
 /// # Errors
-/// As [`write_store`]; [`Error::Io`] when `path` exists and is neither a Zarr group nor an
+/// As [`write_store`]; [`serde_daphne::ErrorKind::Io`] when `path` exists and is neither a Zarr group nor an
 /// empty directory (it is left as it is).
 pub fn write(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Counts a crate's public API from rustdoc's JSON, as issue 30 counts it: the modules,
+functions, types, traits, constants and macros reachable by a public path, plus the inherent
+methods of public types (variants and fields are not counted; `#[doc(hidden)]` items are
+not in the JSON, so not counted).
+
+    cargo +nightly rustdoc -p serde_daphne --lib -- -Z unstable-options --output-format json
+    python3 benches/api_count.py target/doc/serde_daphne.json [--list]
+"""
+import collections
+import json
+import sys
+
+
+def main():
+    data = json.load(open(sys.argv[1]))
+    index, root = data["index"], data["root"]
+    seen, counted = set(), collections.Counter()
+    listing = []
+
+    def inner_kind(item):
+        return next(iter(item["inner"]))
+
+    def visit(item_id, path):
+        item = index.get(str(item_id))
+        if item is None or item["visibility"] != "public" and path:
+            return
+        kind = inner_kind(item)
+        if kind == "use":
+            use = item["inner"]["use"]
+            if use["id"] is not None:
+                if use["is_glob"]:
+                    target = index.get(str(use["id"]))
+                    if target:
+                        for child in target["inner"]["module"]["items"]:
+                            visit(child, path)
+                else:
+                    visit(use["id"], path + [use["name"]])
+            return
+        name = path + ([item["name"]] if item["name"] and kind != "use" else [])
+        key = (item_id, kind)
+        if key in seen:
+            return
+        seen.add(key)
+        if kind == "module":
+            if path:
+                counted["modules"] += 1
+                listing.append(("module", "::".join(name)))
+            for child in item["inner"]["module"]["items"]:
+                visit(child, name)
+        elif kind in ("function",):
+            counted["functions"] += 1
+            listing.append(("function", "::".join(name)))
+        elif kind in ("struct", "enum", "type_alias", "union"):
+            counted["types"] += 1
+            listing.append(("type", "::".join(name)))
+            for impl_id in item["inner"][kind].get("impls", []):
+                impl = index[str(impl_id)]["inner"]["impl"]
+                if impl["trait"] is None:
+                    for m in impl["items"]:
+                        method = index[str(m)]
+                        if method["visibility"] == "public" and method["id"] not in seen:
+                            seen.add(method["id"])
+                            counted["methods"] += 1
+                            listing.append(("method", "::".join(name) + "::" + method["name"]))
+        elif kind == "trait":
+            counted["traits"] += 1
+            listing.append(("trait", "::".join(name)))
+        elif kind in ("constant", "static"):
+            counted["constants"] += 1
+            listing.append(("constant", "::".join(name)))
+        elif kind in ("macro", "proc_macro"):
+            counted["macros"] += 1
+            listing.append(("macro", "::".join(name)))
+
+    visit(root, [])
+    if "--list" in sys.argv:
+        for kind, name in sorted(listing, key=lambda x: x[1]):
+            print(f"{kind:9} {name}")
+    total = sum(counted.values())
+    print(f"{total} public items: " + ", ".join(f"{v} {k}" for k, v in sorted(counted.items())))
+
+
+main()
