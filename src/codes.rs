@@ -153,11 +153,6 @@ impl ValueType {
         )
     }
 
-    /// The value type whose Rust name ([`ValueType::name`]) is `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|vt| vt.name() == name)
-    }
-
     /// The Rust name of the type (`"f64"`, `"u8"`, ...).
     #[doc(hidden)]
     pub const fn name(self) -> &'static str {
@@ -346,8 +341,6 @@ mod tests {
             let vt = ValueType::from_code(code).unwrap();
             assert_eq!((vt.code(), vt.name(), vt.size()), (code, name, size));
         }
-        assert_eq!(ValueType::from_name("i16"), Some(ValueType::I16));
-        assert_eq!(ValueType::from_name("si16"), None);
         assert_eq!(ValueType::from_code(0), None);
         assert_eq!(ValueType::from_code(11), None);
     }

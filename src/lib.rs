@@ -53,6 +53,7 @@ mod error;
 mod handoff;
 mod io;
 mod model;
+mod names;
 mod options;
 mod pages;
 #[cfg(unix)]
@@ -101,6 +102,9 @@ pub mod __private {
     }
     pub mod model {
         pub use crate::model::*;
+    }
+    pub mod names {
+        pub use crate::names::*;
     }
     pub mod options {
         pub use crate::options::*;

@@ -13,15 +13,6 @@ pub enum Dialect {
     Runtime,
 }
 
-impl std::fmt::Display for Dialect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Dialect::Spec => "spec",
-            Dialect::Runtime => "DAPHNE runtime",
-        })
-    }
-}
-
 /// Checks that a read taking `needed` bytes of memory stays within [`Options::max_alloc`]
 /// beyond the `input` bytes it is read from: the one rule every reader (DAPHNE files and
 /// the neighbouring formats) applies before allocating.

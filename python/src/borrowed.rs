@@ -133,8 +133,8 @@ impl<'py> IndexArrays<'py> {
 }
 
 fn value_type(name: &str) -> PyResult<ValueType> {
-    ValueType::from_name(name)
-        .ok_or_else(|| PyTypeError::new_err(format!("{name:?} is not a DAPHNE value type")))
+    name.parse()
+        .map_err(|_| PyTypeError::new_err(format!("{name:?} is not a DAPHNE value type")))
 }
 
 impl<'py> Borrowed<'py> {

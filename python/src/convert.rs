@@ -7,23 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_daphne::{BlockPolicy, DataType, Dialect, ValueType};
 
-use crate::errors::convert_to_py;
-
-fn format(name: &str) -> PyResult<Format> {
-    Format::from_name(name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown format {name:?}: dbdf, mtx, csv, npy, futhark, binsparse or systemds"
-        ))
-    })
-}
-
-fn value_type(name: &str) -> PyResult<ValueType> {
-    ValueType::from_name(name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "{name:?} is not one of u8, u16, u32, u64, i8, i16, i32, i64, f32, f64"
-        ))
-    })
-}
+use crate::errors::{convert_to_py, parse_name};
 
 /// The crate's options from the keywords `dbdf.convert` takes.
 fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
@@ -40,25 +24,17 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
         let text = || value.extract::<String>();
         let flag = || value.extract::<bool>();
         options = match key.as_str() {
-            "from_format" => options.from(format(&text()?)?),
-            "to_format" => options.to(format(&text()?)?),
-            "data_type" => options.data_type(match text()?.as_str() {
-                "dense" => DataType::DenseMatrix,
-                "csr" => DataType::CsrMatrix,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "data_type must be 'dense' or 'csr', not {other:?}"
-                    )))
+            "from_format" => options.from(parse_name::<Format>(&text()?)?),
+            "to_format" => options.to(parse_name::<Format>(&text()?)?),
+            "data_type" => match parse_name::<DataType>(&text()?)? {
+                DataType::Frame => {
+                    return Err(PyValueError::new_err(
+                        "data_type must be 'dense' or 'csr': a matrix cannot become a frame",
+                    ))
                 }
-            }),
-            "block" => options.block_policy(match text()?.as_str() {
-                "auto" => BlockPolicy::Auto,
-                "smallest" => BlockPolicy::Smallest,
-                "dense" => BlockPolicy::Dense,
-                "sparse" => BlockPolicy::Sparse,
-                "ultra-sparse" | "ultra_sparse" => BlockPolicy::UltraSparse,
-                other => return Err(PyValueError::new_err(format!("unknown block {other:?}"))),
-            }),
+                matrix => options.data_type(matrix),
+            },
+            "block" => options.block_policy(parse_name::<BlockPolicy>(&text()?)?),
             "tile" => {
                 let (rows, cols): (u32, u32) = value.extract()?;
                 if rows == 0 || cols == 0 {
@@ -66,26 +42,14 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                 }
                 options.tile(rows, cols)
             }
-            "value_type" => options.value_type(value_type(&text()?)?),
+            "value_type" => options.value_type(parse_name::<ValueType>(&text()?)?),
             "narrow" => options.narrow(flag()?),
-            "dialect" => match text()?.as_str() {
-                "spec" => options.dialect(Dialect::Spec),
-                "daphne" | "runtime" => options.dialect(Dialect::Runtime),
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "dialect must be 'spec' or 'daphne', not {other:?}"
-                    )))
-                }
-            },
+            "dialect" => options.dialect(parse_name::<Dialect>(&text()?)?),
             "unguarded_labels" => options.unguarded_labels(flag()?),
             "binsparse_format" => {
-                let name = text()?.to_uppercase();
-                let bsp = binsparse::Format::from_name(&name).ok_or_else(|| {
-                    PyValueError::new_err(format!("{name:?} is not a Binsparse format"))
-                })?;
-                options.binsparse_format(bsp)
+                options.binsparse_format(parse_name::<binsparse::Format>(&text()?)?)
             }
-            "index_type" => options.index_type(value_type(&text()?)?),
+            "index_type" => options.index_type(parse_name::<ValueType>(&text()?)?),
             "iso" => options.iso(flag()?),
             "bint8" => options.bint8(flag()?),
             "binsparse_version" => options.binsparse_version(match text()?.as_str() {

@@ -79,6 +79,13 @@ pub fn to_py(error: Error) -> PyErr {
     })
 }
 
+/// A name the crate parses (a dialect, block policy, value type, format), or a `ValueError`
+/// with the crate's message, which lists the names it knows.
+pub fn parse_name<T: std::str::FromStr<Err = Error>>(text: &str) -> PyResult<T> {
+    text.parse()
+        .map_err(|e: Error| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
 /// Wraps a crate result for Python.
 pub trait IntoPy<T> {
     /// The value, or the error as a Python exception.

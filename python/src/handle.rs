@@ -124,13 +124,7 @@ pub fn read_options(dialect: Option<&str>, max_alloc: Option<u64>) -> PyResult<O
     }
     Ok(match dialect {
         None => options,
-        Some("spec") => options.dialect(Dialect::Spec),
-        Some("daphne" | "runtime") => options.dialect(Dialect::Runtime),
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "dialect must be 'spec' or 'daphne', not {other:?}"
-            )))
-        }
+        Some(name) => options.dialect(crate::errors::parse_name::<Dialect>(name)?),
     })
 }
 
@@ -224,13 +218,7 @@ fn describe<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bound<'py, PyDi
     let header = &info.header;
     d.set_item("data_type", header.data_type().to_string())?;
     d.set_item("shape", (header.rows(), header.cols()))?;
-    d.set_item(
-        "dialect",
-        match info.dialect {
-            Dialect::Spec => "spec",
-            Dialect::Runtime => "daphne",
-        },
-    )?;
+    d.set_item("dialect", info.dialect.to_string())?;
     d.set_item("range", (info.range.start, info.range.end))?;
     match header {
         Header::Frame { columns, .. } => {

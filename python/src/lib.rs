@@ -23,7 +23,7 @@ use pyo3::types::{PyBytes, PyList};
 use serde_daphne::{BlockPolicy, Dialect, Options};
 
 use borrowed::{Borrowed, Objects};
-use errors::IntoPy;
+use errors::{parse_name, IntoPy};
 use handle::{read_options, Index, Source};
 
 /// Every object of the file at `path` (or only object `object`), as tuples of numpy arrays.
@@ -83,18 +83,7 @@ fn write_options(
     narrow: bool,
     sync: bool,
 ) -> PyResult<Options> {
-    let policy = match block {
-        "auto" => BlockPolicy::Auto,
-        "smallest" => BlockPolicy::Smallest,
-        "dense" => BlockPolicy::Dense,
-        "sparse" => BlockPolicy::Sparse,
-        "ultra-sparse" | "ultra_sparse" => BlockPolicy::UltraSparse,
-        other => {
-            return Err(PyValueError::new_err(format!(
-            "block must be 'auto', 'smallest', 'dense', 'sparse' or 'ultra-sparse', not {other:?}"
-        )))
-        }
-    };
+    let policy: BlockPolicy = parse_name(block)?;
     let mut options = Options::new()
         .block_policy(policy)
         .narrow(narrow)
@@ -105,13 +94,11 @@ fn write_options(
         }
         options = options.tile(rows, cols);
     }
-    match dialect {
-        "spec" => Ok(options),
-        "daphne" | "runtime" => Ok(options.dialect(Dialect::Runtime)),
-        other => Err(PyValueError::new_err(format!(
-            "dialect must be 'spec' or 'daphne', not {other:?}"
-        ))),
-    }
+    // Spec is what writers write anyway; only DAPHNE's dialect is asked for.
+    Ok(match parse_name::<Dialect>(dialect)? {
+        Dialect::Spec => options,
+        Dialect::Runtime => options.dialect(Dialect::Runtime),
+    })
 }
 
 fn borrow_all<'py>(items: &[Bound<'py, PyAny>]) -> PyResult<Vec<Borrowed<'py>>> {

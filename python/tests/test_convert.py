@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import dbdf
-from conftest import REPO
+from conftest import DAPHNE, REPO
 
-DATA = REPO / "tests" / "data"
+# The neighbouring formats' reference files are the dbdf crate's.
+DATA = REPO / "dbdf" / "tests" / "data"
 
 
 def test_matrix_market_to_dbdf_and_back(tmp_path):
@@ -114,7 +115,7 @@ def test_failures_name_the_file_and_leave_nothing(tmp_path):
     assert e.value.file == str(bad) and e.value.kind == "ForeignInput"
     assert "line 3" in str(e.value) and str(bad) in str(e.value)
     with pytest.raises(dbdf.DbdfError) as e:
-        dbdf.convert(DATA / "daphne-runtime" / "dense_si8_neg_2x3.dbdf", tmp_path / "u.dbdf",
+        dbdf.convert(DAPHNE / "dense_si8_neg_2x3.dbdf", tmp_path / "u.dbdf",
                      value_type="u8")
     assert e.value.kind == "LossyConversion"
     with pytest.raises(FileNotFoundError) as e:

@@ -90,6 +90,16 @@ pub enum Format {
     Cooc,
 }
 
+/// A format's name as the spec writes it (`CSR`, `DMAT`, ...), in any case.
+impl std::str::FromStr for Format {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        let table = Format::ALL.map(|f| (f.name(), f));
+        serde_daphne::__private::names::parse_name(text, "a Binsparse format", &table)
+    }
+}
+
 impl Format {
     /// Every format, in the spec's order.
     pub const ALL: [Format; 12] = [

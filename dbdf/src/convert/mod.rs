@@ -27,12 +27,13 @@ use crate::binsparse;
 use crate::{csv, futhark, mtx, npy, systemds};
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::io::{read_sidecar, DbdfFile};
+use serde_daphne::__private::names::{first_name, parse_name};
 use serde_daphne::__private::options::{BlockPolicy, Dialect, Options};
 use serde_daphne::__private::wire::Header;
 use serde_daphne::Error;
 use serde_daphne::{DataType, Object, ValueType};
 
-pub use write::write;
+pub use write::{write, write_output};
 
 /// The formats conversions read and write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -55,22 +56,37 @@ pub enum Format {
     Systemds,
 }
 
-impl Format {
-    /// The format called `name` (`dbdf`, `mtx`, `csv`, `npy`, `futhark`, `binsparse`,
-    /// `systemds`), as the CLI's `--from`/`--to` name them.
-    pub fn from_name(name: &str) -> Option<Format> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "dbdf" => Format::Dbdf,
-            "mtx" | "matrixmarket" => Format::Mtx,
-            "csv" => Format::Csv,
-            "npy" => Format::Npy,
-            "futhark" | "fut" => Format::Futhark,
-            "binsparse" => Format::Binsparse,
-            "systemds" => Format::Systemds,
-            _ => return None,
-        })
-    }
+/// The names of the formats, as the CLI's `--from`/`--to` and Python's `dbdf.convert` take
+/// them; the first of each is its `Display`.
+const FORMAT_NAMES: &[(&str, Format)] = &[
+    ("dbdf", Format::Dbdf),
+    ("mtx", Format::Mtx),
+    ("csv", Format::Csv),
+    ("npy", Format::Npy),
+    ("futhark", Format::Futhark),
+    ("binsparse", Format::Binsparse),
+    ("systemds", Format::Systemds),
+    ("matrixmarket", Format::Mtx),
+    ("fut", Format::Futhark),
+];
 
+/// `dbdf`, `mtx` (also `matrixmarket`), `csv`, `npy`, `futhark` (also `fut`), `binsparse`
+/// (`.npz`, `.h5` and `.zarr` alike) or `systemds`, in any case.
+impl std::str::FromStr for Format {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self, Error> {
+        parse_name(text, "a format", FORMAT_NAMES)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(first_name(FORMAT_NAMES, self))
+    }
+}
+
+impl Format {
     /// The format a path's extension names; for an input, a SystemDS file is one without a
     /// known extension but with a `.mtd` beside it.
     pub fn of_path(path: &Path, input: bool) -> Option<Format> {

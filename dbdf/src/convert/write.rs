@@ -177,18 +177,21 @@ pub(super) fn csv_sidecar(
 }
 
 /// Writes the bytes `write` produces to `output` (`-` is standard output), atomically for
-/// files: on failure nothing is left behind.
-pub(super) fn write_output(
+/// files: on failure nothing is left behind (the `dbdf` tool's outputs all go through here).
+///
+/// # Errors
+/// `write`'s own error, or a [`ConvertError`] naming `output` for what failed around it.
+pub fn write_output<E: From<ConvertError>>(
     output: &Path,
-    write: impl FnOnce(&mut dyn Write) -> Result<(), ConvertError>,
-) -> Result<(), ConvertError> {
+    write: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+) -> Result<(), E> {
     if output == Path::new("-") {
         // Built in memory first, so a failure prints nothing.
         let mut bytes = Vec::new();
         write(&mut bytes)?;
         return std::io::stdout()
             .write_all(&bytes)
-            .map_err(|e| ConvertError::message(output, format!("standard output: {e}")));
+            .map_err(|e| ConvertError::message(output, format!("standard output: {e}")).into());
     }
     let mut failure = None;
     let result = write_atomically(output, |file| {
@@ -203,7 +206,7 @@ pub(super) fn write_output(
     });
     match (failure, result) {
         (Some(f), _) => Err(f),
-        (None, Err(e)) => Err(ConvertError::at(output, e)),
+        (None, Err(e)) => Err(ConvertError::at(output, e).into()),
         (None, Ok(())) => Ok(()),
     }
 }

@@ -78,8 +78,10 @@ pub(super) fn parse_head(text: &str) -> Result<Head, String> {
         let (n, line) = lines.next().ok_or("no size line")?;
         if let Some(name) = line.strip_prefix(TYPE_COMMENT) {
             if !pattern {
-                value_type = ValueType::from_name(name.trim())
-                    .ok_or_else(|| format!("line {n}: unknown value type {name:?}"))?;
+                value_type = name
+                    .trim()
+                    .parse::<ValueType>()
+                    .map_err(|_| format!("line {n}: unknown value type {name:?}"))?;
                 typed_by_comment = true;
             }
         } else if !line.starts_with('%') && !line.trim().is_empty() {

@@ -96,10 +96,7 @@ fn info_describes_objects_and_blocks() {
         counted.contains("7 stored values, 7 non-zeros"),
         "{counted}"
     );
-    assert!(
-        text.contains("CSRMatrix 5 x 6, DAPHNE runtime dialect"),
-        "{text}"
-    );
+    assert!(text.contains("CSRMatrix 5 x 6, daphne dialect"), "{text}");
     let out = dbdf(&["info", "--json", s(&golden("frame_mixed_3x8.dbdf"))]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let object = &json["objects"][0];

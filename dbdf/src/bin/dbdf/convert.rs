@@ -5,13 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::ValueEnum;
-use dbdf::convert::{self, ConvertError, ConvertOptions, Input, Report};
+use dbdf::convert::{self, ConvertError, ConvertOptions, Format, Input, Report};
 use dbdf::{binsparse, futhark};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, ValueType};
 
 use crate::files::progress_bar;
-use crate::{Failure, Format};
+use crate::{parse_name, Failure};
 
 /// Arguments of `convert`.
 #[derive(clap::Args)]
@@ -20,33 +19,35 @@ pub struct Args {
     input: PathBuf,
     /// The output file, or `-` for standard output (then --to is needed).
     output: PathBuf,
-    /// The input format (default: from the extension).
-    #[arg(long, value_enum)]
+    /// The input format (default: from the extension): dbdf, mtx, csv, npy, futhark,
+    /// binsparse (.npz, .h5 and .zarr alike) or systemds.
+    #[arg(long, value_parser = parse_name::<Format>)]
     from: Option<Format>,
-    /// The output format (default: from the extension).
-    #[arg(long, value_enum)]
+    /// The output format (default: from the extension), named as for --from.
+    #[arg(long, value_parser = parse_name::<Format>)]
     to: Option<Format>,
-    /// The DAPHNE data type of output matrices (default: CSR for coordinate .mtx input,
-    /// the input's otherwise).
-    #[arg(long = "data-type", value_enum)]
-    data_type: Option<DataTypeArg>,
-    /// How .dbdf blocks are chosen.
-    #[arg(long, value_enum)]
-    block: Option<BlockArg>,
+    /// The DAPHNE data type of output matrices, dense or csr (default: CSR for coordinate
+    /// .mtx input, the input's otherwise).
+    #[arg(long = "data-type", value_parser = parse_matrix_type)]
+    data_type: Option<DataType>,
+    /// How .dbdf blocks are chosen: auto, smallest, dense, sparse or ultra-sparse.
+    #[arg(long, value_parser = parse_name::<BlockPolicy>)]
+    block: Option<BlockPolicy>,
     /// Tile .dbdf output into blocks of at most R x C, e.g. 1000,1000.
     #[arg(long, value_parser = parse_tile)]
     tile: Option<(u32, u32)>,
     /// Convert every value to this type (exactly, or fail): u8, u16, u32, u64, i8, i16,
     /// i32, i64, f32 or f64.
-    #[arg(long = "value-type", value_parser = parse_value_type)]
+    #[arg(long = "value-type", value_parser = parse_name::<ValueType>)]
     value_type: Option<ValueType>,
     /// Store each .dbdf block in the smallest value type that holds its values exactly.
     #[arg(long)]
     narrow: bool,
-    /// Write .dbdf (and CSV) in the spec's dialect or for DAPHNE's runtime. For DAPHNE, a
-    /// CSR matrix DaphneDSL would type as dense is written dense unless --data-type csr.
-    #[arg(long, value_enum)]
-    dialect: Option<DialectArg>,
+    /// Write .dbdf (and CSV) in the spec's dialect (spec) or for DAPHNE's runtime (daphne).
+    /// For DAPHNE, a CSR matrix DaphneDSL would type as dense is written dense unless
+    /// --data-type csr.
+    #[arg(long, value_parser = parse_name::<Dialect>)]
+    dialect: Option<Dialect>,
     /// With --dialect daphne: write frame labels even where they would overflow DAPHNE's
     /// frame reader (longer than 32 bytes x the columns from theirs to the last).
     #[arg(long = "unguarded-labels")]
@@ -64,10 +65,10 @@ pub struct Args {
     /// Binsparse output format: CSR, CSC, COO, COOR, COOC, DCSR, DCSC, DMAT, DMATR, DMATC,
     /// DVEC or CVEC (default: the input's when it is Binsparse, else CSR for CSR matrices
     /// and DMAT for dense ones).
-    #[arg(long = "binsparse-format", value_parser = parse_binsparse_format)]
+    #[arg(long = "binsparse-format", value_parser = parse_name::<binsparse::Format>)]
     binsparse_format: Option<binsparse::Format>,
     /// Binsparse output: the type of pointer and index arrays (default u64).
-    #[arg(long = "index-type", value_parser = parse_value_type)]
+    #[arg(long = "index-type", value_parser = parse_name::<ValueType>)]
     index_type: Option<ValueType>,
     /// Binsparse output: store one iso[...] value when all stored values are equal.
     #[arg(long)]
@@ -95,37 +96,14 @@ pub struct Args {
     parts: Option<usize>,
 }
 
-fn parse_binsparse_format(text: &str) -> Result<binsparse::Format, String> {
-    binsparse::Format::from_name(&text.to_uppercase()).ok_or_else(|| {
-        format!("{text:?} is not one of CSR, CSC, COO, COOR, COOC, DCSR, DCSC, DMAT, DMATR, DMATC, DVEC, CVEC")
-    })
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum DataTypeArg {
-    Dense,
-    Csr,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum BlockArg {
-    Auto,
-    Smallest,
-    Dense,
-    Sparse,
-    UltraSparse,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum DialectArg {
-    Spec,
-    Daphne,
-}
-
-fn parse_value_type(text: &str) -> Result<ValueType, String> {
-    ValueType::from_name(text).ok_or_else(|| {
-        format!("{text:?} is not one of u8, u16, u32, u64, i8, i16, i32, i64, f32, f64")
-    })
+/// A matrix data type: `dense` or `csr` (frames cannot be asked for).
+fn parse_matrix_type(text: &str) -> Result<DataType, String> {
+    match parse_name::<DataType>(text)? {
+        DataType::Frame => {
+            Err("--data-type is dense or csr: a matrix cannot become a frame".into())
+        }
+        matrix => Ok(matrix),
+    }
 }
 
 fn parse_tile(text: &str) -> Result<(u32, u32), String> {
@@ -171,25 +149,16 @@ impl Args {
                 _ => binsparse::zarr::ZarrVersion::V3,
             });
         if let Some(format) = self.from {
-            options = options.from(format.into());
+            options = options.from(format);
         }
         if let Some(format) = self.to {
-            options = options.to(format.into());
+            options = options.to(format);
         }
         if let Some(dt) = self.data_type {
-            options = options.data_type(match dt {
-                DataTypeArg::Dense => DataType::DenseMatrix,
-                DataTypeArg::Csr => DataType::CsrMatrix,
-            });
+            options = options.data_type(dt);
         }
         if let Some(block) = self.block {
-            options = options.block_policy(match block {
-                BlockArg::Auto => BlockPolicy::Auto,
-                BlockArg::Smallest => BlockPolicy::Smallest,
-                BlockArg::Dense => BlockPolicy::Dense,
-                BlockArg::Sparse => BlockPolicy::Sparse,
-                BlockArg::UltraSparse => BlockPolicy::UltraSparse,
-            });
+            options = options.block_policy(block);
         }
         if let Some((r, c)) = self.tile {
             options = options.tile(r, c);
@@ -197,7 +166,7 @@ impl Args {
         if let Some(vt) = self.value_type {
             options = options.value_type(vt);
         }
-        if let Some(DialectArg::Daphne) = self.dialect {
+        if self.dialect == Some(Dialect::Runtime) {
             options = options.dialect(Dialect::Runtime);
         }
         if let Some(format) = self.binsparse_format {
@@ -220,10 +189,7 @@ impl Args {
 }
 
 fn failure(error: ConvertError) -> Failure {
-    match error.path() {
-        Some(path) => Failure::at(path, error.error()),
-        None => Failure::plain(error.error()),
-    }
+    Failure::from(error)
 }
 
 fn finish(report: Report) -> ExitCode {
@@ -242,7 +208,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
 /// Writes objects already read (a window, for `slice`) from a `.dbdf` file as `convert` would.
 pub fn write_objects(args: &Args, objects: Vec<Object>) -> Result<ExitCode, Failure> {
     let options = args.options();
-    let to = convert::format_of(&args.output, args.to.map(Into::into), false).map_err(failure)?;
+    let to = convert::format_of(&args.output, args.to, false).map_err(failure)?;
     let read = Input {
         objects,
         binsparse: None,

@@ -1,14 +1,13 @@
 //! Reading .dbdf files (with their sidecars and a progress bar) and writing outputs safely.
 
-use serde_daphne::__private::error::ErrorImpl;
 use std::fs::File;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use serde_daphne::__private::io::{read_sidecar, write_atomically};
+use serde_daphne::__private::io::read_sidecar;
 use serde_daphne::__private::wire::IoSource;
 use serde_daphne::{Deserializer, Object, Options};
 
@@ -140,35 +139,4 @@ pub fn read_objects(path: &Path, options: &Options) -> Result<(Vec<(Object, u64)
         }
     }
     Ok((objects, size))
-}
-
-/// Writes `bytes` from `write` to `output` (`-` is standard output), atomically for files:
-/// on failure nothing is left behind.
-pub fn write_output(
-    output: &Path,
-    write: impl FnOnce(&mut dyn Write) -> Result<(), Failure>,
-) -> Result<(), Failure> {
-    if output == Path::new("-") {
-        // Built in memory first, so a failure prints nothing.
-        let mut bytes = Vec::new();
-        write(&mut bytes)?;
-        return std::io::stdout()
-            .write_all(&bytes)
-            .map_err(|e| Failure::plain(format!("standard output: {e}")));
-    }
-    let mut failure = None;
-    let result = write_atomically(output, |file| {
-        let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
-        if let Err(f) = write(&mut writer) {
-            failure = Some(f);
-            return Err(ErrorImpl::Io(std::io::Error::other("failed")).into());
-        }
-        writer.flush()?;
-        Ok(())
-    });
-    match (failure, result) {
-        (Some(f), _) => Err(f),
-        (None, Err(e)) => Err(Failure::at(output, e)),
-        (None, Ok(())) => Ok(()),
-    }
 }

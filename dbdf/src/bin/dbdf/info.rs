@@ -157,7 +157,7 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
             "cols": cols,
             "value_types": types,
             "labels": (!labels.is_empty()).then_some(labels),
-            "dialect": match object.dialect { Dialect::Spec => "spec", Dialect::Runtime => "daphne" },
+            "dialect": object.dialect.to_string(),
             "stored": object.stored(),
             "nnz": nnz,
             "blocks": blocks,

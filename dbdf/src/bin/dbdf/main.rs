@@ -12,7 +12,7 @@ mod spy;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 /// Inspect, validate, convert and picture DAPHNE binary data files (.dbdf).
 #[derive(Parser)]
@@ -93,6 +93,15 @@ impl Failure {
     }
 }
 
+impl From<dbdf::convert::ConvertError> for Failure {
+    fn from(error: dbdf::convert::ConvertError) -> Self {
+        match error.path() {
+            Some(path) => Failure::at(path, error.error()),
+            None => Failure::plain(error.error()),
+        }
+    }
+}
+
 /// Prints `text` to standard output; a closed pipe (as with `| head`) ends quietly.
 pub fn emit(text: &str) -> Result<(), Failure> {
     use std::io::Write;
@@ -104,38 +113,12 @@ pub fn emit(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// The formats `convert` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// DAPHNE binary data format.
-    Dbdf,
-    /// MatrixMarket.
-    Mtx,
-    /// Comma-separated values.
-    Csv,
-    /// NumPy .npy.
-    Npy,
-    /// Futhark binary data (`.fut`).
-    Futhark,
-    /// Binsparse: `.bsp.npz` (or `.npz`) archives; `.bsp.h5` (or `.h5`, `.hdf5`) HDF5 files.
-    Binsparse,
-    /// SystemDS binary blocks: a file or directory of part files, with a `.mtd` beside it.
-    Systemds,
-}
-
-impl From<Format> for dbdf::convert::Format {
-    fn from(format: Format) -> Self {
-        use dbdf::convert::Format as F;
-        match format {
-            Format::Dbdf => F::Dbdf,
-            Format::Mtx => F::Mtx,
-            Format::Csv => F::Csv,
-            Format::Npy => F::Npy,
-            Format::Futhark => F::Futhark,
-            Format::Binsparse => F::Binsparse,
-            Format::Systemds => F::Systemds,
-        }
-    }
+/// A name the library parses (a format, block policy, dialect, value type), for clap; the
+/// library's message says what is known.
+pub fn parse_name<T: std::str::FromStr<Err = serde_daphne::Error>>(
+    text: &str,
+) -> Result<T, String> {
+    text.parse().map_err(|e: serde_daphne::Error| e.to_string())
 }
 
 fn main() -> ExitCode {

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use serde_daphne::Options;
 
-use crate::files::{read_objects, write_output};
+use crate::files::read_objects;
 use crate::{emit, Failure};
+use dbdf::convert::write_output;
 
 /// Non-zero counts on a `width x height` grid over the matrix.
 fn density(object: &serde_daphne::Object, width: usize, height: usize) -> Vec<u64> {
