@@ -116,8 +116,9 @@ pub(crate) fn object_to_csr<T: Element, I: CsrIndex>(object: Object) -> Result<C
     );
     let parts = object.into_csr_parts_as::<T, I>()?;
     // sprs checks the structure again in a pass over every index (12 % of reading a runtime
-    // CSR file, measured); debug builds (the tests) keep the check to hold the claim below.
-    if one_sparse_block && !cfg!(debug_assertions) {
+    // CSR file, measured). Every build takes this path, so the tests run it; debug builds
+    // (the tests) then check the claim below with sprs's own structure check.
+    if one_sparse_block {
         // SAFETY: one sparse block covering the object was checked when it was decoded
         // (`wire::block` for the spec, `wire::runtime::check_row_offsets`/`check_columns` for
         // the runtime dialect): offsets start at 0, never decrease and end at the number of
@@ -126,7 +127,7 @@ pub(crate) fn object_to_csr<T: Element, I: CsrIndex>(object: Object) -> Result<C
         // the indices to `I` (checked against the largest) keeps all of it: what sprs's
         // checked constructor verifies and what its algorithms rely on.
         #[allow(unsafe_code)]
-        return Ok(unsafe {
+        let matrix = unsafe {
             CsMatI::new_unchecked(
                 sprs::CompressedStorage::CSR,
                 shape,
@@ -134,7 +135,9 @@ pub(crate) fn object_to_csr<T: Element, I: CsrIndex>(object: Object) -> Result<C
                 parts.col_indices,
                 parts.values,
             )
-        });
+        };
+        debug_assert_eq!(matrix.check_compressed_structure(), Ok(()));
+        return Ok(matrix);
     }
     CsMatI::try_new(shape, parts.row_offsets, parts.col_indices, parts.values)
         .map_err(|(.., e)| Error::invalid(format!("sprs rejects the matrix: {e}")))

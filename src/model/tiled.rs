@@ -341,8 +341,10 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
             run.push((room, *place, head, *body > 0));
         }
     }
-    on_every_core(runs, |run| {
+    let written = on_every_core(runs, |run| {
+        let mut written = 0;
         for (room, place, head, rows_follow) in run {
+            let room_len = room.len();
             let (head_room, mut body_room) = room.split_at_mut(head.len());
             write_bytes(head_room, head);
             let rows = matrix.dense_rows(place).filter(|_| rows_follow);
@@ -351,13 +353,19 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
                 write_bytes(row_room, bytemuck::cast_slice(row));
                 body_room = after;
             }
+            // Every byte of the room, or the length set below would expose uninitialised
+            // memory: a real check, as the copies it guards are.
+            assert!(body_room.is_empty(), "a tile's rows left part of its room unwritten");
+            written += room_len;
         }
+        written
     });
+    assert_eq!(written.iter().sum::<usize>(), total, "the rooms cover the reservation");
     let len = out.len() + total;
-    // SAFETY: the runs above wrote every byte of the `total` bytes of spare capacity: each
-    // tile's room is its head's bytes plus, when its rows follow, exactly the rows' bytes
-    // (`encode_tile` said the block is dense in `T`'s type: rows x cols values), and the
-    // rooms split the spare capacity without gaps.
+    // SAFETY: the runs above wrote every byte of the `total` bytes of spare capacity (both
+    // asserted): each tile's room is its head's bytes plus, when its rows follow, exactly the
+    // rows' bytes (`encode_tile` said the block is dense in `T`'s type: rows x cols values),
+    // and the rooms split the spare capacity without gaps.
     #[allow(unsafe_code)]
     unsafe {
         out.set_len(len);
