@@ -2,7 +2,7 @@
 //! `binsparse::read` of a Binsparse file), against reading the same matrix from a `.npy` or
 //! `.dbdf` file in the same process (medians of N, alternating).
 //!
-//! `cargo run --release --example import_timing -- systemds|binsparse INPUT BASELINE [N]`;
+//! `cargo run --release -p dbdf --example import_timing -- systemds|binsparse INPUT BASELINE [N]`;
 //! peak memory is measured from outside (`benches/measure.sh`).
 
 use std::time::Instant;

@@ -355,12 +355,19 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
             }
             // Every byte of the room, or the length set below would expose uninitialised
             // memory: a real check, as the copies it guards are.
-            assert!(body_room.is_empty(), "a tile's rows left part of its room unwritten");
+            assert!(
+                body_room.is_empty(),
+                "a tile's rows left part of its room unwritten"
+            );
             written += room_len;
         }
         written
     });
-    assert_eq!(written.iter().sum::<usize>(), total, "the rooms cover the reservation");
+    assert_eq!(
+        written.iter().sum::<usize>(),
+        total,
+        "the rooms cover the reservation"
+    );
     let len = out.len() + total;
     // SAFETY: the runs above wrote every byte of the `total` bytes of spare capacity (both
     // asserted): each tile's room is its head's bytes plus, when its rows follow, exactly the
