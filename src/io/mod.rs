@@ -414,6 +414,17 @@ pub fn temporary_path(path: &Path) -> PathBuf {
 
 /// Deserializes a `T` from the file at `path`, which must hold exactly its objects.
 ///
+/// ```
+/// use serde_daphne::Dense;
+///
+/// let path = std::env::temp_dir().join("serde_daphne_doc_from_file.dbdf");
+/// serde_daphne::to_file(&path, &Dense(ndarray::array![[1u8, 2], [3, 4]]))?;
+/// let m: Dense<u8> = serde_daphne::from_file(&path)?;
+/// assert_eq!(m.0, ndarray::array![[1, 2], [3, 4]]);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
 /// # Errors
 /// I/O errors, and the errors of [`crate::from_slice`].
 pub fn from_file<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {

@@ -276,6 +276,13 @@ impl<W: Write> ser::SerializeStruct for StructSerializer<'_, W> {
 
 /// Serializes `value` to `writer` with the default options.
 ///
+/// ```
+/// let mut out = Vec::new();
+/// serde_daphne::to_writer(&mut out, &vec![1.5f64, 2.5])?; // a 2 x 1 DenseMatrix
+/// assert_eq!(serde_daphne::from_reader::<_, Vec<f64>>(&out[..])?, [1.5, 2.5]);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
 /// # Errors
 /// I/O errors, and [`crate::ErrorKind::Unrepresentable`]/[`crate::ErrorKind::InvalidValue`] for values the format
 /// cannot hold.
