@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_daphne::{BlockPolicy, DataType, Dialect, ValueType};
 
-use crate::errors::{convert_to_py, parse_name};
+use crate::errors::{convert_to_py, parse_argument};
 
 /// The crate's options from the keywords `dbdf.convert` takes.
 fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
@@ -24,9 +24,9 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
         let text = || value.extract::<String>();
         let flag = || value.extract::<bool>();
         options = match key.as_str() {
-            "from_format" => options.from(parse_name::<Format>(&text()?)?),
-            "to_format" => options.to(parse_name::<Format>(&text()?)?),
-            "data_type" => match parse_name::<DataType>(&text()?)? {
+            "from_format" => options.from(parse_argument::<Format>(&key, &text()?)?),
+            "to_format" => options.to(parse_argument::<Format>(&key, &text()?)?),
+            "data_type" => match parse_argument::<DataType>(&key, &text()?)? {
                 DataType::Frame => {
                     return Err(PyValueError::new_err(
                         "data_type must be 'dense' or 'csr': a matrix cannot become a frame",
@@ -34,7 +34,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                 }
                 matrix => options.data_type(matrix),
             },
-            "block" => options.block_policy(parse_name::<BlockPolicy>(&text()?)?),
+            "block" => options.block_policy(parse_argument::<BlockPolicy>(&key, &text()?)?),
             "tile" => {
                 let (rows, cols): (u32, u32) = value.extract()?;
                 if rows == 0 || cols == 0 {
@@ -42,34 +42,24 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                 }
                 options.tile(rows, cols)
             }
-            "value_type" => options.value_type(parse_name::<ValueType>(&text()?)?),
+            "value_type" => options.value_type(parse_argument::<ValueType>(&key, &text()?)?),
             "narrow" => options.narrow(flag()?),
-            "dialect" => options.dialect(parse_name::<Dialect>(&text()?)?),
+            "dialect" => options.dialect(parse_argument::<Dialect>(&key, &text()?)?),
             "unguarded_labels" => options.unguarded_labels(flag()?),
             "binsparse_format" => {
-                options.binsparse_format(parse_name::<binsparse::Format>(&text()?)?)
+                options.binsparse_format(parse_argument::<binsparse::Format>(&key, &text()?)?)
             }
-            "index_type" => options.index_type(parse_name::<ValueType>(&text()?)?),
+            "index_type" => options.index_type(parse_argument::<ValueType>(&key, &text()?)?),
             "iso" => options.iso(flag()?),
             "bint8" => options.bint8(flag()?),
-            "binsparse_version" => options.binsparse_version(match text()?.as_str() {
-                "0.1" => binsparse::Version::V0_1,
-                "0.1.0" => binsparse::Version::V0_1_0,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "binsparse_version must be '0.1' or '0.1.0', not {other:?}"
-                    )))
-                }
-            }),
-            "zarr_format" => options.zarr_version(match value.extract::<u8>()? {
-                2 => binsparse::zarr::ZarrVersion::V2,
-                3 => binsparse::zarr::ZarrVersion::V3,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "zarr_format must be 2 or 3, not {other}"
-                    )))
-                }
-            }),
+            "binsparse_version" => {
+                options.binsparse_version(parse_argument::<binsparse::Version>(&key, &text()?)?)
+            }
+            // A number in Python (zarr_format=2), as zarr-python takes it.
+            "zarr_format" => options.zarr_version(parse_argument::<binsparse::zarr::ZarrVersion>(
+                &key,
+                &value.extract::<u8>()?.to_string(),
+            )?),
             "keep_blocks" => options.keep_blocks(flag()?),
             "systemds_block_size" => options.systemds_block_size(value.extract()?),
             "systemds_parts" => options.systemds_parts(value.extract()?),

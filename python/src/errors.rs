@@ -86,6 +86,12 @@ pub fn parse_name<T: std::str::FromStr<Err = Error>>(text: &str) -> PyResult<T> 
         .map_err(|e: Error| pyo3::exceptions::PyValueError::new_err(e.to_string()))
 }
 
+/// [`parse_name`] of a keyword argument's value: the message starts with the keyword.
+pub fn parse_argument<T: std::str::FromStr<Err = Error>>(keyword: &str, text: &str) -> PyResult<T> {
+    text.parse()
+        .map_err(|e: Error| pyo3::exceptions::PyValueError::new_err(format!("{keyword}: {e}")))
+}
+
 /// Wraps a crate result for Python.
 pub trait IntoPy<T> {
     /// The value, or the error as a Python exception.

@@ -212,6 +212,16 @@ pub enum Version {
     V0_1_0,
 }
 
+/// `0.1` or `0.1.0`, as the descriptor writes them.
+impl std::str::FromStr for Version {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        let table = [Version::V0_1, Version::V0_1_0].map(|v| (v.text(), v));
+        serde_daphne::__private::names::parse_name(text, "a Binsparse version", &table)
+    }
+}
+
 impl Version {
     /// The text in the descriptor.
     pub const fn text(self) -> &'static str {

@@ -78,12 +78,12 @@ pub struct Args {
     bint8: bool,
     /// Binsparse output: the descriptor's version, 0.1 (the spec's; default) or 0.1.0 (which
     /// the Python reference needs).
-    #[arg(long = "binsparse-version", value_parser = ["0.1", "0.1.0"])]
-    binsparse_version: Option<String>,
+    #[arg(long = "binsparse-version", value_parser = parse_name::<binsparse::Version>)]
+    binsparse_version: Option<binsparse::Version>,
     /// Binsparse output in a Zarr group (.zarr): the Zarr format, 3 (zarr-python 3's
     /// default; default) or 2 (what zarr-python 2 writes).
-    #[arg(long = "zarr-format", value_parser = ["2", "3"])]
-    zarr_format: Option<String>,
+    #[arg(long = "zarr-format", value_parser = parse_name::<binsparse::zarr::ZarrVersion>)]
+    zarr_format: Option<binsparse::zarr::ZarrVersion>,
     /// SystemDS input: keep its blocks as the DAPHNE object's blocks (default: one block).
     #[arg(long = "keep-blocks")]
     keep_blocks: bool,
@@ -140,14 +140,8 @@ impl Args {
                     .f16(self.futhark_f16)
                     .matrices(self.futhark_matrices),
             )
-            .binsparse_version(match self.binsparse_version.as_deref() {
-                Some("0.1.0") => binsparse::Version::V0_1_0,
-                _ => binsparse::Version::V0_1,
-            })
-            .zarr_version(match self.zarr_format.as_deref() {
-                Some("2") => binsparse::zarr::ZarrVersion::V2,
-                _ => binsparse::zarr::ZarrVersion::V3,
-            });
+            .binsparse_version(self.binsparse_version.unwrap_or_default())
+            .zarr_version(self.zarr_format.unwrap_or_default());
         if let Some(format) = self.from {
             options = options.from(format);
         }

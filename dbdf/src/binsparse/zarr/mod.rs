@@ -61,6 +61,16 @@ pub enum ZarrVersion {
     V3,
 }
 
+/// `2` or `3`.
+impl std::str::FromStr for ZarrVersion {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        let table = [("2", ZarrVersion::V2), ("3", ZarrVersion::V3)];
+        serde_daphne::__private::names::parse_name(text, "a Zarr format", &table)
+    }
+}
+
 /// Where a Zarr hierarchy's keys (`zarr.json`, `values/c/0`, ...) are read from.
 pub trait Store {
     /// The bytes under `key`, or `None` when there are none.
