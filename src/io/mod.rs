@@ -1,20 +1,20 @@
 //! Files: atomic writes and reads sized by the file's length; DAPHNE's `.meta` sidecars.
 
 use crate::error::ErrorImpl;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::de::Deserializer;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::options::Options;
 use crate::ser::to_writer_with;
 use crate::wire::IoSource;
 
+mod atomic;
 mod csr_parts;
 mod index;
 mod lazy;
@@ -26,6 +26,10 @@ pub mod rewrite;
 mod stream;
 mod window;
 
+pub use atomic::{
+    remove_stale_temporaries, replace_directory, temporary_path, write_atomically, write_buffered,
+};
+pub(crate) use atomic::{scratch_file, write_atomically_synced, Pending, Writeback};
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile, FileReader};
 pub use rewrite::rewrite;
@@ -245,171 +249,6 @@ pub fn appended(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
-}
-
-/// Writes a file through `write`, atomically: temporary file, sync, rename.
-///
-/// # Errors
-/// Whatever `write` returns, and I/O errors creating, syncing or renaming the file.
-pub fn write_atomically(
-    path: impl AsRef<Path>,
-    write: impl FnOnce(&mut File) -> Result<()>,
-) -> Result<()> {
-    write_atomically_synced(path.as_ref(), true, write)
-}
-
-/// Writes a file through `write` and a 1 MiB buffer, atomically: what the neighbouring
-/// formats' `write` functions share.
-///
-/// # Errors
-/// As [`write_atomically`].
-pub fn write_buffered(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<Preallocating<'_>>) -> Result<()>,
-) -> Result<()> {
-    write_atomically(path, |file| {
-        let mut buffered = BufWriter::with_capacity(1 << 20, Preallocating::new(file));
-        write(&mut buffered)?;
-        buffered.flush()?;
-        Ok(())
-    })
-}
-
-/// [`write_atomically`], with the sync to disk optional ([`Options::sync`]).
-fn write_atomically_synced(
-    path: &Path,
-    sync: bool,
-    write: impl FnOnce(&mut File) -> Result<()>,
-) -> Result<()> {
-    let temp = temporary_path(path);
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)?;
-    let writeback = Writeback::start(&file, sync);
-    let written = write(&mut file);
-    drop(writeback);
-    let result = written
-        .and_then(|()| {
-            if sync {
-                file.sync_all()?;
-            }
-            Ok(())
-        })
-        .and_then(|()| {
-            drop(file);
-            fs::rename(&temp, path).map_err(Error::from)
-        });
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-        return result;
-    }
-    if let Some(dir) = path.parent().filter(|d| sync && !d.as_os_str().is_empty()) {
-        // Make the rename itself durable where the platform allows it.
-        if let Ok(dir) = File::open(dir) {
-            let _ = dir.sync_all();
-        }
-    }
-    Ok(())
-}
-
-/// A second thread that has the kernel write a file's dirty pages to disk every 50 ms while
-/// the file is being written, so that the disk works while the writer encodes and the final
-/// sync waits only for the tail (a 124 MB file: the final `fsync` went from 122 ms to 9 ms).
-/// Stopped (and joined) when dropped.
-pub(crate) struct Writeback {
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Writeback {
-    /// Starts writing back `file` while it is written, when it will be `synced` (and a second
-    /// handle on it can be had).
-    pub(crate) fn start(file: &File, synced: bool) -> Option<Writeback> {
-        let file = synced.then(|| file.try_clone().ok()).flatten()?;
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                stopped.recv_timeout(std::time::Duration::from_millis(50))
-            {
-                // Advice only: an error here is met again by the final sync.
-                let _ = file.sync_data();
-            }
-        });
-        Some(Writeback {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Writeback {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-/// Writes a directory through `write`, as atomically as directories allow: it is written
-/// under a temporary name beside `path`, then renamed into place. An earlier directory at
-/// `path` is replaced only when it is empty or `may_replace` accepts it (it is moved aside,
-/// the new one renamed in, the old one removed); an unfinished write leaves nothing.
-///
-/// # Errors
-/// Whatever `write` returns; [`std::io::ErrorKind::AlreadyExists`] when `path` holds
-/// something else; I/O errors creating, renaming or removing directories.
-pub fn replace_directory(
-    path: &Path,
-    may_replace: impl Fn(&Path) -> bool,
-    write: impl FnOnce(&Path) -> Result<()>,
-) -> Result<()> {
-    let existing = path.symlink_metadata().ok();
-    if let Some(meta) = &existing {
-        let replaceable =
-            meta.is_dir() && (fs::read_dir(path)?.next().is_none() || may_replace(path));
-        if !replaceable {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} exists and is not a directory this write may replace; remove it first",
-                    path.display()
-                ),
-            )
-            .into());
-        }
-    }
-    let temp = temporary_path(path);
-    fs::create_dir(&temp)?;
-    let result = write(&temp).and_then(|()| {
-        let Some(_) = existing else {
-            return fs::rename(&temp, path).map_err(Error::from);
-        };
-        let old = temporary_path(path);
-        fs::rename(path, &old)?;
-        if let Err(e) = fs::rename(&temp, path) {
-            let _ = fs::rename(&old, path);
-            return Err(e.into());
-        }
-        let _ = fs::remove_dir_all(&old);
-        Ok(())
-    });
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&temp);
-    }
-    result
-}
-
-/// A name for a temporary file beside `path` that no other writer uses.
-pub fn temporary_path(path: &Path) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path.file_name().map_or_else(
-        || "serde_daphne".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
-    path.with_file_name(format!(".{name}.tmp-{}-{unique}", std::process::id()))
 }
 
 /// Deserializes a `T` from the file at `path`, which must hold exactly its objects.

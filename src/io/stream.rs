@@ -4,7 +4,7 @@
 //! when [`DbdfWriter::finish`] succeeds.
 
 use crate::error::ErrorImpl;
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,7 @@ use sprs::CsMatView;
 
 use crate::error::{Error, Result};
 use crate::io::meta::{sidecar_path, write_sidecar_for};
-use crate::io::{remove_if_present, temporary_path, Writeback};
+use crate::io::{remove_if_present, scratch_file, Pending, Writeback};
 use crate::model::encode::{
     places, tile_dims, write_block, write_block_in_bands, Layout, MatrixRef, RowBands,
 };
@@ -81,7 +81,8 @@ impl<W: Write> Write for Counted<W> {
 /// ```
 pub struct DbdfWriter {
     path: PathBuf,
-    temp: PathBuf,
+    /// The name the file gets when finished; until then it has none (or a temporary one).
+    pending: Option<Pending>,
     sink: Option<Sink<Counted<BufWriter<File>>>>,
     options: Options,
     current: Option<Current>,
@@ -105,8 +106,8 @@ struct Current {
 
 /// A runtime CSR matrix's column indices and values, kept apart until the end.
 struct CsrSpill {
-    cols: (PathBuf, BufWriter<File>),
-    values: (PathBuf, BufWriter<File>),
+    cols: BufWriter<File>,
+    values: BufWriter<File>,
     nnz: u64,
 }
 
@@ -129,11 +130,7 @@ impl DbdfWriter {
     pub fn create_with(path: impl AsRef<Path>, options: &Options) -> Result<DbdfWriter> {
         options.runtime_writer()?;
         let path = path.as_ref().to_path_buf();
-        let temp = temporary_path(&path);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let (file, pending) = Pending::create(&path)?;
         let writeback = Writeback::start(&file, options.sync);
         let writer = Counted {
             inner: BufWriter::with_capacity(1 << 20, file),
@@ -141,7 +138,7 @@ impl DbdfWriter {
         };
         Ok(DbdfWriter {
             path,
-            temp,
+            pending: Some(pending),
             sink: Some(Sink::new(writer)),
             options: options.clone(),
             current: None,
@@ -229,18 +226,13 @@ impl DbdfWriter {
             Header::CsrMatrix { value_type, .. } => {
                 runtime::start_csr(self.sink(), rows, cols, *value_type, 0)?;
                 self.sink().u64(0)?;
-                let spill = |suffix: &str| -> Result<(PathBuf, BufWriter<File>)> {
-                    let path = temporary_path(&self.path.with_extension(suffix));
-                    let file = OpenOptions::new()
-                        .read(true)
-                        .write(true)
-                        .create_new(true)
-                        .open(&path)?;
-                    Ok((path, BufWriter::with_capacity(1 << 20, file)))
+                // Scratch files without names: nothing of them outlives the writer.
+                let spill = || -> Result<BufWriter<File>> {
+                    Ok(BufWriter::with_capacity(1 << 20, scratch_file(&self.path)?))
                 };
                 current.spill = Some(CsrSpill {
-                    cols: spill("cols")?,
-                    values: spill("values")?,
+                    cols: spill()?,
+                    values: spill()?,
                     nnz: 0,
                 });
             }
@@ -467,11 +459,11 @@ impl DbdfWriter {
             offsets.push(spill.nnz + cols.len() as u64);
         }
         spill.nnz += cols.len() as u64;
-        write_le(&mut spill.cols.1, &cols)?;
+        write_le(&mut spill.cols, &cols)?;
         with_value_type!(vt, V => {
             // Exact: the tile's type was checked to widen to the object's.
             let stored: Vec<V> = values.iter().map(|&x| exact_cast(x)).collect();
-            write_le(&mut spill.values.1, &stored)?;
+            write_le(&mut spill.values, &stored)?;
         });
         self.sink().values(&offsets)
     }
@@ -606,11 +598,10 @@ impl DbdfWriter {
 
     fn append_spills(&mut self, spill: CsrSpill, object_offset: u64) -> Result<()> {
         let CsrSpill { cols, values, nnz } = spill;
-        let paths = [cols.0.clone(), values.0.clone()];
-        let result = (|| {
+        (|| {
             let sink = self.sink.take().expect("the sink lives until finish");
             let mut file = into_file(sink)?;
-            for (_, writer) in [cols, values] {
+            for writer in [cols, values] {
                 let mut spilled = writer
                     .into_inner()
                     .map_err(|e| Error::from(ErrorImpl::Io(e.into_error())))?;
@@ -626,11 +617,7 @@ impl DbdfWriter {
                 written: end,
             }));
             Ok(())
-        })();
-        for path in paths {
-            let _ = fs::remove_file(path);
-        }
-        result
+        })()
     }
 
     /// Checks that the last object is complete, flushes, syncs ([`Options::sync`]) and
@@ -653,18 +640,11 @@ impl DbdfWriter {
             ));
         }
         let sink = self.sink.take().expect("the sink lives until finish");
-        let placed = into_file(sink).and_then(|file| {
+        let pending = self.pending.take().expect("the name waits until finish");
+        into_file(sink).and_then(|file| {
             drop(self.writeback.take());
-            if self.options.sync {
-                file.sync_all()?;
-            }
-            drop(file);
-            Ok(fs::rename(&self.temp, &self.path)?)
-        });
-        if placed.is_err() {
-            let _ = fs::remove_file(&self.temp);
-            return placed;
-        }
+            pending.commit(file, self.options.sync)
+        })?;
         if self.runtime() {
             write_sidecar_for(&self.path)?;
         } else {
@@ -695,14 +675,10 @@ impl std::fmt::Debug for DbdfWriter {
 
 impl Drop for DbdfWriter {
     fn drop(&mut self) {
-        if let Some(spill) = self.current.as_mut().and_then(|c| c.spill.take()) {
-            let _ = fs::remove_file(&spill.cols.0);
-            let _ = fs::remove_file(&spill.values.0);
-        }
-        if self.sink.is_some() {
-            drop(self.sink.take());
-            let _ = fs::remove_file(&self.temp);
-        }
+        // Unfinished: the file (and any spills) had no name, or loses its temporary one
+        // when `pending` is dropped after the sink closes it.
+        drop(self.sink.take());
+        drop(self.pending.take());
     }
 }
 

@@ -114,10 +114,12 @@ pub(super) fn read(path: &Path, max_alloc: u64) -> Result<Binsparse> {
     })
 }
 
-/// Writes `object` as a Binsparse HDF5 file, atomically (a temporary file renamed into
-/// place).
+/// Writes `object` as a Binsparse HDF5 file, atomically: the HDF5 library writes a file by
+/// name, so under a temporary one renamed into place (a kill leaves it to the next write of
+/// `path`, which removes it).
 pub(super) fn write(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
     let (text, arrays) = encode(object, options)?;
+    serde_daphne::__private::io::remove_stale_temporaries(path);
     let temp = serde_daphne::__private::io::temporary_path(path);
     let written = (|| {
         let fail = |e| h5_error(path, "writing", e);
