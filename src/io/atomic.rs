@@ -23,6 +23,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{Error, Result};
 use crate::io::Preallocating;
 
+/// Ends the process on the spot, as `kill -9` would (no destructors, no flushing), when the
+/// environment variable `SERDE_DAPHNE_CRASH_AT` names this point: how the crash tests land a
+/// kill exactly between two steps of a write. Debug builds only; release builds have none.
+fn crash_point(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("SERDE_DAPHNE_CRASH_AT").is_some_and(|at| at == name) {
+        std::process::exit(137);
+    }
+    let _ = name;
+}
+
 /// A name for a temporary file beside `path` that no other writer uses.
 pub fn temporary_path(path: &Path) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -145,6 +156,7 @@ impl Pending {
             None => unreachable!("unnamed files are made on Linux only"),
         };
         drop(file);
+        crash_point("file-named");
         if let Err(e) = fs::rename(&named, &target) {
             let _ = fs::remove_file(&named);
             return Err(e.into());
@@ -310,6 +322,7 @@ pub fn replace_directory(
     let temp = temporary_path(path);
     fs::create_dir(&temp)?;
     let result = write(&temp).and_then(|()| {
+        crash_point("directory-built");
         if existing.is_none() {
             return fs::rename(&temp, path).map_err(Error::from);
         }
@@ -317,11 +330,13 @@ pub fn replace_directory(
         // temporary name, is removed after (a kill meanwhile leaves it to the next write).
         #[cfg(target_os = "linux")]
         if unnamed::exchange(&temp, path)? {
+            crash_point("directory-swapped");
             let _ = fs::remove_dir_all(&temp);
             return Ok(());
         }
         let old = temporary_path(path);
         fs::rename(path, &old)?;
+        crash_point("directory-moved-aside");
         if let Err(e) = fs::rename(&temp, path) {
             let _ = fs::rename(&old, path);
             return Err(e.into());

@@ -55,5 +55,6 @@ mod cli;
 mod futhark;
 mod npy_stream;
 mod systemds;
+mod torture;
 #[cfg(feature = "zarr")]
 mod zarr;
