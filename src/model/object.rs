@@ -318,7 +318,9 @@ impl Object {
     /// The entries a CSR form of the object holds: the stored entries of sparse and
     /// ultra-sparse blocks (explicit zeros included, as DAPHNE counts them) and the non-zeros
     /// of dense blocks. Counts only dense blocks' values; a sparse block's count is its length.
-    pub(crate) fn entries(&self) -> u64 {
+    /// What a runtime-dialect CSR file of the object records as `numNonZeros`.
+    #[doc(hidden)]
+    pub fn entries(&self) -> u64 {
         self.blocks
             .iter()
             .map(|b| match &b.data {

@@ -222,6 +222,29 @@ dbdf("convert", mtx, out, "--dialect", "daphne")
 table = {(0, 0): "1.5", (0, 1): "2", (1, 1): "-3"}
 if read_checked("cli_denseish", out, "dense", 2, 2, lambda i, j: table.get((i, j), "0")):
     checked["cli"] += 1
+# Stored zeros (issue 35): the representation chosen and the sidecar's numNonZeros count
+# the same stored entries, so DaphneDSL's typing from the sidecar matches the file. Three
+# entries of a 3 x 3 (0.0, 2.0, -0.0: density 0.33) make a dense file; two of a 4 x 4
+# (0.0, 2.0: 0.125) stay CSR, with their explicit zero.
+for stem, n, entries, kind in [
+    ("cli_stored_zeros_dense", 3, [(1, 1, "0.0"), (2, 2, "2.0"), (3, 3, "-0.0")], "dense"),
+    ("cli_stored_zeros_csr", 4, [(1, 1, "0.0"), (2, 2, "2.0")], "csr"),
+]:
+    mtx = os.path.join(cli, stem + ".mtx")
+    with open(mtx, "w") as f:
+        f.write(f"%%MatrixMarket matrix coordinate real general\n{n} {n} {len(entries)}\n")
+        f.writelines(f"{i} {j} {v}\n" for i, j, v in entries)
+    out = os.path.join(cli, stem + ".dbdf")
+    run = dbdf("convert", mtx, out, "--dialect", "daphne")
+    if run.returncode != 0:
+        fail(f"{stem}: dbdf convert failed: {run.stderr.strip()}")
+        continue
+    written = (info(out) or {}).get("data_type")
+    if written != {"dense": "DenseMatrix", "csr": "CSRMatrix"}[kind]:
+        fail(f"{stem}: expected a {kind} file, dbdf info says {written}")
+    table = {(i - 1, j - 1): v for i, j, v in entries}
+    if read_checked(stem, out, kind, n, n, lambda i, j: table.get((i, j), "0"), vt="f64"):
+        checked["cli"] += 1
 # Frames of all eight types, from CSV and a sidecar that types the columns.
 for rows in (0, 1, 25):
     columns = list(TYPES.items())

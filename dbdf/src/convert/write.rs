@@ -220,7 +220,9 @@ fn for_daphne_dsl(
     output: &Path,
     report: &mut Report,
 ) -> Result<(), ConvertError> {
-    let ((rows, cols), nnz) = (object.shape(), object.nnz());
+    // The count the sidecar records and DaphneDSL types the read by: stored entries,
+    // explicit zeros included (not the non-zero values, which can be fewer).
+    let ((rows, cols), nnz) = (object.shape(), object.entries());
     if object.data_type() != DataType::CsrMatrix || daphne_types_as_csr(rows, cols, nnz) {
         return Ok(());
     }

@@ -6,7 +6,6 @@
 use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
 use std::fs::File;
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -14,7 +13,7 @@ use super::matrix;
 use serde_daphne::__private::io::DbdfFile;
 use serde_daphne::__private::model::{Block, CsrParts, Object};
 use serde_daphne::__private::wire::{BlockData, DataType, Header, Values};
-use serde_daphne::{Error, Result};
+use serde_daphne::Result;
 
 /// Takes one record (key, value) to its file.
 pub(super) type Emit<'e> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'e;
@@ -25,8 +24,6 @@ pub(super) enum Cells<'a> {
     Dense(Cow<'a, [f64]>),
     /// A CSR matrix's arrays.
     Csr(CsrParts<f64>),
-    /// The rows of an `.npy` file through a memory map.
-    Mapped(MappedRows),
     /// The rows of an `.npy` file read a band at a time.
     Npy(Bands),
     /// A matrix of a `.dbdf` file read a band at a time.
@@ -61,71 +58,10 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// The rows of an `.npy` file through a read-only memory map: blocks are encoded straight
-/// from the page cache (a read into a buffer was a tenth of a conversion), and each band's
-/// pages are unmapped once its blocks are written, so resident memory stays a few bands
-/// however large the file.
-pub(super) struct MappedRows {
-    map: memmap2::Mmap,
-    offset: usize,
-}
-
-impl MappedRows {
-    /// Maps `file`, whose `f64` start at byte `offset`; `None` where that cannot be mapped
-    /// (the values are not 8-byte aligned, or the system refuses).
-    pub(super) fn map(file: &File, offset: u64) -> Option<MappedRows> {
-        if !offset.is_multiple_of(8) {
-            return None;
-        }
-        // SAFETY: the map is read-only and private to this conversion, and every band taken
-        // from it is checked to lie inside it. As with `Options::memory_map`, another process
-        // truncating the file meanwhile is the one hazard, documented on `write_npy`.
-        #[allow(unsafe_code)]
-        let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
-        let offset = usize::try_from(offset).ok()?;
-        Some(MappedRows { map, offset })
-    }
-
-    /// The bytes of rows `first..first + count` of `cols` values.
-    fn span(&self, first: u64, count: u64, cols: u64) -> Range<usize> {
-        let start = self.offset + (first * cols * 8) as usize;
-        start..start + (count * cols * 8) as usize
-    }
-
-    /// Rows `first..first + count` of `cols` values.
-    fn band(&self, first: u64, count: u64, cols: u64) -> Result<&[f64]> {
-        let bytes = self
-            .map
-            .get(self.span(first, count, cols))
-            .ok_or_else(|| Error::invalid("the .npy file is shorter than its header says"))?;
-        bytemuck::try_cast_slice(bytes)
-            .map_err(|e| Error::invalid(format!("the .npy values cannot be mapped: {e}")))
-    }
-
-    /// Lets the kernel unmap a band that has been written (its pages stay in the page
-    /// cache); a failure only leaves them mapped.
-    fn release(&self, first: u64, count: u64, cols: u64) {
-        let span = self.span(first, count, cols);
-        if span.end > self.map.len() {
-            return;
-        }
-        #[cfg(unix)]
-        // SAFETY: MADV_DONTNEED on a read-only shared file mapping drops page-table entries
-        // only; a later access faults the same file pages back in, so nothing that borrows
-        // the map can observe a change. No borrow of this band outlives the call anyway.
-        #[allow(unsafe_code)]
-        unsafe {
-            let _ = self.map.unchecked_advise_range(
-                memmap2::UncheckedAdvice::DontNeed,
-                span.start,
-                span.len(),
-            );
-        }
-    }
-}
-
-/// Rows of `cols` `f64` from byte `offset` of `file`, with band buffers kept for reuse
-/// (fresh memory would cost a page fault and a zeroed page for every 4 KiB).
+/// Rows of `cols` `f64` from byte `offset` of `file`, read with positional reads into band
+/// buffers kept for reuse (fresh memory would cost a page fault and a zeroed page for every
+/// 4 KiB). Not a memory map: a file truncated by another process meanwhile is then an I/O
+/// error, never a `SIGBUS`.
 pub(super) struct Bands {
     pub(super) file: File,
     pub(super) offset: u64,
@@ -295,11 +231,6 @@ pub(super) fn matrix_records(
             row.dense(&v[start..start + band_len], scratch, emit)
         }
         Cells::Csr(parts) => row.csr(parts, r0 as usize, emit),
-        Cells::Mapped(mapped) => {
-            let stored = row.dense(mapped.band(r0, nr, cols)?, scratch, emit)?;
-            mapped.release(r0, nr, cols);
-            Ok(stored)
-        }
         Cells::Npy(bands) => pooled(
             &bands.spare,
             || Ok(Vec::new()),

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::cells::{matrix_records, Bands, Cells, DbdfRows, Emit, MappedRows};
+use super::cells::{matrix_records, Bands, Cells, DbdfRows, Emit};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
 use crate::npy;
@@ -141,10 +141,10 @@ pub(crate) fn write_reporting(
 }
 
 /// Writes the `.npy` matrix at `input` as SystemDS binary blocks at `output`. Little-endian
-/// `f64` in row order (what numpy writes for `float64`) streams: each core encodes one band
-/// of block rows at a time, straight from a read-only memory map of the file, so memory
-/// holds those bands, never the matrix. As with [`serde_daphne::Options::memory_map`], another
-/// process truncating `input` during the conversion would end this one with `SIGBUS`.
+/// `f64` in row order (what numpy writes for `float64`) streams: each core reads one band of
+/// block rows at a time with positional reads and encodes it, so memory holds those bands,
+/// never the matrix; a file that another process truncates meanwhile is an error, never a
+/// crash.
 /// Other `.npy` files are read whole and written as [`write_with`] writes them.
 ///
 /// # Errors
@@ -172,15 +172,12 @@ pub(crate) fn write_npy_reporting(
     let Some((file, offset, rows, cols)) = npy::stream::open_f64_rows(input)? else {
         return Ok(false);
     };
-    let cells = match MappedRows::map(&file, offset) {
-        Some(mapped) => Cells::Mapped(mapped),
-        None => Cells::Npy(Bands {
-            file,
-            offset,
-            cols,
-            spare: Mutex::new(Vec::new()),
-        }),
-    };
+    let cells = Cells::Npy(Bands {
+        file,
+        offset,
+        cols,
+        spare: Mutex::new(Vec::new()),
+    });
     write_matrix(output, &cells, (rows, cols), options, progress)?;
     Ok(true)
 }

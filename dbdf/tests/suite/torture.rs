@@ -413,3 +413,53 @@ fn readers_see_a_whole_file_while_it_is_replaced() {
     assert_eq!(listing(&dir), BTreeSet::from(["m.dbdf".to_owned()]));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `.npy` file truncated by another process while `dbdf convert` writes it to SystemDS
+/// ends the conversion with an error (or not at all, when the bytes it needed were read),
+/// never with a signal, and leaves nothing (issue 35: it was `SIGBUS` through a memory map).
+#[test]
+fn inputs_truncated_underneath_are_errors_not_crashes() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("dbdf_truncated_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    serde_daphne::to_file(dir.join("m.dbdf"), &Dense(matrix(2000, 1500, 1))).unwrap();
+    let convert = |args: &[&str]| dbdf_cli(&dir, args.iter().map(|s| s.to_string()).collect());
+    run(convert(&["convert", "m.dbdf", "whole.npy"]));
+    let took = run(convert(&[
+        "convert",
+        "whole.npy",
+        "out.sysds",
+        "--to",
+        "systemds",
+    ]));
+    std::fs::remove_file(dir.join("out.sysds")).unwrap();
+    std::fs::remove_file(dir.join("out.sysds.mtd")).unwrap();
+    let whole = std::fs::read(dir.join("whole.npy")).unwrap();
+    for fraction in [0.1, 0.3, 0.6] {
+        std::fs::write(dir.join("t.npy"), &whole).unwrap();
+        let mut child = start(convert(&[
+            "convert", "t.npy", "t.sysds", "--to", "systemds",
+        ]));
+        std::thread::sleep(took.mul_f64(fraction));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("t.npy"))
+            .unwrap();
+        file.set_len(whole.len() as u64 / 3).unwrap();
+        let status = child.wait().unwrap();
+        assert!(status.code().is_some(), "ended by a signal: {status:?}");
+        if !status.success() {
+            let left: Vec<String> = listing(&dir)
+                .into_iter()
+                .filter(|n| n.starts_with(".t.sysds") || n.starts_with("t.sysds"))
+                .collect();
+            assert!(left.is_empty(), "a failed conversion left {left:?}");
+        }
+        let _ = std::fs::remove_file(dir.join("t.sysds"));
+        let _ = std::fs::remove_file(dir.join("t.sysds.mtd"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
