@@ -141,47 +141,93 @@ pub(crate) fn encode_dense_block<'a>(
 }
 
 /// [`encode_dense_block`] into `out`, whose contents it replaces and whose memory it reuses
-/// (a new 8 MB vector per block costs a page fault per 4 KiB). One pass encodes the block as
-/// dense and counts its non-zeros; the rare block SystemDS would store sparse is encoded again.
+/// (a new 8 MB vector per block costs a page fault per 4 KiB).
 pub(crate) fn encode_dense_block_into<'a>(
     rows: u32,
     cols: u32,
     row: impl Fn(u32) -> &'a [f64],
     out: &mut Vec<u8>,
 ) -> u64 {
-    let len = 9 + rows as usize * cols as usize * 8;
-    if out.capacity() < len {
-        out.clear();
-        out.reserve_exact(len);
-        serde_daphne::__private::pages::advise_spare(out);
-    }
-    // Every byte is overwritten below: resizing a reused buffer writes zeros only where it
-    // grows, then exact chunks take a byte swap and a store per value, which the compiler
-    // vectorizes together with the count.
-    out.resize(len, 0);
-    out[..4].copy_from_slice(&(rows as i32).to_be_bytes());
-    out[4..8].copy_from_slice(&(cols as i32).to_be_bytes());
-    out[8] = DENSE;
-    let mut nnz = 0u64;
-    let mut rest = &mut out[9..];
+    let mut block = DenseBlock::start(rows, cols, out);
     for r in 0..rows {
-        let (these, next) = rest.split_at_mut(cols as usize * 8);
+        block.push_row(row(r));
+    }
+    block.finish()
+}
+
+/// A block encoded as dense while its rows arrive, in order, a few at a time (so that rows
+/// read from a file into a small buffer go straight into the blocks of their block row):
+/// one pass encodes each value and counts the non-zeros; the rare block SystemDS would store
+/// sparse is encoded again, from the dense bytes, when it is finished.
+pub(crate) struct DenseBlock<'a> {
+    out: &'a mut Vec<u8>,
+    rows: u32,
+    cols: u32,
+    /// Where the next row goes.
+    at: usize,
+    nnz: u64,
+}
+
+impl<'a> DenseBlock<'a> {
+    /// A `rows x cols` block in `out`, whose contents it replaces and whose memory it reuses.
+    pub(crate) fn start(rows: u32, cols: u32, out: &'a mut Vec<u8>) -> Self {
+        let len = 9 + rows as usize * cols as usize * 8;
+        if out.capacity() < len {
+            out.clear();
+            out.reserve_exact(len);
+            serde_daphne::__private::pages::advise_spare(out);
+        }
+        // Every byte is overwritten: resizing a reused buffer writes zeros only where it
+        // grows, then exact chunks take a byte swap and a store per value, which the
+        // compiler vectorizes together with the count.
+        out.resize(len, 0);
+        out[..4].copy_from_slice(&(rows as i32).to_be_bytes());
+        out[4..8].copy_from_slice(&(cols as i32).to_be_bytes());
+        out[8] = DENSE;
+        DenseBlock {
+            out,
+            rows,
+            cols,
+            at: 9,
+            nnz: 0,
+        }
+    }
+
+    /// Appends the next row (`cols` values).
+    pub(crate) fn push_row(&mut self, row: &[f64]) {
+        let len = self.cols as usize * 8;
+        let these = &mut self.out[self.at..self.at + len];
         let mut count = 0u64;
-        for (dst, x) in these.chunks_exact_mut(8).zip(row(r)) {
+        for (dst, x) in these.chunks_exact_mut(8).zip(row) {
             let bits = x.to_bits();
             count += u64::from(bits != 0);
             dst.copy_from_slice(&bits.to_be_bytes());
         }
-        nnz += count;
-        rest = next;
+        self.nnz += count;
+        self.at += len;
     }
-    if choose(rows, cols, nnz) != DENSE {
-        *out = encode_block(rows, cols, nnz, |r, out| {
-            let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
-            out.extend(stored.map(|(c, &x)| (c as u32, x)));
-        });
+
+    /// Ends the block (all its rows pushed): encoded again as SystemDS would store it when
+    /// that is not dense. Its non-zeros.
+    pub(crate) fn finish(self) -> u64 {
+        let (rows, cols, nnz) = (self.rows, self.cols, self.nnz);
+        debug_assert_eq!(self.at, self.out.len(), "every row pushed");
+        if choose(rows, cols, nnz) != DENSE {
+            let dense = std::mem::take(self.out);
+            let row_bytes = cols as usize * 8;
+            *self.out = encode_block(rows, cols, nnz, |r, out| {
+                let start = 9 + r as usize * row_bytes;
+                let values = dense[start..start + row_bytes].chunks_exact(8);
+                for (c, bytes) in values.enumerate() {
+                    let bits = u64::from_be_bytes(bytes.try_into().expect("8 bytes"));
+                    if bits != 0 {
+                        out.push((c as u32, f64::from_bits(bits)));
+                    }
+                }
+            });
+        }
+        nnz
     }
-    nnz
 }
 
 #[cfg(test)]
@@ -220,6 +266,36 @@ mod tests {
             encode_dense_block(3, 4, row),
             (encode_block(3, 4, 12, pairs), 12)
         );
+    }
+
+    /// Blocks SystemDS stores sparse or ultra-sparse, built from their dense rows a few at a
+    /// time, come out as those encodings of their non-zeros (-0.0 included).
+    #[test]
+    fn dense_rows_of_sparse_blocks_encode_as_their_pairs_do() {
+        for (rows, cols, every) in [(100u32, 100u32, 97usize), (1000, 1, 400), (40, 50, 7)] {
+            let cells: Vec<f64> = (0..rows as usize * cols as usize)
+                .map(|i| match i % every {
+                    0 => -0.0,
+                    3 => i as f64 * 0.25,
+                    _ => 0.0,
+                })
+                .collect();
+            let row = |r: u32| &cells[r as usize * cols as usize..(r as usize + 1) * cols as usize];
+            let nnz = cells.iter().filter(|x| x.to_bits() != 0).count() as u64;
+            let pairs = |r: u32, out: &mut Vec<(u32, f64)>| {
+                let stored = row(r).iter().enumerate().filter(|(_, x)| x.to_bits() != 0);
+                out.extend(stored.map(|(c, &x)| (c as u32, x)));
+            };
+            let expected = encode_block(rows, cols, nnz, pairs);
+            assert_ne!(expected[8], DENSE, "{rows} x {cols}: not a dense block");
+            let mut out = Vec::new();
+            let mut block = DenseBlock::start(rows, cols, &mut out);
+            for r in 0..rows {
+                block.push_row(row(r));
+            }
+            assert_eq!(block.finish(), nnz);
+            assert_eq!(out, expected, "{rows} x {cols}");
+        }
     }
 
     #[test]

@@ -175,7 +175,6 @@ pub(crate) fn write_npy_reporting(
     let cells = Cells::Npy(Bands {
         file,
         offset,
-        cols,
         spare: Mutex::new(Vec::new()),
     });
     write_matrix(output, &cells, (rows, cols), options, progress)?;
