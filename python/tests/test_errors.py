@@ -103,3 +103,37 @@ def test_max_alloc_is_the_callers_to_raise(tmp_path):
         dbdf.loads(data, max_alloc=1000)
     assert e.value.kind == "AllocationLimit"
     assert dbdf.loads(data, max_alloc=80_000).shape == (100, 100)
+
+
+def test_a_killed_save_leaves_the_old_file_and_nothing_else(tmp_path):
+    """dbdf.save killed with SIGKILL mid-write leaves the previous file, and no temporary."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "m.dbdf"
+    old = np.arange(12.0).reshape(3, 4)
+    dbdf.save(path, old)
+    script = (
+        "import numpy as np, dbdf, sys\n"
+        "a = np.ones((4096, 4096))\n"
+        "print('ready', flush=True)\n"
+        "while True:\n"
+        "    dbdf.save(sys.argv[1], a)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE)
+    assert child.stdout.readline().strip() == b"ready"
+    time.sleep(0.3)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.dbdf"]
+    back = dbdf.load(path)
+    assert back.shape in {(3, 4), (4096, 4096)}
+    if back.shape == (3, 4):
+        assert (back == old).all()
+    else:
+        assert (back == 1.0).all()
+    # The next save leaves the new file alone beside nothing.
+    dbdf.save(path, old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.dbdf"]
