@@ -9,6 +9,7 @@ use crate::io::lazy::DbdfFile;
 #[cfg(unix)]
 use crate::model::runtime_csr_read::read_runtime_csr_at;
 use crate::model::{CsrIndex, CsrParts};
+#[cfg(unix)]
 use crate::options::Dialect;
 #[cfg(unix)]
 use crate::wire::runtime::RuntimeHead;

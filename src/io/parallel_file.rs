@@ -10,7 +10,8 @@ use std::path::Path;
 use crate::error::Result;
 use crate::wire::values::zeroed_vec;
 
-/// Reads of at least this many bytes are split between the cores.
+/// Reads of at least this many bytes are split between the cores (on Unix).
+#[cfg_attr(not(unix), allow(dead_code))]
 const IN_PARALLEL_FROM: usize = 32 << 20;
 
 /// A [`File`] read from its position, large reads on every core (on Unix; plain reads
@@ -20,6 +21,7 @@ pub(crate) struct ParallelFile(pub(crate) File);
 
 impl ParallelFile {
     /// Whether a read into `len` bytes is split between the cores.
+    #[cfg_attr(not(unix), allow(dead_code))]
     fn splits(len: usize) -> bool {
         cfg!(unix) && len >= IN_PARALLEL_FROM && crate::threads::workers() > 1
     }
