@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::io::index::{index_all, Layout, ObjectInfo};
 use crate::io::meta::read_sidecar;
 use crate::io::progress::Progress;
+use crate::io::sparse_rows::RowStarts;
 use crate::io::window::{
     dense_throughout, read_runtime_frame, read_window, DenseSink, EntrySink, Window,
 };
@@ -59,6 +60,8 @@ pub struct DbdfFile<R> {
     hint: Option<Hint>,
     /// The file, for positional reads on every core, where it is read with plain reads.
     pub(super) positional: Option<File>,
+    /// Where the rows of the sparse blocks read so far start.
+    sparse_rows: RowStarts,
 }
 
 /// How [`DbdfFile::open`] reads its file: through a read-only memory map, or with plain
@@ -182,6 +185,7 @@ impl<R: Read + Seek> DbdfFile<R> {
             options: options.clone(),
             hint,
             positional: None,
+            sparse_rows: RowStarts::new(),
         })
     }
 
@@ -219,6 +223,7 @@ impl<R: Read + Seek> DbdfFile<R> {
             hint: self.hint,
             // Reads around the wrapper would escape it (a progress count, say).
             positional: None,
+            sparse_rows: self.sparse_rows,
         }
     }
 
@@ -321,6 +326,7 @@ impl<R: Read + Seek> DbdfFile<R> {
                 cols: c,
                 cells: &mut cells,
             },
+            &mut self.sparse_rows,
         )?;
         Array2::from_shape_vec((r, c), cells).map_err(|e| Error::invalid(e.to_string()))
     }
@@ -354,7 +360,13 @@ impl<R: Read + Seek> DbdfFile<R> {
             cols: c,
             cells: out,
         };
-        read_window(&mut self.src, &self.objects[index], &window, sink)
+        read_window(
+            &mut self.src,
+            &self.objects[index],
+            &window,
+            sink,
+            &mut self.sparse_rows,
+        )
     }
 
     /// The window `rows x cols` of matrix `index` as a CSR matrix (stored zeros left out),
@@ -373,7 +385,13 @@ impl<R: Read + Seek> DbdfFile<R> {
         let (r, c) = window.shape();
         self.check_alloc(index, (r as u128 + 1) * 8)?;
         let mut sink = EntrySink::default();
-        read_window(&mut self.src, &self.objects[index], &window, &mut sink)?;
+        read_window(
+            &mut self.src,
+            &self.objects[index],
+            &window,
+            &mut sink,
+            &mut self.sparse_rows,
+        )?;
         let mut counts = RowCounts::new(r)?;
         sink.entries.iter().for_each(|&(row, _, _)| counts.add(row));
         let mut fill = CsrFill::new(counts.into_offsets())?;
@@ -518,7 +536,13 @@ impl<R: Read + Seek> DbdfFile<R> {
                     out.push(with_value_type!(columns[col].value_type, T => {
                         let mut cells = zeroed_vec::<T>(window.shape().0)?;
                         let mut sink = DenseSink { cols: 1, cells: &mut cells };
-                        read_window(&mut self.src, &object, &window, &mut sink)?;
+                        read_window(
+                            &mut self.src,
+                            &object,
+                            &window,
+                            &mut sink,
+                            &mut self.sparse_rows,
+                        )?;
                         T::into_values(cells)
                     }));
                 }

@@ -23,6 +23,7 @@ mod parallel_file;
 pub use parallel_file::read_file;
 pub mod progress;
 pub mod rewrite;
+mod sparse_rows;
 mod stream;
 mod window;
 

@@ -5,7 +5,7 @@
 use std::io::{Read, Seek};
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io::progress::Progress;
 use crate::io::{row_bands, stored_bytes, DbdfFile, DbdfWriter};
 use crate::model::encode::{tile_dims, Layout, MatrixRef, RowBands};
@@ -125,17 +125,52 @@ fn copy_matrix<T: crate::wire::Element, R: Read + Seek>(
         });
     }
     for r0 in (0..rows).step_by(tr as usize) {
-        for c0 in (0..cols).step_by(tc as usize) {
-            let (r1, c1) = ((r0 + tr).min(rows), (c0 + tc).min(cols));
-            if csr {
-                let tile = file.read_window_csr::<T>(index, r0..r1, c0..c1)?;
-                writer.write_csr_tile(r0, c0, tile.view())?;
-            } else {
+        let r1 = (r0 + tr).min(rows);
+        if csr {
+            // A CSR band is read once (its rows only) and cut into the tiles of its row:
+            // a window per tile would read and walk the band's rows once per tile.
+            let band = file.read_window_csr::<T>(index, r0..r1, 0..cols)?;
+            write_csr_band(writer, r0, &band, tc)?;
+        } else {
+            for c0 in (0..cols).step_by(tc as usize) {
+                let c1 = (c0 + tc).min(cols);
                 let tile = file.read_window::<T>(index, r0..r1, c0..c1)?;
                 writer.write_dense_tile(r0, c0, tile.view())?;
             }
         }
-        report((r0 + tr).min(rows), rows);
+        report(r1, rows);
+    }
+    Ok(())
+}
+
+/// Writes the tiles of a band of CSR rows starting at row `r0`, `tc` columns wide, each
+/// entry moved once into its tile.
+fn write_csr_band<T: Element>(
+    writer: &mut DbdfWriter,
+    r0: u64,
+    band: &sprs::CsMat<T>,
+    tc: u64,
+) -> Result<()> {
+    let (rows, cols) = band.shape();
+    let tc = tc as usize;
+    let mut tiles: Vec<(Vec<usize>, Vec<usize>, Vec<T>)> = (0..cols.div_ceil(tc))
+        .map(|_| (vec![0], Vec::new(), Vec::new()))
+        .collect();
+    for row in band.outer_iterator() {
+        for (c, &v) in row.iter() {
+            let (_, indices, values) = &mut tiles[c / tc];
+            indices.push(c % tc);
+            values.push(v);
+        }
+        for (offsets, indices, _) in &mut tiles {
+            offsets.push(indices.len());
+        }
+    }
+    for (j, (offsets, indices, values)) in tiles.into_iter().enumerate() {
+        let width = tc.min(cols - j * tc);
+        let tile = sprs::CsMat::try_new((rows, width), offsets, indices, values)
+            .map_err(|(.., e)| Error::invalid(format!("a band's tile: {e}")))?;
+        writer.write_csr_tile(r0, (j * tc) as u64, tile.view())?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::io::index::{BlockInfo, Layout, ObjectInfo};
+use crate::io::sparse_rows::{self, RowStarts};
 use crate::wire::block::{decode_block_body, BlockHead};
 use crate::wire::element::widens_exactly;
 use crate::wire::runtime::{check_columns, RuntimeHead};
@@ -200,6 +201,7 @@ pub(crate) fn read_window<T: Element, R: Read + Seek>(
     object: &ObjectInfo,
     window: &Window,
     sink: &mut impl WindowSink<T>,
+    starts: &mut RowStarts,
 ) -> Result<()> {
     let object_type = object.header.value_type_of(window.cols.start);
     if window.rows.is_empty() || window.cols.is_empty() {
@@ -213,7 +215,7 @@ pub(crate) fn read_window<T: Element, R: Read + Seek>(
                 let cols = u64::from(p.cols);
                 if let Some(part) = window.overlap(p.row, p.col, rows, cols) {
                     let vt = object.header.value_type_of(p.col).or(object_type);
-                    read_block(src, block, vt, window, &part, sink)?;
+                    read_block(src, block, vt, window, &part, sink, starts)?;
                 }
             }
             Ok(())
@@ -225,7 +227,7 @@ pub(crate) fn read_window<T: Element, R: Read + Seek>(
                 DataType::Frame => Err(Error::invalid(
                     "a frame's rows are read with DbdfFile::read_frame",
                 )),
-                _ => read_block(src, block, object_type, window, window, sink),
+                _ => read_block(src, block, object_type, window, window, sink, starts),
             }
         }
     }
@@ -239,6 +241,7 @@ fn read_block<T: Element, R: Read + Seek>(
     window: &Window,
     part: &Window,
     sink: &mut impl WindowSink<T>,
+    starts: &mut RowStarts,
 ) -> Result<()> {
     let Some(vt) = block.value_type else {
         return Ok(());
@@ -250,6 +253,9 @@ fn read_block<T: Element, R: Read + Seek>(
     with_value_type!(vt, S => match block.block_type {
         BlockType::Empty => Ok(()),
         BlockType::Dense => read_dense::<S, T, R>(src, block, window, part, &checked, sink),
+        BlockType::Sparse => {
+            read_sparse_rows::<S, T, R>(src, block, window, part, &checked, sink, starts)
+        }
         _ => read_sparse::<S, T, R>(src, block, window, part, &checked, sink),
     })
 }
@@ -406,6 +412,42 @@ fn read_sparse<S: Element, T: Element, R: Read + Seek>(
         }
     });
     Ok(())
+}
+
+/// The part of a sparse (CSR) block in a window: only the rows it needs are read and decoded,
+/// from where the block's rows start ([`sparse_rows`]).
+fn read_sparse_rows<S: Element, T: Element, R: Read + Seek>(
+    src: &mut SeekSource<R>,
+    block: &BlockInfo,
+    window: &Window,
+    part: &Window,
+    checked: &Checked,
+    sink: &mut impl WindowSink<T>,
+    starts: &mut RowStarts,
+) -> Result<()> {
+    let Some(head) = block.head else {
+        return Ok(());
+    };
+    let entry = 4 + std::mem::size_of::<S>() as u64;
+    let starts = sparse_rows::row_starts(src, block, &head, entry, starts)?;
+    let p = block.place;
+    let rows = (part.rows.start - p.row) as u32..(part.rows.end - p.row) as u32;
+    let mut failed = None;
+    sparse_rows::for_each_entry::<S, R>(src, &starts, p.cols, rows, |r, c, value: S| {
+        let (row, col) = (p.row + u64::from(r), p.col + u64::from(c));
+        if failed.is_some() || !part.cols.contains(&col) {
+            return;
+        }
+        match checked.convert(&[value]) {
+            Ok(v) => sink.entry(
+                (row - window.rows.start) as usize,
+                (col - window.cols.start) as usize,
+                v[0],
+            ),
+            Err(e) => failed = Some(e),
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// A window of a runtime CSR matrix: the rows' offsets, then their column indices and values.

@@ -489,3 +489,53 @@ fn values_of_32_mib_and_more_read_on_every_core_are_the_files() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A window of one sparse block reads only its rows (the rows' starts found once from the
+/// counts): every band of rows equals that part of the whole read, a fault in a row outside
+/// the window does not stop it, and one inside is the whole read's error at its offset.
+#[test]
+fn windows_of_a_sparse_block_read_only_their_rows() {
+    let m = matrix();
+    let csr = CsMat::csr_from_dense(m.view(), 0.0);
+    let options = Options::new().block_policy(BlockPolicy::Sparse);
+    let bytes = to_vec_with(&Csr(csr.clone()), &options).unwrap();
+    let mut file = DbdfFile::from_reader(Cursor::new(bytes.clone())).unwrap();
+    assert_eq!(file.objects()[0].blocks.len(), 1);
+    assert_eq!(file.objects()[0].blocks[0].block_type, BlockType::Sparse);
+    let windows: [(std::ops::Range<usize>, std::ops::Range<usize>); 4] = [
+        (0..37, 0..29),
+        (12..13, 0..29),
+        (15..31, 3..20),
+        (36..37, 28..29),
+    ];
+    for (rows, cols) in windows {
+        let expected = m.slice(s![rows.clone(), cols.clone()]);
+        let r = rows.start as u64..rows.end as u64;
+        let c = cols.start as u64..cols.end as u64;
+        let window = file.read_window::<f64>(0, r.clone(), c.clone()).unwrap();
+        assert_eq!(window, expected, "{rows:?} {cols:?}");
+        let sparse = file.read_window_csr::<f64>(0, r, c).unwrap();
+        assert_eq!(sparse.to_dense(), expected);
+    }
+    // Row 25's first column index made 29 (outside the block): a window of rows 0..20 still
+    // reads; one over row 25 gives the whole read's error, at the same offset.
+    // The block's rows end the file: 37 counts and the entries, 4 + 8 bytes each.
+    let range = file.objects()[0].blocks[0].range.clone();
+    let body = range.end as usize - (4 * 37 + csr.nnz() * 12);
+    let indptr = csr.indptr();
+    let indptr = indptr.to_proper();
+    let at = body + 4 * 25 + indptr[25] * 12 + 4;
+    assert!(indptr[26] > indptr[25], "row 25 has entries");
+    let mut bad = bytes.clone();
+    bad[at..at + 4].copy_from_slice(&29u32.to_le_bytes());
+    let expected = from_slice::<Object>(&bad).unwrap_err();
+    assert_error!(expected, ColumnOutOfRange { offset, .. } if *offset == at as u64);
+    let mut file = DbdfFile::from_reader(Cursor::new(bad)).unwrap();
+    let early = file.read_window::<f64>(0, 0..20, 0..29).unwrap();
+    assert_eq!(early, m.slice(s![0..20_usize, ..]));
+    let err = file.read_window::<f64>(0, 20..30, 0..29).unwrap_err();
+    assert_eq!(
+        (err.kind(), err.offset()),
+        (expected.kind(), expected.offset())
+    );
+}
