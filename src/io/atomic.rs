@@ -488,9 +488,15 @@ mod tests {
         let target = dir.join("m.dbdf");
         let (mut file, pending) = Pending::create(&target).unwrap();
         file.write_all(b"new").unwrap();
-        if cfg!(target_os = "linux") {
-            // Nothing in the folder while it is written: a kill now leaves nothing.
-            assert_eq!(names(&dir), Vec::<String>::new());
+        match &pending.named {
+            // Unnamed (Linux, on file systems with O_TMPFILE, such as ext4 and tmpfs):
+            // nothing in the folder while it is written, so a kill now leaves nothing.
+            None => assert_eq!(names(&dir), Vec::<String>::new()),
+            // Elsewhere the temporary name, which the next write would clear after a kill.
+            Some(named) => {
+                let name = named.file_name().unwrap().to_string_lossy().into_owned();
+                assert_eq!(names(&dir), [name]);
+            }
         }
         pending.commit(file, false).unwrap();
         assert_eq!(names(&dir), ["m.dbdf"]);
