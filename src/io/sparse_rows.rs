@@ -71,18 +71,18 @@ pub(crate) fn row_starts<R: Read + Seek>(
 }
 
 /// Decodes rows `rows` (counted within the block) of a sparse block whose rows start at
-/// `starts`, giving each stored entry to `entry(row, column, value)` (within the block).
-/// Columns are checked as the whole block's decoder checks them.
+/// `starts`, giving each row's stored entries to `each(row, columns, values)` (within the
+/// block). Columns are checked as the whole block's decoder checks them.
 ///
 /// # Errors
 /// [`crate::ErrorKind::ColumnOutOfRange`], [`crate::ErrorKind::UnsortedColumns`],
-/// [`crate::ErrorKind::UnexpectedEof`], I/O errors.
-pub(crate) fn for_each_entry<S: Element, R: Read + Seek>(
+/// [`crate::ErrorKind::UnexpectedEof`], I/O errors; `each`'s errors.
+pub(crate) fn for_each_row<S: Element, R: Read + Seek>(
     src: &mut SeekSource<R>,
     starts: &[u64],
     cols: u32,
     rows: Range<u32>,
-    mut entry: impl FnMut(u32, u32, S),
+    mut each: impl FnMut(u32, &[u32], &[S]) -> Result<()>,
 ) -> Result<()> {
     let (first, end) = (starts[rows.start as usize], starts[rows.end as usize]);
     src.seek_to(first);
@@ -109,9 +109,7 @@ pub(crate) fn for_each_entry<S: Element, R: Read + Seek>(
             &mut values,
             |c| c,
         )?;
-        for (&c, &v) in columns.iter().zip(&values) {
-            entry(row, c, v);
-        }
+        each(row, &columns, &values)?;
     }
     Ok(())
 }

@@ -432,22 +432,18 @@ fn read_sparse_rows<S: Element, T: Element, R: Read + Seek>(
     let starts = sparse_rows::row_starts(src, block, &head, entry, starts)?;
     let p = block.place;
     let rows = (part.rows.start - p.row) as u32..(part.rows.end - p.row) as u32;
-    let mut failed = None;
-    sparse_rows::for_each_entry::<S, R>(src, &starts, p.cols, rows, |r, c, value: S| {
-        let (row, col) = (p.row + u64::from(r), p.col + u64::from(c));
-        if failed.is_some() || !part.cols.contains(&col) {
-            return;
+    sparse_rows::for_each_row::<S, R>(src, &starts, p.cols, rows, |r, columns, values| {
+        let row = (p.row + u64::from(r) - window.rows.start) as usize;
+        // The row's values converted together (one allocation a row, not one a value).
+        let converted: Vec<T> = checked.convert(values)?;
+        for (&c, &value) in columns.iter().zip(&converted) {
+            let col = p.col + u64::from(c);
+            if part.cols.contains(&col) {
+                sink.entry(row, (col - window.cols.start) as usize, value);
+            }
         }
-        match checked.convert(&[value]) {
-            Ok(v) => sink.entry(
-                (row - window.rows.start) as usize,
-                (col - window.cols.start) as usize,
-                v[0],
-            ),
-            Err(e) => failed = Some(e),
-        }
-    })?;
-    failed.map_or(Ok(()), Err)
+        Ok(())
+    })
 }
 
 /// A window of a runtime CSR matrix: the rows' offsets, then their column indices and values.
