@@ -54,17 +54,21 @@ fn temporary_prefix(path: &Path) -> String {
     format!(".{name}.tmp-")
 }
 
+/// The folder `path` is in (`.` for a bare file name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
 /// Removes the temporary files and folders beside `path` that were left by writers of it
 /// that no longer run (killed, or crashed); those of running processes (this one included)
 /// are theirs. Returns how many were removed. Best effort: what cannot be listed or removed
 /// stays.
 pub fn remove_stale_temporaries(path: &Path) -> usize {
     let prefix = temporary_prefix(path);
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let Ok(entries) = fs::read_dir(dir) else {
+    let Ok(entries) = fs::read_dir(folder_of(path)) else {
         return 0;
     };
     let mut removed = 0;
@@ -175,11 +179,8 @@ impl Drop for Pending {
 
 /// Syncs `target`'s folder, so that its new name survives a power loss (when `sync`).
 fn finish(target: &Path, sync: bool) -> Result<()> {
-    if let Some(dir) = target
-        .parent()
-        .filter(|d| sync && !d.as_os_str().is_empty())
-    {
-        if let Ok(dir) = File::open(dir) {
+    if sync {
+        if let Ok(dir) = File::open(folder_of(target)) {
             let _ = dir.sync_all();
         }
     }
@@ -365,10 +366,7 @@ mod unnamed {
     /// An unnamed file in `target`'s folder, or `None` where the file system or the system
     /// cannot make one (or could not name it later: no `/proc`).
     pub(super) fn create(target: &Path) -> Option<File> {
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = super::folder_of(target);
         if !Path::new("/proc/self/fd").is_dir() {
             return None;
         }
