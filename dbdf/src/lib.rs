@@ -23,6 +23,7 @@ pub mod futhark;
 mod input;
 pub mod mtx;
 pub mod npy;
+pub mod pipe;
 pub mod systemds;
 mod text;
 mod zip;

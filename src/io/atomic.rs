@@ -190,7 +190,7 @@ fn finish(target: &Path, sync: bool) -> Result<()> {
 /// A scratch file beside `target` that has no name while it is used (the streaming writer's
 /// spills): on Linux unnamed from the start, elsewhere unlinked as soon as it is open (where
 /// the system allows that), so that nothing is left whatever happens.
-pub(crate) fn scratch_file(target: &Path) -> Result<File> {
+pub fn scratch_file(target: &Path) -> Result<File> {
     #[cfg(target_os = "linux")]
     if let Some(file) = unnamed::create(target) {
         return Ok(file);

@@ -424,16 +424,13 @@ impl<R: Read + Seek> DbdfFile<R> {
             cols.end.saturating_sub(cols.start),
         );
         match header {
-            Header::Frame { columns, .. } => {
+            Header::Frame { .. } => {
                 check_window(self.object(index)?, &rows, &cols)?;
-                let labels: Vec<&str> = columns[cols.start as usize..cols.end as usize]
-                    .iter()
-                    .map(|c| c.label.as_str())
-                    .collect();
-                if labels.is_empty() {
+                let wanted: Vec<usize> = (cols.start as usize..cols.end as usize).collect();
+                if wanted.is_empty() {
                     return Object::frame(Vec::new());
                 }
-                self.read_frame(index, rows, &labels)
+                self.read_frame_columns(index, rows, &wanted)
             }
             Header::CsrMatrix { value_type, .. } => with_value_type!(value_type, T => {
                 let m = self.read_window_csr::<T>(index, rows, cols)?;
@@ -516,7 +513,27 @@ impl<R: Read + Seek> DbdfFile<R> {
                 })
                 .collect::<Result<_>>()?
         };
-        check_window(object, &rows, &(0..object.header.cols()))?;
+        self.read_frame_columns(index, rows, &wanted)
+    }
+
+    /// Rows `rows` of the columns at `wanted` (indexes, in the order given) of frame
+    /// `index`: [`DbdfFile::read_frame`] by position, for frames whose labels repeat.
+    ///
+    /// # Errors
+    /// As [`DbdfFile::read_frame`]; a column index the frame lacks.
+    #[doc(hidden)]
+    pub fn read_frame_columns(
+        &mut self,
+        index: usize,
+        rows: Range<u64>,
+        wanted: &[usize],
+    ) -> Result<Object> {
+        let object = self.object(index)?;
+        let width = object.header.cols();
+        if let Some(&bad) = wanted.iter().find(|&&c| c as u64 >= width) {
+            return Err(Error::invalid(format!("the frame has no column {bad}")));
+        }
+        check_window(object, &rows, &(0..width))?;
         let object = object.clone();
         let width: u128 = wanted
             .iter()
@@ -525,10 +542,10 @@ impl<R: Read + Seek> DbdfFile<R> {
         self.check_alloc(index, u128::from(rows.end - rows.start) * width)?;
         let columns = columns_of(&object);
         let values = match &object.layout {
-            Layout::Runtime(head) => read_runtime_frame(&mut self.src, head, &rows, &wanted)?,
+            Layout::Runtime(head) => read_runtime_frame(&mut self.src, head, &rows, wanted)?,
             Layout::Blocks => {
                 let mut out = Vec::with_capacity(wanted.len());
-                for &col in &wanted {
+                for &col in wanted {
                     let window = Window {
                         rows: rows.clone(),
                         cols: col as u64..col as u64 + 1,

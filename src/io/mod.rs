@@ -28,9 +28,10 @@ mod stream;
 mod window;
 
 pub use atomic::{
-    remove_stale_temporaries, replace_directory, temporary_path, write_atomically, write_buffered,
+    remove_stale_temporaries, replace_directory, scratch_file, temporary_path, write_atomically,
+    write_buffered,
 };
-pub(crate) use atomic::{scratch_file, write_atomically_synced, Pending, Writeback};
+pub(crate) use atomic::{write_atomically_synced, Pending, Writeback};
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile, FileReader};
 pub use rewrite::rewrite;

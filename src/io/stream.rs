@@ -314,6 +314,21 @@ impl DbdfWriter {
         self.write_matrix(row, col, &matrix)
     }
 
+    /// Writes a tile of either layout whose top-left cell is (`row`, `col`), as
+    /// [`DbdfWriter::write_dense_tile`] and [`DbdfWriter::write_csr_tile`] do.
+    ///
+    /// # Errors
+    /// As [`DbdfWriter::write_dense_tile`].
+    #[doc(hidden)]
+    pub fn write_tile<T: Element>(
+        &mut self,
+        row: u64,
+        col: u64,
+        tile: &MatrixRef<'_, T>,
+    ) -> Result<()> {
+        self.write_matrix(row, col, tile)
+    }
+
     fn write_matrix<T: Element>(
         &mut self,
         row: u64,

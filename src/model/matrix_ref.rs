@@ -109,6 +109,26 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         }
     }
 
+    /// A CSR matrix of `rows x cols` from a proper `row_offsets` (starting at 0, `rows + 1`
+    /// of them) and each entry's column (increasing within a row) and value.
+    pub fn csr(
+        rows: usize,
+        cols: usize,
+        row_offsets: &'a [usize],
+        col_indices: &'a [usize],
+        values: &'a [T],
+    ) -> Self {
+        MatrixRef {
+            rows,
+            cols,
+            layout: Layout::Csr {
+                row_offsets,
+                col_indices,
+                values,
+            },
+        }
+    }
+
     /// The window's values as one contiguous row-major run, when the matrix is dense and the
     /// window spans whole rows (or is one row).
     pub(crate) fn contiguous(&self, window: BlockPlace) -> Option<&'a [T]> {

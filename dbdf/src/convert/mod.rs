@@ -15,25 +15,25 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Most conversions between `.npy`, `.dbdf`, SystemDS, CSV and MatrixMarket stream in memory
-//! bounded by a tile or a band of rows (see [`convert`]); the others hold the object.
+//! Every conversion is a source, the pipe and a sink ([`crate::pipe`]); most stream in memory
+//! bounded by a tile or a band of rows (see [`source`] and [`convert_from`]), the others hold
+//! the object.
 
-mod write;
+mod sinks;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::binsparse;
+use crate::pipe::{DbdfSource, Held, Kept, Source};
 use crate::{csv, futhark, mtx, npy, systemds};
 use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::{read_sidecar, DbdfFile};
 use serde_daphne::__private::names::{first_name, parse_name};
 use serde_daphne::__private::options::{BlockPolicy, Dialect, Options};
-use serde_daphne::__private::wire::Header;
 use serde_daphne::Error;
 use serde_daphne::{DataType, Object, ValueType};
 
-pub use write::{write, write_output};
+pub use sinks::{convert_from, write_output};
 
 /// The formats conversions read and write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -364,19 +364,6 @@ impl std::error::Error for ConvertError {
     }
 }
 
-/// What a conversion read: its objects, and the Binsparse format and user attributes when
-/// the input was Binsparse (Binsparse to Binsparse keeps them).
-#[derive(Debug)]
-pub struct Input {
-    /// The objects, in order.
-    pub objects: Vec<Object>,
-    /// The Binsparse input's format and attributes.
-    pub binsparse: Option<(
-        binsparse::Format,
-        serde_json::Map<String, serde_json::Value>,
-    )>,
-}
-
 /// What a conversion has to say beyond success, such as what DAPHNE will make of the file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -405,7 +392,10 @@ pub fn format_of(path: &Path, given: Option<Format>, input: bool) -> Result<Form
 }
 
 /// Converts the file at `input` to `output` (`-` is standard output, for formats that are
-/// one file), streaming where source and target allow it.
+/// one file) through the pipe: [`source`] of the input's format, then the output format's
+/// sink (see [`crate::pipe`]). Memory is bounded by a band of rows where source and sink
+/// stream (see each format's source and sink); formats read or written whole hold the
+/// object.
 ///
 /// # Errors
 /// [`ConvertError`] naming the file and carrying the crate's error: malformed input, values
@@ -416,185 +406,52 @@ pub fn convert(
     options: &ConvertOptions,
 ) -> Result<Report, ConvertError> {
     let from = format_of(input, options.from, true)?;
-    let to = format_of(output, options.to, false)?;
-    let mut report = Report::default();
-    if streamed(input, output, (from, to), options, &mut report)? {
-        return Ok(report);
-    }
-    let read = read(input, from, options)?;
-    write(input, output, from, to, read, options)
+    let mut source = source(input, from, options)?;
+    convert_from(&mut *source, input, output, options)
 }
 
-/// Converts without holding the matrix where source and target allow it: `.npy` to `.dbdf`
-/// tile by tile (untiled: one block from bands of rows), `.npy` of `f64` to SystemDS a band
-/// of block rows per core at a time, one `.dbdf` matrix to SystemDS likewise and to `.npy`
-/// band by band, `.dbdf` matrices written again (re-tiled, or one block each from bands of
-/// rows), a SystemDS matrix to tiled `.dbdf` block by block (with a tile size or
-/// `keep_blocks`), one `.dbdf` matrix or frame to CSV or MatrixMarket band by band, a general
-/// MatrixMarket array file to tiled `.dbdf` a band of tile columns at a time, CSV to
-/// `.dbdf` in two passes. `false` when the conversion needs the whole object (other formats,
-/// value or data type changes, untiled frames, standard output).
-fn streamed(
-    input: &Path,
-    output: &Path,
-    (from, to): (Format, Format),
-    options: &ConvertOptions,
-    report: &mut Report,
-) -> Result<bool, ConvertError> {
-    let plain = options.value_type.is_none() && options.data_type.is_none();
-    if !plain || output == Path::new("-") {
-        return Ok(false);
-    }
-    let daphne = options.daphne;
-    let progress = options.progress.as_ref();
-    match (from, to) {
-        (Format::Npy, Format::Dbdf) => {
-            npy::stream::to_dbdf_reporting(input, output, &options.dbdf_options(None), progress)
-                .map_err(|e| ConvertError::at(input, e))?;
-            Ok(true)
-        }
-        (Format::Npy, Format::Systemds) => {
-            let sysds = options.systemds_options();
-            systemds::write_npy_reporting(input, output, &sysds, progress)
-                .map_err(|e| ConvertError::at(input, e))
-        }
-        (Format::Csv, Format::Dbdf) => {
-            let dbdf = options.dbdf_options(None);
-            csv::to_dbdf_reporting(input, output, &dbdf, progress)
-                .map_err(|e| ConvertError::at(input, e))
-        }
-        (Format::Mtx, Format::Dbdf) if options.tile.is_some() && !daphne => {
-            let dbdf = options.dbdf_options(None);
-            mtx::array_to_dbdf(input, output, &dbdf, progress)
-                .map_err(|e| ConvertError::at(input, e))
-        }
-        (Format::Systemds, Format::Dbdf)
-            if (options.tile.is_some() || options.keep_blocks) && !daphne =>
-        {
-            let dbdf = options.dbdf_options(None);
-            systemds::to_dbdf_reporting(input, output, &dbdf, progress)
-                .map_err(|e| ConvertError::at(input, e))
-        }
-        (Format::Dbdf, Format::Csv | Format::Mtx) => {
-            let mut file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
-            let [info] = file.objects() else {
-                return Ok(false);
-            };
-            let header = info.header.clone();
-            if !streams_as_text(&header, to) {
-                return Ok(false);
-            }
-            write::write_output(output, |w| {
-                match to {
-                    Format::Csv => csv::write_file_reporting(&mut file, 0, w, daphne, progress),
-                    _ => mtx::write_file_reporting(&mut file, 0, w, progress),
-                }
-                .map_err(|e| ConvertError::at(input, e))
-            })?;
-            if to == Format::Csv {
-                write::csv_sidecar(output, &header, report)?;
-            }
-            Ok(true)
-        }
-        (Format::Dbdf, Format::Systemds) => {
-            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
-            let one_matrix =
-                matches!(file.objects(), [info] if info.header.data_type() != DataType::Frame);
-            if !one_matrix {
-                return Ok(false);
-            }
-            let sysds = options.systemds_options();
-            systemds::write_dbdf_reporting(input, file, 0, output, &sysds, progress)
-                .map_err(|e| ConvertError::at(input, e))?;
-            Ok(true)
-        }
-        (Format::Dbdf, Format::Dbdf) if !daphne => {
-            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
-            let matrices = file
-                .objects()
-                .iter()
-                .all(|o| o.header.data_type().is_matrix());
-            if options.tile.is_none() && !matrices {
-                // Untiled, matrices stream as one block each; frames would be read whole.
-                return Ok(false);
-            }
-            let dbdf = options.dbdf_options(None);
-            serde_daphne::__private::io::rewrite::rewrite_reporting(file, output, &dbdf, progress)
-                .map_err(|e| ConvertError::at(input, e))?;
-            Ok(true)
-        }
-        (Format::Dbdf, Format::Npy) => {
-            let file = DbdfFile::open(input).map_err(|e| ConvertError::at(input, e))?;
-            if file.objects().len() != 1 {
-                return Ok(false);
-            }
-            npy::stream::from_dbdf_reporting(input, 0, output, progress)
-                .map_err(|e| ConvertError::at(input, e))?;
-            Ok(true)
-        }
-        _ => Ok(false),
-    }
-}
-
-/// Whether an object with `header` is written to CSV or MatrixMarket band by band: matrices
-/// (and, to CSV, frames whose labels name one column each) with cells.
-fn streams_as_text(header: &Header, to: Format) -> bool {
-    let (rows, cols) = header.shape();
-    let shaped = rows > 0 && cols > 0;
-    match header {
-        Header::Frame { columns, .. } => {
-            let mut labels: Vec<&str> = columns.iter().map(|c| c.label.as_str()).collect();
-            labels.sort_unstable();
-            labels.dedup();
-            to == Format::Csv && shaped && labels.len() == columns.len()
-        }
-        _ => shaped && header.data_type().is_matrix(),
-    }
-}
-
-/// Reads the file at `path` in `format`, whole.
+/// The file at `path` in `format` as a source of the pipe: `.dbdf`, `.npy`, CSV and SystemDS
+/// files stream; a MatrixMarket coordinate file builds the matrix's CSR arrays (its entries
+/// come in any order), and MatrixMarket array files, Futhark and Binsparse files are read
+/// whole.
 ///
 /// # Errors
-/// As [`convert`].
-pub fn read(path: &Path, format: Format, options: &ConvertOptions) -> Result<Input, ConvertError> {
+/// As [`convert`], for what opening the input finds.
+pub fn source(
+    path: &Path,
+    format: Format,
+    options: &ConvertOptions,
+) -> Result<Box<dyn Source>, ConvertError> {
     let fail = |e: Error| ConvertError::at(path, e);
-    let progress = options.progress.as_ref();
-    let objects = match format {
+    let len = || std::fs::metadata(path).map_or(0, |m| m.len());
+    let held = |objects: Vec<Object>, kept: Kept| -> Result<Box<dyn Source>, ConvertError> {
+        Ok(Box::new(Held::new(objects, len(), kept).map_err(fail)?))
+    };
+    match format {
+        Format::Dbdf => Ok(Box::new(DbdfSource::open(path).map_err(fail)?)),
+        Format::Npy => Ok(Box::new(npy::NpySource::open(path).map_err(fail)?)),
+        Format::Csv => Ok(Box::new(csv::CsvSource::open(path).map_err(fail)?)),
         Format::Systemds => {
             let read = systemds::ReadOptions::new().keep_blocks(options.keep_blocks);
-            vec![systemds::read_with(path, &read).map_err(fail)?]
+            Ok(Box::new(
+                systemds::SystemdsSource::open(path, &read).map_err(fail)?,
+            ))
         }
+        Format::Mtx => match mtx::MtxArraySource::open(path).map_err(fail)? {
+            Some(array) => Ok(Box::new(array)),
+            None => held(
+                vec![mtx::read_path(path, options.progress.as_ref()).map_err(fail)?],
+                Kept::default(),
+            ),
+        },
+        Format::Futhark => held(futhark::read(path).map_err(fail)?, Kept::default()),
         Format::Binsparse => {
             let read = binsparse::read(path).map_err(fail)?;
-            return Ok(Input {
-                objects: vec![read.object],
+            let kept = Kept {
                 binsparse: Some((read.format, read.attributes)),
-            });
+                ..Kept::default()
+            };
+            held(vec![read.object], kept)
         }
-        Format::Dbdf => {
-            let mut file = DbdfFile::open(path).map_err(fail)?;
-            let total = file.file_len();
-            let mut objects = Vec::with_capacity(file.objects().len());
-            for index in 0..file.objects().len() {
-                objects.push(file.object_at(index).map_err(fail)?);
-                if let Some(report) = progress {
-                    report(file.objects()[index].range.end, total);
-                }
-            }
-            objects
-        }
-        Format::Mtx => vec![mtx::read_path(path, progress).map_err(fail)?],
-        Format::Csv => {
-            let sidecar = read_sidecar(path).map_err(fail)?;
-            let file = std::fs::File::open(path).map_err(|e| fail(e.into()))?;
-            let input = std::io::BufReader::with_capacity(1 << 20, file);
-            vec![csv::read(input, sidecar.as_ref()).map_err(fail)?]
-        }
-        Format::Npy => vec![npy::read(path).map_err(fail)?],
-        Format::Futhark => futhark::read(path).map_err(fail)?,
-    };
-    Ok(Input {
-        objects,
-        binsparse: None,
-    })
+    }
 }

@@ -308,7 +308,7 @@ impl Source<'_> {
     pub(super) fn for_each_band(
         &self,
         plan: &Plan,
-        each: &mut dyn FnMut(u64, &[Values]) -> Result<bool>,
+        each: &mut dyn FnMut(u64, Vec<Values>) -> Result<bool>,
     ) -> Result<()> {
         if plan.starts.is_empty() {
             return Ok(());
@@ -342,7 +342,7 @@ impl Source<'_> {
                     .recv()
                     .expect("each worker sends every unit it takes")?;
                 for (k, lanes) in (k0..).zip(bands) {
-                    if !each(plan.starts[k].row, &lanes)? {
+                    if !each(plan.starts[k].row, lanes)? {
                         return Ok(());
                     }
                     if let Some(report) = self.progress {

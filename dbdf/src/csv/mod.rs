@@ -12,21 +12,19 @@
 
 use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
-use std::io::{Read, Seek, Write};
+use std::io::Write;
 
 mod bands;
+mod pipe;
 mod read;
 mod records;
 mod stream;
 
+pub use self::pipe::{CsvSink, CsvSource};
 pub use self::read::read;
 use self::records::CSV;
 pub use self::stream::to_dbdf;
-pub(crate) use self::stream::to_dbdf_reporting;
 use crate::text::format_value;
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::DbdfFile;
-use serde_daphne::__private::wire::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, Values};
 
 /// Writes an object as CSV; frames get a header record unless `for_daphne`.
@@ -40,80 +38,6 @@ pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<(
         write_labels(&mut writer, object.labels())?;
     }
     write_records(&mut writer, object, 0)?;
-    writer.flush()?;
-    Ok(())
-}
-
-/// Writes object `index` of a lazily opened file as CSV, exactly as [`write()`] writes the
-/// whole object, reading a band of about 16 MiB of rows at a time (as
-/// [`DbdfFile::read_window_object`] reads them), so memory holds one band.
-///
-/// # Errors
-/// As [`write()`], and the reads' errors.
-pub fn write_file<R: Read + Seek>(
-    file: &mut DbdfFile<R>,
-    index: usize,
-    out: &mut dyn Write,
-    for_daphne: bool,
-) -> Result<()> {
-    write_file_in_bands(
-        file,
-        index,
-        out,
-        for_daphne,
-        serde_daphne::__private::io::BAND_BYTES,
-        None,
-    )
-}
-
-/// [`write_file`], reporting the share of the object's rows written.
-pub(crate) fn write_file_reporting<R: Read + Seek>(
-    file: &mut DbdfFile<R>,
-    index: usize,
-    out: &mut dyn Write,
-    for_daphne: bool,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    write_file_in_bands(
-        file,
-        index,
-        out,
-        for_daphne,
-        serde_daphne::__private::io::BAND_BYTES,
-        progress,
-    )
-}
-
-fn write_file_in_bands<R: Read + Seek>(
-    file: &mut DbdfFile<R>,
-    index: usize,
-    out: &mut dyn Write,
-    for_daphne: bool,
-    band_bytes: u64,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    let header = serde_daphne::__private::io::band_header(file.objects(), index)?;
-    let mut writer = csv::WriterBuilder::new().from_writer(out);
-    if let Header::Frame { columns, .. } = &header {
-        if !for_daphne {
-            write_labels(&mut writer, columns.iter().map(|c| c.label.as_str()))?;
-        }
-    }
-    // Rows done, as shares of the object's stored bytes (what the bar shows).
-    let (total, bytes) = (
-        header.shape().0,
-        serde_daphne::__private::io::stored_bytes(file.objects(), index),
-    );
-    for rows in serde_daphne::__private::io::row_bands(&header, bytes, band_bytes) {
-        let band = file.read_window_object(index, rows.clone(), 0..header.shape().1)?;
-        write_records(&mut writer, &band, rows.start)?;
-        if let Some(report) = progress {
-            report(
-                (u128::from(bytes) * u128::from(rows.end) / u128::from(total)) as u64,
-                bytes,
-            );
-        }
-    }
     writer.flush()?;
     Ok(())
 }
@@ -162,27 +86,4 @@ fn write_records<W: Write>(
         writer.write_record(None::<&[u8]>).map_err(io)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mtx::tests::band_fixtures;
-
-    #[test]
-    fn files_write_band_by_band_as_whole_objects_do() {
-        for (name, bytes, whole) in band_fixtures() {
-            for for_daphne in [false, true] {
-                let mut expected = Vec::new();
-                write(&whole, &mut expected, for_daphne).unwrap();
-                for band_bytes in [1, 16, 40, 1 << 20] {
-                    let mut file = DbdfFile::from_reader(std::io::Cursor::new(&bytes)).unwrap();
-                    let mut got = Vec::new();
-                    write_file_in_bands(&mut file, 0, &mut got, for_daphne, band_bytes, None)
-                        .unwrap();
-                    assert_eq!(got, expected, "{name} {band_bytes}");
-                }
-            }
-        }
-    }
 }

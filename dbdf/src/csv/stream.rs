@@ -1,35 +1,21 @@
-//! CSV to `.dbdf` without holding the values: a first pass checks every record and finds the
-//! shape, (without a sidecar) each column's type and where bands of rows start, a second
-//! parses bands on every core into a [`DbdfWriter`] (`bands.rs`).
+//! CSV to `.dbdf` through the pipe.
 
-use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 
-use ndarray::ArrayView2;
-
-use super::bands::{Plan, Source};
+#[cfg(test)]
 use super::read::read;
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::{read_sidecar, DbdfWriter};
-use serde_daphne::__private::model::encode::{tile_dims, MatrixRef, RowBands};
-use serde_daphne::__private::options::{Dialect, Options};
-use serde_daphne::__private::wire::header::Column;
-use serde_daphne::__private::wire::values::with_value_type;
-use serde_daphne::__private::wire::{DataType, Element, Header};
-use serde_daphne::{Error, Result};
-
-/// Bytes of values per band of rows where no tile size sets it: several bands per core for
-/// all but small files.
-const BAND: u64 = 4 << 20;
+use super::CsvSource;
+use serde_daphne::__private::options::Options;
+use serde_daphne::Result;
 
 /// Converts the CSV file at `input` (with its `.meta` sidecar, if there is one) to a `.dbdf`
-/// file at `output` (atomically), reading the CSV twice: once to check it and learn its shape
-/// and column types, once to write it a band of rows at a time (a tile's rows, or 4 MiB of
-/// values), so memory holds a few bands. A matrix's bytes equal [`read`] of the same
-/// file written with [`serde_daphne::to_file_with`]; a tiled frame holds the same blocks, a band of
-/// rows of every column after another. A frame without a tile size (in the spec dialect,
-/// where each column is one block) is read whole.
+/// file at `output` (atomically) through the pipe ([`CsvSource`] to
+/// [`crate::pipe::DbdfSink`]): the CSV is read twice, once to check it and learn its shape and
+/// column types, once to write it a band of rows at a time, so memory holds a few bands. A
+/// matrix's bytes equal [`read`] of the same file written with [`serde_daphne::to_file_with`];
+/// a tiled frame holds the same blocks, a band of rows of every column after another. A
+/// frame without a tile size (in the spec dialect, where each column is one block) is held
+/// whole.
 ///
 /// ```
 /// use dbdf::csv;
@@ -47,129 +33,22 @@ const BAND: u64 = 4 << 20;
 ///
 /// # Errors
 /// As [`read`] (the first pass finds every malformed record before anything is
-/// written); [`DbdfWriter`]'s errors; I/O errors. Nothing is left at `output`.
+/// written); [`serde_daphne::DbdfWriter`]'s errors; I/O errors. Nothing is left at `output`.
 pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
-    let (input, output) = (input.as_ref(), output.as_ref());
-    if !to_dbdf_reporting(input, output, options, None)? {
-        let sidecar = read_sidecar(input)?;
-        let file = BufReader::with_capacity(1 << 20, File::open(input)?);
-        let object = read(file, sidecar.as_ref())?;
-        // Only the spec dialect gets here: a sidecar left by an earlier file goes.
-        serde_daphne::__private::io::write_buffered(output, |w| object.write_with(w, options))?;
-        serde_daphne::__private::io::remove_if_present(
-            &serde_daphne::__private::io::sidecar_path(output),
-        )?;
-    }
-    Ok(())
-}
-
-/// [`to_dbdf`], reporting the bytes of the CSV parsed in the second pass; `false` (and
-/// nothing written) for a frame without a tile size in the spec dialect.
-pub(crate) fn to_dbdf_reporting(
-    input: &Path,
-    output: &Path,
-    options: &Options,
-    progress: Option<&Progress>,
-) -> Result<bool> {
-    let sidecar = read_sidecar(input)?;
-    let source = Source {
-        path: input,
-        sidecar: sidecar.as_ref(),
-        progress,
-    };
-    let runtime = options.dialect == Some(Dialect::Runtime);
-    let tiled = options.tile.is_some() && !runtime;
-    // Bands of a tile's rows, or of about 4 MiB of values (at most 8 bytes each).
-    let plan = source.scan(|start| match tiled {
-        true => tile_dims(options).0,
-        false => BAND / (8 * start.width as u64).max(1),
-    })?;
-    if plan.frame() && !tiled && !runtime {
-        return Ok(false);
-    }
-    let mut writer = DbdfWriter::create_with(output, options)?;
-    writer.begin(header(&plan))?;
-    let width = plan.start.width;
-    if plan.rows > 0 && width > 0 {
-        if plan.frame() {
-            source.for_each_band(&plan, &mut |row, lanes| {
-                writer.write_frame_rows(row, lanes)?;
-                Ok(true)
-            })?;
-        } else if tiled {
-            with_value_type!(plan.types[0], T => source.for_each_band(&plan, &mut |row, lanes| {
-                let values = T::slice_of(&lanes[0]).expect("lanes hold the planned type");
-                let view = ArrayView2::from_shape((values.len() / width, width), values)
-                    .map_err(|e| Error::invalid(e.to_string()))?;
-                writer.write_dense_tile(row, 0, view)?;
-                Ok(true)
-            })?);
-        } else {
-            let mut bands = Bands {
-                source: &source,
-                plan: &plan,
-            };
-            with_value_type!(plan.types[0], T => writer.write_untiled::<T>(&mut bands)?);
-        }
-    }
-    writer.finish()?;
-    Ok(true)
-}
-
-fn header(plan: &Plan) -> Header {
-    match &plan.start.labels {
-        Some(labels) => Header::Frame {
-            rows: plan.rows,
-            columns: labels
-                .iter()
-                .zip(&plan.types)
-                .map(|(label, &value_type)| Column {
-                    label: label.clone(),
-                    value_type,
-                })
-                .collect(),
-        },
-        None => Header::matrix(
-            DataType::DenseMatrix,
-            plan.rows,
-            plan.start.width as u64,
-            plan.types[0],
-        ),
-    }
-}
-
-/// A CSV matrix as bands of rows for [`DbdfWriter::write_untiled`].
-struct Bands<'a> {
-    source: &'a Source<'a>,
-    plan: &'a Plan,
-}
-
-impl<T: Element> RowBands<T> for Bands<'_> {
-    fn dense(&self) -> bool {
-        true
-    }
-
-    fn nonzero(&self) -> Option<bool> {
-        Some(self.plan.nonzero)
-    }
-
-    fn for_each_band(
-        &mut self,
-        each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
-    ) -> Result<()> {
-        let cols = self.plan.start.width;
-        self.source.for_each_band(self.plan, &mut |_, lanes| {
-            let values = T::slice_of(&lanes[0]).expect("lanes hold the planned type");
-            each(&MatrixRef::dense(values.len() / cols, cols, values))
-        })
-    }
+    let mut source = CsvSource::open(input.as_ref())?;
+    crate::pipe::to_dbdf(&mut source, output.as_ref(), options)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::bands::Source;
     use super::*;
     use serde_daphne::__private::io::meta::write_sidecar;
+    use serde_daphne::__private::io::read_sidecar;
+    use serde_daphne::__private::options::Dialect;
+    use serde_daphne::__private::wire::header::Column;
     use serde_daphne::__private::wire::Header;
+    use serde_daphne::DataType;
     use serde_daphne::Object;
     use serde_daphne::ValueType;
 

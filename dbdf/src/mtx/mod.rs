@@ -12,18 +12,19 @@ mod entries;
 mod head;
 mod passes;
 
-use std::io::{Read, Seek, Write};
+use std::io::Write;
 use std::path::Path;
 
+use crate::pipe::{Pieces, Sink};
 use crate::text::{format_value, parse_value};
 use entries::{Layout, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 use serde_daphne::__private::error::ErrorImpl;
 use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::DbdfFile;
+use serde_daphne::__private::wire::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
-pub(crate) use array::array_to_dbdf;
+pub use array::MtxArraySource;
 
 /// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
 /// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix. `progress` hears
@@ -281,80 +282,58 @@ pub fn write(object: &Object, out: &mut dyn Write) -> Result<()> {
     write_entries(out, value_type, entries)
 }
 
-/// Writes matrix `index` of a lazily opened file as [`write()`] writes the whole matrix,
-/// reading a band of about 16 MiB of values at a time (as
-/// [`DbdfFile::read_window_object`] reads them) twice: once to count the entries, which
-/// the size line gives first, then to write them. Memory holds one band.
-///
-/// # Errors
-/// As [`write()`], and the reads' errors.
-pub fn write_file<R: Read + Seek>(
-    file: &mut DbdfFile<R>,
-    index: usize,
-    out: &mut dyn Write,
-) -> Result<()> {
-    write_file_reporting(file, index, out, None)
+/// Writes one matrix as coordinate general MatrixMarket, as [`write()`] writes it whole, in
+/// two passes over the bands of the source: one counts the entries (the size line gives them
+/// first), one writes them. Memory holds a band.
+pub struct MtxSink<'w> {
+    out: &'w mut dyn Write,
 }
 
-/// [`write_file`], reporting the rows read over both passes.
-pub(crate) fn write_file_reporting<R: Read + Seek>(
-    file: &mut DbdfFile<R>,
-    index: usize,
-    out: &mut dyn Write,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    write_file_in_bands(
-        file,
-        index,
-        out,
-        serde_daphne::__private::io::BAND_BYTES,
-        progress,
-    )
-}
-
-fn write_file_in_bands<R: Read + Seek>(
-    file: &mut DbdfFile<R>,
-    index: usize,
-    out: &mut dyn Write,
-    band_bytes: u64,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    let header = serde_daphne::__private::io::band_header(file.objects(), index)?;
-    if !header.data_type().is_matrix() {
-        return Err(refused(header.data_type()));
+impl<'w> MtxSink<'w> {
+    /// A sink writing to `out`.
+    pub fn new(out: &'w mut dyn Write) -> MtxSink<'w> {
+        MtxSink { out }
     }
-    let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
-    let (rows, cols) = header.shape();
-    // Both passes' rows, as shares of the object's stored bytes (what the bar shows).
-    let bytes = serde_daphne::__private::io::stored_bytes(file.objects(), index);
-    let report = |pass: u64, row: u64| {
-        if let Some(report) = progress {
-            let share = u128::from(bytes) * u128::from(pass * rows + row) / u128::from(2 * rows);
-            report(share as u64, bytes);
+}
+
+impl Sink for MtxSink<'_> {
+    fn holds_one(&self) -> Option<&'static str> {
+        Some("MatrixMarket")
+    }
+
+    fn passes(&self, _: &Header) -> u32 {
+        2
+    }
+
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        let data_type = header.data_type();
+        if !data_type.is_matrix() && data_type != DataType::Scalar {
+            return Err(refused(data_type));
         }
-    };
-    let mut count = 0u64;
-    for band in serde_daphne::__private::io::row_bands(&header, bytes, band_bytes) {
-        let end = band.end;
-        let band = file.read_window_object(index, band, 0..cols)?;
-        band.for_each_nonzero(|_, _, _| count += 1);
-        report(0, end);
+        let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
+        let mut count = 0u64;
+        pieces.for_each(&mut |band| {
+            band.for_each_nonzero(|_, _, _| count += 1);
+            Ok(true)
+        })?;
+        write_head(self.out, value_type, header.shape(), count)?;
+        let (out, mut written) = (&mut *self.out, 0u64);
+        pieces.for_each(&mut |band| {
+            let mut entries = Vec::new();
+            band.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
+            written += entries.len() as u64;
+            write_entries(out, value_type, entries)?;
+            Ok(true)
+        })?;
+        if written != count {
+            return Err(Error::invalid("the input changed while it was read"));
+        }
+        Ok(())
     }
-    write_head(out, value_type, (rows, cols), count)?;
-    let mut written = 0u64;
-    for band in serde_daphne::__private::io::row_bands(&header, bytes, band_bytes) {
-        let first = band.start;
-        let band = file.read_window_object(index, band, 0..cols)?;
-        let mut entries = Vec::new();
-        band.for_each_nonzero(|r, c, v| entries.push((first + r, c, v)));
-        written += entries.len() as u64;
-        write_entries(out, value_type, entries)?;
-        report(1, band.shape().0 + first);
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        Ok(Vec::new())
     }
-    if written != count {
-        return Err(Error::invalid("the file changed while it was read"));
-    }
-    Ok(())
 }
 
 /// Frames and other data types have no MatrixMarket form.
@@ -452,32 +431,5 @@ pub(crate) mod tests {
             }
         }
         out
-    }
-
-    #[test]
-    fn files_write_band_by_band_as_whole_matrices_do() {
-        for (name, bytes, whole) in band_fixtures() {
-            let mut expected = Vec::new();
-            let result = write(&whole, &mut expected);
-            for band_bytes in [1, 16, 40, 1 << 20] {
-                let mut file = DbdfFile::from_reader(std::io::Cursor::new(&bytes)).unwrap();
-                let mut got = Vec::new();
-                match (
-                    &result,
-                    write_file_in_bands(&mut file, 0, &mut got, band_bytes, None),
-                ) {
-                    (Ok(()), Ok(())) => assert_eq!(got, expected, "{name} {band_bytes}"),
-                    (Err(_), Err(e)) => {
-                        assert_eq!(
-                            e.kind(),
-                            serde_daphne::ErrorKind::NotConvertible,
-                            "{name}: {e:?}"
-                        )
-                    }
-                    (a, b) => panic!("{name}: whole {a:?}, bands {b:?}"),
-                }
-            }
-            assert!(expected.len() > 50 || result.is_err(), "{name}");
-        }
     }
 }

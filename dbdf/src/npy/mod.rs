@@ -19,7 +19,7 @@ use crate::input::Foreign;
 use serde_daphne::Result;
 pub(crate) mod stream;
 
-pub use stream::{from_dbdf, to_dbdf};
+pub use stream::{from_dbdf, to_dbdf, NpySink, NpySource};
 
 use serde_daphne::__private::io::write_buffered;
 use serde_daphne::__private::model::Object;

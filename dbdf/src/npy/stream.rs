@@ -1,115 +1,171 @@
-//! `.npy` to `.dbdf` and back without holding the matrix: tiles read straight from the
-//! `.npy` file into a [`DbdfWriter`], row bands of a [`DbdfFile`] written straight out.
+//! `.npy` on the pipe: a source of any rectangle, read with positional reads straight from
+//! the file (C order: whole rows in one read; Fortran order: each column's part), and a sink
+//! that writes the header, then each band's rows. Memory holds a band, never the matrix.
 
 use serde_daphne::__private::error::ErrorImpl;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::Path;
 
-use ndarray::ArrayView2;
-
 use super::{descr, header_len, parse_header, write_header, Descr, NpyHeader, NPY, PREAMBLE_LEN};
-use crate::input::not_convertible;
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::{write_buffered, DbdfFile, DbdfWriter};
-use serde_daphne::__private::model::encode::{tile_dims, MatrixRef, RowBands};
-use serde_daphne::__private::options::{Dialect, Options};
-use serde_daphne::__private::wire::values::{with_value_type, write_le, zeroed_vec};
+use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
+use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le, zeroed_vec};
 use serde_daphne::__private::wire::{DataType, Element, Header, ValueType};
 use serde_daphne::{Error, Result};
 
-/// Bytes per read of whole rows, and per band written out.
-const BAND: u64 = 16 << 20;
+/// The matrix of an `.npy` file, read band by band or window by window.
+pub struct NpySource {
+    file: File,
+    header: NpyHeader,
+    headers: [Header; 1],
+    input_len: u64,
+}
 
-/// Converts the `.npy` array at `input` to a `.dbdf` file at `output` (atomically), one tile
-/// at a time: memory holds one tile (the options' tile size; in the runtime dialect a band of
-/// rows), never the matrix. The bytes equal [`serde_daphne::to_vec_with`] of the same matrix with the
-/// same options.
-///
-/// Without a tile size (spec dialect) the matrix is one block, read twice a band of rows at a
-/// time: once to choose the block type (stopping at the first non-zero by default), once to
-/// write it.
+impl NpySource {
+    /// Opens the `.npy` file at `path` and checks its header.
+    ///
+    /// # Errors
+    /// As [`super::read`], for a malformed header.
+    pub fn open(path: &Path) -> Result<NpySource> {
+        let (file, header, (rows, cols), value_type) = open_matrix(path)?;
+        let input_len = file.metadata()?.len();
+        Ok(NpySource {
+            file,
+            header,
+            headers: [Header::DenseMatrix {
+                rows,
+                cols,
+                value_type,
+            }],
+            input_len,
+        })
+    }
+
+    fn reader(&self) -> TileReader<'_> {
+        let (rows, cols) = self.headers[0].shape();
+        TileReader {
+            file: &self.file,
+            header: &self.header,
+            rows,
+            cols,
+        }
+    }
+}
+
+impl Source for NpySource {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    fn windows(&self) -> Option<&dyn Windows> {
+        Some(self)
+    }
+
+    fn input_len(&self) -> u64 {
+        self.input_len
+    }
+}
+
+impl Windows for NpySource {
+    fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        let (nr, nc) = (rows.end - rows.start, cols.end - cols.start);
+        let vt = self.headers[0]
+            .matrix_value_type()
+            .unwrap_or(ValueType::F64);
+        let values = with_value_type!(vt, T => {
+            let mut out = zeroed_vec::<T>((nr * nc) as usize)?;
+            if nr * nc > 0 {
+                self.reader().read_tile(rows.start, cols.start, nr, nc, &mut out)?;
+            }
+            T::into_values(out)
+        });
+        Ok(Band {
+            first_row: rows.start,
+            first_col: cols.start,
+            rows: nr,
+            cols: nc,
+            cells: Cells::Dense(values),
+        })
+    }
+}
+
+/// Writes one matrix as a C-order `.npy` array: the header, then each band's rows (CSR
+/// bands with their zeros).
+pub struct NpySink<'w> {
+    out: &'w mut dyn Write,
+}
+
+impl<'w> NpySink<'w> {
+    /// A sink writing to `out`.
+    pub fn new(out: &'w mut dyn Write) -> NpySink<'w> {
+        NpySink { out }
+    }
+}
+
+impl Sink for NpySink<'_> {
+    fn holds_one(&self) -> Option<&'static str> {
+        Some(".npy")
+    }
+
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        if header.data_type() == DataType::Frame {
+            return Err(NPY.cannot_hold(
+                "a Frame",
+                "an array has one dtype; convert each column on its own",
+            ));
+        }
+        let (rows, cols) = header.shape();
+        let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
+        write_header(&mut *self.out, descr(vt), &[rows, cols])?;
+        let out = &mut *self.out;
+        pieces.for_each(&mut |band| {
+            match &band.cells {
+                Cells::Dense(values) => with_values!(values, v => write_le(&mut *out, v))?,
+                _ => with_values!(&band.dense_values()?, v => write_le(&mut *out, v))?,
+            }
+            Ok(true)
+        })
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+}
+
+/// Converts the `.npy` array at `input` to a `.dbdf` file at `output` (atomically) through
+/// the pipe: tile by tile (the options' tile size; in the runtime dialect bands of rows), or
+/// without a tile size one block from bands of rows read twice (once to choose the block
+/// type, stopping at the first non-zero by default; once to write it). Memory holds a tile
+/// or a band, never the matrix; the bytes equal [`serde_daphne::to_vec_with`] of the same
+/// matrix with the same options.
 ///
 /// # Errors
 /// As [`super::read`]; [`serde_daphne::DbdfWriter`]'s errors; I/O errors.
-pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
-    to_dbdf_reporting(input.as_ref(), output.as_ref(), options, None)
-}
-
-/// [`to_dbdf`], telling `progress` of the bytes of values copied.
-pub(crate) fn to_dbdf_reporting(
-    input: &Path,
-    output: &Path,
-    options: &Options,
-    progress: Option<&Progress>,
+pub fn to_dbdf(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    options: &serde_daphne::Options,
 ) -> Result<()> {
-    let (mut file, header, (rows, cols), vt) = open_matrix(input)?;
-    let runtime = options.dialect == Some(Dialect::Runtime);
-    let (tile_rows, tile_cols) = if runtime {
-        // One layout per object: bands of full rows, in order.
-        let row_bytes = (cols * vt.size() as u64).max(1);
-        ((BAND / row_bytes).max(1), cols.max(1))
-    } else if options.tile.is_some() {
-        tile_dims(options)
-    } else {
-        (rows.max(1), cols.max(1))
-    };
-    let mut writer = DbdfWriter::create_with(output, options)?;
-    writer.begin(Header::DenseMatrix {
-        rows,
-        cols,
-        value_type: vt,
-    })?;
-    let reader = TileReader {
-        file: &mut file,
-        header: &header,
-        rows,
-        cols,
-        progress,
-    };
-    let one_block = !runtime && options.tile.is_none() && rows > 0 && cols > 0;
-    if one_block && rows <= u64::from(u32::MAX) && cols <= u64::from(u32::MAX) {
-        with_value_type!(vt, T => writer.write_untiled(&mut NpyBands::<T> { reader, band: Vec::new() })?);
-    } else {
-        with_value_type!(vt, T => reader.copy_tiles::<T>(&mut writer, (tile_rows, tile_cols))?);
-    }
-    writer.finish()
+    let mut source = NpySource::open(input.as_ref())?;
+    crate::pipe::to_dbdf(&mut source, output.as_ref(), options)
 }
 
-/// An `.npy` matrix read in bands of whole rows (16 MiB, or one row), into one buffer.
-struct NpyBands<'a, T> {
-    reader: TileReader<'a>,
-    band: Vec<T>,
-}
-
-impl<T: Element> RowBands<T> for NpyBands<'_, T> {
-    fn dense(&self) -> bool {
-        true
-    }
-
-    fn for_each_band(
-        &mut self,
-        each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
-    ) -> Result<()> {
-        let (rows, cols) = (self.reader.rows, self.reader.cols);
-        let row_bytes = cols * std::mem::size_of::<T>() as u64;
-        let step = (BAND / row_bytes.max(1)).max(1);
-        let mut r0 = 0;
-        while r0 < rows {
-            let nr = step.min(rows - r0);
-            self.band.resize((nr * cols) as usize, T::zeroed());
-            self.reader.read_tile(r0, 0, nr, cols, &mut self.band)?;
-            let band = MatrixRef::dense(nr as usize, cols as usize, &self.band);
-            if !each(&band)? {
-                return Ok(());
-            }
-            r0 += nr;
-            if let Some(report) = self.reader.progress {
-                report(r0 * row_bytes, rows * row_bytes);
-            }
-        }
-        Ok(())
-    }
+/// Writes matrix `index` of the `.dbdf` file at `input` as a C-order `.npy` array at `output`
+/// (atomically), a band of rows at a time: memory holds one band, read through
+/// [`serde_daphne::DbdfFile`] windows (only the bytes of those rows).
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::NotConvertible`] for frames; the file's errors; an `index`
+/// the file lacks; I/O errors.
+pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>) -> Result<()> {
+    let mut source = crate::pipe::DbdfSource::open(input.as_ref())?.only(index)?;
+    serde_daphne::__private::io::write_buffered(output.as_ref(), |out| {
+        let sink = NpySink::new(out);
+        crate::pipe::pump(&mut source, Box::new(sink), &Default::default())
+            .map(drop)
+            .map_err(crate::pipe::Failed::into_error)
+    })
 }
 
 /// Reads the `.npy` file at `path` whole: its values go from the file straight into the
@@ -118,19 +174,18 @@ impl<T: Element> RowBands<T> for NpyBands<'_, T> {
 /// # Errors
 /// As [`super::read`].
 pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::__private::model::Object> {
-    let (mut file, header, (rows, cols), vt) = open_matrix(path)?;
+    let (file, header, (rows, cols), vt) = open_matrix(path)?;
     // The header checked the data's length against the file's: the vector is justified.
     let cells = usize::try_from(rows * cols).map_err(|_| {
         Error::from(ErrorImpl::OutOfMemory {
             bytes: u128::from(rows * cols) * vt.size() as u128,
         })
     })?;
-    let mut reader = TileReader {
-        file: &mut file,
+    let reader = TileReader {
+        file: &file,
         header: &header,
         rows,
         cols,
-        progress: None,
     };
     let values = with_value_type!(vt, T => {
         let mut values = zeroed_vec::<T>(cells)?;
@@ -142,25 +197,9 @@ pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::__private::model::
     serde_daphne::__private::model::Object::dense(rows, cols, values)
 }
 
-/// The `.npy` file at `path` opened for reading rows of `f64` in place: its file, where its
-/// data starts, and its shape; `None` unless it holds little-endian `f64` in row order (C
-/// order, or one row or column), where rows can be read as they are.
-///
-/// # Errors
-/// As [`super::read`], for a malformed header.
-pub(crate) fn open_f64_rows(path: &Path) -> Result<Option<(File, u64, u64, u64)>> {
-    let (file, header, (rows, cols), _) = open_matrix(path)?;
-    let row_order = !header.fortran || rows <= 1 || cols <= 1;
-    let native = cfg!(target_endian = "little");
-    if header.descr != Descr::Number(ValueType::F64, false) || !row_order || !native {
-        return Ok(None);
-    }
-    Ok(Some((file, header.data_offset as u64, rows, cols)))
-}
-
 /// Opens the `.npy` matrix at `path`: its file, checked header, shape and value type
 /// (`bool` as `u8`).
-fn open_matrix(path: &Path) -> Result<(File, NpyHeader, (u64, u64), ValueType)> {
+pub(crate) fn open_matrix(path: &Path) -> Result<(File, NpyHeader, (u64, u64), ValueType)> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let header = read_header(&mut file, len)?;
@@ -195,42 +234,17 @@ fn read_header(file: &mut File, len: u64) -> Result<NpyHeader> {
 }
 
 /// Reads rectangles of an `.npy` file's matrix.
-struct TileReader<'a> {
-    file: &'a mut File,
-    header: &'a NpyHeader,
-    rows: u64,
-    cols: u64,
-    progress: Option<&'a Progress>,
+pub(crate) struct TileReader<'a> {
+    pub(crate) file: &'a File,
+    pub(crate) header: &'a NpyHeader,
+    pub(crate) rows: u64,
+    pub(crate) cols: u64,
 }
 
 impl TileReader<'_> {
-    fn copy_tiles<T: Element>(
-        mut self,
-        writer: &mut DbdfWriter,
-        (tr, tc): (u64, u64),
-    ) -> Result<()> {
-        let mut tile: Vec<T> = Vec::new();
-        for r0 in (0..self.rows).step_by(tr as usize) {
-            for c0 in (0..self.cols).step_by(tc as usize) {
-                let (nr, nc) = (tr.min(self.rows - r0), tc.min(self.cols - c0));
-                tile.clear();
-                tile.resize((nr * nc) as usize, T::zeroed());
-                self.read_tile(r0, c0, nr, nc, &mut tile)?;
-                let view = ArrayView2::from_shape((nr as usize, nc as usize), &tile)
-                    .map_err(|e| Error::invalid(e.to_string()))?;
-                writer.write_dense_tile(r0, c0, view)?;
-            }
-            if let Some(report) = self.progress {
-                let row = self.cols * std::mem::size_of::<T>() as u64;
-                report((r0 + tr).min(self.rows) * row, self.rows * row);
-            }
-        }
-        Ok(())
-    }
-
     /// Fills `out` (row-major, `nr x nc`) with the tile at (`r0`, `c0`).
-    fn read_tile<T: Element>(
-        &mut self,
+    pub(crate) fn read_tile<T: Element>(
+        &self,
         r0: u64,
         c0: u64,
         nr: u64,
@@ -261,15 +275,16 @@ impl TileReader<'_> {
         self.fix_values(out)
     }
 
-    fn read_at(&mut self, at: u64, dst: &mut [u8]) -> Result<()> {
+    fn read_at(&self, at: u64, dst: &mut [u8]) -> Result<()> {
         #[cfg(unix)]
         {
-            std::os::unix::fs::FileExt::read_exact_at(&*self.file, dst, at)?;
+            std::os::unix::fs::FileExt::read_exact_at(self.file, dst, at)?;
         }
         #[cfg(not(unix))]
         {
-            self.file.seek(SeekFrom::Start(at))?;
-            self.file.read_exact(dst)?;
+            let mut file = self.file;
+            file.seek(SeekFrom::Start(at))?;
+            file.read_exact(dst)?;
         }
         Ok(())
     }
@@ -299,62 +314,4 @@ impl TileReader<'_> {
             Descr::Unicode(..) => Ok(()),
         }
     }
-}
-
-/// Writes matrix `index` of the `.dbdf` file at `input` as a C-order `.npy` array at `output`
-/// (atomically), a band of rows at a time: memory holds one band (16 MiB, or one row), read
-/// through [`DbdfFile::read_window`] (only the bytes of those rows).
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::NotConvertible`] for frames; [`DbdfFile`]'s errors; I/O errors.
-pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>) -> Result<()> {
-    from_dbdf_reporting(input.as_ref(), index, output.as_ref(), None)
-}
-
-/// [`from_dbdf`], telling `progress` of the bytes of values copied.
-pub(crate) fn from_dbdf_reporting(
-    input: &Path,
-    index: usize,
-    output: &Path,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    // Plain reads (the default): a memory map would count the whole file as resident.
-    let mut file = DbdfFile::open(input)?;
-    let Some(object) = file.objects().get(index) else {
-        return Err(Error::invalid(format!(
-            "object {index} does not exist: the file holds {} objects",
-            file.objects().len()
-        )));
-    };
-    let header = object.header.clone();
-    if header.data_type() == DataType::Frame {
-        return Err(not_convertible(
-            "a Frame",
-            "NumPy .npy",
-            "an array has one dtype; convert each column on its own",
-        ));
-    }
-    let (rows, cols) = header.shape();
-    let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-    let band = (BAND / (cols * vt.size() as u64).max(1)).max(1);
-    write_buffered(output, |out| {
-        write_header(out, descr(vt), &[rows, cols])?;
-        with_value_type!(vt, T => {
-            // One buffer for every band: fresh pages per band would cost a fault each.
-            let mut buf: Vec<T> = Vec::new();
-            let mut r0 = 0;
-            while r0 < rows {
-                let r1 = (r0 + band).min(rows);
-                buf.resize(((r1 - r0) * cols) as usize, T::default());
-                file.read_window_into::<T>(index, r0..r1, 0..cols, &mut buf)?;
-                write_le(&mut *out as &mut dyn Write, &buf)?;
-                if let Some(report) = progress {
-                    let row = cols * vt.size() as u64;
-                    report(r1 * row, rows * row);
-                }
-                r0 = r1;
-            }
-        });
-        Ok(())
-    })
 }

@@ -1,20 +1,18 @@
-//! Where the cells of a matrix written as SystemDS blocks come from (an object in memory, an
-//! `.npy` file, a matrix of a `.dbdf` file), and the records of one block row encoded from
-//! them. The file sources are read a band of block rows at a time, by as many threads as
-//! write parts, so memory holds those bands, never the matrix.
+//! Where the cells of a matrix written as SystemDS blocks come from (an object in memory, or
+//! the windows of a pipe's source: an `.npy` file, a matrix of a `.dbdf` file, ...), and the
+//! records of one block row encoded from them. Sources are read a few rows at a time (dense)
+//! or a block row at a time (CSR), by as many threads as write parts, so memory holds those
+//! rows and the block row being encoded, never the matrix.
 
 use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
-use std::fs::File;
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::matrix::{self, DenseBlock};
-use serde_daphne::__private::io::DbdfFile;
+use crate::pipe::{Band, Cells as PipeCells, Windows};
 use serde_daphne::__private::model::{Block, CsrParts, Object};
-use serde_daphne::__private::wire::values::zeroed_vec;
-use serde_daphne::__private::wire::{BlockData, DataType, Header, Values};
-use serde_daphne::Result;
+use serde_daphne::__private::wire::{BlockData, DataType, Values};
+use serde_daphne::{Result, Value, ValueType};
 
 /// Takes one record (key, value) to its file.
 pub(super) type Emit<'e> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'e;
@@ -25,10 +23,8 @@ pub(super) enum Cells<'a> {
     Dense(Cow<'a, [f64]>),
     /// A CSR matrix's arrays.
     Csr(CsrParts<f64>),
-    /// The rows of an `.npy` file read a band at a time.
-    Npy(Bands),
-    /// A matrix of a `.dbdf` file read a band at a time.
-    Dbdf(DbdfRows),
+    /// Object `index` of a source with windows, in bands of its layout.
+    Windows(SourceRows<'a>),
 }
 
 impl<'a> Cells<'a> {
@@ -52,86 +48,30 @@ impl<'a> Cells<'a> {
         let sparse = match self {
             Cells::Csr(parts) => parts.values.len() as u128 * 12,
             // A CSR object's stored bytes: about 12 per entry, as SystemDS's sparse blocks.
-            Cells::Dbdf(rows) if !rows.dense => u128::from(rows.stored_bytes),
+            Cells::Windows(rows) if !rows.dense => {
+                u128::from(rows.stored_bytes.unwrap_or(u64::MAX))
+            }
             _ => dense,
         };
         dense.min(sparse) as u64
     }
 }
 
-/// Rows of `cols` `f64` from byte `offset` of `file`, read with positional reads a few rows
-/// at a time (about [`CHUNK_BYTES`], so they stay in cache while they are encoded) straight
-/// into the blocks of their block row. Not a memory map: a file truncated by another process
-/// meanwhile is then an I/O error, never a `SIGBUS`; and reading in chunks costs about what
-/// encoding from a map did, where reading whole bands (64 MB for 8192 columns) made the
-/// conversion 17 % slower (measured).
-pub(super) struct Bands {
-    pub(super) file: File,
-    pub(super) offset: u64,
-    /// Each writing thread's buffers, kept for reuse (fresh memory costs a page fault and a
-    /// zeroed page for every 4 KiB).
-    pub(super) spare: Mutex<Vec<BandBuffers>>,
+/// Object `index` of a source with windows: dense matrices read a few rows at a time
+/// (about [`CHUNK_BYTES`], so they stay in cache while they are encoded) straight into the
+/// blocks of their block row, CSR matrices a block row's CSR arrays at a time. Each writing
+/// thread keeps its own buffers in a pool (fresh memory costs a page fault and a zeroed page
+/// for every 4 KiB).
+pub(super) struct SourceRows<'a> {
+    pub(super) windows: &'a dyn Windows,
+    pub(super) index: usize,
+    pub(super) dense: bool,
+    pub(super) stored_bytes: Option<u64>,
+    pub(super) spare: Mutex<Vec<Vec<Vec<u8>>>>,
 }
 
 /// About how many bytes of rows are read at a time.
 const CHUNK_BYTES: u64 = 1 << 20;
-
-/// One writing thread's buffers: the rows read, and the block row's blocks being encoded.
-#[derive(Default)]
-pub(super) struct BandBuffers {
-    rows: Vec<f64>,
-    blocks: Vec<Vec<u8>>,
-}
-
-/// Matrix `index` of the `.dbdf` file at `path`, read a band of block rows at a time
-/// through [`DbdfFile`] windows: dense matrices as rows of `f64`, CSR matrices as the band's
-/// CSR arrays. Each writing thread takes its own handle of the file and band buffer from the
-/// pools and gives them back.
-pub(super) struct DbdfRows {
-    path: PathBuf,
-    index: usize,
-    dense: bool,
-    stored_bytes: u64,
-    files: Mutex<Vec<DbdfFile<serde_daphne::__private::io::FileReader>>>,
-    spare: Mutex<Vec<Vec<f64>>>,
-}
-
-impl DbdfRows {
-    /// Matrix `index` of `file` (opened from `path`) and its shape.
-    ///
-    /// # Errors
-    /// [`serde_daphne::ErrorKind::InvalidValue`] for an `index` the file does not have,
-    /// [`serde_daphne::ErrorKind::DataTypeMismatch`] for a frame.
-    pub(super) fn new(
-        path: PathBuf,
-        file: DbdfFile<serde_daphne::__private::io::FileReader>,
-        index: usize,
-    ) -> Result<(DbdfRows, (u64, u64))> {
-        let header = serde_daphne::__private::io::band_header(file.objects(), index)?;
-        let info = &file.objects()[index];
-        let (dense, shape) = match header {
-            Header::DenseMatrix { rows, cols, .. } => (true, (rows, cols)),
-            Header::CsrMatrix { rows, cols, .. } => (false, (rows, cols)),
-            other => {
-                return Err(ErrorImpl::DataTypeMismatch {
-                    offset: info.range.start,
-                    expected: "a matrix, to stream to SystemDS (frames are written whole)",
-                    found: other.data_type(),
-                }
-                .into())
-            }
-        };
-        let rows = DbdfRows {
-            path,
-            index,
-            dense,
-            stored_bytes: info.range.end - info.range.start,
-            files: Mutex::new(vec![file]),
-            spare: Mutex::new(Vec::new()),
-        };
-        Ok((rows, shape))
-    }
-}
 
 /// Runs `f` with an item taken from `pool` (or made by `make` when it is empty), then puts
 /// the item back: threads reuse buffers and file handles without sharing one at a time.
@@ -191,24 +131,19 @@ impl BlockRow {
         Ok(stored)
     }
 
-    /// The blocks of this row from the rows of an `.npy` file, read a chunk of rows at a
-    /// time into `buffers` and encoded into their blocks as they come; their non-zeros.
-    fn dense_from_file(
+    /// The blocks of this row from a source's rows, read a chunk of rows at a time and
+    /// encoded into their blocks (in `blocks`, reused) as they come; their non-zeros.
+    fn dense_from_source(
         &self,
-        bands: &Bands,
-        buffers: &mut BandBuffers,
+        source: &SourceRows<'_>,
+        blocks: &mut Vec<Vec<u8>>,
         emit: &mut Emit<'_>,
     ) -> Result<u64> {
         let r0 = self.bi * self.size;
         let chunk = (CHUNK_BYTES / (self.cols * 8).max(1)).clamp(1, self.nr);
-        let chunk_len = (chunk * self.cols) as usize;
-        if buffers.rows.len() < chunk_len {
-            buffers.rows = zeroed_vec(chunk_len)?;
-        }
         let block_columns = self.cols.div_ceil(self.size) as usize;
-        buffers.blocks.resize_with(block_columns, Vec::new);
-        let mut blocks: Vec<_> = buffers
-            .blocks
+        blocks.resize_with(block_columns, Vec::new);
+        let mut builders: Vec<_> = blocks
             .iter_mut()
             .enumerate()
             .map(|(bj, out)| {
@@ -217,18 +152,18 @@ impl BlockRow {
             .collect();
         for first in (0..self.nr).step_by(chunk as usize) {
             let count = chunk.min(self.nr - first);
-            let rows = &mut buffers.rows[..(count * self.cols) as usize];
-            let at = bands.offset + (r0 + first) * self.cols * 8;
-            read_exact_at(&bands.file, bytemuck::cast_slice_mut(rows), at)?;
-            for row in rows.chunks_exact(self.cols as usize) {
-                for (bj, block) in blocks.iter_mut().enumerate() {
+            let rows = r0 + first..r0 + first + count;
+            let band = source.windows.window(source.index, rows, 0..self.cols)?;
+            let values = f64_values(&band)?;
+            for row in values.chunks_exact(self.cols as usize) {
+                for (bj, block) in builders.iter_mut().enumerate() {
                     let (c0, nc) = self.columns(bj as u64);
                     block.push_row(&row[c0..c0 + nc]);
                 }
             }
         }
-        let stored = blocks.into_iter().map(DenseBlock::finish).sum();
-        for (bj, block) in buffers.blocks.iter().enumerate() {
+        let stored = builders.into_iter().map(DenseBlock::finish).sum();
+        for (bj, block) in blocks.iter().enumerate() {
             emit(&self.key(bj as u64), block)?;
         }
         Ok(stored)
@@ -288,51 +223,57 @@ pub(super) fn matrix_records(
             row.dense(&v[start..start + band_len], scratch, emit)
         }
         Cells::Csr(parts) => row.csr(parts, r0 as usize, emit),
-        Cells::Npy(bands) => pooled(
-            &bands.spare,
-            || Ok(BandBuffers::default()),
-            |buffers| row.dense_from_file(bands, buffers, emit),
+        Cells::Windows(source) if source.dense => pooled(
+            &source.spare,
+            || Ok(Vec::new()),
+            |blocks| row.dense_from_source(source, blocks, emit),
         ),
-        Cells::Dbdf(source) => pooled(
-            &source.files,
-            || DbdfFile::open(&source.path),
-            |file| {
-                let window = (r0..r0 + nr, 0..cols);
-                if source.dense {
-                    return pooled(
-                        &source.spare,
-                        || Ok(Vec::new()),
-                        |band| {
-                            band.resize(band_len, 0.0);
-                            file.read_window_into(source.index, window.0, window.1, band)?;
-                            row.dense(band, scratch, emit)
-                        },
-                    );
-                }
-                let band = file.read_window_csr::<f64>(source.index, window.0, window.1)?;
-                let (row_offsets, col_indices, values) = band.into_raw_storage();
-                let parts = CsrParts {
+        Cells::Windows(source) => {
+            let band = source.windows.window(source.index, r0..r0 + nr, 0..cols)?;
+            let parts = match band.cells {
+                PipeCells::Csr {
                     row_offsets,
                     col_indices,
                     values,
-                };
-                row.csr(&parts, 0, emit)
-            },
-        ),
+                } => CsrParts {
+                    row_offsets,
+                    col_indices,
+                    values: f64_of(values)?,
+                },
+                _ => {
+                    let object = Object::dense(
+                        band.rows,
+                        band.cols,
+                        Values::F64(f64_values(&band)?.into_owned()),
+                    )?;
+                    object.csr_parts::<f64>()?
+                }
+            };
+            row.csr(&parts, 0, emit)
+        }
     }
 }
 
-/// Reads `dst.len()` bytes at `at` without moving a shared cursor (threads read bands of one
-/// file at once).
-fn read_exact_at(file: &File, dst: &mut [u8], at: u64) -> Result<()> {
-    #[cfg(unix)]
-    std::os::unix::fs::FileExt::read_exact_at(file, dst, at)?;
-    #[cfg(not(unix))]
-    {
-        use std::io::{Read, Seek};
-        let mut file = file;
-        file.seek(std::io::SeekFrom::Start(at))?;
-        file.read_exact(dst)?;
+/// A band's values as `f64`, converted exactly when they are of another type.
+fn f64_values(band: &Band) -> Result<Cow<'_, [f64]>> {
+    match &band.cells {
+        PipeCells::Dense(Values::F64(v)) => Ok(Cow::Borrowed(v.as_slice())),
+        PipeCells::Dense(other) => f64_of(other.clone()).map(Cow::Owned),
+        _ => band.dense_f64().map(Cow::Owned),
     }
-    Ok(())
+}
+
+/// Values as `f64`, exactly (SystemDS matrices hold doubles).
+fn f64_of(values: Values) -> Result<Vec<f64>> {
+    let copy = values.clone();
+    match values.convert(ValueType::F64) {
+        Ok(Values::F64(v)) => Ok(v),
+        Ok(_) => unreachable!("converted to f64"),
+        Err(at) => Err(ErrorImpl::LossyConversion {
+            offset: 0,
+            value: copy.get(at).unwrap_or(Value::U8(0)),
+            to: ValueType::F64,
+        }
+        .into()),
+    }
 }

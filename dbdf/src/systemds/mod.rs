@@ -29,30 +29,29 @@ mod matrix;
 mod names;
 mod records;
 mod seqfile;
-mod to_dbdf;
+mod source;
 mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use self::decode::{copy_dense_rows, BlockCells};
-use self::matrix::SPARSITY_TURN_POINT;
 pub use self::names::metadata_path;
 use self::names::{FRAME_KEY, FRAME_VALUE};
 use self::records::{
-    empty_matrix, for_each_block, for_each_record, grid_place, input_bytes, part_files,
-    read_metadata, Metadata,
+    empty_matrix, for_each_block, for_each_record, grid_place, input_bytes, is_sparse,
+    matrix_header, part_files, read_metadata, Metadata,
 };
 use self::seqfile::SYSTEMDS;
-pub use self::to_dbdf::to_dbdf;
-pub(crate) use self::to_dbdf::to_dbdf_reporting;
-pub use self::write::{write, write_dbdf, write_npy, write_with, WriteOptions, PART_BYTES};
-pub(crate) use self::write::{write_dbdf_reporting, write_npy_reporting, write_reporting};
+pub use self::source::{to_dbdf, SystemdsSource};
+pub use self::write::{
+    write, write_dbdf, write_npy, write_with, SystemdsSink, WriteOptions, PART_BYTES,
+};
 use crate::input::{not_convertible, Cursor};
 use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
 use serde_daphne::__private::model::{Block, Object};
 use serde_daphne::__private::options::{check_alloc, Dialect};
-use serde_daphne::__private::wire::{BlockData, BlockPlace, Header, ValueType, Values};
+use serde_daphne::__private::wire::{BlockData, BlockPlace, Values};
 use serde_daphne::Result;
 
 /// How [`read_with`] builds the object.
@@ -128,19 +127,8 @@ fn read_matrix(
     let (rows, cols) = (meta.rows, meta.cols);
     let cells = u128::from(rows) * u128::from(cols);
     let limit = |needed: u128| check_alloc(0, needed, input, options.max_alloc);
-    let header = |sparse: bool| match sparse {
-        true => Header::CsrMatrix {
-            rows,
-            cols,
-            value_type: ValueType::F64,
-        },
-        false => Header::DenseMatrix {
-            rows,
-            cols,
-            value_type: ValueType::F64,
-        },
-    };
-    let is_sparse = |nnz: u64| (nnz as f64) < SPARSITY_TURN_POINT * cells as f64;
+    let header = |sparse: bool| matrix_header(meta, sparse);
+    let is_sparse = |nnz: u64| is_sparse(meta, nnz);
     if cells == 0 {
         return empty_matrix(meta);
     }

@@ -43,6 +43,30 @@ struct MetadataJson {
 }
 
 /// A matrix without cells, as a SystemDS read gives it: a `CSRMatrix` with no values.
+/// Whether a matrix of `meta`'s shape with `nnz` non-zeros is sparse to SystemDS (under its
+/// sparsity turn point, 40 %): then DAPHNE gets a `CSRMatrix`.
+pub(super) fn is_sparse(meta: &Metadata, nnz: u64) -> bool {
+    let cells = u128::from(meta.rows) * u128::from(meta.cols);
+    (nnz as f64) < super::matrix::SPARSITY_TURN_POINT * cells as f64
+}
+
+/// The header of `meta`'s matrix: `f64`, CSR when `sparse`.
+pub(super) fn matrix_header(
+    meta: &Metadata,
+    sparse: bool,
+) -> serde_daphne::__private::wire::Header {
+    let data_type = match sparse {
+        true => serde_daphne::DataType::CsrMatrix,
+        false => serde_daphne::DataType::DenseMatrix,
+    };
+    serde_daphne::__private::wire::Header::matrix(
+        data_type,
+        meta.rows,
+        meta.cols,
+        serde_daphne::ValueType::F64,
+    )
+}
+
 pub(super) fn empty_matrix(meta: &Metadata) -> Result<Object> {
     Object::dense(meta.rows, meta.cols, Values::F64(Vec::new()))?
         .with_data_type(serde_daphne::__private::wire::DataType::CsrMatrix)

@@ -5,18 +5,19 @@
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::cells::{matrix_records, Bands, Cells, DbdfRows, Emit};
+use super::cells::{matrix_records, Cells, Emit, SourceRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
 use crate::npy;
+use crate::pipe::{self, Pieces, Sink};
 use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::{replace_directory, write_atomically, DbdfFile, FileReader};
+use serde_daphne::__private::io::{replace_directory, write_atomically};
 use serde_daphne::__private::model::Object;
-use serde_daphne::__private::wire::{DataType, Values};
+use serde_daphne::__private::wire::{DataType, Header, Values};
 use serde_daphne::{Error, Result};
 
 /// The bytes of output per part file when [`WriteOptions::parts`] is not given: HDFS's
@@ -89,7 +90,7 @@ type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync
 
 /// [`write_with`], reporting the bytes of blocks written against an estimate of the total
 /// to `progress`.
-pub(crate) fn write_reporting(
+fn write_reporting(
     path: &Path,
     object: &Object,
     options: &WriteOptions,
@@ -140,12 +141,11 @@ pub(crate) fn write_reporting(
     write_matrix(path, &Cells::of(object)?, (rows, cols), options, progress)
 }
 
-/// Writes the `.npy` matrix at `input` as SystemDS binary blocks at `output`. Little-endian
-/// `f64` in row order (what numpy writes for `float64`) streams: each core reads one band of
-/// block rows at a time with positional reads and encodes it, so memory holds those bands,
-/// never the matrix; a file that another process truncates meanwhile is an error, never a
-/// crash.
-/// Other `.npy` files are read whole and written as [`write_with`] writes them.
+/// Writes the `.npy` matrix at `input` as SystemDS binary blocks at `output`, streaming
+/// through the pipe ([`crate::npy::NpySource`] to [`SystemdsSink`]): each core reads a few
+/// rows at a time of its band of block rows with positional reads and encodes them, so
+/// memory holds those rows and the block rows being encoded, never the matrix; a file that
+/// another process truncates meanwhile is an error, never a crash.
 ///
 /// # Errors
 /// As [`write_with`], and [`crate::npy::read`]'s.
@@ -154,67 +154,92 @@ pub fn write_npy(
     output: impl AsRef<Path>,
     options: &WriteOptions,
 ) -> Result<()> {
-    let (input, output) = (input.as_ref(), output.as_ref());
-    if !write_npy_reporting(input, output, options, None)? {
-        write_with(output, &npy::read(input)?, options)?;
-    }
-    Ok(())
-}
-
-/// [`write_npy`] for `f64` in row order, reporting to `progress`; `false` (and nothing
-/// written) for other `.npy` files.
-pub(crate) fn write_npy_reporting(
-    input: &Path,
-    output: &Path,
-    options: &WriteOptions,
-    progress: Option<&Progress>,
-) -> Result<bool> {
-    let Some((file, offset, rows, cols)) = npy::stream::open_f64_rows(input)? else {
-        return Ok(false);
-    };
-    let cells = Cells::Npy(Bands {
-        file,
-        offset,
-        spare: Mutex::new(Vec::new()),
-    });
-    write_matrix(output, &cells, (rows, cols), options, progress)?;
-    Ok(true)
+    let mut source = npy::NpySource::open(input.as_ref())?;
+    let sink = SystemdsSink::new(output.as_ref(), options);
+    pipe::pump(&mut source, Box::new(sink), &Default::default())
+        .map(drop)
+        .map_err(pipe::Failed::into_error)
 }
 
 /// Writes matrix `index` of the `.dbdf` file at `input` as SystemDS binary blocks at
-/// `output`, streaming: each core reads the window of one band of block rows at a time
-/// (dense matrices as rows, CSR matrices as the band's CSR arrays), so memory holds those
-/// bands, never the matrix.
+/// `output`, streaming as [`write_npy`] does, through [`crate::pipe::DbdfSource`] windows
+/// (dense matrices a few rows at a time, CSR matrices a block row's CSR arrays).
 ///
 /// # Errors
-/// As [`write_with`], and [`DbdfFile::open`]'s and [`DbdfFile::read_window`]'s:
-/// [`serde_daphne::ErrorKind::DataTypeMismatch`] for a frame (read it whole and use [`write_with`]),
-/// [`serde_daphne::ErrorKind::LossyConversion`] for a value `f64` cannot hold exactly, [`serde_daphne::ErrorKind::InvalidValue`]
-/// for an `index` the file does not have.
+/// As [`write_with`], and the `.dbdf` file's: [`serde_daphne::ErrorKind::LossyConversion`]
+/// for a value `f64` cannot hold exactly, [`serde_daphne::ErrorKind::InvalidValue`] for an
+/// `index` the file does not have.
 pub fn write_dbdf(
     input: impl AsRef<Path>,
     index: usize,
     output: impl AsRef<Path>,
     options: &WriteOptions,
 ) -> Result<()> {
-    let input = input.as_ref();
-    // Plain reads (the default): a memory map would keep every page read resident.
-    let file = DbdfFile::open(input)?;
-    write_dbdf_reporting(input, file, index, output.as_ref(), options, None)
+    let mut source = pipe::DbdfSource::open(input.as_ref())?.only(index)?;
+    let sink = SystemdsSink::new(output.as_ref(), options);
+    pipe::pump(&mut source, Box::new(sink), &Default::default())
+        .map(drop)
+        .map_err(pipe::Failed::into_error)
 }
 
-/// [`write_dbdf`] of `file`, opened from `input` (more handles are opened for more threads),
-/// reporting to `progress`.
-pub(crate) fn write_dbdf_reporting(
-    input: &Path,
-    file: DbdfFile<FileReader>,
-    index: usize,
-    output: &Path,
-    options: &WriteOptions,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    let (rows, shape) = DbdfRows::new(input.to_path_buf(), file, index)?;
-    write_matrix(output, &Cells::Dbdf(rows), shape, options, progress)
+/// SystemDS binary blocks (and the `.mtd`) on the pipe. A matrix from a source with
+/// windows is written as [`write_with`] writes it, each core encoding its part's block rows
+/// from the rows it reads; frames, and matrices from sources that give rows only in order,
+/// are held whole first.
+pub struct SystemdsSink {
+    output: PathBuf,
+    options: WriteOptions,
+    progress: Option<Progress>,
+}
+
+impl SystemdsSink {
+    /// A sink writing to `output` with `options`.
+    pub fn new(output: &Path, options: &WriteOptions) -> SystemdsSink {
+        SystemdsSink {
+            output: output.to_owned(),
+            options: options.clone(),
+            progress: None,
+        }
+    }
+
+    /// Reports the bytes of blocks written to `progress` (the parts are written in
+    /// parallel, so the pump's own count of rows read would run ahead).
+    pub fn progress(mut self, progress: Option<Progress>) -> SystemdsSink {
+        self.progress = progress;
+        self
+    }
+}
+
+impl Sink for SystemdsSink {
+    fn holds_one(&self) -> Option<&'static str> {
+        Some("a SystemDS matrix")
+    }
+
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        let progress = self.progress.as_ref();
+        if let (Some((windows, index)), true) = (pieces.windows(), header.data_type().is_matrix()) {
+            let cells = Cells::Windows(SourceRows {
+                windows,
+                index,
+                dense: pieces.source_data_type() != DataType::CsrMatrix,
+                stored_bytes: pieces.stored_bytes(),
+                spare: Mutex::new(Vec::new()),
+            });
+            return write_matrix(
+                &self.output,
+                &cells,
+                header.shape(),
+                &self.options,
+                progress,
+            );
+        }
+        let object = pieces.collect()?;
+        write_reporting(&self.output, &object, &self.options, progress)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 /// Writes a matrix's cells as binary blocks, then the `.mtd` with the non-zeros counted on

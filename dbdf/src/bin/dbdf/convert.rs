@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use dbdf::convert::{self, ConvertError, ConvertOptions, Format, Input, Report};
+use dbdf::convert::{self, ConvertError, ConvertOptions, Format, Report};
+use dbdf::pipe::{Held, Kept};
 use dbdf::{binsparse, futhark};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, ValueType};
 
@@ -202,19 +203,9 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
 /// Writes objects already read (a window, for `slice`) from a `.dbdf` file as `convert` would.
 pub fn write_objects(args: &Args, objects: Vec<Object>) -> Result<ExitCode, Failure> {
     let options = args.options();
-    let to = convert::format_of(&args.output, args.to, false).map_err(failure)?;
-    let read = Input {
-        objects,
-        binsparse: None,
-    };
-    let report = convert::write(
-        &args.input,
-        &args.output,
-        convert::Format::Dbdf,
-        to,
-        read,
-        &options,
-    )
-    .map_err(failure)?;
+    let mut source =
+        Held::new(objects, 0, Kept::default()).map_err(|e| Failure::at(&args.input, e))?;
+    let report =
+        convert::convert_from(&mut source, &args.input, &args.output, &options).map_err(failure)?;
     Ok(finish(report))
 }

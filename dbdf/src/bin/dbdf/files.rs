@@ -102,9 +102,13 @@ pub fn progress_bar(what: &str, path: &Path) -> Option<impl Fn(u64, u64) + Send 
         if bar.is_finished() && done < total {
             bar.reset();
         }
-        bar.set_length(total);
+        if bar.length() != Some(total) {
+            bar.set_length(total);
+        }
         bar.set_position(done);
         if done >= total {
+            // Drawn whole once (draws in between are rate-limited), then cleared.
+            bar.finish();
             bar.finish_and_clear();
         }
     })

@@ -1,0 +1,234 @@
+//! The output side of conversions: each target format's sink, fed by the pipe.
+
+use serde_daphne::__private::error::ErrorImpl;
+use std::io::Write;
+use std::path::Path;
+
+use super::{ConvertError, ConvertOptions, Format, Report};
+use crate::pipe::{self, Collect, DbdfSink, Failed, Kept, PumpOptions, Sink, Source};
+use crate::{binsparse, csv, futhark, mtx, npy, systemds};
+use serde_daphne::__private::io::meta::write_sidecar;
+use serde_daphne::__private::io::{sidecar_path, write_atomically};
+use serde_daphne::__private::wire::Header;
+use serde_daphne::Error;
+use serde_daphne::{Object, ValueType};
+
+/// Converts what `source` (read from `input`) holds to `output`: value and data type changes
+/// on the way, then the output format's sink (by default the extension's). `output` `-` is
+/// standard output, built in memory first so that a failure writes nothing.
+///
+/// Sinks: `.dbdf` tile by tile or one block from bands read twice ([`DbdfSink`]); `.npy`,
+/// CSV and MatrixMarket band by band (MatrixMarket in two passes, to count the entries the
+/// size line gives first); SystemDS block rows on every core from sources with windows;
+/// Futhark, Binsparse, SystemDS frames (and SystemDS matrices from sources without
+/// windows) hold the object.
+///
+/// # Errors
+/// As [`super::convert`].
+pub fn convert_from(
+    source: &mut dyn Source,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+) -> Result<Report, ConvertError> {
+    let to = super::format_of(output, options.to, false)?;
+    let to_file = output != Path::new("-");
+    let pump_options = PumpOptions {
+        value_type: options.value_type,
+        data_type: options.data_type,
+        progress: options.progress.clone(),
+        cancel: None,
+    };
+    let kept = source.kept();
+    let headers = pipe::output_headers(source.headers(), &pump_options);
+    // Where an error of the sink belongs: the output for formats written to a path, the
+    // input for values a format cannot hold.
+    let blame = |failed: Failed, output_side: bool| match failed {
+        Failed::Source(e) => ConvertError::at(input, e),
+        Failed::Sink(e) if output_side => ConvertError::at(output, e),
+        Failed::Sink(e) => ConvertError::at(input, e),
+    };
+    let mut pump = |sink: Box<dyn Sink + '_>, output_side: bool| {
+        pipe::pump(&mut *source, sink, &pump_options).map_err(|f| blame(f, output_side))
+    };
+    let warnings = match to {
+        Format::Dbdf => {
+            // Standard output: a file in the temporary directory first, so that a failure
+            // prints nothing (and the format has one writer).
+            let path = match to_file {
+                true => output.to_owned(),
+                false => {
+                    std::env::temp_dir().join(format!("dbdf-stdout-{}.dbdf", std::process::id()))
+                }
+            };
+            let dbdf = options.dbdf_options(kept.blocks);
+            let mut sink =
+                DbdfSink::create(&path, &dbdf).map_err(|e| ConvertError::at(output, e))?;
+            if options.daphne {
+                sink = sink.for_daphne_dsl(options.data_type.is_some());
+            }
+            let warnings = pump(Box::new(sink), true)?;
+            if !to_file {
+                let bytes = std::fs::read(&path).map_err(|e| ConvertError::at(output, e));
+                let _ = std::fs::remove_file(&path);
+                let _ = std::fs::remove_file(sidecar_path(&path));
+                write_output(output, |w| {
+                    w.write_all(&bytes?)
+                        .map_err(|e| ConvertError::at(output, e))
+                })?;
+            }
+            warnings
+        }
+        Format::Mtx => {
+            write_output(output, |w| {
+                pump(Box::new(mtx::MtxSink::new(w)), false).map(drop)
+            })?;
+            Vec::new()
+        }
+        Format::Npy => {
+            write_output(output, |w| {
+                pump(Box::new(npy::NpySink::new(w)), false).map(drop)
+            })?;
+            Vec::new()
+        }
+        Format::Csv => {
+            let daphne = options.daphne;
+            write_output(output, |w| {
+                pump(Box::new(csv::CsvSink::new(w, daphne)), false).map(drop)
+            })?;
+            let mut report = Report::default();
+            if let (true, Ok([header])) = (to_file, headers.as_deref()) {
+                csv_sidecar(output, header, &mut report)?;
+            }
+            report.warnings
+        }
+        Format::Futhark => {
+            write_output(output, |w| {
+                let write = |objects: Vec<Object>, _: Kept| {
+                    futhark::to_writer(&mut *w, &objects, &options.futhark)?;
+                    Ok(Vec::new())
+                };
+                pump(Box::new(Collect::new(None, Box::new(write))), false).map(drop)
+            })?;
+            Vec::new()
+        }
+        Format::Binsparse => {
+            let one = Some("Binsparse");
+            if binsparse::is_hdf5(output) || binsparse::is_zarr(output) {
+                // HDF5 and Zarr are written to a path, never to standard output.
+                let write = |objects: Vec<Object>, kept: Kept| {
+                    let bsp = binsparse_options(options, kept);
+                    binsparse::write_with(output, &objects[0], &bsp)?;
+                    Ok(Vec::new())
+                };
+                pump(Box::new(Collect::new(one, Box::new(write))), true)?;
+            } else {
+                write_output(output, |w| {
+                    let write = |objects: Vec<Object>, kept: Kept| {
+                        let bsp = binsparse_options(options, kept);
+                        binsparse::to_writer(w, &objects[0], &bsp)?;
+                        Ok(Vec::new())
+                    };
+                    pump(Box::new(Collect::new(one, Box::new(write))), false).map(drop)
+                })?;
+            }
+            Vec::new()
+        }
+        Format::Systemds => {
+            if !to_file {
+                return Err(ConvertError::message(
+                    output,
+                    "SystemDS output is a file and its .mtd: give a path, not -",
+                ));
+            }
+            let sink = systemds::SystemdsSink::new(output, &options.systemds_options())
+                .progress(options.progress.clone());
+            pump(Box::new(sink), true)?
+        }
+    };
+    Ok(Report { warnings })
+}
+
+/// The options of Binsparse output: the asked format or the input's when it was Binsparse
+/// (whose user attributes are kept too), then CSR for CSR matrices and DMAT for dense ones.
+fn binsparse_options(options: &ConvertOptions, kept: Kept) -> binsparse::WriteOptions {
+    let (source_format, attributes) = match kept.binsparse {
+        Some((format, attributes)) => (Some(format), attributes),
+        None => (None, serde_json::Map::new()),
+    };
+    let mut bsp = binsparse::WriteOptions::new()
+        .attributes(attributes)
+        .index_type(options.index_type.unwrap_or(ValueType::U64))
+        .iso(options.iso)
+        .bint8(options.bint8)
+        .version(options.binsparse_version);
+    if let Some(format) = options.binsparse_format.or(source_format) {
+        bsp = bsp.format(format);
+    }
+    #[cfg(feature = "zarr")]
+    {
+        bsp = bsp.zarr_version(options.zarr_version);
+    }
+    bsp
+}
+
+/// Writes the `.meta` sidecar of a CSV file, so that its types survive; where DAPHNE's
+/// sidecars cannot name them (16-bit types), the CSV stands alone and the report says so.
+pub(super) fn csv_sidecar(
+    output: &Path,
+    header: &Header,
+    report: &mut Report,
+) -> Result<(), ConvertError> {
+    match write_sidecar(output, header).map_err(Error::into_details) {
+        Err(ErrorImpl::NotInDialect { what, .. }) => {
+            report.warnings.push(format!(
+                "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
+                 read back as i64",
+                output.display()
+            ));
+            Ok(())
+        }
+        other => other.map_err(|e| remove_and_fail(output, Error::from(e))),
+    }
+}
+
+/// Writes the bytes `write` produces to `output` (`-` is standard output), atomically for
+/// files: on failure nothing is left behind (the `dbdf` tool's outputs all go through here).
+///
+/// # Errors
+/// `write`'s own error, or a [`ConvertError`] naming `output` for what failed around it.
+pub fn write_output<E: From<ConvertError>>(
+    output: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+) -> Result<(), E> {
+    if output == Path::new("-") {
+        // Built in memory first, so a failure prints nothing.
+        let mut bytes = Vec::new();
+        write(&mut bytes)?;
+        return std::io::stdout()
+            .write_all(&bytes)
+            .map_err(|e| ConvertError::message(output, format!("standard output: {e}")).into());
+    }
+    let mut failure = None;
+    let result = write_atomically(output, |file| {
+        let file = serde_daphne::__private::io::Preallocating::new(file);
+        let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+        if let Err(f) = write(&mut writer) {
+            failure = Some(f);
+            return Err(ErrorImpl::Io(std::io::Error::other("failed")).into());
+        }
+        writer.flush()?;
+        Ok(())
+    });
+    match (failure, result) {
+        (Some(f), _) => Err(f),
+        (None, Err(e)) => Err(ConvertError::at(output, e).into()),
+        (None, Ok(())) => Ok(()),
+    }
+}
+
+/// A sidecar that could not be written: the data file goes too, so nothing half-done stays.
+fn remove_and_fail(output: &Path, error: Error) -> ConvertError {
+    let _ = std::fs::remove_file(output);
+    ConvertError::at(&sidecar_path(output), error)
+}

@@ -1,0 +1,296 @@
+//! `.dbdf` files on the pipe: a source of windows read from the blocks that overlap them
+//! (any rectangle, from any thread: each thread takes a handle from a pool), and a sink
+//! that writes through [`DbdfWriter`], tile by tile or one block from bands read twice.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::{Band, Cells, Pieces, Sink, Source, Want, Windows};
+use serde_daphne::__private::io::meta::{daphne_types_as_csr, DAPHNE_SPARSITY_THRESHOLD};
+use serde_daphne::__private::io::{DbdfFile, DbdfWriter, FileReader};
+use serde_daphne::__private::model::encode::{tile_dims, MatrixRef, RowBands};
+use serde_daphne::__private::options::{Dialect, Options};
+use serde_daphne::__private::wire::values::with_value_type;
+use serde_daphne::__private::wire::{Element, Header};
+use serde_daphne::{DataType, Result, ValueType};
+
+/// The objects of a `.dbdf` file, read window by window.
+pub struct DbdfSource {
+    path: PathBuf,
+    /// The file's index of each object given out.
+    picked: Vec<usize>,
+    headers: Vec<Header>,
+    stored: Vec<u64>,
+    input_len: u64,
+    /// Open handles, one per thread reading at once.
+    files: Mutex<Vec<DbdfFile<FileReader>>>,
+}
+
+impl DbdfSource {
+    /// Opens the file at `path` and indexes its objects (headers and blocks, no values).
+    ///
+    /// # Errors
+    /// As [`DbdfFile::open`].
+    pub fn open(path: &Path) -> Result<DbdfSource> {
+        // Plain reads (the default): a memory map would keep every page read resident.
+        let file = DbdfFile::open(path)?;
+        let headers = file.objects().iter().map(|o| o.header.clone()).collect();
+        let stored = file
+            .objects()
+            .iter()
+            .map(|o| o.range.end - o.range.start)
+            .collect();
+        Ok(DbdfSource {
+            path: path.to_owned(),
+            picked: (0..file.objects().len()).collect(),
+            headers,
+            stored,
+            input_len: file.file_len(),
+            files: Mutex::new(vec![file]),
+        })
+    }
+
+    /// The same source giving out object `index` only.
+    ///
+    /// # Errors
+    /// [`serde_daphne::ErrorKind::InvalidValue`] for an `index` the file does not have.
+    pub fn only(mut self, index: usize) -> Result<DbdfSource> {
+        if index >= self.headers.len() {
+            return Err(serde_daphne::Error::invalid(format!(
+                "object {index} does not exist: the file holds {} objects",
+                self.headers.len()
+            )));
+        }
+        self.picked = vec![self.picked[index]];
+        self.headers = vec![self.headers.swap_remove(index)];
+        self.stored = vec![self.stored[index]];
+        Ok(self)
+    }
+
+    fn with_file<T>(&self, f: impl FnOnce(&mut DbdfFile<FileReader>) -> Result<T>) -> Result<T> {
+        let taken = self.files.lock().ok().and_then(|mut files| files.pop());
+        let mut file = match taken {
+            Some(file) => file,
+            None => DbdfFile::open(&self.path)?,
+        };
+        let result = f(&mut file);
+        if let Ok(mut files) = self.files.lock() {
+            files.push(file);
+        }
+        result
+    }
+}
+
+impl Source for DbdfSource {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    fn windows(&self) -> Option<&dyn Windows> {
+        Some(self)
+    }
+
+    fn input_len(&self) -> u64 {
+        self.input_len
+    }
+
+    fn stored_bytes(&self, index: usize) -> Option<u64> {
+        self.stored.get(index).copied()
+    }
+}
+
+impl Windows for DbdfSource {
+    fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        let (r0, c0) = (rows.start, cols.start);
+        let at = self.picked[index];
+        let object = self.with_file(|file| file.read_window_object(at, rows, cols))?;
+        let mut band = Band::of_object(r0, object)?;
+        band.first_col = c0;
+        Ok(band)
+    }
+}
+
+/// A `.dbdf` file written object by object with [`DbdfWriter`] (atomically, at
+/// [`Sink::finish`]).
+pub struct DbdfSink {
+    writer: DbdfWriter,
+    options: Options,
+    /// For DAPHNE's DaphneDSL: `Some(asked)` retypes dense-enough CSR matrices as dense,
+    /// unless the CSR data type was asked for (then kept, with a warning).
+    daphne_dsl: Option<bool>,
+    output: PathBuf,
+    warnings: Vec<String>,
+}
+
+impl DbdfSink {
+    /// A sink writing to `output` with `options`.
+    ///
+    /// # Errors
+    /// As [`DbdfWriter::create_with`].
+    pub fn create(output: &Path, options: &Options) -> Result<DbdfSink> {
+        Ok(DbdfSink {
+            writer: DbdfWriter::create_with(output, options)?,
+            options: options.clone(),
+            daphne_dsl: None,
+            output: output.to_owned(),
+            warnings: Vec::new(),
+        })
+    }
+
+    /// For the runtime dialect: writes a CSR matrix DaphneDSL's `readMatrix` would type as
+    /// dense (denser than DAPHNE's sparsity threshold) as a dense matrix, which is what it
+    /// will ask the file for, unless `csr_asked` (then it stays CSR, with a warning).
+    pub fn for_daphne_dsl(mut self, csr_asked: bool) -> DbdfSink {
+        self.daphne_dsl = Some(csr_asked);
+        self
+    }
+
+    fn runtime(&self) -> bool {
+        self.options.dialect == Some(Dialect::Runtime)
+    }
+
+    /// For DAPHNE, a CSR matrix DaphneDSL would type as dense (denser than DAPHNE's sparsity
+    /// threshold, or without cells) is written dense, which is what `readMatrix` will ask the
+    /// file for; when CSR was asked for it stays, with a warning.
+    fn header_for_daphne_dsl(
+        &mut self,
+        header: &Header,
+        pieces: &mut Pieces<'_>,
+    ) -> Result<Header> {
+        let (rows, cols) = header.shape();
+        let Some(asked) = self.daphne_dsl else {
+            return Ok(header.clone());
+        };
+        if !self.runtime() || header.data_type() != DataType::CsrMatrix {
+            return Ok(header.clone());
+        }
+        // The count the sidecar records and DaphneDSL types the read by: stored entries.
+        let mut nnz = 0;
+        pieces.for_each(&mut |band| {
+            nnz += match &band.cells {
+                Cells::Csr { .. } => band.entries(),
+                _ => {
+                    let mut n = 0;
+                    band.for_each_nonzero(|_, _, _| n += 1);
+                    n
+                }
+            };
+            Ok(true)
+        })?;
+        if daphne_types_as_csr(rows, cols, nnz) {
+            return Ok(header.clone());
+        }
+        let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
+        if !asked {
+            return Ok(Header::matrix(
+                DataType::DenseMatrix,
+                rows,
+                cols,
+                value_type,
+            ));
+        }
+        let density = match rows * cols {
+            0 => "no cells".to_owned(),
+            cells => format!("density {:.3}", nnz as f64 / cells as f64),
+        };
+        self.warnings.push(format!(
+            "{}: warning: DaphneDSL's readMatrix types this {rows} x {cols} CSR matrix \
+             ({density}, not below {DAPHNE_SPARSITY_THRESHOLD}) as dense and will fail on it; \
+             DAPHNE's C++ reader reads it as CSR",
+            self.output.display()
+        ));
+        Ok(header.clone())
+    }
+}
+
+impl Sink for DbdfSink {
+    fn wants(&self, header: &Header) -> Want {
+        let tiled = self.options.tile.is_some() && !self.runtime();
+        match header {
+            _ if !tiled => Want::Bands(1),
+            Header::Frame { .. } => Want::Bands(tile_dims(&self.options).0),
+            _ => {
+                let (tr, tc) = tile_dims(&self.options);
+                Want::Tiles(tr, tc)
+            }
+        }
+    }
+
+    fn passes(&self, header: &Header) -> u32 {
+        let untiled = self.options.tile.is_none() && !self.runtime();
+        let daphne_csr = self.daphne_dsl.is_some()
+            && self.runtime()
+            && header.data_type() == DataType::CsrMatrix;
+        1 + u32::from(untiled && header.data_type().is_matrix()) + u32::from(daphne_csr)
+    }
+
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        let header = self.header_for_daphne_dsl(header, pieces)?;
+        self.writer.begin(header.clone())?;
+        let (rows, cols) = header.shape();
+        if rows == 0 || cols == 0 {
+            return Ok(());
+        }
+        let tiled = self.options.tile.is_some() || self.runtime();
+        let tiles = self.options.tile.is_some() && !self.runtime();
+        let writer = &mut self.writer;
+        match &header {
+            Header::Frame { .. } if tiled => pieces.for_each(&mut |band| {
+                let Cells::Frame(columns) = band.cells else {
+                    return Err(serde_daphne::Error::invalid("a matrix band for a frame"));
+                };
+                writer.write_frame_rows(band.first_row, &columns)?;
+                Ok(true)
+            }),
+            Header::Frame { .. } => {
+                // One block per column: the frame is held whole.
+                let columns = pieces.collect()?.into_columns()?;
+                for (c, values) in columns.iter().enumerate() {
+                    writer.write_frame_column(0, c as u64, values)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
+                let bands_dense = pieces.source_data_type() != DataType::CsrMatrix;
+                if tiles {
+                    with_value_type!(vt, T => pieces.for_each(&mut |band| {
+                        writer.write_tile(band.first_row, band.first_col, &band.matrix::<T>()?)?;
+                        Ok(true)
+                    }))
+                } else {
+                    with_value_type!(vt, T => writer.write_untiled::<T>(&mut PieceBands { pieces, dense: bands_dense }))
+                }
+            }
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        self.writer.finish()?;
+        Ok(self.warnings)
+    }
+}
+
+/// An object's pieces as the bands of rows [`DbdfWriter::write_untiled`] reads.
+struct PieceBands<'a, 'p> {
+    pieces: &'a mut Pieces<'p>,
+    dense: bool,
+}
+
+impl<T: Element> RowBands<T> for PieceBands<'_, '_> {
+    fn dense(&self) -> bool {
+        self.dense
+    }
+
+    fn nonzero(&self) -> Option<bool> {
+        self.pieces.nonzero()
+    }
+
+    fn for_each_band(
+        &mut self,
+        each: &mut dyn FnMut(&MatrixRef<'_, T>) -> Result<bool>,
+    ) -> Result<()> {
+        self.pieces.for_each(&mut |band| each(&band.matrix::<T>()?))
+    }
+}

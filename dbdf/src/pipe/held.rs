@@ -1,0 +1,136 @@
+//! Objects held whole: a source for formats read whole (Binsparse, and what a
+//! MatrixMarket coordinate file's entries build), and a sink for formats written whole.
+
+use std::ops::Range;
+
+use super::{
+    band_rows, row_bytes, window_bands, Band, Kept, Pieces, Sink, Source, Windows, BAND_BYTES,
+};
+use serde_daphne::__private::wire::Header;
+use serde_daphne::{Object, Result};
+
+/// Objects in memory as a source: each held as one band, given out in bands (copies) of
+/// about [`BAND_BYTES`], so a sink's passes never hold a second whole copy.
+pub struct Held {
+    /// Rows per band when set, instead of about [`BAND_BYTES`].
+    band_rows: Option<u64>,
+    headers: Vec<Header>,
+    whole: Vec<Band>,
+    input_len: u64,
+    kept: Kept,
+}
+
+impl Held {
+    /// `objects`, read from `input_len` bytes of input, keeping `kept` for the sink.
+    ///
+    /// # Errors
+    /// Objects whose cells do not fit their headers.
+    pub fn new(objects: Vec<Object>, input_len: u64, kept: Kept) -> Result<Held> {
+        let headers = objects.iter().map(|o| o.header().clone()).collect();
+        let whole = objects
+            .into_iter()
+            .map(|o| Band::of_object(0, o))
+            .collect::<Result<_>>()?;
+        Ok(Held {
+            band_rows: None,
+            headers,
+            whole,
+            input_len,
+            kept,
+        })
+    }
+}
+
+impl Held {
+    /// Gives bands of `rows` rows (rounded up to a multiple of what the sink asks), instead
+    /// of about [`BAND_BYTES`]: to test sinks with bands of any height.
+    pub fn band_rows(mut self, rows: u64) -> Held {
+        self.band_rows = Some(rows.max(1));
+        self
+    }
+}
+
+impl Source for Held {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    fn for_each_band(
+        &mut self,
+        index: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        let header = &self.headers[index];
+        let whole = &self.whole[index];
+        let stored = whole.entries() * 12;
+        let step = match self.band_rows {
+            Some(rows) => rows.next_multiple_of(multiple.max(1)),
+            None => band_rows(
+                header,
+                row_bytes(header, Some(stored)),
+                multiple,
+                BAND_BYTES,
+            ),
+        };
+        window_bands(self, index, (whole.rows, whole.cols), step, each)
+    }
+
+    fn windows(&self) -> Option<&dyn Windows> {
+        Some(self)
+    }
+
+    fn input_len(&self) -> u64 {
+        self.input_len
+    }
+
+    fn kept(&self) -> Kept {
+        self.kept.clone()
+    }
+}
+
+impl Windows for Held {
+    fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        Ok(self.whole[index].window(rows, cols))
+    }
+}
+
+/// The writer of a format written whole: told every object and what the source kept.
+pub type WriteWhole<'w> = Box<dyn FnOnce(Vec<Object>, Kept) -> Result<Vec<String>> + 'w>;
+
+/// A sink that collects each object's bands, then writes them all at once: memory holds
+/// the objects, as the format's writer needs them.
+pub struct Collect<'w> {
+    objects: Vec<Object>,
+    kept: Kept,
+    holds_one: Option<&'static str>,
+    write: WriteWhole<'w>,
+}
+
+impl<'w> Collect<'w> {
+    /// A sink that hands the objects to `write`; `holds_one` names a format of one object.
+    pub fn new(holds_one: Option<&'static str>, write: WriteWhole<'w>) -> Collect<'w> {
+        Collect {
+            objects: Vec::new(),
+            kept: Kept::default(),
+            holds_one,
+            write,
+        }
+    }
+}
+
+impl Sink for Collect<'_> {
+    fn holds_one(&self) -> Option<&'static str> {
+        self.holds_one
+    }
+
+    fn write(&mut self, _: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        self.kept = pieces.kept();
+        self.objects.push(pieces.collect()?);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        (self.write)(self.objects, self.kept)
+    }
+}

@@ -1,0 +1,535 @@
+//! One pipe for every conversion: each format is a [`Source`] of bands of rows and a
+//! [`Sink`] of them, and [`pump`] moves the bands from any source to any sink, with the
+//! progress callback, cancellation and value type changes in one place.
+//!
+//! A source gives each object's header first, then its cells a band of rows at a time, in
+//! order (and, where it can read any rectangle cheaply, through [`Windows`]). A sink says
+//! what it wants of each object ([`Want`]: bands whose height is a multiple of some number,
+//! or tiles) and how many passes it makes over it ([`Sink::passes`]: two for a target that
+//! must know a count before the cells, such as MatrixMarket's size line or a `.dbdf` block
+//! whose type depends on its non-zeros); the pump reads the source once per pass. Memory
+//! holds the bands in flight, so a conversion is bounded by a band, not by the matrix.
+//! Sources that cannot give rows in order (a MatrixMarket coordinate file) build an
+//! intermediate and say so in their docs.
+
+mod band;
+mod dbdf;
+mod held;
+#[cfg(test)]
+mod tests;
+
+pub use band::{band_rows, row_bytes, Band, Cells};
+pub use dbdf::{DbdfSink, DbdfSource};
+pub use held::{Collect, Held, WriteWhole};
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde_daphne::__private::error::ErrorImpl;
+use serde_daphne::__private::io::progress::Progress;
+use serde_daphne::__private::options::Options;
+use serde_daphne::__private::wire::Header;
+use serde_daphne::{DataType, Error, Result, ValueType};
+
+/// Bytes of cells per band where the sink leaves the height to the source.
+pub const BAND_BYTES: u64 = 16 << 20;
+
+/// The objects of an input and their cells, band by band.
+pub trait Source: Send {
+    /// The objects' headers, in order, known before any cell is read.
+    fn headers(&self) -> &[Header];
+
+    /// Calls `each` with the bands of rows of object `index` in order, every column, each a
+    /// multiple of `multiple` rows high (the last may be shorter), until it returns `false`.
+    /// Called again, it starts over (a second pass). By default, windows of whole rows,
+    /// about [`BAND_BYTES`] each.
+    ///
+    /// # Errors
+    /// Malformed input, I/O errors, and `each`'s errors.
+    fn for_each_band(
+        &mut self,
+        index: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        let header = &self.headers()[index];
+        let step = band_rows(
+            header,
+            row_bytes(header, self.stored_bytes(index)),
+            multiple,
+            BAND_BYTES,
+        );
+        let Some(windows) = self.windows() else {
+            return Err(Error::invalid(
+                "a source without windows gives its own bands",
+            ));
+        };
+        window_bands(windows, index, header.shape(), step, each)
+    }
+
+    /// Reads of any rectangle, where the source has them cheaply (a file with fixed-size
+    /// cells, objects in memory).
+    fn windows(&self) -> Option<&dyn Windows> {
+        None
+    }
+
+    /// Bytes of input in all, for progress.
+    fn input_len(&self) -> u64;
+
+    /// Input bytes object `index` takes, where known (to size bands of CSR matrices).
+    fn stored_bytes(&self, index: usize) -> Option<u64> {
+        let _ = index;
+        None
+    }
+
+    /// Whether object `index` has a non-zero cell, where the source knows without a pass.
+    fn nonzero(&self, index: usize) -> Option<bool> {
+        let _ = index;
+        None
+    }
+
+    /// What the input says beyond its cells that a sink of the same family may keep.
+    fn kept(&self) -> Kept {
+        Kept::default()
+    }
+}
+
+/// Calls `each` with windows of whole rows, `step` rows each, of object `index` (`shape`),
+/// until it returns `false`.
+///
+/// # Errors
+/// The windows' errors and `each`'s.
+pub fn window_bands(
+    windows: &dyn Windows,
+    index: usize,
+    (rows, cols): (u64, u64),
+    step: u64,
+    each: &mut dyn FnMut(Band) -> Result<bool>,
+) -> Result<()> {
+    let step = step.max(1);
+    for r0 in (0..rows).step_by(step as usize) {
+        if !each(windows.window(index, r0..(r0 + step).min(rows), 0..cols)?)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Reads of any rectangle of a source's objects, from any thread.
+pub trait Windows: Sync {
+    /// Rows `rows` and columns `cols` of object `index`.
+    ///
+    /// # Errors
+    /// As [`Source::for_each_band`].
+    fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band>;
+}
+
+/// What an input says beyond its cells: kept where the output is of the same family.
+#[derive(Clone, Debug, Default)]
+pub struct Kept {
+    /// A Binsparse input's format and user attributes.
+    pub binsparse: Option<(
+        crate::binsparse::Format,
+        serde_json::Map<String, serde_json::Value>,
+    )>,
+    /// The size of a SystemDS input's blocks, rows and columns, when they are kept.
+    pub blocks: Option<(u32, u32)>,
+}
+
+/// What a sink wants of an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// Bands of whole rows, each a multiple of this many rows high (the last may be
+    /// shorter).
+    Bands(u64),
+    /// Tiles of at most `rows x cols` on the grid from (0, 0), a row of tiles after another;
+    /// sources without [`Windows`] give bands of `rows` instead.
+    Tiles(u64, u64),
+}
+
+/// The objects of an output, written band by band.
+pub trait Sink {
+    /// What the sink wants of an object with `header`.
+    fn wants(&self, header: &Header) -> Want {
+        let _ = header;
+        Want::Bands(1)
+    }
+
+    /// How many times the sink reads an object with `header` (for progress).
+    fn passes(&self, header: &Header) -> u32 {
+        let _ = header;
+        1
+    }
+
+    /// The format's name when it holds one object only (`"MatrixMarket"`), for the error
+    /// naming an input of several.
+    fn holds_one(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Writes the object with `header`, taking its cells from `pieces` (once per pass).
+    ///
+    /// # Errors
+    /// What the target cannot hold; the source's errors; I/O errors.
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()>;
+
+    /// Finishes the output (atomically: until now nothing is at its path); warnings about
+    /// what the output's readers will make of it, one line each.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn finish(self: Box<Self>) -> Result<Vec<String>>;
+}
+
+/// What a pump does besides moving cells.
+#[derive(Clone, Default)]
+pub struct PumpOptions {
+    /// Converts every value to this type, exactly or not at all.
+    pub value_type: Option<ValueType>,
+    /// The data type of output matrices.
+    pub data_type: Option<DataType>,
+    /// Hears how far the pump has come, in bytes of input (each pass counted).
+    pub progress: Option<Progress>,
+    /// Stops the pump between bands when set, with an [`std::io::ErrorKind::Interrupted`]
+    /// error.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Which side of the pump an error came from.
+#[derive(Debug)]
+pub enum Failed {
+    /// Reading the input.
+    Source(Error),
+    /// Writing the output.
+    Sink(Error),
+}
+
+impl Failed {
+    /// The error, whichever side.
+    pub fn into_error(self) -> Error {
+        match self {
+            Failed::Source(e) | Failed::Sink(e) => e,
+        }
+    }
+}
+
+/// Moves every object of `source` into `sink`, then finishes it; the warnings it gives.
+///
+/// # Errors
+/// [`Failed`], saying which side failed. A failure leaves no output.
+pub fn pump(
+    source: &mut dyn Source,
+    mut sink: Box<dyn Sink + '_>,
+    options: &PumpOptions,
+) -> std::result::Result<Vec<String>, Failed> {
+    let headers: Vec<Header> = source
+        .headers()
+        .iter()
+        .map(|h| retype(h, options))
+        .collect::<Result<_>>()
+        .map_err(Failed::Source)?;
+    if let (Some(what), n @ 2..) = (sink.holds_one(), headers.len()) {
+        return Err(Failed::Source(Error::invalid(format!(
+            "holds {n} objects, but {what} holds one"
+        ))));
+    }
+    let work: Vec<u128> = headers
+        .iter()
+        .map(|h| {
+            let (rows, cols) = h.shape();
+            u128::from(rows.max(1)) * u128::from(cols.max(1)) * u128::from(sink.passes(h))
+        })
+        .collect();
+    let mut progress = Tally {
+        total: work.iter().sum::<u128>().max(1),
+        done: 0,
+        input: source.input_len(),
+        report: options.progress.clone(),
+    };
+    for (index, header) in headers.iter().enumerate() {
+        let mut pieces = Pieces {
+            source: &mut *source,
+            index,
+            header,
+            want: sink.wants(header),
+            options,
+            progress: &mut progress,
+            source_failed: false,
+        };
+        if let Err(e) = sink.write(header, &mut pieces) {
+            return Err(match pieces.source_failed {
+                true => Failed::Source(e),
+                false => Failed::Sink(e),
+            });
+        }
+    }
+    let warnings = sink.finish().map_err(Failed::Sink)?;
+    if let Some(report) = &options.progress {
+        report(progress.input, progress.input);
+    }
+    Ok(warnings)
+}
+
+/// Writes every object of `source` to a `.dbdf` file at `output` with `options`
+/// (atomically), through [`DbdfSink`].
+///
+/// # Errors
+/// The source's errors and [`serde_daphne::DbdfWriter`]'s. Nothing is left at `output`.
+pub fn to_dbdf(source: &mut dyn Source, output: &std::path::Path, options: &Options) -> Result<()> {
+    let sink = DbdfSink::create(output, options)?;
+    pump(source, Box::new(sink), &PumpOptions::default())
+        .map(drop)
+        .map_err(Failed::into_error)
+}
+
+/// The headers of `headers`' objects as a sink gets them from the pump with `options`.
+///
+/// # Errors
+/// A data type change the objects cannot take.
+pub fn output_headers(headers: &[Header], options: &PumpOptions) -> Result<Vec<Header>> {
+    headers.iter().map(|h| retype(h, options)).collect()
+}
+
+/// The header as the sink sees it: value type and data type changed as asked.
+fn retype(header: &Header, options: &PumpOptions) -> Result<Header> {
+    let mut header = header.clone();
+    if let Some(vt) = options.value_type {
+        header = match header {
+            Header::Frame { rows, mut columns } => {
+                columns.iter_mut().for_each(|c| c.value_type = vt);
+                Header::Frame { rows, columns }
+            }
+            Header::Scalar { .. } => Header::Scalar { value_type: vt },
+            other => {
+                let (rows, cols) = other.shape();
+                Header::matrix(other.data_type(), rows, cols, vt)
+            }
+        };
+    }
+    if let Some(data_type) = options.data_type {
+        let (rows, cols) = header.shape();
+        header = match (header, data_type) {
+            (header, _) if header.data_type() == data_type => header,
+            (Header::DenseMatrix { value_type, .. } | Header::CsrMatrix { value_type, .. }, _)
+                if data_type.is_matrix() =>
+            {
+                Header::matrix(data_type, rows, cols, value_type)
+            }
+            (header, _) => {
+                return Err(Error::invalid(format!(
+                    "a {} cannot become a {data_type}",
+                    header.data_type()
+                )))
+            }
+        };
+    }
+    Ok(header)
+}
+
+struct Tally {
+    total: u128,
+    done: u128,
+    input: u64,
+    report: Option<Progress>,
+}
+
+/// An object's cells as a sink reads them: the pump's view of the source.
+pub struct Pieces<'p> {
+    source: &'p mut dyn Source,
+    index: usize,
+    header: &'p Header,
+    want: Want,
+    options: &'p PumpOptions,
+    progress: &'p mut Tally,
+    /// Whether a pass failed in the source (or converting its values).
+    source_failed: bool,
+}
+
+impl Pieces<'_> {
+    /// The object's header, as the sink writes it.
+    pub fn header(&self) -> &Header {
+        self.header
+    }
+
+    /// The data type of the object in the source: the layout of its bands (CSR bands for
+    /// CSR matrices, dense bands for the others).
+    pub fn source_data_type(&self) -> DataType {
+        self.source.headers()[self.index].data_type()
+    }
+
+    /// Whether the object has a non-zero cell, where the source knows without a pass.
+    pub fn nonzero(&self) -> Option<bool> {
+        match self.options.value_type {
+            None => self.source.nonzero(self.index),
+            Some(_) => None,
+        }
+    }
+
+    /// Input bytes the object takes, where the source knows.
+    pub fn stored_bytes(&self) -> Option<u64> {
+        self.source.stored_bytes(self.index)
+    }
+
+    /// What the source keeps beyond the cells.
+    pub fn kept(&self) -> Kept {
+        self.source.kept()
+    }
+
+    /// Reads of any rectangle of the object, where the source has them (in the source's
+    /// value types; only without a value type change).
+    pub fn windows(&self) -> Option<(&dyn Windows, usize)> {
+        match self.options.value_type {
+            None => self.source.windows().map(|w| (w, self.index)),
+            Some(_) => None,
+        }
+    }
+
+    /// Every band of the object, in one object of its header (memory holds it whole: for
+    /// targets written whole).
+    ///
+    /// # Errors
+    /// As [`Pieces::for_each`].
+    pub fn collect(&mut self) -> Result<serde_daphne::Object> {
+        let mut whole: Option<Band> = None;
+        self.for_each(&mut |band| {
+            match &mut whole {
+                Some(whole) => whole.append(band)?,
+                None => whole = Some(band),
+            }
+            Ok(true)
+        })?;
+        match whole {
+            Some(band) => band.into_object(self.header),
+            None => Band::empty(self.header).into_object(self.header),
+        }
+    }
+
+    /// One pass: calls `each` with the object's pieces in order (bands of rows, or tiles
+    /// where the sink wants them and the source has windows), until it returns `false`.
+    ///
+    /// # Errors
+    /// The source's errors (also kept for [`pump`] to blame the input), and `each`'s.
+    pub fn for_each(&mut self, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<()> {
+        let (rows, cols) = self.header.shape();
+        let value_type = self.options.value_type;
+        let header = self.header;
+        let cancel = self.options.cancel.clone();
+        let progress = &mut *self.progress;
+        let mut sink_error = None;
+        let mut step = |band: Band| -> Result<bool> {
+            if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Err(ErrorImpl::Io(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "the conversion was cancelled",
+                ))
+                .into());
+            }
+            let cells = u128::from(band.rows) * u128::from(band.cols.max(1));
+            let band = match value_type {
+                Some(vt) => band.convert(vt)?,
+                None => band.conform(header)?,
+            };
+            let more = each(band).inspect_err(|_| sink_error = Some(()))?;
+            progress.done += cells;
+            if let Some(report) = &progress.report {
+                let share = u128::from(progress.input) * progress.done / progress.total;
+                report((share as u64).min(progress.input), progress.input);
+            }
+            Ok(more)
+        };
+        let windows = self.source.windows().filter(|_| value_type.is_none());
+        let result = match (self.want, windows) {
+            (Want::Tiles(tr, tc), Some(windows)) => {
+                let (tr, tc) = (tr.max(1), tc.max(1));
+                'rows: for r0 in (0..rows).step_by(tr as usize) {
+                    for c0 in (0..cols).step_by(tc as usize) {
+                        let tile = windows
+                            .window(self.index, r0..(r0 + tr).min(rows), c0..(c0 + tc).min(cols))
+                            .and_then(&mut step);
+                        match tile {
+                            Ok(true) => {}
+                            Ok(false) => break 'rows,
+                            Err(e) => return self.blame(e, sink_error.is_some()),
+                        }
+                    }
+                }
+                Ok(())
+            }
+            (Want::Tiles(multiple, _) | Want::Bands(multiple), _) => {
+                self.source.for_each_band(self.index, multiple, &mut step)
+            }
+        };
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) => self.blame(e, sink_error.is_some()),
+        }
+    }
+
+    /// Notes a source's error for [`pump`] to blame the input; gives the error on.
+    fn blame(&mut self, error: Error, in_sink: bool) -> Result<()> {
+        self.source_failed |= !in_sink;
+        Err(error)
+    }
+}
+
+/// Bands of any height, in order, regrouped into bands a multiple of `multiple` rows high
+/// (the last may be shorter), for sources whose own bands are of another height.
+pub struct Regroup {
+    multiple: u64,
+    pending: Option<Band>,
+}
+
+impl Regroup {
+    /// Regroups into bands a multiple of `multiple` rows high.
+    pub fn new(multiple: u64) -> Regroup {
+        Regroup {
+            multiple: multiple.max(1),
+            pending: None,
+        }
+    }
+
+    /// Takes the next band; calls `each` with every whole band it completes. `false` when
+    /// `each` asked to stop.
+    ///
+    /// # Errors
+    /// `each`'s errors; bands that do not follow each other.
+    pub fn push(&mut self, band: Band, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<bool> {
+        if self.multiple == 1 {
+            return each(band);
+        }
+        let mut pending = match self.pending.take() {
+            Some(mut pending) => {
+                pending.append(band)?;
+                pending
+            }
+            None => band,
+        };
+        let whole = pending.rows / self.multiple * self.multiple;
+        if whole == 0 {
+            self.pending = Some(pending);
+            return Ok(true);
+        }
+        if whole < pending.rows {
+            let (r0, cols) = (
+                pending.first_row,
+                pending.first_col..pending.first_col + pending.cols,
+            );
+            let rest = pending.window(r0 + whole..r0 + pending.rows, cols.clone());
+            pending = pending.window(r0..r0 + whole, cols);
+            self.pending = Some(rest);
+        }
+        each(pending)
+    }
+
+    /// Gives the last, shorter band, if any.
+    ///
+    /// # Errors
+    /// `each`'s errors.
+    pub fn finish(&mut self, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<bool> {
+        match self.pending.take() {
+            Some(band) => each(band),
+            None => Ok(true),
+        }
+    }
+}
