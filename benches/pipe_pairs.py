@@ -83,6 +83,10 @@ def sources(kind, base, d):
     made = {}
     peer = "npy" if kind == "dense" else "mtx"
     made[peer] = base
+    if kind == "dense":
+        # A dense MatrixMarket file is an array file, as fast_matrix_market writes it.
+        made["mtx"] = os.path.join(d, "src.m.mtx")
+        fmm.mmwrite(made["mtx"], np.load(base))
     for name in (DENSE if kind == "dense" else SPARSE):
         if name in made:
             continue

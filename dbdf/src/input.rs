@@ -63,6 +63,24 @@ pub(crate) fn not_in_daphne(what: impl Into<String>, reason: impl Into<String>) 
     not_convertible(what, "DAPHNE", reason)
 }
 
+/// Reads `dst.len()` bytes at `at` of `file` without moving a shared cursor (threads read
+/// parts of one file at once).
+///
+/// # Errors
+/// I/O errors, such as a file shorter than `at + dst.len()`.
+pub(crate) fn read_exact_at(file: &std::fs::File, dst: &mut [u8], at: u64) -> Result<()> {
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::read_exact_at(file, dst, at)?;
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek};
+        let mut file = file;
+        file.seek(std::io::SeekFrom::Start(at))?;
+        file.read_exact(dst)?;
+    }
+    Ok(())
+}
+
 /// Reads over bytes that start at byte `base` of a file, reporting file offsets (and the
 /// file's name, where it has one) in its errors.
 pub(crate) struct Cursor<'a> {
@@ -82,6 +100,14 @@ impl<'a> Cursor<'a> {
             base: 0,
             format,
             file: None,
+        }
+    }
+
+    /// A cursor over bytes found at `base` of the input (errors give input offsets).
+    pub(crate) fn at_base(bytes: &'a [u8], base: u64, format: Foreign) -> Self {
+        Cursor {
+            base: base as usize,
+            ..Cursor::new(bytes, format)
         }
     }
 

@@ -6,5 +6,5 @@ use libfuzzer_sys::fuzz_target;
 use dbdf::csv;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = csv::read(data, None);
+    let _ = csv::from_slice(data);
 });

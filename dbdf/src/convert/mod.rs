@@ -31,7 +31,7 @@ use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::names::{first_name, parse_name};
 use serde_daphne::__private::options::{BlockPolicy, Dialect, Options};
 use serde_daphne::Error;
-use serde_daphne::{DataType, Object, ValueType};
+use serde_daphne::{DataType, ValueType};
 
 pub use sinks::{convert_from, write_output};
 
@@ -410,10 +410,10 @@ pub fn convert(
     convert_from(&mut *source, input, output, options)
 }
 
-/// The file at `path` in `format` as a source of the pipe: `.dbdf`, `.npy`, CSV and SystemDS
-/// files stream; a MatrixMarket coordinate file builds the matrix's CSR arrays (its entries
-/// come in any order), and MatrixMarket array files, Futhark and Binsparse files are read
-/// whole.
+/// The file at `path` in `format` as a source of the pipe: `.dbdf`, `.npy`, CSV, Futhark and
+/// SystemDS files stream, MatrixMarket array files through a binary scratch file; a
+/// MatrixMarket coordinate file builds the matrix's CSR arrays (its entries come in any
+/// order), and Binsparse files are read whole.
 ///
 /// # Errors
 /// As [`convert`], for what opening the input finds.
@@ -423,35 +423,27 @@ pub fn source(
     options: &ConvertOptions,
 ) -> Result<Box<dyn Source>, ConvertError> {
     let fail = |e: Error| ConvertError::at(path, e);
-    let len = || std::fs::metadata(path).map_or(0, |m| m.len());
-    let held = |objects: Vec<Object>, kept: Kept| -> Result<Box<dyn Source>, ConvertError> {
-        Ok(Box::new(Held::new(objects, len(), kept).map_err(fail)?))
-    };
-    match format {
-        Format::Dbdf => Ok(Box::new(DbdfSource::open(path).map_err(fail)?)),
-        Format::Npy => Ok(Box::new(npy::NpySource::open(path).map_err(fail)?)),
-        Format::Csv => Ok(Box::new(csv::CsvSource::open(path).map_err(fail)?)),
+    Ok(match format {
+        Format::Dbdf => Box::new(DbdfSource::open(path).map_err(fail)?),
+        Format::Npy => Box::new(npy::source(path).map_err(fail)?),
+        Format::Csv => Box::new(csv::source(path).map_err(fail)?),
+        Format::Futhark => Box::new(futhark::source(path).map_err(fail)?),
         Format::Systemds => {
             let read = systemds::ReadOptions::new().keep_blocks(options.keep_blocks);
-            Ok(Box::new(
-                systemds::SystemdsSource::open(path, &read).map_err(fail)?,
-            ))
+            Box::new(systemds::source(path, &read).map_err(fail)?)
         }
-        Format::Mtx => match mtx::MtxArraySource::open(path).map_err(fail)? {
-            Some(array) => Ok(Box::new(array)),
-            None => held(
-                vec![mtx::read_path(path, options.progress.as_ref()).map_err(fail)?],
-                Kept::default(),
-            ),
-        },
-        Format::Futhark => held(futhark::read(path).map_err(fail)?, Kept::default()),
+        Format::Mtx => {
+            let read = mtx::ReadOptions::new().progress(options.progress.clone());
+            mtx::source(path, &read).map_err(fail)?
+        }
         Format::Binsparse => {
+            let len = std::fs::metadata(path).map_or(0, |m| m.len());
             let read = binsparse::read(path).map_err(fail)?;
             let kept = Kept {
                 binsparse: Some((read.format, read.attributes)),
                 ..Kept::default()
             };
-            held(vec![read.object], kept)
+            Box::new(Held::new(vec![read.object], len, kept).map_err(fail)?)
         }
-    }
+    })
 }

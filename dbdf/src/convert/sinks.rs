@@ -80,21 +80,17 @@ pub fn convert_from(
             warnings
         }
         Format::Mtx => {
-            write_output(output, |w| {
-                pump(Box::new(mtx::MtxSink::new(w)), false).map(drop)
-            })?;
+            write_output(output, |w| pump(Box::new(mtx::sink(w)), false).map(drop))?;
             Vec::new()
         }
         Format::Npy => {
-            write_output(output, |w| {
-                pump(Box::new(npy::NpySink::new(w)), false).map(drop)
-            })?;
+            write_output(output, |w| pump(Box::new(npy::sink(w)), false).map(drop))?;
             Vec::new()
         }
         Format::Csv => {
-            let daphne = options.daphne;
+            let csv_options = csv::WriteOptions::new().daphne(options.daphne);
             write_output(output, |w| {
-                pump(Box::new(csv::CsvSink::new(w, daphne)), false).map(drop)
+                pump(Box::new(csv::sink(w, &csv_options)), false).map(drop)
             })?;
             let mut report = Report::default();
             if let (true, Ok([header])) = (to_file, headers.as_deref()) {
@@ -103,12 +99,9 @@ pub fn convert_from(
             report.warnings
         }
         Format::Futhark => {
+            let futhark = &options.futhark;
             write_output(output, |w| {
-                let write = |objects: Vec<Object>, _: Kept| {
-                    futhark::to_writer(&mut *w, &objects, &options.futhark)?;
-                    Ok(Vec::new())
-                };
-                pump(Box::new(Collect::new(None, Box::new(write))), false).map(drop)
+                pump(Box::new(futhark::sink(w, futhark)), false).map(drop)
             })?;
             Vec::new()
         }
@@ -141,7 +134,7 @@ pub fn convert_from(
                     "SystemDS output is a file and its .mtd: give a path, not -",
                 ));
             }
-            let sink = systemds::SystemdsSink::new(output, &options.systemds_options())
+            let sink = systemds::sink(output, &options.systemds_options())
                 .progress(options.progress.clone());
             pump(Box::new(sink), true)?
         }

@@ -7,39 +7,136 @@
 //! sidecar, so that types survive; in the runtime dialect frames get no header record (DAPHNE
 //! takes the labels from the sidecar). Records are parsed and written by the `csv` crate
 //! (RFC 4180 quoting, fields with line breaks), streamed: only the values are held, and
-//! [`to_dbdf`] holds one band of them (it reads the file twice). The whole read is in
-//! `read.rs`, the rules both share (header, width, typing) in `records.rs`.
+//! [`source`] holds a few bands of them (it reads the file twice, see [`CsvSource`]). The
+//! whole read is in `read.rs`, the rules both share (header, width, typing) in
+//! `records.rs`, the pipe's source and sink in `pipe.rs`.
+//!
+//! ```
+//! use dbdf::csv::{self, WriteOptions};
+//! use serde_daphne::{Object, Values};
+//!
+//! let m = Object::dense(2, 2, Values::I64(vec![1, -2, 0, 4]))?;
+//! let text = csv::to_vec(&m, &WriteOptions::new())?;
+//! assert_eq!(text, b"1,-2\n0,4\n");
+//! assert_eq!(csv::from_slice(&text)?, m);
+//! # Ok::<(), serde_daphne::Error>(())
+//! ```
 
 use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
 use std::io::Write;
+use std::path::Path;
 
 mod bands;
 mod pipe;
 mod read;
 mod records;
-mod stream;
 
 pub use self::pipe::{CsvSink, CsvSource};
-pub use self::read::read;
 use self::records::CSV;
-pub use self::stream::to_dbdf;
 use crate::text::format_value;
+use serde_daphne::__private::io::meta::write_sidecar;
+use serde_daphne::__private::io::{read_sidecar, write_buffered};
 use serde_daphne::{DataType, Error, Object, Result, Value, Values};
 
-/// Writes an object as CSV; frames get a header record unless `for_daphne`.
+/// How CSV is written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    daphne: bool,
+}
+
+impl WriteOptions {
+    /// The default: frames with a header record of their labels.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// For DAPHNE: frames without a header record (DAPHNE takes the labels from the
+    /// `.meta` sidecar).
+    pub fn daphne(mut self, yes: bool) -> Self {
+        self.daphne = yes;
+        self
+    }
+}
+
+/// Reads the CSV file at `path`, with its `.meta` sidecar if there is one.
 ///
 /// # Errors
-/// [`serde_daphne::ErrorKind::NotConvertible`] for values text cannot hold; objects too large for memory; I/O
-/// errors.
-pub fn write(object: &Object, out: &mut dyn Write, for_daphne: bool) -> Result<()> {
+/// [`serde_daphne::ErrorKind::ForeignInput`] naming the line (and column) and what is wrong;
+/// I/O errors.
+pub fn read(path: impl AsRef<Path>) -> Result<Object> {
+    let path = path.as_ref();
+    let sidecar = read_sidecar(path)?;
+    let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    read::from_reader(file, sidecar.as_ref())
+}
+
+/// Reads CSV text (no sidecar: types are inferred).
+///
+/// # Errors
+/// As [`read()`].
+pub fn from_slice(bytes: &[u8]) -> Result<Object> {
+    read::from_reader(bytes, None)
+}
+
+/// Writes an object as a CSV file (atomically) and its `.meta` sidecar, so that its types
+/// survive (none where DAPHNE's sidecars cannot name them: 16-bit types).
+///
+/// # Errors
+/// As [`to_writer`]; I/O errors.
+pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    let path = path.as_ref();
+    write_buffered(path, |w| to_writer(w, object, options))?;
+    match write_sidecar(path, object.header()).map_err(Error::into_details) {
+        Err(ErrorImpl::NotInDialect { .. }) => Ok(()),
+        other => other.map_err(Error::from),
+    }
+}
+
+/// [`write_with`] the default options.
+///
+/// # Errors
+/// As [`write_with`].
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_with(path, object, &WriteOptions::new())
+}
+
+/// Writes an object as CSV to `out`; frames get a header record unless written for DAPHNE.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::NotConvertible`] for values text cannot hold; objects too large
+/// for memory; I/O errors.
+pub fn to_writer<W: Write>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
     let mut writer = csv::WriterBuilder::new().from_writer(out);
-    if object.data_type() == DataType::Frame && !for_daphne {
+    if object.data_type() == DataType::Frame && !options.daphne {
         write_labels(&mut writer, object.labels())?;
     }
     write_records(&mut writer, object, 0)?;
     writer.flush()?;
     Ok(())
+}
+
+/// [`to_writer`] into a new vector.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    to_writer(&mut out, object, options)?;
+    Ok(out)
+}
+
+/// The CSV file at `path` as a source of the pipe ([`CsvSource`]).
+///
+/// # Errors
+/// As [`read()`]: the first pass finds every malformed record.
+pub fn source(path: impl AsRef<Path>) -> Result<CsvSource> {
+    CsvSource::open(path.as_ref())
+}
+
+/// A sink of the pipe writing CSV to `out` ([`CsvSink`]).
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> CsvSink<'w> {
+    CsvSink::new(out, options.daphne)
 }
 
 fn write_labels<'a, W: Write>(

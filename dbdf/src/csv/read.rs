@@ -50,11 +50,11 @@ enum Columns {
     Inferred(Vec<Numbers>),
 }
 
-/// Reads CSV, with the sidecar beside it if there is one ([`serde_daphne::__private::io::read_sidecar`]).
+/// Reads CSV whole from `input`, typed by `sidecar` (a `.meta` sidecar's hint) if given.
 ///
 /// # Errors
 /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line (and column) and what is wrong.
-pub fn read(input: impl Read, sidecar: Option<&Hint>) -> Result<Object> {
+pub(super) fn from_reader(input: impl Read, sidecar: Option<&Hint>) -> Result<Object> {
     read_text(input, sidecar).map_err(|message| CSV.error(message))
 }
 

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use super::entries::Symmetry;
 use super::head::{parse_head, read_head, MTX};
-use crate::pipe::{Band, Cells, Source, Windows};
+use crate::input::read_exact_at;
+use crate::pipe::{Band, Source, Windows};
 use crate::text::parse_value;
 use serde_daphne::__private::io::scratch_file;
 use serde_daphne::__private::wire::values::{with_value_type, write_le, zeroed_vec};
@@ -138,28 +139,8 @@ impl Windows for MtxArraySource {
             }
             T::into_values(out)
         });
-        Ok(Band {
-            first_row: rows.start,
-            first_col: cols.start,
-            rows: nr as u64,
-            cols: nc as u64,
-            cells: Cells::Dense(values),
-        })
+        Ok(Band::dense(rows, cols, values))
     }
-}
-
-/// Reads `dst.len()` bytes at `at` of a file without moving a shared cursor.
-fn read_exact_at(file: &File, dst: &mut [u8], at: u64) -> Result<()> {
-    #[cfg(unix)]
-    std::os::unix::fs::FileExt::read_exact_at(file, dst, at)?;
-    #[cfg(not(unix))]
-    {
-        use std::io::{Read, Seek};
-        let mut file = file;
-        file.seek(std::io::SeekFrom::Start(at))?;
-        file.read_exact(dst)?;
-    }
-    Ok(())
 }
 
 /// The value type of an integer array file without a type comment, from a first pass over

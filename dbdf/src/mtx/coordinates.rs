@@ -264,7 +264,7 @@ fn duplicate_line(
 
 #[cfg(test)]
 mod tests {
-    use crate::mtx::read_path;
+    use crate::mtx::read;
 
     /// Each worker reads its own half of the lines: the error named is still the first in
     /// the file, wherever the others are.
@@ -298,7 +298,7 @@ mod tests {
             }
             let path = dir.join("m.mtx");
             std::fs::write(&path, &text).unwrap();
-            let message = read_path(&path, None).unwrap_err().to_string();
+            let message = read(&path).unwrap_err().to_string();
             assert!(
                 message.contains(&format!("line {named}:")),
                 "{bad:?}: {message}"

@@ -15,27 +15,89 @@ mod passes;
 use std::io::Write;
 use std::path::Path;
 
-use crate::pipe::{Pieces, Sink};
+use crate::pipe::{Held, Kept, Pieces, Sink, Source};
 use crate::text::{format_value, parse_value};
 use entries::{Layout, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 use serde_daphne::__private::error::ErrorImpl;
 use serde_daphne::__private::io::progress::Progress;
+use serde_daphne::__private::io::write_buffered;
 use serde_daphne::__private::wire::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
 pub use array::MtxArraySource;
 
+/// How MatrixMarket files are read.
+#[derive(Clone, Default)]
+pub struct ReadOptions {
+    progress: Option<Progress>,
+}
+
+impl ReadOptions {
+    /// The default: no progress reports.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Tells `progress` of the bytes of coordinate data read.
+    pub fn progress(mut self, progress: Option<Progress>) -> Self {
+        self.progress = progress;
+        self
+    }
+}
+
 /// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
-/// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix. `progress` hears
-/// of the bytes of coordinate data read.
+/// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix.
 ///
 /// # Errors
 /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong; I/O errors.
-pub fn read_path(path: &Path, progress: Option<&Progress>) -> Result<Object> {
+pub fn read(path: impl AsRef<Path>) -> Result<Object> {
+    read_with(path, &ReadOptions::new())
+}
+
+/// [`read()`] with `options`.
+///
+/// # Errors
+/// As [`read()`].
+pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
+    let path = path.as_ref();
     // A file that cannot be opened is an I/O error, not a MatrixMarket one.
     std::fs::File::open(path)?;
-    read_path_text(path, progress).map_err(|message| MTX.error(message))
+    read_path_text(path, options.progress.as_ref()).map_err(|message| MTX.error(message))
+}
+
+/// Reads MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for
+/// array input.
+///
+/// # Errors
+/// As [`read()`].
+pub fn from_slice(bytes: &[u8]) -> Result<Object> {
+    let text = std::str::from_utf8(bytes).map_err(|e| MTX.error(format!("not UTF-8 text: {e}")))?;
+    read_text(text).map_err(|message| MTX.error(message))
+}
+
+/// The MatrixMarket file at `path` as a source of the pipe: array files through a scratch
+/// file ([`MtxArraySource`]); coordinate files (whose entries come in any order) and
+/// symmetric array files as the matrix [`read_with`] builds, held.
+///
+/// # Errors
+/// As [`read()`].
+pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Box<dyn Source>> {
+    let path = path.as_ref();
+    if let Some(array) = MtxArraySource::open(path)? {
+        return Ok(Box::new(array));
+    }
+    let len = std::fs::metadata(path)?.len();
+    Ok(Box::new(Held::new(
+        vec![read_with(path, options)?],
+        len,
+        Kept::default(),
+    )?))
+}
+
+/// A sink of the pipe writing MatrixMarket to `out` ([`MtxSink`]).
+pub fn sink(out: &mut dyn Write) -> MtxSink<'_> {
+    MtxSink::new(out)
 }
 
 fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, String> {
@@ -44,7 +106,7 @@ fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, St
     let (head, at, lines) = read_head(&mut reader)?;
     if !head.to_lowercase().contains("coordinate") {
         let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-        return read(&text);
+        return read_text(&text);
     }
     let header = parse_head(&head)?;
     let [rows, cols, entries] = header.dims[..] else {
@@ -70,7 +132,7 @@ fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, St
 ///
 /// # Errors
 /// A message naming the line and what is wrong.
-fn read(text: &str) -> Result<Object, String> {
+fn read_text(text: &str) -> Result<Object, String> {
     let Head {
         coordinate,
         mut value_type,
@@ -262,12 +324,20 @@ fn read_array(
     Object::dense(rows, cols, cells).map_err(|e| e.to_string())
 }
 
-/// Writes a matrix as coordinate general MatrixMarket.
+/// Writes a matrix as a coordinate general MatrixMarket file (atomically).
 ///
 /// # Errors
-/// [`serde_daphne::ErrorKind::NotConvertible`] for frames (no MatrixMarket form) and values text cannot hold;
-/// I/O errors.
-pub fn write(object: &Object, out: &mut dyn Write) -> Result<()> {
+/// As [`to_writer`].
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_buffered(path.as_ref(), |w| to_writer(w, object))
+}
+
+/// Writes a matrix as coordinate general MatrixMarket to `out`.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::NotConvertible`] for frames (no MatrixMarket form) and values
+/// text cannot hold; I/O errors.
+pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
     if !object.data_type().is_matrix() && object.data_type() != DataType::Scalar {
         return Err(refused(object.data_type()));
     }
@@ -278,11 +348,21 @@ pub fn write(object: &Object, out: &mut dyn Write) -> Result<()> {
     let mut entries = Vec::new();
     object.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
     let (rows, cols) = object.shape();
-    write_head(out, value_type, (rows, cols), entries.len() as u64)?;
-    write_entries(out, value_type, entries)
+    write_head(&mut out, value_type, (rows, cols), entries.len() as u64)?;
+    write_entries(&mut out, value_type, entries)
 }
 
-/// Writes one matrix as coordinate general MatrixMarket, as [`write()`] writes it whole, in
+/// [`to_writer`] into a new vector.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    to_writer(&mut out, object)?;
+    Ok(out)
+}
+
+/// Writes one matrix as coordinate general MatrixMarket, as [`to_writer`] writes it whole, in
 /// two passes over the bands of the source: one counts the entries (the size line gives them
 /// first), one writes them. Memory holds a band.
 pub struct MtxSink<'w> {

@@ -19,7 +19,7 @@ use crate::input::Foreign;
 use serde_daphne::Result;
 pub(crate) mod stream;
 
-pub use stream::{from_dbdf, to_dbdf, NpySink, NpySource};
+pub use stream::{NpySink, NpySource};
 
 use serde_daphne::__private::io::write_buffered;
 use serde_daphne::__private::model::Object;
@@ -300,6 +300,19 @@ impl Array<'_> {
 /// I/O errors, and as [`from_slice`].
 pub fn read(path: impl AsRef<Path>) -> Result<Object> {
     stream::read_whole(path.as_ref())
+}
+
+/// The `.npy` file at `path` as a source of the pipe ([`NpySource`]).
+///
+/// # Errors
+/// As [`read`], for a malformed header.
+pub fn source(path: impl AsRef<Path>) -> Result<NpySource> {
+    NpySource::open(path.as_ref())
+}
+
+/// A sink of the pipe writing a `.npy` array to `out` ([`NpySink`]).
+pub fn sink(out: &mut dyn Write) -> NpySink<'_> {
+    NpySink::new(out)
 }
 
 /// Reads a `.npy` array in memory as a DenseMatrix (see [`read`]).

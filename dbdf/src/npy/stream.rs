@@ -9,6 +9,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::{descr, header_len, parse_header, write_header, Descr, NpyHeader, NPY, PREAMBLE_LEN};
+use crate::input::read_exact_at;
 use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
 use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le, zeroed_vec};
 use serde_daphne::__private::wire::{DataType, Element, Header, ValueType};
@@ -80,13 +81,7 @@ impl Windows for NpySource {
             }
             T::into_values(out)
         });
-        Ok(Band {
-            first_row: rows.start,
-            first_col: cols.start,
-            rows: nr,
-            cols: nc,
-            cells: Cells::Dense(values),
-        })
+        Ok(Band::dense(rows, cols, values))
     }
 }
 
@@ -131,41 +126,6 @@ impl Sink for NpySink<'_> {
     fn finish(self: Box<Self>) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
-}
-
-/// Converts the `.npy` array at `input` to a `.dbdf` file at `output` (atomically) through
-/// the pipe: tile by tile (the options' tile size; in the runtime dialect bands of rows), or
-/// without a tile size one block from bands of rows read twice (once to choose the block
-/// type, stopping at the first non-zero by default; once to write it). Memory holds a tile
-/// or a band, never the matrix; the bytes equal [`serde_daphne::to_vec_with`] of the same
-/// matrix with the same options.
-///
-/// # Errors
-/// As [`super::read`]; [`serde_daphne::DbdfWriter`]'s errors; I/O errors.
-pub fn to_dbdf(
-    input: impl AsRef<Path>,
-    output: impl AsRef<Path>,
-    options: &serde_daphne::Options,
-) -> Result<()> {
-    let mut source = NpySource::open(input.as_ref())?;
-    crate::pipe::to_dbdf(&mut source, output.as_ref(), options)
-}
-
-/// Writes matrix `index` of the `.dbdf` file at `input` as a C-order `.npy` array at `output`
-/// (atomically), a band of rows at a time: memory holds one band, read through
-/// [`serde_daphne::DbdfFile`] windows (only the bytes of those rows).
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::NotConvertible`] for frames; the file's errors; an `index`
-/// the file lacks; I/O errors.
-pub fn from_dbdf(input: impl AsRef<Path>, index: usize, output: impl AsRef<Path>) -> Result<()> {
-    let mut source = crate::pipe::DbdfSource::open(input.as_ref())?.only(index)?;
-    serde_daphne::__private::io::write_buffered(output.as_ref(), |out| {
-        let sink = NpySink::new(out);
-        crate::pipe::pump(&mut source, Box::new(sink), &Default::default())
-            .map(drop)
-            .map_err(crate::pipe::Failed::into_error)
-    })
 }
 
 /// Reads the `.npy` file at `path` whole: its values go from the file straight into the
@@ -276,17 +236,7 @@ impl TileReader<'_> {
     }
 
     fn read_at(&self, at: u64, dst: &mut [u8]) -> Result<()> {
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::FileExt::read_exact_at(self.file, dst, at)?;
-        }
-        #[cfg(not(unix))]
-        {
-            let mut file = self.file;
-            file.seek(SeekFrom::Start(at))?;
-            file.read_exact(dst)?;
-        }
-        Ok(())
+        read_exact_at(self.file, dst, at)
     }
 
     /// Byte order (the file's to the host's) and the bool check.

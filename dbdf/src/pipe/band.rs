@@ -45,6 +45,17 @@ pub enum Cells {
 }
 
 impl Band {
+    /// The window `rows x cols` of an object, dense: its `values`, row-major.
+    pub fn dense(rows: Range<u64>, cols: Range<u64>, values: Values) -> Band {
+        Band {
+            first_row: rows.start,
+            first_col: cols.start,
+            rows: rows.end - rows.start,
+            cols: cols.end - cols.start,
+            cells: Cells::Dense(values),
+        }
+    }
+
     /// A band of no rows (or no columns) of an object with `header`.
     pub fn empty(header: &Header) -> Band {
         let (rows, cols) = header.shape();
@@ -454,6 +465,51 @@ impl Band {
             cols: (c1 - c0) as u64,
             cells,
         }
+    }
+
+    /// The first `n` rows (moved) and the rest (copied: for a short rest).
+    ///
+    /// # Errors
+    /// A frame band, or `n` beyond the band's rows.
+    pub fn split_rows(mut self, n: u64) -> Result<(Band, Band)> {
+        if n > self.rows {
+            return Err(Error::invalid("a band split past its rows"));
+        }
+        let cols = self.cols as usize;
+        let rest_cells = match &mut self.cells {
+            Cells::Dense(values) => Cells::Dense(
+                with_values!(values, v => Element::into_values(v.split_off(n as usize * cols))),
+            ),
+            Cells::Csr {
+                row_offsets,
+                col_indices,
+                values,
+            } => {
+                let cut = row_offsets[n as usize];
+                let rest_offsets = row_offsets[n as usize..].iter().map(|&k| k - cut).collect();
+                row_offsets.truncate(n as usize + 1);
+                Cells::Csr {
+                    row_offsets: rest_offsets,
+                    col_indices: col_indices.split_off(cut),
+                    values: with_values!(values, v => Element::into_values(v.split_off(cut))),
+                }
+            }
+            Cells::Frame(columns) => Cells::Frame(
+                columns
+                    .iter_mut()
+                    .map(|c| with_values!(c, v => Element::into_values(v.split_off(n as usize))))
+                    .collect(),
+            ),
+        };
+        let rest = Band {
+            first_row: self.first_row + n,
+            first_col: self.first_col,
+            rows: self.rows - n,
+            cols: self.cols,
+            cells: rest_cells,
+        };
+        self.rows = n;
+        Ok((self, rest))
     }
 
     /// Appends `next`, the rows after this band's (same columns, same layout and types).

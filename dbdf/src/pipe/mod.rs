@@ -271,16 +271,22 @@ pub fn pump(
     Ok(warnings)
 }
 
+/// [`pump`] without value or data type changes, progress or cancellation; the error
+/// whichever side it came from.
+///
+/// # Errors
+/// As [`pump`].
+pub fn copy(source: &mut dyn Source, sink: Box<dyn Sink + '_>) -> Result<Vec<String>> {
+    pump(source, sink, &PumpOptions::default()).map_err(Failed::into_error)
+}
+
 /// Writes every object of `source` to a `.dbdf` file at `output` with `options`
 /// (atomically), through [`DbdfSink`].
 ///
 /// # Errors
 /// The source's errors and [`serde_daphne::DbdfWriter`]'s. Nothing is left at `output`.
 pub fn to_dbdf(source: &mut dyn Source, output: &std::path::Path, options: &Options) -> Result<()> {
-    let sink = DbdfSink::create(output, options)?;
-    pump(source, Box::new(sink), &PumpOptions::default())
-        .map(drop)
-        .map_err(Failed::into_error)
+    copy(source, Box::new(DbdfSink::create(output, options)?)).map(drop)
 }
 
 /// The headers of `headers`' objects as a sink gets them from the pump with `options`.
@@ -347,6 +353,12 @@ pub struct Pieces<'p> {
 }
 
 impl Pieces<'_> {
+    /// Whether a pass failed reading the source (or converting its values), not in the
+    /// sink.
+    pub fn source_failed(&self) -> bool {
+        self.source_failed
+    }
+
     /// The object's header, as the sink writes it.
     pub fn header(&self) -> &Header {
         self.header
@@ -498,7 +510,7 @@ impl Regroup {
         if self.multiple == 1 {
             return each(band);
         }
-        let mut pending = match self.pending.take() {
+        let pending = match self.pending.take() {
             Some(mut pending) => {
                 pending.append(band)?;
                 pending
@@ -510,16 +522,11 @@ impl Regroup {
             self.pending = Some(pending);
             return Ok(true);
         }
-        if whole < pending.rows {
-            let (r0, cols) = (
-                pending.first_row,
-                pending.first_col..pending.first_col + pending.cols,
-            );
-            let rest = pending.window(r0 + whole..r0 + pending.rows, cols.clone());
-            pending = pending.window(r0..r0 + whole, cols);
+        let (whole, rest) = pending.split_rows(whole)?;
+        if rest.rows > 0 {
             self.pending = Some(rest);
         }
-        each(pending)
+        each(whole)
     }
 
     /// Gives the last, shorter band, if any.

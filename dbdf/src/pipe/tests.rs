@@ -18,10 +18,48 @@ fn dir(name: &str) -> PathBuf {
 /// Band heights to feed sinks with: one row, two (uneven against 9 rows), a tile's, all.
 const HEIGHTS: [u64; 4] = [1, 2, 4, 100];
 
+/// A source that gives its rows in order only (as CSV does): no windows.
+struct InOrder(Held);
+
+impl Source for InOrder {
+    fn headers(&self) -> &[Header] {
+        self.0.headers()
+    }
+
+    fn for_each_band(
+        &mut self,
+        index: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        self.0.for_each_band(index, multiple, each)
+    }
+
+    fn input_len(&self) -> u64 {
+        0
+    }
+}
+
+/// Pumps `object` in bands of `rows` into `sink`; with `windows`, the sink may read windows
+/// instead.
+fn pump_bands(
+    object: &Object,
+    rows: u64,
+    windows: bool,
+    sink: Box<dyn Sink + '_>,
+) -> Result<Vec<String>> {
+    let held = Held::new(vec![object.clone()], 0, Kept::default())?.band_rows(rows);
+    let mut in_order = InOrder(held);
+    let source: &mut dyn Source = match windows {
+        true => &mut in_order.0,
+        false => &mut in_order,
+    };
+    pump(source, sink, &PumpOptions::default()).map_err(Failed::into_error)
+}
+
 /// Pumps `object` in bands of `rows` into `sink`.
 fn pump_held(object: &Object, rows: u64, sink: Box<dyn Sink + '_>) -> Result<Vec<String>> {
-    let mut source = Held::new(vec![object.clone()], 0, Kept::default())?.band_rows(rows);
-    pump(&mut source, sink, &PumpOptions::default()).map_err(Failed::into_error)
+    pump_bands(object, rows, true, sink)
 }
 
 /// Everything a sink writes to memory, or its error.
@@ -51,15 +89,16 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
             let at = format!("{name}, bands of {rows}");
             let npy = written(&object, rows, |w| Box::new(npy::NpySink::new(w)));
             same(&format!("npy {at}"), npy, npy::to_vec(&object));
-            let mtx_sink = written(&object, rows, |w| Box::new(mtx::MtxSink::new(w)));
-            let mut whole = Vec::new();
-            let mtx_whole = mtx::write(&object, &mut whole).map(|()| whole);
-            same(&format!("mtx {at}"), mtx_sink, mtx_whole);
+            let mtx_sink = written(&object, rows, |w| Box::new(mtx::sink(w)));
+            same(&format!("mtx {at}"), mtx_sink, mtx::to_vec(&object));
             for daphne in [false, true] {
-                let got = written(&object, rows, |w| Box::new(csv::CsvSink::new(w, daphne)));
-                let mut whole = Vec::new();
-                let csv_whole = csv::write(&object, &mut whole, daphne).map(|()| whole);
-                same(&format!("csv {daphne} {at}"), got, csv_whole);
+                let options = csv::WriteOptions::new().daphne(daphne);
+                let got = written(&object, rows, |w| Box::new(csv::sink(w, &options)));
+                same(
+                    &format!("csv {daphne} {at}"),
+                    got,
+                    csv::to_vec(&object, &options),
+                );
             }
         }
     }
@@ -84,11 +123,11 @@ fn the_dbdf_sink_writes_the_bytes_of_the_whole_write() {
             }
             let mut whole = Vec::new();
             object.write_with(&mut whole, options).unwrap();
-            for rows in HEIGHTS {
+            for (rows, windows) in HEIGHTS.into_iter().flat_map(|r| [(r, true), (r, false)]) {
                 let sink = DbdfSink::create(&out, options).unwrap();
-                pump_held(&object, rows, Box::new(sink)).unwrap();
+                pump_bands(&object, rows, windows, Box::new(sink)).unwrap();
                 let got = std::fs::read(&out).unwrap();
-                let at = format!("{name}, {options:?}, bands of {rows}");
+                let at = format!("{name}, {options:?}, bands of {rows}, windows {windows}");
                 if object.data_type() == DataType::Frame && options.tile.is_some() {
                     // The same blocks, a band of every column after another.
                     let got: Object = serde_daphne::from_slice(&got).unwrap();
@@ -113,18 +152,32 @@ fn the_dbdf_sink_writes_the_bytes_of_the_whole_write() {
 #[test]
 fn the_systemds_sink_writes_the_files_of_the_whole_write() {
     let dir = dir("systemds_sink");
-    let options = systemds::WriteOptions::new().block_size(2);
-    for (k, (name, bytes, object)) in band_fixtures().into_iter().enumerate() {
-        let whole = dir.join(format!("whole{k}"));
+    let mut compared = 0;
+    for (k, (name, bytes, object), options) in
+        band_fixtures().into_iter().enumerate().flat_map(|(k, f)| {
+            [
+                (k, f.clone(), systemds::WriteOptions::new().block_size(2)),
+                (k, f, systemds::WriteOptions::new().block_size(2).parts(3)),
+            ]
+        })
+    {
+        let parted = options != systemds::WriteOptions::new().block_size(2);
+        let whole = dir.join(format!("whole{k}-{parted}"));
         let expected = systemds::write_with(&whole, &object, &options);
         // Bands from a source without windows, and windows of a .dbdf file.
         let input = dir.join(format!("in{k}.dbdf"));
         std::fs::write(&input, &bytes).unwrap();
-        for rows in [Some(1), Some(3), None] {
-            let piped = dir.join(format!("piped{k}"));
+        for (rows, windows) in [
+            (Some(1), true),
+            (Some(3), true),
+            (Some(1), false),
+            (Some(3), false),
+            (None, true),
+        ] {
+            let piped = dir.join(format!("piped{k}-{parted}"));
             let sink = Box::new(systemds::SystemdsSink::new(&piped, &options));
             let got = match rows {
-                Some(rows) => pump_held(&object, rows, sink).map(drop),
+                Some(rows) => pump_bands(&object, rows, windows, sink).map(drop),
                 None => {
                     let mut source = DbdfSource::open(&input).unwrap();
                     let runtime_frame = source.headers()[0].data_type() == DataType::Frame
@@ -139,17 +192,16 @@ fn the_systemds_sink_writes_the_files_of_the_whole_write() {
             };
             match (&expected, got) {
                 (Ok(()), Ok(())) => {
-                    for file in [&whole, &systemds::metadata_path(&whole)] {
-                        let twin = dir.join(
-                            file.file_name()
-                                .unwrap()
-                                .to_str()
-                                .unwrap()
-                                .replace("whole", "piped"),
-                        );
+                    compared += 1;
+                    let files = match whole.is_dir() {
+                        true => (0..3).map(|p| whole.join(format!("part-{p:05}"))).collect(),
+                        false => vec![whole.clone()],
+                    };
+                    for file in files.iter().chain([&systemds::metadata_path(&whole)]) {
+                        let twin = PathBuf::from(file.to_str().unwrap().replace("whole", "piped"));
                         assert!(
                             std::fs::read(file).unwrap() == std::fs::read(&twin).unwrap(),
-                            "{name} {rows:?}: {} differs",
+                            "{name} {rows:?} {windows}: {} differs",
                             file.display()
                         );
                     }
@@ -159,6 +211,8 @@ fn the_systemds_sink_writes_the_files_of_the_whole_write() {
             }
         }
     }
+    // Every matrix (6 fixtures, 2 option sets, 5 ways), frames refused (a u8 column).
+    assert_eq!(compared, 6 * 2 * 5);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -226,11 +280,10 @@ fn sources_give_what_their_whole_reads_give() {
         }
         if object.data_type() == DataType::Frame {
             let text = dir.join(format!("{k}.csv"));
-            let mut out = Vec::new();
-            csv::write(&object, &mut out, false).unwrap();
+            let out = csv::to_vec(&object, &csv::WriteOptions::new()).unwrap();
             std::fs::write(&text, &out).unwrap();
-            let whole = csv::read(out.as_slice(), None).unwrap();
-            let got = collected(&mut csv::CsvSource::open(&text).unwrap());
+            let whole = csv::from_slice(&out).unwrap();
+            let got = collected(&mut csv::source(&text).unwrap());
             same_object(&format!("csv {name}"), &got[0], &whole);
             continue;
         }
@@ -273,7 +326,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         ),
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
-        let whole = mtx::read_path(&path, None).unwrap();
+        let whole = mtx::read(&path).unwrap();
         let mut source = mtx::MtxArraySource::open(&path).unwrap().expect("streams");
         assert_eq!(source.headers()[0].matrix_value_type(), Some(vt), "{text}");
         same_object(text, &collected(&mut source)[0], &whole);
@@ -309,5 +362,176 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         assert_eq!(err.kind(), serde_daphne::ErrorKind::ForeignInput, "{text}");
         assert!(err.to_string().contains(says), "{text}: {err} / {says}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn futhark_streams_as_its_whole_reads_and_writes() {
+    use crate::futhark::{self, FutharkSink, FutharkSource, WriteOptions};
+    let dir = dir("futhark");
+    let path = dir.join("v.fut");
+    let matrices: Vec<Object> = band_fixtures()
+        .into_iter()
+        .map(|(_, _, o)| o)
+        .filter(|o| o.data_type() != DataType::Frame)
+        .collect();
+    let small = [
+        Object::dense(1, 1, serde_daphne::Values::U8(vec![1])).unwrap(),
+        Object::dense(3, 1, serde_daphne::Values::F32(vec![0.5, -2.0, 1e-3])).unwrap(),
+        Object::dense(2, 2, serde_daphne::Values::U8(vec![0, 1, 1, 0])).unwrap(),
+    ];
+    let options = [
+        WriteOptions::new(),
+        WriteOptions::new().matrices(true),
+        WriteOptions::new().bools(true).f16(true),
+    ];
+    for objects in [matrices.clone(), small.to_vec()] {
+        for option in &options {
+            let whole = futhark::to_vec(&objects, option);
+            for rows in HEIGHTS {
+                let mut source = Held::new(objects.clone(), 0, Kept::default())
+                    .unwrap()
+                    .band_rows(rows);
+                let mut got = Vec::new();
+                let sink = Box::new(FutharkSink::new(&mut got, option));
+                let piped =
+                    pump(&mut source, sink, &PumpOptions::default()).map_err(Failed::into_error);
+                match (&whole, piped) {
+                    (Ok(whole), Ok(_)) => assert!(&got == whole, "{option:?} bands of {rows}"),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!("{option:?}: whole {a:?}, pipe {b:?}"),
+                }
+            }
+            let Ok(bytes) = whole else { continue };
+            // With whitespace between the values, read back both ways.
+            let spaced = [b"\n ".as_slice(), &bytes, b"\t\n"].concat();
+            std::fs::write(&path, &spaced).unwrap();
+            let expected = futhark::from_slice(&spaced).unwrap();
+            let got = collected(&mut FutharkSource::open(&path).unwrap());
+            assert_eq!(got.len(), expected.len());
+            for (got, expected) in got.iter().zip(&expected) {
+                same_object("futhark", got, expected);
+            }
+        }
+    }
+    // Every truncation and some flipped bytes: the same error as the whole read, or the
+    // same values.
+    let bytes = futhark::to_vec(&small, &WriteOptions::new().bools(true)).unwrap();
+    let mut cases: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+    for at in [1, 2, 3, 6, 7, 20, 25] {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x41;
+        cases.push(flipped);
+    }
+    for case in cases {
+        std::fs::write(&path, &case).unwrap();
+        let whole = futhark::from_slice(&case);
+        let piped = FutharkSource::open(&path).and_then(|mut source| {
+            let mut objects = Vec::new();
+            let sink = Collect::new(
+                None,
+                Box::new(|got, _| {
+                    objects = got;
+                    Ok(Vec::new())
+                }),
+            );
+            pump(&mut source, Box::new(sink), &PumpOptions::default())
+                .map_err(Failed::into_error)?;
+            Ok(objects)
+        });
+        match (whole, piped) {
+            (Ok(a), Ok(b)) => assert_eq!(a.len(), b.len()),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string(), "{case:?}");
+                assert_eq!(a.offset(), b.offset(), "{case:?}");
+            }
+            (a, b) => panic!("{case:?}: whole {a:?}, pipe {b:?}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn regrouped_bands_are_multiples_and_lose_nothing() {
+    let values: Vec<i32> = (0..14 * 2).collect();
+    let whole = Band {
+        first_row: 0,
+        first_col: 0,
+        rows: 14,
+        cols: 2,
+        cells: Cells::Dense(serde_daphne::Values::I32(values)),
+    };
+    for multiple in [1, 2, 3, 5, 20] {
+        let mut regroup = Regroup::new(multiple);
+        let mut out: Vec<Band> = Vec::new();
+        let mut keep = |band: Band| {
+            out.push(band);
+            Ok(true)
+        };
+        let mut r0 = 0;
+        for height in [3, 1, 4, 1, 5] {
+            regroup
+                .push(whole.window(r0..r0 + height, 0..2), &mut keep)
+                .unwrap();
+            r0 += height;
+        }
+        regroup.finish(&mut keep).unwrap();
+        let (last, rest) = out.split_last().unwrap();
+        assert!(rest.iter().all(|b| b.rows % multiple == 0), "{multiple}");
+        assert!(last.rows <= 14, "{multiple}");
+        let mut joined = out[0].clone();
+        for band in &out[1..] {
+            joined.append(band.clone()).unwrap();
+        }
+        assert_eq!(joined, whole, "{multiple}");
+    }
+}
+
+#[test]
+fn a_cancelled_pump_stops_and_leaves_nothing() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, Mutex};
+    let dir = dir("cancel");
+    let out = dir.join("out.dbdf");
+    let (_, _, object) = band_fixtures().remove(0);
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (h, c) = (heard.clone(), cancel.clone());
+    let options = PumpOptions {
+        progress: Some(Arc::new(move |done, total| {
+            h.lock().unwrap().push((done, total));
+            // Cancelled once two bands are in.
+            c.store(
+                h.lock().unwrap().len() >= 2,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        })),
+        cancel: Some(cancel),
+        ..PumpOptions::default()
+    };
+    let mut source = Held::new(vec![object.clone()], 900, Kept::default())
+        .unwrap()
+        .band_rows(1);
+    let sink = DbdfSink::create(&out, &Options::new().tile(1, 5)).unwrap();
+    let err = pump(&mut source, Box::new(sink), &options)
+        .unwrap_err()
+        .into_error();
+    assert_eq!(
+        err.io_error().map(std::io::Error::kind),
+        Some(std::io::ErrorKind::Interrupted)
+    );
+    assert_eq!(heard.lock().unwrap().len(), 2);
+    assert!(!out.exists());
+    // Uncancelled, progress rises to the input's length.
+    heard.lock().unwrap().clear();
+    let options = PumpOptions {
+        cancel: None,
+        ..options
+    };
+    let sink = DbdfSink::create(&out, &Options::new().tile(1, 5)).unwrap();
+    pump(&mut source, Box::new(sink), &options).unwrap();
+    let heard = heard.lock().unwrap();
+    assert!(heard.windows(2).all(|w| w[0].0 <= w[1].0), "{heard:?}");
+    assert_eq!(heard.last(), Some(&(900, 900)));
     std::fs::remove_dir_all(&dir).unwrap();
 }

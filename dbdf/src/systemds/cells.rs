@@ -6,13 +6,14 @@
 
 use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
+use std::sync::mpsc::Receiver;
 use std::sync::Mutex;
 
-use super::matrix::{self, DenseBlock};
+use super::matrix;
 use crate::pipe::{Band, Cells as PipeCells, Windows};
 use serde_daphne::__private::model::{Block, CsrParts, Object};
 use serde_daphne::__private::wire::{BlockData, DataType, Values};
-use serde_daphne::{Result, Value, ValueType};
+use serde_daphne::{Error, Result, Value, ValueType};
 
 /// Takes one record (key, value) to its file.
 pub(super) type Emit<'e> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'e;
@@ -25,6 +26,41 @@ pub(super) enum Cells<'a> {
     Csr(CsrParts<f64>),
     /// Object `index` of a source with windows, in bands of its layout.
     Windows(SourceRows<'a>),
+    /// Bands of rows as a source gives them, in order: block rows must be asked for in
+    /// order too (one part after another).
+    InOrder(Mutex<InOrderRows>),
+}
+
+/// Bands of rows arriving in order, and the rows received but not yet encoded.
+pub(super) struct InOrderRows {
+    pub(super) bands: Receiver<Band>,
+    pub(super) pending: Option<Band>,
+}
+
+impl InOrderRows {
+    /// The next `n` rows, which must start at row `first`.
+    fn take(&mut self, first: u64, n: u64) -> Result<Band> {
+        loop {
+            let have = self.pending.as_ref().map_or(0, |b| b.rows);
+            if have >= n {
+                break;
+            }
+            let Ok(band) = self.bands.recv() else {
+                return Err(Error::invalid("the rows ended early"));
+            };
+            match &mut self.pending {
+                Some(pending) => pending.append(band)?,
+                None => self.pending = Some(band),
+            }
+        }
+        let pending = self.pending.take().expect("rows were received");
+        if pending.first_row != first {
+            return Err(Error::invalid("block rows asked for out of order"));
+        }
+        let (rows, rest) = pending.split_rows(n)?;
+        self.pending = Some(rest);
+        Ok(rows)
+    }
 }
 
 impl<'a> Cells<'a> {
@@ -57,39 +93,13 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// Object `index` of a source with windows: dense matrices read a few rows at a time
-/// (about [`CHUNK_BYTES`], so they stay in cache while they are encoded) straight into the
-/// blocks of their block row, CSR matrices a block row's CSR arrays at a time. Each writing
-/// thread keeps its own buffers in a pool (fresh memory costs a page fault and a zeroed page
-/// for every 4 KiB).
+/// Object `index` of a source with windows: dense matrices read a block at a time, CSR
+/// matrices a block row's CSR arrays at a time.
 pub(super) struct SourceRows<'a> {
     pub(super) windows: &'a dyn Windows,
     pub(super) index: usize,
     pub(super) dense: bool,
     pub(super) stored_bytes: Option<u64>,
-    pub(super) spare: Mutex<Vec<Vec<Vec<u8>>>>,
-}
-
-/// About how many bytes of rows are read at a time.
-const CHUNK_BYTES: u64 = 1 << 20;
-
-/// Runs `f` with an item taken from `pool` (or made by `make` when it is empty), then puts
-/// the item back: threads reuse buffers and file handles without sharing one at a time.
-fn pooled<T, R>(
-    pool: &Mutex<Vec<T>>,
-    make: impl FnOnce() -> Result<T>,
-    f: impl FnOnce(&mut T) -> Result<R>,
-) -> Result<R> {
-    let taken = pool.lock().ok().and_then(|mut items| items.pop());
-    let mut item = match taken {
-        Some(item) => item,
-        None => make()?,
-    };
-    let result = f(&mut item);
-    if let Ok(mut items) = pool.lock() {
-        items.push(item);
-    }
-    result
 }
 
 /// Block row `bi` of a matrix of `cols` columns in blocks of `size`, `nr` rows high.
@@ -131,40 +141,27 @@ impl BlockRow {
         Ok(stored)
     }
 
-    /// The blocks of this row from a source's rows, read a chunk of rows at a time and
-    /// encoded into their blocks (in `blocks`, reused) as they come; their non-zeros.
+    /// The blocks of this row from a source's windows, one block at a time, encoded in
+    /// `scratch`; their non-zeros. Memory holds one block, not the block row (64 MB for
+    /// 8192 columns, per writing thread).
     fn dense_from_source(
         &self,
         source: &SourceRows<'_>,
-        blocks: &mut Vec<Vec<u8>>,
+        scratch: &mut Vec<u8>,
         emit: &mut Emit<'_>,
     ) -> Result<u64> {
         let r0 = self.bi * self.size;
-        let chunk = (CHUNK_BYTES / (self.cols * 8).max(1)).clamp(1, self.nr);
-        let block_columns = self.cols.div_ceil(self.size) as usize;
-        blocks.resize_with(block_columns, Vec::new);
-        let mut builders: Vec<_> = blocks
-            .iter_mut()
-            .enumerate()
-            .map(|(bj, out)| {
-                DenseBlock::start(self.nr as u32, self.columns(bj as u64).1 as u32, out)
-            })
-            .collect();
-        for first in (0..self.nr).step_by(chunk as usize) {
-            let count = chunk.min(self.nr - first);
-            let rows = r0 + first..r0 + first + count;
-            let band = source.windows.window(source.index, rows, 0..self.cols)?;
+        let mut stored = 0;
+        for bj in 0..self.cols.div_ceil(self.size) {
+            let (c0, nc) = self.columns(bj);
+            let cols = c0 as u64..(c0 + nc) as u64;
+            let band = source
+                .windows
+                .window(source.index, r0..r0 + self.nr, cols)?;
             let values = f64_values(&band)?;
-            for row in values.chunks_exact(self.cols as usize) {
-                for (bj, block) in builders.iter_mut().enumerate() {
-                    let (c0, nc) = self.columns(bj as u64);
-                    block.push_row(&row[c0..c0 + nc]);
-                }
-            }
-        }
-        let stored = builders.into_iter().map(DenseBlock::finish).sum();
-        for (bj, block) in blocks.iter().enumerate() {
-            emit(&self.key(bj as u64), block)?;
+            let row = |r: u32| &values[r as usize * nc..(r as usize + 1) * nc];
+            stored += matrix::encode_dense_block_into(self.nr as u32, nc as u32, row, scratch);
+            emit(&self.key(bj), scratch)?;
         }
         Ok(stored)
     }
@@ -223,34 +220,43 @@ pub(super) fn matrix_records(
             row.dense(&v[start..start + band_len], scratch, emit)
         }
         Cells::Csr(parts) => row.csr(parts, r0 as usize, emit),
-        Cells::Windows(source) if source.dense => pooled(
-            &source.spare,
-            || Ok(Vec::new()),
-            |blocks| row.dense_from_source(source, blocks, emit),
-        ),
+        Cells::Windows(source) if source.dense => row.dense_from_source(source, scratch, emit),
+        Cells::InOrder(rows) => {
+            let band = rows
+                .lock()
+                .map_err(|_| Error::invalid("a writer thread panicked"))?
+                .take(r0, nr)?;
+            block_row_of(&row, band, scratch, emit)
+        }
         Cells::Windows(source) => {
             let band = source.windows.window(source.index, r0..r0 + nr, 0..cols)?;
-            let parts = match band.cells {
-                PipeCells::Csr {
-                    row_offsets,
-                    col_indices,
-                    values,
-                } => CsrParts {
-                    row_offsets,
-                    col_indices,
-                    values: f64_of(values)?,
-                },
-                _ => {
-                    let object = Object::dense(
-                        band.rows,
-                        band.cols,
-                        Values::F64(f64_values(&band)?.into_owned()),
-                    )?;
-                    object.csr_parts::<f64>()?
-                }
+            block_row_of(&row, band, scratch, emit)
+        }
+    }
+}
+
+/// The blocks of `row` from `band`, its rows: dense bands as dense rows, CSR bands as CSR
+/// arrays.
+fn block_row_of(
+    row: &BlockRow,
+    band: Band,
+    scratch: &mut Vec<u8>,
+    emit: &mut Emit<'_>,
+) -> Result<u64> {
+    match band.cells {
+        PipeCells::Csr {
+            row_offsets,
+            col_indices,
+            values,
+        } => {
+            let parts = CsrParts {
+                row_offsets,
+                col_indices,
+                values: f64_of(values)?,
             };
             row.csr(&parts, 0, emit)
         }
+        _ => row.dense(&f64_values(&band)?, scratch, emit),
     }
 }
 

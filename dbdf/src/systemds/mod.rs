@@ -43,10 +43,8 @@ use self::records::{
     matrix_header, part_files, read_metadata, Metadata,
 };
 use self::seqfile::SYSTEMDS;
-pub use self::source::{to_dbdf, SystemdsSource};
-pub use self::write::{
-    write, write_dbdf, write_npy, write_with, SystemdsSink, WriteOptions, PART_BYTES,
-};
+pub use self::source::SystemdsSource;
+pub use self::write::{write, write_with, SystemdsSink, WriteOptions, PART_BYTES};
 use crate::input::{not_convertible, Cursor};
 use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
 use serde_daphne::__private::model::{Block, Object};
@@ -88,6 +86,20 @@ impl ReadOptions {
         self.max_alloc = bytes;
         self
     }
+}
+
+/// The SystemDS object at `path` as a source of the pipe ([`SystemdsSource`]).
+///
+/// # Errors
+/// As [`read_with`], for what opening finds.
+pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<SystemdsSource> {
+    SystemdsSource::open(path.as_ref(), options)
+}
+
+/// A sink of the pipe writing SystemDS binary blocks and the `.mtd` at `path`
+/// ([`SystemdsSink`]).
+pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> SystemdsSink {
+    SystemdsSink::new(path.as_ref(), options)
 }
 
 /// Reads a SystemDS binary matrix or frame (a file or a directory of part files, with its

@@ -4,7 +4,6 @@
 //! being filled: one for files written in order, as SystemDS and Spark write them. Frames
 //! and matrices without cells are read whole.
 
-use serde_daphne::__private::error::ErrorImpl;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::mpsc;
@@ -15,50 +14,9 @@ use super::records::{
     Metadata,
 };
 use super::ReadOptions;
-use crate::pipe::{self, Band, Cells, Held, Kept, Regroup, Source};
-use serde_daphne::__private::options::{Dialect, Options};
+use crate::pipe::{Band, Cells, Held, Kept, Regroup, Source};
 use serde_daphne::__private::wire::{BlockData, BlockPlace, Header};
 use serde_daphne::{Error, Result};
-
-/// Writes the SystemDS matrix at `input` (one file or a directory of part files, with its
-/// `.mtd`) as a `.dbdf` file at `output` through the pipe ([`SystemdsSource`] to
-/// [`crate::pipe::DbdfSink`]): memory holds a block row (see [`SystemdsSource`]), not the
-/// matrix. The file is tiled as SystemDS's blocks unless `options` give a
-/// tile size; blocks SystemDS leaves out (all zeros) are written empty. The matrix is a
-/// `CSRMatrix` when its non-zeros (from the `.mtd`, else counted in a first pass over the
-/// files) are under SystemDS's sparsity turn point (40 %), as [`super::read`] decides.
-///
-/// # Errors
-/// As [`super::read`], and [`serde_daphne::DbdfWriter`]'s; [`serde_daphne::ErrorKind::NotInDialect`] for the runtime
-/// dialect, whose one-block layout needs the whole matrix (use [`super::read`] and
-/// [`serde_daphne::to_file_with`]); [`serde_daphne::ErrorKind::DataTypeMismatch`] for a frame. Nothing is left at
-/// `output` after an error.
-pub fn to_dbdf(input: impl AsRef<Path>, output: impl AsRef<Path>, options: &Options) -> Result<()> {
-    let (input, output) = (input.as_ref(), output.as_ref());
-    if options.dialect == Some(Dialect::Runtime) {
-        return Err(ErrorImpl::NotInDialect {
-            what: "a SystemDS matrix written block by block".into(),
-            reason: "the runtime dialect stores a matrix as one block: read it whole \
-                     (systemds::read) and write it with to_file_with",
-        }
-        .into());
-    }
-    let meta = read_metadata(input)?;
-    if meta.frame {
-        return Err(ErrorImpl::DataTypeMismatch {
-            offset: 0,
-            expected: "a SystemDS matrix, to write block by block (frames are read whole)",
-            found: serde_daphne::__private::wire::DataType::Frame,
-        }
-        .into());
-    }
-    let tile = match options.tile {
-        Some(tile) => tile,
-        None => grid_tile(&meta)?,
-    };
-    let mut source = SystemdsSource::open(input, &ReadOptions::new())?;
-    pipe::to_dbdf(&mut source, output, &options.clone().tile(tile.0, tile.1))
-}
 
 /// A SystemDS matrix or frame (one file or a directory of part files, with its `.mtd`).
 pub struct SystemdsSource {

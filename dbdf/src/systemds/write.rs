@@ -7,13 +7,12 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 
-use super::cells::{matrix_records, Cells, Emit, SourceRows};
+use super::cells::{matrix_records, Cells, Emit, InOrderRows, SourceRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
-use crate::npy;
-use crate::pipe::{self, Pieces, Sink};
+use crate::pipe::{Band, Pieces, Sink};
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::io::{replace_directory, write_atomically};
 use serde_daphne::__private::model::Object;
@@ -130,7 +129,7 @@ fn write_reporting(
         let classes = (FRAME_KEY, FRAME_VALUE);
         return write_files(
             path,
-            options.parts,
+            (options.parts, false),
             (block_rows, rows * width),
             (classes, sync_marker(rows, cols)),
             &records,
@@ -139,47 +138,6 @@ fn write_reporting(
         );
     }
     write_matrix(path, &Cells::of(object)?, (rows, cols), options, progress)
-}
-
-/// Writes the `.npy` matrix at `input` as SystemDS binary blocks at `output`, streaming
-/// through the pipe ([`crate::npy::NpySource`] to [`SystemdsSink`]): each core reads a few
-/// rows at a time of its band of block rows with positional reads and encodes them, so
-/// memory holds those rows and the block rows being encoded, never the matrix; a file that
-/// another process truncates meanwhile is an error, never a crash.
-///
-/// # Errors
-/// As [`write_with`], and [`crate::npy::read`]'s.
-pub fn write_npy(
-    input: impl AsRef<Path>,
-    output: impl AsRef<Path>,
-    options: &WriteOptions,
-) -> Result<()> {
-    let mut source = npy::NpySource::open(input.as_ref())?;
-    let sink = SystemdsSink::new(output.as_ref(), options);
-    pipe::pump(&mut source, Box::new(sink), &Default::default())
-        .map(drop)
-        .map_err(pipe::Failed::into_error)
-}
-
-/// Writes matrix `index` of the `.dbdf` file at `input` as SystemDS binary blocks at
-/// `output`, streaming as [`write_npy`] does, through [`crate::pipe::DbdfSource`] windows
-/// (dense matrices a few rows at a time, CSR matrices a block row's CSR arrays).
-///
-/// # Errors
-/// As [`write_with`], and the `.dbdf` file's: [`serde_daphne::ErrorKind::LossyConversion`]
-/// for a value `f64` cannot hold exactly, [`serde_daphne::ErrorKind::InvalidValue`] for an
-/// `index` the file does not have.
-pub fn write_dbdf(
-    input: impl AsRef<Path>,
-    index: usize,
-    output: impl AsRef<Path>,
-    options: &WriteOptions,
-) -> Result<()> {
-    let mut source = pipe::DbdfSource::open(input.as_ref())?.only(index)?;
-    let sink = SystemdsSink::new(output.as_ref(), options);
-    pipe::pump(&mut source, Box::new(sink), &Default::default())
-        .map(drop)
-        .map_err(pipe::Failed::into_error)
 }
 
 /// SystemDS binary blocks (and the `.mtd`) on the pipe. A matrix from a source with
@@ -217,13 +175,16 @@ impl Sink for SystemdsSink {
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
         let progress = self.progress.as_ref();
-        if let (Some((windows, index)), true) = (pieces.windows(), header.data_type().is_matrix()) {
+        if !header.data_type().is_matrix() {
+            return write_reporting(&self.output, &pieces.collect()?, &self.options, progress);
+        }
+        let dense = pieces.source_data_type() != DataType::CsrMatrix;
+        if let Some((windows, index)) = pieces.windows() {
             let cells = Cells::Windows(SourceRows {
                 windows,
                 index,
-                dense: pieces.source_data_type() != DataType::CsrMatrix,
+                dense,
                 stored_bytes: pieces.stored_bytes(),
-                spare: Mutex::new(Vec::new()),
             });
             return write_matrix(
                 &self.output,
@@ -233,8 +194,34 @@ impl Sink for SystemdsSink {
                 progress,
             );
         }
-        let object = pieces.collect()?;
-        write_reporting(&self.output, &object, &self.options, progress)
+        // Rows in order: read on a second thread, block rows encoded as they complete.
+        let (send, bands) = mpsc::sync_channel::<Band>(1);
+        let cells = Cells::InOrder(Mutex::new(InOrderRows {
+            bands,
+            pending: None,
+        }));
+        let (shape, options) = (header.shape(), &self.options);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(move || {
+                let read = pieces.for_each(&mut |band| {
+                    send.send(band)
+                        .map(|()| true)
+                        .map_err(|_| Error::invalid("the SystemDS writer stopped"))
+                });
+                (read, pieces.source_failed())
+            });
+            let written = write_matrix(&self.output, &cells, shape, options, progress);
+            drop(cells); // the reader stops at its next band
+            let (read, source_failed) = reader
+                .join()
+                .unwrap_or_else(|_| (Err(Error::invalid("a reader thread panicked")), false));
+            // A failed read ends the rows early: its error is the one to give.
+            match (written, read) {
+                (Ok(()), read) => read,
+                (Err(_), Err(read)) if source_failed => Err(read),
+                (Err(written), _) => Err(written),
+            }
+        })
     }
 
     fn finish(self: Box<Self>) -> Result<Vec<String>> {
@@ -274,7 +261,7 @@ fn write_matrix(
     };
     write_files(
         path,
-        options.parts,
+        (options.parts, matches!(cells, Cells::InOrder(_))),
         (rows.div_ceil(size), estimate),
         ((MATRIX_KEY, MATRIX_VALUE), sync_marker(rows, cols)),
         &records,
@@ -284,10 +271,11 @@ fn write_matrix(
 }
 
 /// Writes the records of `block_rows` block rows (about `estimate` bytes) as one file or a
-/// directory of parts, then the `.mtd`.
+/// directory of parts (written in parallel, or one after another when `in_order`), then the
+/// `.mtd`.
 fn write_files(
     path: &Path,
-    parts: Option<usize>,
+    (parts, in_order): (Option<usize>, bool),
     (block_rows, estimate): (u64, u64),
     (classes, sync): ((&str, &str), [u8; 16]),
     records: &Records<'_>,
@@ -320,9 +308,11 @@ fn write_files(
         None => write_atomically(path, |file| write_part(file.try_clone()?, 0..block_rows))?,
         Some(parts) => replace_directory(path, is_part_directory, |dir| {
             let next = AtomicUsize::new(0);
-            let workers = std::thread::available_parallelism()
-                .map_or(1, usize::from)
-                .min(parts);
+            let workers = match in_order {
+                true => 1,
+                false => std::thread::available_parallelism().map_or(1, usize::from),
+            }
+            .min(parts);
             std::thread::scope(|scope| {
                 let handles: Vec<_> = (0..workers)
                     .map(|_| {

@@ -1320,7 +1320,7 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
     ] {
         let input = dir.join(format!("{name}.mtx"));
         std::fs::write(&input, text).unwrap();
-        let whole = mtx::read_path(&input, None).unwrap();
+        let whole = mtx::read(&input).unwrap();
         for tile in [(2, 3), (1, 1), (5, 5)] {
             let output = dir.join(format!("{name}.dbdf"));
             convert(&input, &output, &ConvertOptions::new().tile(tile.0, tile.1)).unwrap();

@@ -1,11 +1,24 @@
 //! `.npy` <-> `.dbdf` tile by tile: the bytes the whole-matrix paths give, for C and Fortran
 //! order, both byte orders and both dialects.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use dbdf::npy;
+use dbdf::{npy, pipe};
 use ndarray::Array2;
 use serde_daphne::{to_vec_with, Dense, Dialect, Object, Options, Values};
+
+/// `.npy` to `.dbdf` through the pipe.
+fn to_dbdf(input: &Path, output: &Path, options: &Options) -> serde_daphne::Result<()> {
+    pipe::to_dbdf(&mut npy::source(input)?, output, options)
+}
+
+/// Object `index` of a `.dbdf` file to `.npy` through the pipe.
+fn from_dbdf(input: &Path, index: usize, output: &Path) -> serde_daphne::Result<()> {
+    let mut source = pipe::DbdfSource::open(input)?.only(index)?;
+    serde_daphne::__private::io::write_buffered(output, |w| {
+        pipe::copy(&mut source, Box::new(npy::sink(w))).map(drop)
+    })
+}
 
 fn dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("serde_daphne_npy_{name}_{}", std::process::id()));
@@ -70,7 +83,7 @@ fn npy_to_dbdf_tile_by_tile_gives_the_bytes_of_to_vec() {
         std::fs::write(&path, input).unwrap();
         for options in &option_sets {
             let out = dir.join("out.dbdf");
-            npy::to_dbdf(&path, &out, options).unwrap();
+            to_dbdf(&path, &out, options).unwrap();
             let expected = to_vec_with(&Dense(m.clone()), options).unwrap();
             assert_eq!(
                 std::fs::read(&out).unwrap(),
@@ -96,14 +109,14 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
         let input = dir.join("m.dbdf");
         serde_daphne::to_file_with(&input, &Dense(m.clone()), &options).unwrap();
         let out = dir.join("m.npy");
-        npy::from_dbdf(&input, 0, &out).unwrap();
+        from_dbdf(&input, 0, &out).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), expected, "{options:?}");
     }
     // Frames have no one dtype; nothing is left behind.
     let frame = Object::frame(vec![("a".into(), Values::I8(vec![1]))]).unwrap();
     let input = dir.join("f.dbdf");
     serde_daphne::to_file(&input, &frame).unwrap();
-    assert_error!(npy::from_dbdf(&input, 0, dir.join("f.npy")), NotConvertible);
+    assert_error!(from_dbdf(&input, 0, &dir.join("f.npy")), NotConvertible);
     assert!(!dir.join("f.npy").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -117,7 +130,7 @@ fn malformed_npy_is_refused_with_its_offset() {
     std::fs::write(&path, npy_bytes("<f8", false, (23, 17), &data[..100])).unwrap();
     let out = dir.join("out.dbdf");
     assert_error!(
-        npy::to_dbdf(&path, &out, &Options::new().tile(4, 4)),
+        to_dbdf(&path, &out, &Options::new().tile(4, 4)),
         ForeignInput {
             offset: Some(128),
             ..
@@ -125,7 +138,7 @@ fn malformed_npy_is_refused_with_its_offset() {
     );
     std::fs::write(&path, npy_bytes("|b1", false, (1, 3), &[0, 2, 1])).unwrap();
     assert_error!(
-        npy::to_dbdf(&path, &out, &Options::new().tile(4, 4)),
+        to_dbdf(&path, &out, &Options::new().tile(4, 4)),
         ForeignInput
     );
     assert!(!out.exists());

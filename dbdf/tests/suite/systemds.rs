@@ -5,8 +5,42 @@
 
 use std::path::{Path, PathBuf};
 
+use dbdf::pipe::{self, Source};
 use dbdf::systemds::{self, ReadOptions, WriteOptions};
 use serde_daphne::{DataType, Object, Value, Values};
+
+/// A SystemDS object to `.dbdf` through the pipe, tiled as its blocks unless `options` give
+/// a tile size (or the runtime dialect, which has none).
+fn to_dbdf(
+    input: &Path,
+    output: &Path,
+    options: &serde_daphne::Options,
+) -> serde_daphne::Result<()> {
+    let mut source = systemds::source(input, &ReadOptions::new().keep_blocks(true))?;
+    let mut options = options.clone();
+    let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
+    if let (None, Some((r, c)), false) = (options.tile, source.kept().blocks, runtime) {
+        options = options.tile(r, c);
+    }
+    pipe::to_dbdf(&mut source, output, &options)
+}
+
+/// A `.npy` matrix to SystemDS through the pipe.
+fn write_npy(input: &Path, output: &Path, options: &WriteOptions) -> serde_daphne::Result<()> {
+    let mut source = dbdf::npy::source(input)?;
+    pipe::copy(&mut source, Box::new(systemds::sink(output, options))).map(drop)
+}
+
+/// Object `index` of a `.dbdf` file to SystemDS through the pipe.
+fn write_dbdf(
+    input: &Path,
+    index: usize,
+    output: &Path,
+    options: &WriteOptions,
+) -> serde_daphne::Result<()> {
+    let mut source = pipe::DbdfSource::open(input)?.only(index)?;
+    pipe::copy(&mut source, Box::new(systemds::sink(output, options))).map(drop)
+}
 
 fn golden(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -436,7 +470,7 @@ fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
         }
         // The block-by-block conversion reports the same, and leaves no file.
         let out = dir.join("m.dbdf");
-        let err = systemds::to_dbdf(&path, &out, &serde_daphne::Options::new()).unwrap_err();
+        let err = to_dbdf(&path, &out, &serde_daphne::Options::new()).unwrap_err();
         assert_eq!(
             err.offset(),
             Some((header.len() + 24 + at) as u64),
@@ -576,7 +610,7 @@ fn npy_files_write_as_systemds_streamed_or_whole_with_the_same_values() {
         dbdf::npy::write(&npy, &object).unwrap();
         let out = dir.join(name);
         let options = WriteOptions::new().block_size(2).parts(2);
-        systemds::write_npy(&npy, &out, &options).unwrap();
+        write_npy(&npy, &out, &options).unwrap();
         assert_eq!(
             cells(&systemds::read(&out).unwrap()),
             cells(&object),
@@ -603,7 +637,7 @@ fn npy_values_at_any_offset_write_the_same_blocks() {
     std::fs::write(&misaligned, &shifted).unwrap();
     let options = WriteOptions::new().block_size(2).parts(2);
     for (npy, out) in [(&aligned, "a"), (&misaligned, "m")] {
-        systemds::write_npy(npy, dir.join(out), &options).unwrap();
+        write_npy(npy, &dir.join(out), &options).unwrap();
     }
     for part in ["part-00000", "part-00001"] {
         let a = std::fs::read(dir.join("a").join(part)).unwrap();
@@ -660,7 +694,7 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
             ] {
                 let (whole, streamed) = (dir.join("whole"), dir.join("streamed"));
                 systemds::write_with(&whole, object, &write).unwrap();
-                systemds::write_dbdf(&dbdf, 0, &streamed, &write).unwrap();
+                write_dbdf(&dbdf, 0, &streamed, &write).unwrap();
                 let files = |path: &Path| -> Vec<(String, Vec<u8>)> {
                     let mut files: Vec<_> = if path.is_dir() {
                         std::fs::read_dir(path)
@@ -694,7 +728,7 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0, 2.0]))]).unwrap();
     let dbdf = dir.join("frame.dbdf");
     serde_daphne::to_file(&dbdf, &frame).unwrap();
-    systemds::write_dbdf(&dbdf, 0, dir.join("frame"), &WriteOptions::new()).unwrap();
+    write_dbdf(&dbdf, 0, &dir.join("frame"), &WriteOptions::new()).unwrap();
     systemds::write(dir.join("frame-whole"), &frame).unwrap();
     assert_eq!(
         std::fs::read(dir.join("frame")).unwrap(),
@@ -704,11 +738,11 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     let big = Object::dense(1, 2, Values::I64(vec![1, (1 << 53) + 1])).unwrap();
     let dbdf = dir.join("big.dbdf");
     serde_daphne::to_file(&dbdf, &big).unwrap();
-    let err = systemds::write_dbdf(&dbdf, 0, dir.join("big"), &WriteOptions::new()).unwrap_err();
+    let err = write_dbdf(&dbdf, 0, &dir.join("big"), &WriteOptions::new()).unwrap_err();
     assert_error!(err, LossyConversion);
     assert!(!dir.join("big").exists(), "nothing left behind");
     let dbdf = dir.join("dense-plain.dbdf");
-    let err = systemds::write_dbdf(&dbdf, 1, dir.join("none"), &WriteOptions::new()).unwrap_err();
+    let err = write_dbdf(&dbdf, 1, &dir.join("none"), &WriteOptions::new()).unwrap_err();
     assert_error!(err, InvalidValue);
 }
 
@@ -728,7 +762,7 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
         };
         for options in [Options::new(), Options::new().tile(tile.0, tile.1)] {
             let out = dir.join(format!("{name}.dbdf"));
-            systemds::to_dbdf(golden(name), &out, &options).unwrap();
+            to_dbdf(&golden(name), &out, &options).unwrap();
             let m = read_back(&out);
             assert_eq!(m.shape(), (rows, cols), "{name}");
             let got = m.dense_vec::<f64>().unwrap();
@@ -762,7 +796,7 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
         let sysds = dir.join("parts");
         systemds::write_with(&sysds, &object, &WriteOptions::new().block_size(2).parts(2)).unwrap();
         let out = dir.join("parts.dbdf");
-        systemds::to_dbdf(&sysds, &out, &Options::new()).unwrap();
+        to_dbdf(&sysds, &out, &Options::new()).unwrap();
         let m = read_back(&out);
         let bits = |o: &Object| {
             let cells = o.dense_vec::<f64>().unwrap();
@@ -779,25 +813,30 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
     let empty = Object::dense(0, 5, Values::F64(Vec::new())).unwrap();
     systemds::write(dir.join("empty"), &empty).unwrap();
     let out = dir.join("empty.dbdf");
-    systemds::to_dbdf(dir.join("empty"), &out, &Options::new()).unwrap();
+    to_dbdf(&dir.join("empty"), &out, &Options::new()).unwrap();
     let whole = systemds::read(dir.join("empty")).unwrap();
     let back = read_back(&out);
     assert_eq!(
         (back.shape(), back.data_type()),
         (whole.shape(), whole.data_type())
     );
-    // What cannot be written block by block is refused, leaving nothing behind.
-    let out = dir.join("refused.dbdf");
+    // The runtime dialect (bands of rows) and frames (held whole) convert too.
+    let out = dir.join("runtime.dbdf");
     let runtime = Options::new().dialect(Dialect::Runtime);
-    let err = systemds::to_dbdf(golden("dense_small"), &out, &runtime).unwrap_err();
-    assert_error!(err, NotInDialect);
-    let err = systemds::to_dbdf(golden("frame_mixed"), &out, &Options::new()).unwrap_err();
-    assert_error!(
-        err,
-        DataTypeMismatch {
-            found: DataType::Frame,
-            ..
-        }
+    to_dbdf(&golden("dense_small"), &out, &runtime).unwrap();
+    let back: Object = serde_daphne::from_file_with(&out, &runtime).unwrap();
+    assert_eq!(
+        cells(&back),
+        cells(&systemds::read(golden("dense_small")).unwrap())
     );
-    assert!(!out.exists());
+    let frame = Object::frame(vec![
+        ("x".into(), Values::F64(vec![1.5, -2.0, 0.0])),
+        ("n".into(), Values::I64(vec![7, 0, -9])),
+    ])
+    .unwrap();
+    systemds::write(dir.join("frame"), &frame).unwrap();
+    let out = dir.join("frame.dbdf");
+    to_dbdf(&dir.join("frame"), &out, &Options::new()).unwrap();
+    let back: Object = from_file(&out).unwrap();
+    assert_eq!(back.columns().unwrap(), frame.columns().unwrap());
 }

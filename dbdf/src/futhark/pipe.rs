@@ -1,0 +1,161 @@
+//! Futhark binary values on the pipe: a source that finds each value's header with small
+//! positional reads and reads any rectangle of its values in place, and a sink that writes
+//! each object's header, then its bands. Memory holds a band, never a value.
+
+use std::fs::File;
+use std::io::Write;
+use std::ops::Range;
+use std::path::Path;
+
+use super::{in_object, refused_frame, Head, Kind, WriteOptions, FUTHARK};
+use crate::input::{read_exact_at, Cursor};
+use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
+use serde_daphne::__private::wire::values::with_values;
+use serde_daphne::__private::wire::{DataType, Header};
+use serde_daphne::Result;
+
+/// Most bytes a value's header takes: `b`, version, rank, type, 255 dimensions.
+const HEAD_MAX: u64 = 7 + 8 * 255;
+
+/// The values of a Futhark binary data file, each an object.
+pub struct FutharkSource {
+    file: File,
+    headers: Vec<Header>,
+    /// Each value's header and where its values start.
+    values: Vec<(Head, u64)>,
+    input_len: u64,
+}
+
+impl FutharkSource {
+    /// Opens the file at `path` and reads the header of every value (jumping over the
+    /// values), checking each as [`super::read`] does.
+    ///
+    /// # Errors
+    /// As [`super::from_slice`], for the headers; I/O errors.
+    pub fn open(path: &Path) -> Result<FutharkSource> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let (mut at, mut values, mut headers) = (0u64, Vec::new(), Vec::new());
+        let mut buf = vec![0u8; HEAD_MAX as usize];
+        while at < len {
+            let n = HEAD_MAX.min(len - at) as usize;
+            read_exact_at(&file, &mut buf[..n], at)?;
+            let space = buf[..n]
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count();
+            if space == n {
+                at += n as u64;
+                continue;
+            }
+            at += space as u64;
+            if buf[space] != b'b' {
+                return Err(FUTHARK.at(
+                    at as usize,
+                    "a value in Futhark's text format starts here; only the binary format is \
+                     read (convert with `futhark dataset --binary`)",
+                ));
+            }
+            let n = HEAD_MAX.min(len - at) as usize;
+            read_exact_at(&file, &mut buf[..n], at)?;
+            let mut cursor = Cursor::at_base(&buf[..n], at, FUTHARK);
+            let head = Head::read(&mut cursor, |pos| len - at - pos as u64)?;
+            let data_at = at + cursor.pos as u64;
+            headers.push(Header::matrix(
+                DataType::DenseMatrix,
+                head.rows,
+                head.cols,
+                head.kind.value_type(),
+            ));
+            values.push((head, data_at));
+            at = data_at + head.len;
+        }
+        Ok(FutharkSource {
+            file,
+            headers,
+            values,
+            input_len: len,
+        })
+    }
+}
+
+impl Source for FutharkSource {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    fn windows(&self) -> Option<&dyn Windows> {
+        Some(self)
+    }
+
+    fn input_len(&self) -> u64 {
+        self.input_len
+    }
+}
+
+impl Windows for FutharkSource {
+    fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        let (head, data_at) = self.values[index];
+        let size = head.kind.size() as u64;
+        let (nr, nc) = (rows.end - rows.start, cols.end - cols.start);
+        // Whole rows in one read, then the window's columns of each.
+        let first = data_at + rows.start * head.cols * size;
+        let mut bytes = vec![0u8; (nr * head.cols * size) as usize];
+        read_exact_at(&self.file, &mut bytes, first)?;
+        let values = head.kind.decode(&bytes, first)?;
+        let values = match nc == head.cols {
+            true => values,
+            false => with_values!(&values, v => {
+                let (c0, c1, width) = (cols.start as usize, cols.end as usize, head.cols as usize);
+                let picked = v.chunks_exact(width).flat_map(|row| &row[c0..c1]).copied().collect();
+                serde_daphne::__private::wire::Element::into_values(picked)
+            }),
+        };
+        Ok(Band::dense(rows, cols, values))
+    }
+}
+
+/// Writes objects as Futhark binary values, one after another: each value's header, then
+/// its bands (CSR bands with their zeros).
+pub struct FutharkSink<'w> {
+    out: &'w mut dyn Write,
+    options: WriteOptions,
+    objects: usize,
+}
+
+impl<'w> FutharkSink<'w> {
+    /// A sink writing to `out` with `options`.
+    pub fn new(out: &'w mut dyn Write, options: &WriteOptions) -> FutharkSink<'w> {
+        FutharkSink {
+            out,
+            options: options.clone(),
+            objects: 0,
+        }
+    }
+}
+
+impl Sink for FutharkSink<'_> {
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        let index = self.objects;
+        self.objects += 1;
+        let Some(value_type) = header.matrix_value_type() else {
+            return Err(in_object(refused_frame(), index));
+        };
+        let kind = Kind::of(value_type, &self.options);
+        self.out
+            .write_all(&kind.head(header.shape(), &self.options))?;
+        let out = &mut *self.out;
+        pieces.for_each(&mut |band| {
+            let values = match band.cells {
+                Cells::Dense(values) => values,
+                _ => band.dense_values()?,
+            };
+            kind.write(out, &values).map_err(|e| in_object(e, index))?;
+            Ok(true)
+        })
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+}
