@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crate::input::{le_at, Foreign};
+use crate::input::{le_at, read_exact_at, Foreign};
 use serde_daphne::__private::options::check_alloc;
 use serde_daphne::Result;
 
@@ -30,36 +30,124 @@ pub(crate) struct Member<'a> {
     pub(crate) offset: Option<usize>,
 }
 
-/// The members of a zip archive, each checked against its CRC-32. A deflated member may
-/// inflate to at most the archive's size plus `max_alloc` bytes.
-pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
+/// Bytes of an archive, read at any offset: in memory, or from a file.
+pub(crate) trait Archive {
+    /// The archive's length.
+    fn len(&self) -> usize;
+    /// `len` bytes at `at`, or `None` past the end.
+    fn read(&self, at: usize, len: usize) -> Option<Cow<'_, [u8]>>;
+}
+
+impl Archive for [u8] {
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+
+    fn read(&self, at: usize, len: usize) -> Option<Cow<'_, [u8]>> {
+        self.get(at..at.checked_add(len)?).map(Cow::Borrowed)
+    }
+}
+
+/// An archive in a file, its last 64 KiB (where the end records are) held, the rest read at
+/// positions when asked for.
+pub(crate) struct FileArchive {
+    pub(crate) file: std::fs::File,
+    len: usize,
+    tail: Vec<u8>,
+    tail_at: usize,
+}
+
+impl FileArchive {
+    /// Opens the archive at `path`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub(crate) fn open(path: &std::path::Path) -> Result<FileArchive> {
+        let file = std::fs::File::open(path)?;
+        let len = usize::try_from(file.metadata()?.len())
+            .map_err(|_| ZIP.error("the archive is larger than this machine's address space"))?;
+        let tail_at = len.saturating_sub(22 + 65_535 + 20);
+        let mut tail = vec![0; len - tail_at];
+        read_exact_at(&file, &mut tail, tail_at as u64)?;
+        Ok(FileArchive {
+            file,
+            len,
+            tail,
+            tail_at,
+        })
+    }
+}
+
+impl Archive for FileArchive {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn read(&self, at: usize, len: usize) -> Option<Cow<'_, [u8]>> {
+        let end = at.checked_add(len).filter(|&end| end <= self.len)?;
+        if at >= self.tail_at {
+            return Some(Cow::Borrowed(
+                &self.tail[at - self.tail_at..end - self.tail_at],
+            ));
+        }
+        let mut bytes = vec![0; len];
+        read_exact_at(&self.file, &mut bytes, at as u64).ok()?;
+        Some(Cow::Owned(bytes))
+    }
+}
+
+/// The little-endian number at `at` of an archive.
+fn le<T: serde_daphne::__private::wire::Element>(
+    archive: &(impl Archive + ?Sized),
+    at: usize,
+) -> Option<T> {
+    le_at(&archive.read(at, std::mem::size_of::<T>())?, 0)
+}
+
+/// A member as the central directory gives it, its local header checked.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub(crate) name: String,
+    /// 0 stored, 8 deflated.
+    pub(crate) method: u16,
+    pub(crate) crc: u32,
+    /// Bytes in the archive.
+    pub(crate) compressed: u64,
+    /// Bytes of the member's data.
+    pub(crate) size: u64,
+    /// Where its bytes start in the archive.
+    pub(crate) start: usize,
+}
+
+/// The members of an archive as its central directory lists them (names, methods, sizes,
+/// where each starts), without reading their bytes.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::ForeignInput`] with the offset of what is malformed.
+pub(crate) fn entries(bytes: &(impl Archive + ?Sized)) -> Result<Vec<Entry>> {
+    let len = bytes.len();
     let truncated = |at: usize| ZIP.at(at, "the archive ends inside a record (truncated?)");
     // The end record is in the last 64 KiB + 22 bytes (its comment is at most 65535 bytes).
-    let search_from = bytes.len().saturating_sub(22 + 65_535);
-    let end = (search_from..bytes.len().saturating_sub(21))
+    let search_from = len.saturating_sub(22 + 65_535);
+    let end = (search_from..len.saturating_sub(21))
         .rev()
-        .find(|&at| le_at::<u32>(bytes, at) == Some(END))
-        .ok_or_else(|| {
-            ZIP.at(
-                bytes.len(),
-                "not a zip archive (no end of central directory)",
-            )
-        })?;
-    let mut count = u64::from(le_at::<u16>(bytes, end + 10).ok_or_else(|| truncated(end))?);
-    let mut directory = u64::from(le_at::<u32>(bytes, end + 16).ok_or_else(|| truncated(end))?);
-    if end >= 20 && le_at::<u32>(bytes, end - 20) == Some(END64_LOCATOR) {
-        let at = le_at::<u64>(bytes, end - 12).ok_or_else(|| truncated(end - 20))?;
+        .find(|&at| le::<u32>(bytes, at) == Some(END))
+        .ok_or_else(|| ZIP.at(len, "not a zip archive (no end of central directory)"))?;
+    let mut count = u64::from(le::<u16>(bytes, end + 10).ok_or_else(|| truncated(end))?);
+    let mut directory = u64::from(le::<u32>(bytes, end + 16).ok_or_else(|| truncated(end))?);
+    if end >= 20 && le::<u32>(bytes, end - 20) == Some(END64_LOCATOR) {
+        let at = le::<u64>(bytes, end - 12).ok_or_else(|| truncated(end - 20))?;
         let at = usize::try_from(at)
             .ok()
-            .filter(|&at| le_at::<u32>(bytes, at) == Some(END64))
+            .filter(|&at| le::<u32>(bytes, at) == Some(END64))
             .ok_or_else(|| {
                 ZIP.at(
                     end - 20,
                     "the zip64 end record is not where its locator says",
                 )
             })?;
-        count = le_at::<u64>(bytes, at + 32).ok_or_else(|| truncated(at))?;
-        directory = le_at::<u64>(bytes, at + 48).ok_or_else(|| truncated(at))?;
+        count = le::<u64>(bytes, at + 32).ok_or_else(|| truncated(at))?;
+        directory = le::<u64>(bytes, at + 48).ok_or_else(|| truncated(at))?;
     }
     let mut at = usize::try_from(directory)
         .ok()
@@ -72,13 +160,17 @@ pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
             format!("{count} members cannot fit the central directory"),
         ));
     }
-    let mut members = Vec::with_capacity(count as usize);
+    let directory = bytes.read(at, end - at).ok_or_else(|| truncated(at))?;
+    let base = at;
+    let mut entries = Vec::with_capacity(count as usize);
     for _ in 0..count {
-        if le_at::<u32>(bytes, at) != Some(CENTRAL) {
+        let rel = at - base;
+        let bytes_at = |off: usize, n: usize| directory.get(rel + off..rel + off + n);
+        if le_at::<u32>(&directory, rel) != Some(CENTRAL) {
             return Err(ZIP.at(at, "expected a central directory record"));
         }
-        let field16 = |off: usize| le_at::<u16>(bytes, at + off).ok_or_else(|| truncated(at));
-        let field32 = |off: usize| le_at::<u32>(bytes, at + off).ok_or_else(|| truncated(at));
+        let field16 = |off: usize| le_at::<u16>(&directory, rel + off).ok_or_else(|| truncated(at));
+        let field32 = |off: usize| le_at::<u32>(&directory, rel + off).ok_or_else(|| truncated(at));
         let method = field16(10)?;
         let crc = field32(16)?;
         let mut compressed = u64::from(field32(20)?);
@@ -89,13 +181,9 @@ pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
             field16(32)? as usize,
         );
         let mut local = u64::from(field32(42)?);
-        let name = bytes
-            .get(at + 46..at + 46 + name_len)
-            .ok_or_else(|| truncated(at))?;
+        let name = bytes_at(46, name_len).ok_or_else(|| truncated(at))?;
         let name = String::from_utf8_lossy(name).into_owned();
-        let extra = bytes
-            .get(at + 46 + name_len..at + 46 + name_len + extra_len)
-            .ok_or_else(|| truncated(at))?;
+        let extra = bytes_at(46 + name_len, extra_len).ok_or_else(|| truncated(at))?;
         read_zip64_extra(extra, &mut [&mut size, &mut compressed, &mut local]);
         if method != 0 && method != 8 {
             return Err(ZIP.at(
@@ -110,17 +198,41 @@ pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
             return Err(ZIP.at(at, format!("the stored member {name:?} has two sizes")));
         }
         let local = usize::try_from(local).map_err(|_| truncated(at))?;
-        if le_at::<u32>(bytes, local) != Some(LOCAL) {
+        if le::<u32>(bytes, local) != Some(LOCAL) {
             return Err(ZIP.at(local, format!("no local header for {name:?} here")));
         }
         let skip = 30
-            + le_at::<u16>(bytes, local + 26).ok_or_else(|| truncated(local))? as usize
-            + le_at::<u16>(bytes, local + 28).ok_or_else(|| truncated(local))? as usize;
+            + le::<u16>(bytes, local + 26).ok_or_else(|| truncated(local))? as usize
+            + le::<u16>(bytes, local + 28).ok_or_else(|| truncated(local))? as usize;
         let start = local + skip;
-        let stored = usize::try_from(compressed)
+        let inside = usize::try_from(compressed)
             .ok()
-            .and_then(|len| bytes.get(start..start.checked_add(len)?))
-            .ok_or_else(|| ZIP.at(start, format!("the member {name:?} runs past the end")))?;
+            .and_then(|n| start.checked_add(n))
+            .is_some_and(|end| end <= len);
+        if !inside {
+            return Err(ZIP.at(start, format!("the member {name:?} runs past the end")));
+        }
+        entries.push(Entry {
+            name,
+            method,
+            crc,
+            compressed,
+            size,
+            start,
+        });
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    Ok(entries)
+}
+
+/// The members of a zip archive, each checked against its CRC-32. A deflated member may
+/// inflate to at most the archive's size plus `max_alloc` bytes.
+pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
+    let mut members = Vec::new();
+    for entry in entries(bytes)? {
+        let (name, start, size) = (entry.name, entry.start, entry.size);
+        let (method, crc, compressed) = (entry.method, entry.crc, entry.compressed);
+        let stored = &bytes[start..start + compressed as usize];
         let (data, offset) = if method == 0 {
             (Cow::Borrowed(stored), Some(start))
         } else {
@@ -153,12 +265,16 @@ pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
             (Cow::Owned(inflated), None)
         };
         if crc32fast::hash(&data) != crc {
-            return Err(ZIP.at(start, format!("the member {name:?} fails its CRC-32 check")));
+            return Err(crc_error(&name, start));
         }
         members.push(Member { name, data, offset });
-        at += 46 + name_len + extra_len + comment_len;
     }
     Ok(members)
+}
+
+/// A member whose bytes fail its CRC-32.
+pub(crate) fn crc_error(name: &str, start: usize) -> serde_daphne::Error {
+    ZIP.at(start, format!("the member {name:?} fails its CRC-32 check"))
 }
 
 /// Replaces each field that is `0xFFFFFFFF` by the next value of the zip64 extra field, in
@@ -180,6 +296,24 @@ fn read_zip64_extra(mut extra: &[u8], fields: &mut [&mut u64]) {
             return;
         }
         extra = &extra[(4 + len).min(extra.len())..];
+    }
+}
+
+/// A writer counting the bytes it passes on.
+struct Counted<'w, W> {
+    inner: &'w mut W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -212,7 +346,20 @@ impl<W: Write> ZipWriter<W> {
         let size: u64 = parts.iter().map(|p| p.len() as u64).sum();
         let mut hasher = crc32fast::Hasher::new();
         parts.iter().for_each(|p| hasher.update(p));
-        let crc = hasher.finalize();
+        self.member_with(name, size, hasher.finalize(), |w| {
+            parts.iter().try_for_each(|p| w.write_all(p))
+        })
+    }
+
+    /// Adds a member of `size` bytes whose CRC-32 is `crc`, its bytes written by `data`
+    /// (which must write exactly `size` bytes: a member streamed from elsewhere).
+    pub(crate) fn member_with(
+        &mut self,
+        name: &str,
+        size: u64,
+        crc: u32,
+        data: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<()> {
         let offset = self.written;
         let big = size >= 0xFFFF_FFFF;
         let mut local = Vec::with_capacity(30 + name.len() + 20);
@@ -235,9 +382,18 @@ impl<W: Write> ZipWriter<W> {
             local.extend_from_slice(&size.to_le_bytes());
         }
         self.put(&local)?;
-        for part in parts {
-            self.put(part)?;
+        let mut counted = Counted {
+            inner: &mut self.writer,
+            written: 0,
+        };
+        data(&mut counted)?;
+        let written = counted.written;
+        if written != size {
+            return Err(ZIP.error(format!(
+                "the member {name} was announced as {size} bytes but {written} were written"
+            )));
         }
+        self.written += size;
         // Its central directory record, with zip64 fields for what passes 32 bits.
         let far = offset >= 0xFFFF_FFFF;
         let mut extra = Vec::new();

@@ -18,6 +18,7 @@ pub(super) fn values_as(array: Array, kind: ValueKind, expected: u64) -> Result<
         values,
         name,
         offset,
+        first,
     } = array;
     if values.len() as u64 != expected {
         return Err(BINSPARSE.error(format!(
@@ -27,7 +28,7 @@ pub(super) fn values_as(array: Array, kind: ValueKind, expected: u64) -> Result<
     }
     // The values are moved, never copied, when the container's type is the descriptor's.
     let size = values.value_type().size();
-    let at = |k: usize, message: String| element_error(&name, offset, size, k, message);
+    let at = |k: usize, message: String| element_error(&name, offset, size, (first, k), message);
     if kind.bint8 {
         let bytes = match values {
             Values::U8(v) => v,
@@ -75,7 +76,7 @@ pub(super) fn all_equal(values: &Values) -> bool {
 }
 
 /// An index array as `usize`, each element below `bound`.
-fn indices(array: &Array, bound: u64, what: &str) -> Result<Vec<usize>> {
+pub(super) fn indices(array: &Array, bound: u64, what: &str) -> Result<Vec<usize>> {
     let out_of_range = |k: usize, x: i128| {
         array.error_at(
             k,
@@ -142,7 +143,7 @@ fn pointers(array: &Array, len: u64, nnz: u64) -> Result<Vec<usize>> {
 }
 
 /// Checks that each segment of `minor` (per `ptr`) is strictly increasing.
-fn check_sorted(array: &Array, ptr: &[usize], minor: &[usize]) -> Result<()> {
+pub(super) fn check_sorted(array: &Array, ptr: &[usize], minor: &[usize]) -> Result<()> {
     for w in ptr.windows(2) {
         if let Some(k) = minor[w[0]..w[1]].windows(2).position(|p| p[1] <= p[0]) {
             return Err(array.error_at(

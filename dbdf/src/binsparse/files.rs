@@ -158,6 +158,19 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
     serde_daphne::__private::io::write_buffered(path, |out| to_writer(out, object, options))
 }
 
+/// The Binsparse file at `path` as a source of the pipe ([`super::BinsparseSource`]).
+///
+/// # Errors
+/// As [`read`].
+pub fn source(path: impl AsRef<Path>) -> Result<super::BinsparseSource> {
+    super::BinsparseSource::open(path.as_ref())
+}
+
+/// A sink of the pipe writing a Binsparse `.npz` archive to `out` ([`super::BinsparseSink`]).
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> super::BinsparseSink<'w> {
+    super::BinsparseSink::new(out, options)
+}
+
 /// Writes `object` as a Binsparse `.npz` archive to `writer`.
 ///
 /// # Errors

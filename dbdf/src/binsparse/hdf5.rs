@@ -100,6 +100,7 @@ fn read_dataset(file: &h5::File, path: &Path, name: &str) -> Result<Array> {
         values,
         name: name.to_owned(),
         offset: None,
+        first: 0,
     })
 }
 

@@ -31,6 +31,8 @@ mod files;
 #[cfg(feature = "hdf5")]
 mod hdf5;
 mod npz;
+mod sink;
+mod source;
 #[cfg(feature = "zarr")]
 pub mod zarr;
 
@@ -43,9 +45,11 @@ use serde_daphne::__private::wire::{ValueType, Values};
 use serde_daphne::{Error, Result};
 
 pub use self::files::{
-    from_slice, from_slice_with, is_hdf5, is_zarr, read, read_with, to_vec, to_writer, write,
-    write_with, ReadOptions,
+    from_slice, from_slice_with, is_hdf5, is_zarr, read, read_with, sink, source, to_vec,
+    to_writer, write, write_with, ReadOptions,
 };
+pub use self::sink::BinsparseSink;
+pub use self::source::BinsparseSource;
 
 const BINSPARSE: Foreign = Foreign("Binsparse");
 
@@ -328,6 +332,8 @@ pub(crate) struct Array {
     pub(crate) name: String,
     /// Offset of the first element in the file, for containers with byte offsets.
     pub(crate) offset: Option<usize>,
+    /// The index in the whole array of the first element here (a part read on its own).
+    pub(crate) first: usize,
 }
 
 impl Array {
@@ -337,7 +343,7 @@ impl Array {
             &self.name,
             self.offset,
             self.values.value_type().size(),
-            k,
+            (self.first, k),
             message,
         )
     }
@@ -349,10 +355,10 @@ fn element_error(
     name: &str,
     offset: Option<usize>,
     size: usize,
-    k: usize,
+    (first, k): (usize, usize),
     message: impl std::fmt::Display,
 ) -> Error {
-    let message = format!("{name}[{k}]: {message}");
+    let message = format!("{name}[{}]: {message}", first + k);
     match offset {
         Some(o) => BINSPARSE.at(o + k * size, message),
         None => BINSPARSE.error(message),
@@ -639,6 +645,18 @@ pub(crate) fn encode(
     } else {
         object_nnz(&arrays)
     };
+    Ok((descriptor(format, shape, nnz, data_types, options), arrays))
+}
+
+/// The descriptor's text: `format`, `shape`, `nnz` stored values of `data_types`, and the
+/// options' version and user attributes.
+fn descriptor(
+    format: Format,
+    shape: Vec<u64>,
+    nnz: u64,
+    data_types: Map<String, Json>,
+    options: &WriteOptions,
+) -> String {
     let mut bsp = Map::new();
     bsp.insert("version".into(), options.version.text().into());
     bsp.insert("format".into(), format.name().into());
@@ -647,8 +665,7 @@ pub(crate) fn encode(
     bsp.insert("data_types".into(), Json::Object(data_types));
     let mut top = options.attributes.clone();
     top.insert("binsparse".into(), Json::Object(bsp));
-    let text = serde_json::to_string_pretty(&Json::Object(top)).expect("JSON values serialize");
-    Ok((text, arrays))
+    serde_json::to_string_pretty(&Json::Object(top)).expect("JSON values serialize")
 }
 
 /// The number of stored values of a sparse format's arrays: the length of its last index

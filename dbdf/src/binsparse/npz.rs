@@ -44,6 +44,7 @@ pub(super) fn read(bytes: &[u8], max_alloc: u64) -> Result<Binsparse> {
             values: array.values().map_err(|e| shift(e, member.offset))?,
             name: name.to_owned(),
             offset: member.offset.map(|at| at + array.data_offset),
+            first: 0,
         })
     })
 }
@@ -61,6 +62,11 @@ pub(super) fn write<W: Write>(writer: W, object: &Object, options: &WriteOptions
         )?;
         zip.member(&format!("{name}.npy"), &[&header, &values.le_bytes()])?;
     }
+    finish(zip, &descriptor)
+}
+
+/// Adds the descriptor member (a 0-D unicode array) and the central directory.
+pub(super) fn finish<W: Write>(mut zip: ZipWriter<W>, descriptor: &str) -> Result<()> {
     let units: Vec<u8> = descriptor
         .chars()
         .flat_map(|c| u32::from(c).to_le_bytes())

@@ -25,7 +25,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::binsparse;
-use crate::pipe::{DbdfSource, Held, Kept, Source};
+use crate::pipe::{DbdfSource, Source};
 use crate::{csv, futhark, mtx, npy, systemds};
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::names::{first_name, parse_name};
@@ -406,6 +406,8 @@ pub fn convert(
     options: &ConvertOptions,
 ) -> Result<Report, ConvertError> {
     let from = format_of(input, options.from, true)?;
+    // Both formats are known before anything is read.
+    format_of(output, options.to, false)?;
     let mut source = source(input, from, options)?;
     convert_from(&mut *source, input, output, options)
 }
@@ -436,14 +438,6 @@ pub fn source(
             let read = mtx::ReadOptions::new().progress(options.progress.clone());
             mtx::source(path, &read).map_err(fail)?
         }
-        Format::Binsparse => {
-            let len = std::fs::metadata(path).map_or(0, |m| m.len());
-            let read = binsparse::read(path).map_err(fail)?;
-            let kept = Kept {
-                binsparse: Some((read.format, read.attributes)),
-                ..Kept::default()
-            };
-            Box::new(Held::new(vec![read.object], len, kept).map_err(fail)?)
-        }
+        Format::Binsparse => Box::new(binsparse::source(path).map_err(fail)?),
     })
 }

@@ -116,13 +116,9 @@ pub fn convert_from(
                 };
                 pump(Box::new(Collect::new(one, Box::new(write))), true)?;
             } else {
+                let bsp = binsparse_options(options, kept.clone());
                 write_output(output, |w| {
-                    let write = |objects: Vec<Object>, kept: Kept| {
-                        let bsp = binsparse_options(options, kept);
-                        binsparse::to_writer(w, &objects[0], &bsp)?;
-                        Ok(Vec::new())
-                    };
-                    pump(Box::new(Collect::new(one, Box::new(write))), false).map(drop)
+                    pump(Box::new(binsparse::sink(w, &bsp)), false).map(drop)
                 })?;
             }
             Vec::new()

@@ -216,8 +216,8 @@ fn the_systemds_sink_writes_the_files_of_the_whole_write() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Every object a source gives, collected.
-fn collected(source: &mut dyn Source) -> Vec<Object> {
+/// Every object a source gives, collected, or the error.
+fn try_collected(source: &mut dyn Source) -> Result<Vec<Object>> {
     let mut objects = Vec::new();
     let sink = Collect::new(
         None,
@@ -226,8 +226,13 @@ fn collected(source: &mut dyn Source) -> Vec<Object> {
             Ok(Vec::new())
         }),
     );
-    pump(source, Box::new(sink), &PumpOptions::default()).unwrap();
-    objects
+    copy(source, Box::new(sink))?;
+    Ok(objects)
+}
+
+/// Every object a source gives, collected.
+fn collected(source: &mut dyn Source) -> Vec<Object> {
+    try_collected(source).unwrap()
 }
 
 /// Cells and header equal (blocks may differ).
@@ -426,19 +431,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
     for case in cases {
         std::fs::write(&path, &case).unwrap();
         let whole = futhark::from_slice(&case);
-        let piped = FutharkSource::open(&path).and_then(|mut source| {
-            let mut objects = Vec::new();
-            let sink = Collect::new(
-                None,
-                Box::new(|got, _| {
-                    objects = got;
-                    Ok(Vec::new())
-                }),
-            );
-            pump(&mut source, Box::new(sink), &PumpOptions::default())
-                .map_err(Failed::into_error)?;
-            Ok(objects)
-        });
+        let piped = FutharkSource::open(&path).and_then(|mut s| try_collected(&mut s));
         match (whole, piped) {
             (Ok(a), Ok(b)) => assert_eq!(a.len(), b.len()),
             (Err(a), Err(b)) => {
@@ -533,5 +526,141 @@ fn a_cancelled_pump_stops_and_leaves_nothing() {
     let heard = heard.lock().unwrap();
     assert!(heard.windows(2).all(|w| w[0].0 <= w[1].0), "{heard:?}");
     assert_eq!(heard.last(), Some(&(900, 900)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_binsparse_sink_writes_the_bytes_of_the_whole_write() {
+    use crate::binsparse::{self, BinsparseSink, Format};
+    let mut objects: Vec<(String, Object)> = band_fixtures()
+        .into_iter()
+        .map(|(name, _, o)| (name, o))
+        .collect();
+    let column = Object::dense(6, 1, serde_daphne::Values::U8(vec![0, 1, 1, 0, 0, 1])).unwrap();
+    objects.push(("u8 column".into(), column.clone()));
+    objects.push((
+        "u8 column csr".into(),
+        column.with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    let ones = Object::dense(
+        4,
+        3,
+        serde_daphne::Values::F32(vec![
+            0.0, 2.5, 0.0, 2.5, 2.5, 0.0, 0.0, 0.0, 2.5, 2.5, 0.0, 2.5,
+        ]),
+    )
+    .unwrap()
+    .with_data_type(DataType::CsrMatrix)
+    .unwrap();
+    objects.push(("iso csr".into(), ones));
+    let mut compared = 0;
+    for (name, object) in &objects {
+        for format in [
+            None,
+            Some(Format::Csr),
+            Some(Format::Dcsr),
+            Some(Format::Coo),
+            Some(Format::Dmat),
+            Some(Format::Csc),
+            Some(Format::Dvec),
+            Some(Format::Cvec),
+        ] {
+            for (index, iso, bint8) in [
+                (ValueType::U64, false, false),
+                (ValueType::U8, true, true),
+                (ValueType::I32, false, true),
+            ] {
+                let mut options = binsparse::WriteOptions::new()
+                    .index_type(index)
+                    .iso(iso)
+                    .bint8(bint8);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                for rows in [1, 2, 100] {
+                    let whole = binsparse::to_vec(object, &options);
+                    let at = format!("{name} {format:?} {index} {iso} {bint8}, bands of {rows}");
+                    let got = written(object, rows, |w| Box::new(BinsparseSink::new(w, &options)));
+                    compared += usize::from(whole.is_ok());
+                    same(&at, got, whole);
+                }
+            }
+        }
+    }
+    assert!(compared > 200, "{compared}");
+}
+
+#[test]
+fn binsparse_archives_read_in_place_as_whole() {
+    use crate::binsparse::{self, BinsparseSource, Format};
+    let dir = dir("binsparse_source");
+    let path = dir.join("m.bsp.npz");
+    let mut cases = 0;
+    for (name, _, object) in band_fixtures() {
+        if object.data_type() == DataType::Frame {
+            continue;
+        }
+        for format in [
+            None,
+            Some(Format::Csr),
+            Some(Format::Dmat),
+            Some(Format::Coo),
+        ] {
+            for index in [ValueType::U64, ValueType::I32] {
+                let mut options = binsparse::WriteOptions::new().index_type(index);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                let bytes = binsparse::to_vec(&object, &options).unwrap();
+                std::fs::write(&path, &bytes).unwrap();
+                let whole = binsparse::read(&path).unwrap();
+                let mut source = BinsparseSource::open(&path).unwrap();
+                assert_eq!(
+                    source.headers()[0],
+                    *whole.object.header(),
+                    "{name} {format:?}"
+                );
+                assert_eq!(
+                    source.reads_in_place(),
+                    format != Some(Format::Coo),
+                    "{name} {format:?}"
+                );
+                same_object(
+                    &format!("{name} {format:?}"),
+                    &collected(&mut source)[0],
+                    &whole.object,
+                );
+                let (kept, _) = source.kept().binsparse.unwrap();
+                assert_eq!(kept, whole.format);
+                cases += 1;
+                // Every truncation and flipped byte: the whole read's error kind, or its
+                // values (the first of several faults may differ).
+                if index != ValueType::I32 || format != Some(Format::Csr) {
+                    continue;
+                }
+                let mut broken: Vec<Vec<u8>> = (0..bytes.len())
+                    .step_by(7)
+                    .map(|n| bytes[..n].to_vec())
+                    .collect();
+                for at in (0..bytes.len()).step_by(3) {
+                    let mut b = bytes.clone();
+                    b[at] ^= 0x5a;
+                    broken.push(b);
+                }
+                for case in broken {
+                    std::fs::write(&path, &case).unwrap();
+                    let whole = binsparse::read(&path);
+                    let piped =
+                        BinsparseSource::open(&path).and_then(|mut s| try_collected(&mut s));
+                    match (whole, piped) {
+                        (Ok(a), Ok(b)) => same_object(&name, &b[0], &a.object),
+                        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{name}: {a} / {b}"),
+                        (a, b) => panic!("{name}: whole {a:?}, in place {b:?}"),
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 6 * 4 * 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -301,6 +301,7 @@ impl ArrayMeta {
             values,
             name: name.to_owned(),
             offset: None,
+            first: 0,
         })
     }
 

@@ -1,0 +1,304 @@
+//! Binsparse `.npz` archives written from the pipe: the formats whose arrays follow the rows
+//! (CSR, DCSR, COO/COOR, CVEC, and the row-major dense DMAT/DMATR/DVEC) are written in one
+//! pass over the bands, each array spilled to an unnamed scratch file (with its CRC-32 and
+//! its largest index) and then copied into its zip member; memory holds a band. The formats
+//! that store columns first (CSC, DCSC, COOC, DMATC) are held whole and written as
+//! [`super::to_writer`] writes them. The bytes are the whole write's either way.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+
+use serde_json::{Map, Value as Json};
+
+use super::{descriptor, npz, type_name, Format, WriteOptions, BINSPARSE};
+use crate::npy;
+use crate::pipe::{Band, Cells, Pieces, Sink};
+use crate::zip::ZipWriter;
+use serde_daphne::__private::io::scratch_file;
+use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le};
+use serde_daphne::__private::wire::{Element, Header};
+use serde_daphne::{DataType, Result, Value, ValueType, Values};
+
+/// One array of the output, spilled to a scratch file as it grows.
+struct Spill {
+    name: &'static str,
+    value_type: ValueType,
+    out: BufWriter<File>,
+    len: u64,
+    crc: crc32fast::Hasher,
+    /// The largest index written (index arrays).
+    max: u64,
+}
+
+impl Spill {
+    fn new(name: &'static str, value_type: ValueType) -> Result<Spill> {
+        let file = scratch_file(&std::env::temp_dir().join("dbdf-binsparse"))?;
+        Ok(Spill {
+            name,
+            value_type,
+            out: BufWriter::with_capacity(1 << 20, file),
+            len: 0,
+            crc: crc32fast::Hasher::new(),
+            max: 0,
+        })
+    }
+
+    /// Appends indices, in the array's index type (checked at the end, by their largest).
+    fn indices(&mut self, indices: impl Iterator<Item = usize>) -> Result<()> {
+        with_value_type!(self.value_type, T => {
+            let mut chunk: Vec<T> = Vec::with_capacity(4096);
+            for x in indices {
+                self.max = self.max.max(x as u64);
+                chunk.push(T::from_value(Value::U64(x as u64)).unwrap_or_default());
+                if chunk.len() == chunk.capacity() {
+                    self.put(&chunk)?;
+                    chunk.clear();
+                }
+            }
+            self.put(&chunk)
+        })
+    }
+
+    /// Appends values of the array's type.
+    fn values(&mut self, values: &Values) -> Result<()> {
+        with_values!(values, v => self.put(v))
+    }
+
+    fn put<T: Element>(&mut self, values: &[T]) -> Result<()> {
+        let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
+        write_le(&mut bytes, values)?;
+        self.crc.update(&bytes);
+        self.out.write_all(&bytes)?;
+        self.len += values.len() as u64;
+        Ok(())
+    }
+}
+
+/// A Binsparse `.npz` archive of one matrix, written to `out`.
+pub struct BinsparseSink<'w> {
+    out: Option<&'w mut dyn Write>,
+    options: WriteOptions,
+}
+
+impl<'w> BinsparseSink<'w> {
+    /// A sink writing an archive to `out` with `options`.
+    pub fn new(out: &'w mut dyn Write, options: &WriteOptions) -> BinsparseSink<'w> {
+        BinsparseSink {
+            out: Some(out),
+            options: options.clone(),
+        }
+    }
+}
+
+impl Sink for BinsparseSink<'_> {
+    fn holds_one(&self) -> Option<&'static str> {
+        Some("Binsparse")
+    }
+
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        let out = self.out.take().expect("one object");
+        let format = self.options.format.unwrap_or(match header.data_type() {
+            DataType::CsrMatrix => Format::Csr,
+            _ => Format::Dmat,
+        });
+        let rows_first = !matches!(
+            format,
+            Format::Csc | Format::Dcsc | Format::Cooc | Format::Dmatc
+        );
+        let (rows, cols) = header.shape();
+        if !rows_first || header.data_type() == DataType::Frame || (format.is_vector() && cols != 1)
+        {
+            // The whole write words what it refuses, and transposes what it must.
+            return super::to_writer(out, &pieces.collect()?, &self.options);
+        }
+        let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
+        let index = self.options.index_type;
+        let mut spills: Vec<Spill> = format
+            .arrays()
+            .iter()
+            .map(|&name| Spill::new(name, if name == "values" { vt } else { index }))
+            .collect::<Result<_>>()?;
+        let mut state = Rows {
+            entries: 0,
+            first: None,
+            equal: true,
+            binary: true,
+        };
+        if format == Format::Dcsr {
+            spills[1].indices(std::iter::once(0))?;
+        }
+        if format == Format::Csr {
+            spills[0].indices(std::iter::once(0))?;
+        }
+        pieces.for_each(&mut |band| {
+            state.band(format, &band, &mut spills)?;
+            Ok(true)
+        })?;
+        let nnz = if format.is_dense() {
+            rows * cols
+        } else {
+            state.entries
+        };
+        let shape = if format.is_vector() {
+            vec![rows]
+        } else {
+            vec![rows, cols]
+        };
+        // The whole write's checks and choices, now that every value has been seen.
+        let mut data_types = Map::new();
+        let mut iso = false;
+        for spill in &mut spills {
+            spill.out.flush()?;
+            let mut type_text = type_name(spill.value_type).to_string();
+            if spill.name == "values" {
+                if self.options.bint8 && spill.value_type == ValueType::U8 && state.binary {
+                    type_text = "bint8".into();
+                }
+                if self.options.iso && nnz > 0 && state.equal {
+                    iso = true;
+                    type_text = format!("iso[{type_text}]");
+                }
+            } else {
+                let fits = Value::U64(spill.max).convert(spill.value_type).is_some();
+                if !fits || matches!(spill.value_type, ValueType::F32 | ValueType::F64) {
+                    let what = match spill.name.starts_with("pointers") {
+                        true => "pointer",
+                        false => "index",
+                    };
+                    return Err(BINSPARSE.cannot_hold(
+                        format!("the {what} value {}", spill.max),
+                        format!(
+                            "it does not fit the index type {}: choose a wider one",
+                            spill.value_type
+                        ),
+                    ));
+                }
+            }
+            data_types.insert(spill.name.into(), Json::String(type_text));
+        }
+        let descriptor = descriptor(format, shape, nnz, data_types, &self.options);
+        let mut zip = ZipWriter::new(out);
+        for spill in spills {
+            let len = match (iso, spill.name) {
+                (true, "values") => 1,
+                _ => spill.len,
+            };
+            copy_member(&mut zip, spill, len)?;
+        }
+        npz::finish(zip, &descriptor)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+}
+
+/// What the values seen so far say: how many entries, and whether they all have the bits of
+/// the first (for `iso`) and are all 0 or 1 (for `bint8`).
+struct Rows {
+    entries: u64,
+    first: Option<Vec<u8>>,
+    equal: bool,
+    binary: bool,
+}
+
+impl Rows {
+    /// Appends a band's rows to the arrays of `format`.
+    fn band(&mut self, format: Format, band: &Band, spills: &mut [Spill]) -> Result<()> {
+        let r0 = band.first_row as usize;
+        if format.is_dense() {
+            let values = match &band.cells {
+                Cells::Dense(values) => values.clone(),
+                _ => band.dense_values()?,
+            };
+            self.observe(&values);
+            return spills[0].values(&values);
+        }
+        // Entries row by row: a CSR band's as stored, a dense band's non-zeros.
+        let (offsets, columns, values) = match &band.cells {
+            Cells::Csr {
+                row_offsets,
+                col_indices,
+                values,
+            } => (row_offsets.clone(), col_indices.clone(), values.clone()),
+            _ => {
+                let object = band.clone().into_object(&Header::matrix(
+                    DataType::DenseMatrix,
+                    band.rows,
+                    band.cols,
+                    band.value_type().unwrap_or(ValueType::F64),
+                ))?;
+                with_value_type!(band.value_type().unwrap_or(ValueType::F64), T => {
+                    let parts = object.csr_parts::<T>()?;
+                    (parts.row_offsets, parts.col_indices, T::into_values(parts.values))
+                })
+            }
+        };
+        self.observe(&values);
+        let base = self.entries as usize;
+        let rows = 0..band.rows as usize;
+        let row_of = |k: usize| offsets.partition_point(|&o| o <= k) - 1;
+        let values_at = spills.len() - 1;
+        match format {
+            Format::Csr => spills[0].indices(rows.map(|r| base + offsets[r + 1]))?,
+            Format::Dcsr => {
+                let full: Vec<usize> = rows.filter(|&r| offsets[r + 1] > offsets[r]).collect();
+                spills[0].indices(full.iter().map(|&r| r0 + r))?;
+                spills[1].indices(full.iter().map(|&r| base + offsets[r + 1]))?;
+            }
+            Format::Coo | Format::Coor | Format::Cvec => {
+                spills[0].indices((0..columns.len()).map(|k| r0 + row_of(k)))?;
+            }
+            _ => unreachable!("rows-first sparse formats"),
+        }
+        if format != Format::Cvec {
+            spills[values_at - 1].indices(columns.iter().copied())?;
+        }
+        spills[values_at].values(&values)?;
+        self.entries += columns.len() as u64;
+        Ok(())
+    }
+
+    fn observe(&mut self, values: &Values) {
+        if let Values::U8(v) = values {
+            self.binary &= v.iter().all(|&x| x <= 1);
+        }
+        with_values!(values, v => {
+            if let (None, Some(x)) = (&self.first, v.first()) {
+                self.first = Some(bytemuck::bytes_of(x).to_vec());
+            }
+            if let Some(first) = &self.first {
+                self.equal &= v.iter().all(|x| bytemuck::bytes_of(x) == first.as_slice());
+            }
+        });
+    }
+}
+
+/// Copies `len` values of a spilled array into its member, after its `.npy` header.
+fn copy_member<W: Write>(zip: &mut ZipWriter<W>, spill: Spill, len: u64) -> Result<()> {
+    let mut header = Vec::new();
+    npy::write_header(&mut header, npy::descr(spill.value_type), &[len])?;
+    let data_len = len * spill.value_type.size() as u64;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&header);
+    let mut file = spill.out.into_inner().map_err(|e| e.into_error())?;
+    let data_crc = match len == spill.len {
+        true => spill.crc,
+        false => {
+            // An iso array keeps its first value only.
+            let mut first = vec![0u8; data_len as usize];
+            file.seek(SeekFrom::Start(0))?;
+            file.read_exact(&mut first)?;
+            let mut c = crc32fast::Hasher::new();
+            c.update(&first);
+            c
+        }
+    };
+    crc.combine(&data_crc);
+    file.seek(SeekFrom::Start(0))?;
+    let name = format!("{}.npy", spill.name);
+    zip.member_with(&name, header.len() as u64 + data_len, crc.finalize(), |w| {
+        w.write_all(&header)?;
+        std::io::copy(&mut (&mut file).take(data_len), w).map(drop)
+    })
+}
