@@ -19,30 +19,26 @@ use serde_daphne::__private::wire::values::{with_value_type, with_values, write_
 use serde_daphne::__private::wire::{Element, Header};
 use serde_daphne::{DataType, Result, Value, ValueType, Values};
 
-/// One array of the output, spilled to a scratch file as it grows.
-struct Spill {
-    name: &'static str,
-    value_type: ValueType,
-    out: BufWriter<File>,
-    len: u64,
-    crc: crc32fast::Hasher,
-    /// The largest index written (index arrays).
-    max: u64,
+/// Where an array's values go as they come (a scratch file, Zarr chunks).
+pub(super) trait Put {
+    /// Appends values of the array's type.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn put(&mut self, values: &Values) -> Result<()>;
 }
 
-impl Spill {
-    fn new(name: &'static str, value_type: ValueType) -> Result<Spill> {
-        let file = scratch_file(&std::env::temp_dir().join("dbdf-binsparse"))?;
-        Ok(Spill {
-            name,
-            value_type,
-            out: BufWriter::with_capacity(1 << 20, file),
-            len: 0,
-            crc: crc32fast::Hasher::new(),
-            max: 0,
-        })
-    }
+/// One array of the output as it grows: its name, element type, length and largest index,
+/// its values going to `to`.
+pub(super) struct Out<P> {
+    pub(super) name: &'static str,
+    pub(super) value_type: ValueType,
+    pub(super) len: u64,
+    max: u64,
+    pub(super) to: P,
+}
 
+impl<P: Put> Out<P> {
     /// Appends indices, in the array's index type (checked at the end, by their largest).
     fn indices(&mut self, indices: impl Iterator<Item = usize>) -> Result<()> {
         with_value_type!(self.value_type, T => {
@@ -51,27 +47,177 @@ impl Spill {
                 self.max = self.max.max(x as u64);
                 chunk.push(T::from_value(Value::U64(x as u64)).unwrap_or_default());
                 if chunk.len() == chunk.capacity() {
-                    self.put(&chunk)?;
-                    chunk.clear();
+                    self.values(&T::into_values(std::mem::take(&mut chunk)))?;
+                    chunk.reserve(4096);
                 }
             }
-            self.put(&chunk)
+            self.values(&T::into_values(chunk))
         })
     }
 
     /// Appends values of the array's type.
     fn values(&mut self, values: &Values) -> Result<()> {
-        with_values!(values, v => self.put(v))
+        self.len += values.len() as u64;
+        self.to.put(values)
     }
+}
 
-    fn put<T: Element>(&mut self, values: &[T]) -> Result<()> {
-        let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
-        write_le(&mut bytes, values)?;
+/// An array spilled to an unnamed scratch file, with the CRC-32 of its bytes.
+struct Spill {
+    out: BufWriter<File>,
+    crc: crc32fast::Hasher,
+}
+
+impl Spill {
+    fn new() -> Result<Spill> {
+        let file = scratch_file(&std::env::temp_dir().join("dbdf-binsparse"))?;
+        Ok(Spill {
+            out: BufWriter::with_capacity(1 << 20, file),
+            crc: crc32fast::Hasher::new(),
+        })
+    }
+}
+
+impl Put for Spill {
+    fn put(&mut self, values: &Values) -> Result<()> {
+        let mut bytes = Vec::with_capacity(values.len() * values.value_type().size());
+        with_values!(values, v => write_le(&mut bytes, v))?;
         self.crc.update(&bytes);
         self.out.write_all(&bytes)?;
-        self.len += values.len() as u64;
         Ok(())
     }
+}
+
+/// The format `options` write a matrix with `header` in: the asked one, else CSR for CSR
+/// matrices and DMAT for the others.
+pub(super) fn format_for(options: &WriteOptions, header: &Header) -> Format {
+    options.format.unwrap_or(match header.data_type() {
+        DataType::CsrMatrix => Format::Csr,
+        _ => Format::Dmat,
+    })
+}
+
+/// Whether a matrix with `header` streams as `format`: the format's arrays follow the rows.
+pub(super) fn streams(format: Format, header: &Header) -> bool {
+    let rows_first = !matches!(
+        format,
+        Format::Csc | Format::Dcsc | Format::Cooc | Format::Dmatc
+    );
+    let cols = header.shape().1;
+    rows_first && header.data_type() != DataType::Frame && !(format.is_vector() && cols != 1)
+}
+
+/// What [`write_arrays`] found: the stored values, the descriptor's data types, whether the
+/// values are one iso value.
+pub(super) struct Written {
+    pub(super) nnz: u64,
+    pub(super) shape: Vec<u64>,
+    pub(super) data_types: Map<String, Json>,
+    pub(super) iso: bool,
+}
+
+/// Writes the rows of the object `pieces` gives into `arrays` (one per name of
+/// `format.arrays()`, in order), then makes the whole write's checks and choices (index
+/// types wide enough, `iso`, `bint8`) now that every value has been seen.
+///
+/// # Errors
+/// The source's errors; an index its type cannot hold; the arrays' I/O errors.
+pub(super) fn write_arrays<P: Put>(
+    format: Format,
+    header: &Header,
+    pieces: &mut Pieces<'_>,
+    arrays: &mut [Out<P>],
+    options: &WriteOptions,
+) -> Result<Written> {
+    let (rows, cols) = header.shape();
+    let mut state = Rows {
+        entries: 0,
+        first: None,
+        equal: true,
+        binary: true,
+    };
+    match format {
+        Format::Dcsr => arrays[1].indices(std::iter::once(0))?,
+        Format::Csr => arrays[0].indices(std::iter::once(0))?,
+        _ => {}
+    }
+    pieces.for_each(&mut |band| {
+        state.band(format, &band, arrays)?;
+        Ok(true)
+    })?;
+    let nnz = if format.is_dense() {
+        rows * cols
+    } else {
+        state.entries
+    };
+    let shape = if format.is_vector() {
+        vec![rows]
+    } else {
+        vec![rows, cols]
+    };
+    let mut data_types = Map::new();
+    let mut iso = false;
+    for array in arrays.iter() {
+        let mut type_text = type_name(array.value_type).to_string();
+        if array.name == "values" {
+            if options.bint8 && array.value_type == ValueType::U8 && state.binary {
+                type_text = "bint8".into();
+            }
+            if options.iso && nnz > 0 && state.equal {
+                iso = true;
+                type_text = format!("iso[{type_text}]");
+            }
+        } else {
+            let fits = Value::U64(array.max).convert(array.value_type).is_some();
+            if !fits || matches!(array.value_type, ValueType::F32 | ValueType::F64) {
+                let what = match array.name.starts_with("pointers") {
+                    true => "pointer",
+                    false => "index",
+                };
+                return Err(BINSPARSE.cannot_hold(
+                    format!("the {what} value {}", array.max),
+                    format!(
+                        "it does not fit the index type {}: choose a wider one",
+                        array.value_type
+                    ),
+                ));
+            }
+        }
+        data_types.insert(array.name.into(), Json::String(type_text));
+    }
+    Ok(Written {
+        nnz,
+        shape,
+        data_types,
+        iso,
+    })
+}
+
+/// The arrays of `format` for a matrix of `value_type`, each going to `to(name)`.
+pub(super) fn arrays_of<P>(
+    format: Format,
+    value_type: ValueType,
+    options: &WriteOptions,
+    mut to: impl FnMut(&'static str) -> Result<P>,
+) -> Result<Vec<Out<P>>> {
+    format
+        .arrays()
+        .iter()
+        .map(|&name| {
+            let vt = if name == "values" {
+                value_type
+            } else {
+                options.index_type
+            };
+            Ok(Out {
+                name,
+                value_type: vt,
+                len: 0,
+                max: 0,
+                to: to(name)?,
+            })
+        })
+        .collect()
 }
 
 /// A Binsparse `.npz` archive of one matrix, written to `out`.
@@ -97,93 +243,28 @@ impl Sink for BinsparseSink<'_> {
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
         let out = self.out.take().expect("one object");
-        let format = self.options.format.unwrap_or(match header.data_type() {
-            DataType::CsrMatrix => Format::Csr,
-            _ => Format::Dmat,
-        });
-        let rows_first = !matches!(
-            format,
-            Format::Csc | Format::Dcsc | Format::Cooc | Format::Dmatc
-        );
-        let (rows, cols) = header.shape();
-        if !rows_first || header.data_type() == DataType::Frame || (format.is_vector() && cols != 1)
-        {
+        let format = format_for(&self.options, header);
+        if !streams(format, header) {
             // The whole write words what it refuses, and transposes what it must.
             return super::to_writer(out, &pieces.collect()?, &self.options);
         }
         let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-        let index = self.options.index_type;
-        let mut spills: Vec<Spill> = format
-            .arrays()
-            .iter()
-            .map(|&name| Spill::new(name, if name == "values" { vt } else { index }))
-            .collect::<Result<_>>()?;
-        let mut state = Rows {
-            entries: 0,
-            first: None,
-            equal: true,
-            binary: true,
-        };
-        if format == Format::Dcsr {
-            spills[1].indices(std::iter::once(0))?;
-        }
-        if format == Format::Csr {
-            spills[0].indices(std::iter::once(0))?;
-        }
-        pieces.for_each(&mut |band| {
-            state.band(format, &band, &mut spills)?;
-            Ok(true)
-        })?;
-        let nnz = if format.is_dense() {
-            rows * cols
-        } else {
-            state.entries
-        };
-        let shape = if format.is_vector() {
-            vec![rows]
-        } else {
-            vec![rows, cols]
-        };
-        // The whole write's checks and choices, now that every value has been seen.
-        let mut data_types = Map::new();
-        let mut iso = false;
-        for spill in &mut spills {
-            spill.out.flush()?;
-            let mut type_text = type_name(spill.value_type).to_string();
-            if spill.name == "values" {
-                if self.options.bint8 && spill.value_type == ValueType::U8 && state.binary {
-                    type_text = "bint8".into();
-                }
-                if self.options.iso && nnz > 0 && state.equal {
-                    iso = true;
-                    type_text = format!("iso[{type_text}]");
-                }
-            } else {
-                let fits = Value::U64(spill.max).convert(spill.value_type).is_some();
-                if !fits || matches!(spill.value_type, ValueType::F32 | ValueType::F64) {
-                    let what = match spill.name.starts_with("pointers") {
-                        true => "pointer",
-                        false => "index",
-                    };
-                    return Err(BINSPARSE.cannot_hold(
-                        format!("the {what} value {}", spill.max),
-                        format!(
-                            "it does not fit the index type {}: choose a wider one",
-                            spill.value_type
-                        ),
-                    ));
-                }
-            }
-            data_types.insert(spill.name.into(), Json::String(type_text));
-        }
+        let mut arrays = arrays_of(format, vt, &self.options, |_| Spill::new())?;
+        let written = write_arrays(format, header, pieces, &mut arrays, &self.options)?;
+        let Written {
+            nnz,
+            shape,
+            data_types,
+            iso,
+        } = written;
         let descriptor = descriptor(format, shape, nnz, data_types, &self.options);
         let mut zip = ZipWriter::new(out);
-        for spill in spills {
-            let len = match (iso, spill.name) {
+        for array in arrays {
+            let len = match (iso, array.name) {
                 (true, "values") => 1,
-                _ => spill.len,
+                _ => array.len,
             };
-            copy_member(&mut zip, spill, len)?;
+            copy_member(&mut zip, array, len)?;
         }
         npz::finish(zip, &descriptor)
     }
@@ -204,7 +285,7 @@ struct Rows {
 
 impl Rows {
     /// Appends a band's rows to the arrays of `format`.
-    fn band(&mut self, format: Format, band: &Band, spills: &mut [Spill]) -> Result<()> {
+    fn band<P: Put>(&mut self, format: Format, band: &Band, spills: &mut [Out<P>]) -> Result<()> {
         let r0 = band.first_row as usize;
         if format.is_dense() {
             let values = match &band.cells {
@@ -275,14 +356,15 @@ impl Rows {
 }
 
 /// Copies `len` values of a spilled array into its member, after its `.npy` header.
-fn copy_member<W: Write>(zip: &mut ZipWriter<W>, spill: Spill, len: u64) -> Result<()> {
+fn copy_member<W: Write>(zip: &mut ZipWriter<W>, array: Out<Spill>, len: u64) -> Result<()> {
     let mut header = Vec::new();
-    npy::write_header(&mut header, npy::descr(spill.value_type), &[len])?;
-    let data_len = len * spill.value_type.size() as u64;
+    npy::write_header(&mut header, npy::descr(array.value_type), &[len])?;
+    let data_len = len * array.value_type.size() as u64;
     let mut crc = crc32fast::Hasher::new();
     crc.update(&header);
+    let spill = array.to;
     let mut file = spill.out.into_inner().map_err(|e| e.into_error())?;
-    let data_crc = match len == spill.len {
+    let data_crc = match len == array.len {
         true => spill.crc,
         false => {
             // An iso array keeps its first value only.
@@ -296,7 +378,7 @@ fn copy_member<W: Write>(zip: &mut ZipWriter<W>, spill: Spill, len: u64) -> Resu
     };
     crc.combine(&data_crc);
     file.seek(SeekFrom::Start(0))?;
-    let name = format!("{}.npy", spill.name);
+    let name = format!("{}.npy", array.name);
     zip.member_with(&name, header.len() as u64 + data_len, crc.finalize(), |w| {
         w.write_all(&header)?;
         std::io::copy(&mut (&mut file).take(data_len), w).map(drop)

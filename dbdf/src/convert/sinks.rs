@@ -107,8 +107,18 @@ pub fn convert_from(
         }
         Format::Binsparse => {
             let one = Some("Binsparse");
-            if binsparse::is_hdf5(output) || binsparse::is_zarr(output) {
-                // HDF5 and Zarr are written to a path, never to standard output.
+            #[cfg(feature = "zarr")]
+            let zarr = binsparse::is_zarr(output);
+            #[cfg(not(feature = "zarr"))]
+            let zarr = false;
+            if zarr {
+                #[cfg(feature = "zarr")]
+                {
+                    let bsp = binsparse_options(options, kept.clone());
+                    pump(Box::new(binsparse::zarr::sink(output, &bsp)), true)?;
+                }
+            } else if binsparse::is_hdf5(output) || binsparse::is_zarr(output) {
+                // HDF5 (and Zarr without the feature, which refuses it) is written whole.
                 let write = |objects: Vec<Object>, kept: Kept| {
                     let bsp = binsparse_options(options, kept);
                     binsparse::write_with(output, &objects[0], &bsp)?;

@@ -664,3 +664,99 @@ fn binsparse_archives_read_in_place_as_whole() {
     assert_eq!(cases, 6 * 4 * 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every file under `dir`, by its path from `dir`.
+#[cfg(feature = "zarr")]
+fn tree(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((name, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(feature = "zarr")]
+#[test]
+fn the_zarr_sink_writes_the_files_of_the_whole_write() {
+    use crate::binsparse::zarr::{self, ZarrVersion};
+    use crate::binsparse::{self, Format};
+    let dir = dir("zarr_sink");
+    let mut objects: Vec<(String, Object)> = band_fixtures()
+        .into_iter()
+        .map(|(name, _, o)| (name, o))
+        .collect();
+    // More values than one chunk holds: chunks written as the bands come, the last padded.
+    let big: Vec<f64> = (0..1100 * 1000)
+        .map(|i| if i % 3 == 0 { 0.0 } else { f64::from(i) })
+        .collect();
+    let big = Object::dense(1100, 1000, serde_daphne::Values::F64(big)).unwrap();
+    objects.push((
+        "big csr".into(),
+        big.clone().with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    objects.push(("big".into(), big));
+    let ones = Object::dense(3, 2, serde_daphne::Values::U8(vec![1, 0, 1, 1, 0, 1])).unwrap();
+    objects.push((
+        "ones".into(),
+        ones.with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    let mut compared = 0;
+    for (name, object) in &objects {
+        let small = !name.starts_with("big");
+        let formats: &[Option<Format>] = match small {
+            true => &[
+                None,
+                Some(Format::Csr),
+                Some(Format::Coo),
+                Some(Format::Dmat),
+                Some(Format::Csc),
+            ],
+            false => &[None],
+        };
+        for &format in formats {
+            for (version, iso, bint8) in [
+                (ZarrVersion::V3, false, false),
+                (ZarrVersion::V2, true, true),
+            ] {
+                let mut options = binsparse::WriteOptions::new()
+                    .zarr_version(version)
+                    .iso(iso)
+                    .bint8(bint8);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                let whole = dir.join("whole.zarr");
+                let expected = zarr::write(&whole, object, &options);
+                for rows in if small { vec![1, 2, 100] } else { vec![7] } {
+                    let piped = dir.join("piped.zarr");
+                    let got = pump_held(object, rows, Box::new(zarr::sink(&piped, &options)));
+                    let at = format!("{name} {format:?} {version:?} {iso}, bands of {rows}");
+                    match (&expected, got) {
+                        (Ok(()), Ok(_)) => {
+                            assert!(tree(&whole) == tree(&piped), "{at}: files differ");
+                            compared += 1;
+                        }
+                        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{at}"),
+                        (a, b) => panic!("{at}: whole {a:?}, pipe {b:?}"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "{compared}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -26,6 +26,9 @@
 
 mod array;
 mod codecs;
+mod sink;
+
+pub use sink::ZarrSink;
 
 use serde_daphne::__private::error::ErrorImpl;
 use std::collections::BTreeMap;
@@ -255,9 +258,24 @@ pub fn write_store(
     options: &WriteOptions,
 ) -> Result<()> {
     let (text, arrays) = encode(object, options)?;
-    let descriptor: Json = serde_json::from_str(&text).expect("encode writes JSON");
     let v2 = options.zarr_version == ZarrVersion::V2;
-    let pretty = |value: &Json| serde_json::to_vec_pretty(value).expect("JSON values serialize");
+    write_group(store, &text, v2)?;
+    for (name, values) in &arrays {
+        let len = values.len();
+        let chunk = len.clamp(1, CHUNK);
+        write_array_meta(store, name, len as u64, values.value_type(), v2)?;
+        let bytes = values.le_bytes();
+        let chunk_bytes = chunk * values.value_type().size();
+        for (i, piece) in bytes.chunks(chunk_bytes).enumerate() {
+            write_chunk(store, &chunk_key(name, i, v2), piece, chunk_bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the group's metadata, with the descriptor `text` in its attributes.
+fn write_group(store: &mut impl StoreMut, text: &str, v2: bool) -> Result<()> {
+    let descriptor: Json = serde_json::from_str(text).expect("descriptors are JSON");
     if v2 {
         store.set(".zgroup", &pretty(&json!({ "zarr_format": 2 })))?;
         store.set(".zattrs", &pretty(&json!({ "binsparse": descriptor })))?;
@@ -269,61 +287,86 @@ pub fn write_store(
         });
         store.set("zarr.json", &pretty(&group))?;
     }
-    for (name, values) in &arrays {
-        let len = values.len();
-        let chunk = len.clamp(1, CHUNK);
-        let value_type = values.value_type();
-        let meta = if v2 {
-            json!({
-                "zarr_format": 2,
-                "shape": [len],
-                "chunks": [chunk],
-                "dtype": npy::descr(value_type),
-                "compressor": { "id": "zstd", "level": 0, "checksum": false },
-                "fill_value": 0,
-                "filters": null,
-                "order": "C",
-                "dimension_separator": ".",
-            })
-        } else {
-            json!({
-                "shape": [len],
-                "data_type": type_name(value_type),
-                "chunk_grid": { "name": "regular", "configuration": { "chunk_shape": [chunk] } },
-                "chunk_key_encoding": { "name": "default", "configuration": { "separator": "/" } },
-                "fill_value": 0,
-                "codecs": [
-                    { "name": "bytes", "configuration": { "endian": "little" } },
-                    { "name": "zstd", "configuration": { "level": 0, "checksum": false } },
-                ],
-                "attributes": {},
-                "zarr_format": 3,
-                "node_type": "array",
-                "storage_transformers": [],
-            })
-        };
-        let (meta_key, prefix) = if v2 {
-            (".zarray", "")
-        } else {
-            ("zarr.json", "c/")
-        };
-        store.set(&format!("{name}/{meta_key}"), &pretty(&meta))?;
-        let bytes = values.le_bytes();
-        let chunk_bytes = chunk * value_type.size();
-        for (i, piece) in bytes.chunks(chunk_bytes).enumerate() {
-            // The last chunk is padded with zeros to the chunk's size, as Zarr stores it.
-            let mut padded;
-            let piece = if piece.len() < chunk_bytes {
-                padded = piece.to_vec();
-                padded.resize(chunk_bytes, 0);
-                &padded[..]
-            } else {
-                piece
-            };
-            store.set(&format!("{name}/{prefix}{i}"), &codecs::compress(piece)?)?;
-        }
-    }
     Ok(())
+}
+
+fn pretty(value: &Json) -> Vec<u8> {
+    serde_json::to_vec_pretty(value).expect("JSON values serialize")
+}
+
+/// Writes the metadata of the array `name` of `len` elements of `value_type`, in chunks of
+/// at most [`CHUNK`] elements.
+fn write_array_meta(
+    store: &mut impl StoreMut,
+    name: &str,
+    len: u64,
+    value_type: serde_daphne::ValueType,
+    v2: bool,
+) -> Result<()> {
+    let chunk = len.clamp(1, CHUNK as u64);
+    let meta = if v2 {
+        json!({
+            "zarr_format": 2,
+            "shape": [len],
+            "chunks": [chunk],
+            "dtype": npy::descr(value_type),
+            "compressor": { "id": "zstd", "level": 0, "checksum": false },
+            "fill_value": 0,
+            "filters": null,
+            "order": "C",
+            "dimension_separator": ".",
+        })
+    } else {
+        json!({
+            "shape": [len],
+            "data_type": type_name(value_type),
+            "chunk_grid": { "name": "regular", "configuration": { "chunk_shape": [chunk] } },
+            "chunk_key_encoding": { "name": "default", "configuration": { "separator": "/" } },
+            "fill_value": 0,
+            "codecs": [
+                { "name": "bytes", "configuration": { "endian": "little" } },
+                { "name": "zstd", "configuration": { "level": 0, "checksum": false } },
+            ],
+            "attributes": {},
+            "zarr_format": 3,
+            "node_type": "array",
+            "storage_transformers": [],
+        })
+    };
+    let meta_key = if v2 { ".zarray" } else { "zarr.json" };
+    store.set(&format!("{name}/{meta_key}"), &pretty(&meta))?;
+    Ok(())
+}
+
+/// The key of chunk `i` of the array `name`.
+fn chunk_key(name: &str, i: usize, v2: bool) -> String {
+    let prefix = if v2 { "" } else { "c/" };
+    format!("{name}/{prefix}{i}")
+}
+
+/// Writes one chunk, compressed: `piece` padded with zeros to `chunk_bytes`, as Zarr stores
+/// the last chunk.
+fn write_chunk(
+    store: &mut impl StoreMut,
+    key: &str,
+    piece: &[u8],
+    chunk_bytes: usize,
+) -> Result<()> {
+    let mut padded;
+    let piece = if piece.len() < chunk_bytes {
+        padded = piece.to_vec();
+        padded.resize(chunk_bytes, 0);
+        &padded[..]
+    } else {
+        piece
+    };
+    store.set(key, &codecs::compress(piece)?)?;
+    Ok(())
+}
+
+/// A sink of the pipe writing a Binsparse group at `path` ([`ZarrSink`]).
+pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> ZarrSink {
+    ZarrSink::new(path.as_ref(), options)
 }
 
 /// Writes `object` as a Binsparse group in the directory `path`, atomically: the group is
