@@ -1,8 +1,9 @@
-//! Binsparse `.npz` archives read by the pipe: CSR and row-major dense matrices (and dense
-//! vectors) whose arrays are stored (not deflated) in the types the descriptor gives are read
-//! in place, a band of rows at a time, with positional reads; everything else (other
-//! formats, deflated members, iso or bint8 values, structures, fill values, HDF5 and Zarr
-//! containers) is read whole, as [`super::read`] reads it.
+//! Binsparse files read by the pipe: CSR and row-major dense matrices (and dense vectors)
+//! whose arrays hold the types the descriptor gives are read in place, a band of rows at a
+//! time: from `.npz` archives whose members are stored (not deflated) with positional
+//! reads, from Zarr groups a chunk at a time (`zarr/source.rs`). Everything else (other
+//! formats, deflated members, iso or bint8 values, structures, fill values, HDF5) is read
+//! whole, as [`super::read`] reads it.
 //!
 //! The checks are the whole read's: the pointers are checked whole when the archive is
 //! opened (they are one per row), the indices and values as each band is read, and each
@@ -14,49 +15,104 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::convert::{check_sorted, indices};
-use super::{parse_descriptor, parse_kind, Array, Format};
+use super::{parse_descriptor, parse_kind, Array, Descriptor, Format};
 use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
 use crate::zip::{crc_error, entries, Archive, Entry, FileArchive};
 use serde_daphne::__private::wire::values::decode_values;
 use serde_daphne::__private::wire::Header;
-use serde_daphne::{DataType, Result, ValueType, Values};
+use serde_daphne::{DataType, Result, ValueType};
 
 /// Elements of an index array read at once when the pointers are checked.
 const CHUNK: u64 = 1 << 20;
 
+/// Elements of one array of the matrix, read a range at a time.
+pub(super) trait Elements: Send {
+    /// Elements `range`, as an [`Array`] for the whole read's checks.
+    ///
+    /// # Errors
+    /// I/O errors; what the container finds wrong.
+    fn array(&mut self, range: Range<u64>) -> Result<Array>;
+
+    /// Checks what only a whole pass can (a CRC-32), once every element has been read.
+    ///
+    /// # Errors
+    /// What the check finds.
+    fn whole_pass_read(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Bytes the array takes in the input.
+    fn stored(&self) -> u64;
+}
+
+/// How the matrix is stored: its arrays.
+pub(super) enum Layout {
+    Dense(Box<dyn Elements>),
+    Csr {
+        pointers: Box<dyn Elements>,
+        indices: Box<dyn Elements>,
+        values: Box<dyn Elements>,
+    },
+}
+
+impl Layout {
+    /// The layout of the matrix `d` describes (which [`readable`] reads), each array from
+    /// `array(name, length, type)` (`None` for the index arrays' any integer type); `None`
+    /// when an array cannot be read in place.
+    pub(super) fn of(
+        d: &Descriptor,
+        mut array: impl FnMut(&'static str, u64, Option<ValueType>) -> Option<Box<dyn Elements>>,
+    ) -> Option<Layout> {
+        let (rows, cols, value_type) = readable(d)?;
+        Some(match d.format {
+            Format::Csr => Layout::Csr {
+                pointers: array("pointers_to_1", rows + 1, None)?,
+                indices: array("indices_1", d.nnz, None)?,
+                values: array("values", d.nnz, Some(value_type))?,
+            },
+            _ => Layout::Dense(array("values", rows * cols, Some(value_type))?),
+        })
+    }
+}
+
 /// One stored `.npy` member: where its data starts, its element type and length, and its
 /// zip entry (for the CRC-32).
 struct Member {
+    file: File,
     name: &'static str,
     data_at: u64,
     value_type: ValueType,
     entry: Entry,
 }
 
-impl Member {
-    /// Elements `range`, decoded.
-    fn read(&self, file: &File, range: Range<u64>) -> Result<Values> {
+impl Elements for Member {
+    fn array(&mut self, range: Range<u64>) -> Result<Array> {
         let size = self.value_type.size() as u64;
         let mut bytes = vec![0u8; ((range.end - range.start) * size) as usize];
-        read_exact_at(file, &mut bytes, self.data_at + range.start * size)?;
-        decode_values(self.value_type, &bytes)
-    }
-
-    /// Elements `range` as an [`Array`] for the whole read's checks.
-    fn array(&self, file: &File, range: Range<u64>) -> Result<Array> {
-        let size = self.value_type.size() as u64;
+        read_exact_at(&self.file, &mut bytes, self.data_at + range.start * size)?;
         Ok(Array {
-            values: self.read(file, range.clone())?,
+            values: decode_values(self.value_type, &bytes)?,
             name: self.name.to_owned(),
             offset: Some((self.data_at + range.start * size) as usize),
             first: range.start as usize,
         })
     }
 
+    fn whole_pass_read(&mut self) -> Result<()> {
+        self.check_crc()
+    }
+
+    fn stored(&self) -> u64 {
+        self.entry.size
+    }
+}
+
+impl Member {
     /// Checks the member's CRC-32 (its `.npy` header and data), reading it at positions.
-    fn check_crc(&self, file: &File) -> Result<()> {
+    fn check_crc(&self) -> Result<()> {
+        let file = &self.file;
         let mut crc = crc32fast::Hasher::new();
         let (mut at, end) = (
             self.entry.start as u64,
@@ -76,19 +132,8 @@ impl Member {
     }
 }
 
-/// How the matrix is stored.
-enum Layout {
-    Dense(Member),
-    Csr {
-        pointers: Member,
-        indices: Member,
-        values: Member,
-    },
-}
-
 /// A Binsparse archive as a source of the pipe: read in place where it can be, else held.
 pub struct BinsparseSource {
-    file: Option<File>,
     layout: Option<Layout>,
     held: Option<Held>,
     headers: [Header; 1],
@@ -104,7 +149,16 @@ impl BinsparseSource {
     /// As [`super::read`].
     pub fn open(path: &Path) -> Result<BinsparseSource> {
         let input_len = std::fs::metadata(path)?.len();
-        if !super::is_hdf5(path) && !super::is_zarr(path) {
+        if super::is_zarr(path) {
+            #[cfg(feature = "zarr")]
+            {
+                use super::zarr::Store;
+                let input_len = super::zarr::Directory(path.to_owned()).stored_bytes()?;
+                if let Some(source) = super::zarr::source::in_place(path, input_len)? {
+                    return Ok(source);
+                }
+            }
+        } else if !super::is_hdf5(path) {
             if let Some(source) = in_place(path, input_len)? {
                 return Ok(source);
             }
@@ -116,7 +170,6 @@ impl BinsparseSource {
         };
         let header = read.object.header().clone();
         Ok(BinsparseSource {
-            file: None,
             layout: None,
             held: Some(Held::new(vec![read.object], input_len, kept.clone())?),
             headers: [header],
@@ -130,6 +183,57 @@ impl BinsparseSource {
     /// Whether the archive is read in place (else it was read whole).
     pub fn reads_in_place(&self) -> bool {
         self.held.is_none()
+    }
+}
+
+/// The descriptor's matrix, when its format and values can be read in place: the format,
+/// shape and values' type.
+pub(super) fn readable(d: &Descriptor) -> Option<(u64, u64, ValueType)> {
+    let plain = d.structure.is_none() && !d.fill;
+    let format_reads = matches!(
+        d.format,
+        Format::Csr | Format::Dmat | Format::Dmatr | Format::Dvec
+    );
+    let values_type = d.data_types.get("values").and_then(|t| t.as_str());
+    let kind = values_type.and_then(|t| parse_kind("values", t).ok())?;
+    let (rows, cols) = (
+        d.shape.first().copied().unwrap_or(1),
+        d.shape.get(1).copied().unwrap_or(1),
+    );
+    let fits = rows <= u64::from(u32::MAX) && cols <= u64::from(u32::MAX);
+    let dense_fits = d.format == Format::Csr || rows * cols == d.nnz;
+    (!kind.iso && !kind.bint8 && plain && format_reads && fits && dense_fits).then_some((
+        rows,
+        cols,
+        kind.value_type,
+    ))
+}
+
+impl BinsparseSource {
+    /// A source reading `layout` in place: the matrix `d` describes, its pointers checked.
+    ///
+    /// # Errors
+    /// The pointers' faults, as the whole read words them.
+    pub(super) fn in_place(d: Descriptor, mut layout: Layout, input_len: u64) -> Result<Self> {
+        let (rows, cols, value_type) = readable(&d).expect("checked readable");
+        if let Layout::Csr { pointers, .. } = &mut layout {
+            check_pointers(pointers.as_mut(), rows, d.nnz)?;
+            pointers.whole_pass_read()?;
+        }
+        let data_type = match d.format {
+            Format::Csr => DataType::CsrMatrix,
+            _ => DataType::DenseMatrix,
+        };
+        Ok(BinsparseSource {
+            layout: Some(layout),
+            held: None,
+            headers: [Header::matrix(data_type, rows, cols, value_type)],
+            input_len,
+            kept: Kept {
+                binsparse: Some((d.format, d.attributes)),
+                ..Kept::default()
+            },
+        })
     }
 }
 
@@ -152,88 +256,36 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<BinsparseSource>> {
     let Ok(d) = parse_descriptor(&text) else {
         return Ok(None);
     };
-    let plain = d.structure.is_none() && !d.fill;
-    let format_reads = matches!(
-        d.format,
-        Format::Csr | Format::Dmat | Format::Dmatr | Format::Dvec
-    );
-    let values_type = d.data_types.get("values").and_then(|t| t.as_str());
-    let kind = values_type.and_then(|t| parse_kind("values", t).ok());
-    let Some(kind) = kind.filter(|k| !k.iso && !k.bint8 && plain && format_reads) else {
-        return Ok(None);
-    };
-    let (rows, cols) = (
-        d.shape.first().copied().unwrap_or(1),
-        d.shape.get(1).copied().unwrap_or(1),
-    );
-    if rows > u64::from(u32::MAX) || cols > u64::from(u32::MAX) {
-        return Ok(None);
-    }
     // Each member stored, 1-D, little-endian numbers of its own type, of the length the
     // descriptor implies.
-    let member = |name: &'static str, len: u64, value_type: Option<ValueType>| -> Option<Member> {
-        let entry = find(name).filter(|e| e.method == 0)?.clone();
-        let head = archive.read(entry.start, (entry.size as usize).min(64 << 10))?;
-        let header = npy::parse_header(&head).ok()?;
-        let Descr::Number(vt, false) = header.descr else {
-            return None;
+    let member =
+        |name: &'static str, len: u64, wanted: Option<ValueType>| -> Option<Box<dyn Elements>> {
+            let entry = find(name).filter(|e| e.method == 0)?.clone();
+            let head = archive.read(entry.start, (entry.size as usize).min(64 << 10))?;
+            let header = npy::parse_header(&head).ok()?;
+            let Descr::Number(vt, false) = header.descr else {
+                return None;
+            };
+            let index = !matches!(vt, ValueType::F32 | ValueType::F64);
+            let fits = header.shape == [len]
+                && wanted.map_or(index, |t| t == vt)
+                && header.data_offset as u64 + len * vt.size() as u64 == entry.size;
+            let file = archive.file.try_clone().ok()?;
+            fits.then(|| -> Box<dyn Elements> {
+                Box::new(Member {
+                    file,
+                    name,
+                    data_at: entry.start as u64 + header.data_offset as u64,
+                    value_type: vt,
+                    entry,
+                })
+            })
         };
-        let fits = header.shape == [len]
-            && value_type.is_none_or(|t| t == vt)
-            && header.data_offset as u64 + len * vt.size() as u64 == entry.size;
-        fits.then(|| Member {
-            name,
-            data_at: entry.start as u64 + header.data_offset as u64,
-            value_type: vt,
-            entry,
-        })
+    let Some(layout) = Layout::of(&d, member) else {
+        return Ok(None);
     };
-    let integer =
-        |m: Member| (!matches!(m.value_type, ValueType::F32 | ValueType::F64)).then_some(m);
-    let layout = if d.format == Format::Csr {
-        let arrays = (
-            member("pointers_to_1", rows + 1, None).and_then(integer),
-            member("indices_1", d.nnz, None).and_then(integer),
-            member("values", d.nnz, Some(kind.value_type)),
-        );
-        let (Some(pointers), Some(indices), Some(values)) = arrays else {
-            return Ok(None);
-        };
-        Layout::Csr {
-            pointers,
-            indices,
-            values,
-        }
-    } else {
-        if rows * cols != d.nnz {
-            return Ok(None);
-        }
-        let Some(values) = member("values", d.nnz, Some(kind.value_type)) else {
-            return Ok(None);
-        };
-        Layout::Dense(values)
-    };
-    let file = archive.file;
-    if let Layout::Csr { pointers, .. } = &layout {
-        check_pointers(&file, pointers, rows, d.nnz)?;
-        pointers.check_crc(&file)?;
-    }
-    descriptor_crc(&file, descriptor)?;
-    let data_type = match d.format {
-        Format::Csr => DataType::CsrMatrix,
-        _ => DataType::DenseMatrix,
-    };
-    Ok(Some(BinsparseSource {
-        file: Some(file),
-        layout: Some(layout),
-        held: None,
-        headers: [Header::matrix(data_type, rows, cols, kind.value_type)],
-        input_len,
-        kept: Kept {
-            binsparse: Some((d.format, d.attributes)),
-            ..Kept::default()
-        },
-    }))
+    descriptor_crc(&archive.file, descriptor)?;
+    BinsparseSource::in_place(d, layout, input_len).map(Some)
 }
 
 /// Checks the descriptor member's CRC-32.
@@ -248,11 +300,11 @@ fn descriptor_crc(file: &File, entry: &Entry) -> Result<()> {
 
 /// The whole read's checks of CSR pointers, a chunk at a time: each a position in `nnz`
 /// entries, the first 0, never decreasing, the last `nnz`.
-fn check_pointers(file: &File, pointers: &Member, rows: u64, nnz: u64) -> Result<()> {
+fn check_pointers(pointers: &mut dyn Elements, rows: u64, nnz: u64) -> Result<()> {
     let mut last = 0usize;
     for start in (0..=rows).step_by(CHUNK as usize) {
         let end = (start + CHUNK).min(rows + 1);
-        let array = pointers.array(file, start..end)?;
+        let array = pointers.array(start..end)?;
         let p = indices(&array, nnz + 1, "position")?;
         if start == 0 && p[0] != 0 {
             return Err(array.error_at(0, "the first pointer is not 0"));
@@ -283,36 +335,32 @@ impl Source for BinsparseSource {
         if let Some(held) = &mut self.held {
             return held.for_each_band(index, multiple, each);
         }
-        let (file, layout) = (
-            self.file.as_ref().expect("in place"),
-            self.layout.as_ref().expect("in place"),
-        );
+        let layout = self.layout.as_mut().expect("in place");
         let header = &self.headers[0];
         let (rows, cols) = header.shape();
         let stored = match layout {
             Layout::Dense(_) => None,
             Layout::Csr {
                 indices, values, ..
-            } => Some(indices.entry.size + values.entry.size),
+            } => Some(indices.stored() + values.stored()),
         };
         let step = band_rows(header, row_bytes(header, stored), multiple, BAND_BYTES);
         for r0 in (0..rows).step_by(step as usize) {
             let band_rows = r0..(r0 + step).min(rows);
             let band = match layout {
-                Layout::Dense(values) => Band::dense(
-                    band_rows.clone(),
-                    0..cols,
-                    values.read(file, band_rows.start * cols..band_rows.end * cols)?,
-                ),
+                Layout::Dense(values) => {
+                    let cells = band_rows.start * cols..band_rows.end * cols;
+                    Band::dense(band_rows, 0..cols, values.array(cells)?.values)
+                }
                 Layout::Csr {
                     pointers,
-                    indices: index_member,
+                    indices: index_array,
                     values,
                 } => {
-                    let p = pointers.array(file, band_rows.start..band_rows.end + 1)?;
+                    let p = pointers.array(band_rows.start..band_rows.end + 1)?;
                     let p = indices(&p, u64::MAX, "position")?;
                     let entries = p[0] as u64..p[p.len() - 1] as u64;
-                    let columns = index_member.array(file, entries.clone())?;
+                    let columns = index_array.array(entries.clone())?;
                     let row_offsets: Vec<usize> = p.iter().map(|&k| k - p[0]).collect();
                     let col_indices = indices(&columns, cols, "index")?;
                     check_sorted(&columns, &row_offsets, &col_indices)?;
@@ -324,7 +372,7 @@ impl Source for BinsparseSource {
                         cells: Cells::Csr {
                             row_offsets,
                             col_indices,
-                            values: values.read(file, entries)?,
+                            values: values.array(entries)?.values,
                         },
                     }
                 }
@@ -333,14 +381,14 @@ impl Source for BinsparseSource {
                 return Ok(());
             }
         }
-        // A whole pass read every member: now their CRC-32s can be checked.
+        // A whole pass read every array: now what needs all of it can be checked.
         match layout {
-            Layout::Dense(values) => values.check_crc(file),
+            Layout::Dense(values) => values.whole_pass_read(),
             Layout::Csr {
                 indices, values, ..
             } => {
-                indices.check_crc(file)?;
-                values.check_crc(file)
+                indices.whole_pass_read()?;
+                values.whole_pass_read()
             }
         }
     }

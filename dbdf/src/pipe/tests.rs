@@ -760,3 +760,76 @@ fn the_zarr_sink_writes_the_files_of_the_whole_write() {
     assert!(compared > 100, "{compared}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[cfg(feature = "zarr")]
+#[test]
+fn zarr_groups_read_in_place_as_whole() {
+    use crate::binsparse::zarr::{self, ZarrVersion};
+    use crate::binsparse::{self, BinsparseSource, Format};
+    let dir = dir("zarr_source");
+    let path = dir.join("m.zarr");
+    let big: Vec<f64> = (0..1100 * 1000)
+        .map(|i| if i % 3 == 0 { 0.0 } else { f64::from(i) })
+        .collect();
+    let big = Object::dense(1100, 1000, serde_daphne::Values::F64(big)).unwrap();
+    let mut objects: Vec<(String, Object)> = band_fixtures()
+        .into_iter()
+        .filter(|(_, _, o)| o.data_type() != DataType::Frame)
+        .map(|(name, _, o)| (name, o))
+        .collect();
+    objects.push((
+        "big csr".into(),
+        big.clone().with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    objects.push(("big".into(), big));
+    for (name, object) in &objects {
+        for format in [None, Some(Format::Coo)] {
+            for version in [ZarrVersion::V3, ZarrVersion::V2] {
+                let mut options = binsparse::WriteOptions::new()
+                    .zarr_version(version)
+                    .index_type(ValueType::U32);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                zarr::write(&path, object, &options).unwrap();
+                let whole = binsparse::read(&path).unwrap();
+                let mut source = BinsparseSource::open(&path).unwrap();
+                assert_eq!(
+                    source.reads_in_place(),
+                    format.is_none(),
+                    "{name} {format:?}"
+                );
+                same_object(
+                    &format!("{name} {format:?} {version:?}"),
+                    &collected(&mut source)[0],
+                    &whole.object,
+                );
+            }
+        }
+    }
+    // Broken chunks and metadata: the whole read's error kind.
+    let (_, _, csr) = band_fixtures().remove(3);
+    for damage in ["truncate", "remove", "flip", "meta"] {
+        zarr::write(&path, &csr, &binsparse::WriteOptions::new()).unwrap();
+        let chunk = path.join("indices_1/c/0");
+        match damage {
+            "truncate" => std::fs::write(&chunk, &std::fs::read(&chunk).unwrap()[..5]).unwrap(),
+            "remove" => std::fs::remove_file(&chunk).unwrap(),
+            "flip" => {
+                let mut bytes = std::fs::read(&chunk).unwrap();
+                let last = bytes.len() - 3;
+                bytes[last] ^= 0xff;
+                std::fs::write(&chunk, &bytes).unwrap();
+            }
+            _ => std::fs::write(path.join("values/zarr.json"), b"{").unwrap(),
+        }
+        let whole = binsparse::read(&path);
+        let piped = BinsparseSource::open(&path).and_then(|mut s| try_collected(&mut s));
+        match (whole, piped) {
+            (Ok(a), Ok(b)) => same_object(damage, &b[0], &a.object),
+            (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{damage}: {a} / {b}"),
+            (a, b) => panic!("{damage}: whole {a:?}, in place {b:?}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -260,42 +260,12 @@ impl ArrayMeta {
             )));
         }
         let chunk = self.chunk as usize;
-        let chunk_bytes = chunk * size;
         let mut values = Values::zeros(self.value_type, len)?;
-        let limit = chunk_bytes + 4 * self.codecs.len();
         for (i, start) in (0..len).step_by(chunk).enumerate() {
-            let count = chunk.min(len - start);
-            let key = format!("{name}/{}{i}", self.prefix);
-            let Some(mut bytes) = store.get(&key)? else {
-                self.fill_missing(&mut values, start, count, &key)?;
-                continue;
-            };
-            for codec in self.codecs.iter().rev() {
-                bytes = codec.decode(&bytes, limit, &key)?;
+            if let Some(decoded) = self.read_chunk(store, name, i)? {
+                let copied = values.copy_from(start, &decoded);
+                debug_assert!(copied, "chunk {i} lies inside the array");
             }
-            if bytes.len() != chunk_bytes {
-                return Err(ZARR.error(format!(
-                    "{key}: decodes to {} bytes, a chunk of {chunk} {} elements is {chunk_bytes}",
-                    bytes.len(),
-                    self.value_type
-                )));
-            }
-            let bytes = &mut bytes[..count * size];
-            if self.big_endian {
-                bytes.chunks_exact_mut(size).for_each(<[u8]>::reverse);
-            }
-            if self.boolean {
-                if let Some(k) = bytes.iter().position(|&b| b > 1) {
-                    return Err(ZARR.at_in(
-                        &key,
-                        k,
-                        format_args!("the bool {} is neither 0 nor 1", bytes[k]),
-                    ));
-                }
-            }
-            let decoded = decode_values(self.value_type, bytes)?;
-            let copied = values.copy_from(start, &decoded);
-            debug_assert!(copied, "chunk {i} lies inside the array");
         }
         Ok(Array {
             values,
@@ -305,26 +275,64 @@ impl ArrayMeta {
         })
     }
 
-    /// Sets the `count` elements from `start`, whose chunk `key` is missing, to the fill value.
-    fn fill_missing(
+    /// The values of chunk `i` of the array `name` (the last one without its padding);
+    /// `None` for a missing chunk of zeros (the array's fill value).
+    ///
+    /// # Errors
+    /// A chunk that does not decode, or decodes to the wrong size; a bool other than 0 or 1;
+    /// a missing chunk without a fill value.
+    pub(super) fn read_chunk(
         &self,
-        values: &mut Values,
-        start: usize,
-        count: usize,
-        key: &str,
-    ) -> Result<()> {
-        match self.fill {
-            None => Err(ZARR.error(format!(
-                "the chunk {key} is missing and the array has no fill value"
-            ))),
-            Some(fill) if fill.is_zero() => Ok(()),
-            Some(fill) => {
-                for k in start..start + count {
-                    values.set(k, fill);
+        store: &impl Store,
+        name: &str,
+        i: usize,
+    ) -> Result<Option<Values>> {
+        let size = self.value_type.size();
+        let chunk = self.chunk as usize;
+        let start = i * chunk;
+        let count = chunk.min(self.len as usize - start);
+        let chunk_bytes = chunk * size;
+        let key = format!("{name}/{}{i}", self.prefix);
+        let Some(mut bytes) = store.get(&key)? else {
+            return match self.fill {
+                None => Err(ZARR.error(format!(
+                    "the chunk {key} is missing and the array has no fill value"
+                ))),
+                Some(fill) if fill.is_zero() => Ok(None),
+                Some(fill) => {
+                    let mut values = Values::zeros(self.value_type, count)?;
+                    (0..count).for_each(|k| {
+                        values.set(k, fill);
+                    });
+                    Ok(Some(values))
                 }
-                Ok(())
+            };
+        };
+        let limit = chunk_bytes + 4 * self.codecs.len();
+        for codec in self.codecs.iter().rev() {
+            bytes = codec.decode(&bytes, limit, &key)?;
+        }
+        if bytes.len() != chunk_bytes {
+            return Err(ZARR.error(format!(
+                "{key}: decodes to {} bytes, a chunk of {chunk} {} elements is {chunk_bytes}",
+                bytes.len(),
+                self.value_type
+            )));
+        }
+        let bytes = &mut bytes[..count * size];
+        if self.big_endian {
+            bytes.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+        }
+        if self.boolean {
+            if let Some(k) = bytes.iter().position(|&b| b > 1) {
+                return Err(ZARR.at_in(
+                    &key,
+                    k,
+                    format_args!("the bool {} is neither 0 nor 1", bytes[k]),
+                ));
             }
         }
+        decode_values(self.value_type, bytes).map(Some)
     }
 }
 

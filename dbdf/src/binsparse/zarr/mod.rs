@@ -27,6 +27,7 @@
 mod array;
 mod codecs;
 mod sink;
+pub(super) mod source;
 
 pub use sink::ZarrSink;
 
