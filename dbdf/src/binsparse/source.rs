@@ -165,7 +165,7 @@ impl BinsparseSource {
         }
         let read = super::read(path)?;
         let kept = Kept {
-            binsparse: Some((read.format, read.attributes)),
+            binsparse: Some((read.format.name(), read.attributes)),
             ..Kept::default()
         };
         let header = read.object.header().clone();
@@ -230,7 +230,7 @@ impl BinsparseSource {
             headers: [Header::matrix(data_type, rows, cols, value_type)],
             input_len,
             kept: Kept {
-                binsparse: Some((d.format, d.attributes)),
+                binsparse: Some((d.format.name(), d.attributes)),
                 ..Kept::default()
             },
         })

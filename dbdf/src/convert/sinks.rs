@@ -152,7 +152,7 @@ pub fn convert_from(
 /// (whose user attributes are kept too), then CSR for CSR matrices and DMAT for dense ones.
 fn binsparse_options(options: &ConvertOptions, kept: Kept) -> binsparse::WriteOptions {
     let (source_format, attributes) = match kept.binsparse {
-        Some((format, attributes)) => (Some(format), attributes),
+        Some((format, attributes)) => (binsparse::Format::from_name(format), attributes),
         None => (None, serde_json::Map::new()),
     };
     let mut bsp = binsparse::WriteOptions::new()

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::bands::{Plan, Source as Bands};
-use super::{write_labels, write_records};
+use super::write::{write_labels, write_records};
 use crate::pipe::{Band, Cells, Pieces, Regroup, Sink, Source};
 use serde_daphne::__private::io::read_sidecar;
 use serde_daphne::__private::model::Hint;

@@ -15,8 +15,6 @@
 mod band;
 mod dbdf;
 mod held;
-#[cfg(test)]
-mod tests;
 
 pub use band::{band_rows, row_bytes, Band, Cells};
 pub use dbdf::{DbdfSink, DbdfSource};
@@ -128,11 +126,8 @@ pub trait Windows: Sync {
 /// What an input says beyond its cells: kept where the output is of the same family.
 #[derive(Clone, Debug, Default)]
 pub struct Kept {
-    /// A Binsparse input's format and user attributes.
-    pub binsparse: Option<(
-        crate::binsparse::Format,
-        serde_json::Map<String, serde_json::Value>,
-    )>,
+    /// A Binsparse input's format (by name) and user attributes.
+    pub binsparse: Option<(&'static str, serde_json::Map<String, serde_json::Value>)>,
     /// The size of a SystemDS input's blocks, rows and columns, when they are kept.
     pub blocks: Option<(u32, u32)>,
 }

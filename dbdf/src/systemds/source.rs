@@ -9,11 +9,11 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use super::decode::for_each_decoded;
+use super::read::{read_whole, ReadOptions};
 use super::records::{
     empty_matrix, for_each_block, input_bytes, is_sparse, matrix_header, part_files, read_metadata,
     Metadata,
 };
-use super::ReadOptions;
 use crate::pipe::{Band, Cells, Held, Kept, Regroup, Source};
 use serde_daphne::__private::wire::{BlockData, BlockPlace, Header};
 use serde_daphne::{Error, Result};
@@ -48,7 +48,7 @@ impl SystemdsSource {
             ..Kept::default()
         };
         let whole = match (meta.frame, cells) {
-            (true, _) => Some(super::read_with(path, options)?),
+            (true, _) => Some(read_whole(path, options)?),
             (false, 0) => Some(empty_matrix(&meta)?),
             _ => None,
         };

@@ -1,0 +1,357 @@
+//! Each sink against its format's whole write.
+
+use super::*;
+use dbdf::{csv, mtx, npy, systemds};
+use serde_daphne::{Dialect, Options, ValueType};
+
+#[test]
+fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
+    for (name, _, object) in band_fixtures() {
+        for rows in HEIGHTS {
+            let at = format!("{name}, bands of {rows}");
+            let npy = written(&object, rows, |w| Box::new(npy::NpySink::new(w)));
+            same(&format!("npy {at}"), npy, npy::to_vec(&object));
+            let mtx_sink = written(&object, rows, |w| Box::new(mtx::sink(w)));
+            same(&format!("mtx {at}"), mtx_sink, mtx::to_vec(&object));
+            for daphne in [false, true] {
+                let options = csv::WriteOptions::new().daphne(daphne);
+                let got = written(&object, rows, |w| Box::new(csv::sink(w, &options)));
+                same(
+                    &format!("csv {daphne} {at}"),
+                    got,
+                    csv::to_vec(&object, &options),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_dbdf_sink_writes_the_bytes_of_the_whole_write() {
+    let dir = dir("dbdf_sink");
+    let out = dir.join("out.dbdf");
+    let option_sets = [
+        Options::new(),
+        Options::new().tile(2, 3),
+        Options::new().tile(4, 2).narrow(true),
+        Options::new().block_policy(serde_daphne::BlockPolicy::Smallest),
+        Options::new().dialect(Dialect::Runtime),
+    ];
+    for (name, _, object) in band_fixtures() {
+        for options in &option_sets {
+            let runtime = options.dialect == Some(Dialect::Runtime);
+            if runtime && object.data_type() == DataType::Frame {
+                continue; // runtime frames take their labels from a sidecar
+            }
+            let mut whole = Vec::new();
+            object.write_with(&mut whole, options).unwrap();
+            for (rows, windows) in HEIGHTS.into_iter().flat_map(|r| [(r, true), (r, false)]) {
+                let sink = DbdfSink::create(&out, options).unwrap();
+                pump_bands(&object, rows, windows, Box::new(sink)).unwrap();
+                let got = std::fs::read(&out).unwrap();
+                let at = format!("{name}, {options:?}, bands of {rows}, windows {windows}");
+                if object.data_type() == DataType::Frame && options.tile.is_some() {
+                    // The same blocks, a band of every column after another.
+                    let got: Object = serde_daphne::from_slice(&got).unwrap();
+                    let whole: Object = serde_daphne::from_slice(&whole).unwrap();
+                    assert_eq!(got.columns().unwrap(), whole.columns().unwrap(), "{at}");
+                    assert_eq!(got.blocks().len(), whole.blocks().len(), "{at}");
+                } else if got != whole {
+                    let got: Object = serde_daphne::from_slice_with(&got, options).unwrap();
+                    let whole: Object = serde_daphne::from_slice_with(&whole, options).unwrap();
+                    panic!(
+                        "{at}: bytes differ\n{:?}\n{:?}",
+                        got.blocks(),
+                        whole.blocks()
+                    );
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_systemds_sink_writes_the_files_of_the_whole_write() {
+    let dir = dir("systemds_sink");
+    let mut compared = 0;
+    for (k, (name, bytes, object), options) in
+        band_fixtures().into_iter().enumerate().flat_map(|(k, f)| {
+            [
+                (k, f.clone(), systemds::WriteOptions::new().block_size(2)),
+                (k, f, systemds::WriteOptions::new().block_size(2).parts(3)),
+            ]
+        })
+    {
+        let parted = options != systemds::WriteOptions::new().block_size(2);
+        let whole = dir.join(format!("whole{k}-{parted}"));
+        let expected = systemds::write_with(&whole, &object, &options);
+        // Bands from a source without windows, and windows of a .dbdf file.
+        let input = dir.join(format!("in{k}.dbdf"));
+        std::fs::write(&input, &bytes).unwrap();
+        for (rows, windows) in [
+            (Some(1), true),
+            (Some(3), true),
+            (Some(1), false),
+            (Some(3), false),
+            (None, true),
+        ] {
+            let piped = dir.join(format!("piped{k}-{parted}"));
+            let sink = Box::new(systemds::SystemdsSink::new(&piped, &options));
+            let got = match rows {
+                Some(rows) => pump_bands(&object, rows, windows, sink).map(drop),
+                None => {
+                    let mut source = DbdfSource::open(&input).unwrap();
+                    let runtime_frame = source.headers()[0].data_type() == DataType::Frame
+                        && name.contains("runtime");
+                    if runtime_frame {
+                        continue;
+                    }
+                    pump(&mut source, sink, &PumpOptions::default())
+                        .map(drop)
+                        .map_err(Failed::into_error)
+                }
+            };
+            match (&expected, got) {
+                (Ok(()), Ok(())) => {
+                    compared += 1;
+                    let files = match whole.is_dir() {
+                        true => (0..3).map(|p| whole.join(format!("part-{p:05}"))).collect(),
+                        false => vec![whole.clone()],
+                    };
+                    for file in files.iter().chain([&systemds::metadata_path(&whole)]) {
+                        let twin = PathBuf::from(file.to_str().unwrap().replace("whole", "piped"));
+                        assert!(
+                            std::fs::read(file).unwrap() == std::fs::read(&twin).unwrap(),
+                            "{name} {rows:?} {windows}: {} differs",
+                            file.display()
+                        );
+                    }
+                }
+                (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{name}"),
+                (a, b) => panic!("{name} {rows:?}: whole {a:?}, pipe {b:?}"),
+            }
+        }
+    }
+    // Every matrix (6 fixtures, 2 option sets, 5 ways), frames refused (a u8 column).
+    assert_eq!(compared, 6 * 2 * 5);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn regrouped_bands_are_multiples_and_lose_nothing() {
+    let values: Vec<i32> = (0..14 * 2).collect();
+    let whole = Band {
+        first_row: 0,
+        first_col: 0,
+        rows: 14,
+        cols: 2,
+        cells: Cells::Dense(serde_daphne::Values::I32(values)),
+    };
+    for multiple in [1, 2, 3, 5, 20] {
+        let mut regroup = Regroup::new(multiple);
+        let mut out: Vec<Band> = Vec::new();
+        let mut keep = |band: Band| {
+            out.push(band);
+            Ok(true)
+        };
+        let mut r0 = 0;
+        for height in [3, 1, 4, 1, 5] {
+            regroup
+                .push(whole.window(r0..r0 + height, 0..2), &mut keep)
+                .unwrap();
+            r0 += height;
+        }
+        regroup.finish(&mut keep).unwrap();
+        let (last, rest) = out.split_last().unwrap();
+        assert!(rest.iter().all(|b| b.rows % multiple == 0), "{multiple}");
+        assert!(last.rows <= 14, "{multiple}");
+        let mut joined = out[0].clone();
+        for band in &out[1..] {
+            joined.append(band.clone()).unwrap();
+        }
+        assert_eq!(joined, whole, "{multiple}");
+    }
+}
+
+#[test]
+fn a_cancelled_pump_stops_and_leaves_nothing() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, Mutex};
+    let dir = dir("cancel");
+    let out = dir.join("out.dbdf");
+    let (_, _, object) = band_fixtures().remove(0);
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (h, c) = (heard.clone(), cancel.clone());
+    let options = PumpOptions {
+        progress: Some(Arc::new(move |done, total| {
+            h.lock().unwrap().push((done, total));
+            // Cancelled once two bands are in.
+            c.store(
+                h.lock().unwrap().len() >= 2,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        })),
+        cancel: Some(cancel),
+        ..PumpOptions::default()
+    };
+    let mut source = Held::new(vec![object.clone()], 900, Kept::default())
+        .unwrap()
+        .band_rows(1);
+    let sink = DbdfSink::create(&out, &Options::new().tile(1, 5)).unwrap();
+    let err = pump(&mut source, Box::new(sink), &options)
+        .unwrap_err()
+        .into_error();
+    assert_eq!(
+        err.io_error().map(std::io::Error::kind),
+        Some(std::io::ErrorKind::Interrupted)
+    );
+    assert_eq!(heard.lock().unwrap().len(), 2);
+    assert!(!out.exists());
+    // Uncancelled, progress rises to the input's length.
+    heard.lock().unwrap().clear();
+    let options = PumpOptions {
+        cancel: None,
+        ..options
+    };
+    let sink = DbdfSink::create(&out, &Options::new().tile(1, 5)).unwrap();
+    pump(&mut source, Box::new(sink), &options).unwrap();
+    let heard = heard.lock().unwrap();
+    assert!(heard.windows(2).all(|w| w[0].0 <= w[1].0), "{heard:?}");
+    assert_eq!(heard.last(), Some(&(900, 900)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_binsparse_sink_writes_the_bytes_of_the_whole_write() {
+    use dbdf::binsparse::{self, BinsparseSink, Format};
+    let mut objects: Vec<(String, Object)> = band_fixtures()
+        .into_iter()
+        .map(|(name, _, o)| (name, o))
+        .collect();
+    let column = Object::dense(6, 1, serde_daphne::Values::U8(vec![0, 1, 1, 0, 0, 1])).unwrap();
+    objects.push(("u8 column".into(), column.clone()));
+    objects.push((
+        "u8 column csr".into(),
+        column.with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    let ones = Object::dense(
+        4,
+        3,
+        serde_daphne::Values::F32(vec![
+            0.0, 2.5, 0.0, 2.5, 2.5, 0.0, 0.0, 0.0, 2.5, 2.5, 0.0, 2.5,
+        ]),
+    )
+    .unwrap()
+    .with_data_type(DataType::CsrMatrix)
+    .unwrap();
+    objects.push(("iso csr".into(), ones));
+    let mut compared = 0;
+    for (name, object) in &objects {
+        for format in [
+            None,
+            Some(Format::Csr),
+            Some(Format::Dcsr),
+            Some(Format::Coo),
+            Some(Format::Dmat),
+            Some(Format::Csc),
+            Some(Format::Dvec),
+            Some(Format::Cvec),
+        ] {
+            for (index, iso, bint8) in [
+                (ValueType::U64, false, false),
+                (ValueType::U8, true, true),
+                (ValueType::I32, false, true),
+            ] {
+                let mut options = binsparse::WriteOptions::new()
+                    .index_type(index)
+                    .iso(iso)
+                    .bint8(bint8);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                for rows in [1, 2, 100] {
+                    let whole = binsparse::to_vec(object, &options);
+                    let at = format!("{name} {format:?} {index} {iso} {bint8}, bands of {rows}");
+                    let got = written(object, rows, |w| Box::new(BinsparseSink::new(w, &options)));
+                    compared += usize::from(whole.is_ok());
+                    same(&at, got, whole);
+                }
+            }
+        }
+    }
+    assert!(compared > 200, "{compared}");
+}
+
+#[cfg(feature = "zarr")]
+#[test]
+fn the_zarr_sink_writes_the_files_of_the_whole_write() {
+    use dbdf::binsparse::zarr::{self, ZarrVersion};
+    use dbdf::binsparse::{self, Format};
+    let dir = dir("zarr_sink");
+    let mut objects: Vec<(String, Object)> = band_fixtures()
+        .into_iter()
+        .map(|(name, _, o)| (name, o))
+        .collect();
+    // More values than one chunk holds: chunks written as the bands come, the last padded.
+    let big: Vec<f64> = (0..1100 * 1000)
+        .map(|i| if i % 3 == 0 { 0.0 } else { f64::from(i) })
+        .collect();
+    let big = Object::dense(1100, 1000, serde_daphne::Values::F64(big)).unwrap();
+    objects.push((
+        "big csr".into(),
+        big.clone().with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    objects.push(("big".into(), big));
+    let ones = Object::dense(3, 2, serde_daphne::Values::U8(vec![1, 0, 1, 1, 0, 1])).unwrap();
+    objects.push((
+        "ones".into(),
+        ones.with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    let mut compared = 0;
+    for (name, object) in &objects {
+        let small = !name.starts_with("big");
+        let formats: &[Option<Format>] = match small {
+            true => &[
+                None,
+                Some(Format::Csr),
+                Some(Format::Coo),
+                Some(Format::Dmat),
+                Some(Format::Csc),
+            ],
+            false => &[None],
+        };
+        for &format in formats {
+            for (version, iso, bint8) in [
+                (ZarrVersion::V3, false, false),
+                (ZarrVersion::V2, true, true),
+            ] {
+                let mut options = binsparse::WriteOptions::new()
+                    .zarr_version(version)
+                    .iso(iso)
+                    .bint8(bint8);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                let whole = dir.join("whole.zarr");
+                let expected = zarr::write(&whole, object, &options);
+                for rows in if small { vec![1, 2, 100] } else { vec![7] } {
+                    let piped = dir.join("piped.zarr");
+                    let got = pump_held(object, rows, Box::new(zarr::sink(&piped, &options)));
+                    let at = format!("{name} {format:?} {version:?} {iso}, bands of {rows}");
+                    match (&expected, got) {
+                        (Ok(()), Ok(_)) => {
+                            assert!(tree(&whole) == tree(&piped), "{at}: files differ");
+                            compared += 1;
+                        }
+                        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{at}"),
+                        (a, b) => panic!("{at}: whole {a:?}, pipe {b:?}"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "{compared}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,346 @@
+//! Each source against its format's whole read.
+
+use super::*;
+use dbdf::{csv, mtx, npy, systemds};
+use serde_daphne::ValueType;
+
+#[test]
+fn sources_give_what_their_whole_reads_give() {
+    let dir = dir("sources");
+    for (k, (name, bytes, object)) in band_fixtures().into_iter().enumerate() {
+        let path = dir.join(format!("{k}.dbdf"));
+        std::fs::write(&path, &bytes).unwrap();
+        let mut dbdf = DbdfSource::open(&path).unwrap();
+        same_object(&format!("dbdf {name}"), &collected(&mut dbdf)[0], &object);
+        // Windows of every size agree with the whole object's cells.
+        let (rows, cols) = object.shape();
+        let whole = Held::new(vec![object.clone()], 0, Kept::default()).unwrap();
+        for (tr, tc) in [(1, 1), (2, 3), (4, 5), (9, 5)] {
+            for r0 in (0..rows).step_by(tr) {
+                for c0 in (0..cols).step_by(tc) {
+                    let (r, c) = (
+                        r0..(r0 + tr as u64).min(rows),
+                        c0..(c0 + tc as u64).min(cols),
+                    );
+                    let got = dbdf
+                        .window(0, r.clone(), c.clone())
+                        .unwrap()
+                        .conform(object.header())
+                        .unwrap();
+                    let expected = whole
+                        .window(0, r, c)
+                        .unwrap()
+                        .conform(object.header())
+                        .unwrap();
+                    assert_eq!(got, expected, "{name} window at {r0},{c0}");
+                }
+            }
+        }
+        if object.data_type() == DataType::Frame {
+            let text = dir.join(format!("{k}.csv"));
+            let out = csv::to_vec(&object, &csv::WriteOptions::new()).unwrap();
+            std::fs::write(&text, &out).unwrap();
+            let whole = csv::from_slice(&out).unwrap();
+            let got = collected(&mut csv::source(&text).unwrap());
+            same_object(&format!("csv {name}"), &got[0], &whole);
+            continue;
+        }
+        let npy_path = dir.join(format!("{k}.npy"));
+        std::fs::write(&npy_path, npy::to_vec(&object).unwrap()).unwrap();
+        let got = collected(&mut npy::NpySource::open(&npy_path).unwrap());
+        same_object(
+            &format!("npy {name}"),
+            &got[0],
+            &npy::read(&npy_path).unwrap(),
+        );
+        let sysds = dir.join(format!("{k}.sysds"));
+        systemds::write_with(
+            &sysds,
+            &object,
+            &systemds::WriteOptions::new().block_size(2),
+        )
+        .unwrap();
+        let whole = systemds::read(&sysds).unwrap();
+        let got =
+            collected(&mut systemds::SystemdsSource::open(&sysds, &Default::default()).unwrap());
+        same_object(&format!("systemds {name}"), &got[0], &whole);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn array_files_read_through_the_scratch_file_as_whole() {
+    let dir = dir("mtx_array");
+    let path = dir.join("a.mtx");
+    for (text, vt) in [
+        (
+            "real general\n3 2\n1.5\n-2\n0\n4\n5e3\n-0\n",
+            ValueType::F64,
+        ),
+        ("integer general\n2 2\n-1\n2\n3\n4\n", ValueType::I64),
+        (
+            "integer general\n2 1\n1\n18446744073709551615\n",
+            ValueType::U64,
+        ),
+    ] {
+        std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
+        let whole = mtx::read(&path).unwrap();
+        let mut source = mtx::MtxArraySource::open(&path).unwrap().expect("streams");
+        assert_eq!(source.headers()[0].matrix_value_type(), Some(vt), "{text}");
+        same_object(text, &collected(&mut source)[0], &whole);
+    }
+    // Symmetric files and coordinate files are for the whole read.
+    for text in [
+        "array real symmetric\n2 2\n1\n2\n3\n",
+        "coordinate real general\n1 1 0\n",
+    ] {
+        std::fs::write(&path, format!("%%MatrixMarket matrix {text}")).unwrap();
+        assert!(
+            mtx::MtxArraySource::open(&path).unwrap().is_none(),
+            "{text}"
+        );
+    }
+    // Too many or too few values, by line.
+    for (text, says) in [
+        (
+            "real general\n1 2\n1\n2\n3\n",
+            "line 5: more than the 2 values",
+        ),
+        (
+            "real general\n2 2\n1\n2\n3\n",
+            "expected 4 values after the size line, found 3",
+        ),
+        (
+            "real general\n1 1\nx\n",
+            "line 3: malformed f64 number \"x\"",
+        ),
+    ] {
+        std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
+        let err = mtx::MtxArraySource::open(&path).map(drop).unwrap_err();
+        assert_eq!(err.kind(), serde_daphne::ErrorKind::ForeignInput, "{text}");
+        assert!(err.to_string().contains(says), "{text}: {err} / {says}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn futhark_streams_as_its_whole_reads_and_writes() {
+    use dbdf::futhark::{self, FutharkSink, FutharkSource, WriteOptions};
+    let dir = dir("futhark");
+    let path = dir.join("v.fut");
+    let matrices: Vec<Object> = band_fixtures()
+        .into_iter()
+        .map(|(_, _, o)| o)
+        .filter(|o| o.data_type() != DataType::Frame)
+        .collect();
+    let small = [
+        Object::dense(1, 1, serde_daphne::Values::U8(vec![1])).unwrap(),
+        Object::dense(3, 1, serde_daphne::Values::F32(vec![0.5, -2.0, 1e-3])).unwrap(),
+        Object::dense(2, 2, serde_daphne::Values::U8(vec![0, 1, 1, 0])).unwrap(),
+    ];
+    let options = [
+        WriteOptions::new(),
+        WriteOptions::new().matrices(true),
+        WriteOptions::new().bools(true).f16(true),
+    ];
+    for objects in [matrices.clone(), small.to_vec()] {
+        for option in &options {
+            let whole = futhark::to_vec(&objects, option);
+            for rows in HEIGHTS {
+                let mut source = Held::new(objects.clone(), 0, Kept::default())
+                    .unwrap()
+                    .band_rows(rows);
+                let mut got = Vec::new();
+                let sink = Box::new(FutharkSink::new(&mut got, option));
+                let piped =
+                    pump(&mut source, sink, &PumpOptions::default()).map_err(Failed::into_error);
+                match (&whole, piped) {
+                    (Ok(whole), Ok(_)) => assert!(&got == whole, "{option:?} bands of {rows}"),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!("{option:?}: whole {a:?}, pipe {b:?}"),
+                }
+            }
+            let Ok(bytes) = whole else { continue };
+            // With whitespace between the values, read back both ways.
+            let spaced = [b"\n ".as_slice(), &bytes, b"\t\n"].concat();
+            std::fs::write(&path, &spaced).unwrap();
+            let expected = futhark::from_slice(&spaced).unwrap();
+            let got = collected(&mut FutharkSource::open(&path).unwrap());
+            assert_eq!(got.len(), expected.len());
+            for (got, expected) in got.iter().zip(&expected) {
+                same_object("futhark", got, expected);
+            }
+        }
+    }
+    // Every truncation and some flipped bytes: the same error as the whole read, or the
+    // same values.
+    let bytes = futhark::to_vec(&small, &WriteOptions::new().bools(true)).unwrap();
+    let mut cases: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+    for at in [1, 2, 3, 6, 7, 20, 25] {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x41;
+        cases.push(flipped);
+    }
+    for case in cases {
+        std::fs::write(&path, &case).unwrap();
+        let whole = futhark::from_slice(&case);
+        let piped = FutharkSource::open(&path).and_then(|mut s| try_collected(&mut s));
+        match (whole, piped) {
+            (Ok(a), Ok(b)) => assert_eq!(a.len(), b.len()),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string(), "{case:?}");
+                assert_eq!(a.offset(), b.offset(), "{case:?}");
+            }
+            (a, b) => panic!("{case:?}: whole {a:?}, pipe {b:?}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn binsparse_archives_read_in_place_as_whole() {
+    use dbdf::binsparse::{self, BinsparseSource, Format};
+    let dir = dir("binsparse_source");
+    let path = dir.join("m.bsp.npz");
+    let mut cases = 0;
+    for (name, _, object) in band_fixtures() {
+        if object.data_type() == DataType::Frame {
+            continue;
+        }
+        for format in [
+            None,
+            Some(Format::Csr),
+            Some(Format::Dmat),
+            Some(Format::Coo),
+        ] {
+            for index in [ValueType::U64, ValueType::I32] {
+                let mut options = binsparse::WriteOptions::new().index_type(index);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                let bytes = binsparse::to_vec(&object, &options).unwrap();
+                std::fs::write(&path, &bytes).unwrap();
+                let whole = binsparse::read(&path).unwrap();
+                let mut source = BinsparseSource::open(&path).unwrap();
+                assert_eq!(
+                    source.headers()[0],
+                    *whole.object.header(),
+                    "{name} {format:?}"
+                );
+                assert_eq!(
+                    source.reads_in_place(),
+                    format != Some(Format::Coo),
+                    "{name} {format:?}"
+                );
+                same_object(
+                    &format!("{name} {format:?}"),
+                    &collected(&mut source)[0],
+                    &whole.object,
+                );
+                let (kept, _) = source.kept().binsparse.unwrap();
+                assert_eq!(kept, whole.format.name());
+                cases += 1;
+                // Every truncation and flipped byte: the whole read's error kind, or its
+                // values (the first of several faults may differ).
+                if index != ValueType::I32 || format != Some(Format::Csr) {
+                    continue;
+                }
+                let mut broken: Vec<Vec<u8>> = (0..bytes.len())
+                    .step_by(7)
+                    .map(|n| bytes[..n].to_vec())
+                    .collect();
+                for at in (0..bytes.len()).step_by(3) {
+                    let mut b = bytes.clone();
+                    b[at] ^= 0x5a;
+                    broken.push(b);
+                }
+                for case in broken {
+                    std::fs::write(&path, &case).unwrap();
+                    let whole = binsparse::read(&path);
+                    let piped =
+                        BinsparseSource::open(&path).and_then(|mut s| try_collected(&mut s));
+                    match (whole, piped) {
+                        (Ok(a), Ok(b)) => same_object(&name, &b[0], &a.object),
+                        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{name}: {a} / {b}"),
+                        (a, b) => panic!("{name}: whole {a:?}, in place {b:?}"),
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 6 * 4 * 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(feature = "zarr")]
+#[test]
+fn zarr_groups_read_in_place_as_whole() {
+    use dbdf::binsparse::zarr::{self, ZarrVersion};
+    use dbdf::binsparse::{self, BinsparseSource, Format};
+    let dir = dir("zarr_source");
+    let path = dir.join("m.zarr");
+    let big: Vec<f64> = (0..1100 * 1000)
+        .map(|i| if i % 3 == 0 { 0.0 } else { f64::from(i) })
+        .collect();
+    let big = Object::dense(1100, 1000, serde_daphne::Values::F64(big)).unwrap();
+    let mut objects: Vec<(String, Object)> = band_fixtures()
+        .into_iter()
+        .filter(|(_, _, o)| o.data_type() != DataType::Frame)
+        .map(|(name, _, o)| (name, o))
+        .collect();
+    objects.push((
+        "big csr".into(),
+        big.clone().with_data_type(DataType::CsrMatrix).unwrap(),
+    ));
+    objects.push(("big".into(), big));
+    for (name, object) in &objects {
+        for format in [None, Some(Format::Coo)] {
+            for version in [ZarrVersion::V3, ZarrVersion::V2] {
+                let mut options = binsparse::WriteOptions::new()
+                    .zarr_version(version)
+                    .index_type(ValueType::U32);
+                if let Some(format) = format {
+                    options = options.format(format);
+                }
+                zarr::write(&path, object, &options).unwrap();
+                let whole = binsparse::read(&path).unwrap();
+                let mut source = BinsparseSource::open(&path).unwrap();
+                assert_eq!(
+                    source.reads_in_place(),
+                    format.is_none(),
+                    "{name} {format:?}"
+                );
+                same_object(
+                    &format!("{name} {format:?} {version:?}"),
+                    &collected(&mut source)[0],
+                    &whole.object,
+                );
+            }
+        }
+    }
+    // Broken chunks and metadata: the whole read's error kind.
+    let (_, _, csr) = band_fixtures().remove(3);
+    for damage in ["truncate", "remove", "flip", "meta"] {
+        zarr::write(&path, &csr, &binsparse::WriteOptions::new()).unwrap();
+        let chunk = path.join("indices_1/c/0");
+        match damage {
+            "truncate" => std::fs::write(&chunk, &std::fs::read(&chunk).unwrap()[..5]).unwrap(),
+            "remove" => std::fs::remove_file(&chunk).unwrap(),
+            "flip" => {
+                let mut bytes = std::fs::read(&chunk).unwrap();
+                let last = bytes.len() - 3;
+                bytes[last] ^= 0xff;
+                std::fs::write(&chunk, &bytes).unwrap();
+            }
+            _ => std::fs::write(path.join("values/zarr.json"), b"{").unwrap(),
+        }
+        let whole = binsparse::read(&path);
+        let piped = BinsparseSource::open(&path).and_then(|mut s| try_collected(&mut s));
+        match (whole, piped) {
+            (Ok(a), Ok(b)) => same_object(damage, &b[0], &a.object),
+            (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{damage}: {a} / {b}"),
+            (a, b) => panic!("{damage}: whole {a:?}, in place {b:?}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
