@@ -10,9 +10,8 @@ use std::path::Path;
 use super::{in_object, refused_frame, Head, Kind, WriteOptions, FUTHARK};
 use crate::input::{read_exact_at, Cursor};
 use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
-use serde_daphne::__private::wire::values::with_values;
 use serde_daphne::__private::wire::{DataType, Header};
-use serde_daphne::Result;
+use serde_daphne::{Result, Values};
 
 /// Most bytes a value's header takes: `b`, version, rank, type, 255 dimensions.
 const HEAD_MAX: u64 = 7 + 8 * 255;
@@ -98,19 +97,23 @@ impl Windows for FutharkSource {
         let (head, data_at) = self.values[index];
         let size = head.kind.size() as u64;
         let (nr, nc) = (rows.end - rows.start, cols.end - cols.start);
-        // Whole rows in one read, then the window's columns of each.
-        let first = data_at + rows.start * head.cols * size;
-        let mut bytes = vec![0u8; (nr * head.cols * size) as usize];
-        read_exact_at(&self.file, &mut bytes, first)?;
-        let values = head.kind.decode(&bytes, first)?;
-        let values = match nc == head.cols {
-            true => values,
-            false => with_values!(&values, v => {
-                let (c0, c1, width) = (cols.start as usize, cols.end as usize, head.cols as usize);
-                let picked = v.chunks_exact(width).flat_map(|row| &row[c0..c1]).copied().collect();
-                serde_daphne::__private::wire::Element::into_values(picked)
-            }),
-        };
+        if nc == head.cols {
+            // Whole rows: one read.
+            let first = data_at + rows.start * head.cols * size;
+            let mut bytes = vec![0u8; (nr * head.cols * size) as usize];
+            read_exact_at(&self.file, &mut bytes, first)?;
+            let values = head.kind.decode(&bytes, first)?;
+            return Ok(Band::dense(rows, cols, values));
+        }
+        // Each row's part of the window: memory holds the window, not its rows.
+        let mut values = Values::new(head.kind.value_type());
+        values.reserve((nr * nc) as usize);
+        let mut bytes = vec![0u8; (nc * size) as usize];
+        for r in rows.clone() {
+            let at = data_at + (r * head.cols + cols.start) * size;
+            read_exact_at(&self.file, &mut bytes, at)?;
+            values.append(head.kind.decode(&bytes, at)?);
+        }
         Ok(Band::dense(rows, cols, values))
     }
 }

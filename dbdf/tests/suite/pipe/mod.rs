@@ -193,3 +193,25 @@ pub(super) fn tree(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// Windows of every size of object `index` of `source` against the same windows of
+/// `object` (its whole read).
+pub(super) fn same_windows(name: &str, source: &dyn Windows, index: usize, object: &Object) {
+    let (rows, cols) = object.shape();
+    let whole = Held::new(vec![object.clone()], 0, Kept::default()).unwrap();
+    for (tr, tc) in [(1, 1), (2, 3), (4, 5), (9, 5), (rows.max(1), 1)] {
+        for r0 in (0..rows).step_by(tr as usize) {
+            for c0 in (0..cols).step_by(tc as usize) {
+                let (r, c) = (r0..(r0 + tr).min(rows), c0..(c0 + tc).min(cols));
+                let got = source.window(index, r.clone(), c.clone()).unwrap();
+                let expected = whole.window(0, r, c).unwrap();
+                let conform = |b: Band| b.conform(object.header()).unwrap();
+                assert_eq!(
+                    conform(got),
+                    conform(expected),
+                    "{name} window at {r0},{c0}"
+                );
+            }
+        }
+    }
+}

@@ -12,30 +12,7 @@ fn sources_give_what_their_whole_reads_give() {
         std::fs::write(&path, &bytes).unwrap();
         let mut dbdf = DbdfSource::open(&path).unwrap();
         same_object(&format!("dbdf {name}"), &collected(&mut dbdf)[0], &object);
-        // Windows of every size agree with the whole object's cells.
-        let (rows, cols) = object.shape();
-        let whole = Held::new(vec![object.clone()], 0, Kept::default()).unwrap();
-        for (tr, tc) in [(1, 1), (2, 3), (4, 5), (9, 5)] {
-            for r0 in (0..rows).step_by(tr) {
-                for c0 in (0..cols).step_by(tc) {
-                    let (r, c) = (
-                        r0..(r0 + tr as u64).min(rows),
-                        c0..(c0 + tc as u64).min(cols),
-                    );
-                    let got = dbdf
-                        .window(0, r.clone(), c.clone())
-                        .unwrap()
-                        .conform(object.header())
-                        .unwrap();
-                    let expected = whole
-                        .window(0, r, c)
-                        .unwrap()
-                        .conform(object.header())
-                        .unwrap();
-                    assert_eq!(got, expected, "{name} window at {r0},{c0}");
-                }
-            }
-        }
+        same_windows(&format!("dbdf {name}"), &dbdf, 0, &object);
         if object.data_type() == DataType::Frame {
             let text = dir.join(format!("{k}.csv"));
             let out = csv::to_vec(&object, &csv::WriteOptions::new()).unwrap();
@@ -47,7 +24,14 @@ fn sources_give_what_their_whole_reads_give() {
         }
         let npy_path = dir.join(format!("{k}.npy"));
         std::fs::write(&npy_path, npy::to_vec(&object).unwrap()).unwrap();
-        let got = collected(&mut npy::NpySource::open(&npy_path).unwrap());
+        let mut npy_source = npy::NpySource::open(&npy_path).unwrap();
+        same_windows(
+            &format!("npy {name}"),
+            &npy_source,
+            0,
+            &npy::read(&npy_path).unwrap(),
+        );
+        let got = collected(&mut npy_source);
         same_object(
             &format!("npy {name}"),
             &got[0],
@@ -86,6 +70,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
         let whole = mtx::read(&path).unwrap();
         let mut source = mtx::MtxArraySource::open(&path).unwrap().expect("streams");
+        same_windows(text, &source, 0, &whole);
         assert_eq!(source.headers()[0].matrix_value_type(), Some(vt), "{text}");
         same_object(text, &collected(&mut source)[0], &whole);
     }
@@ -165,7 +150,11 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
             let spaced = [b"\n ".as_slice(), &bytes, b"\t\n"].concat();
             std::fs::write(&path, &spaced).unwrap();
             let expected = futhark::from_slice(&spaced).unwrap();
-            let got = collected(&mut FutharkSource::open(&path).unwrap());
+            let mut source = FutharkSource::open(&path).unwrap();
+            for (k, object) in expected.iter().enumerate() {
+                same_windows("futhark", &source, k, object);
+            }
+            let got = collected(&mut source);
             assert_eq!(got.len(), expected.len());
             for (got, expected) in got.iter().zip(&expected) {
                 same_object("futhark", got, expected);
