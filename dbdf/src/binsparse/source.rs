@@ -20,7 +20,8 @@ use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
 use crate::zip::{crc_error, entries, Archive, Entry, FileArchive};
-use serde_daphne::__private::wire::values::decode_values;
+use serde_daphne::__private::wire::values::{with_value_type, zeroed_vec};
+use serde_daphne::__private::wire::Element;
 use serde_daphne::__private::wire::Header;
 use serde_daphne::{DataType, Result, ValueType};
 
@@ -90,10 +91,16 @@ struct Member {
 impl Elements for Member {
     fn array(&mut self, range: Range<u64>) -> Result<Array> {
         let size = self.value_type.size() as u64;
-        let mut bytes = vec![0u8; ((range.end - range.start) * size) as usize];
-        read_exact_at(&self.file, &mut bytes, self.data_at + range.start * size)?;
+        let at = self.data_at + range.start * size;
+        // Straight into the values (little-endian on the wire; swapped on big-endian hosts).
+        let values = with_value_type!(self.value_type, T => {
+            let mut values = zeroed_vec::<T>((range.end - range.start) as usize)?;
+            read_exact_at(&self.file, bytemuck::cast_slice_mut(&mut values), at)?;
+            values.iter_mut().for_each(|x| *x = x.to_le());
+            T::into_values(values)
+        });
         Ok(Array {
-            values: decode_values(self.value_type, &bytes)?,
+            values,
             name: self.name.to_owned(),
             offset: Some((self.data_at + range.start * size) as usize),
             first: range.start as usize,

@@ -10,6 +10,8 @@ use std::path::Path;
 use super::{in_object, refused_frame, Head, Kind, WriteOptions, FUTHARK};
 use crate::input::{read_exact_at, Cursor};
 use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
+use serde_daphne::__private::wire::values::{with_value_type, zeroed_vec};
+use serde_daphne::__private::wire::Element;
 use serde_daphne::__private::wire::{DataType, Header};
 use serde_daphne::{Result, Values};
 
@@ -98,11 +100,21 @@ impl Windows for FutharkSource {
         let size = head.kind.size() as u64;
         let (nr, nc) = (rows.end - rows.start, cols.end - cols.start);
         if nc == head.cols {
-            // Whole rows: one read.
+            // Whole rows: one read, straight into the values where the kind is DAPHNE's.
             let first = data_at + rows.start * head.cols * size;
-            let mut bytes = vec![0u8; (nr * head.cols * size) as usize];
-            read_exact_at(&self.file, &mut bytes, first)?;
-            let values = head.kind.decode(&bytes, first)?;
+            let values = match head.kind {
+                Kind::Plain(vt) => with_value_type!(vt, T => {
+                    let mut values = zeroed_vec::<T>((nr * nc) as usize)?;
+                    read_exact_at(&self.file, bytemuck::cast_slice_mut(&mut values), first)?;
+                    values.iter_mut().for_each(|x| *x = x.to_le());
+                    T::into_values(values)
+                }),
+                kind => {
+                    let mut bytes = vec![0u8; (nr * head.cols * size) as usize];
+                    read_exact_at(&self.file, &mut bytes, first)?;
+                    kind.decode(&bytes, first)?
+                }
+            };
             return Ok(Band::dense(rows, cols, values));
         }
         // Each row's part of the window: memory holds the window, not its rows.

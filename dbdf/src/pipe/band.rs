@@ -512,6 +512,17 @@ impl Band {
         Ok((self, rest))
     }
 
+    /// Makes room for the band to grow to `rows` rows without moving its cells again (dense
+    /// and frame bands; a CSR band's entries are not known ahead).
+    pub fn reserve_rows(&mut self, rows: u64) {
+        let more = rows.saturating_sub(self.rows) as usize;
+        match &mut self.cells {
+            Cells::Dense(values) => values.reserve(more * self.cols as usize),
+            Cells::Frame(columns) => columns.iter_mut().for_each(|c| c.reserve(more)),
+            Cells::Csr { row_offsets, .. } => row_offsets.reserve(more),
+        }
+    }
+
     /// Appends `next`, the rows after this band's (same columns, same layout and types).
     ///
     /// # Errors

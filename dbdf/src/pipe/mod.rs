@@ -510,7 +510,13 @@ impl Regroup {
                 pending.append(band)?;
                 pending
             }
-            None => band,
+            None if band.rows >= self.multiple => band,
+            None => {
+                // Room for a whole band now: growing by doubling would hold it twice.
+                let mut pending = band;
+                pending.reserve_rows(self.multiple);
+                pending
+            }
         };
         let whole = pending.rows / self.multiple * self.multiple;
         if whole == 0 {

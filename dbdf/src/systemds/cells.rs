@@ -50,7 +50,12 @@ impl InOrderRows {
             };
             match &mut self.pending {
                 Some(pending) => pending.append(band)?,
-                None => self.pending = Some(band),
+                None => {
+                    // Room for the block row now: growing by doubling would hold it twice.
+                    let mut pending = band;
+                    pending.reserve_rows(n);
+                    self.pending = Some(pending);
+                }
             }
         }
         let pending = self.pending.take().expect("rows were received");
