@@ -130,7 +130,12 @@ def run(kind, d, quick):
         what = f"dense f64 {rows} x {cols} ({a.nbytes >> 20} MiB), saved by numpy"
     else:
         n, nnz = (10_000, 100_000) if quick else (1_000_000, 10_000_000)
-        m = sp.random(n, n, density=nnz / n / n, format="csr", random_state=0, dtype=np.float64)
+        rng = np.random.default_rng(0)
+        # nnz / n entries per row at random columns (the few that repeat are summed).
+        rows = np.repeat(np.arange(n), nnz // n)
+        cols = rng.integers(0, n, size=rows.size)
+        m = sp.coo_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(n, n)).tocsr()
+        m.sum_duplicates()
         m.sort_indices()
         base = os.path.join(d, "peer.mtx")
         fmm.mmwrite(base, m)

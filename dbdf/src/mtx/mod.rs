@@ -399,11 +399,15 @@ impl Sink for MtxSink<'_> {
         write_head(self.out, value_type, header.shape(), count)?;
         let (out, mut written) = (&mut *self.out, 0u64);
         pieces.for_each(&mut |band| {
-            let mut entries = Vec::new();
-            band.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
-            written += entries.len() as u64;
-            write_entries(out, value_type, entries)?;
-            Ok(true)
+            // A band's non-zeros come row by row, columns increasing: already in order.
+            let mut failed = Ok(());
+            band.for_each_nonzero(|r, c, v| {
+                if failed.is_ok() {
+                    written += 1;
+                    failed = write_entry(out, value_type, (r, c), v);
+                }
+            });
+            failed.map(|()| true)
         })?;
         if written != count {
             return Err(Error::invalid("the input changed while it was read"));
@@ -450,15 +454,26 @@ fn write_entries(
 ) -> Result<()> {
     entries.sort_by_key(|&(r, c, _)| (r, c));
     for (r, c, v) in entries {
-        let v = v.convert(value_type).unwrap_or(v);
-        // f32 values as the f64 they widen to: exact for readers of `real` as f64.
-        let v = match v {
-            Value::F32(x) if !x.is_nan() => Value::F64(f64::from(x)),
-            other => other,
-        };
-        let text = format_value(v)
-            .map_err(|e| MTX.cannot_hold(format!("the entry ({}, {})", r + 1, c + 1), e))?;
-        writeln!(out, "{} {} {text}", r + 1, c + 1)?;
+        write_entry(out, value_type, (r, c), v)?;
     }
+    Ok(())
+}
+
+/// Writes one entry (0-based), 1-based.
+fn write_entry(
+    out: &mut dyn Write,
+    value_type: ValueType,
+    (r, c): (u64, u64),
+    v: Value,
+) -> Result<()> {
+    let v = v.convert(value_type).unwrap_or(v);
+    // f32 values as the f64 they widen to: exact for readers of `real` as f64.
+    let v = match v {
+        Value::F32(x) if !x.is_nan() => Value::F64(f64::from(x)),
+        other => other,
+    };
+    let text = format_value(v)
+        .map_err(|e| MTX.cannot_hold(format!("the entry ({}, {})", r + 1, c + 1), e))?;
+    writeln!(out, "{} {} {text}", r + 1, c + 1)?;
     Ok(())
 }

@@ -110,21 +110,25 @@ impl Source for SystemdsSource {
         );
         let mut regroup = Regroup::new(multiple);
         std::thread::scope(|scope| -> Result<()> {
-            let (send, receive) = mpsc::sync_channel::<(u64, BlockPlace, BlockData)>(16);
+            // Few blocks in flight: each is copied into its block row as it comes.
+            let (send, receive) = mpsc::sync_channel::<(u64, BlockPlace, BlockData)>(2);
             let reader = scope.spawn(move || {
                 for_each_block(files, meta, |(bi, _), place, cells| {
                     send.send((bi, *place, cells.into_data()))
                         .map_err(|_| Error::invalid("stopped"))
                 })
             });
-            let mut rows: BTreeMap<u64, Vec<(BlockPlace, BlockData)>> = BTreeMap::new();
+            let mut rows: BTreeMap<u64, Filling> = BTreeMap::new();
             let mut next = 1;
             let mut more = true;
             for (bi, place, data) in receive.iter() {
-                rows.entry(bi).or_default().push((place, data));
-                while more && rows.get(&next).is_some_and(|r| r.len() as u64 == grid.1) {
-                    let blocks = rows.remove(&next).unwrap_or_default();
-                    more = regroup.push(block_row(meta, next, blocks, sparse), each)?;
+                let filling = rows
+                    .entry(bi)
+                    .or_insert_with(|| Filling::new(meta, bi, sparse));
+                filling.add(&place, &data);
+                while more && rows.get(&next).is_some_and(|r| r.blocks == grid.1) {
+                    let row = rows.remove(&next).expect("checked");
+                    more = regroup.push(row.into_band(), each)?;
                     next += 1;
                 }
                 if !more {
@@ -141,8 +145,10 @@ impl Source for SystemdsSource {
             read?;
             // Block rows with blocks left out, in order.
             while more && next <= grid.0 {
-                let blocks = rows.remove(&next).unwrap_or_default();
-                more = regroup.push(block_row(meta, next, blocks, sparse), each)?;
+                let row = rows
+                    .remove(&next)
+                    .unwrap_or_else(|| Filling::new(meta, next, sparse));
+                more = regroup.push(row.into_band(), each)?;
                 next += 1;
             }
             if more {
@@ -161,46 +167,84 @@ impl Source for SystemdsSource {
     }
 }
 
-/// Block row `bi` (from 1) as a band of `meta`'s matrix: dense, or CSR when `sparse`.
-fn block_row(meta: &Metadata, bi: u64, blocks: Vec<(BlockPlace, BlockData)>, sparse: bool) -> Band {
-    let r0 = (bi - 1) * meta.block_rows;
-    let rows = meta.block_rows.min(meta.rows - r0);
-    let cols = meta.cols as usize;
-    let cells = if sparse {
-        let mut entries: Vec<(usize, usize, f64)> = Vec::new();
-        for (place, data) in &blocks {
-            for_each_decoded(data, place.cols, |r, c, x| {
-                entries.push((r, place.col as usize + c, x));
-            });
+/// A block row being filled as its blocks come: dense cells, or a sparse block row's
+/// entries (row, column, value).
+struct Filling {
+    first_row: u64,
+    rows: u64,
+    cols: u64,
+    blocks: u64,
+    dense: Vec<f64>,
+    entries: Option<Vec<(usize, usize, f64)>>,
+}
+
+impl Filling {
+    /// Block row `bi` (from 1) of `meta`'s matrix, without blocks yet.
+    fn new(meta: &Metadata, bi: u64, sparse: bool) -> Filling {
+        let first_row = (bi - 1) * meta.block_rows;
+        let rows = meta.block_rows.min(meta.rows - first_row);
+        Filling {
+            first_row,
+            rows,
+            cols: meta.cols,
+            blocks: 0,
+            dense: Vec::new(),
+            entries: sparse.then(Vec::new),
         }
-        entries.sort_unstable_by_key(|&(r, c, _)| (r, c));
-        let mut row_offsets = vec![0usize; rows as usize + 1];
-        for &(r, _, _) in &entries {
-            row_offsets[r + 1] += 1;
+    }
+
+    /// Copies a block's stored values in.
+    fn add(&mut self, place: &BlockPlace, data: &BlockData) {
+        self.blocks += 1;
+        let c0 = place.col as usize;
+        match &mut self.entries {
+            Some(entries) => for_each_decoded(data, place.cols, |r, c, x| {
+                entries.push((r, c0 + c, x));
+            }),
+            None => {
+                let cols = self.cols as usize;
+                if self.dense.is_empty() {
+                    self.dense = vec![0f64; self.rows as usize * cols];
+                }
+                let dense = &mut self.dense;
+                for_each_decoded(data, place.cols, |r, c, x| dense[r * cols + c0 + c] = x);
+            }
         }
-        for r in 0..rows as usize {
-            row_offsets[r + 1] += row_offsets[r];
+    }
+
+    /// The block row as a band.
+    fn into_band(self) -> Band {
+        let cells = match self.entries {
+            Some(mut entries) => {
+                entries.sort_unstable_by_key(|&(r, c, _)| (r, c));
+                let mut row_offsets = vec![0usize; self.rows as usize + 1];
+                for &(r, _, _) in &entries {
+                    row_offsets[r + 1] += 1;
+                }
+                for r in 0..self.rows as usize {
+                    row_offsets[r + 1] += row_offsets[r];
+                }
+                let (col_indices, values) = entries.into_iter().map(|(_, c, x)| (c, x)).unzip();
+                Cells::Csr {
+                    row_offsets,
+                    col_indices,
+                    values: serde_daphne::Values::F64(values),
+                }
+            }
+            None => {
+                let mut dense = self.dense;
+                // A block row SystemDS left out entirely: zeros.
+                dense.resize(self.rows as usize * self.cols as usize, 0.0);
+                Cells::Dense(serde_daphne::Values::F64(dense))
+            }
+        };
+        Band {
+            first_row: self.first_row,
+            first_col: 0,
+            rows: self.rows,
+            cols: self.cols,
+            cells,
         }
-        let (col_indices, values) = entries.into_iter().map(|(_, c, x)| (c, x)).unzip();
-        Cells::Csr {
-            row_offsets,
-            col_indices,
-            values: serde_daphne::Values::F64(values),
-        }
-    } else {
-        let mut values = vec![0f64; rows as usize * cols];
-        for (place, data) in &blocks {
-            let c0 = place.col as usize;
-            for_each_decoded(data, place.cols, |r, c, x| values[r * cols + c0 + c] = x);
-        }
-        Cells::Dense(serde_daphne::Values::F64(values))
-    };
-    Band {
-        first_row: r0,
-        first_col: 0,
-        rows,
-        cols: meta.cols,
-        cells,
     }
 }
 
