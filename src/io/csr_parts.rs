@@ -103,7 +103,7 @@ fn one_sparse_block<T: Element, I: CsrIndex>(
     let [block] = info.blocks.as_slice() else {
         return None;
     };
-    let head = block.head.as_ref()?;
+    let head = &block.head()?;
     let nnz = block.nnz?;
     let whole = (u64::from(head.rows), u64::from(head.cols)) == info.header.shape();
     (info.dialect == Dialect::Spec

@@ -47,7 +47,28 @@ pub struct BlockInfo {
     pub range: Range<u64>,
     /// Where its values start (after its header).
     pub(crate) body: u64,
-    pub(crate) head: Option<BlockHead>,
+    /// Whether the block has a spec block header (a runtime object's "block" has none).
+    pub(crate) spec: bool,
+}
+
+impl BlockInfo {
+    /// The block's header, from the fields above (kept once, not twice: a file of a million
+    /// blocks has an index of that many).
+    pub(crate) fn head(&self) -> Option<BlockHead> {
+        // The non-zero count follows the position (16 bytes), shape (8), type and value type.
+        let nnz_offset = match self.block_type {
+            BlockType::Empty => 0,
+            _ => self.range.start + 26,
+        };
+        self.spec.then_some(BlockHead {
+            rows: self.place.rows,
+            cols: self.place.cols,
+            block_type: self.block_type,
+            value_type: self.value_type,
+            nnz: self.nnz,
+            nnz_offset,
+        })
+    }
 }
 
 impl ObjectInfo {
@@ -166,17 +187,20 @@ fn index_spec<R: Read + Seek>(src: &mut SeekSource<R>) -> Result<ObjectInfo> {
         let body = src.offset();
         skip_values(src, head.body_len(), "a block's values")?;
         coverage.add(offset, place, head.stored() > 0)?;
-        blocks.push(BlockInfo {
+        let info = BlockInfo {
             place,
             block_type: head.block_type,
             value_type: head.value_type,
             nnz: head.nnz,
             range: offset..src.offset(),
             body,
-            head: Some(head),
-        });
+            spec: true,
+        };
+        debug_assert_eq!(info.head(), Some(head), "the header the index keeps");
+        blocks.push(info);
     }
     coverage.finish()?;
+    blocks.shrink_to_fit();
     Ok(ObjectInfo {
         header,
         dialect: Dialect::Spec,
@@ -242,7 +266,7 @@ fn index_runtime<R: Read + Seek>(
         nnz: head.nnz,
         range: range.clone(),
         body: head.body,
-        head: None,
+        spec: false,
     };
     let blocks = if fits {
         let place = BlockPlace {

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use memmap2::Mmap;
 use ndarray::Array2;
@@ -55,7 +56,9 @@ use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, SeekSource, 
 #[derive(Debug)]
 pub struct DbdfFile<R> {
     src: SeekSource<R>,
-    objects: Vec<ObjectInfo>,
+    /// Shared by the handles [`DbdfFile::try_clone`] makes (a file of a million blocks has
+    /// an index of a hundred MiB).
+    objects: Arc<Vec<ObjectInfo>>,
     options: Options,
     hint: Option<Hint>,
     /// The file, for positional reads on every core, where it is read with plain reads.
@@ -158,6 +161,40 @@ impl DbdfFile<FileReader> {
     }
 }
 
+impl DbdfFile<FileReader> {
+    /// Another handle on the file at `path`, which this one indexed, for reads on another
+    /// thread: its own file handle (a duplicated descriptor would share its offset), the same
+    /// index, not read again.
+    ///
+    /// # Errors
+    /// I/O errors opening the file; a file whose length changed since it was indexed.
+    #[doc(hidden)]
+    pub fn reopen(&self, path: impl AsRef<Path>) -> Result<Self> {
+        let file = FileReader::open(path.as_ref(), &self.options)?;
+        let positional = match &file.0 {
+            Backing::Plain(plain) => Some(plain.0.try_clone()?),
+            Backing::Mapped(_) => None,
+        };
+        let mut reader = file;
+        let len = reader.seek(SeekFrom::End(0))?;
+        if len != self.src.len() {
+            return Err(Error::invalid(format!(
+                "the file changed while it was read: {len} bytes, indexed at {}",
+                self.src.len()
+            )));
+        }
+        let src = SeekSource::new(reader, len).with_parallel_reads(positional.is_some());
+        Ok(DbdfFile {
+            src,
+            objects: Arc::clone(&self.objects),
+            options: self.options.clone(),
+            hint: self.hint.clone(),
+            positional,
+            sparse_rows: RowStarts::new(),
+        })
+    }
+}
+
 impl<R: Read + Seek> DbdfFile<R> {
     /// Indexes the objects of a seekable reader, from its start to its end.
     ///
@@ -181,7 +218,7 @@ impl<R: Read + Seek> DbdfFile<R> {
         let objects = index_all(&mut src, options, hint.clone())?;
         Ok(DbdfFile {
             src,
-            objects,
+            objects: Arc::new(objects),
             options: options.clone(),
             hint,
             positional: None,
@@ -191,7 +228,7 @@ impl<R: Read + Seek> DbdfFile<R> {
 
     /// The objects, in file order.
     pub fn objects(&self) -> &[ObjectInfo] {
-        &self.objects
+        &self.objects[..]
     }
 
     /// The file's length in bytes.
@@ -693,7 +730,7 @@ impl<R: Read + Seek> Iterator for Blocks<'_, R> {
         }
         let info = self.object.blocks.get(self.next)?.clone();
         self.next += 1;
-        let head = info.head?;
+        let head = info.head()?;
         let src = &mut self.file.src;
         src.seek_to(info.body);
         let result = decode_block_body(src, &head).and_then(|data| {

@@ -22,7 +22,6 @@ pub mod meta;
 mod parallel_file;
 pub use parallel_file::read_file;
 pub mod progress;
-pub mod rewrite;
 mod sparse_rows;
 mod stream;
 mod window;
@@ -34,7 +33,6 @@ pub use atomic::{
 pub(crate) use atomic::{write_atomically_synced, Pending, Writeback};
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile, FileReader};
-pub use rewrite::rewrite;
 pub use stream::DbdfWriter;
 pub use window::{band_header, row_bands, stored_bytes, BAND_BYTES};
 

@@ -296,7 +296,7 @@ fn read_dense<S: Element, T: Element, R: Read + Seek>(
 ) -> Result<()> {
     let p = block.place;
     let size = std::mem::size_of::<S>() as u64;
-    let head = block.head.unwrap_or(BlockHead {
+    let head = block.head().unwrap_or(BlockHead {
         rows: p.rows,
         cols: p.cols,
         block_type: BlockType::Dense,
@@ -390,7 +390,7 @@ fn read_sparse<S: Element, T: Element, R: Read + Seek>(
     checked: &Checked,
     sink: &mut impl WindowSink<T>,
 ) -> Result<()> {
-    let Some(head) = block.head else {
+    let Some(head) = block.head() else {
         return Ok(());
     };
     src.seek_to(block.body);
@@ -425,7 +425,7 @@ fn read_sparse_rows<S: Element, T: Element, R: Read + Seek>(
     sink: &mut impl WindowSink<T>,
     starts: &mut RowStarts,
 ) -> Result<()> {
-    let Some(head) = block.head else {
+    let Some(head) = block.head() else {
         return Ok(());
     };
     let entry = 4 + std::mem::size_of::<S>() as u64;

@@ -335,68 +335,6 @@ fn mapped_and_plain_files_read_the_same_windows() {
     std::fs::remove_file(&path).unwrap();
 }
 
-#[test]
-fn rewrite_retiles_tile_by_tile_as_to_vec_with_would() {
-    let dir = std::env::temp_dir().join(format!("serde_daphne_rewrite_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (from, to) = (dir.join("a.dbdf"), dir.join("b.dbdf"));
-    let m = matrix();
-    let csr = CsMat::csr_from_dense(m.view(), 0.0);
-    for (source, target) in [
-        (Options::new(), Options::new().tile(8, 8)),
-        (
-            Options::new().tile(5, 7).narrow(true),
-            Options::new()
-                .tile(10, 3)
-                .block_policy(BlockPolicy::Smallest),
-        ),
-        (
-            Options::new().tile(4, 4),
-            Options::new().dialect(Dialect::Runtime),
-        ),
-        // Untiled: one block from bands of rows.
-        (Options::new().tile(4, 4), Options::new()),
-        (
-            Options::new().tile(5, 7),
-            Options::new()
-                .block_policy(BlockPolicy::Smallest)
-                .narrow(true),
-        ),
-        (
-            Options::new(),
-            Options::new().block_policy(BlockPolicy::UltraSparse),
-        ),
-    ] {
-        serde_daphne::to_file_with(&from, &Dense(m.clone()), &source).unwrap();
-        serde_daphne::__private::io::rewrite(&from, &to, &target).unwrap();
-        assert_eq!(
-            std::fs::read(&to).unwrap(),
-            to_vec_with(&Dense(m.clone()), &target).unwrap(),
-            "{target:?}"
-        );
-        serde_daphne::to_file_with(&from, &Csr(csr.clone()), &source).unwrap();
-        serde_daphne::__private::io::rewrite(&from, &to, &target).unwrap();
-        assert_eq!(
-            std::fs::read(&to).unwrap(),
-            to_vec_with(&Csr(csr.clone()), &target).unwrap(),
-            "{target:?}"
-        );
-    }
-    // Frames: the same blocks, band by band; several objects in one file.
-    let mut bytes = to_vec_with(&frame(), &Options::new()).unwrap();
-    bytes.extend(to_vec_with(&Dense(m.clone()), &Options::new()).unwrap());
-    std::fs::write(&from, &bytes).unwrap();
-    serde_daphne::__private::io::rewrite(&from, &to, &Options::new().tile(6, 6)).unwrap();
-    let mut file = DbdfFile::open(&to).unwrap();
-    assert_eq!(
-        file.object_at(0).unwrap().columns().unwrap(),
-        frame().columns().unwrap()
-    );
-    assert_eq!(file.objects()[0].blocks.len(), 4 * 4);
-    assert_eq!(file.read_window::<f64>(1, 0..37, 0..29).unwrap(), m);
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
 /// Regression: a spec-dialect file written where a runtime-dialect file (with its sidecar)
 /// was kept the old sidecar, which then described another file and broke reading.
 #[test]

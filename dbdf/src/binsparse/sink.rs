@@ -142,7 +142,7 @@ pub(super) fn write_arrays<P: Put>(
         _ => {}
     }
     pieces.for_each(&mut |band| {
-        state.band(format, &band, arrays)?;
+        state.band(format, band, arrays)?;
         Ok(true)
     })?;
     let nnz = if format.is_dense() {
@@ -285,31 +285,34 @@ struct Rows {
 
 impl Rows {
     /// Appends a band's rows to the arrays of `format`.
-    fn band<P: Put>(&mut self, format: Format, band: &Band, spills: &mut [Out<P>]) -> Result<()> {
-        let r0 = band.first_row as usize;
+    fn band<P: Put>(&mut self, format: Format, band: Band, spills: &mut [Out<P>]) -> Result<()> {
+        let (r0, band_rows) = (band.first_row as usize, band.rows as usize);
         if format.is_dense() {
-            let values = match &band.cells {
-                Cells::Dense(values) => values.clone(),
+            let values = match band.cells {
+                Cells::Dense(values) => values,
                 _ => band.dense_values()?,
             };
             self.observe(&values);
             return spills[0].values(&values);
         }
         // Entries row by row: a CSR band's as stored, a dense band's non-zeros.
-        let (offsets, columns, values) = match &band.cells {
+        let value_type = band.value_type().unwrap_or(ValueType::F64);
+        let (offsets, columns, values) = match band.cells {
             Cells::Csr {
                 row_offsets,
                 col_indices,
                 values,
-            } => (row_offsets.clone(), col_indices.clone(), values.clone()),
-            _ => {
-                let object = band.clone().into_object(&Header::matrix(
+            } => (row_offsets, col_indices, values),
+            cells => {
+                let (rows, cols) = (band.rows, band.cols);
+                let dense = Band { cells, ..band };
+                let object = dense.into_object(&Header::matrix(
                     DataType::DenseMatrix,
-                    band.rows,
-                    band.cols,
-                    band.value_type().unwrap_or(ValueType::F64),
+                    rows,
+                    cols,
+                    value_type,
                 ))?;
-                with_value_type!(band.value_type().unwrap_or(ValueType::F64), T => {
+                with_value_type!(value_type, T => {
                     let parts = object.csr_parts::<T>()?;
                     (parts.row_offsets, parts.col_indices, T::into_values(parts.values))
                 })
@@ -317,7 +320,7 @@ impl Rows {
         };
         self.observe(&values);
         let base = self.entries as usize;
-        let rows = 0..band.rows as usize;
+        let rows = 0..band_rows;
         let row_of = |k: usize| offsets.partition_point(|&o| o <= k) - 1;
         let values_at = spills.len() - 1;
         match format {

@@ -69,9 +69,16 @@ impl DbdfSource {
     }
 
     fn with_file<T>(&self, f: impl FnOnce(&mut DbdfFile<FileReader>) -> Result<T>) -> Result<T> {
-        let taken = self.files.lock().ok().and_then(|mut files| files.pop());
+        let taken = self.files.lock().ok().and_then(|mut files| {
+            // Another thread's handle shares the first one's index.
+            match files.len() {
+                0 => None,
+                1 => Some(files[0].reopen(&self.path)),
+                _ => files.pop().map(Ok),
+            }
+        });
         let mut file = match taken {
-            Some(file) => file,
+            Some(file) => file?,
             None => DbdfFile::open(&self.path)?,
         };
         let result = f(&mut file);
@@ -209,7 +216,11 @@ impl Sink for DbdfSink {
         let tiled = self.options.tile.is_some() && !self.runtime();
         match header {
             _ if !tiled => Want::Bands(1),
-            Header::Frame { .. } => Want::Bands(tile_dims(&self.options).0),
+            // CSR bands are read once and cut into their tiles here: a window per tile would
+            // walk the band's rows once per tile.
+            Header::Frame { .. } | Header::CsrMatrix { .. } => {
+                Want::Bands(tile_dims(&self.options).0)
+            }
             _ => {
                 let (tr, tc) = tile_dims(&self.options);
                 Want::Tiles(tr, tc)
@@ -255,8 +266,12 @@ impl Sink for DbdfSink {
                 let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
                 let bands_dense = pieces.source_data_type() != DataType::CsrMatrix;
                 if tiles {
+                    let tile = tile_dims(&self.options);
                     with_value_type!(vt, T => pieces.for_each(&mut |band| {
-                        writer.write_tile(band.first_row, band.first_col, &band.matrix::<T>()?)?;
+                        match &band.cells {
+                            Cells::Csr { .. } => write_csr_band::<T>(writer, &band, tile)?,
+                            _ => writer.write_tile(band.first_row, band.first_col, &band.matrix::<T>()?)?,
+                        }
                         Ok(true)
                     }))
                 } else {
@@ -270,6 +285,50 @@ impl Sink for DbdfSink {
         self.writer.finish()?;
         Ok(self.warnings)
     }
+}
+
+/// Writes a band of CSR rows as its tiles of `tr x tc`, a row of tiles after another, each
+/// entry moved once into its tile.
+fn write_csr_band<T: Element>(
+    writer: &mut DbdfWriter,
+    band: &Band,
+    (tr, tc): (u64, u64),
+) -> Result<()> {
+    let Cells::Csr {
+        row_offsets,
+        col_indices,
+        values,
+    } = &band.cells
+    else {
+        return Err(serde_daphne::Error::invalid("a CSR band was expected"));
+    };
+    let values = T::slice_of(values)
+        .ok_or_else(|| serde_daphne::Error::invalid("a band of another value type"))?;
+    let (tr, tc) = (tr as usize, tc as usize);
+    let width = band.cols as usize;
+    for r0 in (0..band.rows as usize).step_by(tr) {
+        let rows = tr.min(band.rows as usize - r0);
+        let mut tiles: Vec<(Vec<usize>, Vec<usize>, Vec<T>)> = (0..width.div_ceil(tc))
+            .map(|_| (vec![0], Vec::new(), Vec::new()))
+            .collect();
+        for r in r0..r0 + rows {
+            let entries = row_offsets[r]..row_offsets[r + 1];
+            for (&c, &v) in col_indices[entries.clone()].iter().zip(&values[entries]) {
+                let (_, indices, tile_values) = &mut tiles[c / tc];
+                indices.push(c % tc);
+                tile_values.push(v);
+            }
+            for (offsets, indices, _) in &mut tiles {
+                offsets.push(indices.len());
+            }
+        }
+        for (j, (offsets, indices, tile_values)) in tiles.iter().enumerate() {
+            let tile = MatrixRef::csr(rows, tc.min(width - j * tc), offsets, indices, tile_values);
+            let (row, col) = (band.first_row + r0 as u64, band.first_col + (j * tc) as u64);
+            writer.write_tile(row, col, &tile)?;
+        }
+    }
+    Ok(())
 }
 
 /// An object's pieces as the bands of rows [`DbdfWriter::write_untiled`] reads.

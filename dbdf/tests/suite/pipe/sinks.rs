@@ -2,7 +2,10 @@
 
 use super::*;
 use dbdf::{csv, mtx, npy, systemds};
-use serde_daphne::{Dialect, Options, ValueType};
+use serde_daphne::{
+    to_vec_with, BlockPolicy, Csr, DbdfFile, Dense, Dialect, Options, ValueType, Values,
+};
+use sprs::CsMat;
 
 #[test]
 fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
@@ -353,5 +356,105 @@ fn the_zarr_sink_writes_the_files_of_the_whole_write() {
         }
     }
     assert!(compared > 100, "{compared}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A 37 x 29 matrix with zero rows, sparse rows and dense rows.
+fn matrix() -> ndarray::Array2<f64> {
+    ndarray::Array2::from_shape_fn((37, 29), |(r, c)| match r {
+        0..=9 => 0.0,
+        10..=19 if (r * 7 + c * 3) % 11 != 0 => 0.0,
+        _ => (r * 100 + c) as f64 / 4.0 - 300.0,
+    })
+}
+
+/// A frame of four columns of different types.
+fn frame() -> Object {
+    let rows = 23;
+    Object::frame(vec![
+        (
+            "id".into(),
+            Values::I64((0..rows).map(|i| i * 3 - 20).collect()),
+        ),
+        (
+            "x".into(),
+            Values::F64((0..rows).map(|i| i as f64 / 8.0).collect()),
+        ),
+        (
+            "flag".into(),
+            Values::U8((0..rows).map(|i| (i % 3 == 0) as u8).collect()),
+        ),
+        (
+            "w".into(),
+            Values::F32((0..rows).map(|i| (i % 5) as f32).collect()),
+        ),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
+    let dir = std::env::temp_dir().join(format!("dbdf_pipe_retile_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (from, to) = (dir.join("a.dbdf"), dir.join("b.dbdf"));
+    let m = matrix();
+    let csr = CsMat::csr_from_dense(m.view(), 0.0);
+    for (source, target) in [
+        (Options::new(), Options::new().tile(8, 8)),
+        (
+            Options::new().tile(5, 7).narrow(true),
+            Options::new()
+                .tile(10, 3)
+                .block_policy(BlockPolicy::Smallest),
+        ),
+        (
+            Options::new().tile(4, 4),
+            Options::new().dialect(Dialect::Runtime),
+        ),
+        // Untiled: one block from bands of rows.
+        (Options::new().tile(4, 4), Options::new()),
+        (
+            Options::new().tile(5, 7),
+            Options::new()
+                .block_policy(BlockPolicy::Smallest)
+                .narrow(true),
+        ),
+        (
+            Options::new(),
+            Options::new().block_policy(BlockPolicy::UltraSparse),
+        ),
+    ] {
+        serde_daphne::to_file_with(&from, &Dense(m.clone()), &source).unwrap();
+        to_dbdf(&mut DbdfSource::open(&from).unwrap(), &to, &target).unwrap();
+        assert_eq!(
+            std::fs::read(&to).unwrap(),
+            to_vec_with(&Dense(m.clone()), &target).unwrap(),
+            "{target:?}"
+        );
+        serde_daphne::to_file_with(&from, &Csr(csr.clone()), &source).unwrap();
+        to_dbdf(&mut DbdfSource::open(&from).unwrap(), &to, &target).unwrap();
+        assert_eq!(
+            std::fs::read(&to).unwrap(),
+            to_vec_with(&Csr(csr.clone()), &target).unwrap(),
+            "{target:?}"
+        );
+    }
+    // Frames: the same blocks, band by band; several objects in one file.
+    let mut bytes = to_vec_with(&frame(), &Options::new()).unwrap();
+    bytes.extend(to_vec_with(&Dense(m.clone()), &Options::new()).unwrap());
+    std::fs::write(&from, &bytes).unwrap();
+    to_dbdf(
+        &mut DbdfSource::open(&from).unwrap(),
+        &to,
+        &Options::new().tile(6, 6),
+    )
+    .unwrap();
+    let mut file = DbdfFile::open(&to).unwrap();
+    assert_eq!(
+        file.object_at(0).unwrap().columns().unwrap(),
+        frame().columns().unwrap()
+    );
+    assert_eq!(file.objects()[0].blocks.len(), 4 * 4);
+    assert_eq!(file.read_window::<f64>(1, 0..37, 0..29).unwrap(), m);
     std::fs::remove_dir_all(&dir).unwrap();
 }
