@@ -3,17 +3,16 @@
 
 use crate::error::ErrorImpl;
 use std::fs::File;
-use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
 use ndarray::Array2;
 use serde::de::DeserializeOwned;
 use sprs::CsMat;
 
-use super::parallel_file::ParallelFile;
+use super::file_reader::{Backing, FileReader};
 use crate::de::Deserializer;
 use crate::error::{Error, Result};
 use crate::io::index::{index_all, Layout, ObjectInfo};
@@ -65,67 +64,6 @@ pub struct DbdfFile<R> {
     pub(super) positional: Option<File>,
     /// Where the rows of the sparse blocks read so far start.
     sparse_rows: RowStarts,
-}
-
-/// How [`DbdfFile::open`] reads its file: through a read-only memory map, or with plain
-/// reads ([`Options::memory_map`]).
-#[derive(Debug)]
-pub struct FileReader(Backing);
-
-#[derive(Debug)]
-enum Backing {
-    Mapped(Cursor<Mmap>),
-    Plain(ParallelFile),
-}
-
-impl FileReader {
-    fn open(path: &Path, options: &Options) -> Result<FileReader> {
-        let file = File::open(path)?;
-        if options.memory_map && file.metadata()?.len() > 0 {
-            // SAFETY: the map is read-only and private to this reader. Every offset read
-            // through it is checked against the length the file had when mapped (the index
-            // and SeekSource compare each size with it), so its contents cannot lead a read
-            // outside the map; the one remaining hazard, another process truncating the
-            // file meanwhile, is documented on Options::memory_map.
-            #[allow(unsafe_code)]
-            let map = unsafe { Mmap::map(&file)? };
-            return Ok(FileReader(Backing::Mapped(Cursor::new(map))));
-        }
-        Ok(FileReader(Backing::Plain(ParallelFile(file))))
-    }
-}
-
-impl Read for FileReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match &mut self.0 {
-            Backing::Mapped(map) => map.read(buf),
-            Backing::Plain(file) => file.read(buf),
-        }
-    }
-
-    fn read_exact(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
-        match &mut self.0 {
-            Backing::Mapped(map) => map.read_exact(buf),
-            Backing::Plain(file) => file.read_exact(buf),
-        }
-    }
-
-    // Forwarded: the default fills only the first buffer, a system call per window row.
-    fn read_vectored(&mut self, bufs: &mut [std::io::IoSliceMut<'_>]) -> std::io::Result<usize> {
-        match &mut self.0 {
-            Backing::Mapped(map) => map.read_vectored(bufs),
-            Backing::Plain(file) => file.read_vectored(bufs),
-        }
-    }
-}
-
-impl Seek for FileReader {
-    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        match &mut self.0 {
-            Backing::Mapped(map) => map.seek(pos),
-            Backing::Plain(file) => file.seek(pos),
-        }
-    }
 }
 
 impl DbdfFile<FileReader> {

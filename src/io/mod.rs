@@ -16,6 +16,7 @@ use crate::wire::IoSource;
 
 mod atomic;
 mod csr_parts;
+mod file_reader;
 mod index;
 mod lazy;
 pub mod meta;
@@ -31,8 +32,9 @@ pub use atomic::{
     write_buffered,
 };
 pub(crate) use atomic::{write_atomically_synced, Pending, Writeback};
+pub use file_reader::FileReader;
 pub use index::{BlockInfo, ObjectInfo};
-pub use lazy::{Blocks, DbdfFile, FileReader};
+pub use lazy::{Blocks, DbdfFile};
 pub use stream::DbdfWriter;
 pub use window::{band_header, row_bands, stored_bytes, BAND_BYTES};
 

@@ -2,9 +2,7 @@
 
 use super::*;
 use dbdf::{csv, mtx, npy, systemds};
-use serde_daphne::{
-    to_vec_with, BlockPolicy, Csr, DbdfFile, Dense, Dialect, Options, ValueType, Values,
-};
+use serde_daphne::{to_vec_with, BlockPolicy, Csr, DbdfFile, Dense, Dialect, Options, ValueType};
 use sprs::CsMat;
 
 #[test]
@@ -368,30 +366,6 @@ fn matrix() -> ndarray::Array2<f64> {
     })
 }
 
-/// A frame of four columns of different types.
-fn frame() -> Object {
-    let rows = 23;
-    Object::frame(vec![
-        (
-            "id".into(),
-            Values::I64((0..rows).map(|i| i * 3 - 20).collect()),
-        ),
-        (
-            "x".into(),
-            Values::F64((0..rows).map(|i| i as f64 / 8.0).collect()),
-        ),
-        (
-            "flag".into(),
-            Values::U8((0..rows).map(|i| (i % 3 == 0) as u8).collect()),
-        ),
-        (
-            "w".into(),
-            Values::F32((0..rows).map(|i| (i % 5) as f32).collect()),
-        ),
-    ])
-    .unwrap()
-}
-
 #[test]
 fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
     let dir = std::env::temp_dir().join(format!("dbdf_pipe_retile_{}", std::process::id()));
@@ -440,7 +414,12 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
         );
     }
     // Frames: the same blocks, band by band; several objects in one file.
-    let mut bytes = to_vec_with(&frame(), &Options::new()).unwrap();
+    let frame = band_fixtures()
+        .into_iter()
+        .map(|(_, _, o)| o)
+        .find(|o| o.data_type() == DataType::Frame)
+        .unwrap();
+    let mut bytes = to_vec_with(&frame, &Options::new()).unwrap();
     bytes.extend(to_vec_with(&Dense(m.clone()), &Options::new()).unwrap());
     std::fs::write(&from, &bytes).unwrap();
     to_dbdf(
@@ -452,9 +431,10 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
     let mut file = DbdfFile::open(&to).unwrap();
     assert_eq!(
         file.object_at(0).unwrap().columns().unwrap(),
-        frame().columns().unwrap()
+        frame.columns().unwrap()
     );
-    assert_eq!(file.objects()[0].blocks.len(), 4 * 4);
+    // 9 rows in tiles of 6 (two), three columns of one block each.
+    assert_eq!(file.objects()[0].blocks.len(), 2 * 3);
     assert_eq!(file.read_window::<f64>(1, 0..37, 0..29).unwrap(), m);
     std::fs::remove_dir_all(&dir).unwrap();
 }
