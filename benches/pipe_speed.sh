@@ -5,7 +5,8 @@
 # turns, dirty pages flushed before each run; medians of RUNS (default 3) with the range,
 # wall time and peak resident memory from /usr/bin/time. `cp` + `sync` of the .npy is the
 # baseline of the writes, as in BENCHMARKS.md "Out of core".
-# Usage: bash benches/pipe_speed.sh [DIR] [REV]   (needs ~12 GiB free in DIR; removes its files)
+# Usage: PYTHON=venv/bin/python bash benches/pipe_speed.sh [DIR] [REV]   (numpy; ~12 GiB free in
+# DIR; removes its files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-$(mktemp -d)}
@@ -20,23 +21,16 @@ git worktree add -f "$old_tree" "$rev" -q 2>/dev/null || true
 new=target/release/dbdf
 old="$old_tree/target/release/dbdf"
 n=${N:-16384}
-python3 - "$dir/big.npy" "$n" <<'PY'
-import os, struct, sys
+"${PYTHON:-python3}" - "$dir/big.npy" "$n" <<'PY'
+import sys
+import numpy as np
 path, n = sys.argv[1], int(sys.argv[2])
-header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (n, n)
-header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-with open(path, "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
-    left = n * n
-    while left:
-        count = min(left, 1 << 22)
-        raw = bytearray(os.urandom(8 * count))
-        # Random mantissas, exponent of 1.0..2.0: finite values, no NaN payloads.
-        for k in range(7, len(raw), 8):
-            raw[k] = 0x3F
-            raw[k - 1] |= 0xF0
-        f.write(raw)
-        left -= count
+# Random mantissas in [1, 2): every bit of the fraction varies, no NaN or subnormal.
+big = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, n))
+rng = np.random.default_rng(0)
+for r in range(0, n, 1024):
+    big[r:r + 1024] = 1.0 + rng.random((min(1024, n - r), n))
+big.flush()
 PY
 "$new" convert --quiet "$dir/big.npy" "$dir/big.tiled.dbdf" --tile 1000,1000
 "$new" convert --quiet "$dir/big.npy" "$dir/big.sysds" --to systemds --parts 2
