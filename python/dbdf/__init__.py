@@ -164,8 +164,9 @@ def convert(
     ``binsparse_format`` (``"CSR"``, ``"COO"``, ...), ``index_type``, ``iso``, ``bint8``,
     ``binsparse_version`` (``"0.1"``/``"0.1.0"``), ``zarr_format`` (``3``/``2``),
     ``keep_blocks``, ``systemds_block_size``, ``systemds_parts``,
-    ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. ``.npy`` to tiled ``.dbdf``,
-    ``.dbdf`` to ``.npy`` and re-tiling stream in bounded memory.
+    ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. Every pair of formats streams
+    in bounded memory (a few bands of rows or a tile; a MatrixMarket coordinate file holds
+    the CSR arrays it builds); the GIL is released meanwhile.
 
     What DAPHNE will make of the output, where it matters, comes as a ``UserWarning``.
     Raises :class:`DbdfError` (with ``file``, ``offset`` and ``kind``) or OSError; no output

@@ -80,10 +80,15 @@ impl Spill {
 
 impl Put for Spill {
     fn put(&mut self, values: &Values) -> Result<()> {
-        let mut bytes = Vec::with_capacity(values.len() * values.value_type().size());
-        with_values!(values, v => write_le(&mut bytes, v))?;
-        self.crc.update(&bytes);
-        self.out.write_all(&bytes)?;
+        with_values!(values, v => {
+            // A piece at a time in wire order: a band's bytes are never copied whole.
+            for piece in v.chunks(1 << 16) {
+                let mut bytes = Vec::with_capacity(std::mem::size_of_val(piece));
+                write_le(&mut bytes, piece)?;
+                self.crc.update(&bytes);
+                self.out.write_all(&bytes)?;
+            }
+        });
         Ok(())
     }
 }

@@ -507,6 +507,8 @@ impl Regroup {
         }
         let pending = match self.pending.take() {
             Some(mut pending) => {
+                // Room for a whole band first: growing by doubling would hold it twice.
+                pending.reserve_rows(self.multiple.max(pending.rows + band.rows));
                 pending.append(band)?;
                 pending
             }

@@ -73,8 +73,17 @@ impl InOrderRows {
             return Ok(pending);
         }
         let cols = pending.first_col..pending.first_col + pending.cols;
+        let skip = first - pending.first_row;
+        let rest = pending.rows - skip - n;
+        if skip == 0 && rest <= n {
+            // The block row moved out, the shorter rest copied.
+            let (rows, rest) = pending.split_rows(n)?;
+            self.pending = (rest.rows > 0).then_some(rest);
+            return Ok(rows);
+        }
+        // A band taller than a block row: the block row copied, the band kept.
         let rows = pending.window(first..first + n, cols);
-        if pending.first_row + pending.rows > first + n {
+        if rest > 0 {
             self.pending = Some(pending);
         }
         Ok(rows)

@@ -30,12 +30,21 @@ struct Chunks {
 
 impl Put for Chunks {
     fn put(&mut self, values: &Values) -> Result<()> {
-        with_values!(values, v => write_le(&mut self.pending, v))?;
-        while self.pending.len() >= self.chunk_bytes {
-            let rest = self.pending.split_off(self.chunk_bytes);
-            self.flush_chunk()?;
-            self.pending = rest;
-        }
+        let size = values.value_type().size();
+        with_values!(values, v => {
+            let mut rest = &v[..];
+            while !rest.is_empty() {
+                // What fits the chunk being filled; a full chunk is written at once.
+                let room = (self.chunk_bytes - self.pending.len()) / size;
+                let (piece, after) = rest.split_at(room.min(rest.len()));
+                write_le(&mut self.pending, piece)?;
+                if self.pending.len() == self.chunk_bytes {
+                    self.flush_chunk()?;
+                    self.pending.clear();
+                }
+                rest = after;
+            }
+        });
         Ok(())
     }
 }
