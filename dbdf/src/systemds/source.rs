@@ -110,29 +110,46 @@ impl Source for SystemdsSource {
         );
         let mut regroup = Regroup::new(multiple);
         std::thread::scope(|scope| -> Result<()> {
-            // Few blocks in flight: each is copied into its block row as it comes.
-            let (send, receive) = mpsc::sync_channel::<(u64, BlockPlace, BlockData)>(2);
+            // Blocks go over in batches of about 1 MiB (one block each when they are large):
+            // few bytes in flight, and a handover per batch, not per block (a million tiny
+            // sparse blocks cost a thread wake-up each).
+            type Batch = Vec<(u64, BlockPlace, BlockData)>;
+            let (send, receive) = mpsc::sync_channel::<Batch>(2);
             let reader = scope.spawn(move || {
+                let (mut batch, mut bytes) = (Batch::new(), 0usize);
                 for_each_block(files, meta, |(bi, _), place, cells| {
-                    send.send((bi, *place, cells.into_data()))
-                        .map_err(|_| Error::invalid("stopped"))
-                })
+                    let data = cells.into_data();
+                    bytes += 64 + data.values().map_or(0, |v| v.len() * 8);
+                    batch.push((bi, *place, data));
+                    if bytes >= 1 << 20 {
+                        bytes = 0;
+                        send.send(std::mem::take(&mut batch))
+                            .map_err(|_| Error::invalid("stopped"))?;
+                    }
+                    Ok(())
+                })?;
+                if !batch.is_empty() {
+                    send.send(batch).map_err(|_| Error::invalid("stopped"))?;
+                }
+                Ok::<(), Error>(())
             });
             let mut rows: BTreeMap<u64, Filling> = BTreeMap::new();
             let mut next = 1;
             let mut more = true;
-            for (bi, place, data) in receive.iter() {
-                let filling = rows
-                    .entry(bi)
-                    .or_insert_with(|| Filling::new(meta, bi, sparse));
-                filling.add(&place, &data);
-                while more && rows.get(&next).is_some_and(|r| r.blocks == grid.1) {
-                    let row = rows.remove(&next).expect("checked");
-                    more = regroup.push(row.into_band(), each)?;
-                    next += 1;
-                }
-                if !more {
-                    break;
+            'batches: for batch in receive.iter() {
+                for (bi, place, data) in batch {
+                    let filling = rows
+                        .entry(bi)
+                        .or_insert_with(|| Filling::new(meta, bi, sparse));
+                    filling.add(&place, &data);
+                    while more && rows.get(&next).is_some_and(|r| r.blocks == grid.1) {
+                        let row = rows.remove(&next).expect("checked");
+                        more = regroup.push(row.into_band(), each)?;
+                        next += 1;
+                    }
+                    if !more {
+                        break 'batches;
+                    }
                 }
             }
             drop(receive);
