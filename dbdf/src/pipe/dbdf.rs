@@ -267,7 +267,8 @@ impl Sink for DbdfSink {
                 let bands_dense = pieces.source_data_type() != DataType::CsrMatrix;
                 if tiles {
                     let tile = tile_dims(&self.options);
-                    with_value_type!(vt, T => pieces.for_each(&mut |band| {
+                    // Tiles may come in any order: a source's own tiles are taken as they come.
+                    with_value_type!(vt, T => pieces.for_each_in_any_order(&mut |band| {
                         match &band.cells {
                             Cells::Csr { .. } => write_csr_band::<T>(writer, &band, tile)?,
                             _ => writer.write_tile(band.first_row, band.first_col, &band.matrix::<T>()?)?,

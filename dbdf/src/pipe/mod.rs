@@ -66,6 +66,18 @@ pub trait Source: Send {
         window_bands(windows, index, header.shape(), step, each)
     }
 
+    /// Calls `each` with the object's cells as tiles in the source's own order (each cell
+    /// in one tile, tiles in any order), where that is cheaper than rows (SystemDS's
+    /// blocks); `None` for sources without such an order.
+    fn for_each_tile(
+        &mut self,
+        index: usize,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Option<Result<()>> {
+        let _ = (index, each);
+        None
+    }
+
     /// Reads of any rectangle, where the source has them cheaply (a file with fixed-size
     /// cells, objects in memory).
     fn windows(&self) -> Option<&dyn Windows> {
@@ -418,6 +430,23 @@ impl Pieces<'_> {
     /// # Errors
     /// The source's errors (also kept for [`pump`] to blame the input), and `each`'s.
     pub fn for_each(&mut self, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<()> {
+        self.pass(false, each)
+    }
+
+    /// One pass over the source's own tiles in its own order (each once, in any order)
+    /// where it has them ([`Source::for_each_tile`]: SystemDS's blocks), else as
+    /// [`Pieces::for_each`]: for sinks that take tiles in any order.
+    ///
+    /// # Errors
+    /// As [`Pieces::for_each`].
+    pub fn for_each_in_any_order(
+        &mut self,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        self.pass(true, each)
+    }
+
+    fn pass(&mut self, any_order: bool, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<()> {
         let (rows, cols) = self.header.shape();
         let value_type = self.options.value_type;
         let header = self.header;
@@ -445,6 +474,14 @@ impl Pieces<'_> {
             }
             Ok(more)
         };
+        if any_order {
+            if let Some(result) = self.source.for_each_tile(self.index, &mut step) {
+                return match result {
+                    Ok(()) => Ok(()),
+                    Err(e) => self.blame(e, sink_error.is_some()),
+                };
+            }
+        }
         let windows = self.source.windows().filter(|_| value_type.is_none());
         let result = match (self.want, windows) {
             (Want::Tiles(tr, tc), Some(windows)) => {

@@ -303,13 +303,13 @@ pub(super) fn grid_place(meta: &Metadata, bi: u64, bj: u64) -> BlockPlace {
 /// The blocks of the grid read so far: a bit per block where the files are large enough to
 /// justify the bitmap (a hashed set of a million blocks was a fifth of a sparse read's
 /// time), else a set.
-enum SeenBlocks {
+pub(super) enum SeenBlocks {
     Bits { bits: Vec<u64>, grid_cols: u64 },
     Set(std::collections::HashSet<(u64, u64)>),
 }
 
 impl SeenBlocks {
-    fn new(meta: &Metadata, input_bytes: u64) -> Self {
+    pub(super) fn new(meta: &Metadata, input_bytes: u64) -> Self {
         let grid_cols = meta.cols.div_ceil(meta.block_cols);
         let blocks = u128::from(meta.rows.div_ceil(meta.block_rows)) * u128::from(grid_cols);
         if blocks / 8 <= u128::from(input_bytes.max(1 << 16)) {
@@ -323,8 +323,19 @@ impl SeenBlocks {
         }
     }
 
+    /// Whether block `(bi, bj)` (1-based, within the grid) was recorded.
+    pub(super) fn contains(&self, (bi, bj): (u64, u64)) -> bool {
+        match self {
+            SeenBlocks::Bits { bits, grid_cols } => {
+                let k = (bi - 1) * *grid_cols + (bj - 1);
+                bits[(k / 64) as usize] & (1u64 << (k % 64)) != 0
+            }
+            SeenBlocks::Set(set) => set.contains(&(bi, bj)),
+        }
+    }
+
     /// Records block `(bi, bj)` (1-based, within the grid); `false` if it was there.
-    fn insert(&mut self, (bi, bj): (u64, u64)) -> bool {
+    pub(super) fn insert(&mut self, (bi, bj): (u64, u64)) -> bool {
         match self {
             SeenBlocks::Bits { bits, grid_cols } => {
                 let k = (bi - 1) * *grid_cols + (bj - 1);

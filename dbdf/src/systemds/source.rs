@@ -11,8 +11,8 @@ use std::sync::mpsc;
 use super::decode::for_each_decoded;
 use super::read::{read_whole, ReadOptions};
 use super::records::{
-    empty_matrix, for_each_block, input_bytes, is_sparse, matrix_header, part_files, read_metadata,
-    Metadata,
+    empty_matrix, for_each_block, grid_place, input_bytes, is_sparse, matrix_header, part_files,
+    read_metadata, Metadata, SeenBlocks,
 };
 use crate::pipe::{Band, Cells, Held, Kept, Regroup, Source};
 use serde_daphne::__private::wire::{BlockData, BlockPlace, Header};
@@ -103,73 +103,71 @@ impl Source for SystemdsSource {
             return held.for_each_band(index, multiple, each);
         }
         let sparse = self.headers[0].data_type() == serde_daphne::DataType::CsrMatrix;
-        let (files, meta) = (&self.files, &self.meta);
+        let meta = &self.meta;
         let grid = (
             meta.rows.div_ceil(meta.block_rows),
             meta.cols.div_ceil(meta.block_cols),
         );
         let mut regroup = Regroup::new(multiple);
-        std::thread::scope(|scope| -> Result<()> {
-            // Blocks go over in batches of about 1 MiB (one block each when they are large):
-            // few bytes in flight, and a handover per batch, not per block (a million tiny
-            // sparse blocks cost a thread wake-up each).
-            type Batch = Vec<(u64, BlockPlace, BlockData)>;
-            let (send, receive) = mpsc::sync_channel::<Batch>(2);
-            let reader = scope.spawn(move || {
-                let (mut batch, mut bytes) = (Batch::new(), 0usize);
-                for_each_block(files, meta, |(bi, _), place, cells| {
-                    let data = cells.into_data();
-                    bytes += 64 + data.values().map_or(0, |v| v.len() * 8);
-                    batch.push((bi, *place, data));
-                    if bytes >= 1 << 20 {
-                        bytes = 0;
-                        send.send(std::mem::take(&mut batch))
-                            .map_err(|_| Error::invalid("stopped"))?;
-                    }
-                    Ok(())
-                })?;
-                if !batch.is_empty() {
-                    send.send(batch).map_err(|_| Error::invalid("stopped"))?;
-                }
-                Ok::<(), Error>(())
-            });
-            let mut rows: BTreeMap<u64, Filling> = BTreeMap::new();
-            let mut next = 1;
-            let mut more = true;
-            'batches: for batch in receive.iter() {
-                for (bi, place, data) in batch {
-                    let filling = rows
-                        .entry(bi)
-                        .or_insert_with(|| Filling::new(meta, bi, sparse));
-                    filling.add(&place, &data);
-                    while more && rows.get(&next).is_some_and(|r| r.blocks == grid.1) {
-                        let row = rows.remove(&next).expect("checked");
-                        more = regroup.push(row.into_band(), each)?;
-                        next += 1;
-                    }
-                    if !more {
-                        break 'batches;
-                    }
-                }
-            }
-            drop(receive);
-            let read = reader
-                .join()
-                .unwrap_or_else(|_| Err(Error::invalid("a reader panicked")));
-            if !more {
-                return Ok(());
-            }
-            read?;
-            // Block rows with blocks left out, in order.
-            while more && next <= grid.0 {
-                let row = rows
-                    .remove(&next)
-                    .unwrap_or_else(|| Filling::new(meta, next, sparse));
+        let mut rows: BTreeMap<u64, Filling> = BTreeMap::new();
+        let mut next = 1;
+        let mut more = true;
+        blocks(&self.files, meta, |(bi, _), place, data| {
+            let filling = rows
+                .entry(bi)
+                .or_insert_with(|| Filling::new(meta, bi, sparse));
+            filling.add(&place, &data);
+            while more && rows.get(&next).is_some_and(|r| r.blocks == grid.1) {
+                let row = rows.remove(&next).expect("checked");
                 more = regroup.push(row.into_band(), each)?;
                 next += 1;
             }
-            if more {
-                regroup.finish(each)?;
+            Ok(more)
+        })?;
+        // Block rows with blocks left out, in order.
+        while more && next <= grid.0 {
+            let row = rows
+                .remove(&next)
+                .unwrap_or_else(|| Filling::new(meta, next, sparse));
+            more = regroup.push(row.into_band(), each)?;
+            next += 1;
+        }
+        if more {
+            regroup.finish(each)?;
+        }
+        Ok(())
+    }
+
+    /// SystemDS's blocks as they come, then the blocks it left out (all zeros): memory
+    /// holds a block or two, not a block row.
+    fn for_each_tile(
+        &mut self,
+        _: usize,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Option<Result<()>> {
+        self.held.is_none().then(|| {
+            let sparse = self.headers[0].data_type() == serde_daphne::DataType::CsrMatrix;
+            let meta = &self.meta;
+            let grid = (
+                meta.rows.div_ceil(meta.block_rows),
+                meta.cols.div_ceil(meta.block_cols),
+            );
+            let mut seen = SeenBlocks::new(meta, self.input_len);
+            let mut more = true;
+            blocks(&self.files, meta, |index, place, data| {
+                seen.insert(index);
+                let mut tile = Filling::block(&place, sparse);
+                tile.add(&BlockPlace { col: 0, ..place }, &data);
+                more = each(tile.into_band())?;
+                Ok(more)
+            })?;
+            for bi in 1..=grid.0 {
+                for bj in 1..=grid.1 {
+                    if more && !seen.contains((bi, bj)) {
+                        let place = grid_place(meta, bi, bj);
+                        more = each(Filling::block(&place, sparse).into_band())?;
+                    }
+                }
             }
             Ok(())
         })
@@ -184,10 +182,61 @@ impl Source for SystemdsSource {
     }
 }
 
+/// Calls `each((bi, bj), place, data)` with every block of the files in file order,
+/// decoded on a second thread, until it returns `false`. Blocks go over in batches of about
+/// 1 MiB (one block each when they are large): few bytes in flight, and a handover per
+/// batch, not per block (a million tiny sparse blocks would cost a thread wake-up each).
+fn blocks(
+    files: &[std::path::PathBuf],
+    meta: &Metadata,
+    mut each: impl FnMut((u64, u64), BlockPlace, BlockData) -> Result<bool>,
+) -> Result<()> {
+    type Batch = Vec<((u64, u64), BlockPlace, BlockData)>;
+    std::thread::scope(|scope| -> Result<()> {
+        let (send, receive) = mpsc::sync_channel::<Batch>(2);
+        let reader = scope.spawn(move || {
+            let (mut batch, mut bytes) = (Batch::new(), 0usize);
+            for_each_block(files, meta, |index, place, cells| {
+                let data = cells.into_data();
+                bytes += 64 + data.values().map_or(0, |v| v.len() * 8);
+                batch.push((index, *place, data));
+                if bytes >= 1 << 20 {
+                    bytes = 0;
+                    send.send(std::mem::take(&mut batch))
+                        .map_err(|_| Error::invalid("stopped"))?;
+                }
+                Ok(())
+            })?;
+            if !batch.is_empty() {
+                send.send(batch).map_err(|_| Error::invalid("stopped"))?;
+            }
+            Ok::<(), Error>(())
+        });
+        let mut more = true;
+        'batches: for batch in receive.iter() {
+            for (index, place, data) in batch {
+                more = each(index, place, data)?;
+                if !more {
+                    break 'batches;
+                }
+            }
+        }
+        drop(receive);
+        let read = reader
+            .join()
+            .unwrap_or_else(|_| Err(Error::invalid("a reader panicked")));
+        if more {
+            read?;
+        }
+        Ok(())
+    })
+}
+
 /// A block row being filled as its blocks come: dense cells, or a sparse block row's
 /// entries (row, column, value).
 struct Filling {
     first_row: u64,
+    first_col: u64,
     rows: u64,
     cols: u64,
     blocks: u64,
@@ -196,12 +245,26 @@ struct Filling {
 }
 
 impl Filling {
+    /// One block at `place`, as a band of its own.
+    fn block(place: &BlockPlace, sparse: bool) -> Filling {
+        Filling {
+            first_row: place.row,
+            first_col: place.col,
+            rows: u64::from(place.rows),
+            cols: u64::from(place.cols),
+            blocks: 0,
+            dense: Vec::new(),
+            entries: sparse.then(Vec::new),
+        }
+    }
+
     /// Block row `bi` (from 1) of `meta`'s matrix, without blocks yet.
     fn new(meta: &Metadata, bi: u64, sparse: bool) -> Filling {
         let first_row = (bi - 1) * meta.block_rows;
         let rows = meta.block_rows.min(meta.rows - first_row);
         Filling {
             first_row,
+            first_col: 0,
             rows,
             cols: meta.cols,
             blocks: 0,
@@ -257,7 +320,7 @@ impl Filling {
         };
         Band {
             first_row: self.first_row,
-            first_col: 0,
+            first_col: self.first_col,
             rows: self.rows,
             cols: self.cols,
             cells,
