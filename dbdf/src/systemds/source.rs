@@ -156,9 +156,20 @@ impl Source for SystemdsSource {
             let mut more = true;
             blocks(&self.files, meta, |index, place, data| {
                 seen.insert(index);
-                let mut tile = Filling::block(&place, sparse);
-                tile.add(&BlockPlace { col: 0, ..place }, &data);
-                more = each(tile.into_band())?;
+                let tile = match data {
+                    // A dense block's values move into the tile, uncopied.
+                    BlockData::Dense(values) if !sparse => Band::dense(
+                        place.row..place.row + u64::from(place.rows),
+                        place.col..place.col + u64::from(place.cols),
+                        values,
+                    ),
+                    data => {
+                        let mut tile = Filling::block(&place, sparse);
+                        tile.add(&BlockPlace { col: 0, ..place }, &data);
+                        tile.into_band()
+                    }
+                };
+                more = each(tile)?;
                 Ok(more)
             })?;
             for bi in 1..=grid.0 {
@@ -193,7 +204,7 @@ fn blocks(
 ) -> Result<()> {
     type Batch = Vec<((u64, u64), BlockPlace, BlockData)>;
     std::thread::scope(|scope| -> Result<()> {
-        let (send, receive) = mpsc::sync_channel::<Batch>(2);
+        let (send, receive) = mpsc::sync_channel::<Batch>(1);
         let reader = scope.spawn(move || {
             let (mut batch, mut bytes) = (Batch::new(), 0usize);
             for_each_block(files, meta, |index, place, cells| {
