@@ -11,7 +11,7 @@ use super::parallel_file::ParallelFile;
 use crate::error::Result;
 use crate::options::Options;
 
-/// How [`DbdfFile::open`] reads its file: through a read-only memory map, or with plain
+/// How [`crate::DbdfFile::open`] reads its file: through a read-only memory map, or with plain
 /// reads ([`Options::memory_map`]).
 #[derive(Debug)]
 pub struct FileReader(pub(super) Backing);
