@@ -56,8 +56,14 @@ impl InOrderRows {
             self.pending = Some(match self.pending.take() {
                 // What is left of the last band (under a block row), then the new one.
                 Some(pending) => {
-                    let cols = pending.first_col..pending.first_col + pending.cols;
-                    let mut rest = pending.window(first..pending.first_row + pending.rows, cols);
+                    // Rows already taken out are dropped first (a copy of what is left).
+                    let mut rest = match pending.first_row == first {
+                        true => pending,
+                        false => {
+                            let cols = pending.first_col..pending.first_col + pending.cols;
+                            pending.window(first..pending.first_row + pending.rows, cols)
+                        }
+                    };
                     rest.reserve_rows(n.max(rest.rows + band.rows));
                     rest.append(band)?;
                     rest
@@ -128,9 +134,6 @@ pub(super) struct SourceRows<'a> {
     pub(super) dense: bool,
     pub(super) stored_bytes: Option<u64>,
 }
-
-/// A block's entries as CSR: row offsets, then each entry's column in the block and value.
-type BlockEntries = (Vec<usize>, Vec<(u32, f64)>);
 
 /// Block row `bi` of a matrix of `cols` columns in blocks of `size`, `nr` rows high.
 struct BlockRow {
@@ -203,9 +206,8 @@ impl BlockRow {
     fn csr(&self, parts: &CsrParts<f64>, first: usize, emit: &mut Emit<'_>) -> Result<u64> {
         let (nr, block_columns) = (self.nr as usize, self.cols.div_ceil(self.size) as usize);
         let size = self.size as usize;
-        // Each block's entries as CSR: row offsets, then (column in the block, value).
-        let mut blocks: Vec<BlockEntries> =
-            (0..block_columns).map(|_| (vec![0], Vec::new())).collect();
+        // Each block's entries (row, column in the block, value), in row order.
+        let mut blocks: Vec<Vec<(u32, u32, f64)>> = vec![Vec::new(); block_columns];
         for r in 0..nr {
             let entries = parts.row_offsets[first + r]..parts.row_offsets[first + r + 1];
             for (&c, &x) in parts.col_indices[entries.clone()]
@@ -213,22 +215,15 @@ impl BlockRow {
                 .zip(&parts.values[entries])
             {
                 if x.to_bits() != 0 {
-                    blocks[c / size].1.push(((c % size) as u32, x));
+                    blocks[c / size].push((r as u32, (c % size) as u32, x));
                 }
-            }
-            for (offsets, entries) in &mut blocks {
-                offsets.push(entries.len());
             }
         }
         let mut stored = 0;
-        for (bj, (offsets, entries)) in blocks.iter().enumerate() {
+        for (bj, entries) in blocks.iter().enumerate() {
             let nc = self.columns(bj as u64).1;
-            let row_of = |r: u32, out: &mut Vec<(u32, f64)>| {
-                out.extend_from_slice(&entries[offsets[r as usize]..offsets[r as usize + 1]]);
-            };
-            let count = entries.len() as u64;
-            stored += count;
-            let value = matrix::encode_block(self.nr as u32, nc as u32, count, row_of);
+            stored += entries.len() as u64;
+            let value = matrix::encode_block_entries(self.nr as u32, nc as u32, entries);
             emit(&self.key(bj as u64), &value)?;
         }
         Ok(stored)
