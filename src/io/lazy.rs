@@ -571,7 +571,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// # Errors
     /// The first problem found, with its offset.
     pub fn validate(&mut self) -> Result<()> {
-        self.validate_reporting(None)
+        self.validate_with_progress(None)
     }
 
     /// [`DbdfFile::validate`], telling `progress` after each block how far into the file
@@ -580,7 +580,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// # Errors
     /// As [`DbdfFile::validate`].
     #[doc(hidden)]
-    pub fn validate_reporting(&mut self, progress: Option<&Progress>) -> Result<()> {
+    pub fn validate_with_progress(&mut self, progress: Option<&Progress>) -> Result<()> {
         let total = self.file_len();
         for index in 0..self.objects.len() {
             let object = &self.objects[index];

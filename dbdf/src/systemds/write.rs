@@ -79,7 +79,7 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// [`std::io::ErrorKind::AlreadyExists`] when a directory of something else is in the way;
 /// I/O errors.
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    write_reporting(path.as_ref(), object, options, None)
+    write_object(path.as_ref(), object, options, None)
 }
 
 /// A SequenceFile record: key bytes and value bytes.
@@ -89,7 +89,7 @@ type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync
 
 /// [`write_with`], reporting the bytes of blocks written against an estimate of the total
 /// to `progress`.
-fn write_reporting(
+fn write_object(
     path: &Path,
     object: &Object,
     options: &WriteOptions,
@@ -176,7 +176,7 @@ impl Sink for SystemdsSink {
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
         let progress = self.progress.as_ref();
         if !header.data_type().is_matrix() {
-            return write_reporting(&self.output, &pieces.collect()?, &self.options, progress);
+            return write_object(&self.output, &pieces.collect()?, &self.options, progress);
         }
         let dense = pieces.source_data_type() != DataType::CsrMatrix;
         if let Some((windows, index)) = pieces.windows() {

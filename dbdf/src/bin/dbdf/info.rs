@@ -183,7 +183,7 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
 /// and exit code 1.
 pub fn validate(file: &Path) -> Result<ExitCode, Failure> {
     let bar = crate::files::progress_bar("validating", file).map(|b| Arc::new(b) as Progress);
-    let checked = DbdfFile::open(file).and_then(|mut f| f.validate_reporting(bar.as_ref()));
+    let checked = DbdfFile::open(file).and_then(|mut f| f.validate_with_progress(bar.as_ref()));
     match checked {
         Ok(()) => {
             emit("ok\n")?;
