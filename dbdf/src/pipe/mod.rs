@@ -15,10 +15,12 @@
 mod band;
 mod dbdf;
 mod held;
+mod spill;
 
 pub use band::{band_rows, row_bytes, Band, Cells};
 pub use dbdf::{DbdfSink, DbdfSource};
 pub use held::{Collect, Held, WriteWhole};
+pub use spill::Spilled;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,6 +78,11 @@ pub trait Source: Send {
     ) -> Option<Result<()>> {
         let _ = (index, each);
         None
+    }
+
+    /// Whether [`Source::for_each_tile`] gives tiles.
+    fn has_own_tiles(&self) -> bool {
+        false
     }
 
     /// Reads of any rectangle, where the source has them cheaply (a file with fixed-size
@@ -360,6 +367,11 @@ pub struct Pieces<'p> {
 }
 
 impl Pieces<'_> {
+    /// Whether the source gives tiles of its own ([`Pieces::for_each_in_any_order`]).
+    pub fn has_own_tiles(&self) -> bool {
+        self.source.has_own_tiles()
+    }
+
     /// Whether a pass failed reading the source (or converting its values), not in the
     /// sink.
     pub fn source_failed(&self) -> bool {

@@ -138,6 +138,10 @@ impl Source for SystemdsSource {
         Ok(())
     }
 
+    fn has_own_tiles(&self) -> bool {
+        self.held.is_none()
+    }
+
     /// SystemDS's blocks as they come, then the blocks it left out (all zeros): memory
     /// holds a block or two, not a block row.
     fn for_each_tile(

@@ -12,7 +12,7 @@ use std::sync::{mpsc, Mutex};
 use super::cells::{matrix_records, Cells, Emit, InOrderRows, SourceRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
-use crate::pipe::{Band, Pieces, Sink};
+use crate::pipe::{self, Band, Pieces, Sink};
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::io::{replace_directory, write_atomically};
 use serde_daphne::__private::model::Object;
@@ -194,7 +194,22 @@ impl Sink for SystemdsSink {
                 progress,
             );
         }
-        // Rows in order: read on a second thread, block rows encoded as they complete.
+        if dense {
+            // Dense rows in order: spilled, then read a block at a time on every core.
+            let (rows, cols) = header.shape();
+            let vt = header
+                .matrix_value_type()
+                .unwrap_or(serde_daphne::ValueType::F64);
+            let spilled = pipe::Spilled::new(pieces, cols, vt)?;
+            let cells = Cells::Windows(SourceRows {
+                windows: &spilled,
+                index: 0,
+                dense: true,
+                stored_bytes: None,
+            });
+            return write_matrix(&self.output, &cells, (rows, cols), &self.options, progress);
+        }
+        // CSR rows in order: read on a second thread, block rows encoded as they complete.
         let (send, bands) = mpsc::sync_channel::<Band>(1);
         let cells = Cells::InOrder(Mutex::new(InOrderRows {
             bands,
