@@ -275,20 +275,6 @@ impl Band {
         }
     }
 
-    /// The band's cells as `f64`, row-major (SystemDS and other dense `f64` targets).
-    ///
-    /// # Errors
-    /// A value `f64` cannot hold exactly.
-    pub fn dense_f64(&self) -> Result<Vec<f64>> {
-        let object = self.clone().into_object(&Header::matrix(
-            DataType::DenseMatrix,
-            self.rows,
-            self.cols,
-            self.value_type().unwrap_or(ValueType::F64),
-        ))?;
-        object.convert(ValueType::F64)?.dense_vec::<f64>()
-    }
-
     /// The same band with every value converted exactly to `value_type`.
     ///
     /// # Errors

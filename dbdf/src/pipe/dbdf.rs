@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{Band, Cells, Pieces, Sink, Source, Spilled, Want, Windows};
+use super::{window_tiles, Band, Cells, Pieces, Sink, Source, Spilled, Want, Windows};
 use serde_daphne::__private::io::meta::{daphne_types_as_csr, DAPHNE_SPARSITY_THRESHOLD};
 use serde_daphne::__private::io::{DbdfFile, DbdfWriter, FileReader};
 use serde_daphne::__private::model::encode::{tile_dims, MatrixRef, RowBands};
@@ -270,18 +270,12 @@ impl Sink for DbdfSink {
                 if spill {
                     // Dense rows in order: spilled, then read tile by tile (a band of tile
                     // rows would hold 8 MB per tile of its width).
-                    let (tr, tc) = tile_dims(&self.options);
                     let spilled = Spilled::new(pieces, cols, vt)?;
-                    with_value_type!(vt, T => {
-                        for r0 in (0..rows).step_by(tr as usize) {
-                            for c0 in (0..cols).step_by(tc as usize) {
-                                let window = (r0..(r0 + tr).min(rows), c0..(c0 + tc).min(cols));
-                                let band = spilled.window(0, window.0, window.1)?;
-                                writer.write_tile(r0, c0, &band.matrix::<T>()?)?;
-                            }
-                        }
-                    });
-                    Ok(())
+                    let tile = tile_dims(&self.options);
+                    with_value_type!(vt, T => window_tiles(&spilled, 0, (rows, cols), tile, &mut |band| {
+                        writer.write_tile(band.first_row, band.first_col, &band.matrix::<T>()?)?;
+                        Ok(true)
+                    }))
                 } else if tiles {
                     let tile = tile_dims(&self.options);
                     // Tiles may come in any order: a source's own tiles are taken as they come.

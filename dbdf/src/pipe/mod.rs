@@ -133,6 +133,30 @@ pub fn window_bands(
     Ok(())
 }
 
+/// Calls `each` with the tiles of at most `tr x tc` of object `index` (`shape`), a row of
+/// tiles after another, read as windows, until it returns `false`.
+///
+/// # Errors
+/// The windows' errors and `each`'s.
+pub fn window_tiles(
+    windows: &dyn Windows,
+    index: usize,
+    (rows, cols): (u64, u64),
+    (tr, tc): (u64, u64),
+    each: &mut dyn FnMut(Band) -> Result<bool>,
+) -> Result<()> {
+    let (tr, tc) = (tr.max(1), tc.max(1));
+    for r0 in (0..rows).step_by(tr as usize) {
+        for c0 in (0..cols).step_by(tc as usize) {
+            let tile = windows.window(index, r0..(r0 + tr).min(rows), c0..(c0 + tc).min(cols))?;
+            if !each(tile)? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads of any rectangle of a source's objects, from any thread.
 pub trait Windows: Sync {
     /// Rows `rows` and columns `cols` of object `index`.
@@ -237,26 +261,21 @@ pub fn pump(
     mut sink: Box<dyn Sink + '_>,
     options: &PumpOptions,
 ) -> std::result::Result<Vec<String>, Failed> {
-    let headers: Vec<Header> = source
-        .headers()
-        .iter()
-        .map(|h| retype(h, options))
-        .collect::<Result<_>>()
-        .map_err(Failed::Source)?;
+    let headers = output_headers(source.headers(), options).map_err(Failed::Source)?;
     if let (Some(what), n @ 2..) = (sink.holds_one(), headers.len()) {
         return Err(Failed::Source(Error::invalid(format!(
             "holds {n} objects, but {what} holds one"
         ))));
     }
-    let work: Vec<u128> = headers
+    let work: u128 = headers
         .iter()
         .map(|h| {
             let (rows, cols) = h.shape();
             u128::from(rows.max(1)) * u128::from(cols.max(1)) * u128::from(sink.passes(h))
         })
-        .collect();
+        .sum();
     let mut progress = Tally {
-        total: work.iter().sum::<u128>().max(1),
+        total: work.max(1),
         done: 0,
         input: source.input_len(),
         report: options.progress.clone(),
@@ -464,7 +483,7 @@ impl Pieces<'_> {
         let header = self.header;
         let cancel = self.options.cancel.clone();
         let progress = &mut *self.progress;
-        let mut sink_error = None;
+        let mut sink_error = false;
         let mut step = |band: Band| -> Result<bool> {
             if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
                 return Err(ErrorImpl::Io(std::io::Error::new(
@@ -478,7 +497,7 @@ impl Pieces<'_> {
                 Some(vt) => band.convert(vt)?,
                 None => band.conform(header)?,
             };
-            let more = each(band).inspect_err(|_| sink_error = Some(()))?;
+            let more = each(band).inspect_err(|_| sink_error = true)?;
             progress.done += cells;
             if let Some(report) = &progress.report {
                 let share = u128::from(progress.input) * progress.done / progress.total;
@@ -490,27 +509,14 @@ impl Pieces<'_> {
             if let Some(result) = self.source.for_each_tile(self.index, &mut step) {
                 return match result {
                     Ok(()) => Ok(()),
-                    Err(e) => self.blame(e, sink_error.is_some()),
+                    Err(e) => self.blame(e, sink_error),
                 };
             }
         }
         let windows = self.source.windows().filter(|_| value_type.is_none());
         let result = match (self.want, windows) {
             (Want::Tiles(tr, tc), Some(windows)) => {
-                let (tr, tc) = (tr.max(1), tc.max(1));
-                'rows: for r0 in (0..rows).step_by(tr as usize) {
-                    for c0 in (0..cols).step_by(tc as usize) {
-                        let tile = windows
-                            .window(self.index, r0..(r0 + tr).min(rows), c0..(c0 + tc).min(cols))
-                            .and_then(&mut step);
-                        match tile {
-                            Ok(true) => {}
-                            Ok(false) => break 'rows,
-                            Err(e) => return self.blame(e, sink_error.is_some()),
-                        }
-                    }
-                }
-                Ok(())
+                window_tiles(windows, self.index, (rows, cols), (tr, tc), &mut step)
             }
             (Want::Tiles(multiple, _) | Want::Bands(multiple), _) => {
                 self.source.for_each_band(self.index, multiple, &mut step)
@@ -518,7 +524,7 @@ impl Pieces<'_> {
         };
         match result {
             Ok(()) => Ok(()),
-            Err(e) => self.blame(e, sink_error.is_some()),
+            Err(e) => self.blame(e, sink_error),
         }
     }
 
@@ -554,16 +560,14 @@ impl Regroup {
         if self.multiple == 1 {
             return each(band);
         }
+        // Room for a whole band first: growing by doubling would hold it twice.
         let pending = match self.pending.take() {
             Some(mut pending) => {
-                // Room for a whole band first: growing by doubling would hold it twice.
                 pending.reserve_rows(self.multiple.max(pending.rows + band.rows));
                 pending.append(band)?;
                 pending
             }
-            None if band.rows >= self.multiple => band,
             None => {
-                // Room for a whole band now: growing by doubling would hold it twice.
                 let mut pending = band;
                 pending.reserve_rows(self.multiple);
                 pending

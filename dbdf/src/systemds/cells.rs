@@ -295,7 +295,7 @@ fn f64_values(band: &Band) -> Result<Cow<'_, [f64]>> {
     match &band.cells {
         PipeCells::Dense(Values::F64(v)) => Ok(Cow::Borrowed(v.as_slice())),
         PipeCells::Dense(other) => f64_of(other.clone()).map(Cow::Owned),
-        _ => band.dense_f64().map(Cow::Owned),
+        _ => f64_of(band.dense_values()?).map(Cow::Owned),
     }
 }
 
