@@ -239,7 +239,7 @@ fn describe<'py>(py: Python<'py>, info: &ObjectInfo) -> PyResult<Bound<'py, PyDi
             block.set_item("shape", (b.place.rows, b.place.cols))?;
             block.set_item("block_type", b.block_type.to_string())?;
             block.set_item("value_type", b.value_type.map(|v| v.name()))?;
-            block.set_item("nnz", b.nnz)?;
+            block.set_item("nnz", b.nnz())?;
             block.set_item("range", (b.range.start, b.range.end))?;
             Ok(block)
         })

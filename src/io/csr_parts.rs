@@ -104,7 +104,7 @@ fn one_sparse_block<T: Element, I: CsrIndex>(
         return None;
     };
     let head = &block.head()?;
-    let nnz = block.nnz?;
+    let nnz = block.nnz()?;
     let whole = (u64::from(head.rows), u64::from(head.cols)) == info.header.shape();
     (info.dialect == Dialect::Spec
         && info.header.matrix_value_type().is_some()
@@ -114,7 +114,7 @@ fn one_sparse_block<T: Element, I: CsrIndex>(
         && fits::<I>(nnz)
         && fits::<I>(u64::from(head.cols)))
     .then_some(crate::model::sparse_read::SparseBody {
-        at: block.body,
+        at: block.body(),
         rows: head.rows,
         cols: head.cols,
         nnz,

@@ -41,17 +41,59 @@ pub struct BlockInfo {
     pub block_type: BlockType,
     /// The stored values' type (`None` for empty blocks).
     pub value_type: Option<ValueType>,
-    /// The stored entries of a sparse or ultra-sparse block.
-    pub nnz: Option<u64>,
-    /// The block entry's bytes in the file (position, header and values).
-    pub range: Range<u64>,
-    /// Where its values start (after its header).
-    pub(crate) body: u64,
     /// Whether the block has a spec block header (a runtime object's "block" has none).
     pub(crate) spec: bool,
+    /// Where its values start, from the start of `range` (its header's length).
+    body_offset: u32,
+    /// The stored entries of a sparse or ultra-sparse block (see [`BlockInfo::nnz`]).
+    stored: u64,
+    /// The block entry's bytes in the file (position, header and values).
+    pub range: Range<u64>,
 }
 
+// A file of a million tiles has an index of a million of these.
+const _: () = assert!(std::mem::size_of::<BlockInfo>() <= 56);
+
 impl BlockInfo {
+    fn new(
+        place: BlockPlace,
+        block_type: BlockType,
+        value_type: Option<ValueType>,
+        nnz: Option<u64>,
+        range: Range<u64>,
+        body: u64,
+        spec: bool,
+    ) -> Result<BlockInfo> {
+        // Block headers are tens of bytes; a runtime header holds a frame's labels too.
+        let body_offset = u32::try_from(body - range.start).map_err(|_| ErrorImpl::TooLarge {
+            offset: range.start,
+            what: "a header of 4 GiB or more",
+            bytes: u128::from(body - range.start),
+        })?;
+        Ok(BlockInfo {
+            place,
+            block_type,
+            value_type,
+            spec,
+            body_offset,
+            stored: nnz.unwrap_or(0),
+            range,
+        })
+    }
+
+    /// The stored entries of a sparse or ultra-sparse block (`None` for others).
+    pub fn nnz(&self) -> Option<u64> {
+        match self.block_type {
+            BlockType::Sparse | BlockType::UltraSparse => Some(self.stored),
+            _ => None,
+        }
+    }
+
+    /// Where its values start (after its header).
+    pub(crate) fn body(&self) -> u64 {
+        self.range.start + u64::from(self.body_offset)
+    }
+
     /// The block's header, from the fields above (kept once, not twice: a file of a million
     /// blocks has an index of that many).
     pub(crate) fn head(&self) -> Option<BlockHead> {
@@ -65,7 +107,7 @@ impl BlockInfo {
             cols: self.place.cols,
             block_type: self.block_type,
             value_type: self.value_type,
-            nnz: self.nnz,
+            nnz: self.nnz(),
             nnz_offset,
         })
     }
@@ -80,7 +122,7 @@ impl ObjectInfo {
             .map(|b| match b.block_type {
                 BlockType::Empty => 0,
                 BlockType::Dense => u64::from(b.place.rows) * u64::from(b.place.cols),
-                _ => b.nnz.unwrap_or(0),
+                _ => b.stored,
             })
             .sum()
     }
@@ -187,15 +229,8 @@ fn index_spec<R: Read + Seek>(src: &mut SeekSource<R>) -> Result<ObjectInfo> {
         let body = src.offset();
         skip_values(src, head.body_len(), "a block's values")?;
         coverage.add(offset, place, head.stored() > 0)?;
-        let info = BlockInfo {
-            place,
-            block_type: head.block_type,
-            value_type: head.value_type,
-            nnz: head.nnz,
-            range: offset..src.offset(),
-            body,
-            spec: true,
-        };
+        let (bt, vt) = (head.block_type, head.value_type);
+        let info = BlockInfo::new(place, bt, vt, head.nnz, offset..src.offset(), body, true)?;
         debug_assert_eq!(info.head(), Some(head), "the header the index keeps");
         blocks.push(info);
     }
@@ -259,14 +294,17 @@ fn index_runtime<R: Read + Seek>(
         _ => BlockType::Dense,
     };
     let range = start..src.offset();
-    let block = |place, block_type| BlockInfo {
-        place,
-        block_type,
-        value_type: header.matrix_value_type(),
-        nnz: head.nnz,
-        range: range.clone(),
-        body: head.body,
-        spec: false,
+    let value_type = header.matrix_value_type();
+    let block = |place, block_type| {
+        BlockInfo::new(
+            place,
+            block_type,
+            value_type,
+            head.nnz,
+            range.clone(),
+            head.body,
+            false,
+        )
     };
     let blocks = if fits {
         let place = BlockPlace {
@@ -275,7 +313,7 @@ fn index_runtime<R: Read + Seek>(
             rows: rows as u32,
             cols: cols as u32,
         };
-        vec![block(place, block_type)]
+        vec![block(place, block_type)?]
     } else {
         // Tiles of the largest block size, as a whole read gives (empty without cells).
         let max = u64::from(u32::MAX);
@@ -295,7 +333,7 @@ fn index_runtime<R: Read + Seek>(
         }
         places(rows, cols, (max, max))
             .map(|place| block(place, if cells { block_type } else { BlockType::Empty }))
-            .collect()
+            .collect::<Result<_>>()?
     };
     Ok(ObjectInfo {
         header,

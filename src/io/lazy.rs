@@ -359,7 +359,7 @@ impl<R: Read + Seek> DbdfFile<R> {
         let window = self.matrix_window(index, rows, cols)?;
         let (r, c) = window.shape();
         self.check_alloc(index, (r as u128 + 1) * 8)?;
-        let mut sink = EntrySink::default();
+        let mut sink = EntrySink::for_window(&window);
         read_window(
             &mut self.src,
             &self.objects[index],
@@ -368,11 +368,12 @@ impl<R: Read + Seek> DbdfFile<R> {
             &mut self.sparse_rows,
         )?;
         let mut counts = RowCounts::new(r)?;
-        sink.entries.iter().for_each(|&(row, _, _)| counts.add(row));
+        sink.for_each(|row, _, _| counts.add(row));
         let mut fill = CsrFill::new(counts.into_offsets())?;
-        for (row, col, value) in sink.entries {
+        sink.for_each(|row, col, value| {
             fill.push(row, col, value);
-        }
+        });
+        drop(sink);
         let (indptr, indices, data) = fill
             .finish()
             .ok_or_else(|| Error::invalid("a window's entries did not add up"))?;
@@ -670,7 +671,7 @@ impl<R: Read + Seek> Iterator for Blocks<'_, R> {
         self.next += 1;
         let head = info.head()?;
         let src = &mut self.file.src;
-        src.seek_to(info.body);
+        src.seek_to(info.body());
         let result = decode_block_body(src, &head).and_then(|data| {
             check_values(&self.object.header, info.place, &data, info.range.start)?;
             Ok(Block {

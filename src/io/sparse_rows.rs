@@ -35,12 +35,12 @@ pub(crate) fn row_starts<R: Read + Seek>(
     if let Some(starts) = cache.get(&block.range.start) {
         return Ok(Arc::clone(starts));
     }
-    let nnz = block.nnz.unwrap_or(0);
+    let nnz = block.nnz().unwrap_or(0);
     let rows = block.place.rows as usize;
     // Each row takes at least its 4-byte count: no more offsets than the file can justify.
-    let present = (src.len().saturating_sub(block.body) / 4) as usize;
+    let present = (src.len().saturating_sub(block.body()) / 4) as usize;
     let mut starts = Vec::with_capacity(rows.min(present) + 1);
-    let (mut at, mut counted) = (block.body, 0u64);
+    let (mut at, mut counted) = (block.body(), 0u64);
     for _ in 0..rows {
         starts.push(at);
         src.seek_to(at);

@@ -162,15 +162,35 @@ impl<T: Element> WindowSink<T> for DenseSink<'_, T> {
     }
 }
 
-/// The non-zeros of a window, in any order.
-pub(crate) struct EntrySink<T> {
-    pub(crate) entries: Vec<(usize, usize, T)>,
+/// The non-zeros of a window, in any order: `(row, column, value)` within the window, with
+/// 4-byte positions where the window's shape allows (a third less memory for `f64`).
+pub(crate) enum EntrySink<T> {
+    Narrow(Vec<(u32, u32, T)>),
+    Wide(Vec<(usize, usize, T)>),
 }
 
-impl<T> Default for EntrySink<T> {
-    fn default() -> Self {
-        EntrySink {
-            entries: Vec::new(),
+impl<T: Element> EntrySink<T> {
+    pub(crate) fn for_window(window: &Window) -> Self {
+        let (r, c) = window.shape();
+        match u32::try_from(r.max(c)).is_ok() {
+            true => EntrySink::Narrow(Vec::new()),
+            false => EntrySink::Wide(Vec::new()),
+        }
+    }
+
+    /// Each entry's `(row, column, value)`.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(usize, usize, T)) {
+        match self {
+            EntrySink::Narrow(v) => v.iter().for_each(|&(r, c, x)| f(r as usize, c as usize, x)),
+            EntrySink::Wide(v) => v.iter().for_each(|&(r, c, x)| f(r, c, x)),
+        }
+    }
+
+    fn push(&mut self, row: usize, col: usize, value: T) {
+        match self {
+            // The window's shape fits: so do its positions.
+            EntrySink::Narrow(v) => v.push((row as u32, col as u32, value)),
+            EntrySink::Wide(v) => v.push((row, col, value)),
         }
     }
 }
@@ -183,14 +203,14 @@ impl<T: Element> WindowSink<T> for EntrySink<T> {
     fn row(&mut self, row: usize, col: usize, values: &[T]) {
         for (k, &v) in values.iter().enumerate() {
             if !v.is_zero() {
-                self.entries.push((row, col + k, v));
+                self.push(row, col + k, v);
             }
         }
     }
 
     fn entry(&mut self, row: usize, col: usize, value: T) {
         if !value.is_zero() {
-            self.entries.push((row, col, value));
+            self.push(row, col, value);
         }
     }
 }
@@ -331,7 +351,7 @@ fn read_dense<S: Element, T: Element, R: Read + Seek>(
             .min(GAP_SCRATCH / gap.max(1) + 1)
             .min(part.rows.end - row);
         let lr = (row - p.row) as u32;
-        let at = block.body + head.dense_value_at(lr, lc);
+        let at = block.body() + head.dense_value_at(lr, lc);
         let wr = (row - window.rows.start) as usize;
         buf.resize((gap * (n - 1)) as usize, 0);
         let Some(mut rows) = sink.row_cells(wr, wc, width as usize, n as usize) else {
@@ -356,7 +376,7 @@ fn read_dense<S: Element, T: Element, R: Read + Seek>(
     while row < part.rows.end {
         let n = per_read.min(part.rows.end - row);
         let lr = (row - p.row) as u32;
-        let at = block.body + head.dense_value_at(lr, lc);
+        let at = block.body() + head.dense_value_at(lr, lc);
         let wr = (row - window.rows.start) as usize;
         let len = (n * width) as usize;
         if let Some(cells) = sink.cells(wr, wc, len).filter(|_| direct) {
@@ -393,7 +413,7 @@ fn read_sparse<S: Element, T: Element, R: Read + Seek>(
     let Some(head) = block.head() else {
         return Ok(());
     };
-    src.seek_to(block.body);
+    src.seek_to(block.body());
     let data = decode_block_body(src, &head)?;
     let Some(values) = data.values() else {
         return Ok(());

@@ -129,7 +129,7 @@ fn the_index_names_each_block_and_its_bytes() {
     }
     // The sparse block's count is the one stored in its header.
     assert_eq!(
-        info.blocks[1].nnz,
+        info.blocks[1].nnz(),
         Some(object.blocks()[1].data.stored() as u64)
     );
 }

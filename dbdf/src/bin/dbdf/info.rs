@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use serde_daphne::__private::io::progress::Progress;
 
+use serde::Serialize;
 use serde_daphne::Header;
-use serde_daphne::ObjectInfo;
-use serde_daphne::{BlockType, DbdfFile, Dialect};
-use serde_json::json;
+use serde_daphne::{BlockInfo, ObjectInfo};
+use serde_daphne::{DbdfFile, Dialect};
 
 use crate::{emit, Failure};
 
@@ -60,11 +60,11 @@ fn count_nonzeros<R: std::io::Read + std::io::Seek>(
 }
 
 /// Prints every object of `file`: from headers alone, or with `count` also the non-zeros
-/// (reading every block once).
+/// (reading every block once). Written as it goes: a file of a million blocks lists them
+/// without holding its listing.
 pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure> {
     let mut dbdf = open(file)?;
     let size = dbdf.file_len();
-    let objects: Vec<ObjectInfo> = dbdf.objects().to_vec();
     let bar = match count {
         true => crate::files::progress_bar("counting non-zeros in", file),
         false => None,
@@ -72,16 +72,33 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
     let bar = bar.map(|b| Arc::new(b) as Progress);
     let nonzeros: Option<Vec<u64>> = match count {
         true => Some(
-            (0..objects.len())
+            (0..dbdf.objects().len())
                 .map(|i| count_nonzeros(&mut dbdf, i, bar.as_ref()))
                 .collect::<serde_daphne::Result<_>>()
                 .map_err(|e| Failure::at(file, e))?,
         ),
         false => None,
     };
+    let objects = dbdf.objects();
     let stored: u64 = objects.iter().map(ObjectInfo::stored).sum();
     let per_value = (stored > 0).then(|| size as f64 / stored as f64);
-    let mut text = format!(
+    let nnz = |index: usize| nonzeros.as_ref().map(|n| n[index]);
+    let mut out = Output::new();
+    if as_json {
+        let document = Document {
+            bytes_per_stored_value: per_value,
+            file: file.display().to_string(),
+            nnz: nonzeros.as_ref().map(|n| n.iter().sum::<u64>()),
+            objects: Objects(objects, nonzeros.as_deref()),
+            size,
+            stored,
+        };
+        serde_json::to_writer_pretty(&mut out, &document)
+            .map_err(|e| Failure::plain(format!("standard output: {e}")))?;
+        out.text.push('\n');
+        return out.flush().map(|()| ExitCode::SUCCESS);
+    }
+    out.text += &format!(
         "{}: {size} bytes, {} object(s), {stored} stored values{}{}\n",
         file.display(),
         objects.len(),
@@ -91,35 +108,31 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
             n.iter().sum::<u64>()
         )),
     );
-    let mut documents = Vec::new();
     for (index, object) in objects.iter().enumerate() {
         let header = &object.header;
         let (rows, cols) = header.shape();
-        let types = value_types(header);
-        let labels = labels(header);
         let range = &object.range;
-        let nnz = nonzeros.as_ref().map(|n| n[index]);
-        text += &format!(
+        out.text += &format!(
             "object {index} at byte {} ({} bytes): {} {rows} x {cols}, {} dialect, {} stored values{}\n",
             range.start,
             range.end - range.start,
             header.data_type(),
             object.dialect,
             object.stored(),
-            nnz.map_or(String::new(), |n| format!(", {n} non-zeros")),
+            nnz(index).map_or(String::new(), |n| format!(", {n} non-zeros")),
         );
+        let (labels, types) = (labels(header), value_types(header));
         if labels.is_empty() {
-            text += &format!("  value type: {}\n", types.join(", "));
+            out.text += &format!("  value type: {}\n", types.join(", "));
         } else {
             let columns: Vec<String> = labels
                 .iter()
                 .zip(&types)
                 .map(|(l, t)| format!("{l:?}: {t}"))
                 .collect();
-            text += &format!("  columns: {}\n", columns.join(", "));
+            out.text += &format!("  columns: {}\n", columns.join(", "));
         }
         let runtime = object.dialect == Dialect::Runtime;
-        let mut blocks = Vec::new();
         for (b, block) in object.blocks.iter().enumerate() {
             let p = block.place;
             let vt = block
@@ -130,53 +143,140 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
                 true => format!("the runtime's single body, byte {}", block.range.start),
                 false => format!("byte {}, {length} bytes", block.range.start),
             };
-            let stored = match block.block_type {
-                BlockType::Sparse | BlockType::UltraSparse => {
-                    format!(", {} stored", block.nnz.unwrap_or(0))
-                }
-                _ => String::new(),
+            let stored = match block.nnz() {
+                Some(nnz) => format!(", {nnz} stored"),
+                None => String::new(),
             };
-            text += &format!(
+            out.text += &format!(
                 "  block {b}: at ({}, {}), {} x {}, {}, {vt}{stored}, {at}\n",
                 p.row, p.col, p.rows, p.cols, block.block_type,
             );
-            blocks.push(json!({
-                "row": p.row, "col": p.col, "rows": p.rows, "cols": p.cols,
-                "block_type": block.block_type.to_string(),
-                "value_type": block.value_type.map(|vt| vt.to_string()),
-                "stored_nnz": block.nnz,
-                "offset": block.range.start,
-                "length": length,
-            }));
+            out.flush_some()?;
         }
-        documents.push(json!({
-            "offset": range.start,
-            "length": range.end - range.start,
-            "data_type": header.data_type().to_string(),
-            "rows": rows,
-            "cols": cols,
-            "value_types": types,
-            "labels": (!labels.is_empty()).then_some(labels),
-            "dialect": object.dialect.to_string(),
-            "stored": object.stored(),
-            "nnz": nnz,
-            "blocks": blocks,
-        }));
     }
-    if as_json {
-        let document = json!({
-            "file": file.display().to_string(),
-            "size": size,
-            "stored": stored,
-            "nnz": nonzeros.map(|n| n.iter().sum::<u64>()),
-            "bytes_per_stored_value": per_value,
-            "objects": documents,
-        });
-        emit(&format!("{document:#}\n"))?;
-    } else {
-        emit(&text)?;
+    out.flush().map(|()| ExitCode::SUCCESS)
+}
+
+/// Standard output, written a few hundred KiB at a time.
+struct Output {
+    text: String,
+}
+
+impl Output {
+    fn new() -> Output {
+        Output {
+            text: String::new(),
+        }
     }
-    Ok(ExitCode::SUCCESS)
+
+    fn flush_some(&mut self) -> Result<(), Failure> {
+        match self.text.len() >= 1 << 18 {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), Failure> {
+        emit(&self.text)?;
+        self.text.clear();
+        Ok(())
+    }
+}
+
+impl std::io::Write for Output {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        // serde_json writes UTF-8 (its strings are escaped or whole).
+        self.text.push_str(&String::from_utf8_lossy(bytes));
+        self.flush_some()
+            .map_err(|f| std::io::Error::other(f.message))?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `dbdf info --json`, its keys in the order the listing always had (sorted).
+#[derive(Serialize)]
+struct Document<'a> {
+    bytes_per_stored_value: Option<f64>,
+    file: String,
+    nnz: Option<u64>,
+    objects: Objects<'a>,
+    size: u64,
+    stored: u64,
+}
+
+/// Every object, serialized as it is written.
+struct Objects<'a>(&'a [ObjectInfo], Option<&'a [u64]>);
+
+impl Serialize for Objects<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().enumerate().map(|(index, object)| {
+            let header = &object.header;
+            let labels = labels(header);
+            ObjectDoc {
+                blocks: Blocks(&object.blocks),
+                cols: header.shape().1,
+                data_type: header.data_type().to_string(),
+                dialect: object.dialect.to_string(),
+                labels: (!labels.is_empty()).then_some(labels),
+                length: object.range.end - object.range.start,
+                nnz: self.1.map(|n| n[index]),
+                offset: object.range.start,
+                rows: header.shape().0,
+                stored: object.stored(),
+                value_types: value_types(header),
+            }
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct ObjectDoc<'a> {
+    blocks: Blocks<'a>,
+    cols: u64,
+    data_type: String,
+    dialect: String,
+    labels: Option<Vec<&'a str>>,
+    length: u64,
+    nnz: Option<u64>,
+    offset: u64,
+    rows: u64,
+    stored: u64,
+    value_types: Vec<String>,
+}
+
+struct Blocks<'a>(&'a [BlockInfo]);
+
+impl Serialize for Blocks<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|block| BlockDoc {
+            block_type: block.block_type.to_string(),
+            col: block.place.col,
+            cols: block.place.cols,
+            length: block.range.end - block.range.start,
+            offset: block.range.start,
+            row: block.place.row,
+            rows: block.place.rows,
+            stored_nnz: block.nnz(),
+            value_type: block.value_type.map(|vt| vt.to_string()),
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct BlockDoc {
+    block_type: String,
+    col: u64,
+    cols: u32,
+    length: u64,
+    offset: u64,
+    row: u64,
+    rows: u32,
+    stored_nnz: Option<u64>,
+    value_type: Option<String>,
 }
 
 /// Checks `file` strictly, block by block: `ok`, or the first problem with its byte offset
