@@ -43,9 +43,6 @@ pub(super) trait Elements: Send {
     fn whole_pass_read(&mut self) -> Result<()> {
         Ok(())
     }
-
-    /// Bytes the array takes in the input.
-    fn stored(&self) -> u64;
 }
 
 /// How the matrix is stored: its arrays.
@@ -110,10 +107,6 @@ impl Elements for Member {
     fn whole_pass_read(&mut self) -> Result<()> {
         self.check_crc()
     }
-
-    fn stored(&self) -> u64 {
-        self.entry.size
-    }
 }
 
 impl Member {
@@ -145,6 +138,8 @@ pub struct BinsparseSource {
     held: Option<Held>,
     headers: [Header; 1],
     input_len: u64,
+    /// Stored entries (CSR).
+    nnz: u64,
     kept: Kept,
 }
 
@@ -181,6 +176,7 @@ impl BinsparseSource {
             held: Some(Held::new(vec![read.object], input_len, kept.clone())?),
             headers: [header],
             input_len,
+            nnz: 0,
             kept,
         })
     }
@@ -236,6 +232,7 @@ impl BinsparseSource {
             held: None,
             headers: [Header::matrix(data_type, rows, cols, value_type)],
             input_len,
+            nnz: d.nnz,
             kept: Kept {
                 binsparse: Some((d.format.name(), d.attributes)),
                 ..Kept::default()
@@ -345,11 +342,14 @@ impl Source for BinsparseSource {
         let layout = self.layout.as_mut().expect("in place");
         let header = &self.headers[0];
         let (rows, cols) = header.shape();
+        // A CSR band takes, per entry, its index as stored and as `usize`, and its value
+        // (the input's bytes would undercount compressed chunks).
         let stored = match layout {
             Layout::Dense(_) => None,
-            Layout::Csr {
-                indices, values, ..
-            } => Some(indices.stored() + values.stored()),
+            Layout::Csr { .. } => {
+                let value = header.matrix_value_type().map_or(8, |vt| vt.size() as u64);
+                Some(self.nnz.saturating_mul(16 + value))
+            }
         };
         let step = band_rows(header, row_bytes(header, stored), multiple, BAND_BYTES);
         for r0 in (0..rows).step_by(step as usize) {

@@ -35,6 +35,8 @@ pub(super) enum Cells<'a> {
 pub(super) struct InOrderRows {
     pub(super) bands: Receiver<Band>,
     pub(super) pending: Option<Band>,
+    /// The input's bytes, for the size of what a CSR matrix encodes to.
+    pub(super) stored_bytes: Option<u64>,
 }
 
 impl InOrderRows {
@@ -120,6 +122,10 @@ impl<'a> Cells<'a> {
             Cells::Windows(rows) if !rows.dense => {
                 u128::from(rows.stored_bytes.unwrap_or(u64::MAX))
             }
+            Cells::InOrder(rows) => rows
+                .lock()
+                .map_or(None, |rows| rows.stored_bytes)
+                .map_or(dense, u128::from),
             _ => dense,
         };
         dense.min(sparse) as u64

@@ -199,8 +199,9 @@ impl Source for SystemdsSource {
 
 /// Calls `each((bi, bj), place, data)` with every block of the files in file order,
 /// decoded on a second thread, until it returns `false`. Blocks go over in batches of about
-/// 1 MiB (one block each when they are large): few bytes in flight, and a handover per
-/// batch, not per block (a million tiny sparse blocks would cost a thread wake-up each).
+/// 1 MiB (one block each when they are large), handed over rather than queued: few bytes in
+/// flight, and a handover per batch, not per block (a million tiny sparse blocks would cost
+/// a thread wake-up each).
 fn blocks(
     files: &[std::path::PathBuf],
     meta: &Metadata,
@@ -208,7 +209,7 @@ fn blocks(
 ) -> Result<()> {
     type Batch = Vec<((u64, u64), BlockPlace, BlockData)>;
     std::thread::scope(|scope| -> Result<()> {
-        let (send, receive) = mpsc::sync_channel::<Batch>(1);
+        let (send, receive) = mpsc::sync_channel::<Batch>(0);
         let reader = scope.spawn(move || {
             let (mut batch, mut bytes) = (Batch::new(), 0usize);
             for_each_block(files, meta, |index, place, cells| {

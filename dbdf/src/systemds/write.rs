@@ -209,11 +209,13 @@ impl Sink for SystemdsSink {
             });
             return write_matrix(&self.output, &cells, (rows, cols), &self.options, progress);
         }
-        // CSR rows in order: read on a second thread, block rows encoded as they complete.
-        let (send, bands) = mpsc::sync_channel::<Band>(1);
+        // CSR rows in order: read on a second thread, block rows encoded as they complete
+        // (handed over, not queued: a band read ahead is all the bound allows).
+        let (send, bands) = mpsc::sync_channel::<Band>(0);
         let cells = Cells::InOrder(Mutex::new(InOrderRows {
             bands,
             pending: None,
+            stored_bytes: pieces.stored_bytes(),
         }));
         let (shape, options) = (header.shape(), &self.options);
         std::thread::scope(|scope| {
@@ -317,8 +319,10 @@ fn write_files(
         writer.finish()?;
         Ok(())
     };
-    let parts =
-        parts.or_else(|| (estimate > PART_BYTES).then(|| estimate.div_ceil(PART_BYTES) as usize));
+    // By default no part without a block row (the estimate may run far over).
+    let parts = parts.or_else(|| {
+        (estimate > PART_BYTES).then(|| estimate.div_ceil(PART_BYTES).min(block_rows) as usize)
+    });
     match parts {
         None => write_atomically(path, |file| write_part(file.try_clone()?, 0..block_rows))?,
         Some(parts) => replace_directory(path, is_part_directory, |dir| {

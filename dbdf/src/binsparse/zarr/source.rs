@@ -19,7 +19,6 @@ struct Chunked {
     meta: ArrayMeta,
     /// The last chunk decoded: its number and values (`None` for a missing chunk of zeros).
     last: Option<(usize, Option<Values>)>,
-    stored: u64,
 }
 
 impl Elements for Chunked {
@@ -54,10 +53,6 @@ impl Elements for Chunked {
             first: range.start as usize,
         })
     }
-
-    fn stored(&self) -> u64 {
-        self.stored
-    }
 }
 
 /// The group at `path` read in place, or `None` where only the whole read will do.
@@ -78,7 +73,6 @@ pub(in crate::binsparse) fn in_place(
     if readable(&d).is_none() {
         return Ok(None);
     }
-    let share = input_len / d.format.arrays().len() as u64;
     let array =
         |name: &'static str, len: u64, wanted: Option<ValueType>| -> Option<Box<dyn Elements>> {
             let meta = ArrayMeta::read(&store, name, v2).ok()?;
@@ -94,7 +88,6 @@ pub(in crate::binsparse) fn in_place(
                     name,
                     meta,
                     last: None,
-                    stored: share,
                 })
             })
         };

@@ -440,3 +440,34 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
     assert_eq!(file.read_window::<f64>(1, 0..37, 0..29).unwrap(), m);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Regression: CSR rows in order (a Binsparse archive) were estimated by their dense size,
+/// so a 1e6 x 1e6 matrix of 1e7 entries became 59,606 part files, nearly all empty.
+#[test]
+fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
+    use dbdf::binsparse::{self, BinsparseSource};
+    let dir = dir("systemds_parts");
+    // 20,000 x 20,000 (3.2 GB dense, 25 parts by that size) with 3 entries.
+    let n = 20_000;
+    let object = Object::csr(
+        n,
+        n,
+        [vec![0, 1, 1], vec![3; n as usize - 2]].concat(),
+        vec![7, 0, 19_999],
+        serde_daphne::Values::F64(vec![1.5, 4.0, -2.0]),
+    )
+    .unwrap();
+    let input = dir.join("m.bsp.npz");
+    binsparse::write(&input, &object).unwrap();
+    let output = dir.join("m.sysds");
+    let mut source = BinsparseSource::open(&input).unwrap();
+    let sink = Box::new(systemds::SystemdsSink::new(
+        &output,
+        &systemds::WriteOptions::new(),
+    ));
+    pump(&mut source, sink, &PumpOptions::default()).unwrap();
+    assert!(output.is_file(), "one file, not a directory of parts");
+    let back = systemds::read(&output).unwrap();
+    assert_eq!(back.csr_parts::<f64>().unwrap().values, [1.5, 4.0, -2.0]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
