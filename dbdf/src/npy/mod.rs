@@ -17,66 +17,22 @@ use std::path::Path;
 
 use crate::input::Foreign;
 use serde_daphne::Result;
+mod header;
+mod records;
 pub(crate) mod stream;
+
+pub(crate) use header::{Descr, NpyHeader, Record};
 
 pub use stream::{NpySink, NpySource};
 
 use serde_daphne::__private::io::write_buffered;
 use serde_daphne::__private::model::Object;
 use serde_daphne::__private::wire::values::{decode_values, with_values, write_le};
-use serde_daphne::__private::wire::{DataType, ValueType, Values};
+use serde_daphne::__private::wire::{ValueType, Values};
 
 const NPY: Foreign = Foreign("NumPy .npy");
 
 const MAGIC: &[u8] = b"\x93NUMPY";
-
-/// What an array's `descr` says its elements are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Descr {
-    /// A number of a DAPHNE value type; `true` for big-endian.
-    Number(ValueType, bool),
-    /// NumPy's `bool` (`|b1`): one byte, 0 or 1.
-    Bool,
-    /// A fixed-length unicode string of this many UTF-32 code units; `true` for big-endian.
-    Unicode(usize, bool),
-}
-
-impl Descr {
-    pub(crate) fn parse(text: &str) -> Option<Descr> {
-        let (order, code) = text.split_at_checked(1)?;
-        let big = match order {
-            "<" | "|" | "=" => false,
-            ">" => true,
-            _ => return None,
-        };
-        if let Some(n) = code.strip_prefix('U') {
-            return n.parse().ok().map(|n| Descr::Unicode(n, big));
-        }
-        let vt = match code {
-            "b1" => return Some(Descr::Bool),
-            "u1" => ValueType::U8,
-            "i1" => ValueType::I8,
-            "u2" => ValueType::U16,
-            "i2" => ValueType::I16,
-            "u4" => ValueType::U32,
-            "i4" => ValueType::I32,
-            "u8" => ValueType::U64,
-            "i8" => ValueType::I64,
-            "f4" => ValueType::F32,
-            "f8" => ValueType::F64,
-            _ => return None,
-        };
-        Some(Descr::Number(vt, big))
-    }
-
-    fn item_size(&self) -> usize {
-        match self {
-            Descr::Number(vt, _) => vt.size(),
-            Descr::Bool => 1,
-            Descr::Unicode(n, _) => 4 * n,
-        }
-    }
-}
 
 /// The `descr` this crate writes for a value type.
 pub(crate) fn descr(value_type: ValueType) -> &'static str {
@@ -101,29 +57,6 @@ pub(crate) struct Array<'a> {
     pub(crate) fortran: bool,
     pub(crate) data: &'a [u8],
     /// Offset of `data` in the bytes parsed.
-    pub(crate) data_offset: usize,
-}
-
-/// The text between the quotes (or parentheses) after `key` in the header dict.
-fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
-    let rest = &header[header.find(&format!("'{key}'"))? + key.len() + 2..];
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
-    if let Some(quoted) = rest.strip_prefix('\'') {
-        return Some(&quoted[..quoted.find('\'')?]);
-    }
-    if let Some(tuple) = rest.strip_prefix('(') {
-        return Some(&tuple[..tuple.find(')')?]);
-    }
-    let end = rest.find([',', '}']).unwrap_or(rest.len());
-    Some(rest[..end].trim())
-}
-
-/// What a `.npy` header says: element type, shape, order and where the data starts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct NpyHeader {
-    pub(crate) descr: Descr,
-    pub(crate) shape: Vec<u64>,
-    pub(crate) fortran: bool,
     pub(crate) data_offset: usize,
 }
 
@@ -196,31 +129,12 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<NpyHeader> {
     let header = bytes
         .get(start..data_offset)
         .ok_or_else(|| NPY.at(start, "the header runs past the end of the array"))?;
-    let header = String::from_utf8_lossy(header);
-    let bad = |what: &str| NPY.at(start, format!("{what} in the header {header:?}"));
-    let descr = dict_value(&header, "descr")
-        .and_then(Descr::parse)
-        .ok_or_else(|| {
-            bad("an unsupported or missing 'descr' (numbers of DAPHNE's types, bool, unicode)")
-        })?;
-    let fortran = match dict_value(&header, "fortran_order") {
-        Some("True") => true,
-        Some("False") => false,
-        _ => return Err(bad("no 'fortran_order'")),
+    // Versions 1 and 2 are Latin-1, version 3 UTF-8.
+    let text: String = match bytes[6] {
+        3 => String::from_utf8_lossy(header).into_owned(),
+        _ => header.iter().map(|&b| char::from(b)).collect(),
     };
-    let shape: Vec<u64> = dict_value(&header, "shape")
-        .ok_or_else(|| bad("no 'shape'"))?
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<u64>().map_err(|_| bad("a malformed 'shape'")))
-        .collect::<Result<_>>()?;
-    Ok(NpyHeader {
-        descr,
-        shape,
-        fortran,
-        data_offset,
-    })
+    header::parse_dict(&text, start, data_offset)
 }
 
 /// Parses the header and checks that the data is exactly as long as the shape says.
@@ -260,15 +174,28 @@ impl Array<'_> {
                 }
                 Ok(Values::U8(self.data.to_vec()))
             }
-            Descr::Unicode(..) => Err(NPY.at(
+            Descr::Unicode(..) | Descr::Bytes(..) => Err(NPY.at(
                 self.data_offset,
                 "an array of strings where numbers were expected",
+            )),
+            Descr::Record(_) => Err(NPY.at(
+                self.data_offset,
+                "a record array where numbers were expected",
             )),
         }
     }
 
-    /// A 0-D unicode array (how NumPy stores a Python string) as a string.
+    /// A 0-D unicode or byte string array (how NumPy stores a Python string) as a string.
     pub(crate) fn string(&self) -> Result<String> {
+        if let Descr::Bytes(_) = self.descr {
+            let end = self
+                .data
+                .iter()
+                .position(|&b| b == 0)
+                .unwrap_or(self.data.len());
+            return String::from_utf8(self.data[..end].to_vec())
+                .map_err(|_| NPY.at(self.data_offset, "a byte string that is not UTF-8"));
+        }
         let Descr::Unicode(_, big) = self.descr else {
             return Err(NPY.at(self.data_offset, "a number where a string was expected"));
         };
@@ -322,6 +249,20 @@ pub fn sink(out: &mut dyn Write) -> NpySink<'_> {
 /// or 2-D arrays of numbers; [`ErrorKind::OutOfMemory`](serde_daphne::ErrorKind::OutOfMemory).
 pub fn from_slice(bytes: &[u8]) -> Result<Object> {
     let array = parse(bytes)?;
+    if let Descr::Record(record) = &array.descr {
+        let header = NpyHeader {
+            descr: array.descr.clone(),
+            shape: array.shape.clone(),
+            fortran: array.fortran,
+            data_offset: array.data_offset,
+        };
+        stream::object_header(&header)?;
+        let fields = 0..record.fields.len();
+        let columns =
+            records::decode_columns(array.data, record, fields, array.data_offset as u64)?;
+        let labelled = record.fields.iter().map(|f| f.name.clone()).zip(columns);
+        return Object::frame(labelled.collect()).map_err(|e| NPY.at(0, e.to_string()));
+    }
     let (rows, cols) = match array.shape[..] {
         [] => (1, 1),
         [n] => (n, 1),
@@ -354,8 +295,9 @@ pub(crate) fn transpose(values: &Values, rows: usize, cols: usize) -> Values {
     })
 }
 
-/// Writes a version 1.0 header for an array of `descr` and `shape`, padded so that the data
-/// starts on a 64-byte boundary.
+/// Writes a header for an array of `descr` (a type string, or a record's field list) and
+/// `shape`, padded so that the data starts on a 64-byte boundary: version 1.0 as numpy
+/// writes it, 2.0 for a header over 64 KiB, 3.0 for labels beyond Latin-1 (as numpy does).
 pub(crate) fn write_header<W: Write + ?Sized>(
     out: &mut W,
     descr: &str,
@@ -369,15 +311,40 @@ pub(crate) fn write_header<W: Write + ?Sized>(
             .collect::<Vec<_>>()
             .join(", "),
     };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}");
-    while (10 + header.len() + 1) % 64 != 0 {
+    let descr = match descr.starts_with('[') {
+        true => descr.to_string(),
+        false => format!("'{descr}'"),
+    };
+    let mut header = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': ({dims}), }}");
+    // numpy leaves room for the first dimension to grow to 21 digits (appending in place).
+    let first = shape.first().map_or(0, |d| d.to_string().len());
+    if !shape.is_empty() {
+        header.push_str(&" ".repeat(21usize.saturating_sub(first)));
+    }
+    let latin1 = header.chars().all(|c| u32::from(c) < 256);
+    let (version, preamble) = match (latin1, header.len() + 75 <= usize::from(u16::MAX)) {
+        (true, true) => (1, 10),
+        (true, false) => (2, 12),
+        (false, _) => (3, 12),
+    };
+    let bytes_of = |text: &str| -> Vec<u8> {
+        match version {
+            3 => text.as_bytes().to_vec(),
+            _ => text.chars().map(|c| c as u8).collect(),
+        }
+    };
+    while (preamble + bytes_of(&header).len() + 1) % 64 != 0 {
         header.push(' ');
     }
     header.push('\n');
+    let header = bytes_of(&header);
     out.write_all(MAGIC)?;
-    out.write_all(&[1, 0])?;
-    out.write_all(&(header.len() as u16).to_le_bytes())?;
-    out.write_all(header.as_bytes())?;
+    out.write_all(&[version, 0])?;
+    match version {
+        1 => out.write_all(&(header.len() as u16).to_le_bytes())?,
+        _ => out.write_all(&(header.len() as u32).to_le_bytes())?,
+    }
+    out.write_all(&header)?;
     Ok(())
 }
 
@@ -399,17 +366,18 @@ pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Writes a matrix as a version 1.0, C-order, 2-D `.npy` array.
+/// Writes a matrix as a version 1.0, C-order, 2-D `.npy` array; a frame as a 1-D record
+/// array (a field per column, its label the name; packed, little-endian).
 ///
 /// # Errors
-/// [`ErrorKind::NotConvertible`](serde_daphne::ErrorKind::NotConvertible) for a frame (its columns have their own types); I/O errors;
-/// [`ErrorKind::OutOfMemory`](serde_daphne::ErrorKind::OutOfMemory).
+/// I/O errors; [`ErrorKind::OutOfMemory`](serde_daphne::ErrorKind::OutOfMemory).
 pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
-    if object.data_type() == DataType::Frame {
-        return Err(NPY.cannot_hold(
-            "a Frame",
-            "an array has one dtype; convert each column on its own",
-        ));
+    if let serde_daphne::Header::Frame { rows, columns } = object.header() {
+        write_header(&mut out, &records::frame_descr(columns), &[*rows])?;
+        let mut bytes = Vec::new();
+        records::encode_records(&object.columns()?, &mut bytes);
+        out.write_all(&bytes)?;
+        return Ok(());
     }
     let (rows, cols) = object.shape();
     let values = object.dense_values_ref()?;

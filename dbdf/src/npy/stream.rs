@@ -1,6 +1,7 @@
 //! `.npy` on the pipe: a source of any rectangle, read with positional reads straight from
-//! the file (C order: whole rows in one read; Fortran order: each column's part), and a sink
-//! that writes the header, then each band's rows. Memory holds a band, never the matrix.
+//! the file (C order: whole rows in one read; Fortran order: each column's part; record
+//! arrays: whole records, split into a frame's columns), and a sink that writes the header,
+//! then each band's rows. Memory holds a band, never the matrix.
 
 use serde_daphne::__private::error::ErrorImpl;
 use std::fs::File;
@@ -8,11 +9,12 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::Path;
 
+use super::records::{decode_columns, encode_records, frame_descr, frame_header};
 use super::{descr, header_len, parse_header, write_header, Descr, NpyHeader, NPY, PREAMBLE_LEN};
 use crate::input::read_exact_at;
 use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
 use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le, zeroed_vec};
-use serde_daphne::__private::wire::{DataType, Element, Header, ValueType};
+use serde_daphne::__private::wire::{Element, Header, ValueType};
 use serde_daphne::{Error, Result};
 
 /// The matrix of an `.npy` file, read band by band or window by window.
@@ -29,16 +31,12 @@ impl NpySource {
     /// # Errors
     /// As [`super::read`], for a malformed header.
     pub fn open(path: &Path) -> Result<NpySource> {
-        let (file, header, (rows, cols), value_type) = open_matrix(path)?;
+        let (file, header, object) = open_array(path)?;
         let input_len = file.metadata()?.len();
         Ok(NpySource {
             file,
             header,
-            headers: [Header::DenseMatrix {
-                rows,
-                cols,
-                value_type,
-            }],
+            headers: [object],
             input_len,
         })
     }
@@ -70,6 +68,21 @@ impl Source for NpySource {
 
 impl Windows for NpySource {
     fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        if let Descr::Record(record) = &self.header.descr {
+            let at = self.header.data_offset as u64 + rows.start * record.size as u64;
+            let mut bytes =
+                zeroed_vec::<u8>(((rows.end - rows.start) * record.size as u64) as usize)?;
+            read_exact_at(&self.file, &mut bytes, at)?;
+            let fields = cols.start as usize..cols.end as usize;
+            let columns = decode_columns(&bytes, record, fields, at)?;
+            return Ok(Band {
+                first_row: rows.start,
+                first_col: cols.start,
+                rows: rows.end - rows.start,
+                cols: cols.end - cols.start,
+                cells: Cells::Frame(columns),
+            });
+        }
         let (nr, nc) = (rows.end - rows.start, cols.end - cols.start);
         let vt = self.headers[0]
             .matrix_value_type()
@@ -86,7 +99,7 @@ impl Windows for NpySource {
 }
 
 /// Writes one matrix as a C-order `.npy` array: the header, then each band's rows (CSR
-/// bands with their zeros).
+/// bands with their zeros); a frame as a record array.
 pub struct NpySink<'w> {
     out: &'w mut dyn Write,
 }
@@ -104,11 +117,20 @@ impl Sink for NpySink<'_> {
     }
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
-        if header.data_type() == DataType::Frame {
-            return Err(NPY.cannot_hold(
-                "a Frame",
-                "an array has one dtype; convert each column on its own",
-            ));
+        if let Header::Frame { rows, columns } = header {
+            // A record array: a field per column.
+            write_header(&mut *self.out, &frame_descr(columns), &[*rows])?;
+            let out = &mut *self.out;
+            let mut records = Vec::new();
+            return pieces.for_each(&mut |band| {
+                let Cells::Frame(columns) = &band.cells else {
+                    return Err(Error::invalid("a matrix band for a frame"));
+                };
+                records.clear();
+                encode_records(columns, &mut records);
+                out.write_all(&records)?;
+                Ok(true)
+            });
         }
         let (rows, cols) = header.shape();
         let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
@@ -129,12 +151,25 @@ impl Sink for NpySink<'_> {
 }
 
 /// Reads the `.npy` file at `path` whole: its values go from the file straight into the
-/// matrix's vector (fresh pages, advised huge), so memory holds the matrix once.
+/// matrix's vector (fresh pages, advised huge), so memory holds the matrix once; a record
+/// array's records are read a band at a time into its columns.
 ///
 /// # Errors
 /// As [`super::read`].
 pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::__private::model::Object> {
-    let (file, header, (rows, cols), vt) = open_matrix(path)?;
+    let (file, header, object) = open_array(path)?;
+    if let Header::Frame { rows, columns } = &object {
+        let (rows, cols) = (*rows, columns.len() as u64);
+        let source = NpySource {
+            input_len: 0,
+            file,
+            header,
+            headers: [object.clone()],
+        };
+        return source.window(0, 0..rows, 0..cols)?.into_object(&object);
+    }
+    let (rows, cols) = object.shape();
+    let vt = object.matrix_value_type().unwrap_or(ValueType::F64);
     // The header checked the data's length against the file's: the vector is justified.
     let cells = usize::try_from(rows * cols).map_err(|_| {
         Error::from(ErrorImpl::OutOfMemory {
@@ -157,24 +192,50 @@ pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::__private::model::
     serde_daphne::__private::model::Object::dense(rows, cols, values)
 }
 
-/// Opens the `.npy` matrix at `path`: its file, checked header, shape and value type
-/// (`bool` as `u8`).
-pub(crate) fn open_matrix(path: &Path) -> Result<(File, NpyHeader, (u64, u64), ValueType)> {
+/// Opens the `.npy` array at `path`: its file, checked header, and the object it is (a
+/// dense matrix, `bool` as `u8`; a frame for a record array).
+pub(crate) fn open_array(path: &Path) -> Result<(File, NpyHeader, Header)> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let header = read_header(&mut file, len)?;
-    let (rows, cols) = header.matrix_shape()?;
-    let vt = match header.descr {
-        Descr::Number(vt, _) => vt,
+    let object = object_header(&header)?;
+    Ok((file, header, object))
+}
+
+/// The object an array with `header` is.
+pub(crate) fn object_header(header: &NpyHeader) -> Result<Header> {
+    let value_type = match &header.descr {
+        Descr::Number(vt, _) => *vt,
         Descr::Bool => ValueType::U8,
-        Descr::Unicode(..) => {
+        Descr::Record(record) => {
+            let rows = match header.shape[..] {
+                [] => 1,
+                [n] => n,
+                _ => {
+                    return Err(NPY.at(
+                        0,
+                        format!(
+                            "a {}-D record array (a frame is 1-D: a record per row)",
+                            header.shape.len()
+                        ),
+                    ))
+                }
+            };
+            return Ok(frame_header(rows, record));
+        }
+        Descr::Unicode(..) | Descr::Bytes(..) => {
             return Err(NPY.at(
                 header.data_offset,
                 "an array of strings where numbers were expected",
             ))
         }
     };
-    Ok((file, header, (rows, cols), vt))
+    let (rows, cols) = header.matrix_shape()?;
+    Ok(Header::DenseMatrix {
+        rows,
+        cols,
+        value_type,
+    })
 }
 
 /// Reads the header of an `.npy` file of `len` bytes and checks its data length.
@@ -261,7 +322,7 @@ impl TileReader<'_> {
                 )),
                 None => Ok(()),
             },
-            Descr::Unicode(..) => Ok(()),
+            _ => Ok(()),
         }
     }
 }

@@ -10,6 +10,7 @@ mod binsparse;
 mod cli;
 mod futhark;
 mod npy_stream;
+mod numpy_files;
 mod pipe;
 mod systemds;
 mod torture;

@@ -112,12 +112,18 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
         from_dbdf(&input, 0, &out).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), expected, "{options:?}");
     }
-    // Frames have no one dtype; nothing is left behind.
-    let frame = Object::frame(vec![("a".into(), Values::I8(vec![1]))]).unwrap();
+    // Frames become record arrays, band by band as whole.
+    let frame = Object::frame(vec![
+        ("a".into(), Values::I8(vec![1, -2, 3])),
+        ("b".into(), Values::F64(vec![0.5, 1.5, -2.5])),
+    ])
+    .unwrap();
     let input = dir.join("f.dbdf");
-    serde_daphne::to_file(&input, &frame).unwrap();
-    assert_error!(from_dbdf(&input, 0, &dir.join("f.npy")), NotConvertible);
-    assert!(!dir.join("f.npy").exists());
+    serde_daphne::to_file_with(&input, &frame, &Options::new().tile(2, 1)).unwrap();
+    from_dbdf(&input, 0, &dir.join("f.npy")).unwrap();
+    let bytes = std::fs::read(dir.join("f.npy")).unwrap();
+    assert_eq!(bytes, npy::to_vec(&frame).unwrap());
+    assert_eq!(npy::from_slice(&bytes).unwrap(), frame);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
