@@ -230,46 +230,74 @@ pub(crate) fn entries(bytes: &(impl Archive + ?Sized)) -> Result<Vec<Entry>> {
 pub(crate) fn members(bytes: &[u8], max_alloc: u64) -> Result<Vec<Member<'_>>> {
     let mut members = Vec::new();
     for entry in entries(bytes)? {
-        let (name, start, size) = (entry.name, entry.start, entry.size);
-        let (method, crc, compressed) = (entry.method, entry.crc, entry.compressed);
+        let (start, compressed) = (entry.start, entry.compressed);
         let stored = &bytes[start..start + compressed as usize];
-        let (data, offset) = if method == 0 {
+        let (data, offset) = if entry.method == 0 {
+            if crc32fast::hash(stored) != entry.crc {
+                return Err(crc_error(&entry.name, start));
+            }
             (Cow::Borrowed(stored), Some(start))
         } else {
-            // Inflated only up to the size the directory declares, itself bounded by what
-            // the archive justifies.
-            check_alloc(
-                start as u64,
-                u128::from(size),
-                bytes.len() as u64,
-                max_alloc,
-            )?;
-            let inflated =
-                miniz_oxide::inflate::decompress_to_vec_with_limit(stored, size as usize).map_err(
-                    |e| {
-                        ZIP.at(
-                            start,
-                            format!("the member {name:?} does not inflate ({:?})", e.status),
-                        )
-                    },
-                )?;
-            if inflated.len() as u64 != size {
-                return Err(ZIP.at(
-                    start,
-                    format!(
-                        "the member {name:?} inflates to {} bytes, not {size}",
-                        inflated.len()
-                    ),
-                ));
-            }
-            (Cow::Owned(inflated), None)
+            let limit = (bytes.len() as u64, max_alloc);
+            (Cow::Owned(inflate(&entry, stored, limit)?), None)
         };
-        if crc32fast::hash(&data) != crc {
-            return Err(crc_error(&name, start));
-        }
-        members.push(Member { name, data, offset });
+        members.push(Member {
+            name: entry.name,
+            data,
+            offset,
+        });
     }
     Ok(members)
+}
+
+/// A deflated member's bytes from its `stored` ones, checked against its size and CRC-32;
+/// it may inflate to at most the archive's length plus `max_alloc` bytes.
+pub(crate) fn inflate(
+    entry: &Entry,
+    stored: &[u8],
+    (archive_len, max_alloc): (u64, u64),
+) -> Result<Vec<u8>> {
+    let (name, start, size) = (&entry.name, entry.start, entry.size);
+    // Inflated only up to the size the directory declares, itself bounded by what the
+    // archive justifies.
+    check_alloc(start as u64, u128::from(size), archive_len, max_alloc)?;
+    let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(stored, size as usize)
+        .map_err(|e| {
+            ZIP.at(
+                start,
+                format!("the member {name:?} does not inflate ({:?})", e.status),
+            )
+        })?;
+    if inflated.len() as u64 != size {
+        return Err(ZIP.at(
+            start,
+            format!(
+                "the member {name:?} inflates to {} bytes, not {size}",
+                inflated.len()
+            ),
+        ));
+    }
+    if crc32fast::hash(&inflated) != entry.crc {
+        return Err(crc_error(name, start));
+    }
+    Ok(inflated)
+}
+
+/// Checks a stored member's CRC-32, reading it from `file` at positions, 4 MiB at a time.
+pub(crate) fn check_stored_crc(file: &std::fs::File, entry: &Entry) -> Result<()> {
+    let mut crc = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; (4 << 20).min(entry.size as usize)];
+    let (mut at, end) = (entry.start as u64, entry.start as u64 + entry.size);
+    while at < end {
+        let n = buf.len().min((end - at) as usize);
+        read_exact_at(file, &mut buf[..n], at)?;
+        crc.update(&buf[..n]);
+        at += n as u64;
+    }
+    match crc.finalize() == entry.crc {
+        true => Ok(()),
+        false => Err(crc_error(&entry.name, entry.start)),
+    }
 }
 
 /// A member whose bytes fail its CRC-32.
@@ -360,17 +388,40 @@ impl<W: Write> ZipWriter<W> {
         crc: u32,
         data: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> Result<()> {
+        self.entry(name, (size, size, 0), crc, data)
+    }
+
+    /// Adds a member of `bytes`, deflated (as `numpy.savez_compressed` writes them).
+    pub(crate) fn deflated(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let packed = miniz_oxide::deflate::compress_to_vec(bytes, 6);
+        let sizes = (bytes.len() as u64, packed.len() as u64, 8);
+        self.entry(name, sizes, crc32fast::hash(bytes), |w| {
+            w.write_all(&packed)
+        })
+    }
+
+    /// Adds a member of `size` bytes, `stored` bytes in the archive by `method` (0 stored,
+    /// 8 deflated), written by `data`.
+    fn entry(
+        &mut self,
+        name: &str,
+        (size, stored, method): (u64, u64, u16),
+        crc: u32,
+        data: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<()> {
         let offset = self.written;
-        let big = size >= 0xFFFF_FFFF;
+        let big = size.max(stored) >= 0xFFFF_FFFF;
         let mut local = Vec::with_capacity(30 + name.len() + 20);
         local.extend_from_slice(&LOCAL.to_le_bytes());
         local.extend_from_slice(&(if big { 45u16 } else { 20 }).to_le_bytes());
-        local.extend_from_slice(&[0, 0, 0, 0]); // flags, method: stored
+        local.extend_from_slice(&0u16.to_le_bytes()); // flags
+        local.extend_from_slice(&method.to_le_bytes());
         local.extend_from_slice(&0u16.to_le_bytes()); // time
         local.extend_from_slice(&DOS_DATE.to_le_bytes());
         local.extend_from_slice(&crc.to_le_bytes());
         let small = if big { 0xFFFF_FFFF } else { size as u32 };
-        local.extend_from_slice(&small.to_le_bytes());
+        let small_stored = if big { 0xFFFF_FFFF } else { stored as u32 };
+        local.extend_from_slice(&small_stored.to_le_bytes());
         local.extend_from_slice(&small.to_le_bytes());
         local.extend_from_slice(&(name.len() as u16).to_le_bytes());
         local.extend_from_slice(&(if big { 20u16 } else { 0 }).to_le_bytes());
@@ -379,7 +430,7 @@ impl<W: Write> ZipWriter<W> {
             local.extend_from_slice(&ZIP64_EXTRA.to_le_bytes());
             local.extend_from_slice(&16u16.to_le_bytes());
             local.extend_from_slice(&size.to_le_bytes());
-            local.extend_from_slice(&size.to_le_bytes());
+            local.extend_from_slice(&stored.to_le_bytes());
         }
         self.put(&local)?;
         let mut counted = Counted {
@@ -388,18 +439,18 @@ impl<W: Write> ZipWriter<W> {
         };
         data(&mut counted)?;
         let written = counted.written;
-        if written != size {
+        if written != stored {
             return Err(ZIP.error(format!(
-                "the member {name} was announced as {size} bytes but {written} were written"
+                "the member {name} was announced as {stored} bytes but {written} were written"
             )));
         }
-        self.written += size;
+        self.written += stored;
         // Its central directory record, with zip64 fields for what passes 32 bits.
         let far = offset >= 0xFFFF_FFFF;
         let mut extra = Vec::new();
         if big {
             extra.extend_from_slice(&size.to_le_bytes());
-            extra.extend_from_slice(&size.to_le_bytes());
+            extra.extend_from_slice(&stored.to_le_bytes());
         }
         if far {
             extra.extend_from_slice(&offset.to_le_bytes());
@@ -409,11 +460,12 @@ impl<W: Write> ZipWriter<W> {
         let version: u16 = if big || far { 45 } else { 20 };
         d.extend_from_slice(&version.to_le_bytes()); // made by
         d.extend_from_slice(&version.to_le_bytes()); // needed
-        d.extend_from_slice(&[0, 0, 0, 0]);
+        d.extend_from_slice(&0u16.to_le_bytes()); // flags
+        d.extend_from_slice(&method.to_le_bytes());
         d.extend_from_slice(&0u16.to_le_bytes());
         d.extend_from_slice(&DOS_DATE.to_le_bytes());
         d.extend_from_slice(&crc.to_le_bytes());
-        d.extend_from_slice(&small.to_le_bytes());
+        d.extend_from_slice(&small_stored.to_le_bytes());
         d.extend_from_slice(&small.to_le_bytes());
         d.extend_from_slice(&(name.len() as u16).to_le_bytes());
         let extra_len = if extra.is_empty() { 0 } else { 4 + extra.len() };

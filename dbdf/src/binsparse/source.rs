@@ -19,7 +19,7 @@ use super::{parse_descriptor, parse_kind, Array, Descriptor, Format};
 use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
-use crate::zip::{crc_error, entries, Archive, Entry, FileArchive};
+use crate::zip::{check_stored_crc, crc_error, entries, Archive, Entry, FileArchive};
 use serde_daphne::__private::wire::values::{with_value_type, zeroed_vec};
 use serde_daphne::__private::wire::Element;
 use serde_daphne::__private::wire::Header;
@@ -112,23 +112,7 @@ impl Elements for Member {
 impl Member {
     /// Checks the member's CRC-32 (its `.npy` header and data), reading it at positions.
     fn check_crc(&self) -> Result<()> {
-        let file = &self.file;
-        let mut crc = crc32fast::Hasher::new();
-        let (mut at, end) = (
-            self.entry.start as u64,
-            self.entry.start as u64 + self.entry.size,
-        );
-        let mut buf = vec![0u8; (4 << 20).min(self.entry.size as usize)];
-        while at < end {
-            let n = buf.len().min((end - at) as usize);
-            read_exact_at(file, &mut buf[..n], at)?;
-            crc.update(&buf[..n]);
-            at += n as u64;
-        }
-        match crc.finalize() == self.entry.crc {
-            true => Ok(()),
-            false => Err(crc_error(&self.entry.name, self.entry.start)),
-        }
+        check_stored_crc(&self.file, &self.entry)
     }
 }
 

@@ -54,6 +54,10 @@ pub enum Format {
     Binsparse,
     /// SystemDS binary blocks: a file or directory of part files, with a `.mtd` beside it.
     Systemds,
+    /// scipy's sparse `.npz` (`scipy.sparse.save_npz`): any of its formats in, CSR out.
+    Scipy,
+    /// numpy's `.npz` archive of several arrays (`numpy.savez`): an object per array.
+    Npz,
 }
 
 /// The names of the formats, as the CLI's `--from`/`--to` and Python's `dbdf.convert` take
@@ -66,12 +70,14 @@ const FORMAT_NAMES: &[(&str, Format)] = &[
     ("futhark", Format::Futhark),
     ("binsparse", Format::Binsparse),
     ("systemds", Format::Systemds),
+    ("scipy", Format::Scipy),
+    ("npz", Format::Npz),
     ("matrixmarket", Format::Mtx),
     ("fut", Format::Futhark),
 ];
 
 /// `dbdf`, `mtx` (also `matrixmarket`), `csv`, `npy`, `futhark` (also `fut`), `binsparse`
-/// (`.npz`, `.h5` and `.zarr` alike) or `systemds`, in any case.
+/// (`.npz`, `.h5` and `.zarr` alike), `systemds`, `scipy` or `npz`, in any case.
 impl std::str::FromStr for Format {
     type Err = Error;
 
@@ -88,7 +94,8 @@ impl fmt::Display for Format {
 
 impl Format {
     /// The format a path's extension names; for an input, a SystemDS file is one without a
-    /// known extension but with a `.mtd` beside it.
+    /// known extension but with a `.mtd` beside it, and a `.npz` archive is Binsparse, scipy
+    /// or numpy's by its members ([`crate::npz::Kind`]). A `.npz` output is Binsparse.
     pub fn of_path(path: &Path, input: bool) -> Option<Format> {
         let extension = path
             .extension()
@@ -100,6 +107,11 @@ impl Format {
             Some("csv") => Format::Csv,
             Some("npy") => Format::Npy,
             Some("fut") => Format::Futhark,
+            Some("npz") if input => match crate::npz::Kind::of(path) {
+                Some(crate::npz::Kind::Scipy) => Format::Scipy,
+                Some(crate::npz::Kind::Arrays) => Format::Npz,
+                _ => Format::Binsparse,
+            },
             Some("npz" | "h5" | "hdf5" | "zarr") => Format::Binsparse,
             _ if input && binsparse::is_zarr(path) => Format::Binsparse,
             _ if input && systemds::metadata_path(path).is_file() => Format::Systemds,
@@ -133,6 +145,7 @@ pub struct ConvertOptions {
     pub(crate) keep_blocks: bool,
     pub(crate) systemds_block_size: Option<u32>,
     pub(crate) systemds_parts: Option<usize>,
+    pub(crate) compressed: bool,
     pub(crate) progress: Option<Progress>,
 }
 
@@ -275,6 +288,13 @@ impl ConvertOptions {
     /// SystemDS output: the block size (default 1000, SystemDS's).
     pub fn systemds_block_size(mut self, size: u32) -> Self {
         self.systemds_block_size = Some(size);
+        self
+    }
+
+    /// scipy and numpy `.npz` output: deflated members (`save_npz`'s default,
+    /// `savez_compressed`) instead of stored ones.
+    pub fn compressed(mut self, compressed: bool) -> Self {
+        self.compressed = compressed;
         self
     }
 
@@ -439,5 +459,7 @@ pub fn source(
             mtx::source(path, &read).map_err(fail)?
         }
         Format::Binsparse => Box::new(binsparse::source(path).map_err(fail)?),
+        Format::Scipy => Box::new(crate::scipy::source(path).map_err(fail)?),
+        Format::Npz => Box::new(crate::npz::source(path).map_err(fail)?),
     })
 }

@@ -133,6 +133,18 @@ pub fn convert_from(
             }
             Vec::new()
         }
+        Format::Scipy => {
+            let scipy = crate::scipy::WriteOptions::new().compressed(options.compressed);
+            write_output(output, |w| {
+                pump(crate::scipy::sink(w, &scipy), false).map(drop)
+            })?;
+            Vec::new()
+        }
+        Format::Npz => {
+            let npz = crate::npz::WriteOptions::new().compressed(options.compressed);
+            write_output(output, |w| pump(crate::npz::sink(w, &npz), false).map(drop))?;
+            Vec::new()
+        }
         Format::Systemds => {
             if !to_file {
                 return Err(ConvertError::message(

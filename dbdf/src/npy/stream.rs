@@ -41,6 +41,20 @@ impl NpySource {
         })
     }
 
+    /// The array stored (not deflated) in a zip member of `file` whose `.npy` bytes start at
+    /// `start`, with `header` parsed from them and its data's length checked.
+    pub(crate) fn in_member(file: File, mut header: NpyHeader, start: u64) -> Result<NpySource> {
+        let object = object_header(&header)?;
+        header.data_offset += start as usize;
+        let input_len = file.metadata()?.len();
+        Ok(NpySource {
+            file,
+            header,
+            headers: [object],
+            input_len,
+        })
+    }
+
     fn reader(&self) -> TileReader<'_> {
         let (rows, cols) = self.headers[0].shape();
         TileReader {

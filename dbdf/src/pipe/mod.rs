@@ -173,6 +173,8 @@ pub struct Kept {
     pub binsparse: Option<(&'static str, serde_json::Map<String, serde_json::Value>)>,
     /// The size of a SystemDS input's blocks, rows and columns, when they are kept.
     pub blocks: Option<(u32, u32)>,
+    /// The names of a numpy archive's arrays, one per object.
+    pub names: Vec<String>,
 }
 
 /// What a sink wants of an object.

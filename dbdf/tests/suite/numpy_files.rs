@@ -148,3 +148,236 @@ fn matrices_write_the_bytes_numpy_saves() {
     assert_eq!(npy::to_vec(&m).unwrap(), numpy);
     assert_eq!(npy::from_slice(&numpy).unwrap(), m);
 }
+
+/// The matrix make.py saved in every scipy format.
+fn m() -> Object {
+    let dense = [
+        [1.5, 0.0, 0.0, 2.0, 0.0],
+        [0.0; 5],
+        [0.0, -3.25, 0.0, 0.0, 4.0],
+        [5.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 6.5, 0.0, 0.0],
+        [0.0, 7.0, 0.0, 0.0, -8.0],
+    ];
+    let (mut offsets, mut columns, mut values) = (vec![0], Vec::new(), Vec::new());
+    for row in dense {
+        for (c, &x) in row.iter().enumerate() {
+            if x != 0.0 {
+                columns.push(c);
+                values.push(x);
+            }
+        }
+        offsets.push(values.len());
+    }
+    Object::csr(6, 5, offsets, columns, Values::F64(values)).unwrap()
+}
+
+#[test]
+fn scipy_archives_of_every_format_read_as_the_same_csr_matrix() {
+    let expected = m();
+    for format in [
+        "csr",
+        "csc",
+        "coo",
+        "bsr",
+        "dia",
+        "csr_array",
+        "csr_unsorted",
+    ] {
+        for compressed in ["", "_compressed"] {
+            if format == "csr_unsorted" && !compressed.is_empty() {
+                continue;
+            }
+            let name = format!("scipy_{format}{compressed}.npz");
+            let got = dbdf::scipy::read(data(&name)).unwrap();
+            let mut want = expected.clone();
+            if format == "bsr" {
+                // bsr.tocsr() keeps the zeros stored in its 2 x 1 blocks.
+                assert_eq!(got.entries(), 16, "{name}");
+                assert_eq!(
+                    got.dense_vec::<f64>().unwrap(),
+                    m().dense_vec::<f64>().unwrap()
+                );
+                want = got.clone();
+            }
+            assert_eq!(got, want, "{name}");
+            // Through the pipe: in place for stored CSR, whole otherwise.
+            let mut source = dbdf::scipy::source(data(&name)).unwrap();
+            let in_place = format.starts_with("csr") && compressed.is_empty();
+            assert_eq!(source.reads_in_place(), in_place, "{name}");
+            assert_eq!(crate::pipe::collected(&mut source), [want], "{name}");
+        }
+    }
+    // M.astype(int32): truncated toward zero.
+    let ints = dbdf::scipy::read(data("scipy_csr_i32.npz")).unwrap();
+    let csr = expected.csr_parts::<f64>().unwrap();
+    let truncated = csr.values.iter().map(|&x| x as i32).collect();
+    let want = Object::csr(
+        6,
+        5,
+        csr.row_offsets,
+        csr.col_indices,
+        Values::I32(truncated),
+    );
+    assert_eq!(ints, want.unwrap());
+}
+
+#[test]
+fn a_cell_given_twice_is_refused_not_summed() {
+    let message = dbdf::scipy::read(data("scipy_coo_duplicates.npz"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("the cell (0, 1) is given twice"),
+        "{message}"
+    );
+}
+
+#[test]
+fn csr_archives_write_stored_or_deflated_and_read_back() {
+    // (Each member's bytes against scipy's: python/tests, which reads the zip with numpy.)
+    for options in [
+        dbdf::scipy::WriteOptions::new(),
+        dbdf::scipy::WriteOptions::new().compressed(true),
+    ] {
+        let bytes = dbdf::scipy::to_vec(&m(), &options).unwrap();
+        assert_eq!(dbdf::scipy::from_slice(&bytes).unwrap(), m(), "{options:?}");
+    }
+}
+
+#[test]
+fn numpy_archives_are_an_object_per_array_with_their_names() {
+    let a = Object::dense(2, 3, Values::F64((0..6).map(|k| k as f64 / 4.0).collect())).unwrap();
+    let b = Object::dense(4, 1, Values::I32(vec![-1, 0, 1, 2])).unwrap();
+    let c = Object::frame(expected_records()).unwrap();
+    for name in ["savez.npz", "savez_compressed.npz"] {
+        let arrays = dbdf::npz::read(data(name)).unwrap();
+        let expected = vec![
+            ("a".into(), a.clone()),
+            ("b".into(), b.clone()),
+            ("c".into(), c.clone()),
+        ];
+        assert_eq!(arrays, expected, "{name}");
+        let mut source = dbdf::npz::source(data(name)).unwrap();
+        assert_eq!(
+            crate::pipe::collected(&mut source),
+            [a.clone(), b.clone(), c.clone()],
+            "{name}"
+        );
+        for (k, object) in [&a, &b, &c].into_iter().enumerate() {
+            crate::pipe::same_windows(name, &source, k, object);
+        }
+    }
+    let positional = dbdf::npz::read(data("savez_positional.npz")).unwrap();
+    let names: Vec<&str> = positional.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["arr_0", "arr_1"]);
+    // Written back: the members numpy wrote, stored or deflated.
+    for options in [
+        dbdf::npz::WriteOptions::new(),
+        dbdf::npz::WriteOptions::new().compressed(true),
+    ] {
+        let named = vec![("a".to_string(), a.clone()), ("c".to_string(), c.clone())];
+        let dir = dir("npz_write");
+        let path = dir.join("out.npz");
+        dbdf::npz::write(&path, &named, &options).unwrap();
+        assert_eq!(dbdf::npz::read(&path).unwrap(), named, "{options:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn convert_tells_npz_archives_apart_by_their_members() {
+    use dbdf::convert::{convert, ConvertOptions, Format};
+    let dir = dir("npz_convert");
+    for (name, format) in [("scipy_coo.npz", Format::Scipy), ("savez.npz", Format::Npz)] {
+        assert_eq!(Format::of_path(&data(name), true), Some(format), "{name}");
+    }
+    let binsparse = dir.join("m.bsp.npz");
+    dbdf::binsparse::write(&binsparse, &m()).unwrap();
+    assert_eq!(Format::of_path(&binsparse, true), Some(Format::Binsparse));
+    assert_eq!(
+        Format::of_path(&dir.join("new.npz"), false),
+        Some(Format::Binsparse)
+    );
+    // scipy -> .dbdf -> scipy (compressed) -> .dbdf: the same matrix.
+    let (one, two, back) = (dir.join("1.dbdf"), dir.join("2.npz"), dir.join("3.dbdf"));
+    convert(&data("scipy_dia.npz"), &one, &ConvertOptions::new()).unwrap();
+    let to_scipy = ConvertOptions::new().to(Format::Scipy).compressed(true);
+    convert(&one, &two, &to_scipy).unwrap();
+    convert(&two, &back, &ConvertOptions::new()).unwrap();
+    let read = |p: &std::path::Path| serde_daphne::from_file::<_, Object>(p).unwrap();
+    assert_eq!(read(&back), m());
+    // A .dbdf of several objects to a numpy archive: arr_0, arr_1, ...
+    let several = dir.join("several.dbdf");
+    convert(&data("savez.npz"), &several, &ConvertOptions::new()).unwrap();
+    let out = dir.join("out.npz");
+    convert(&several, &out, &ConvertOptions::new().to(Format::Npz)).unwrap();
+    let names: Vec<String> = dbdf::npz::read(&out)
+        .unwrap()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["arr_0", "arr_1", "arr_2"]);
+    // Between archives, the names stay.
+    let kept = dir.join("kept.npz");
+    convert(
+        &data("savez.npz"),
+        &kept,
+        &ConvertOptions::new().to(Format::Npz),
+    )
+    .unwrap();
+    let names: Vec<String> = dbdf::npz::read(&kept)
+        .unwrap()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn hostile_archives_and_headers_give_errors_never_panics() {
+    // Every file above, truncated and with bytes flipped: each read ends in a value or an
+    // error.
+    let mut tried = 0;
+    for entry in std::fs::read_dir(data("")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut cases: Vec<Vec<u8>> = (0..bytes.len())
+            .step_by(7)
+            .map(|n| bytes[..n].to_vec())
+            .collect();
+        for at in (0..bytes.len()).step_by(5) {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x5a;
+            cases.push(flipped);
+        }
+        for case in cases {
+            let _ = npy::from_slice(&case);
+            let _ = dbdf::npz::from_slice(&case);
+            let _ = dbdf::scipy::from_slice(&case);
+            tried += 1;
+        }
+    }
+    assert!(tried > 1000);
+    // The sources that read in place, from files.
+    let dir = dir("hostile");
+    let path = dir.join("m.npz");
+    for name in ["scipy_csr.npz", "savez.npz"] {
+        let bytes = std::fs::read(data(name)).unwrap();
+        for at in (0..bytes.len()).step_by(3) {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x5a;
+            for case in [&bytes[..at], &flipped[..]] {
+                std::fs::write(&path, case).unwrap();
+                if let Ok(mut source) = dbdf::scipy::source(&path) {
+                    let _ = crate::pipe::try_collected(&mut source);
+                }
+                if let Ok(mut source) = dbdf::npz::source(&path) {
+                    let _ = crate::pipe::try_collected(&mut source);
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -21,10 +21,12 @@ pub struct Args {
     /// The output file, or `-` for standard output (then --to is needed).
     output: PathBuf,
     /// The input format (default: from the extension): dbdf, mtx, csv, npy, futhark,
-    /// binsparse (.npz, .h5 and .zarr alike) or systemds.
+    /// binsparse (.npz, .h5 and .zarr alike), systemds, scipy (scipy.sparse.save_npz) or npz
+    /// (numpy.savez: an object per array). A .npz input is told from its members.
     #[arg(long, value_parser = parse_name::<Format>)]
     from: Option<Format>,
-    /// The output format (default: from the extension), named as for --from.
+    /// The output format (default: from the extension; .npz is Binsparse), named as for
+    /// --from.
     #[arg(long, value_parser = parse_name::<Format>)]
     to: Option<Format>,
     /// The DAPHNE data type of output matrices, dense or csr (default: CSR for coordinate
@@ -95,6 +97,9 @@ pub struct Args {
     /// them (default: one file up to 128 MiB, else one part per 128 MiB).
     #[arg(long)]
     parts: Option<usize>,
+    /// scipy and npz output: deflated members (save_npz's default, savez_compressed).
+    #[arg(long)]
+    compressed: bool,
 }
 
 /// A matrix data type: `dense` or `csr` (frames cannot be asked for).
@@ -135,6 +140,7 @@ impl Args {
             .iso(self.iso)
             .bint8(self.bint8)
             .keep_blocks(self.keep_blocks)
+            .compressed(self.compressed)
             .futhark(
                 futhark::WriteOptions::new()
                     .bools(self.futhark_bool)

@@ -46,7 +46,8 @@ enum Command {
         file: PathBuf,
     },
     /// Convert between .dbdf, .mtx (MatrixMarket), .csv, .npy, .fut (Futhark), Binsparse
-    /// (.bsp.npz, .bsp.h5) and SystemDS binary blocks.
+    /// (.bsp.npz, .bsp.h5, .bsp.zarr), SystemDS binary blocks, scipy sparse .npz and numpy
+    /// .npz archives.
     Convert(convert::Args),
     /// A window (rows A:B, columns C:D) of one object, to any format `convert` writes; only
     /// the blocks and rows the window needs are read.

@@ -1,0 +1,306 @@
+//! numpy's `.npz` archives of several arrays (`numpy.savez`, `numpy.savez_compressed`):
+//! each `.npy` member an object, in the archive's order (matrices; record arrays as frames).
+//!
+//! Names: a `.dbdf` file has no names for its objects, so they are lost there; between
+//! archives (`.npz` to `.npz`) they are kept, and an archive written from objects without
+//! names calls them `arr_0`, `arr_1`, ... as `numpy.savez` calls positional arrays.
+//!
+//! On the pipe, stored members (`numpy.savez`) are read in place, any window at positions in
+//! the archive (each member's CRC-32 checked when the archive is opened); deflated ones are
+//! inflated whole.
+//!
+//! Which kind of `.npz` a file is, is told from its members ([`Kind::of`]): a Binsparse
+//! archive holds `binsparse.npy`, a scipy sparse one `format.npy` and `shape.npy`.
+
+use std::io::Write;
+use std::ops::Range;
+use std::path::Path;
+
+use crate::input::Foreign;
+use crate::npy::{self, NpySource};
+use crate::pipe::{Band, Collect, Held, Kept, Sink, Source, Windows};
+use crate::zip::{check_stored_crc, entries, members, Archive, FileArchive, ZipWriter};
+use serde_daphne::__private::io::write_buffered;
+use serde_daphne::__private::options::Options;
+use serde_daphne::__private::wire::Header;
+use serde_daphne::{Object, Result};
+
+const NPZ: Foreign = Foreign("NumPy .npz");
+
+/// What a `.npz` archive holds, told from its members' names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A Binsparse matrix (`binsparse.npy`).
+    Binsparse,
+    /// A scipy sparse matrix (`format.npy`, `shape.npy`).
+    Scipy,
+    /// Arrays, each an object.
+    Arrays,
+}
+
+impl Kind {
+    /// The kind of the archive at `path` (its central directory read, not its members), or
+    /// `None` for a file that is not a zip archive.
+    pub fn of(path: &Path) -> Option<Kind> {
+        let archive = FileArchive::open(path).ok()?;
+        let entries = entries(&archive).ok()?;
+        let has = |name: &str| entries.iter().any(|e| e.name == name);
+        Some(match () {
+            _ if has("binsparse.npy") => Kind::Binsparse,
+            _ if has("format.npy") && has("shape.npy") => Kind::Scipy,
+            _ => Kind::Arrays,
+        })
+    }
+}
+
+/// How [`write`] lays out the archive.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub(crate) compressed: bool,
+}
+
+impl WriteOptions {
+    /// Stored members, as `numpy.savez` writes them.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Deflated members, as `numpy.savez_compressed` writes them.
+    pub fn compressed(mut self, compressed: bool) -> Self {
+        self.compressed = compressed;
+        self
+    }
+}
+
+/// Reads every array of the archive at `path`, with its name (the member's, without
+/// `.npy`).
+///
+/// # Errors
+/// As [`from_slice`]; I/O errors.
+pub fn read(path: impl AsRef<Path>) -> Result<Vec<(String, Object)>> {
+    from_slice(&std::fs::read(path)?)
+}
+
+/// Reads every array of an archive in memory.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed archive or a member that is not
+/// a numeric `.npy` array (named), with the byte offset where the member is stored.
+pub fn from_slice(bytes: &[u8]) -> Result<Vec<(String, Object)>> {
+    // Deflated members may inflate to the default allocation limit beyond the archive.
+    let members = members(bytes, Options::new().max_alloc)?;
+    if members.is_empty() {
+        return Err(NPZ.error("the archive holds no arrays"));
+    }
+    members
+        .iter()
+        .map(|m| {
+            let name = array_name(&m.name)?;
+            let object = npy::from_slice(&m.data).map_err(|e| {
+                let e = NPZ.error(format!("{name}: {}", e.without_offset()));
+                match m.offset {
+                    Some(at) => e.shifted(at),
+                    None => e,
+                }
+            })?;
+            Ok((name, object))
+        })
+        .collect()
+}
+
+fn array_name(member: &str) -> Result<String> {
+    member
+        .strip_suffix(".npy")
+        .map(str::to_owned)
+        .ok_or_else(|| NPZ.error(format!("the member {member:?} is not a .npy array")))
+}
+
+/// The archive at `path` as a source of the pipe: an object per member, in order.
+///
+/// # Errors
+/// As [`read`], for what opening finds (members' headers and CRC-32s).
+pub fn source(path: impl AsRef<Path>) -> Result<NpzSource> {
+    NpzSource::open(path.as_ref())
+}
+
+/// The arrays of a numpy archive: stored members read in place, deflated ones held.
+pub struct NpzSource {
+    arrays: Vec<Member>,
+    headers: Vec<Header>,
+    names: Vec<String>,
+    input_len: u64,
+}
+
+enum Member {
+    InPlace(NpySource),
+    Held(Held),
+}
+
+impl NpzSource {
+    /// Opens the archive at `path` (see [`source`]).
+    ///
+    /// # Errors
+    /// As [`read`].
+    pub fn open(path: &Path) -> Result<NpzSource> {
+        let archive = FileArchive::open(path)?;
+        let input_len = archive.len() as u64;
+        let mut arrays = Vec::new();
+        let mut names = Vec::new();
+        for entry in entries(&archive)? {
+            let name = array_name(&entry.name)?;
+            let member = match entry.method {
+                0 => {
+                    check_stored_crc(&archive.file, &entry)?;
+                    let head = archive
+                        .read(entry.start, (entry.size as usize).min(64 << 10))
+                        .ok_or_else(|| NPZ.at(entry.start, "a member runs past the archive"))?;
+                    let header = npy::parse_header(&head).map_err(|e| e.shifted(entry.start))?;
+                    header.check_data_len(entry.size - header.data_offset as u64)?;
+                    let file = archive.file.try_clone()?;
+                    Member::InPlace(NpySource::in_member(file, header, entry.start as u64)?)
+                }
+                _ => {
+                    let bytes = archive
+                        .read(entry.start, entry.compressed as usize)
+                        .ok_or_else(|| NPZ.at(entry.start, "a member runs past the archive"))?;
+                    let limit = (input_len, Options::new().max_alloc);
+                    let inflated = crate::zip::inflate(&entry, &bytes, limit)?;
+                    let object = npy::from_slice(&inflated)
+                        .map_err(|e| NPZ.error(format!("{name}: {}", e.without_offset())))?;
+                    Member::Held(Held::new(vec![object], 0, Kept::default())?)
+                }
+            };
+            arrays.push(member);
+            names.push(name);
+        }
+        if arrays.is_empty() {
+            return Err(NPZ.error("the archive holds no arrays"));
+        }
+        let headers = arrays
+            .iter()
+            .map(|m| m.source().headers()[0].clone())
+            .collect();
+        Ok(NpzSource {
+            arrays,
+            headers,
+            names,
+            input_len,
+        })
+    }
+}
+
+impl Member {
+    fn source(&self) -> &dyn Source {
+        match self {
+            Member::InPlace(s) => s,
+            Member::Held(s) => s,
+        }
+    }
+
+    fn source_mut(&mut self) -> &mut dyn Source {
+        match self {
+            Member::InPlace(s) => s,
+            Member::Held(s) => s,
+        }
+    }
+}
+
+impl Source for NpzSource {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    fn for_each_band(
+        &mut self,
+        index: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        self.arrays[index]
+            .source_mut()
+            .for_each_band(0, multiple, each)
+    }
+
+    fn windows(&self) -> Option<&dyn Windows> {
+        Some(self)
+    }
+
+    fn input_len(&self) -> u64 {
+        self.input_len
+    }
+
+    fn kept(&self) -> Kept {
+        Kept {
+            names: self.names.clone(),
+            ..Kept::default()
+        }
+    }
+}
+
+impl Windows for NpzSource {
+    fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        let windows = self.arrays[index]
+            .source()
+            .windows()
+            .expect("npy and held sources have windows");
+        windows.window(0, rows, cols)
+    }
+}
+
+/// Writes named objects as a `.npz` archive, atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write(
+    path: impl AsRef<Path>,
+    objects: &[(String, Object)],
+    options: &WriteOptions,
+) -> Result<()> {
+    write_buffered(path.as_ref(), |out| to_writer(out, objects, options))
+}
+
+/// Writes named objects as a `.npz` archive: each a `.npy` member (see [`npy::to_writer`])
+/// named `NAME.npy`, stored or deflated.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::InvalidValue`] for a name given twice; I/O errors.
+pub fn to_writer<W: Write>(
+    out: W,
+    objects: &[(String, Object)],
+    options: &WriteOptions,
+) -> Result<()> {
+    let mut zip = ZipWriter::new(out);
+    for (k, (name, object)) in objects.iter().enumerate() {
+        if objects[..k].iter().any(|(other, _)| other == name) {
+            return Err(serde_daphne::Error::invalid(format!(
+                "the name {name:?} is given to two arrays"
+            )));
+        }
+        let bytes = npy::to_vec(object)?;
+        let member = format!("{name}.npy");
+        match options.compressed {
+            true => zip.deflated(&member, &bytes)?,
+            false => zip.member(&member, &[&bytes])?,
+        }
+    }
+    zip.finish()?;
+    Ok(())
+}
+
+/// A sink of the pipe writing every object to an archive at `out`: named as the input's
+/// arrays were where it was an archive of as many, else `arr_0`, `arr_1`, ... (held whole:
+/// a member's size comes before its bytes).
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn Sink + 'w> {
+    let options = options.clone();
+    Box::new(Collect::new(
+        None,
+        Box::new(move |objects: Vec<Object>, kept: Kept| {
+            let named = match kept.names.len() == objects.len() {
+                true => kept.names.into_iter().zip(objects).collect::<Vec<_>>(),
+                false => (0..).map(|k| format!("arr_{k}")).zip(objects).collect(),
+            };
+            to_writer(out, &named, &options)?;
+            Ok(Vec::new())
+        }),
+    ))
+}

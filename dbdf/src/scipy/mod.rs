@@ -1,0 +1,425 @@
+//! scipy's sparse `.npz` files, as `scipy.sparse.save_npz` writes them: a zip of `.npy`
+//! arrays, `format` (`csr`, `csc`, `coo`, `bsr` or `dia`), `shape`, `data` and the format's
+//! index arrays (`indptr` and `indices`; `row` and `col`; `offsets`).
+//!
+//! Every format reads into a CSR matrix with the same values: rows whose columns are out of
+//! order are sorted (scipy allows them), a BSR matrix's blocks keep their stored zeros (as
+//! `bsr.tocsr()` does), a DIA matrix's stored zeros and the parts of its diagonals outside
+//! the matrix are dropped (as `dia.tocsr()` does). **A cell given twice is refused**, naming
+//! it: scipy keeps duplicates until `sum_duplicates()`, whose sums depend on its order of
+//! addition, so summing them here could differ from scipy in the last bit.
+//!
+//! Written as `save_npz` writes a CSR matrix (members `indices`, `indptr`, `format`,
+//! `shape`, `data`; 32-bit indices where they fit, as scipy chooses), stored or deflated
+//! ([`WriteOptions::compressed`]); `scipy.sparse.load_npz` reads it back exactly.
+//!
+//! On the pipe ([`source`]), a stored CSR archive is read in place, a band of rows at a
+//! time; other formats and deflated members are read whole.
+
+mod source;
+
+use std::io::Write;
+use std::path::Path;
+
+pub use source::ScipySource;
+
+use crate::input::Foreign;
+use crate::npy;
+use crate::pipe::Sink;
+use crate::zip::{members, ZipWriter};
+use serde_daphne::__private::io::write_buffered;
+use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
+use serde_daphne::__private::options::Options;
+use serde_daphne::__private::wire::values::{with_value_type, with_values};
+use serde_daphne::__private::wire::{Element, ValueType, Values};
+use serde_daphne::{DataType, Object, Result};
+
+pub(crate) const SCIPY: Foreign = Foreign("scipy sparse .npz");
+
+/// How [`write`] lays out the archive: stored members (`save_npz(..., compressed=False)`)
+/// or deflated ones (`save_npz`'s default), as for numpy's archives.
+pub use crate::npz::WriteOptions;
+
+/// Reads the scipy sparse `.npz` file at `path` as a CSR matrix (see the module's
+/// description).
+///
+/// # Errors
+/// As [`from_slice`]; I/O errors.
+pub fn read(path: impl AsRef<Path>) -> Result<Object> {
+    from_slice(&std::fs::read(path)?)
+}
+
+/// Reads a scipy sparse `.npz` archive in memory as a CSR matrix.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed archive or array, an unknown
+/// format, an index out of range, or a cell given twice (with its row and column).
+pub fn from_slice(bytes: &[u8]) -> Result<Object> {
+    // Deflated members may inflate to the default allocation limit beyond the archive.
+    let members = members(bytes, Options::new().max_alloc)?;
+    let array = |name: &str| -> Result<npy::Array<'_>> {
+        let member = members
+            .iter()
+            .find(|m| m.name == format!("{name}.npy"))
+            .ok_or_else(|| SCIPY.error(format!("the archive has no {name}.npy")))?;
+        npy::parse(&member.data)
+            .map_err(|e| SCIPY.error(format!("{name}.npy: {}", e.without_offset())))
+    };
+    let format = array("format")?.string()?;
+    let shape = indices(&array("shape")?, u64::MAX, "shape")?;
+    let (rows, cols) = match shape[..] {
+        [n] => (n as u64, 1),
+        [r, c] => (r as u64, c as u64),
+        _ => return Err(SCIPY.error(format!("a shape of {} dimensions", shape.len()))),
+    };
+    let data = array("data")?;
+    let values = data.values()?;
+    let (r, c) = (rows as usize, cols as usize);
+    let entries = match format.as_str() {
+        "csr" | "csc" => {
+            let (major, minor) = if format == "csr" { (r, c) } else { (c, r) };
+            let indptr = indices(&array("indptr")?, values.len() as u64 + 1, "indptr")?;
+            let index = indices(&array("indices")?, minor as u64, "indices")?;
+            check_pointers(&indptr, major, index.len().min(values.len()))?;
+            Entries::Compressed {
+                indptr,
+                index,
+                by_rows: format == "csr",
+            }
+        }
+        "coo" => {
+            let (row, col) = match array("coords") {
+                Ok(coords) => {
+                    let flat = indices(&coords, rows.max(cols), "coords")?;
+                    let n = flat.len() / shape.len().max(1);
+                    match shape.len() {
+                        1 => (flat, vec![0; n]),
+                        _ => (flat[..n].to_vec(), flat[n..].to_vec()),
+                    }
+                }
+                Err(_) => (
+                    indices(&array("row")?, rows, "row")?,
+                    indices(&array("col")?, cols, "col")?,
+                ),
+            };
+            Entries::Coordinates { row, col }
+        }
+        "bsr" => {
+            let (blocks, br, bc) = match data.shape[..] {
+                [n, br, bc] if br > 0 && bc > 0 => (n as usize, br as usize, bc as usize),
+                _ => return Err(SCIPY.error("a BSR matrix's data is not (blocks, R, C)")),
+            };
+            if r % br != 0 || c % bc != 0 {
+                return Err(SCIPY.error(format!("{br} x {bc} blocks do not tile {r} x {c}")));
+            }
+            let indptr = indices(&array("indptr")?, blocks as u64 + 1, "indptr")?;
+            let index = indices(&array("indices")?, (c / bc) as u64, "indices")?;
+            check_pointers(&indptr, r / br, blocks.min(index.len()))?;
+            Entries::Blocks {
+                indptr,
+                index,
+                block: (br, bc),
+            }
+        }
+        "dia" => {
+            let offsets: Vec<i64> = ints(&array("offsets")?.values()?, "offsets")?
+                .into_iter()
+                .map(|x| i64::try_from(x).unwrap_or(i64::MAX))
+                .collect();
+            let width = match data.shape[..] {
+                [n, w] if n as usize == offsets.len() => w as usize,
+                _ => return Err(SCIPY.error("a DIA matrix's data is not (offsets, length)")),
+            };
+            Entries::Diagonals { offsets, width }
+        }
+        other => return Err(SCIPY.error(format!("the unknown sparse format {other:?}"))),
+    };
+    with_values!(&values, v => entries.to_csr(rows, cols, v))
+}
+
+/// A sparse matrix's stored entries as its format holds them.
+enum Entries {
+    Compressed {
+        indptr: Vec<usize>,
+        index: Vec<usize>,
+        by_rows: bool,
+    },
+    Coordinates {
+        row: Vec<usize>,
+        col: Vec<usize>,
+    },
+    Blocks {
+        indptr: Vec<usize>,
+        index: Vec<usize>,
+        block: (usize, usize),
+    },
+    Diagonals {
+        offsets: Vec<i64>,
+        width: usize,
+    },
+}
+
+impl Entries {
+    /// Calls `f(row, col, k)` for each stored entry `k` of `data` (in any order).
+    fn for_each(&self, (rows, cols): (usize, usize), mut f: impl FnMut(usize, usize, usize)) {
+        match self {
+            Entries::Compressed {
+                indptr,
+                index,
+                by_rows,
+            } => {
+                for (major, w) in indptr.windows(2).enumerate() {
+                    for (k, &minor) in (w[0]..).zip(&index[w[0]..w[1]]) {
+                        match by_rows {
+                            true => f(major, minor, k),
+                            false => f(minor, major, k),
+                        }
+                    }
+                }
+            }
+            Entries::Coordinates { row, col } => {
+                (0..row.len()).for_each(|k| f(row[k], col[k], k));
+            }
+            Entries::Blocks {
+                indptr,
+                index,
+                block: (br, bc),
+            } => {
+                for (block_row, w) in indptr.windows(2).enumerate() {
+                    for (k, &block_col) in (w[0]..).zip(&index[w[0]..w[1]]) {
+                        for i in 0..*br {
+                            for j in 0..*bc {
+                                f(
+                                    block_row * br + i,
+                                    block_col * bc + j,
+                                    (k * br + i) * bc + j,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            Entries::Diagonals { offsets, width } => {
+                for (d, &offset) in offsets.iter().enumerate() {
+                    for col in 0..(*width).min(cols) {
+                        let row = col as i64 - offset;
+                        if (0..rows as i64).contains(&row) {
+                            f(row as usize, col, d * width + col);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The CSR matrix of the entries of `data`, rows sorted, a cell given twice refused.
+    fn to_csr<T: Element>(&self, rows: u64, cols: u64, data: &[T]) -> Result<Object> {
+        let (r, c) = (rows as usize, cols as usize);
+        let expected = match self {
+            Entries::Compressed { indptr, .. } => indptr.last().copied().unwrap_or(0),
+            Entries::Coordinates { row, col } => row.len().max(col.len()),
+            Entries::Blocks { indptr, block, .. } => {
+                indptr.last().copied().unwrap_or(0) * block.0 * block.1
+            }
+            Entries::Diagonals { offsets, width } => offsets.len() * width,
+        };
+        if let Entries::Coordinates { row, col } = self {
+            if row.len() != col.len() {
+                return Err(SCIPY.error(format!("{} rows but {} columns", row.len(), col.len())));
+            }
+        }
+        if expected != data.len() {
+            return Err(SCIPY.error(format!(
+                "the index arrays give {expected} values, data has {}",
+                data.len()
+            )));
+        }
+        // DIA's stored zeros are not entries (scipy drops them too).
+        let keep = |k: usize| !matches!(self, Entries::Diagonals { .. }) || !data[k].is_zero();
+        let mut counts = RowCounts::new(r)?;
+        self.for_each((r, c), |row, _, k| {
+            if keep(k) {
+                counts.add(row)
+            }
+        });
+        let mut fill = CsrFill::new(counts.into_offsets())?;
+        self.for_each((r, c), |row, col, k| {
+            if keep(k) {
+                fill.push(row, col, data[k]);
+            }
+        });
+        let (offsets, columns, values) = fill
+            .finish()
+            .ok_or_else(|| SCIPY.error("the entries did not add up"))?;
+        check_unique(&offsets, &columns, 0)?;
+        Object::csr(rows, cols, offsets, columns, T::into_values(values))
+    }
+}
+
+/// Refuses a cell given twice: the first, by row and column (from 0; the rows of `offsets`
+/// start at row `first`).
+pub(crate) fn check_unique(offsets: &[usize], columns: &[usize], first: usize) -> Result<()> {
+    for (row, w) in (first..).zip(offsets.windows(2)) {
+        if let Some(p) = columns[w[0]..w[1]].windows(2).find(|p| p[0] == p[1]) {
+            return Err(SCIPY.error(format!(
+                "the cell ({row}, {}) is given twice (scipy keeps duplicates until \
+                 sum_duplicates(); call it before save_npz)",
+                p[0]
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Pointers into `len` entries for `major` rows (or columns): `major + 1` of them, from 0,
+/// never decreasing, the last `len`.
+fn check_pointers(indptr: &[usize], major: usize, len: usize) -> Result<()> {
+    let ok = indptr.len() == major + 1
+        && indptr.first() == Some(&0)
+        && indptr.windows(2).all(|w| w[0] <= w[1])
+        && indptr.last() == Some(&len);
+    match ok {
+        true => Ok(()),
+        false => Err(SCIPY.error(format!(
+            "indptr is not {} non-decreasing pointers from 0 to {len}",
+            major + 1
+        ))),
+    }
+}
+
+/// An integer array's elements as `usize`, each below `bound`.
+pub(crate) fn indices(array: &npy::Array<'_>, bound: u64, what: &str) -> Result<Vec<usize>> {
+    ints(&array.values()?, what)?
+        .into_iter()
+        .enumerate()
+        .map(|(k, x)| match x >= 0 && x < i128::from(bound) {
+            true => Ok(x as usize),
+            false => Err(SCIPY.error(format!(
+                "{what}[{k}] = {x} is out of range (0 to {})",
+                i128::from(bound) - 1
+            ))),
+        })
+        .collect()
+}
+
+/// An integer array's elements.
+fn ints(values: &Values, what: &str) -> Result<Vec<i128>> {
+    if matches!(values.value_type(), ValueType::F32 | ValueType::F64) {
+        return Err(SCIPY.error(format!(
+            "{what} holds {} values, not integers",
+            values.value_type()
+        )));
+    }
+    let int = |x: serde_daphne::Value| {
+        x.to::<i64>()
+            .map(i128::from)
+            .or_else(|| x.to::<u64>().map(i128::from))
+            .unwrap_or(-1)
+    };
+    Ok(with_values!(values, v => v.iter().map(|&x| int(x.into_value())).collect()))
+}
+
+/// The archive at `path` as a source of the pipe: a stored CSR matrix in place, others whole.
+///
+/// # Errors
+/// As [`read`].
+pub fn source(path: impl AsRef<Path>) -> Result<ScipySource> {
+    ScipySource::open(path.as_ref())
+}
+
+/// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix, atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    write_buffered(path.as_ref(), |out| to_writer(out, object, options))
+}
+
+/// [`to_writer`] into a new vector.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    to_writer(&mut out, object, options)?;
+    Ok(out)
+}
+
+/// Writes a matrix (its non-zeros, for a dense one) as a scipy CSR `.npz` archive.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::NotConvertible`] for a frame; I/O errors.
+pub fn to_writer<W: Write>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
+    if object.data_type() == DataType::Frame {
+        return Err(SCIPY.cannot_hold(
+            "a Frame",
+            "a sparse matrix has one dtype; convert each column on its own",
+        ));
+    }
+    let (rows, cols) = object.shape();
+    let vt = object
+        .header()
+        .matrix_value_type()
+        .unwrap_or(ValueType::F64);
+    let (offsets, columns, values) = with_value_type!(vt, T => {
+        let parts = object.csr_parts::<T>()?;
+        (parts.row_offsets, parts.col_indices, T::into_values(parts.values))
+    });
+    let mut zip = ZipWriter::new(out);
+    // scipy's choice: 32-bit indices while the columns and the entries fit.
+    let narrow = cols <= i32::MAX as u64 && (values.len() as u64) <= i32::MAX as u64;
+    let index_array = |name: &str, v: &[usize]| -> Result<(String, Vec<u8>)> {
+        let mut bytes = Vec::new();
+        let descr = if narrow { "<i4" } else { "<i8" };
+        npy::write_header(&mut bytes, descr, &[v.len() as u64])?;
+        for &x in v {
+            match narrow {
+                true => bytes.extend_from_slice(&(x as i32).to_le_bytes()),
+                false => bytes.extend_from_slice(&(x as i64).to_le_bytes()),
+            }
+        }
+        Ok((format!("{name}.npy"), bytes))
+    };
+    let mut format = Vec::new();
+    npy::write_header(&mut format, "|S3", &[])?;
+    format.extend_from_slice(b"csr");
+    let mut shape = Vec::new();
+    npy::write_header(&mut shape, "<i8", &[2])?;
+    shape.extend_from_slice(&(rows as i64).to_le_bytes());
+    shape.extend_from_slice(&(cols as i64).to_le_bytes());
+    let mut data = Vec::new();
+    npy::write_header(
+        &mut data,
+        npy::descr(values.value_type()),
+        &[values.len() as u64],
+    )?;
+    data.extend_from_slice(&values.le_bytes());
+    let members = [
+        index_array("indices", &columns)?,
+        index_array("indptr", &offsets)?,
+        ("format.npy".to_string(), format),
+        ("shape.npy".to_string(), shape),
+        ("data.npy".to_string(), data),
+    ];
+    for (name, bytes) in &members {
+        match options.compressed {
+            true => zip.deflated(name, bytes)?,
+            false => zip.member(name, &[bytes])?,
+        }
+    }
+    zip.finish()?;
+    Ok(())
+}
+
+/// A sink of the pipe writing one matrix as a scipy CSR archive to `out` (held whole: the
+/// arrays come before the values they index).
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn Sink + 'w> {
+    let options = options.clone();
+    Box::new(crate::pipe::Collect::new(
+        Some("a scipy sparse .npz"),
+        Box::new(move |objects, _| {
+            to_writer(out, &objects[0], &options)?;
+            Ok(Vec::new())
+        }),
+    ))
+}
