@@ -66,7 +66,37 @@ def item(obj: Any) -> tuple:
             "a list or tuple inside the objects to save: pass numpy.asarray(...) for a nested "
             "list of numbers"
         )
-    return _dense_item(np.asarray(obj))
+    array = np.asarray(obj)
+    if array.dtype.names is not None:
+        return _frame_item(record_columns(array))
+    return _dense_item(array)
+
+
+def record_columns(array: np.ndarray) -> dict:
+    """A record array's fields as a frame's columns (a record per row)."""
+    if array.ndim > 1:
+        raise ValueError(
+            f"a {array.ndim}-D record array: a frame is 1-D, a record per row"
+        )
+    array = array.reshape(-1)
+    columns = {}
+    for name in array.dtype.names:
+        field = array.dtype.fields[name][0]
+        if field.names is not None:
+            raise TypeError(f"the field {name!r} is a nested record (frames have flat columns)")
+        if field.subdtype is not None:
+            raise TypeError(f"the field {name!r} holds an array in each record")
+        columns[name] = np.ascontiguousarray(array[name])
+    return columns
+
+
+def records(frame: dict) -> np.ndarray:
+    """A frame's columns as a packed record array, a field per column."""
+    rows = len(next(iter(frame.values()))) if frame else 0
+    out = np.empty(rows, dtype=[(label, column.dtype) for label, column in frame.items()])
+    for label, column in frame.items():
+        out[label] = column
+    return out
 
 
 def items(obj: Any) -> list:
@@ -123,8 +153,9 @@ def _frame_item(columns: dict) -> tuple:
     return ("frame", labels, typed)
 
 
-def wrap(raw: tuple, as_pandas: bool = False) -> Any:
-    """A decoded object as numpy, scipy or pandas values."""
+def wrap(raw: tuple, as_pandas: bool = False, as_records: bool = False) -> Any:
+    """A decoded object as numpy, scipy or pandas values (frames as record arrays with
+    ``as_records``)."""
     kind = raw[0]
     if kind == "dense":
         return raw[1]
@@ -137,6 +168,8 @@ def wrap(raw: tuple, as_pandas: bool = False) -> Any:
         return csr_array((data, indices, indptr), shape=shape, copy=False)
     _, labels, columns = raw
     frame = dict(zip(labels, columns))
+    if as_records:
+        return records(frame)
     if as_pandas:
         import pandas
 

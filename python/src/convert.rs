@@ -63,6 +63,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
             "keep_blocks" => options.keep_blocks(flag()?),
             "systemds_block_size" => options.systemds_block_size(value.extract()?),
             "systemds_parts" => options.systemds_parts(value.extract()?),
+            "compressed" => options.compressed(flag()?),
             "futhark_bool" => {
                 futhark_options = futhark_options.bools(flag()?);
                 options

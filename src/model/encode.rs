@@ -242,6 +242,17 @@ impl Analyser {
         self.nnz >= self.stop_at
     }
 
+    /// Takes the source's count of non-zeros, where that is all the choice needs (no
+    /// narrowing).
+    fn know_nnz(&mut self, nnz: Option<u64>) -> bool {
+        if let (None, Some(nnz)) = (&self.narrower, nnz) {
+            self.nnz = nnz;
+            self.stop_at = 0;
+            return true;
+        }
+        false
+    }
+
     /// Takes the source's word for whether a cell is non-zero, where that is all the choice
     /// needs (no narrowing, and one non-zero decides).
     fn know_nonzero(&mut self, nonzero: Option<bool>) {
@@ -497,6 +508,12 @@ pub trait RowBands<T> {
         None
     }
 
+    /// How many cells are non-zero, where the source counted them more cheaply than a pass
+    /// over the bands (the rows written are counted again and must agree).
+    fn nnz(&self) -> Option<u64> {
+        None
+    }
+
     /// Calls `each` with each band in order, until it returns `false`.
     ///
     /// # Errors
@@ -519,28 +536,42 @@ pub(crate) fn write_block_in_bands<T: Element, W: Write>(
 ) -> Result<()> {
     let mut analyser = Analyser::new(place, T::VALUE_TYPE, bands.dense(), options);
     analyser.know_nonzero(bands.nonzero());
+    let counted = analyser.know_nnz(bands.nnz());
     if !analyser.done() {
         bands.for_each_band(&mut |band| {
             analyser.observe(band, whole(band));
             Ok(!analyser.done())
         })?;
     }
-    let started = Started::start(sink, place, analyser.finish(), options)?;
-    if started.block_type == BlockType::Empty {
+    let analysis = analyser.finish();
+    let declared = analysis.nnz;
+    let started = Started::start(sink, place, analysis, options)?;
+    if started.block_type == BlockType::Empty && !counted {
         return Ok(());
     }
     let changed = || Error::invalid("the source's rows changed while it was written");
-    let mut first = 0u64;
+    let (mut first, mut nnz) = (0u64, 0u64);
     bands.for_each_band(&mut |band| {
         let end = first + band.rows as u64;
         if band.cols as u64 != u64::from(place.cols) || end > u64::from(place.rows) {
             return Err(changed());
         }
-        started.rows(sink, band, whole(band), first as u32)?;
+        if counted {
+            // The source's count is checked against the rows it gives.
+            nnz += match band.stored_run(whole(band)) {
+                Some(run) => count_nonzero(run) as u64,
+                None => (0..band.rows)
+                    .map(|r| band.row(r, 0, band.cols).nnz() as u64)
+                    .sum(),
+            };
+        }
+        if started.block_type != BlockType::Empty {
+            started.rows(sink, band, whole(band), first as u32)?;
+        }
         first = end;
         Ok(true)
     })?;
-    match first == u64::from(place.rows) {
+    match first == u64::from(place.rows) && (!counted || nnz == declared) {
         true => Ok(()),
         false => Err(changed()),
     }
@@ -557,153 +588,5 @@ fn whole<T>(matrix: &MatrixRef<'_, T>) -> BlockPlace {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    /// A matrix handed out in bands of `height` rows, dense or as CSR arrays.
-    #[derive(Clone)]
-    struct Bands {
-        data: Vec<f64>,
-        cols: usize,
-        height: usize,
-        csr: bool,
-    }
-
-    impl RowBands<f64> for Bands {
-        fn dense(&self) -> bool {
-            !self.csr
-        }
-
-        fn for_each_band(
-            &mut self,
-            each: &mut dyn FnMut(&MatrixRef<'_, f64>) -> Result<bool>,
-        ) -> Result<()> {
-            for band in self.data.chunks(self.height * self.cols) {
-                let rows = band.len() / self.cols;
-                let (mut offsets, mut cols, mut values) = (vec![0], Vec::new(), Vec::new());
-                for row in band.chunks(self.cols) {
-                    for (c, &x) in row.iter().enumerate().filter(|(_, x)| **x != 0.0) {
-                        cols.push(c);
-                        values.push(x);
-                    }
-                    offsets.push(values.len());
-                }
-                let layout = match self.csr {
-                    true => Layout::Csr {
-                        row_offsets: &offsets,
-                        col_indices: &cols,
-                        values: &values,
-                    },
-                    false => Layout::Dense(band),
-                };
-                let matrix = MatrixRef {
-                    rows,
-                    cols: self.cols,
-                    layout,
-                };
-                if !each(&matrix)? {
-                    break;
-                }
-            }
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn a_block_written_from_bands_is_the_block_written_whole() {
-        let (rows, cols) = (11, 7);
-        let sparse: Vec<f64> = (0..rows * cols)
-            .map(|i| if i % 9 == 2 { i as f64 * 0.5 } else { 0.0 })
-            .collect();
-        let dense: Vec<f64> = (0..rows * cols).map(|i| i as f64 - 3.0).collect();
-        let fractions: Vec<f64> = (0..rows * cols).map(|i| i as f64 + 0.1).collect();
-        let place = BlockPlace {
-            row: 0,
-            col: 0,
-            rows: rows as u32,
-            cols: cols as u32,
-        };
-        let policies = [
-            BlockPolicy::Auto,
-            BlockPolicy::Smallest,
-            BlockPolicy::Dense,
-            BlockPolicy::Sparse,
-            BlockPolicy::UltraSparse,
-        ];
-        for data in [&sparse, &dense, &fractions, &vec![0.0; rows * cols]] {
-            for policy in policies {
-                for narrow in [false, true] {
-                    let options = Options::new().block_policy(policy).narrow(narrow);
-                    for csr in [false, true] {
-                        let mut whole = Bands {
-                            data: data.clone(),
-                            cols,
-                            height: rows,
-                            csr,
-                        };
-                        let mut expected = Sink::new(Vec::new());
-                        whole
-                            .for_each_band(&mut |m| {
-                                write_block(&mut expected, m, place, (0, 0), &options)?;
-                                Ok(true)
-                            })
-                            .unwrap();
-                        let expected = expected.finish().unwrap();
-                        for height in [1, 3, rows] {
-                            let mut bands = Bands {
-                                height,
-                                ..whole.clone()
-                            };
-                            let mut got = Sink::new(Vec::new());
-                            write_block_in_bands(&mut got, place, &mut bands, &options).unwrap();
-                            assert_eq!(
-                                got.finish().unwrap(),
-                                expected,
-                                "{policy:?} narrow {narrow} csr {csr} bands of {height}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn tiles_cover_in_row_major_order() {
-        let all: Vec<_> = places(3, 5, (2, 2))
-            .map(|p| (p.row, p.col, p.rows, p.cols))
-            .collect();
-        assert_eq!(
-            all,
-            vec![
-                (0, 0, 2, 2),
-                (0, 2, 2, 2),
-                (0, 4, 2, 1),
-                (2, 0, 1, 2),
-                (2, 2, 1, 2),
-                (2, 4, 1, 1)
-            ]
-        );
-        let big: Vec<_> = places(0, 5_000_000_000, (1, u64::from(u32::MAX)))
-            .map(|p| (p.col, p.cols))
-            .collect();
-        assert_eq!(big, vec![(0, u32::MAX), (4_294_967_295, 705_032_705)]);
-    }
-
-    #[test]
-    fn dense_wins_once_sparse_forms_are_no_smaller() {
-        let place = BlockPlace {
-            row: 0,
-            col: 0,
-            rows: 10,
-            cols: 10,
-        };
-        let at = dense_wins_at(place, ValueType::F64);
-        let len = |bt, n| block_len(bt, 10, 10, n, ValueType::F64).unwrap();
-        assert!(len(BlockType::Sparse, at) >= len(BlockType::Dense, 0));
-        assert!(len(BlockType::UltraSparse, at) >= len(BlockType::Dense, 0));
-        assert!(
-            len(BlockType::Sparse, at - 1) < len(BlockType::Dense, 0)
-                || len(BlockType::UltraSparse, at - 1) < len(BlockType::Dense, 0)
-        );
-    }
-}
+#[path = "encode_tests.rs"]
+mod tests;

@@ -397,7 +397,7 @@ pub fn read_le<T: Element>(bytes: &[u8]) -> T {
 
 /// How many of `values` are not zero (not all bits zero). Counted on the raw bits with
 /// shifts and adds that vectorise on every x86-64, since zero means all bits zero.
-pub(crate) fn count_nonzero<T: Element>(values: &[T]) -> usize {
+pub fn count_nonzero<T: Element>(values: &[T]) -> usize {
     macro_rules! count {
         ($u:ty) => {{
             let words: &[$u] = bytemuck::cast_slice(values);

@@ -287,7 +287,18 @@ impl Sink for DbdfSink {
                         Ok(true)
                     }))
                 } else {
-                    with_value_type!(vt, T => writer.write_untiled::<T>(&mut PieceBands { pieces, dense: bands_dense }))
+                    // A CSR source may count its non-zeros without building bands: then the
+                    // block is written in one pass over them.
+                    let nnz = match bands_dense {
+                        true => None,
+                        false => pieces.count_nonzero()?,
+                    };
+                    let mut bands = PieceBands {
+                        pieces,
+                        dense: bands_dense,
+                        nnz,
+                    };
+                    with_value_type!(vt, T => writer.write_untiled::<T>(&mut bands))
                 }
             }
         }
@@ -347,6 +358,8 @@ fn write_csr_band<T: Element>(
 struct PieceBands<'a, 'p> {
     pieces: &'a mut Pieces<'p>,
     dense: bool,
+    /// The source's count of non-zeros, where it has one.
+    nnz: Option<u64>,
 }
 
 impl<T: Element> RowBands<T> for PieceBands<'_, '_> {
@@ -356,6 +369,10 @@ impl<T: Element> RowBands<T> for PieceBands<'_, '_> {
 
     fn nonzero(&self) -> Option<bool> {
         self.pieces.nonzero()
+    }
+
+    fn nnz(&self) -> Option<u64> {
+        self.nnz
     }
 
     fn for_each_band(

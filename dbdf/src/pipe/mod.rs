@@ -106,6 +106,16 @@ pub trait Source: Send {
         None
     }
 
+    /// How many cells of object `index` are non-zero, where the source can count them more
+    /// cheaply than a pass over its bands (a CSR matrix's values alone); `None` otherwise.
+    ///
+    /// # Errors
+    /// Malformed input, I/O errors.
+    fn count_nonzero(&mut self, index: usize) -> Result<Option<u64>> {
+        let _ = index;
+        Ok(None)
+    }
+
     /// What the input says beyond its cells that a sink of the same family may keep.
     fn kept(&self) -> Kept {
         Kept::default()
@@ -415,6 +425,18 @@ impl Pieces<'_> {
         match self.options.value_type {
             None => self.source.nonzero(self.index),
             Some(_) => None,
+        }
+    }
+
+    /// How many cells are non-zero, where the source counts them more cheaply than a pass
+    /// (only without a value type change, which may turn `-0.0` into `0`).
+    ///
+    /// # Errors
+    /// The source's.
+    pub fn count_nonzero(&mut self) -> Result<Option<u64>> {
+        match self.options.value_type {
+            None => self.source.count_nonzero(self.index),
+            Some(_) => Ok(None),
         }
     }
 

@@ -13,7 +13,9 @@ use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
 use crate::zip::{check_stored_crc, entries, Archive, Entry, FileArchive};
-use serde_daphne::__private::wire::values::{with_value_type, with_values, zeroed_vec};
+use serde_daphne::__private::wire::values::{
+    count_nonzero, with_value_type, with_values, zeroed_vec,
+};
 use serde_daphne::__private::wire::{Element, Header, ValueType, Values};
 use serde_daphne::{DataType, Result};
 
@@ -33,47 +35,120 @@ struct InPlace {
     nnz: u64,
 }
 
-/// One stored `.npy` member: where its elements start, their type, its zip entry.
+/// One stored `.npy` member: where its elements start, their type, its zip entry, and
+/// the CRC-32 of what a pass has read so far in order.
 struct Stored {
     file: File,
     name: &'static str,
     data_at: u64,
     value_type: ValueType,
     entry: Entry,
+    /// The running CRC-32 and the next element it needs (`None` once a read skipped).
+    crc: Option<(crc32fast::Hasher, u64)>,
 }
 
 impl Stored {
-    /// Elements `range`, in the host's order.
-    fn read(&self, range: Range<u64>) -> Result<Values> {
+    fn new(
+        file: File,
+        name: &'static str,
+        data_at: u64,
+        value_type: ValueType,
+        entry: Entry,
+    ) -> Stored {
+        Stored {
+            file,
+            name,
+            data_at,
+            value_type,
+            entry,
+            crc: None,
+        }
+    }
+
+    /// Elements `range`, in the host's order; a pass reading them in order from the first
+    /// computes the member's CRC-32 on the way.
+    fn read(&mut self, range: Range<u64>) -> Result<Values> {
         let at = self.data_at + range.start * self.value_type.size() as u64;
-        Ok(with_value_type!(self.value_type, T => {
+        if range.start == 0 {
+            // The member's `.npy` header comes first.
+            let mut header = vec![0u8; (self.data_at - self.entry.start as u64) as usize];
+            read_exact_at(&self.file, &mut header, self.entry.start as u64)?;
+            let mut hasher = crc32fast::Hasher::new();
+            hasher.update(&header);
+            self.crc = Some((hasher, 0));
+        }
+        let values = with_value_type!(self.value_type, T => {
             let mut values = zeroed_vec::<T>((range.end - range.start) as usize)?;
             read_exact_at(&self.file, bytemuck::cast_slice_mut(&mut values), at)?;
+            self.crc = match self.crc.take() {
+                Some((mut hasher, next)) if next == range.start => {
+                    hasher.update(bytemuck::cast_slice(&values));
+                    Some((hasher, range.end))
+                }
+                _ => None,
+            };
             values.iter_mut().for_each(|x| *x = x.to_le());
             T::into_values(values)
-        }))
+        });
+        Ok(values)
     }
 
     /// Elements `range` as indices below `bound`.
-    fn indices(&self, range: Range<u64>, bound: u64) -> Result<Vec<usize>> {
+    fn indices(&mut self, range: Range<u64>, bound: u64) -> Result<Vec<usize>> {
         let first = range.start;
         let values = self.read(range)?;
-        let size = self.value_type.size() as u64;
-        with_values!(&values, v => v.iter().enumerate().map(|(k, &x)| {
-            let x = x.into_value();
-            match x.to::<u64>().filter(|&x| x < bound) {
-                Some(x) => Ok(x as usize),
-                None => Err(SCIPY.at(
-                    (self.data_at + (first + k as u64) * size) as usize,
-                    format!("{}[{}] = {x} is out of range (0 to {})", self.name, first + k as u64, bound.saturating_sub(1)),
-                )),
-            }
-        }).collect())
+        let bad = |k: usize, x: i128| {
+            let size = self.value_type.size() as u64;
+            SCIPY.at(
+                (self.data_at + (first + k as u64) * size) as usize,
+                format!(
+                    "{}[{}] = {x} is out of range (0 to {})",
+                    self.name,
+                    first + k as u64,
+                    bound.saturating_sub(1)
+                ),
+            )
+        };
+        // Integers of any width and sign (a float was refused at open).
+        fn checked<T: Copy + Into<i128>>(
+            v: &[T],
+            bound: u64,
+        ) -> std::result::Result<Vec<usize>, (usize, i128)> {
+            v.iter()
+                .enumerate()
+                .map(|(k, &x)| {
+                    let x: i128 = x.into();
+                    match x >= 0 && x < i128::from(bound) {
+                        true => Ok(x as usize),
+                        false => Err((k, x)),
+                    }
+                })
+                .collect()
+        }
+        let got = match &values {
+            Values::I32(v) => checked(v, bound),
+            Values::I64(v) => checked(v, bound),
+            Values::U32(v) => checked(v, bound),
+            Values::U64(v) => checked(v, bound),
+            Values::I16(v) => checked(v, bound),
+            Values::U16(v) => checked(v, bound),
+            Values::I8(v) => checked(v, bound),
+            Values::U8(v) => checked(v, bound),
+            _ => Err((0, -1)),
+        };
+        got.map_err(|(k, x)| bad(k, x))
     }
 
-    /// Checks the member's CRC-32, reading it again at positions.
-    fn check_crc(&self) -> Result<()> {
-        check_stored_crc(&self.file, &self.entry)
+    /// Checks the member's CRC-32: the one a pass computed when it read every element in
+    /// order, else by reading the member again.
+    fn check_crc(&mut self, len: u64) -> Result<()> {
+        match self.crc.take() {
+            Some((hasher, next)) if next == len => match hasher.finalize() == self.entry.crc {
+                true => Ok(()),
+                false => Err(crate::zip::crc_error(&self.entry.name, self.entry.start)),
+            },
+            _ => check_stored_crc(&self.file, &self.entry),
+        }
     }
 }
 
@@ -143,19 +218,10 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
         fits.then(|| {
             let file = archive.file.try_clone().ok()?;
             let data_at = entry.start as u64 + header.data_offset as u64;
-            Some((
-                Stored {
-                    file,
-                    name,
-                    data_at,
-                    value_type: vt,
-                    entry,
-                },
-                len,
-            ))
+            Some((Stored::new(file, name, data_at, vt, entry), len))
         })?
     };
-    let (Some((indptr, np)), Some((indices, ni)), Some((data, nd))) = (
+    let (Some((mut indptr, np)), Some((indices, ni)), Some((data, nd))) = (
         stored("indptr", true),
         stored("indices", true),
         stored("data", false),
@@ -185,7 +251,7 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
         }
         last = p[p.len() - 1];
     }
-    indptr.check_crc()?;
+    indptr.check_crc(np)?;
     let value_type = data.value_type;
     Ok(Some(ScipySource {
         csr: Some(InPlace {
@@ -214,7 +280,7 @@ impl Source for ScipySource {
         if let Some(held) = &mut self.held {
             return held.for_each_band(index, multiple, each);
         }
-        let csr = self.csr.as_ref().expect("in place");
+        let csr = self.csr.as_mut().expect("in place");
         let header = &self.headers[0];
         let (rows, cols) = header.shape();
         // Per entry in memory while a band is made: its index as stored and as `usize`, and
@@ -253,8 +319,22 @@ impl Source for ScipySource {
                 return Ok(());
             }
         }
-        csr.indices.check_crc()?;
-        csr.data.check_crc()
+        csr.indices.check_crc(csr.nnz)?;
+        csr.data.check_crc(csr.nnz)
+    }
+
+    fn count_nonzero(&mut self, _: usize) -> Result<Option<u64>> {
+        let Some(csr) = &mut self.csr else {
+            return Ok(None);
+        };
+        // The values alone, a chunk at a time (their CRC-32 computed on the way).
+        let mut nnz = 0u64;
+        for start in (0..csr.nnz).step_by(1 << 20) {
+            let values = csr.data.read(start..(start + (1 << 20)).min(csr.nnz))?;
+            nnz += with_values!(&values, v => count_nonzero(v)) as u64;
+        }
+        csr.data.check_crc(csr.nnz)?;
+        Ok(Some(nnz))
     }
 
     fn input_len(&self) -> u64 {

@@ -307,6 +307,12 @@ fn convert_tells_npz_archives_apart_by_their_members() {
     convert(&two, &back, &ConvertOptions::new()).unwrap();
     let read = |p: &std::path::Path| serde_daphne::from_file::<_, Object>(p).unwrap();
     assert_eq!(read(&back), m());
+    // A stored CSR archive in place, its non-zeros counted from its values alone: one pass.
+    for name in ["scipy_csr.npz", "scipy_csr_unsorted.npz"] {
+        let out = dir.join("in_place.dbdf");
+        convert(&data(name), &out, &ConvertOptions::new()).unwrap();
+        assert_eq!(read(&out), m(), "{name}");
+    }
     // A .dbdf of several objects to a numpy archive: arr_0, arr_1, ...
     let several = dir.join("several.dbdf");
     convert(&data("savez.npz"), &several, &ConvertOptions::new()).unwrap();
