@@ -53,7 +53,7 @@ impl Kind {
     }
 }
 
-/// How [`write`] lays out the archive.
+/// How [`write()`] lays out the archive.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     pub(crate) compressed: bool,

@@ -19,12 +19,21 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Barrier, RwLock};
 
 use super::chunks::{split_runs, Chunks};
-use super::entries::{entry_indices, Layout, Parsed, Symmetry};
+use super::entries::{entry_indices, ColIndex, Layout, Parsed, Symmetry};
 use super::passes::{count_rows, Lockstep, RunFound};
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::threads::workers;
 use serde_daphne::__private::wire::values::zeroed_vec;
 use serde_daphne::{Object, ValueType, Values};
+
+/// The CSR arrays a coordinate file makes: row offsets, each entry's column and value.
+pub(crate) struct CsrArrays<I> {
+    pub(crate) rows: u64,
+    pub(crate) cols: u64,
+    pub(crate) offsets: Vec<usize>,
+    pub(crate) columns: Vec<I>,
+    pub(crate) values: Values,
+}
 
 /// Reads the entries of a coordinate file whose data starts at byte `data_at` (line
 /// `first_line`) and builds the CSR matrix, in two passes over the file (see the module's
@@ -40,6 +49,21 @@ pub fn read(
     layout: &Layout,
     progress: Option<&Progress>,
 ) -> Result<Object, String> {
+    let a = read_arrays::<usize>(path, data_at, first_line, layout, progress)?;
+    Object::csr(a.rows, a.cols, a.offsets, a.columns, a.values).map_err(|e| e.to_string())
+}
+
+/// [`read`]'s CSR arrays, columns as `I`.
+///
+/// # Errors
+/// As [`read`].
+pub(crate) fn read_arrays<I: ColIndex>(
+    path: &Path,
+    data_at: u64,
+    first_line: usize,
+    layout: &Layout,
+    progress: Option<&Progress>,
+) -> Result<CsrArrays<I>, String> {
     if layout.rows > u64::from(u32::MAX) || layout.cols > u64::from(u32::MAX) {
         return Err(format!(
             "a {} x {} matrix does not fit one CSR block (at most {} rows and columns)",
@@ -55,7 +79,7 @@ pub fn read(
     let offsets = count_rows(path, (data_at, len), layout)?;
     let total = offsets[nrows];
     // Zeroed fresh pages, advised huge: the entries land all over them.
-    let mut cols = zeroed_vec::<usize>(total).map_err(|e| e.to_string())?;
+    let mut cols = zeroed_vec::<I>(total).map_err(|e| e.to_string())?;
     let mut values = zeroed_vec::<u64>(total).map_err(|e| e.to_string())?;
     let mut cursors = offsets[..nrows].to_vec();
     // Pass 2: each thread parses chunks of its own run of lines, then (once both have) places
@@ -168,8 +192,13 @@ pub fn read(
         let n = duplicate_line(path, data_at, first_line, layout, r, c);
         return Err(format!("line {n}: duplicate entry ({}, {})", r + 1, c + 1));
     }
-    let values = typed(values, value_type);
-    Object::csr(layout.rows, layout.cols, offsets, cols, values).map_err(|e| e.to_string())
+    Ok(CsrArrays {
+        rows: layout.rows,
+        cols: layout.cols,
+        offsets,
+        columns: cols,
+        values: typed(values, value_type),
+    })
 }
 
 /// The line holding byte `at` of the data (read again a chunk at a time: for errors only).
@@ -188,13 +217,13 @@ fn line_at(path: &Path, data_at: u64, at: usize, first_line: usize) -> Option<us
 
 /// Sorts each row's entries by column (rows given by `offsets`, shifted by `base`); returns
 /// the first cell given twice, as (row within `offsets`, column) from 0.
-fn sort_rows(
-    cols: &mut [usize],
+fn sort_rows<I: ColIndex>(
+    cols: &mut [I],
     values: &mut [u64],
     offsets: &[usize],
     base: usize,
 ) -> Option<(usize, usize)> {
-    let mut scratch: Vec<(usize, u64)> = Vec::new();
+    let mut scratch: Vec<(I, u64)> = Vec::new();
     for (k, w) in offsets.windows(2).enumerate() {
         let (a, b) = (w[0] - base, w[1] - base);
         if cols[a..b].windows(2).all(|p| p[0] < p[1]) {
@@ -204,7 +233,7 @@ fn sort_rows(
         scratch.extend(cols[a..b].iter().copied().zip(values[a..b].iter().copied()));
         scratch.sort_unstable_by_key(|&(c, _)| c);
         if let Some(p) = scratch.windows(2).find(|p| p[0].0 == p[1].0) {
-            return Some((k, p[0].0));
+            return Some((k, p[0].0.index()));
         }
         for (i, (c, v)) in scratch.iter().enumerate() {
             cols[a + i] = *c;

@@ -8,6 +8,7 @@
 mod array;
 mod chunks;
 mod coordinates;
+mod csr_source;
 mod entries;
 mod head;
 mod passes;
@@ -26,6 +27,7 @@ use serde_daphne::__private::wire::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
 pub use array::MtxArraySource;
+pub use csr_source::CoordinateSource;
 
 /// How MatrixMarket files are read.
 #[derive(Clone, Default)]
@@ -88,6 +90,11 @@ pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Box<dyn S
         return Ok(Box::new(array));
     }
     let len = std::fs::metadata(path)?.len();
+    let progress = options.progress.as_ref();
+    let coordinates = coordinate_arrays(path, progress).map_err(|message| MTX.error(message))?;
+    if let Some(arrays) = coordinates {
+        return Ok(Box::new(CoordinateSource::new(arrays, len)));
+    }
     Ok(Box::new(Held::new(
         vec![read_with(path, options)?],
         len,
@@ -101,12 +108,31 @@ pub fn sink(out: &mut dyn Write) -> MtxSink<'_> {
 }
 
 fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, String> {
+    match coordinate_layout(path)? {
+        Some((layout, at, lines)) => coordinates::read(path, at, lines + 1, &layout, progress),
+        None => read_text(&std::fs::read_to_string(path).map_err(|e| e.to_string())?),
+    }
+}
+
+/// A coordinate file's CSR arrays with 4-byte column indices; `None` for an array file.
+fn coordinate_arrays(
+    path: &Path,
+    progress: Option<&Progress>,
+) -> Result<Option<coordinates::CsrArrays<u32>>, String> {
+    let Some((layout, at, lines)) = coordinate_layout(path)? else {
+        return Ok(None);
+    };
+    coordinates::read_arrays(path, at, lines + 1, &layout, progress).map(Some)
+}
+
+/// A coordinate file's layout, where its entries start (byte and line); `None` for an
+/// array file.
+fn coordinate_layout(path: &Path) -> Result<Option<(Layout, u64, usize)>, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let (head, at, lines) = read_head(&mut reader)?;
     if !head.to_lowercase().contains("coordinate") {
-        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-        return read_text(&text);
+        return Ok(None);
     }
     let header = parse_head(&head)?;
     let [rows, cols, entries] = header.dims[..] else {
@@ -124,7 +150,7 @@ fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, St
         pattern: header.pattern,
         symmetry: header.symmetry,
     };
-    coordinates::read(path, at, lines + 1, &layout, progress)
+    Ok(Some((layout, at, lines)))
 }
 
 /// Reads a MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for

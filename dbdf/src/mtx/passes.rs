@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, RwLock};
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
-use super::entries::{entry_indices, next_line, parse_lines, Layout, Parsed, Symmetry};
+use super::entries::{entry_indices, next_line, parse_lines, ColIndex, Layout, Parsed, Symmetry};
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::threads::workers;
 
@@ -74,9 +74,9 @@ fn count_lines(text: &[u8], layout: &Layout, counts: &mut [u32]) {
 
 /// Places the parsed entries of rows `rows.0..rows.1` at their rows' cursors (the arrays
 /// and cursors are those rows' parts); `Err` for a row with more entries than counted.
-pub(super) fn place(
+pub(super) fn place<I: ColIndex>(
     parts: &[&Parsed],
-    (cols, values, cursors): (&mut [usize], &mut [u64], &mut [usize]),
+    (cols, values, cursors): (&mut [I], &mut [u64], &mut [usize]),
     (first, end): (usize, usize),
     offsets: &[usize],
 ) -> Result<(), ()> {
@@ -91,7 +91,7 @@ pub(super) fn place(
             if k >= offsets[r + 1] {
                 return Err(());
             }
-            cols[k - base] = c as usize;
+            cols[k - base] = I::of(u64::from(c));
             values[k - base] = v;
             cursors[r - first] = k + 1;
         }
@@ -131,11 +131,11 @@ pub(super) struct Lockstep<'p> {
 impl Lockstep<'_> {
     /// Worker `t`: parses `run` of the file and places the entries of `rows` into `arrays`
     /// (those rows' parts of the column and value arrays, and their cursors).
-    pub(super) fn run(
+    pub(super) fn run<I: ColIndex>(
         &self,
         t: usize,
         run: (u64, u64),
-        arrays: (&mut [usize], &mut [u64], &mut [usize]),
+        arrays: (&mut [I], &mut [u64], &mut [usize]),
         rows: (usize, usize),
     ) -> Result<RunFound, String> {
         let mut failure = None;

@@ -36,7 +36,7 @@ use serde_daphne::{DataType, Object, Result};
 
 pub(crate) const SCIPY: Foreign = Foreign("scipy sparse .npz");
 
-/// How [`write`] lays out the archive: stored members (`save_npz(..., compressed=False)`)
+/// How [`write()`] lays out the archive: stored members (`save_npz(..., compressed=False)`)
 /// or deflated ones (`save_npz`'s default), as for numpy's archives.
 pub use crate::npz::WriteOptions;
 

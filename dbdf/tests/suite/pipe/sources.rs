@@ -37,6 +37,22 @@ fn sources_give_what_their_whole_reads_give() {
             &got[0],
             &npy::read(&npy_path).unwrap(),
         );
+        // A coordinate file: its CSR arrays held with 4-byte columns, bands and windows.
+        let mtx_path = dir.join(format!("{k}.mtx"));
+        std::fs::write(&mtx_path, mtx::to_vec(&object).unwrap()).unwrap();
+        let whole = mtx::read(&mtx_path).unwrap();
+        let mut coordinates = mtx::source(&mtx_path, &mtx::ReadOptions::new()).unwrap();
+        same_windows(
+            &format!("mtx {name}"),
+            coordinates.windows().unwrap(),
+            0,
+            &whole,
+        );
+        same_object(
+            &format!("mtx {name}"),
+            &collected(&mut *coordinates)[0],
+            &whole,
+        );
         let sysds = dir.join(format!("{k}.sysds"));
         systemds::write_with(
             &sysds,
