@@ -12,7 +12,7 @@ use serde_daphne::__private::threads::workers;
 
 /// Bytes of the file each thread parses at a time, twice over (tests: a few lines, so that
 /// lines straddle chunks and the threads take many turns).
-const CHUNK: usize = if cfg!(test) { 64 } else { 32 << 20 };
+const CHUNK: usize = if cfg!(test) { 64 } else { 8 << 20 };
 
 /// The first pass: each row's entries (a mirrored entry counts in its row too), as CSR row
 /// offsets. Lines that do not parse are left to the second pass, which says what is wrong.
