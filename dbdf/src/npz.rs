@@ -6,8 +6,10 @@
 //! names calls them `arr_0`, `arr_1`, ... as `numpy.savez` calls positional arrays.
 //!
 //! On the pipe, stored members (`numpy.savez`) are read in place, any window at positions in
-//! the archive (each member's CRC-32 checked when the archive is opened); deflated ones are
-//! inflated whole.
+//! the archive (each member's CRC-32 checked when the archive is opened); deflated ones
+//! (`numpy.savez_compressed`) are inflated a band of rows at a time as each pass reaches
+//! them (CRC-32 checked at the end of the pass), but for Fortran-order matrices, inflated
+//! whole.
 //!
 //! Which kind of `.npz` a file is, is told from its members ([`Kind::of`]): a Binsparse
 //! archive holds `binsparse.npy`, a scipy sparse one `format.npy` and `shape.npy`.
@@ -18,10 +20,15 @@ use std::path::Path;
 
 use crate::input::Foreign;
 use crate::npy::{self, NpySource};
-use crate::pipe::{Band, Collect, Held, Kept, Sink, Source, Windows};
-use crate::zip::{check_stored_crc, entries, members, Archive, FileArchive, ZipWriter};
+use crate::pipe::{
+    band_rows, row_bytes, Band, Collect, Held, Kept, Sink, Source, Windows, BAND_BYTES,
+};
+use crate::zip::{
+    check_stored_crc, entries, members, Archive, Entry, FileArchive, Inflating, ZipWriter,
+};
 use serde_daphne::__private::io::write_buffered;
 use serde_daphne::__private::options::Options;
+use serde_daphne::__private::wire::values::zeroed_vec;
 use serde_daphne::__private::wire::Header;
 use serde_daphne::{Object, Result};
 
@@ -133,7 +140,58 @@ pub struct NpzSource {
 
 enum Member {
     InPlace(NpySource),
+    /// A deflated array of rows in order, inflated a band at a time on each pass.
+    Deflated(Deflated),
     Held(Held),
+}
+
+/// A deflated member holding a C-order array (or a record array): its rows come in order.
+struct Deflated {
+    file: std::fs::File,
+    entry: Entry,
+    header: npy::NpyHeader,
+    headers: [Header; 1],
+}
+
+impl Source for Deflated {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    fn for_each_band(
+        &mut self,
+        _: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        let header = &self.headers[0];
+        let (rows, cols) = header.shape();
+        let row_bytes = row_bytes(header, None);
+        let step = band_rows(header, row_bytes, multiple, BAND_BYTES);
+        let mut inflating = Inflating::new(self.file.try_clone()?, self.entry.clone());
+        let mut skip = vec![0u8; self.header.data_offset];
+        inflating.read_exact(&mut skip)?;
+        let record = self.header.descr.item_size() as u64
+            * match header {
+                Header::Frame { .. } => 1,
+                _ => cols,
+            };
+        for r0 in (0..rows).step_by(step as usize) {
+            let r1 = (r0 + step).min(rows);
+            let mut bytes = zeroed_vec::<u8>(((r1 - r0) * record) as usize)?;
+            inflating.read_exact(&mut bytes)?;
+            let band = npy::band_of_bytes(&self.header, header, r0..r1, &bytes)
+                .map_err(|e| NPZ.error(format!("{}: {}", inflating.name(), e.without_offset())))?;
+            if !each(band)? {
+                return Ok(());
+            }
+        }
+        inflating.finish()
+    }
+
+    fn input_len(&self) -> u64 {
+        0
+    }
 }
 
 impl NpzSource {
@@ -159,16 +217,7 @@ impl NpzSource {
                     let file = archive.file.try_clone()?;
                     Member::InPlace(NpySource::in_member(file, header, entry.start as u64)?)
                 }
-                _ => {
-                    let bytes = archive
-                        .read(entry.start, entry.compressed as usize)
-                        .ok_or_else(|| NPZ.at(entry.start, "a member runs past the archive"))?;
-                    let limit = (input_len, Options::new().max_alloc);
-                    let inflated = crate::zip::inflate(&entry, &bytes, limit)?;
-                    let object = npy::from_slice(&inflated)
-                        .map_err(|e| NPZ.error(format!("{name}: {}", e.without_offset())))?;
-                    Member::Held(Held::new(vec![object], 0, Kept::default())?)
-                }
+                _ => deflated(&archive, entry, input_len, &name)?,
             };
             arrays.push(member);
             names.push(name);
@@ -189,10 +238,58 @@ impl NpzSource {
     }
 }
 
+/// The `.npy` header of a deflated member, from its first bytes inflated, its data's length
+/// checked against the member's.
+///
+/// # Errors
+/// A malformed header or member.
+pub(crate) fn deflated_header(file: &std::fs::File, entry: &Entry) -> Result<npy::NpyHeader> {
+    let mut inflating = Inflating::new(file.try_clone()?, entry.clone());
+    let mut head = vec![0u8; npy::PREAMBLE_LEN.min(entry.size as usize)];
+    inflating.read_exact(&mut head)?;
+    let len = npy::header_len(&head)?;
+    if len as u64 > entry.size {
+        return Err(NPZ.error("the header runs past the array"));
+    }
+    let mut rest = vec![0u8; len - head.len()];
+    inflating.read_exact(&mut rest)?;
+    head.extend_from_slice(&rest);
+    let header = npy::parse_header(&head)?;
+    header.check_data_len(entry.size - len as u64)?;
+    Ok(header)
+}
+
+/// A deflated member: streamed where its rows come in order, else inflated whole.
+fn deflated(archive: &FileArchive, entry: Entry, input_len: u64, name: &str) -> Result<Member> {
+    let named = |e: serde_daphne::Error| NPZ.error(format!("{name}: {}", e.without_offset()));
+    let header = deflated_header(&archive.file, &entry).map_err(named)?;
+    let object = npy::object_header(&header).map_err(named)?;
+    let column_major =
+        header.fortran && header.shape.len() == 2 && header.shape.iter().all(|&d| d > 1);
+    if !column_major {
+        let file = archive.file.try_clone()?;
+        return Ok(Member::Deflated(Deflated {
+            file,
+            entry,
+            header,
+            headers: [object],
+        }));
+    }
+    // Columns first: inflated whole.
+    let bytes = archive
+        .read(entry.start, entry.compressed as usize)
+        .ok_or_else(|| NPZ.at(entry.start, "a member runs past the archive"))?;
+    let limit = (input_len, Options::new().max_alloc);
+    let inflated = crate::zip::inflate(&entry, &bytes, limit)?;
+    let object = npy::from_slice(&inflated).map_err(named)?;
+    Ok(Member::Held(Held::new(vec![object], 0, Kept::default())?))
+}
+
 impl Member {
     fn source(&self) -> &dyn Source {
         match self {
             Member::InPlace(s) => s,
+            Member::Deflated(s) => s,
             Member::Held(s) => s,
         }
     }
@@ -200,6 +297,7 @@ impl Member {
     fn source_mut(&mut self) -> &mut dyn Source {
         match self {
             Member::InPlace(s) => s,
+            Member::Deflated(s) => s,
             Member::Held(s) => s,
         }
     }
@@ -221,8 +319,11 @@ impl Source for NpzSource {
             .for_each_band(0, multiple, each)
     }
 
+    /// Windows where no member is streamed from its deflated bytes (whose rows come only in
+    /// order).
     fn windows(&self) -> Option<&dyn Windows> {
-        Some(self)
+        let streamed = self.arrays.iter().any(|m| matches!(m, Member::Deflated(_)));
+        (!streamed).then_some(self as &dyn Windows)
     }
 
     fn input_len(&self) -> u64 {
@@ -239,11 +340,12 @@ impl Source for NpzSource {
 
 impl Windows for NpzSource {
     fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
-        let windows = self.arrays[index]
-            .source()
-            .windows()
-            .expect("npy and held sources have windows");
-        windows.window(0, rows, cols)
+        match self.arrays[index].source().windows() {
+            Some(windows) => windows.window(0, rows, cols),
+            None => Err(serde_daphne::Error::invalid(
+                "a deflated member's rows come only in order (no windows)",
+            )),
+        }
     }
 }
 

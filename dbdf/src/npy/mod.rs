@@ -23,6 +23,7 @@ pub(crate) mod stream;
 
 pub(crate) use header::{Descr, NpyHeader, Record};
 
+pub(crate) use stream::{band_of_bytes, object_header};
 pub use stream::{NpySink, NpySource};
 
 use serde_daphne::__private::io::write_buffered;

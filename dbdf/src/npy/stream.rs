@@ -340,3 +340,35 @@ impl TileReader<'_> {
         }
     }
 }
+
+/// The rows `rows` of an array with `header` (the object `object`) from their bytes as the
+/// file holds them (C order; records): for sources that get the bytes in order.
+pub(crate) fn band_of_bytes(
+    header: &NpyHeader,
+    object: &Header,
+    rows: Range<u64>,
+    bytes: &[u8],
+) -> Result<Band> {
+    let cols = match object {
+        Header::Frame { columns, .. } => columns.len() as u64,
+        _ => object.shape().1,
+    };
+    if let Descr::Record(record) = &header.descr {
+        let columns = decode_columns(bytes, record, 0..record.fields.len(), 0)?;
+        return Ok(Band {
+            first_row: rows.start,
+            first_col: 0,
+            rows: rows.end - rows.start,
+            cols,
+            cells: Cells::Frame(columns),
+        });
+    }
+    let array = super::Array {
+        descr: header.descr.clone(),
+        shape: Vec::new(),
+        fortran: false,
+        data: bytes,
+        data_offset: 0,
+    };
+    Ok(Band::dense(rows, 0..cols, array.values()?))
+}

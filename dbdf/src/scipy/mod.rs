@@ -13,8 +13,9 @@
 //! `shape`, `data`; 32-bit indices where they fit, as scipy chooses), stored or deflated
 //! ([`WriteOptions::compressed`]); `scipy.sparse.load_npz` reads it back exactly.
 //!
-//! On the pipe ([`source`]), a stored CSR archive is read in place, a band of rows at a
-//! time; other formats and deflated members are read whole.
+//! On the pipe ([`source`]), a CSR archive streams a band of rows at a time: stored members
+//! read at positions, deflated ones inflated as the pass reaches them; the other formats
+//! are read whole (their entries are not in row order).
 
 mod source;
 
@@ -319,7 +320,7 @@ fn ints(values: &Values, what: &str) -> Result<Vec<i128>> {
     Ok(with_values!(values, v => v.iter().map(|&x| int(x.into_value())).collect()))
 }
 
-/// The archive at `path` as a source of the pipe: a stored CSR matrix in place, others whole.
+/// The archive at `path` as a source of the pipe: a CSR matrix streamed, others whole.
 ///
 /// # Errors
 /// As [`read`].

@@ -1,8 +1,9 @@
-//! A scipy CSR archive on the pipe: where `indptr`, `indices` and `data` are stored (as
-//! `save_npz(..., compressed=False)` writes them), each band of rows reads its pointers, then
-//! the indices and values they span, at positions in the file; the pointers are checked when
-//! the archive is opened and each member's CRC-32 after a whole pass. Other archives are
-//! read whole ([`super::read`]).
+//! A scipy CSR archive on the pipe: each band of rows reads its pointers, then the indices
+//! and values they span, from `indptr`, `indices` and `data` in order: at positions in the
+//! file where the members are stored (`save_npz(..., compressed=False)`), inflated as the
+//! pass reaches them where they are deflated (`save_npz`'s default). The pointers are
+//! checked when the archive is opened, each member's CRC-32 after a whole pass. Other
+//! formats (CSC, COO, BSR, DIA) are read whole ([`super::read`]).
 
 use std::fs::File;
 use std::ops::Range;
@@ -12,14 +13,14 @@ use super::{check_unique, SCIPY};
 use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
-use crate::zip::{check_stored_crc, entries, Archive, Entry, FileArchive};
+use crate::zip::{check_stored_crc, entries, Archive, Entry, FileArchive, Inflating};
 use serde_daphne::__private::wire::values::{
-    count_nonzero, with_value_type, with_values, zeroed_vec,
+    count_nonzero, decode_values, with_value_type, with_values, zeroed_vec,
 };
 use serde_daphne::__private::wire::{Element, Header, ValueType, Values};
 use serde_daphne::{DataType, Result};
 
-/// A scipy sparse archive, read in place (a stored CSR matrix) or whole.
+/// A scipy sparse archive: a CSR matrix streamed a band of rows at a time, others whole.
 pub struct ScipySource {
     csr: Option<InPlace>,
     held: Option<Held>,
@@ -27,12 +28,144 @@ pub struct ScipySource {
     input_len: u64,
 }
 
-/// The stored members of a CSR archive.
+/// The members of a CSR archive.
 struct InPlace {
-    indptr: Stored,
-    indices: Stored,
-    data: Stored,
+    indptr: Member,
+    indices: Member,
+    data: Member,
     nnz: u64,
+}
+
+/// A member read in order, from its first element on each pass.
+enum Member {
+    Stored(Stored, u64),
+    Deflated(Deflated),
+}
+
+/// A deflated `.npy` member of little-endian numbers, inflated as a pass reads it.
+struct Deflated {
+    file: File,
+    entry: Entry,
+    name: &'static str,
+    header_len: usize,
+    value_type: ValueType,
+    inflating: Option<Inflating>,
+    /// The next element a pass reads.
+    next: u64,
+}
+
+impl Member {
+    fn value_type(&self) -> ValueType {
+        match self {
+            Member::Stored(s, _) => s.value_type,
+            Member::Deflated(d) => d.value_type,
+        }
+    }
+
+    /// Back to the first element, for a new pass.
+    fn restart(&mut self) -> Result<()> {
+        match self {
+            Member::Stored(_, next) => *next = 0,
+            Member::Deflated(d) => {
+                let mut inflating = Inflating::new(d.file.try_clone()?, d.entry.clone());
+                inflating.read_exact(&mut vec![0u8; d.header_len])?;
+                d.inflating = Some(inflating);
+                d.next = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// The next `n` elements.
+    fn take(&mut self, n: u64) -> Result<Values> {
+        match self {
+            Member::Stored(stored, next) => {
+                let values = stored.read(*next..*next + n)?;
+                *next += n;
+                Ok(values)
+            }
+            Member::Deflated(d) => {
+                let inflating = d.inflating.as_mut().expect("restarted");
+                let mut bytes = zeroed_vec::<u8>((n * d.value_type.size() as u64) as usize)?;
+                inflating.read_exact(&mut bytes)?;
+                d.next += n;
+                decode_values(d.value_type, &bytes)
+            }
+        }
+    }
+
+    /// The next `n` elements as indices below `bound`.
+    fn take_indices(&mut self, n: u64, bound: u64) -> Result<Vec<usize>> {
+        let first = match self {
+            Member::Stored(_, next) => *next,
+            Member::Deflated(d) => d.next,
+        };
+        let values = self.take(n)?;
+        index_values(&values, bound).map_err(|(k, x)| {
+            let element = first + k as u64;
+            let message = format!(
+                "{}[{element}] = {x} is out of range (0 to {})",
+                self.name(),
+                bound.saturating_sub(1)
+            );
+            match self {
+                Member::Stored(s, _) => SCIPY.at(
+                    (s.data_at + element * s.value_type.size() as u64) as usize,
+                    message,
+                ),
+                Member::Deflated(_) => SCIPY.error(message),
+            }
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Member::Stored(s, _) => s.name,
+            Member::Deflated(d) => d.name,
+        }
+    }
+
+    /// Checks, once a pass read all `len` elements, the member's CRC-32.
+    fn finish(&mut self, len: u64) -> Result<()> {
+        match self {
+            Member::Stored(stored, _) => stored.check_crc(len),
+            Member::Deflated(d) => match d.inflating.take() {
+                Some(inflating) if d.next == len => inflating.finish(),
+                _ => Ok(()),
+            },
+        }
+    }
+}
+
+/// Integers of any width and sign as indices below `bound`, or the first that is not.
+fn index_values(values: &Values, bound: u64) -> std::result::Result<Vec<usize>, (usize, i128)> {
+    fn checked<T: Copy + Into<i128>>(
+        v: &[T],
+        bound: u64,
+    ) -> std::result::Result<Vec<usize>, (usize, i128)> {
+        v.iter()
+            .enumerate()
+            .map(|(k, &x)| {
+                let x: i128 = x.into();
+                match x >= 0 && x < i128::from(bound) {
+                    true => Ok(x as usize),
+                    false => Err((k, x)),
+                }
+            })
+            .collect()
+    }
+    match values {
+        Values::I32(v) => checked(v, bound),
+        Values::I64(v) => checked(v, bound),
+        Values::U32(v) => checked(v, bound),
+        Values::U64(v) => checked(v, bound),
+        Values::I16(v) => checked(v, bound),
+        Values::U16(v) => checked(v, bound),
+        Values::I8(v) => checked(v, bound),
+        Values::U8(v) => checked(v, bound),
+        // A float was refused at open.
+        _ => Err((0, -1)),
+    }
 }
 
 /// One stored `.npy` member: where its elements start, their type, its zip entry, and
@@ -93,52 +226,6 @@ impl Stored {
         Ok(values)
     }
 
-    /// Elements `range` as indices below `bound`.
-    fn indices(&mut self, range: Range<u64>, bound: u64) -> Result<Vec<usize>> {
-        let first = range.start;
-        let values = self.read(range)?;
-        let bad = |k: usize, x: i128| {
-            let size = self.value_type.size() as u64;
-            SCIPY.at(
-                (self.data_at + (first + k as u64) * size) as usize,
-                format!(
-                    "{}[{}] = {x} is out of range (0 to {})",
-                    self.name,
-                    first + k as u64,
-                    bound.saturating_sub(1)
-                ),
-            )
-        };
-        // Integers of any width and sign (a float was refused at open).
-        fn checked<T: Copy + Into<i128>>(
-            v: &[T],
-            bound: u64,
-        ) -> std::result::Result<Vec<usize>, (usize, i128)> {
-            v.iter()
-                .enumerate()
-                .map(|(k, &x)| {
-                    let x: i128 = x.into();
-                    match x >= 0 && x < i128::from(bound) {
-                        true => Ok(x as usize),
-                        false => Err((k, x)),
-                    }
-                })
-                .collect()
-        }
-        let got = match &values {
-            Values::I32(v) => checked(v, bound),
-            Values::I64(v) => checked(v, bound),
-            Values::U32(v) => checked(v, bound),
-            Values::U64(v) => checked(v, bound),
-            Values::I16(v) => checked(v, bound),
-            Values::U16(v) => checked(v, bound),
-            Values::I8(v) => checked(v, bound),
-            Values::U8(v) => checked(v, bound),
-            _ => Err((0, -1)),
-        };
-        got.map_err(|(k, x)| bad(k, x))
-    }
-
     /// Checks the member's CRC-32: the one a pass computed when it read every element in
     /// order, else by reading the member again.
     fn check_crc(&mut self, len: u64) -> Result<()> {
@@ -153,7 +240,7 @@ impl Stored {
 }
 
 impl ScipySource {
-    /// Opens the archive at `path`: in place when it is a stored CSR matrix of numbers.
+    /// Opens the archive at `path` (a CSR matrix's pointers checked; other formats read).
     ///
     /// # Errors
     /// As [`super::read`].
@@ -172,7 +259,7 @@ impl ScipySource {
         })
     }
 
-    /// Whether the archive is read in place (else it was read whole).
+    /// Whether the archive streams (a CSR matrix, stored or deflated; else it was read whole).
     pub fn reads_in_place(&self) -> bool {
         self.csr.is_some()
     }
@@ -187,9 +274,12 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
     let find = |name: &str| entries.iter().find(|e| e.name == format!("{name}.npy"));
     // The small members, whole (each checked against its CRC-32).
     let small = |name: &str| -> Option<Vec<u8>> {
-        let e = find(name).filter(|e| e.method == 0 && e.size < 4096)?;
-        let bytes = archive.read(e.start, e.size as usize)?.into_owned();
-        (crc32fast::hash(&bytes) == e.crc).then_some(bytes)
+        let e = find(name).filter(|e| e.size < 4096 && e.compressed < 4096)?;
+        let bytes = archive.read(e.start, e.compressed as usize)?.into_owned();
+        match e.method {
+            0 => (crc32fast::hash(&bytes) == e.crc).then_some(bytes),
+            _ => crate::zip::inflate(e, &bytes, (input_len, 4096)).ok(),
+        }
     };
     let (Some(format), Some(shape)) = (small("format"), small("shape")) else {
         return Ok(None);
@@ -202,29 +292,58 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
         ("csr", Ok([r, c])) => (*r as u64, *c as u64),
         _ => return Ok(None),
     };
-    let stored = |name: &'static str, index: bool| -> Option<(Stored, u64)> {
-        let entry = find(name).filter(|e| e.method == 0)?.clone();
-        let head = archive.read(entry.start, (entry.size as usize).min(64 << 10))?;
-        let header = npy::parse_header(&head).ok()?;
-        let Descr::Number(vt, false) = header.descr else {
-            return None;
+    // Each array 1-D, of little-endian numbers (integers for the indices), as long as its
+    // member.
+    let member = |name: &'static str, index: bool| -> Result<Option<(Member, u64)>> {
+        let Some(entry) = find(name).cloned() else {
+            return Ok(None);
+        };
+        let file = archive.file.try_clone()?;
+        let header = match entry.method {
+            0 => match archive.read(entry.start, (entry.size as usize).min(64 << 10)) {
+                Some(head) => npy::parse_header(&head).ok(),
+                None => None,
+            },
+            _ => crate::npz::deflated_header(&file, &entry).ok(),
+        };
+        let Some(header) = header else {
+            return Ok(None);
+        };
+        let Descr::Number(vt, false) = header.descr.clone() else {
+            return Ok(None);
         };
         let [len] = header.shape[..] else {
-            return None;
+            return Ok(None);
         };
         let float = matches!(vt, ValueType::F32 | ValueType::F64);
         let fits =
             index != float && header.data_offset as u64 + len * vt.size() as u64 == entry.size;
-        fits.then(|| {
-            let file = archive.file.try_clone().ok()?;
-            let data_at = entry.start as u64 + header.data_offset as u64;
-            Some((Stored::new(file, name, data_at, vt, entry), len))
-        })?
+        if !fits {
+            return Ok(None);
+        }
+        Ok(Some((
+            match entry.method {
+                0 => {
+                    let data_at = entry.start as u64 + header.data_offset as u64;
+                    Member::Stored(Stored::new(file, name, data_at, vt, entry), 0)
+                }
+                _ => Member::Deflated(Deflated {
+                    file,
+                    entry,
+                    name,
+                    header_len: header.data_offset,
+                    value_type: vt,
+                    inflating: None,
+                    next: 0,
+                }),
+            },
+            len,
+        )))
     };
     let (Some((mut indptr, np)), Some((indices, ni)), Some((data, nd))) = (
-        stored("indptr", true),
-        stored("indices", true),
-        stored("data", false),
+        member("indptr", true)?,
+        member("indices", true)?,
+        member("data", false)?,
     ) else {
         return Ok(None);
     };
@@ -232,27 +351,25 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
         return Ok(None);
     }
     // The pointers, a chunk at a time: from 0, never decreasing, the last the entries'.
+    indptr.restart()?;
     let mut last = 0usize;
     for start in (0..=rows).step_by(1 << 20) {
         let end = (start + (1 << 20)).min(rows + 1);
-        let p = indptr.indices(start..end, nd + 1)?;
+        let p = indptr.take_indices(end - start, nd + 1)?;
         let previous = std::iter::once(last).chain(p.iter().copied());
         let bad = (start == 0 && p[0] != 0)
             || previous.zip(&p).any(|(a, &b)| b < a)
             || (end == rows + 1 && p[p.len() - 1] as u64 != nd);
         if bad {
-            return Err(SCIPY.at(
-                indptr.data_at as usize,
-                format!(
-                    "indptr is not {} non-decreasing pointers from 0 to {nd}",
-                    rows + 1
-                ),
-            ));
+            return Err(SCIPY.error(format!(
+                "indptr is not {} non-decreasing pointers from 0 to {nd}",
+                rows + 1
+            )));
         }
         last = p[p.len() - 1];
     }
-    indptr.check_crc(np)?;
-    let value_type = data.value_type;
+    indptr.finish(np)?;
+    let value_type = data.value_type();
     Ok(Some(ScipySource {
         csr: Some(InPlace {
             indptr,
@@ -285,23 +402,36 @@ impl Source for ScipySource {
         let (rows, cols) = header.shape();
         // Per entry in memory while a band is made: its index as stored and as `usize`, and
         // its value.
-        let value = csr.data.value_type.size() as u64;
+        let value = csr.data.value_type().size() as u64;
         let stored = csr
             .nnz
-            .saturating_mul(8 + csr.indices.value_type.size() as u64 + value);
+            .saturating_mul(8 + csr.indices.value_type().size() as u64 + value);
         let step = band_rows(
             header,
             row_bytes(header, Some(stored)),
             multiple,
             BAND_BYTES,
         );
+        for member in [&mut csr.indptr, &mut csr.indices, &mut csr.data] {
+            member.restart()?;
+        }
+        let mut last = csr.indptr.take_indices(1, 1)?[0];
         for r0 in (0..rows).step_by(step as usize) {
             let r1 = (r0 + step).min(rows);
-            let p = csr.indptr.indices(r0..r1 + 1, csr.nnz + 1)?;
-            let entries = p[0] as u64..p[p.len() - 1] as u64;
-            let mut col_indices = csr.indices.indices(entries.clone(), cols)?;
-            let mut values = csr.data.read(entries)?;
-            let row_offsets: Vec<usize> = p.iter().map(|&k| k - p[0]).collect();
+            let p = csr.indptr.take_indices(r1 - r0, csr.nnz + 1)?;
+            let first = last;
+            last = p.last().copied().unwrap_or(first);
+            // Checked at open: the pointers never decrease (unless the file changed since).
+            let previous = std::iter::once(first).chain(p.iter().copied());
+            if previous.zip(&p).any(|(a, &b)| b < a) {
+                return Err(changed());
+            }
+            let n = (last - first) as u64;
+            let mut col_indices = csr.indices.take_indices(n, cols)?;
+            let mut values = csr.data.take(n)?;
+            let row_offsets: Vec<usize> = std::iter::once(0)
+                .chain(p.iter().map(|&k| k - first))
+                .collect();
             with_values!(&mut values, v => sort_rows(&row_offsets, &mut col_indices, v));
             check_unique(&row_offsets, &col_indices, r0 as usize)?;
             let band = Band {
@@ -319,14 +449,22 @@ impl Source for ScipySource {
                 return Ok(());
             }
         }
-        csr.indices.check_crc(csr.nnz)?;
-        csr.data.check_crc(csr.nnz)
+        csr.indptr.finish(rows + 1)?;
+        csr.indices.finish(csr.nnz)?;
+        csr.data.finish(csr.nnz)
     }
 
     fn count_nonzero(&mut self, _: usize) -> Result<Option<u64>> {
-        let Some(csr) = &mut self.csr else {
+        // The values alone, where they are stored (deflated ones would be inflated twice).
+        let Some(InPlace {
+            data: Member::Stored(data, _),
+            nnz,
+            ..
+        }) = &mut self.csr
+        else {
             return Ok(None);
         };
+        let csr = InPlaceCount { data, nnz: *nnz };
         // The values alone, a chunk at a time (their CRC-32 computed on the way).
         let mut nnz = 0u64;
         for start in (0..csr.nnz).step_by(1 << 20) {
@@ -344,6 +482,16 @@ impl Source for ScipySource {
     fn stored_bytes(&self, _: usize) -> Option<u64> {
         Some(self.input_len)
     }
+}
+
+/// The stored values a count reads.
+struct InPlaceCount<'a> {
+    data: &'a mut Stored,
+    nnz: u64,
+}
+
+fn changed() -> serde_daphne::Error {
+    SCIPY.error("the pointers changed while the archive was read")
 }
 
 /// Sorts the rows whose columns are out of order (scipy allows them), values alongside.

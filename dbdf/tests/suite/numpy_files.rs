@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use dbdf::npy;
+use dbdf::pipe::Source;
 use serde_daphne::{DataType, Object, ValueType, Values};
 
 fn data(name: &str) -> PathBuf {
@@ -201,9 +202,9 @@ fn scipy_archives_of_every_format_read_as_the_same_csr_matrix() {
                 want = got.clone();
             }
             assert_eq!(got, want, "{name}");
-            // Through the pipe: in place for stored CSR, whole otherwise.
+            // Through the pipe: CSR streamed (stored or deflated), the other formats whole.
             let mut source = dbdf::scipy::source(data(&name)).unwrap();
-            let in_place = format.starts_with("csr") && compressed.is_empty();
+            let in_place = format.starts_with("csr");
             assert_eq!(source.reads_in_place(), in_place, "{name}");
             assert_eq!(crate::pipe::collected(&mut source), [want], "{name}");
         }
@@ -264,8 +265,13 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
             [a.clone(), b.clone(), c.clone()],
             "{name}"
         );
-        for (k, object) in [&a, &b, &c].into_iter().enumerate() {
-            crate::pipe::same_windows(name, &source, k, object);
+        // Stored members read any window in place; deflated ones stream their rows in order.
+        let compressed = name.contains("compressed");
+        assert_eq!(source.windows().is_none(), compressed, "{name}");
+        if !compressed {
+            for (k, object) in [&a, &b, &c].into_iter().enumerate() {
+                crate::pipe::same_windows(name, &source, k, object);
+            }
         }
     }
     let positional = dbdf::npz::read(data("savez_positional.npz")).unwrap();
@@ -383,6 +389,122 @@ fn hostile_archives_and_headers_give_errors_never_panics() {
                     let _ = crate::pipe::try_collected(&mut source);
                 }
             }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn deflated_members_stream_across_chunks_and_bands_as_whole() {
+    // 2.4 MB of values that barely compress: the compressed member spans several 1 MiB
+    // reads, and the bands end anywhere in them.
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    let values: Vec<f64> = (0..300 * 1000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            f64::from_bits(x >> 2)
+        })
+        .collect();
+    let big = Object::dense(300, 1000, Values::F64(values)).unwrap();
+    let frame = Object::frame(expected_records()).unwrap();
+    let named = vec![
+        ("big".to_string(), big.clone()),
+        ("f".to_string(), frame.clone()),
+    ];
+    let dir = dir("npz_streamed");
+    let path = dir.join("z.npz");
+    dbdf::npz::write(
+        &path,
+        &named,
+        &dbdf::npz::WriteOptions::new().compressed(true),
+    )
+    .unwrap();
+    for rows in [1, 7, 64] {
+        let mut source = dbdf::npz::source(&path).unwrap();
+        let mut got = Vec::new();
+        for index in 0..2 {
+            let mut bands = Vec::new();
+            source
+                .for_each_band(index, rows, &mut |band| {
+                    bands.push(band);
+                    Ok(true)
+                })
+                .unwrap();
+            let header = source.headers()[index].clone();
+            let mut whole = bands.remove(0);
+            for band in bands {
+                whole.append(band).unwrap();
+            }
+            got.push(whole.into_object(&header).unwrap());
+        }
+        assert_eq!(got, [big.clone(), frame.clone()], "bands of {rows}");
+    }
+    // A member cut short: an error, at any point of the pass.
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(dbdf::npz::source(&path).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn scipy_csr_archives_stream_stored_or_deflated_as_whole() {
+    // 20,000 rows of a few entries: members of 100s of KB, bands of any height.
+    let (n, mut offsets, mut columns, mut values) = (20_000usize, vec![0], Vec::new(), Vec::new());
+    for r in 0..n {
+        for k in 0..(r % 5) {
+            columns.push((r * 7 + k * 1_001) % 30_000);
+            values.push(r as f64 - k as f64 * 0.25);
+        }
+        let row = offsets.len() - 1;
+        let start = offsets[row];
+        let mut pairs: Vec<(usize, f64)> = columns[start..]
+            .iter()
+            .copied()
+            .zip(values[start..].iter().copied())
+            .collect();
+        pairs.sort_by_key(|p| p.0);
+        pairs.dedup_by_key(|p| p.0);
+        columns.truncate(start);
+        values.truncate(start);
+        columns.extend(pairs.iter().map(|p| p.0));
+        values.extend(pairs.iter().map(|p| p.1));
+        offsets.push(columns.len());
+    }
+    let m = Object::csr(n as u64, 30_000, offsets, columns, Values::F64(values)).unwrap();
+    let dir = dir("scipy_streamed");
+    for compressed in [false, true] {
+        let path = dir.join("m.npz");
+        let options = dbdf::scipy::WriteOptions::new().compressed(compressed);
+        dbdf::scipy::write(&path, &m, &options).unwrap();
+        for rows in [1, 999, 50_000] {
+            let mut source = dbdf::scipy::source(&path).unwrap();
+            assert!(source.reads_in_place());
+            let mut bands = Vec::new();
+            source
+                .for_each_band(0, rows, &mut |band| {
+                    bands.push(band);
+                    Ok(true)
+                })
+                .unwrap();
+            let mut whole = bands.remove(0);
+            for band in bands {
+                whole.append(band).unwrap();
+            }
+            let got = whole.into_object(&source.headers()[0].clone()).unwrap();
+            assert_eq!(got, m, "compressed {compressed}, bands of {rows}");
+        }
+        // A flipped byte in the middle: an error by the end of the pass, never a panic.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(mut source) = dbdf::scipy::source(&path) {
+            assert!(
+                crate::pipe::try_collected(&mut source).is_err(),
+                "compressed {compressed}"
+            );
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
