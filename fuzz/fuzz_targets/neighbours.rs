@@ -1,10 +1,11 @@
-//! Any bytes as Futhark binary data, a .npy array and a Binsparse .npz archive: an error or
-//! objects, never a panic; what reads writes back and reads again the same.
+//! Any bytes as Futhark binary data, a .npy array (record arrays too), a Binsparse .npz
+//! archive, a scipy sparse .npz and a numpy .npz of arrays: an error or objects, never a
+//! panic; what reads writes back and reads again the same.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use dbdf::binsparse::{self, WriteOptions};
-use dbdf::{futhark, npy};
+use dbdf::{futhark, npy, npz, scipy};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(objects) = futhark::from_slice(data) {
@@ -33,6 +34,19 @@ fuzz_target!(|data: &[u8]| {
         ) {
             let again = binsparse::from_slice(&bytes).expect("what we write reads");
             assert_eq!(again.attributes, read.attributes);
+        }
+    }
+    if let Ok(object) = scipy::from_slice(data) {
+        for compressed in [false, true] {
+            let options = scipy::WriteOptions::new().compressed(compressed);
+            let bytes = scipy::to_vec(&object, &options).expect("what reads, writes");
+            assert_eq!(scipy::from_slice(&bytes).expect("what we write reads"), object);
+        }
+    }
+    if let Ok(arrays) = npz::from_slice(data) {
+        let mut bytes = Vec::new();
+        if npz::to_writer(&mut bytes, &arrays, &npz::WriteOptions::new()).is_ok() {
+            assert_eq!(npz::from_slice(&bytes).expect("what we write reads"), arrays);
         }
     }
 });
