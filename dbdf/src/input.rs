@@ -4,7 +4,7 @@
 use serde_daphne::__private::error::ErrorImpl;
 use std::fmt::Display;
 
-use serde_daphne::{Error, Result};
+use serde_daphne::{Error, Result, Values};
 
 /// A neighbouring format as its errors name it, such as `Futhark` or `NPZ (zip)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,6 +182,40 @@ pub(crate) fn le_at<T: serde_daphne::__private::wire::Element>(
     let size = std::mem::size_of::<T>();
     let raw = bytes.get(at..at.checked_add(size)?)?;
     Some(serde_daphne::__private::wire::values::read_le(raw))
+}
+
+/// An integer array's elements (of any width and sign) as indices below `bound`: `Err` with
+/// the first element out of range and its value, or `Err(None)` for floating-point values.
+pub(crate) fn index_values(
+    values: &Values,
+    bound: u64,
+) -> std::result::Result<Vec<usize>, Option<(usize, i128)>> {
+    fn checked<T: Copy + Into<i128>>(
+        v: &[T],
+        bound: u64,
+    ) -> std::result::Result<Vec<usize>, Option<(usize, i128)>> {
+        v.iter()
+            .enumerate()
+            .map(|(k, &x)| {
+                let x: i128 = x.into();
+                match x >= 0 && x < i128::from(bound) {
+                    true => Ok(x as usize),
+                    false => Err(Some((k, x))),
+                }
+            })
+            .collect()
+    }
+    match values {
+        Values::U8(v) => checked(v, bound),
+        Values::U16(v) => checked(v, bound),
+        Values::U32(v) => checked(v, bound),
+        Values::U64(v) => checked(v, bound),
+        Values::I8(v) => checked(v, bound),
+        Values::I16(v) => checked(v, bound),
+        Values::I32(v) => checked(v, bound),
+        Values::I64(v) => checked(v, bound),
+        Values::F32(_) | Values::F64(_) => Err(None),
+    }
 }
 
 #[cfg(test)]

@@ -112,23 +112,29 @@ impl<T: Copy + bytemuck::Zeroable + Send> CsrFill<T> {
         }
         drop(next);
         // Entries of a row may arrive out of column order (blocks side by side, blocks or
-        // records in any order): sort those rows only.
-        for w in row_offsets.windows(2) {
-            let (start, end) = (w[0], w[1]);
-            if col_indices[start..end].windows(2).any(|p| p[1] < p[0]) {
-                let mut row: Vec<(usize, T)> = col_indices[start..end]
-                    .iter()
-                    .copied()
-                    .zip(values[start..end].iter().copied())
-                    .collect();
-                row.sort_unstable_by_key(|&(c, _)| c);
-                for (k, (c, x)) in row.into_iter().enumerate() {
-                    col_indices[start + k] = c;
-                    values[start + k] = x;
-                }
+        // records in any order).
+        sort_rows(&row_offsets, &mut col_indices, &mut values);
+        Some((row_offsets, col_indices, values))
+    }
+}
+
+/// Sorts by column the rows of CSR arrays whose columns are out of order (the others are
+/// only looked at), each value moving with its column.
+pub fn sort_rows<T: Copy>(row_offsets: &[usize], col_indices: &mut [usize], values: &mut [T]) {
+    for w in row_offsets.windows(2) {
+        let (start, end) = (w[0], w[1]);
+        if col_indices[start..end].windows(2).any(|p| p[1] < p[0]) {
+            let mut row: Vec<(usize, T)> = col_indices[start..end]
+                .iter()
+                .copied()
+                .zip(values[start..end].iter().copied())
+                .collect();
+            row.sort_unstable_by_key(|&(c, _)| c);
+            for (k, (c, x)) in row.into_iter().enumerate() {
+                col_indices[start + k] = c;
+                values[start + k] = x;
             }
         }
-        Some((row_offsets, col_indices, values))
     }
 }
 

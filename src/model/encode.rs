@@ -242,15 +242,15 @@ impl Analyser {
         self.nnz >= self.stop_at
     }
 
-    /// Takes the source's count of non-zeros, where that is all the choice needs (no
-    /// narrowing).
-    fn know_nnz(&mut self, nnz: Option<u64>) -> bool {
-        if let (None, Some(nnz)) = (&self.narrower, nnz) {
-            self.nnz = nnz;
-            self.stop_at = 0;
-            return true;
-        }
-        false
+    /// Whether a count of non-zeros is all the choice still needs (no narrowing, not made).
+    fn wants_count(&self) -> bool {
+        self.narrower.is_none() && !self.done()
+    }
+
+    /// Takes the source's count of non-zeros.
+    fn know_nnz(&mut self, nnz: u64) {
+        self.nnz = nnz;
+        self.stop_at = 0;
     }
 
     /// Takes the source's word for whether a cell is non-zero, where that is all the choice
@@ -508,10 +508,14 @@ pub trait RowBands<T> {
         None
     }
 
-    /// How many cells are non-zero, where the source counted them more cheaply than a pass
-    /// over the bands (the rows written are counted again and must agree).
-    fn nnz(&self) -> Option<u64> {
-        None
+    /// How many cells are non-zero, where the source counts them more cheaply than a pass
+    /// over the bands (asked only when the choice needs it; the rows written are counted
+    /// again and must agree).
+    ///
+    /// # Errors
+    /// The source's.
+    fn count_nonzero(&mut self) -> Result<Option<u64>> {
+        Ok(None)
     }
 
     /// Calls `each` with each band in order, until it returns `false`.
@@ -536,7 +540,14 @@ pub(crate) fn write_block_in_bands<T: Element, W: Write>(
 ) -> Result<()> {
     let mut analyser = Analyser::new(place, T::VALUE_TYPE, bands.dense(), options);
     analyser.know_nonzero(bands.nonzero());
-    let counted = analyser.know_nnz(bands.nnz());
+    let count = match analyser.wants_count() {
+        true => bands.count_nonzero()?,
+        false => None,
+    };
+    let counted = count.is_some();
+    if let Some(nnz) = count {
+        analyser.know_nnz(nnz);
+    }
     if !analyser.done() {
         bands.for_each_band(&mut |band| {
             analyser.observe(band, whole(band));

@@ -17,8 +17,8 @@ impl RowBands<f64> for Bands {
         !self.csr
     }
 
-    fn nnz(&self) -> Option<u64> {
-        self.nnz
+    fn count_nonzero(&mut self) -> Result<Option<u64>> {
+        Ok(self.nnz)
     }
 
     fn for_each_band(

@@ -1,6 +1,7 @@
 //! Binsparse arrays to DAPHNE objects and back: index checks, orientation, structures.
 
 use super::{element_error, Array, Format, ValueKind, BINSPARSE};
+use crate::input::index_values;
 use crate::input::not_in_daphne;
 use crate::npy::transpose;
 use serde_daphne::__private::error::ErrorImpl;
@@ -77,41 +78,16 @@ pub(super) fn all_equal(values: &Values) -> bool {
 
 /// An index array as `usize`, each element below `bound`.
 pub(super) fn indices(array: &Array, bound: u64, what: &str) -> Result<Vec<usize>> {
-    let out_of_range = |k: usize, x: i128| {
-        array.error_at(
+    index_values(&array.values, bound).map_err(|fault| match fault {
+        Some((k, x)) => array.error_at(
             k,
             format!("{x} is not a valid {what} (0 to {})", bound as i128 - 1),
-        )
-    };
-    macro_rules! check {
-        ($v:expr) => {
-            $v.iter()
-                .enumerate()
-                .map(|(k, &x)| {
-                    let x = x as i128;
-                    if x < 0 || x >= i128::from(bound) {
-                        Err(out_of_range(k, x))
-                    } else {
-                        Ok(x as usize)
-                    }
-                })
-                .collect()
-        };
-    }
-    match &array.values {
-        Values::U8(v) => check!(v),
-        Values::U16(v) => check!(v),
-        Values::U32(v) => check!(v),
-        Values::U64(v) => check!(v),
-        Values::I8(v) => check!(v),
-        Values::I16(v) => check!(v),
-        Values::I32(v) => check!(v),
-        Values::I64(v) => check!(v),
-        Values::F32(_) | Values::F64(_) => Err(BINSPARSE.error(format!(
+        ),
+        None => BINSPARSE.error(format!(
             "{} holds floating-point numbers, not indices",
             array.name
-        ))),
-    }
+        )),
+    })
 }
 
 fn dim(shape: &[u64], k: usize) -> u64 {

@@ -19,9 +19,7 @@ use super::{parse_descriptor, parse_kind, Array, Descriptor, Format};
 use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
-use crate::zip::{check_stored_crc, crc_error, entries, Archive, Entry, FileArchive};
-use serde_daphne::__private::wire::values::{with_value_type, zeroed_vec};
-use serde_daphne::__private::wire::Element;
+use crate::zip::{crc_error, entries, Archive, Entry, FileArchive, StoredArray};
 use serde_daphne::__private::wire::Header;
 use serde_daphne::{DataType, Result, ValueType};
 
@@ -75,44 +73,25 @@ impl Layout {
     }
 }
 
-/// One stored `.npy` member: where its data starts, its element type and length, and its
-/// zip entry (for the CRC-32).
+/// One stored `.npy` member of `len` elements (its CRC-32 computed as a pass reads it in
+/// order).
 struct Member {
-    file: File,
-    name: &'static str,
-    data_at: u64,
-    value_type: ValueType,
-    entry: Entry,
+    array: StoredArray,
+    len: u64,
 }
 
 impl Elements for Member {
     fn array(&mut self, range: Range<u64>) -> Result<Array> {
-        let size = self.value_type.size() as u64;
-        let at = self.data_at + range.start * size;
-        // Straight into the values (little-endian on the wire; swapped on big-endian hosts).
-        let values = with_value_type!(self.value_type, T => {
-            let mut values = zeroed_vec::<T>((range.end - range.start) as usize)?;
-            read_exact_at(&self.file, bytemuck::cast_slice_mut(&mut values), at)?;
-            values.iter_mut().for_each(|x| *x = x.to_le());
-            T::into_values(values)
-        });
         Ok(Array {
-            values,
-            name: self.name.to_owned(),
-            offset: Some((self.data_at + range.start * size) as usize),
+            offset: Some(self.array.offset_of(range.start) as usize),
             first: range.start as usize,
+            name: self.array.name().to_owned(),
+            values: self.array.read(range)?,
         })
     }
 
     fn whole_pass_read(&mut self) -> Result<()> {
-        self.check_crc()
-    }
-}
-
-impl Member {
-    /// Checks the member's CRC-32 (its `.npy` header and data), reading it at positions.
-    fn check_crc(&self) -> Result<()> {
-        check_stored_crc(&self.file, &self.entry)
+        self.array.check_crc(self.len)
     }
 }
 
@@ -259,14 +238,10 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<BinsparseSource>> {
                 && wanted.map_or(index, |t| t == vt)
                 && header.data_offset as u64 + len * vt.size() as u64 == entry.size;
             let file = archive.file.try_clone().ok()?;
+            let data_at = entry.start as u64 + header.data_offset as u64;
             fits.then(|| -> Box<dyn Elements> {
-                Box::new(Member {
-                    file,
-                    name,
-                    data_at: entry.start as u64 + header.data_offset as u64,
-                    value_type: vt,
-                    entry,
-                })
+                let array = StoredArray::new(file, name, entry, data_at, vt);
+                Box::new(Member { array, len })
             })
         };
     let Some(layout) = Layout::of(&d, member) else {

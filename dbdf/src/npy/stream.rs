@@ -10,7 +10,9 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::records::{decode_columns, encode_records, frame_descr, frame_header};
-use super::{descr, header_len, parse_header, write_header, Descr, NpyHeader, NPY, PREAMBLE_LEN};
+use super::{
+    descr, header_len, parse_header, write_header, Descr, NpyHeader, Record, NPY, PREAMBLE_LEN,
+};
 use crate::input::read_exact_at;
 use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
 use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le, zeroed_vec};
@@ -87,15 +89,7 @@ impl Windows for NpySource {
             let mut bytes =
                 zeroed_vec::<u8>(((rows.end - rows.start) * record.size as u64) as usize)?;
             read_exact_at(&self.file, &mut bytes, at)?;
-            let fields = cols.start as usize..cols.end as usize;
-            let columns = decode_columns(&bytes, record, fields, at)?;
-            return Ok(Band {
-                first_row: rows.start,
-                first_col: cols.start,
-                rows: rows.end - rows.start,
-                cols: cols.end - cols.start,
-                cells: Cells::Frame(columns),
-            });
+            return record_band(record, rows, cols, &bytes, at);
         }
         let (nr, nc) = (rows.end - rows.start, cols.end - cols.start);
         let vt = self.headers[0]
@@ -354,14 +348,7 @@ pub(crate) fn band_of_bytes(
         _ => object.shape().1,
     };
     if let Descr::Record(record) = &header.descr {
-        let columns = decode_columns(bytes, record, 0..record.fields.len(), 0)?;
-        return Ok(Band {
-            first_row: rows.start,
-            first_col: 0,
-            rows: rows.end - rows.start,
-            cols,
-            cells: Cells::Frame(columns),
-        });
+        return record_band(record, rows, 0..cols, bytes, 0);
     }
     let array = super::Array {
         descr: header.descr.clone(),
@@ -371,4 +358,23 @@ pub(crate) fn band_of_bytes(
         data_offset: 0,
     };
     Ok(Band::dense(rows, 0..cols, array.values()?))
+}
+
+/// Fields `cols` of the records `rows`, from their bytes (which start at byte `at` of the
+/// input, for errors), as a frame's band.
+fn record_band(
+    record: &Record,
+    rows: Range<u64>,
+    cols: Range<u64>,
+    bytes: &[u8],
+    at: u64,
+) -> Result<Band> {
+    let columns = decode_columns(bytes, record, cols.start as usize..cols.end as usize, at)?;
+    Ok(Band {
+        first_row: rows.start,
+        first_col: cols.start,
+        rows: rows.end - rows.start,
+        cols: cols.end - cols.start,
+        cells: Cells::Frame(columns),
+    })
 }

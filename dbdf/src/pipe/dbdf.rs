@@ -287,16 +287,9 @@ impl Sink for DbdfSink {
                         Ok(true)
                     }))
                 } else {
-                    // A CSR source may count its non-zeros without building bands: then the
-                    // block is written in one pass over them.
-                    let nnz = match bands_dense {
-                        true => None,
-                        false => pieces.count_nonzero()?,
-                    };
                     let mut bands = PieceBands {
                         pieces,
                         dense: bands_dense,
-                        nnz,
                     };
                     with_value_type!(vt, T => writer.write_untiled::<T>(&mut bands))
                 }
@@ -358,8 +351,6 @@ fn write_csr_band<T: Element>(
 struct PieceBands<'a, 'p> {
     pieces: &'a mut Pieces<'p>,
     dense: bool,
-    /// The source's count of non-zeros, where it has one.
-    nnz: Option<u64>,
 }
 
 impl<T: Element> RowBands<T> for PieceBands<'_, '_> {
@@ -371,8 +362,13 @@ impl<T: Element> RowBands<T> for PieceBands<'_, '_> {
         self.pieces.nonzero()
     }
 
-    fn nnz(&self) -> Option<u64> {
-        self.nnz
+    /// A CSR source may count its non-zeros without building bands: then the block is
+    /// written in one pass over them.
+    fn count_nonzero(&mut self) -> Result<Option<u64>> {
+        match self.dense {
+            true => Ok(None),
+            false => self.pieces.count_nonzero(),
+        }
     }
 
     fn for_each_band(

@@ -19,12 +19,13 @@
 
 mod source;
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 
 pub use source::ScipySource;
 
-use crate::input::Foreign;
+use crate::input::{index_values, Foreign};
 use crate::npy;
 use crate::pipe::Sink;
 use crate::zip::{members, ZipWriter};
@@ -32,7 +33,7 @@ use serde_daphne::__private::io::write_buffered;
 use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
 use serde_daphne::__private::options::Options;
 use serde_daphne::__private::wire::values::{with_value_type, with_values};
-use serde_daphne::__private::wire::{Element, ValueType, Values};
+use serde_daphne::__private::wire::{Element, ValueType};
 use serde_daphne::{DataType, Object, Result};
 
 pub(crate) const SCIPY: Foreign = Foreign("scipy sparse .npz");
@@ -123,10 +124,13 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
             }
         }
         "dia" => {
-            let offsets: Vec<i64> = ints(&array("offsets")?.values()?, "offsets")?
-                .into_iter()
-                .map(|x| i64::try_from(x).unwrap_or(i64::MAX))
-                .collect();
+            let offsets = array("offsets")?.values()?;
+            let not_ints = || SCIPY.error("a DIA matrix's offsets are not integers of an i64");
+            if matches!(offsets.value_type(), ValueType::F32 | ValueType::F64) {
+                return Err(not_ints());
+            }
+            let offsets = offsets.convert(ValueType::I64).map_err(|_| not_ints())?;
+            let offsets = i64::try_from_values(offsets).map_err(|_| not_ints())?;
             let width = match data.shape[..] {
                 [n, w] if n as usize == offsets.len() => w as usize,
                 _ => return Err(SCIPY.error("a DIA matrix's data is not (offsets, length)")),
@@ -290,34 +294,13 @@ fn check_pointers(indptr: &[usize], major: usize, len: usize) -> Result<()> {
 
 /// An integer array's elements as `usize`, each below `bound`.
 pub(crate) fn indices(array: &npy::Array<'_>, bound: u64, what: &str) -> Result<Vec<usize>> {
-    ints(&array.values()?, what)?
-        .into_iter()
-        .enumerate()
-        .map(|(k, x)| match x >= 0 && x < i128::from(bound) {
-            true => Ok(x as usize),
-            false => Err(SCIPY.error(format!(
-                "{what}[{k}] = {x} is out of range (0 to {})",
-                i128::from(bound) - 1
-            ))),
-        })
-        .collect()
-}
-
-/// An integer array's elements.
-fn ints(values: &Values, what: &str) -> Result<Vec<i128>> {
-    if matches!(values.value_type(), ValueType::F32 | ValueType::F64) {
-        return Err(SCIPY.error(format!(
-            "{what} holds {} values, not integers",
-            values.value_type()
-        )));
-    }
-    let int = |x: serde_daphne::Value| {
-        x.to::<i64>()
-            .map(i128::from)
-            .or_else(|| x.to::<u64>().map(i128::from))
-            .unwrap_or(-1)
-    };
-    Ok(with_values!(values, v => v.iter().map(|&x| int(x.into_value())).collect()))
+    index_values(&array.values()?, bound).map_err(|fault| match fault {
+        Some((k, x)) => SCIPY.error(format!(
+            "{what}[{k}] = {x} is out of range (0 to {})",
+            i128::from(bound) - 1
+        )),
+        None => SCIPY.error(format!("{what} holds floating-point values, not integers")),
+    })
 }
 
 /// The archive at `path` as a source of the pipe: a CSR matrix streamed, others whole.
@@ -369,48 +352,53 @@ pub fn to_writer<W: Write>(out: W, object: &Object, options: &WriteOptions) -> R
     let mut zip = ZipWriter::new(out);
     // scipy's choice: 32-bit indices while the columns and the entries fit.
     let narrow = cols <= i32::MAX as u64 && (values.len() as u64) <= i32::MAX as u64;
-    let index_array = |name: &str, v: &[usize]| -> Result<(String, Vec<u8>)> {
-        let mut bytes = Vec::new();
-        let descr = if narrow { "<i4" } else { "<i8" };
-        npy::write_header(&mut bytes, descr, &[v.len() as u64])?;
-        for &x in v {
-            match narrow {
-                true => bytes.extend_from_slice(&(x as i32).to_le_bytes()),
-                false => bytes.extend_from_slice(&(x as i64).to_le_bytes()),
-            }
+    let index_array = |v: &[usize]| -> Vec<u8> {
+        match narrow {
+            true => v.iter().flat_map(|&x| (x as i32).to_le_bytes()).collect(),
+            false => v.iter().flat_map(|&x| (x as i64).to_le_bytes()).collect(),
         }
-        Ok((format!("{name}.npy"), bytes))
     };
-    let mut format = Vec::new();
-    npy::write_header(&mut format, "|S3", &[])?;
-    format.extend_from_slice(b"csr");
-    let mut shape = Vec::new();
-    npy::write_header(&mut shape, "<i8", &[2])?;
-    shape.extend_from_slice(&(rows as i64).to_le_bytes());
-    shape.extend_from_slice(&(cols as i64).to_le_bytes());
-    let mut data = Vec::new();
-    npy::write_header(
-        &mut data,
-        npy::descr(values.value_type()),
-        &[values.len() as u64],
-    )?;
-    data.extend_from_slice(&values.le_bytes());
-    let members = [
-        index_array("indices", &columns)?,
-        index_array("indptr", &offsets)?,
-        ("format.npy".to_string(), format),
-        ("shape.npy".to_string(), shape),
-        ("data.npy".to_string(), data),
+    let index = if narrow { "<i4" } else { "<i8" };
+    let shape = [rows as i64, cols as i64].map(i64::to_le_bytes).concat();
+    // Each member's `.npy` header and its data (the values' bytes borrowed where the host
+    // is little-endian).
+    let members: [Member<'_>; 5] = [
+        (
+            "indices",
+            index,
+            &[columns.len() as u64],
+            index_array(&columns).into(),
+        ),
+        (
+            "indptr",
+            index,
+            &[offsets.len() as u64],
+            index_array(&offsets).into(),
+        ),
+        ("format", "|S3", &[], Cow::Borrowed(b"csr")),
+        ("shape", "<i8", &[2], shape.into()),
+        (
+            "data",
+            npy::descr(values.value_type()),
+            &[values.len() as u64],
+            values.le_bytes(),
+        ),
     ];
-    for (name, bytes) in &members {
+    for (name, descr, dims, data) in &members {
+        let mut header = Vec::new();
+        npy::write_header(&mut header, descr, dims)?;
+        let name = format!("{name}.npy");
         match options.compressed {
-            true => zip.deflated(name, bytes)?,
-            false => zip.member(name, &[bytes])?,
+            true => zip.deflated(&name, &[&header[..], data].concat())?,
+            false => zip.member(&name, &[&header[..], data])?,
         }
     }
     zip.finish()?;
     Ok(())
 }
+
+/// A member to write: its name, its `.npy` header's descr and shape, and its data.
+type Member<'a> = (&'a str, &'a str, &'a [u64], Cow<'a, [u8]>);
 
 /// A sink of the pipe writing one matrix as a scipy CSR archive to `out` (held whole: the
 /// arrays come before the values they index).

@@ -6,18 +6,18 @@
 //! formats (CSC, COO, BSR, DIA) are read whole ([`super::read`]).
 
 use std::fs::File;
-use std::ops::Range;
 use std::path::Path;
 
 use super::{check_unique, SCIPY};
-use crate::input::read_exact_at;
+use crate::input::index_values;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
-use crate::zip::{check_stored_crc, entries, Archive, Entry, FileArchive, Inflating};
+use crate::zip::{entries, Archive, Entry, FileArchive, Inflating, StoredArray};
+use serde_daphne::__private::model::csr::sort_rows;
 use serde_daphne::__private::wire::values::{
-    count_nonzero, decode_values, with_value_type, with_values, zeroed_vec,
+    count_nonzero, decode_values, with_values, zeroed_vec,
 };
-use serde_daphne::__private::wire::{Element, Header, ValueType, Values};
+use serde_daphne::__private::wire::{Header, ValueType, Values};
 use serde_daphne::{DataType, Result};
 
 /// A scipy sparse archive: a CSR matrix streamed a band of rows at a time, others whole.
@@ -38,7 +38,7 @@ struct InPlace {
 
 /// A member read in order, from its first element on each pass.
 enum Member {
-    Stored(Stored, u64),
+    Stored(StoredArray, u64),
     Deflated(Deflated),
 }
 
@@ -57,7 +57,7 @@ struct Deflated {
 impl Member {
     fn value_type(&self) -> ValueType {
         match self {
-            Member::Stored(s, _) => s.value_type,
+            Member::Stored(s, _) => s.value_type(),
             Member::Deflated(d) => d.value_type,
         }
     }
@@ -101,7 +101,9 @@ impl Member {
             Member::Deflated(d) => d.next,
         };
         let values = self.take(n)?;
-        index_values(&values, bound).map_err(|(k, x)| {
+        index_values(&values, bound).map_err(|fault| {
+            // A float was refused at open.
+            let (k, x) = fault.unwrap_or((0, -1));
             let element = first + k as u64;
             let message = format!(
                 "{}[{element}] = {x} is out of range (0 to {})",
@@ -109,10 +111,7 @@ impl Member {
                 bound.saturating_sub(1)
             );
             match self {
-                Member::Stored(s, _) => SCIPY.at(
-                    (s.data_at + element * s.value_type.size() as u64) as usize,
-                    message,
-                ),
+                Member::Stored(s, _) => SCIPY.at(s.offset_of(element) as usize, message),
                 Member::Deflated(_) => SCIPY.error(message),
             }
         })
@@ -120,7 +119,7 @@ impl Member {
 
     fn name(&self) -> &'static str {
         match self {
-            Member::Stored(s, _) => s.name,
+            Member::Stored(s, _) => s.name(),
             Member::Deflated(d) => d.name,
         }
     }
@@ -133,108 +132,6 @@ impl Member {
                 Some(inflating) if d.next == len => inflating.finish(),
                 _ => Ok(()),
             },
-        }
-    }
-}
-
-/// Integers of any width and sign as indices below `bound`, or the first that is not.
-fn index_values(values: &Values, bound: u64) -> std::result::Result<Vec<usize>, (usize, i128)> {
-    fn checked<T: Copy + Into<i128>>(
-        v: &[T],
-        bound: u64,
-    ) -> std::result::Result<Vec<usize>, (usize, i128)> {
-        v.iter()
-            .enumerate()
-            .map(|(k, &x)| {
-                let x: i128 = x.into();
-                match x >= 0 && x < i128::from(bound) {
-                    true => Ok(x as usize),
-                    false => Err((k, x)),
-                }
-            })
-            .collect()
-    }
-    match values {
-        Values::I32(v) => checked(v, bound),
-        Values::I64(v) => checked(v, bound),
-        Values::U32(v) => checked(v, bound),
-        Values::U64(v) => checked(v, bound),
-        Values::I16(v) => checked(v, bound),
-        Values::U16(v) => checked(v, bound),
-        Values::I8(v) => checked(v, bound),
-        Values::U8(v) => checked(v, bound),
-        // A float was refused at open.
-        _ => Err((0, -1)),
-    }
-}
-
-/// One stored `.npy` member: where its elements start, their type, its zip entry, and
-/// the CRC-32 of what a pass has read so far in order.
-struct Stored {
-    file: File,
-    name: &'static str,
-    data_at: u64,
-    value_type: ValueType,
-    entry: Entry,
-    /// The running CRC-32 and the next element it needs (`None` once a read skipped).
-    crc: Option<(crc32fast::Hasher, u64)>,
-}
-
-impl Stored {
-    fn new(
-        file: File,
-        name: &'static str,
-        data_at: u64,
-        value_type: ValueType,
-        entry: Entry,
-    ) -> Stored {
-        Stored {
-            file,
-            name,
-            data_at,
-            value_type,
-            entry,
-            crc: None,
-        }
-    }
-
-    /// Elements `range`, in the host's order; a pass reading them in order from the first
-    /// computes the member's CRC-32 on the way.
-    fn read(&mut self, range: Range<u64>) -> Result<Values> {
-        let at = self.data_at + range.start * self.value_type.size() as u64;
-        if range.start == 0 {
-            // The member's `.npy` header comes first.
-            let mut header = vec![0u8; (self.data_at - self.entry.start as u64) as usize];
-            read_exact_at(&self.file, &mut header, self.entry.start as u64)?;
-            let mut hasher = crc32fast::Hasher::new();
-            hasher.update(&header);
-            self.crc = Some((hasher, 0));
-        }
-        let values = with_value_type!(self.value_type, T => {
-            let mut values = zeroed_vec::<T>((range.end - range.start) as usize)?;
-            read_exact_at(&self.file, bytemuck::cast_slice_mut(&mut values), at)?;
-            self.crc = match self.crc.take() {
-                Some((mut hasher, next)) if next == range.start => {
-                    hasher.update(bytemuck::cast_slice(&values));
-                    Some((hasher, range.end))
-                }
-                _ => None,
-            };
-            values.iter_mut().for_each(|x| *x = x.to_le());
-            T::into_values(values)
-        });
-        Ok(values)
-    }
-
-    /// Checks the member's CRC-32: the one a pass computed when it read every element in
-    /// order, else by reading the member again.
-    fn check_crc(&mut self, len: u64) -> Result<()> {
-        match self.crc.take() {
-            Some((hasher, next)) if next == len => match hasher.finalize() == self.entry.crc {
-                true => Ok(()),
-                false => Err(crate::zip::crc_error(&self.entry.name, self.entry.start)),
-            },
-            _ => check_stored_crc(&self.file, &self.entry),
         }
     }
 }
@@ -325,7 +222,7 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
             match entry.method {
                 0 => {
                     let data_at = entry.start as u64 + header.data_offset as u64;
-                    Member::Stored(Stored::new(file, name, data_at, vt, entry), 0)
+                    Member::Stored(StoredArray::new(file, name, entry, data_at, vt), 0)
                 }
                 _ => Member::Deflated(Deflated {
                     file,
@@ -432,6 +329,7 @@ impl Source for ScipySource {
             let row_offsets: Vec<usize> = std::iter::once(0)
                 .chain(p.iter().map(|&k| k - first))
                 .collect();
+            // scipy allows rows whose columns are out of order.
             with_values!(&mut values, v => sort_rows(&row_offsets, &mut col_indices, v));
             check_unique(&row_offsets, &col_indices, r0 as usize)?;
             let band = Band {
@@ -455,23 +353,22 @@ impl Source for ScipySource {
     }
 
     fn count_nonzero(&mut self, _: usize) -> Result<Option<u64>> {
-        // The values alone, where they are stored (deflated ones would be inflated twice).
+        // The values alone, where they are stored (deflated ones would be inflated twice), a
+        // chunk at a time (their CRC-32 computed on the way).
         let Some(InPlace {
             data: Member::Stored(data, _),
-            nnz,
+            nnz: len,
             ..
         }) = &mut self.csr
         else {
             return Ok(None);
         };
-        let csr = InPlaceCount { data, nnz: *nnz };
-        // The values alone, a chunk at a time (their CRC-32 computed on the way).
         let mut nnz = 0u64;
-        for start in (0..csr.nnz).step_by(1 << 20) {
-            let values = csr.data.read(start..(start + (1 << 20)).min(csr.nnz))?;
+        for start in (0..*len).step_by(1 << 20) {
+            let values = data.read(start..(start + (1 << 20)).min(*len))?;
             nnz += with_values!(&values, v => count_nonzero(v)) as u64;
         }
-        csr.data.check_crc(csr.nnz)?;
+        data.check_crc(*len)?;
         Ok(Some(nnz))
     }
 
@@ -484,32 +381,6 @@ impl Source for ScipySource {
     }
 }
 
-/// The stored values a count reads.
-struct InPlaceCount<'a> {
-    data: &'a mut Stored,
-    nnz: u64,
-}
-
 fn changed() -> serde_daphne::Error {
     SCIPY.error("the pointers changed while the archive was read")
-}
-
-/// Sorts the rows whose columns are out of order (scipy allows them), values alongside.
-fn sort_rows<T: Element>(offsets: &[usize], columns: &mut [usize], values: &mut [T]) {
-    for w in offsets.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        if columns[a..b].windows(2).all(|p| p[0] < p[1]) {
-            continue;
-        }
-        let mut row: Vec<(usize, T)> = columns[a..b]
-            .iter()
-            .copied()
-            .zip(values[a..b].iter().copied())
-            .collect();
-        row.sort_by_key(|&(c, _)| c);
-        for (k, (c, x)) in row.into_iter().enumerate() {
-            columns[a + k] = c;
-            values[a + k] = x;
-        }
-    }
 }

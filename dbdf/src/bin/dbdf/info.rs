@@ -93,10 +93,19 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
             size,
             stored,
         };
-        serde_json::to_writer_pretty(&mut out, &document)
-            .map_err(|e| Failure::plain(format!("standard output: {e}")))?;
-        out.text.push('\n');
-        return out.flush().map(|()| ExitCode::SUCCESS);
+        // Written as it is serialized, a few hundred KiB at a time.
+        use std::io::Write;
+        let mut stdout = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
+        let written = serde_json::to_writer_pretty(&mut stdout, &document)
+            .map_err(std::io::Error::from)
+            .and_then(|()| stdout.write_all(b"\n"))
+            .and_then(|()| stdout.flush());
+        return match written {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(Failure::plain(format!("standard output: {e}")))
+            }
+            _ => Ok(ExitCode::SUCCESS),
+        };
     }
     out.text += &format!(
         "{}: {size} bytes, {} object(s), {stored} stored values{}{}\n",
@@ -179,20 +188,6 @@ impl Output {
     fn flush(&mut self) -> Result<(), Failure> {
         emit(&self.text)?;
         self.text.clear();
-        Ok(())
-    }
-}
-
-impl std::io::Write for Output {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        // serde_json writes UTF-8 (its strings are escaped or whole).
-        self.text.push_str(&String::from_utf8_lossy(bytes));
-        self.flush_some()
-            .map_err(|f| std::io::Error::other(f.message))?;
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
 }

@@ -6,6 +6,9 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use crate::input::{le_at, read_exact_at, Foreign};
+
+mod members;
+pub(crate) use members::{Inflating, StoredArray};
 use serde_daphne::__private::options::check_alloc;
 use serde_daphne::Result;
 
@@ -517,108 +520,6 @@ impl<W: Write> ZipWriter<W> {
         end.extend_from_slice(&0u16.to_le_bytes());
         self.put(&end)?;
         Ok(self.writer)
-    }
-}
-
-/// A deflated member's bytes, inflated as they are asked for, in order: memory holds the
-/// inflater's window and a chunk of compressed input, never the member.
-pub(crate) struct Inflating {
-    file: std::fs::File,
-    entry: Entry,
-    state: Box<miniz_oxide::inflate::stream::InflateState>,
-    input: Vec<u8>,
-    /// The unread part of `input`.
-    pending: std::ops::Range<usize>,
-    /// Compressed bytes read from the member so far.
-    taken: u64,
-    produced: u64,
-    crc: crc32fast::Hasher,
-}
-
-impl Inflating {
-    /// The deflated member `entry` of the archive in `file`, from its first byte.
-    pub(crate) fn new(file: std::fs::File, entry: Entry) -> Inflating {
-        use miniz_oxide::DataFormat;
-        Inflating {
-            file,
-            entry,
-            state: miniz_oxide::inflate::stream::InflateState::new_boxed(DataFormat::Raw),
-            input: vec![0; 1 << 20],
-            pending: 0..0,
-            taken: 0,
-            produced: 0,
-            crc: crc32fast::Hasher::new(),
-        }
-    }
-
-    /// The member's name.
-    pub(crate) fn name(&self) -> &str {
-        &self.entry.name
-    }
-
-    /// Fills `dst` with the next bytes of the member.
-    ///
-    /// # Errors
-    /// A member that ends early, does not inflate, or runs past its declared size.
-    pub(crate) fn read_exact(&mut self, dst: &mut [u8]) -> Result<()> {
-        use miniz_oxide::inflate::stream::inflate;
-        use miniz_oxide::{MZFlush, MZStatus};
-        let broken = |what: &str| {
-            ZIP.at(
-                self.entry.start,
-                format!("the member {:?} {what}", self.entry.name),
-            )
-        };
-        if self.produced + dst.len() as u64 > self.entry.size {
-            return Err(broken("is shorter than its array needs"));
-        }
-        let mut filled = 0;
-        while filled < dst.len() {
-            if self.pending.is_empty() && self.taken < self.entry.compressed {
-                let n = (self.input.len() as u64).min(self.entry.compressed - self.taken) as usize;
-                let at = self.entry.start as u64 + self.taken;
-                read_exact_at(&self.file, &mut self.input[..n], at)?;
-                self.taken += n as u64;
-                self.pending = 0..n;
-            }
-            let input = &self.input[self.pending.clone()];
-            let result = inflate(&mut self.state, input, &mut dst[filled..], MZFlush::None);
-            self.pending.start += result.bytes_consumed;
-            filled += result.bytes_written;
-            let more_input = !self.pending.is_empty() || self.taken < self.entry.compressed;
-            match result.status {
-                Ok(MZStatus::Ok) => {}
-                Ok(MZStatus::StreamEnd) if filled == dst.len() => {}
-                Ok(MZStatus::StreamEnd) => return Err(broken("ends before its declared size")),
-                Ok(MZStatus::NeedDict) => return Err(broken("does not inflate")),
-                // No progress without more input: read more, unless there is none.
-                Err(miniz_oxide::MZError::Buf) if more_input => {}
-                Err(miniz_oxide::MZError::Buf) => {
-                    return Err(broken("ends before its declared size"))
-                }
-                Err(_) => return Err(broken("does not inflate")),
-            }
-        }
-        self.crc.update(dst);
-        self.produced += dst.len() as u64;
-        Ok(())
-    }
-
-    /// Checks, once every byte was read, the member's size and CRC-32.
-    ///
-    /// # Errors
-    /// A member of another size or whose bytes fail its CRC-32.
-    pub(crate) fn finish(&self) -> Result<()> {
-        if self.produced != self.entry.size {
-            return Err(ZIP.at(
-                self.entry.start,
-                format!("the member {:?} was not read to its end", self.entry.name),
-            ));
-        }
-        match self.crc.clone().finalize() == self.entry.crc {
-            true => Ok(()),
-            false => Err(crc_error(&self.entry.name, self.entry.start)),
-        }
     }
 }
 
