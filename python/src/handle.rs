@@ -72,6 +72,7 @@ impl Source {
             .map(|i| match self.objects().get(i).map(|o| &o.header) {
                 Some(&Header::DenseMatrix { value_type, .. }) => self.dense_at(i, value_type),
                 Some(&Header::CsrMatrix { value_type, .. }) => self.csr_at(i, value_type),
+                Some(Header::Frame { .. }) => self.frame_at(i),
                 // Other objects, and an index past the last (whose error this reports).
                 _ => self.object_at(i).and_then(decode),
             })
@@ -93,6 +94,19 @@ impl Source {
             };
             Ok(Decoded::Dense { rows, cols, values: T::into_values(values) })
         })
+    }
+
+    /// Frame `index`, each column read straight into one vector (blocks of rows into their
+    /// places, on every core), as `DbdfFile::read_frame_columns` reads it.
+    fn frame_at(&mut self, index: usize) -> Result<Decoded> {
+        let info = &self.objects()[index];
+        let (rows, cols) = info.header.shape();
+        let all: Vec<usize> = (0..cols as usize).collect();
+        match self {
+            Source::File(f) => decode(f.read_frame_columns(index, 0..rows, &all)?),
+            // In memory: the object's blocks moved into the columns where they are whole.
+            Source::Bytes(_) => self.object_at(index).and_then(decode),
+        }
     }
 
     /// CSR matrix `index` read straight into scipy's index type (one sparse block on every

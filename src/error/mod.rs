@@ -112,9 +112,9 @@ pub enum ErrorKind {
     Unrepresentable,
     /// The Rust value is of a representable kind but cannot be written as it is.
     InvalidValue,
-    /// A file of a neighbouring format (Futhark, Binsparse, NumPy) is malformed, or holds what this crate does not read.
+    /// A file of a neighbouring format (Futhark, Binsparse, NumPy, Parquet, Arrow) is malformed, or holds what this crate does not read.
     ForeignInput,
-    /// A value has no exact counterpart on the other side of a conversion between DAPHNE and a neighbouring format (complex values, fill values, 3-D arrays, frames).
+    /// A value has no exact counterpart on the other side of a conversion between DAPHNE and a neighbouring format (complex values, fill values, 3-D arrays, nulls, strings).
     NotConvertible,
     /// An error raised by a `Serialize` or `Deserialize` implementation.
     Message,

@@ -237,7 +237,10 @@ pub fn write_buffered(
 }
 
 /// [`write_atomically`], with the sync to disk optional ([`crate::Options::sync`]).
-pub(crate) fn write_atomically_synced(
+///
+/// # Errors
+/// As [`write_atomically`].
+pub fn write_atomically_synced(
     path: &Path,
     sync: bool,
     write: impl FnOnce(&mut File) -> Result<()>,

@@ -517,7 +517,17 @@ impl<R: Read + Seek> DbdfFile<R> {
             .sum();
         self.check_alloc(index, u128::from(rows.end - rows.start) * width)?;
         let columns = columns_of(&object);
+        #[cfg(unix)]
+        let positional = match &self.positional {
+            Some(file) => {
+                super::frame_columns::read_dense_frame_columns(file, &object, &rows, wanted)?
+            }
+            None => None,
+        };
+        #[cfg(not(unix))]
+        let positional = None;
         let values = match &object.layout {
+            _ if positional.is_some() => positional.unwrap_or_default(),
             Layout::Runtime(head) => read_runtime_frame(&mut self.src, head, &rows, wanted)?,
             Layout::Blocks => {
                 let mut out = Vec::with_capacity(wanted.len());

@@ -17,6 +17,8 @@ use crate::wire::IoSource;
 mod atomic;
 mod csr_parts;
 mod file_reader;
+#[cfg(unix)]
+mod frame_columns;
 mod index;
 mod lazy;
 pub mod meta;
@@ -29,9 +31,9 @@ mod window;
 
 pub use atomic::{
     remove_stale_temporaries, replace_directory, scratch_file, temporary_path, write_atomically,
-    write_buffered,
+    write_atomically_synced, write_buffered,
 };
-pub(crate) use atomic::{write_atomically_synced, Pending, Writeback};
+pub(crate) use atomic::{Pending, Writeback};
 pub use file_reader::FileReader;
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::{Blocks, DbdfFile};

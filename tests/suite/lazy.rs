@@ -267,6 +267,56 @@ fn frame_rows_of_chosen_columns_in_both_dialects() {
 }
 
 #[test]
+fn frame_columns_read_from_files_on_every_core_as_from_bytes() {
+    // From a file, frames of plain column pieces are read at positions on every core; the
+    // others (narrowed, sparse pieces, the runtime dialect) as from bytes.
+    let frame = frame();
+    let path = std::env::temp_dir().join(format!("lazy_frame_columns_{}.dbdf", std::process::id()));
+    for options in [
+        Options::new(),
+        Options::new().tile(5, 1),
+        Options::new()
+            .tile(7, 1)
+            .block_policy(BlockPolicy::Smallest)
+            .narrow(true),
+        Options::new().dialect(Dialect::Runtime),
+    ] {
+        let bytes = to_vec_with(&frame, &options).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut in_memory = DbdfFile::from_reader_with(Cursor::new(&bytes[..]), &options).unwrap();
+        let mut on_disk = DbdfFile::open_with(&path, &options).unwrap();
+        for (rows, wanted) in [
+            (0..23, vec![0, 1, 2, 3]),
+            (4..19, vec![3, 0]),
+            (6..7, vec![2]),
+            (9..9, vec![1]),
+        ] {
+            let want = in_memory
+                .read_frame_columns(0, rows.clone(), &wanted)
+                .unwrap();
+            let got = on_disk
+                .read_frame_columns(0, rows.clone(), &wanted)
+                .unwrap();
+            assert_eq!(
+                got.columns().unwrap(),
+                want.columns().unwrap(),
+                "{options:?} {rows:?}"
+            );
+            assert_eq!(got.labels(), want.labels());
+        }
+        // A file cut short after it was indexed: an error, not a short column.
+        std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+        if options.dialect != Some(Dialect::Runtime) {
+            assert!(
+                on_disk.read_frame_columns(0, 0..23, &[0, 1, 2, 3]).is_err(),
+                "{options:?}"
+            );
+        }
+    }
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
 fn daphne_runtime_golden_files_open_lazily_like_whole_reads() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime");
     let mut opened = 0;
