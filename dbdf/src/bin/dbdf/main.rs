@@ -6,6 +6,7 @@
 mod convert;
 mod files;
 mod info;
+mod memory;
 mod slice;
 mod spy;
 
@@ -122,20 +123,11 @@ pub fn parse_name<T: std::str::FromStr<Err = serde_daphne::Error>>(
     text.parse().map_err(|e: serde_daphne::Error| e.to_string())
 }
 
-/// Buffers of a MiB or more (bands, chunks, blocks) are mapped and returned to the system
-/// when freed. glibc otherwise raises this threshold after the first large free, and the
-/// next bands come from its heaps, where freed memory stays resident (a conversion's peak
-/// then grows by a third: 126 against 79 MiB for a sparse Zarr group to SystemDS).
-fn release_large_buffers() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; it is called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
-}
+#[global_allocator]
+static ALLOCATOR: memory::Allocator = memory::Allocator;
 
 fn main() -> ExitCode {
-    release_large_buffers();
+    memory::release_large_buffers();
     let cli = Cli::parse();
     files::set_quiet(cli.quiet);
     let result = match cli.command {
