@@ -18,6 +18,9 @@ mkdir -p corpus/systemds
 for f in ../dbdf/tests/data/systemds/*; do
   case "$(basename "$f")" in *.*) ;; *) cp "$f" corpus/systemds/ ;; esac
 done
+mkdir -p corpus/tables
+cp ../dbdf/tests/data/arrow/*.parquet ../dbdf/tests/data/arrow/*.feather ../dbdf/tests/data/arrow/*.arrow \
+  corpus/tables/
 mkdir -p corpus/csv
 cp ../dbdf/tests/data/systemds/*.csv corpus/csv/
 python3 pack_zarr.py corpus/zarr ../dbdf/tests/data/zarr/*.zarr ../dbdf/tests/data/binsparse/*.zarr

@@ -1,6 +1,7 @@
 //! Moving DAPHNE objects between `.dbdf` files and the neighbouring formats: MatrixMarket,
-//! CSV, Futhark's binary values, NumPy's `.npy` arrays, Binsparse (`.npz`, HDF5, Zarr) and
-//! SystemDS binary blocks; and [`convert`], file to file between any two of them.
+//! CSV, Futhark's binary values, NumPy's `.npy` and `.npz` files, scipy's sparse `.npz`,
+//! Binsparse (`.npz`, HDF5, Zarr), SystemDS binary blocks, Parquet and Arrow IPC; and
+//! [`convert`], file to file between any two of them.
 //!
 //! The format itself is the [`serde_daphne`] crate; this crate builds on its public API and on
 //! what it shares with its converters through `serde_daphne::__private` (serde's convention
@@ -16,6 +17,8 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "parquet")]
+pub mod arrow;
 pub mod binsparse;
 pub mod convert;
 pub mod csv;

@@ -1,6 +1,7 @@
 //! Conversions between `.dbdf` files and the neighbouring formats: MatrixMarket, CSV, NumPy
-//! `.npy`, Futhark binary data, Binsparse and SystemDS binary blocks. What `dbdf convert` and
-//! the Python package's `dbdf.convert` do, with one set of rules.
+//! `.npy` and `.npz`, scipy's sparse `.npz`, Futhark binary data, Binsparse, SystemDS binary
+//! blocks, Parquet and Arrow IPC. What `dbdf convert` and the Python package's
+//! `dbdf.convert` do, with one set of rules.
 //!
 //! ```
 //! use dbdf::convert::{convert, ConvertOptions};
@@ -58,6 +59,11 @@ pub enum Format {
     Scipy,
     /// numpy's `.npz` archive of several arrays (`numpy.savez`): an object per array.
     Npz,
+    /// Apache Parquet (`.parquet`): a table, as a frame or a matrix (feature `parquet`).
+    Parquet,
+    /// Arrow IPC files, also called Feather v2 (`.arrow`, `.feather`): a table, as Parquet
+    /// (feature `parquet`).
+    Arrow,
 }
 
 /// The names of the formats, as the CLI's `--from`/`--to` and Python's `dbdf.convert` take
@@ -72,12 +78,17 @@ const FORMAT_NAMES: &[(&str, Format)] = &[
     ("systemds", Format::Systemds),
     ("scipy", Format::Scipy),
     ("npz", Format::Npz),
+    ("parquet", Format::Parquet),
+    ("arrow", Format::Arrow),
     ("matrixmarket", Format::Mtx),
+    ("feather", Format::Arrow),
+    ("ipc", Format::Arrow),
     ("fut", Format::Futhark),
 ];
 
 /// `dbdf`, `mtx` (also `matrixmarket`), `csv`, `npy`, `futhark` (also `fut`), `binsparse`
-/// (`.npz`, `.h5` and `.zarr` alike), `systemds`, `scipy` or `npz`, in any case.
+/// (`.npz`, `.h5` and `.zarr` alike), `systemds`, `scipy`, `npz`, `parquet` or `arrow` (also
+/// `feather`, `ipc`), in any case.
 impl std::str::FromStr for Format {
     type Err = Error;
 
@@ -107,6 +118,8 @@ impl Format {
             Some("csv") => Format::Csv,
             Some("npy") => Format::Npy,
             Some("fut") => Format::Futhark,
+            Some("parquet" | "pq") => Format::Parquet,
+            Some("arrow" | "feather" | "ipc") => Format::Arrow,
             Some("npz") if input => match crate::npz::Kind::of(path) {
                 Some(crate::npz::Kind::Scipy) => Format::Scipy,
                 Some(crate::npz::Kind::Arrays) => Format::Npz,
@@ -146,6 +159,9 @@ pub struct ConvertOptions {
     pub(crate) systemds_block_size: Option<u32>,
     pub(crate) systemds_parts: Option<usize>,
     pub(crate) compressed: bool,
+    pub(crate) no_sync: bool,
+    #[cfg(feature = "parquet")]
+    pub(crate) tables: (crate::arrow::ReadOptions, crate::arrow::WriteOptions),
     pub(crate) progress: Option<Progress>,
 }
 
@@ -298,6 +314,31 @@ impl ConvertOptions {
         self
     }
 
+    /// Parquet and Arrow input: what becomes of null cells (default: refused, naming the
+    /// column and the row).
+    #[cfg(feature = "parquet")]
+    pub fn nulls(mut self, nulls: crate::arrow::Nulls) -> Self {
+        self.tables.0 = self.tables.0.nulls(nulls);
+        self
+    }
+
+    /// Parquet and Arrow output: how the table is written (compression, row group size,
+    /// a matrix's column names).
+    #[cfg(feature = "parquet")]
+    pub fn tables(mut self, options: crate::arrow::WriteOptions) -> Self {
+        self.tables.1 = options;
+        self
+    }
+
+    /// Whether single-file outputs are synced to disk before they are renamed into place
+    /// (default: yes). Without the sync an output is still atomic for readers and survives
+    /// the process being killed at any moment, but not always a power loss; directories
+    /// (SystemDS, Zarr) are always synced.
+    pub fn sync(mut self, sync: bool) -> Self {
+        self.no_sync = !sync;
+        self
+    }
+
     /// Hears how much of a large input has been read.
     pub fn progress(mut self, progress: Progress) -> Self {
         self.progress = Some(progress);
@@ -320,6 +361,7 @@ impl ConvertOptions {
     /// a tile is asked for; the runtime dialect has none), the dialect.
     pub(crate) fn dbdf_options(&self, kept: Option<(u32, u32)>) -> Options {
         let mut options = Options::new()
+            .sync(!self.no_sync)
             .narrow(self.narrow)
             .block_policy(self.block.unwrap_or(BlockPolicy::Auto));
         if let Some((r, c)) = self.tile.or(kept.filter(|_| !self.daphne)) {
@@ -461,5 +503,31 @@ pub fn source(
         Format::Binsparse => Box::new(binsparse::source(path).map_err(fail)?),
         Format::Scipy => Box::new(crate::scipy::source(path).map_err(fail)?),
         Format::Npz => Box::new(crate::npz::source(path).map_err(fail)?),
+        #[cfg(feature = "parquet")]
+        Format::Parquet | Format::Arrow => {
+            let read = options
+                .tables
+                .0
+                .clone()
+                .data_type(options.data_type)
+                .value_type(options.value_type);
+            match format {
+                Format::Parquet => {
+                    Box::new(crate::arrow::parquet::source(path, &read).map_err(fail)?)
+                }
+                _ => Box::new(crate::arrow::feather::source(path, &read).map_err(fail)?),
+            }
+        }
+        #[cfg(not(feature = "parquet"))]
+        Format::Parquet | Format::Arrow => return Err(without_tables(path)),
     })
+}
+
+/// The error for Parquet and Arrow files in a build without them.
+#[cfg(not(feature = "parquet"))]
+pub(crate) fn without_tables(path: &Path) -> ConvertError {
+    ConvertError::message(
+        path,
+        "this build reads and writes Parquet and Arrow files only with the feature `parquet`",
+    )
 }

@@ -8,7 +8,7 @@ use super::{ConvertError, ConvertOptions, Format, Report};
 use crate::pipe::{self, Collect, DbdfSink, Failed, Kept, PumpOptions, Sink, Source};
 use crate::{binsparse, csv, futhark, mtx, npy, systemds};
 use serde_daphne::__private::io::meta::write_sidecar;
-use serde_daphne::__private::io::{sidecar_path, write_atomically};
+use serde_daphne::__private::io::{sidecar_path, write_atomically_synced};
 use serde_daphne::__private::wire::Header;
 use serde_daphne::Error;
 use serde_daphne::{Object, ValueType};
@@ -33,13 +33,14 @@ pub fn convert_from(
 ) -> Result<Report, ConvertError> {
     let to = super::format_of(output, options.to, false)?;
     let to_file = output != Path::new("-");
+    let kept = source.kept();
     let pump_options = PumpOptions {
         value_type: options.value_type,
-        data_type: options.data_type,
+        // A table's metadata may record a CSR matrix, read in dense bands.
+        data_type: options.data_type.or(kept.data_type),
         progress: options.progress.clone(),
         cancel: None,
     };
-    let kept = source.kept();
     let headers = pipe::output_headers(source.headers(), &pump_options);
     // Where an error of the sink belongs: the output for formats written to a path, the
     // input for values a format cannot hold.
@@ -72,7 +73,7 @@ pub fn convert_from(
                 let bytes = std::fs::read(&path).map_err(|e| ConvertError::at(output, e));
                 let _ = std::fs::remove_file(&path);
                 let _ = std::fs::remove_file(sidecar_path(&path));
-                write_output(output, |w| {
+                write_output_synced(output, !options.no_sync, |w| {
                     w.write_all(&bytes?)
                         .map_err(|e| ConvertError::at(output, e))
                 })?;
@@ -80,16 +81,20 @@ pub fn convert_from(
             warnings
         }
         Format::Mtx => {
-            write_output(output, |w| pump(Box::new(mtx::sink(w)), false).map(drop))?;
+            write_output_synced(output, !options.no_sync, |w| {
+                pump(Box::new(mtx::sink(w)), false).map(drop)
+            })?;
             Vec::new()
         }
         Format::Npy => {
-            write_output(output, |w| pump(Box::new(npy::sink(w)), false).map(drop))?;
+            write_output_synced(output, !options.no_sync, |w| {
+                pump(Box::new(npy::sink(w)), false).map(drop)
+            })?;
             Vec::new()
         }
         Format::Csv => {
             let csv_options = csv::WriteOptions::new().daphne(options.daphne);
-            write_output(output, |w| {
+            write_output_synced(output, !options.no_sync, |w| {
                 pump(Box::new(csv::sink(w, &csv_options)), false).map(drop)
             })?;
             let mut report = Report::default();
@@ -100,7 +105,7 @@ pub fn convert_from(
         }
         Format::Futhark => {
             let futhark = &options.futhark;
-            write_output(output, |w| {
+            write_output_synced(output, !options.no_sync, |w| {
                 pump(Box::new(futhark::sink(w, futhark)), false).map(drop)
             })?;
             Vec::new()
@@ -127,7 +132,7 @@ pub fn convert_from(
                 pump(Box::new(Collect::new(one, Box::new(write))), true)?;
             } else {
                 let bsp = binsparse_options(options, kept.clone());
-                write_output(output, |w| {
+                write_output_synced(output, !options.no_sync, |w| {
                     pump(Box::new(binsparse::sink(w, &bsp)), false).map(drop)
                 })?;
             }
@@ -135,16 +140,34 @@ pub fn convert_from(
         }
         Format::Scipy => {
             let scipy = crate::scipy::WriteOptions::new().compressed(options.compressed);
-            write_output(output, |w| {
+            write_output_synced(output, !options.no_sync, |w| {
                 pump(crate::scipy::sink(w, &scipy), false).map(drop)
             })?;
             Vec::new()
         }
         Format::Npz => {
             let npz = crate::npz::WriteOptions::new().compressed(options.compressed);
-            write_output(output, |w| pump(crate::npz::sink(w, &npz), false).map(drop))?;
+            write_output_synced(output, !options.no_sync, |w| {
+                pump(crate::npz::sink(w, &npz), false).map(drop)
+            })?;
             Vec::new()
         }
+        #[cfg(feature = "parquet")]
+        Format::Parquet | Format::Arrow => {
+            let tables = &options.tables.1;
+            let parquet = to == Format::Parquet;
+            let mut write = |w: &mut (dyn Write + Send)| -> Result<(), ConvertError> {
+                let sink: Box<dyn Sink + '_> = match parquet {
+                    true => Box::new(crate::arrow::parquet::sink(w, tables)),
+                    false => Box::new(crate::arrow::feather::sink(w, tables)),
+                };
+                pump(sink, false).map(drop)
+            };
+            write_output_synced(output, !options.no_sync, |w| write(w))?;
+            Vec::new()
+        }
+        #[cfg(not(feature = "parquet"))]
+        Format::Parquet | Format::Arrow => return Err(super::without_tables(output)),
         Format::Systemds => {
             if !to_file {
                 return Err(ConvertError::message(
@@ -210,7 +233,19 @@ pub(super) fn csv_sidecar(
 /// `write`'s own error, or a [`ConvertError`] naming `output` for what failed around it.
 pub fn write_output<E: From<ConvertError>>(
     output: &Path,
-    write: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<(), E>,
+) -> Result<(), E> {
+    write_output_synced(output, true, write)
+}
+
+/// [`write_output`], the sync to disk before the rename optional.
+///
+/// # Errors
+/// As [`write_output`].
+pub fn write_output_synced<E: From<ConvertError>>(
+    output: &Path,
+    sync: bool,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<(), E>,
 ) -> Result<(), E> {
     if output == Path::new("-") {
         // Built in memory first, so a failure prints nothing.
@@ -221,7 +256,7 @@ pub fn write_output<E: From<ConvertError>>(
             .map_err(|e| ConvertError::message(output, format!("standard output: {e}")).into());
     }
     let mut failure = None;
-    let result = write_atomically(output, |file| {
+    let result = write_atomically_synced(output, sync, |file| {
         let file = serde_daphne::__private::io::Preallocating::new(file);
         let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
         if let Err(f) = write(&mut writer) {

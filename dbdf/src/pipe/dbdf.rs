@@ -15,6 +15,9 @@ use serde_daphne::__private::wire::values::with_value_type;
 use serde_daphne::__private::wire::{Element, Header};
 use serde_daphne::{DataType, Result, ValueType};
 
+/// Bytes of cells up to which an untiled frame is written one block per column.
+pub const HELD_FRAME_BYTES: u64 = 64 << 20;
+
 /// The objects of a `.dbdf` file, read window by window.
 pub struct DbdfSource {
     path: PathBuf,
@@ -246,8 +249,14 @@ impl Sink for DbdfSink {
         let tiled = self.options.tile.is_some() || self.runtime();
         let tiles = self.options.tile.is_some() && !self.runtime();
         let writer = &mut self.writer;
+        // A frame larger than this is written as blocks of the source's bands (a block per
+        // column each) rather than held whole for one block per column.
+        let held = |header: &Header| {
+            let (rows, _) = header.shape();
+            rows.saturating_mul(super::row_bytes(header, None)) <= HELD_FRAME_BYTES
+        };
         match &header {
-            Header::Frame { .. } if tiled => pieces.for_each(&mut |band| {
+            Header::Frame { .. } if tiled || !held(&header) => pieces.for_each(&mut |band| {
                 let Cells::Frame(columns) = band.cells else {
                     return Err(serde_daphne::Error::invalid("a matrix band for a frame"));
                 };
@@ -255,7 +264,7 @@ impl Sink for DbdfSink {
                 Ok(true)
             }),
             Header::Frame { .. } => {
-                // One block per column: the frame is held whole.
+                // One block per column: the frame is held whole (it is small).
                 let columns = pieces.collect()?.into_columns()?;
                 for (c, values) in columns.iter().enumerate() {
                     writer.write_frame_column(0, c as u64, values)?;
@@ -287,9 +296,11 @@ impl Sink for DbdfSink {
                         Ok(true)
                     }))
                 } else {
+                    // A CSR matrix gets the smallest block, as from sparse rows, even where
+                    // its rows come dense (a table's columns, `--data-type csr`).
                     let mut bands = PieceBands {
                         pieces,
-                        dense: bands_dense,
+                        dense: bands_dense && header.data_type() != DataType::CsrMatrix,
                     };
                     with_value_type!(vt, T => writer.write_untiled::<T>(&mut bands))
                 }
@@ -350,6 +361,7 @@ fn write_csr_band<T: Element>(
 /// An object's pieces as the bands of rows [`DbdfWriter::write_untiled`] reads.
 struct PieceBands<'a, 'p> {
     pieces: &'a mut Pieces<'p>,
+    /// Whether the bands are a dense matrix's (every cell), which `Auto` keeps dense.
     dense: bool,
 }
 

@@ -185,6 +185,9 @@ pub struct Kept {
     pub blocks: Option<(u32, u32)>,
     /// The names of a numpy archive's arrays, one per object.
     pub names: Vec<String>,
+    /// The data type the input records its matrices were (a Parquet or Arrow table's
+    /// metadata), where it is not the one its bands come in.
+    pub data_type: Option<DataType>,
 }
 
 /// What a sink wants of an object.

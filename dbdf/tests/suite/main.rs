@@ -13,6 +13,8 @@ mod npy_stream;
 mod numpy_files;
 mod pipe;
 mod systemds;
+#[cfg(feature = "parquet")]
+mod tables;
 mod torture;
 #[cfg(feature = "zarr")]
 mod zarr;

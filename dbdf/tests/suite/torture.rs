@@ -197,6 +197,10 @@ fn writers(dir: &Path) -> Vec<Writer> {
         ("m.fut", vec![], vec![]),
         ("m.bsp.npz", vec![], vec![]),
         ("m.sysds", vec!["m.sysds.mtd"], vec!["--to", "systemds"]),
+        ("m.parquet", vec![], vec![]),
+        ("m.arrow", vec![], vec![]),
+        // Unsynced: a killed process still leaves the old file or the new one.
+        ("m_unsynced.dbdf", vec![], vec!["--no-sync"]),
     ];
     let mut add = |target: &str, extra: Vec<&str>, args: Vec<&str>, from: &str, dirs: bool| {
         let (target, from) = (target.to_owned(), from.to_owned());

@@ -1,5 +1,5 @@
-//! `dbdf convert`: the command line of [`dbdf::convert`], between .dbdf,
-//! .mtx, .csv, .npy, Futhark binary data, Binsparse and SystemDS binary blocks.
+//! `dbdf convert`: the command line of [`dbdf::convert`], between .dbdf, .mtx, .csv, .npy,
+//! .npz, Futhark binary data, Binsparse, SystemDS binary blocks, Parquet and Arrow IPC.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use dbdf::convert::{self, ConvertError, ConvertOptions, Format, Report};
 use dbdf::pipe::{Held, Kept};
-use dbdf::{binsparse, futhark};
+use dbdf::{arrow, binsparse, futhark};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, ValueType};
 
 use crate::files::progress_bar;
@@ -21,8 +21,9 @@ pub struct Args {
     /// The output file, or `-` for standard output (then --to is needed).
     output: PathBuf,
     /// The input format (default: from the extension): dbdf, mtx, csv, npy, futhark,
-    /// binsparse (.npz, .h5 and .zarr alike), systemds, scipy (scipy.sparse.save_npz) or npz
-    /// (numpy.savez: an object per array). A .npz input is told from its members.
+    /// binsparse (.npz, .h5 and .zarr alike), systemds, scipy (scipy.sparse.save_npz), npz
+    /// (numpy.savez: an object per array), parquet or arrow (Feather v2: .arrow, .feather).
+    /// A .npz input is told from its members.
     #[arg(long, value_parser = parse_name::<Format>)]
     from: Option<Format>,
     /// The output format (default: from the extension; .npz is Binsparse), named as for
@@ -30,7 +31,9 @@ pub struct Args {
     #[arg(long, value_parser = parse_name::<Format>)]
     to: Option<Format>,
     /// The DAPHNE data type of output matrices, dense or csr (default: CSR for coordinate
-    /// .mtx input, the input's otherwise).
+    /// .mtx input, the input's otherwise). A Parquet or Arrow table (a frame unless its
+    /// metadata says otherwise) is read as a matrix when its columns share a value type (or
+    /// --value-type gives one).
     #[arg(long = "data-type", value_parser = parse_matrix_type)]
     data_type: Option<DataType>,
     /// How .dbdf blocks are chosen: auto, smallest, dense, sparse or ultra-sparse.
@@ -100,6 +103,26 @@ pub struct Args {
     /// scipy and npz output: deflated members (save_npz's default, savez_compressed).
     #[arg(long)]
     compressed: bool,
+    /// Do not sync the output to disk before renaming it into place: it is still atomic (a
+    /// kill at any moment leaves the old file or the new one), but a power loss may lose it.
+    /// Directories (SystemDS, Zarr) are always synced.
+    #[arg(long = "no-sync")]
+    no_sync: bool,
+    /// Parquet and Arrow input: what becomes of null cells: error (default; names the column
+    /// and row), nan (floating columns) or zero.
+    #[arg(long, value_parser = parse_name::<arrow::Nulls>)]
+    nulls: Option<arrow::Nulls>,
+    /// Parquet and Arrow output: zstd (Parquet's default), snappy, lz4 or none (Arrow's
+    /// default, which readers memory-map).
+    #[arg(long, value_parser = parse_name::<arrow::Compression>)]
+    compression: Option<arrow::Compression>,
+    /// Parquet output: rows per row group (default 1048576).
+    #[arg(long = "row-group-rows", value_parser = clap::value_parser!(u64).range(1..))]
+    row_group_rows: Option<u64>,
+    /// Parquet and Arrow output of a matrix: its column names, comma-separated (default c0,
+    /// c1, ...).
+    #[arg(long, value_delimiter = ',')]
+    labels: Option<Vec<String>>,
 }
 
 /// A matrix data type: `dense` or `csr` (frames cannot be asked for).
@@ -141,6 +164,7 @@ impl Args {
             .bint8(self.bint8)
             .keep_blocks(self.keep_blocks)
             .compressed(self.compressed)
+            .sync(!self.no_sync)
             .futhark(
                 futhark::WriteOptions::new()
                     .bools(self.futhark_bool)
@@ -182,6 +206,20 @@ impl Args {
         if let Some(parts) = self.parts {
             options = options.systemds_parts(parts);
         }
+        if let Some(nulls) = self.nulls {
+            options = options.nulls(nulls);
+        }
+        let mut tables = arrow::WriteOptions::new();
+        if let Some(compression) = self.compression {
+            tables = tables.compression(compression);
+        }
+        if let Some(rows) = self.row_group_rows {
+            tables = tables.row_group_rows(usize::try_from(rows).unwrap_or(usize::MAX));
+        }
+        if let Some(labels) = &self.labels {
+            tables = tables.labels(labels.clone());
+        }
+        options = options.tables(tables);
         if let Some(bar) = progress_bar("converting", &self.input) {
             options = options.progress(Arc::new(bar));
         }

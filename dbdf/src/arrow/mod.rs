@@ -1,0 +1,680 @@
+//! Parquet and Arrow IPC (Feather v2) files on the pipe, through the Apache Arrow crates; this
+//! module is the one mapping between DAPHNE's objects and Arrow's tables that both use:
+//!
+//! - a **frame** is a table: its labels are the column names, each column of its value type
+//!   (`UInt8`..`UInt64`, `Int8`..`Int64`, `Float32`, `Float64`). Read, `Boolean` columns
+//!   become `u8` (0 or 1) and dictionary-encoded numeric columns are decoded;
+//! - a **matrix** is a table of one column per matrix column, named `c0`, `c1`, ... (or as
+//!   given: [`WriteOptions::labels`]), all of the matrix's value type;
+//! - the schema's metadata [`DATA_TYPE_KEY`] records which DAPHNE data type the table was
+//!   (`DenseMatrix`, `CSRMatrix` or `Frame`), so that a round trip gives the same object back.
+//!   A table without it reads as a frame, or as a matrix when one is asked for
+//!   ([`ReadOptions::data_type`]) and its columns share a value type (or one is given);
+//! - **nulls** are refused, naming the column and the row, unless [`Nulls`] says to fill them;
+//! - strings, dates, times, decimals, half floats and nested columns are refused, naming the
+//!   column and its type: DAPHNE's binary format holds numbers only.
+//!
+//! Row groups (Parquet) and record batches (IPC) are the bands: memory holds a band or two,
+//! not the table.
+
+pub mod feather;
+pub mod parquet;
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+
+use crate::input::{not_in_daphne, Foreign};
+use crate::pipe::{Band, Cells};
+use serde_daphne::__private::names::{first_name, parse_name};
+use serde_daphne::__private::wire::header::Column;
+use serde_daphne::__private::wire::values::with_values;
+use serde_daphne::__private::wire::{Element, Header};
+use serde_daphne::{DataType, Error, Result, ValueType, Values};
+
+/// The key of the schema metadata that records the DAPHNE data type a table was.
+pub const DATA_TYPE_KEY: &str = "daphne:data_type";
+
+/// More matrix columns than this are refused on output: Parquet and Arrow keep per-column
+/// state (and pyarrow, pandas and DuckDB choke long before); a wide sparse matrix belongs in
+/// scipy's `.npz` or Binsparse.
+pub const MAX_MATRIX_COLUMNS: u64 = 1 << 16;
+
+/// What becomes of a null cell on input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Nulls {
+    /// An error naming the column and the row (the default): DAPHNE has no nulls.
+    #[default]
+    Refuse,
+    /// NaN in floating-point columns (nulls elsewhere are still refused).
+    Nan,
+    /// Zero (in bool columns, 0).
+    Zero,
+}
+
+const NULLS_NAMES: &[(&str, Nulls)] = &[
+    ("error", Nulls::Refuse),
+    ("nan", Nulls::Nan),
+    ("zero", Nulls::Zero),
+];
+
+/// `error`, `nan` or `zero`.
+impl std::str::FromStr for Nulls {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        parse_name(text, "a null policy", NULLS_NAMES)
+    }
+}
+
+impl fmt::Display for Nulls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(first_name(NULLS_NAMES, self))
+    }
+}
+
+/// How a table is read.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    pub(crate) nulls: Nulls,
+    pub(crate) data_type: Option<DataType>,
+    pub(crate) value_type: Option<ValueType>,
+}
+
+impl ReadOptions {
+    /// The defaults: nulls refused, a frame unless the metadata records a matrix.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What becomes of null cells.
+    pub fn nulls(mut self, nulls: Nulls) -> Self {
+        self.nulls = nulls;
+        self
+    }
+
+    /// Reads the table as this data type: a matrix (dense or CSR) needs every column numeric
+    /// and of one value type (or [`ReadOptions::value_type`]).
+    pub fn data_type(mut self, data_type: Option<DataType>) -> Self {
+        self.data_type = data_type;
+        self
+    }
+
+    /// The value type of a matrix read from columns of several types (each value converted
+    /// exactly, or an error).
+    pub fn value_type(mut self, value_type: Option<ValueType>) -> Self {
+        self.value_type = value_type;
+        self
+    }
+}
+
+/// Compression of Parquet pages or Arrow IPC buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Compression {
+    /// Zstandard (Parquet's default here; IPC's too when compressing).
+    Zstd,
+    /// Snappy (Parquet only; pyarrow's default).
+    Snappy,
+    /// LZ4 (Parquet's `LZ4_RAW`, IPC's `LZ4_FRAME`).
+    Lz4,
+    /// None: IPC files that readers memory-map without copying.
+    None,
+}
+
+const COMPRESSION_NAMES: &[(&str, Compression)] = &[
+    ("zstd", Compression::Zstd),
+    ("snappy", Compression::Snappy),
+    ("lz4", Compression::Lz4),
+    ("none", Compression::None),
+    ("uncompressed", Compression::None),
+];
+
+/// `zstd`, `snappy`, `lz4` or `none`.
+impl std::str::FromStr for Compression {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        parse_name(text, "a compression", COMPRESSION_NAMES)
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(first_name(COMPRESSION_NAMES, self))
+    }
+}
+
+/// How a table is written.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    pub(crate) compression: Option<Compression>,
+    pub(crate) row_group_rows: Option<usize>,
+    pub(crate) labels: Option<Vec<String>>,
+}
+
+impl WriteOptions {
+    /// The defaults: Parquet zstd, IPC uncompressed; row groups of 1,048,576 rows; matrix
+    /// columns `c0`, `c1`, ...
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The compression (default: zstd for Parquet, none for IPC).
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = Some(compression);
+        self
+    }
+
+    /// Rows per Parquet row group or IPC record batch (default 1,048,576).
+    pub fn row_group_rows(mut self, rows: usize) -> Self {
+        self.row_group_rows = Some(rows.max(1));
+        self
+    }
+
+    /// The column names of a matrix (one per column) instead of `c0`, `c1`, ...
+    pub fn labels(mut self, labels: Vec<String>) -> Self {
+        self.labels = Some(labels);
+        self
+    }
+
+    pub(crate) fn rows_per_group(&self) -> usize {
+        self.row_group_rows.unwrap_or(1 << 20)
+    }
+}
+
+/// The Arrow type of a value type.
+pub(crate) fn arrow_type(value_type: ValueType) -> ArrowType {
+    match value_type {
+        ValueType::U8 => ArrowType::UInt8,
+        ValueType::U16 => ArrowType::UInt16,
+        ValueType::U32 => ArrowType::UInt32,
+        ValueType::U64 => ArrowType::UInt64,
+        ValueType::I8 => ArrowType::Int8,
+        ValueType::I16 => ArrowType::Int16,
+        ValueType::I32 => ArrowType::Int32,
+        ValueType::I64 => ArrowType::Int64,
+        ValueType::F32 => ArrowType::Float32,
+        ValueType::F64 => ArrowType::Float64,
+    }
+}
+
+/// The value type a column of `arrow` type is read as, if any.
+fn value_type_of(arrow: &ArrowType) -> Option<ValueType> {
+    Some(match arrow {
+        ArrowType::Boolean | ArrowType::UInt8 => ValueType::U8,
+        ArrowType::UInt16 => ValueType::U16,
+        ArrowType::UInt32 => ValueType::U32,
+        ArrowType::UInt64 => ValueType::U64,
+        ArrowType::Int8 => ValueType::I8,
+        ArrowType::Int16 => ValueType::I16,
+        ArrowType::Int32 => ValueType::I32,
+        ArrowType::Int64 => ValueType::I64,
+        ArrowType::Float32 => ValueType::F32,
+        ArrowType::Float64 => ValueType::F64,
+        ArrowType::Dictionary(_, values) => return value_type_of(values),
+        _ => return None,
+    })
+}
+
+/// The DAPHNE data type a schema's metadata records.
+fn recorded_data_type(schema: &Schema, format: Foreign) -> Result<Option<DataType>> {
+    match schema.metadata().get(DATA_TYPE_KEY).map(String::as_str) {
+        None => Ok(None),
+        Some("DenseMatrix") => Ok(Some(DataType::DenseMatrix)),
+        Some("CSRMatrix") => Ok(Some(DataType::CsrMatrix)),
+        Some("Frame") => Ok(Some(DataType::Frame)),
+        Some(other) => Err(format.error(format!(
+            "the metadata {DATA_TYPE_KEY} is {other:?}, not DenseMatrix, CSRMatrix or Frame"
+        ))),
+    }
+}
+
+/// How a table is read: its header (a frame, or a dense matrix whose bands interleave the
+/// columns), and the data type its metadata asks the output to be (CSR).
+pub(crate) struct Layout {
+    pub(crate) header: Header,
+    pub(crate) kept: Option<DataType>,
+    pub(crate) nulls: Nulls,
+}
+
+impl Layout {
+    /// The layout of a table of `rows` rows with `schema`, read with `options`.
+    ///
+    /// # Errors
+    /// Columns DAPHNE cannot hold (naming the column and its type); a matrix asked of columns
+    /// of several types without a value type.
+    pub(crate) fn of(
+        schema: &Schema,
+        rows: u64,
+        options: &ReadOptions,
+        format: Foreign,
+    ) -> Result<Layout> {
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|field| {
+                let value_type = value_type_of(field.data_type()).ok_or_else(|| {
+                    not_in_daphne(
+                        format!("column {:?} of type {}", field.name(), field.data_type()),
+                        "DAPHNE's binary format holds numbers only (integers, floats, bools as \
+                         u8)",
+                    )
+                })?;
+                Ok(Column {
+                    label: field.name().clone(),
+                    value_type,
+                })
+            })
+            .collect::<Result<Vec<Column>>>()?;
+        let recorded = recorded_data_type(schema, format)?;
+        let asked = options.data_type.or(recorded);
+        let header = match asked {
+            Some(data_type) if data_type.is_matrix() => {
+                let value_type = match options.value_type {
+                    Some(vt) => vt,
+                    None => one_value_type(&columns)?,
+                };
+                Header::matrix(
+                    DataType::DenseMatrix,
+                    rows,
+                    columns.len() as u64,
+                    value_type,
+                )
+            }
+            _ => Header::Frame { rows, columns },
+        };
+        // The recorded type is kept only where it is the one read (and not asked over).
+        let kept = match (options.data_type, recorded) {
+            (None, Some(DataType::CsrMatrix)) => Some(DataType::CsrMatrix),
+            _ => None,
+        };
+        Ok(Layout {
+            header,
+            kept,
+            nulls: options.nulls,
+        })
+    }
+
+    /// The band of rows from `first_row` a record batch is.
+    ///
+    /// # Errors
+    /// Nulls (as [`Nulls`] says); values that do not convert exactly to a matrix's type;
+    /// a batch that does not match the schema.
+    pub(crate) fn band(&self, batch: RecordBatch, first_row: u64) -> Result<Band> {
+        let (names, arrays, rows) = batch.into_parts();
+        // Each array freed once copied: memory holds the band and one column of the batch
+        // more, not the batch twice.
+        let columns = arrays
+            .into_iter()
+            .zip(names.fields())
+            .map(|(array, field)| column_values(&array, field, first_row, self.nulls))
+            .collect::<Result<Vec<Values>>>()?;
+        let cols = columns.len() as u64;
+        let cells = match &self.header {
+            Header::Frame { .. } => Cells::Frame(columns),
+            header => {
+                let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
+                Cells::Dense(interleave(columns, rows, vt, names.fields(), first_row)?)
+            }
+        };
+        Ok(Band {
+            first_row,
+            first_col: 0,
+            rows: rows as u64,
+            cols,
+            cells,
+        })
+    }
+}
+
+/// The value type all `columns` share.
+fn one_value_type(columns: &[Column]) -> Result<ValueType> {
+    let first = columns.first().map_or(ValueType::F64, |c| c.value_type);
+    match columns.iter().find(|c| c.value_type != first) {
+        None => Ok(first),
+        Some(other) => Err(Error::invalid(format!(
+            "column {:?} is {} but column {:?} is {}: a matrix has one value type; give one \
+             (--value-type) or read a frame",
+            columns[0].label, first, other.label, other.value_type
+        ))),
+    }
+}
+
+/// The cells of one column, nulls dealt with as `nulls` says.
+fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) -> Result<Values> {
+    if let ArrowType::Dictionary(..) = array.data_type() {
+        let dictionary = array.as_any_dictionary();
+        let decoded = arrow_select::take::take(dictionary.values(), dictionary.keys(), None)
+            .map_err(|e| Error::invalid(format!("column {:?}: {e}", field.name())))?;
+        return column_values(&decoded, field, first_row, nulls);
+    }
+    let float = matches!(array.data_type(), ArrowType::Float32 | ArrowType::Float64);
+    let fill = match (array.logical_null_count(), nulls, float) {
+        (0, ..) => None,
+        (_, Nulls::Zero, _) => Some(false),
+        (_, Nulls::Nan, true) => Some(true),
+        (..) => {
+            let row = (0..array.len()).find(|&r| array.is_null(r)).unwrap_or(0);
+            let hint = match (nulls, float) {
+                (Nulls::Nan, false) => "NaN is no integer: --nulls zero fills them with 0",
+                _ => {
+                    "DAPHNE has no nulls: --nulls nan (floating columns) or --nulls zero fills them"
+                }
+            };
+            return Err(not_in_daphne(
+                format!(
+                    "the null at row {} of column {:?}",
+                    first_row + row as u64,
+                    field.name()
+                ),
+                hint,
+            ));
+        }
+    };
+    fn primitive<T: ArrowPrimitiveType>(
+        array: &ArrayRef,
+        fill: Option<bool>,
+        nan: T::Native,
+    ) -> Vec<T::Native> {
+        let array = array.as_primitive::<T>();
+        let src = array.values();
+        // A fresh buffer in huge pages: a band's columns are new memory every time.
+        let mut values = Vec::with_capacity(src.len());
+        serde_daphne::__private::pages::advise_spare(&values);
+        values.extend_from_slice(src);
+        if let (Some(nan_fill), Some(mask)) = (fill, array.nulls()) {
+            let with = if nan_fill { nan } else { T::Native::default() };
+            for r in mask
+                .iter()
+                .enumerate()
+                .filter(|(_, valid)| !valid)
+                .map(|(r, _)| r)
+            {
+                values[r] = with;
+            }
+        }
+        values
+    }
+    Ok(match array.data_type() {
+        ArrowType::Boolean => {
+            let array = array.as_boolean();
+            // A null's value bit may be set: nulls become 0.
+            let valid = |r: usize| array.nulls().is_none_or(|n| n.is_valid(r));
+            Values::U8(
+                (0..array.len())
+                    .map(|r| u8::from(array.value(r) && valid(r)))
+                    .collect(),
+            )
+        }
+        ArrowType::UInt8 => Values::U8(primitive::<UInt8Type>(array, fill, 0)),
+        ArrowType::UInt16 => Values::U16(primitive::<UInt16Type>(array, fill, 0)),
+        ArrowType::UInt32 => Values::U32(primitive::<UInt32Type>(array, fill, 0)),
+        ArrowType::UInt64 => Values::U64(primitive::<UInt64Type>(array, fill, 0)),
+        ArrowType::Int8 => Values::I8(primitive::<Int8Type>(array, fill, 0)),
+        ArrowType::Int16 => Values::I16(primitive::<Int16Type>(array, fill, 0)),
+        ArrowType::Int32 => Values::I32(primitive::<Int32Type>(array, fill, 0)),
+        ArrowType::Int64 => Values::I64(primitive::<Int64Type>(array, fill, 0)),
+        ArrowType::Float32 => Values::F32(primitive::<Float32Type>(array, fill, f32::NAN)),
+        ArrowType::Float64 => Values::F64(primitive::<Float64Type>(array, fill, f64::NAN)),
+        other => {
+            return Err(not_in_daphne(
+                format!("column {:?} of type {other}", field.name()),
+                "DAPHNE's binary format holds numbers only",
+            ))
+        }
+    })
+}
+
+/// Columns of `rows` values each as one row-major matrix of `value_type` (each value
+/// converted exactly).
+fn interleave(
+    columns: Vec<Values>,
+    rows: usize,
+    value_type: ValueType,
+    fields: &arrow_schema::Fields,
+    first_row: u64,
+) -> Result<Values> {
+    let cols = columns.len();
+    serde_daphne::__private::wire::values::with_value_type!(value_type, T => {
+        let mut out = vec![T::default(); rows * cols];
+        for (c, column) in columns.into_iter().enumerate() {
+            let column = typed_column::<T>(column, &fields[c], first_row)?;
+            for (r, x) in column.into_iter().enumerate() {
+                out[r * cols + c] = x;
+            }
+        }
+        Ok(T::into_values(out))
+    })
+}
+
+/// A column's values as `T`, converted exactly.
+fn typed_column<T: Element>(column: Values, field: &Field, first_row: u64) -> Result<Vec<T>> {
+    let column = match column.value_type() == T::VALUE_TYPE {
+        true => column,
+        false => {
+            let copy = column.clone();
+            column.convert(T::VALUE_TYPE).map_err(|at| {
+                Error::invalid(format!(
+                    "column {:?} row {}: {} is not exactly a {}",
+                    field.name(),
+                    first_row + at as u64,
+                    copy.get(at).map_or_else(String::new, |v| v.to_string()),
+                    T::VALUE_TYPE
+                ))
+            })?
+        }
+    };
+    T::try_from_values(column).map_err(|_| Error::invalid("internal: a converted column's type"))
+}
+
+/// The Arrow schema an object with `header` is written as.
+///
+/// # Errors
+/// Labels that do not match a matrix's columns; a matrix wider than [`MAX_MATRIX_COLUMNS`].
+pub(crate) fn schema_for(
+    header: &Header,
+    options: &WriteOptions,
+    format: Foreign,
+) -> Result<SchemaRef> {
+    let (rows, cols) = header.shape();
+    let (fields, data_type): (Vec<Field>, &str) = match header {
+        Header::Frame { columns, .. } => (
+            columns
+                .iter()
+                .map(|c| Field::new(&c.label, arrow_type(c.value_type), false))
+                .collect(),
+            "Frame",
+        ),
+        Header::Scalar { .. } => {
+            return Err(format.cannot_hold("a scalar", "a table holds columns"))
+        }
+        _ => {
+            if cols > MAX_MATRIX_COLUMNS {
+                return Err(format.cannot_hold(
+                    format!("a {rows} x {cols} matrix"),
+                    format!(
+                        "a column per matrix column, and more than {MAX_MATRIX_COLUMNS} is \
+                         more than Parquet and Arrow readers handle: write scipy's .npz or \
+                         Binsparse"
+                    ),
+                ));
+            }
+            let vt = arrow_type(header.matrix_value_type().unwrap_or(ValueType::F64));
+            let names: Vec<String> = match &options.labels {
+                Some(labels) if labels.len() as u64 == cols => labels.clone(),
+                Some(labels) => {
+                    return Err(Error::invalid(format!(
+                        "{} labels for a matrix of {cols} columns",
+                        labels.len()
+                    )))
+                }
+                None => (0..cols).map(|c| format!("c{c}")).collect(),
+            };
+            let data_type = match header.data_type() {
+                DataType::CsrMatrix => "CSRMatrix",
+                _ => "DenseMatrix",
+            };
+            (
+                names
+                    .iter()
+                    .map(|n| Field::new(n, vt.clone(), false))
+                    .collect(),
+                data_type,
+            )
+        }
+    };
+    let metadata: std::collections::HashMap<String, String> =
+        [(DATA_TYPE_KEY.to_owned(), data_type.to_owned())].into();
+    Ok(Arc::new(Schema::new(fields).with_metadata(metadata)))
+}
+
+/// A band as a record batch of `schema` (columns moved into Arrow's buffers, not copied;
+/// a matrix's rows split into its columns).
+///
+/// # Errors
+/// Cells that do not match the schema.
+pub(crate) fn batch_of(band: Band, schema: &SchemaRef) -> Result<RecordBatch> {
+    let columns: Vec<Values> = match band.cells {
+        Cells::Frame(columns) => columns,
+        cells => {
+            let cols = band.cols as usize;
+            let band = Band { cells, ..band };
+            let values = band.dense_values()?;
+            with_values!(&values, v => {
+                (0..cols)
+                    .map(|c| Element::into_values(v.iter().skip(c).step_by(cols.max(1)).copied().collect::<Vec<_>>()))
+                    .collect()
+            })
+        }
+    };
+    let arrays: Vec<ArrayRef> = columns.into_iter().map(array_of).collect();
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(band.rows as usize));
+    RecordBatch::try_new_with_options(schema.clone(), arrays, &options)
+        .map_err(|e| Error::invalid(format!("a band does not fit the table: {e}")))
+}
+
+/// Values as an Arrow array, without copying them.
+fn array_of(values: Values) -> ArrayRef {
+    match values {
+        Values::U8(v) => Arc::new(PrimitiveArray::<UInt8Type>::from(v)),
+        Values::U16(v) => Arc::new(PrimitiveArray::<UInt16Type>::from(v)),
+        Values::U32(v) => Arc::new(PrimitiveArray::<UInt32Type>::from(v)),
+        Values::U64(v) => Arc::new(PrimitiveArray::<UInt64Type>::from(v)),
+        Values::I8(v) => Arc::new(PrimitiveArray::<Int8Type>::from(v)),
+        Values::I16(v) => Arc::new(PrimitiveArray::<Int16Type>::from(v)),
+        Values::I32(v) => Arc::new(PrimitiveArray::<Int32Type>::from(v)),
+        Values::I64(v) => Arc::new(PrimitiveArray::<Int64Type>::from(v)),
+        Values::F32(v) => Arc::new(PrimitiveArray::<Float32Type>::from(v)),
+        Values::F64(v) => Arc::new(PrimitiveArray::<Float64Type>::from(v)),
+    }
+}
+
+/// Calls `each` with the bands `batches` are, a multiple of `multiple` rows high, until it
+/// returns `false`: each batch decoded and made a band on a thread of its own while `each`
+/// takes the band before (handed over, not queued: memory holds two bands). Every row the
+/// header announces must come, and no more.
+///
+/// # Errors
+/// The batches' errors, the layout's and `each`'s; rows other than the header's.
+pub(crate) fn stream_bands(
+    batches: impl Iterator<Item = Result<RecordBatch>> + Send,
+    layout: &Layout,
+    format: Foreign,
+    multiple: u64,
+    each: &mut dyn FnMut(Band) -> Result<bool>,
+) -> Result<()> {
+    let (rows, cols) = layout.header.shape();
+    let mut regroup = crate::pipe::Regroup::new(multiple);
+    std::thread::scope(|scope| {
+        let (send, receive) = std::sync::mpsc::sync_channel::<Result<Band>>(0);
+        scope.spawn(move || {
+            let mut first_row = 0;
+            let mut batches = batches;
+            loop {
+                let next = guarded(format, || Ok(batches.next()));
+                let batch = match next {
+                    Ok(Some(batch)) => batch,
+                    Ok(None) => return,
+                    Err(e) => Err(e),
+                };
+                let band = batch.and_then(|b| layout.band(b, first_row));
+                let failed = band.is_err();
+                if let Ok(band) = &band {
+                    first_row += band.rows;
+                }
+                if send.send(band).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        let mut read = 0;
+        for band in receive {
+            let band = band?;
+            read += band.rows;
+            if read > rows || band.cols != cols {
+                break;
+            }
+            if !regroup.push(band, each)? {
+                return Ok(());
+            }
+        }
+        if read != rows {
+            return Err(format.error(format!(
+                "the file says {rows} rows, but its columns hold {}",
+                match read > rows {
+                    true => "more".to_owned(),
+                    false => read.to_string(),
+                }
+            )));
+        }
+        regroup.finish(each).map(drop)
+    })
+}
+
+thread_local! {
+    /// Whether this thread runs [`guarded`] code, whose panics are errors, not messages.
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic of the Arrow crates on malformed input into an error of
+/// `format` (the Parquet reader panics on some malformed definition levels instead of
+/// failing): bad input must not crash the process. The panic's message is kept for the
+/// error, not printed.
+///
+/// # Errors
+/// `f`'s, and the panic's.
+pub(crate) fn guarded<T>(format: Foreign, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !GUARDED.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let outer = GUARDED.with(|g| g.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(outer));
+    result.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        Err(format.error(format!(
+            "the Arrow crates' reader failed on this file ({message})"
+        )))
+    })
+}
+
+/// An error of the Arrow crates, in `format`.
+pub(crate) fn arrow_error(format: Foreign, error: impl fmt::Display) -> Error {
+    format.error(error)
+}

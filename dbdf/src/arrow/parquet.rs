@@ -1,0 +1,393 @@
+//! Parquet files on the pipe: a source whose bands are record batches of about a row group
+//! (decoded on a thread of their own while the sink writes the band before), and a sink that
+//! writes row groups through the Arrow crates' `ArrowWriter`.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{ArrayRef, RecordBatch};
+use bytes::{Buf, Bytes};
+
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression as Codec, ZstdLevel};
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{ChunkReader, Length};
+
+use super::{
+    arrow_error, batch_of, guarded, schema_for, stream_bands, Compression, Layout, ReadOptions,
+    WriteOptions,
+};
+use crate::input::Foreign;
+use crate::pipe::{row_bytes, Band, Kept, Pieces, Sink, Source};
+use serde_daphne::__private::wire::Header;
+use serde_daphne::{Error, Result};
+
+pub(crate) const PARQUET: Foreign = Foreign("Parquet");
+
+/// Bytes of cells per band read (at most a row group): two bands are in memory at once, the
+/// one written and the one decoded.
+const BAND_BYTES: u64 = 32 << 20;
+
+/// A Parquet file, its footer read and every column checked at open.
+pub struct ParquetSource {
+    file: Checked,
+    metadata: ArrowReaderMetadata,
+    layout: Layout,
+    headers: [Header; 1],
+}
+
+/// The Parquet file at `path` as a source of the pipe: a frame, or a matrix where its metadata
+/// records one or `options` asks for one.
+///
+/// # Errors
+/// A malformed footer; columns DAPHNE cannot hold (naming them); I/O errors.
+pub fn source(path: &Path, options: &ReadOptions) -> Result<ParquetSource> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let file = Checked::new(file, len);
+    let metadata = guarded(PARQUET, || {
+        ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+            .map_err(|e| arrow_error(PARQUET, e))
+    })?;
+    let groups = metadata.metadata().row_groups();
+    let mut rows: u64 = 0;
+    for (g, group) in groups.iter().enumerate() {
+        let n = u64::try_from(group.num_rows())
+            .map_err(|_| PARQUET.error(format!("row group {g} has {} rows", group.num_rows())))?;
+        rows = rows
+            .checked_add(n)
+            .ok_or_else(|| PARQUET.error("the row groups' rows overflow a u64"))?;
+    }
+    let layout = Layout::of(metadata.schema(), rows, options, PARQUET)?;
+    Ok(ParquetSource {
+        headers: [layout.header.clone()],
+        file,
+        metadata,
+        layout,
+    })
+}
+
+impl Source for ParquetSource {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    fn for_each_band(
+        &mut self,
+        _: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        let header = &self.headers[0];
+        let rows = header.shape().0;
+        if rows == 0 {
+            return Ok(());
+        }
+        let largest = self
+            .metadata
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows().max(1) as u64)
+            .max()
+            .unwrap_or(1);
+        let by_bytes = (BAND_BYTES / row_bytes(header, None).max(1)).max(1);
+        let batch = largest.min(by_bytes).min(rows) as usize;
+        let file = self.file.try_clone();
+        let metadata = self.metadata.clone();
+        let reader = guarded(PARQUET, || {
+            ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
+                .with_batch_size(batch)
+                .build()
+                .map_err(|e| arrow_error(PARQUET, e))
+        })?;
+        let batches = reader.map(|b| b.map_err(|e| arrow_error(PARQUET, e)));
+        stream_bands(batches, &self.layout, PARQUET, multiple, each)
+    }
+
+    fn input_len(&self) -> u64 {
+        self.file.len
+    }
+
+    fn stored_bytes(&self, _: usize) -> Option<u64> {
+        Some(self.file.len)
+    }
+
+    fn kept(&self) -> Kept {
+        Kept {
+            data_type: self.layout.kept,
+            ..Kept::default()
+        }
+    }
+}
+
+/// A file whose reads are checked against its length before anything is allocated for them
+/// (a footer's sizes are the input's word), read a window of [`WINDOW`] bytes at a time:
+/// the reader asks for each page (about a MiB) and each page header apart, and pages cut
+/// out of one window are one read and one fresh buffer (in huge pages) instead of a read, a
+/// duplicated handle and a buffer faulted in 4 KiB at a time for each.
+struct Checked {
+    file: Arc<File>,
+    len: u64,
+    window: Mutex<(u64, Bytes)>,
+}
+
+/// Bytes read ahead of each page.
+const WINDOW: usize = 2 << 20;
+
+/// The most a page header is taken to need in one read (Thrift headers with statistics are
+/// hundreds of bytes; a longer one fails to parse and says so).
+const HEADER: u64 = 64 << 10;
+
+impl Checked {
+    fn new(file: File, len: u64) -> Checked {
+        Checked {
+            file: Arc::new(file),
+            len,
+            window: Mutex::new((0, Bytes::new())),
+        }
+    }
+
+    fn try_clone(&self) -> Checked {
+        Checked {
+            file: self.file.clone(),
+            len: self.len,
+            window: Mutex::new((0, Bytes::new())),
+        }
+    }
+
+    fn check(&self, start: u64, length: u64) -> parquet::errors::Result<()> {
+        match start.checked_add(length) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(ParquetError::General(format!(
+                "{length} bytes at byte {start} run past the end of the {}-byte file",
+                self.len
+            ))),
+        }
+    }
+
+    /// `length` bytes from `start` (checked), out of the window that holds them, read anew
+    /// where none does.
+    fn bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.check(start, length as u64)?;
+        let mut window = self
+            .window
+            .lock()
+            .map_err(|_| ParquetError::General("a reader panicked".into()))?;
+        let (at, held) = &*window;
+        if start >= *at && start + length as u64 <= at + held.len() as u64 {
+            let from = (start - at) as usize;
+            return Ok(held.slice(from..from + length));
+        }
+        let size = length.max(WINDOW).min((self.len - start) as usize);
+        let mut buffer = serde_daphne::__private::wire::values::zeroed_vec::<u8>(size)
+            .map_err(|e| ParquetError::General(e.to_string()))?;
+        read_exact_at(&self.file, &mut buffer, start)
+            .map_err(|e| ParquetError::External(Box::new(e)))?;
+        let fresh = Bytes::from(buffer);
+        *window = (start, fresh.clone());
+        Ok(fresh.slice(..length))
+    }
+}
+
+/// Fills `buf` from byte `at` of `file`, without moving a shared offset.
+fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+    }
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < buf.len() {
+            match std::os::windows::fs::FileExt::seek_read(
+                file,
+                &mut buf[done..],
+                at + done as u64,
+            )? {
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                n => done += n,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Length for Checked {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl ChunkReader for Checked {
+    type T = bytes::buf::Reader<Bytes>;
+
+    /// A page header (and what follows it in its window): headers are small, so at most a
+    /// window's bytes, fewer at the end of the file.
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        self.check(start, 0)?;
+        let header = (self.len - start).min(HEADER) as usize;
+        let held = {
+            let window = self
+                .window
+                .lock()
+                .map_err(|_| ParquetError::General("a reader panicked".into()))?;
+            let (at, held) = &*window;
+            let end = at + held.len() as u64;
+            (start >= *at && start + header as u64 <= end)
+                .then(|| held.slice((start - at) as usize..))
+        };
+        match held {
+            Some(rest) => Ok(rest.reader()),
+            None => Ok(self.bytes(start, header)?.reader()),
+        }
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.bytes(start, length)
+    }
+}
+
+/// A Parquet file of one table written to `W`, row group by row group.
+pub struct ParquetSink<W: Write + Send> {
+    out: Option<W>,
+    writer: Option<ArrowWriter<W>>,
+    options: WriteOptions,
+}
+
+/// A sink writing a Parquet file to `out` with `options`.
+pub fn sink<W: Write + Send>(out: W, options: &WriteOptions) -> ParquetSink<W> {
+    ParquetSink {
+        out: Some(out),
+        writer: None,
+        options: options.clone(),
+    }
+}
+
+/// The writer's properties: compression, row group size, and a dictionary for each column
+/// whose first values repeat (see [`repeats`]).
+fn properties(options: &WriteOptions, first: Option<&RecordBatch>) -> WriterProperties {
+    let codec = match options.compression.unwrap_or(Compression::Zstd) {
+        Compression::Zstd => Codec::ZSTD(ZstdLevel::default()),
+        Compression::Snappy => Codec::SNAPPY,
+        Compression::Lz4 => Codec::LZ4_RAW,
+        Compression::None => Codec::UNCOMPRESSED,
+    };
+    let mut builder = WriterProperties::builder()
+        .set_compression(codec)
+        .set_max_row_group_row_count(Some(options.rows_per_group()));
+    if let Some(batch) = first {
+        for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+            if !repeats(column) {
+                builder =
+                    builder.set_column_dictionary_enabled(field.name().as_str().into(), false);
+            }
+        }
+    }
+    builder.build()
+}
+
+/// Values looked at to choose a column's encoding.
+const SAMPLE: usize = 1 << 16;
+
+/// Whether a column's first values repeat enough for a dictionary to pay (at most one
+/// distinct value in two): the writer otherwise builds a dictionary for every row group and
+/// throws it away when it outgrows its page (random 8-byte values: a sixth of the write's
+/// time). One- and two-byte columns always repeat.
+fn repeats(column: &ArrayRef) -> bool {
+    fn distinct<T: arrow_array::ArrowPrimitiveType>(column: &ArrayRef) -> bool
+    where
+        T::Native: bytemuck::Pod,
+    {
+        let values = column.as_primitive::<T>().values();
+        let sample = &values[..values.len().min(SAMPLE)];
+        let mut seen = std::collections::HashSet::with_capacity(sample.len() / 2 + 1);
+        for &x in sample {
+            let bits: u64 = match std::mem::size_of::<T::Native>() {
+                4 => u64::from(bytemuck::cast::<T::Native, u32>(x)),
+                _ => bytemuck::cast::<T::Native, u64>(x),
+            };
+            seen.insert(bits);
+            if seen.len() > sample.len() / 2 {
+                return false;
+            }
+        }
+        true
+    }
+    use arrow_array::types::*;
+    use arrow_schema::DataType as T;
+    match column.data_type() {
+        T::UInt32 => distinct::<UInt32Type>(column),
+        T::Int32 => distinct::<Int32Type>(column),
+        T::Float32 => distinct::<Float32Type>(column),
+        T::UInt64 => distinct::<UInt64Type>(column),
+        T::Int64 => distinct::<Int64Type>(column),
+        T::Float64 => distinct::<Float64Type>(column),
+        _ => true,
+    }
+}
+
+impl<W: Write + Send> Sink for ParquetSink<W> {
+    fn holds_one(&self) -> Option<&'static str> {
+        Some("Parquet")
+    }
+
+    fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        let schema = schema_for(header, &self.options, PARQUET)?;
+        let Some(out) = self.out.take() else {
+            return Err(Error::invalid("a Parquet file holds one table"));
+        };
+        let options = &self.options;
+        let mut out = Some(out);
+        let mut writer: Option<ArrowWriter<W>> = None;
+        // The writer starts with the first band, whose values choose the encodings.
+        let mut start = |first: Option<&RecordBatch>| {
+            let out = out
+                .take()
+                .ok_or_else(|| Error::invalid("a Parquet writer started twice"))?;
+            ArrowWriter::try_new(out, schema.clone(), Some(properties(options, first)))
+                .map_err(|e| arrow_error(PARQUET, e))
+        };
+        pieces.for_each(&mut |band| {
+            let batch = batch_of(band, &schema)?;
+            let writer = match &mut writer {
+                Some(writer) => writer,
+                None => writer.insert(start(Some(&batch))?),
+            };
+            writer.write(&batch).map_err(parquet_write_error)?;
+            Ok(true)
+        })?;
+        self.writer = Some(match writer {
+            Some(writer) => writer,
+            None => start(None)?,
+        });
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>> {
+        let Some(writer) = self.writer else {
+            return Err(Error::invalid("no table was written"));
+        };
+        let mut out = writer.into_inner().map_err(parquet_write_error)?;
+        out.flush()?;
+        Ok(Vec::new())
+    }
+}
+
+/// A write error: I/O errors kept as such.
+fn parquet_write_error(error: ParquetError) -> Error {
+    match error {
+        ParquetError::External(e) => match e.downcast::<std::io::Error>() {
+            Ok(io) => Error::from(*io),
+            Err(e) => PARQUET.error(e),
+        },
+        other => PARQUET.error(other),
+    }
+}

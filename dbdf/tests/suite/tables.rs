@@ -1,0 +1,503 @@
+//! Parquet and Arrow IPC files that pyarrow, pandas and polars wrote (`tests/data/arrow/`,
+//! made by its `make.py`; the expected values are numpy's `types.npy`), the files we write
+//! read back, round trips, and hostile files.
+
+use std::path::{Path, PathBuf};
+
+use dbdf::arrow::{self, Compression, Nulls, ReadOptions, WriteOptions};
+use dbdf::convert::{convert, ConvertOptions, Format};
+use dbdf::pipe::Source;
+use serde_daphne::{DataType, Object, ValueType, Values};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/arrow")
+        .join(name)
+}
+
+fn dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dbdf_tables_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What a Parquet or IPC file holds, read with `options`.
+fn read(path: &Path, options: &ReadOptions) -> serde_daphne::Result<Object> {
+    let mut source: Box<dyn Source> = match path.extension().and_then(|e| e.to_str()) {
+        Some("parquet") => Box::new(arrow::parquet::source(path, options)?),
+        _ => Box::new(arrow::feather::source(path, options)?),
+    };
+    let mut objects = Vec::new();
+    let sink = dbdf::pipe::Collect::new(
+        None,
+        Box::new(|got: Vec<Object>, _| {
+            objects = got;
+            Ok(Vec::new())
+        }),
+    );
+    dbdf::pipe::copy(&mut *source, Box::new(sink))?;
+    Ok(objects.remove(0))
+}
+
+/// numpy's record array of the same table (bools as u8).
+fn expected() -> Object {
+    dbdf::npy::read(data("types.npy")).unwrap()
+}
+
+#[test]
+fn pyarrow_files_of_every_type_and_codec_read_as_numpy_wrote_the_table() {
+    let expected = expected();
+    for name in [
+        "types_none.parquet",
+        "types_snappy.parquet",
+        "types_zstd.parquet",
+        "types_gzip.parquet",
+        "types_brotli.parquet",
+        "types_lz4.parquet",
+        "types_pagev2.parquet",
+        "types_uncompressed.feather",
+        "types_lz4.feather",
+        "types_zstd.feather",
+    ] {
+        let got = read(&data(name), &ReadOptions::new()).unwrap();
+        assert_eq!(got, expected, "{name}");
+    }
+    // Parquet 1.0 has no unsigned 32-bit type: pyarrow stores u32 as int64, read as such.
+    let got = read(&data("types_v1.parquet"), &ReadOptions::new()).unwrap();
+    let mut columns = expected.columns().unwrap();
+    columns[4] = columns[4].clone().convert(ValueType::I64).unwrap();
+    assert_eq!(got.columns().unwrap(), columns);
+}
+
+#[test]
+fn dictionaries_are_decoded_and_pandas_and_polars_files_read() {
+    let got = read(&data("dictionary.parquet"), &ReadOptions::new()).unwrap();
+    let want = Object::frame(vec![
+        ("ints".into(), Values::I64(vec![3, 1, 3, 3, 2, 1])),
+        (
+            "floats".into(),
+            Values::F64(vec![0.5, 0.5, -1.0, 0.5, 2.0, -1.0]),
+        ),
+    ])
+    .unwrap();
+    assert_eq!(got, want);
+    let got = read(&data("dictionary.feather"), &ReadOptions::new()).unwrap();
+    assert_eq!(
+        got.columns().unwrap()[0],
+        Values::I64(vec![3, 1, 3, 3, 2, 1])
+    );
+    let frame = Object::frame(vec![
+        ("a".into(), Values::I64((0..5).collect())),
+        (
+            "b".into(),
+            Values::F64((0..5).map(|x| x as f64 / 4.0).collect()),
+        ),
+    ])
+    .unwrap();
+    for name in ["pandas.parquet", "polars.parquet", "polars.arrow"] {
+        assert_eq!(
+            read(&data(name), &ReadOptions::new()).unwrap(),
+            frame,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn nulls_are_refused_by_column_and_row_or_filled_as_asked() {
+    let err = read(&data("nulls.parquet"), &ReadOptions::new()).unwrap_err();
+    assert_error!(err, NotConvertible { what, .. } if what == "the null at row 2 of column \"x\"");
+    assert!(err.to_string().contains("--nulls"), "{err}");
+    // NaN fills floats only: the int column's null is refused next.
+    let err = read(
+        &data("nulls.parquet"),
+        &ReadOptions::new().nulls(Nulls::Nan),
+    )
+    .unwrap_err();
+    assert_error!(err, NotConvertible { what, reason, .. }
+        if what == "the null at row 3 of column \"n\"" && reason.contains("--nulls zero"));
+    let got = read(
+        &data("nulls_float.parquet"),
+        &ReadOptions::new().nulls(Nulls::Nan),
+    )
+    .unwrap();
+    let x = got.columns().unwrap().remove(0).into_vec::<f64>().unwrap();
+    assert_eq!((x[0], x[2]), (1.5, 2.0));
+    assert!(x[1].is_nan());
+    let got = read(
+        &data("nulls.parquet"),
+        &ReadOptions::new().nulls(Nulls::Zero),
+    )
+    .unwrap();
+    assert_eq!(
+        got.columns().unwrap(),
+        [
+            Values::F64(vec![1.5, 2.5, 0.0, 4.5]),
+            Values::I32(vec![1, 2, 3, 0]),
+            Values::U8(vec![1, 0, 0, 1]),
+        ]
+    );
+}
+
+#[test]
+fn columns_daphne_cannot_hold_are_refused_naming_column_and_type() {
+    for (name, column) in [
+        ("strings.parquet", "column \"name\" of type Utf8"),
+        ("dates.parquet", "column \"day\" of type Date32"),
+        ("nested.parquet", "column \"xs\" of type List"),
+        ("decimals.parquet", "column \"p\" of type Decimal128(5, 2)"),
+    ] {
+        let err = read(&data(name), &ReadOptions::new()).unwrap_err();
+        assert_error!(err, NotConvertible { what, .. } if what.starts_with(column));
+    }
+}
+
+#[test]
+fn tables_read_as_matrices_when_asked_and_their_columns_share_a_type() {
+    let dense = ReadOptions::new().data_type(Some(DataType::DenseMatrix));
+    let got = read(&data("matrix_columns.parquet"), &dense).unwrap();
+    assert_eq!(got.data_type(), DataType::DenseMatrix);
+    let want: Vec<f64> = (0..4)
+        .flat_map(|r| (0..3).map(move |c| (r * (c + 1)) as f64))
+        .collect();
+    assert_eq!(got.dense_vec::<f64>().unwrap(), want);
+    let err = read(&data("mixed.parquet"), &dense).unwrap_err();
+    assert_error!(err, InvalidValue { message, .. } if message.contains("a matrix has one value type"));
+    let got = read(
+        &data("mixed.parquet"),
+        &dense.value_type(Some(ValueType::F64)),
+    )
+    .unwrap();
+    assert_eq!(
+        got.dense_vec::<f64>().unwrap(),
+        [0.0, 0.0, 1.0, 0.5, 2.0, 1.0]
+    );
+    // Exactly or not at all: 0.5 is no integer.
+    let ints = ReadOptions::new()
+        .data_type(Some(DataType::DenseMatrix))
+        .value_type(Some(ValueType::I32));
+    let err = read(&data("mixed.parquet"), &ints).unwrap_err();
+    assert!(err.to_string().contains("column \"b\" row 1"), "{err}");
+}
+
+/// Frames and matrices of every value type, dense and CSR, written by the `.dbdf` writer.
+fn objects() -> Vec<(String, Object)> {
+    let mut out = Vec::new();
+    for vt in ValueType::ALL {
+        let values = |n: usize| {
+            let ints: Vec<i64> = (0..n as i64).map(|k| (k * 7) % 5 - 1).collect();
+            Values::I64(ints).convert(vt).unwrap_or_else(|_| {
+                Values::I64((0..n as i64).map(|k| (k * 7) % 5).collect())
+                    .convert(vt)
+                    .unwrap()
+            })
+        };
+        out.push((
+            format!("dense_{vt}"),
+            Object::dense(4, 3, values(12)).unwrap(),
+        ));
+        // No stored zeros: a table's dense columns cannot keep them.
+        let stored = Values::U8(vec![1, 2, 3]).convert(vt).unwrap();
+        let csr = Object::csr(4, 3, vec![0, 1, 1, 3, 3], vec![2, 0, 1], stored);
+        out.push((format!("csr_{vt}"), csr.unwrap()));
+    }
+    let columns = ValueType::ALL
+        .iter()
+        .map(|&vt| {
+            let v = Values::I64((0..6).collect()).convert(vt).unwrap();
+            (format!("col {vt}"), v)
+        })
+        .collect();
+    out.push(("frame".into(), Object::frame(columns).unwrap()));
+    out
+}
+
+#[test]
+fn dbdf_files_round_trip_through_parquet_and_feather_byte_for_byte() {
+    let dir = dir("round_trip");
+    for (name, object) in objects() {
+        // The file as the writer's default choices make it (an `Object` keeps its blocks).
+        let given = dir.join(format!("{name}.given.dbdf"));
+        serde_daphne::to_file(&given, &object).unwrap();
+        let original = dir.join(format!("{name}.dbdf"));
+        convert(&given, &original, &ConvertOptions::new()).unwrap();
+        let bytes = std::fs::read(&original).unwrap();
+        for (table, compression) in [
+            ("parquet", Compression::Zstd),
+            ("parquet", Compression::Snappy),
+            ("parquet", Compression::None),
+            ("feather", Compression::None),
+            ("arrow", Compression::Lz4),
+        ] {
+            let middle = dir.join(format!("{name}.{table}"));
+            let options = ConvertOptions::new().tables(
+                WriteOptions::new()
+                    .compression(compression)
+                    .row_group_rows(3),
+            );
+            convert(&original, &middle, &options).unwrap();
+            let back = dir.join(format!("{name}.back.dbdf"));
+            convert(&middle, &back, &ConvertOptions::new()).unwrap();
+            let got = std::fs::read(&back).unwrap();
+            assert!(got == bytes, "{name} through {table} {compression}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn matrices_are_written_a_column_each_named_as_asked() {
+    let dir = dir("labels");
+    let original = dir.join("m.dbdf");
+    let m = Object::dense(2, 2, Values::F64(vec![1.0, 2.0, 3.0, 4.0])).unwrap();
+    serde_daphne::to_file(&original, &m).unwrap();
+    let out = dir.join("m.parquet");
+    let labelled = |labels: &[&str]| {
+        ConvertOptions::new()
+            .tables(WriteOptions::new().labels(labels.iter().map(|s| s.to_string()).collect()))
+    };
+    convert(&original, &out, &labelled(&["x", "y"])).unwrap();
+    // As a frame (without the metadata's say): the labels are the column names.
+    let frame = read(&out, &ReadOptions::new().data_type(Some(DataType::Frame))).unwrap();
+    assert_eq!(
+        frame,
+        Object::frame(vec![
+            ("x".into(), Values::F64(vec![1.0, 3.0])),
+            ("y".into(), Values::F64(vec![2.0, 4.0])),
+        ])
+        .unwrap()
+    );
+    let err = convert(&original, &out, &labelled(&["x"])).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("1 labels for a matrix of 2 columns"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn several_objects_and_formats_by_name_and_extension() {
+    assert_eq!("parquet".parse::<Format>().unwrap(), Format::Parquet);
+    assert_eq!("feather".parse::<Format>().unwrap(), Format::Arrow);
+    assert_eq!(
+        Format::of_path(Path::new("x.arrow"), true),
+        Some(Format::Arrow)
+    );
+    assert_eq!(
+        Format::of_path(Path::new("x.feather"), false),
+        Some(Format::Arrow)
+    );
+    assert_eq!(
+        Format::of_path(Path::new("x.parquet"), false),
+        Some(Format::Parquet)
+    );
+    let dir = dir("several");
+    let two = dir.join("two.dbdf");
+    let m = Object::dense(1, 1, Values::F64(vec![1.0])).unwrap();
+    serde_daphne::to_vec(&vec![m.clone(), m])
+        .map(|b| std::fs::write(&two, b))
+        .unwrap()
+        .unwrap();
+    let err = convert(&two, &dir.join("two.parquet"), &ConvertOptions::new()).unwrap_err();
+    assert!(
+        err.to_string().contains("objects, but Parquet holds one"),
+        "{err}"
+    );
+    assert!(!dir.join("two.parquet").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn hostile_tables_give_errors_and_leave_nothing() {
+    let dir = dir("hostile");
+    for name in [
+        "types_zstd.parquet",
+        "types_none.parquet",
+        "types_lz4.feather",
+        "types_uncompressed.feather",
+    ] {
+        let bytes = std::fs::read(data(name)).unwrap();
+        let ext = Path::new(name).extension().unwrap().to_str().unwrap();
+        let bad = dir.join(format!("bad.{ext}"));
+        let out = dir.join("out.dbdf");
+        let mut cases: Vec<Vec<u8>> = (0..bytes.len())
+            .step_by(97)
+            .map(|n| bytes[..n].to_vec())
+            .collect();
+        for at in (0..bytes.len()).step_by(13) {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut b = bytes.clone();
+                b[at] ^= flip;
+                cases.push(b);
+            }
+        }
+        for case in cases {
+            std::fs::write(&bad, &case).unwrap();
+            // An error or a table: never a panic, and no output after an error.
+            if convert(&bad, &out, &ConvertOptions::new()).is_err() {
+                assert!(!out.exists(), "{name}");
+            }
+            let _ = std::fs::remove_file(&out);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_footer_that_lies_about_its_length_or_blocks_is_refused_at_open() {
+    let bytes = std::fs::read(data("types_uncompressed.feather")).unwrap();
+    let dir = dir("footer");
+    let bad = dir.join("bad.feather");
+    let mut lying = bytes.clone();
+    let n = lying.len();
+    lying[n - 10..n - 6].copy_from_slice(&i32::MAX.to_le_bytes());
+    std::fs::write(&bad, &lying).unwrap();
+    let err = arrow::feather::source(&bad, &ReadOptions::new())
+        .err()
+        .unwrap();
+    assert_error!(err, ForeignInput { message, .. } if message.contains("does not fit"));
+    std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
+    let err = arrow::feather::source(&bad, &ReadOptions::new())
+        .err()
+        .unwrap();
+    assert_error!(err, ForeignInput { .. });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(feature = "cli")]
+mod cli {
+    use super::*;
+    use std::process::Command;
+
+    fn dbdf(args: &[&Path]) -> std::process::Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dbdf"));
+        command.arg("--quiet").arg("convert");
+        command.args(args).output().expect("dbdf runs")
+    }
+
+    fn flagged(input: &Path, output: &Path, flags: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_dbdf"))
+            .args(["--quiet", "convert"])
+            .arg(input)
+            .arg(output)
+            .args(flags)
+            .output()
+            .expect("dbdf runs")
+    }
+
+    #[test]
+    fn the_tool_converts_tables_with_its_flags() {
+        let dir = dir("cli");
+        let out = dir.join("out.dbdf");
+        let run = dbdf(&[&data("types_zstd.parquet"), &out]);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert_eq!(
+            serde_daphne::from_file::<_, Object>(&out).unwrap(),
+            expected()
+        );
+        // Nulls: refused by name, then filled.
+        let run = dbdf(&[&data("nulls.parquet"), &out]);
+        let message = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && message.contains("row 2 of column \"x\""),
+            "{message}"
+        );
+        let run = flagged(&data("nulls.parquet"), &out, &["--nulls", "zero"]);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        // Row groups and compression as asked, read back by the Parquet crate's own reader.
+        let table = dir.join("t.parquet");
+        let flags = ["--compression", "snappy", "--row-group-rows", "4"];
+        let run = flagged(&data("types.npy"), &table, &flags);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let reader =
+            parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&table).unwrap())
+                .unwrap();
+        let meta = parquet::file::reader::FileReader::metadata(&reader);
+        assert_eq!(meta.num_row_groups(), 3);
+        assert_eq!(
+            meta.row_group(0).column(0).compression(),
+            parquet::basic::Compression::SNAPPY
+        );
+        let named = dir.join("m.arrow");
+        let matrix = dir.join("m.dbdf");
+        serde_daphne::to_file(
+            &matrix,
+            &Object::dense(1, 2, Values::I8(vec![1, 2])).unwrap(),
+        )
+        .unwrap();
+        let run = flagged(&matrix, &named, &["--labels", "left,right"]);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let frame = read(&named, &ReadOptions::new().data_type(Some(DataType::Frame))).unwrap();
+        assert_eq!(
+            frame,
+            Object::frame(vec![
+                ("left".into(), Values::I8(vec![1])),
+                ("right".into(), Values::I8(vec![2])),
+            ])
+            .unwrap()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_table_of_large_columns_round_trips_through_the_tool() {
+        // Columns of megabytes: the tool's own mappings of large buffers at work.
+        let dir = dir("cli_large");
+        let rows = 600_000i32;
+        let frame = Object::frame(vec![
+            (
+                "x".into(),
+                Values::F64((0..rows).map(|r| r as f64 / 3.0).collect()),
+            ),
+            ("k".into(), Values::I32((0..rows).rev().collect())),
+            (
+                "b".into(),
+                Values::U8((0..rows).map(|r| (r % 7) as u8).collect()),
+            ),
+        ])
+        .unwrap();
+        let (original, table, back) = (
+            dir.join("f.dbdf"),
+            dir.join("f.parquet"),
+            dir.join("b.dbdf"),
+        );
+        serde_daphne::to_file(&original, &frame).unwrap();
+        for (middle, flags) in [
+            (&table, &["--row-group-rows", "250000"][..]),
+            (&dir.join("f.feather"), &[][..]),
+        ] {
+            let run = flagged(&original, middle, flags);
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            let run = dbdf(&[middle, &back]);
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            assert!(std::fs::read(&back).unwrap() == std::fs::read(&original).unwrap());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
