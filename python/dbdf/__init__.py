@@ -42,8 +42,14 @@ __version__ = "0.1.0"
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _result(raws: list, as_pandas: bool, object: Optional[int], as_records: bool = False) -> Any:
-    values = [_wrap(raw, as_pandas, as_records) for raw in raws]
+def _result(
+    raws: list,
+    as_pandas: bool,
+    object: Optional[int],
+    as_records: bool = False,
+    as_arrow: bool = False,
+) -> Any:
+    values = [_wrap(raw, as_pandas, as_records, as_arrow) for raw in raws]
     if object is not None or len(values) == 1:
         return values[0]
     return values
@@ -56,13 +62,16 @@ def load(
     object: Optional[int] = None,
     as_pandas: bool = False,
     as_records: bool = False,
+    as_arrow: bool = False,
     max_alloc: Optional[int] = None,
 ) -> Any:
     """Reads the ``.dbdf`` file at ``path``.
 
     Returns its object (numpy array, ``scipy.sparse.csr_array``, dict of frame columns or,
     with ``as_pandas=True``, a ``pandas.DataFrame``; with ``as_records=True``, a frame is a
-    numpy record array, a field per column), or a list when it holds several.
+    numpy record array, a field per column; with ``as_arrow=True``, a frame or dense matrix
+    is a ``pyarrow.Table`` over the same buffers, a matrix's columns named ``c0``, ``c1``,
+    ..., the DAPHNE data type in the schema's metadata), or a list when it holds several.
     ``object=i`` reads only the i-th. ``dialect`` (``"spec"`` or ``"daphne"``) forces a
     dialect instead of telling it from the bytes; a DAPHNE ``.meta`` sidecar beside the file
     is used as DAPHNE uses it. Blocks stored in narrower types are widened exactly to the
@@ -74,7 +83,7 @@ def load(
     (FileNotFoundError, ...) when the file cannot be read.
     """
     raws = _dbdf.load(os.fspath(path), dialect, object, max_alloc)
-    return _result(raws, as_pandas, object, as_records)
+    return _result(raws, as_pandas, object, as_records, as_arrow)
 
 
 def loads(
@@ -84,11 +93,12 @@ def loads(
     object: Optional[int] = None,
     as_pandas: bool = False,
     as_records: bool = False,
+    as_arrow: bool = False,
     max_alloc: Optional[int] = None,
 ) -> Any:
     """Like :func:`load`, from the bytes of a ``.dbdf`` file."""
     raws = _dbdf.loads(bytes(data), dialect, object, max_alloc)
-    return _result(raws, as_pandas, object, as_records)
+    return _result(raws, as_pandas, object, as_records, as_arrow)
 
 
 def save(
@@ -105,8 +115,10 @@ def save(
 
     ``obj`` is a numpy array (any memory order; bool is stored as uint8; 1-D as a column
     vector), any scipy sparse array or matrix (written as CSR), a ``pandas.DataFrame``, a
-    dict of 1-D columns or a numpy record array of numeric fields (a frame, a field per
-    column), or a list/tuple of those (several objects).
+    ``pyarrow.Table`` or ``RecordBatch``, a ``polars.DataFrame``, a dict of 1-D columns or
+    a numpy record array of numeric fields (a frame, a field per column; a table whose
+    metadata records a DAPHNE matrix, as ``as_arrow=True`` gives, is that matrix), or a
+    list/tuple of those (several objects). Columns with nulls are refused.
 
     ``dialect="daphne"`` writes what DAPHNE's runtime reads, with its ``.meta`` sidecar.
     ``tile=(rows, cols)`` splits matrices into blocks (spec dialect). ``block`` chooses each
@@ -159,10 +171,11 @@ def convert(
     code): between ``.dbdf``, MatrixMarket ``.mtx``, ``.csv``, ``.npy`` (record arrays as
     frames), Futhark ``.fut``, Binsparse ``.bsp.npz`` and ``.bsp.zarr`` (Zarr v2 and v3
     groups), SystemDS binary blocks, scipy's sparse ``.npz`` (``save_npz``: any format in,
-    CSR out) and numpy's ``.npz`` archives (``savez``: an object per array). Formats come
-    from the extensions (a ``.npz`` input by its members; a ``.npz`` output is Binsparse)
-    unless ``from_format``/``to_format`` name them (``"dbdf"``, ``"mtx"``, ``"csv"``,
-    ``"npy"``, ``"futhark"``, ``"binsparse"``, ``"systemds"``, ``"scipy"``, ``"npz"``).
+    CSR out), numpy's ``.npz`` archives (``savez``: an object per array), Parquet and Arrow
+    IPC (Feather v2) tables. Formats come from the extensions (a ``.npz`` input by its
+    members; a ``.npz`` output is Binsparse) unless ``from_format``/``to_format`` name them
+    (``"dbdf"``, ``"mtx"``, ``"csv"``, ``"npy"``, ``"futhark"``, ``"binsparse"``,
+    ``"systemds"``, ``"scipy"``, ``"npz"``, ``"parquet"``, ``"arrow"``).
 
     Options (all keyword): ``dialect`` (``"spec"``/``"daphne"``), ``tile=(r, c)``,
     ``block``, ``narrow``, ``value_type`` (``"u8"`` ... ``"f64"``, converted exactly or not
@@ -170,7 +183,10 @@ def convert(
     ``binsparse_format`` (``"CSR"``, ``"COO"``, ...), ``index_type``, ``iso``, ``bint8``,
     ``binsparse_version`` (``"0.1"``/``"0.1.0"``), ``zarr_format`` (``3``/``2``),
     ``keep_blocks``, ``systemds_block_size``, ``systemds_parts``, ``compressed`` (scipy and
-    npz output deflated, as ``save_npz`` and ``savez_compressed``),
+    npz output deflated, as ``save_npz`` and ``savez_compressed``), ``nulls``
+    (Parquet and Arrow input: ``"error"``, ``"nan"`` or ``"zero"``), ``compression``
+    (``"zstd"``, ``"snappy"``, ``"lz4"``, ``"none"``), ``row_group_rows``, ``labels`` (a
+    matrix's column names),
     ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. Every pair of formats streams
     in bounded memory (a few bands of rows or a tile; a MatrixMarket coordinate file holds
     the CSR arrays it builds); the GIL is released meanwhile.

@@ -53,12 +53,61 @@ def _is_dataframe(obj: Any) -> bool:
     return pandas is not None and isinstance(obj, pandas.DataFrame)
 
 
+def _arrow_table(obj: Any) -> Any:
+    """``obj`` as a ``pyarrow.Table`` when it is a table of pyarrow or polars, else None."""
+    pyarrow = sys.modules.get("pyarrow")
+    if pyarrow is not None and isinstance(obj, (pyarrow.Table, pyarrow.RecordBatch)):
+        return pyarrow.table(obj)
+    polars = sys.modules.get("polars")
+    if polars is not None and isinstance(obj, polars.DataFrame):
+        return obj.to_arrow()
+    return None
+
+
+# The schema metadata that records the DAPHNE data type a table was (as in Parquet and Arrow
+# files the Rust core writes).
+DATA_TYPE_KEY = b"daphne:data_type"
+
+
+def _table_item(table: Any) -> tuple:
+    """A pyarrow table as a frame (or the matrix its metadata records), its column buffers
+    borrowed where they are one chunk without nulls."""
+    columns = {}
+    for name, column in zip(table.column_names, table.columns):
+        if column.null_count:
+            raise ValueError(
+                f"column {name!r} has {column.null_count} nulls: DAPHNE has no nulls; fill them "
+                "first (e.g. table.column(...).fill_null(0))"
+            )
+        if str(column.type).startswith("dictionary"):
+            column = column.cast(column.type.value_type)
+        array = column.to_numpy()
+        if array.dtype == object:
+            raise TypeError(
+                f"column {name!r} has type {column.type}, which DAPHNE cannot store: its binary "
+                "format holds numbers only"
+            )
+        columns[name] = array
+    recorded = (table.schema.metadata or {}).get(DATA_TYPE_KEY)
+    if recorded in (b"DenseMatrix", b"CSRMatrix") and columns:
+        matrix = np.column_stack(list(columns.values()))
+        if recorded == b"CSRMatrix":
+            from scipy.sparse import csr_array
+
+            return _csr_item(csr_array(matrix))
+        return _dense_item(matrix)
+    return _frame_item(columns)
+
+
 def item(obj: Any) -> tuple:
     """One object to write, as the core takes it."""
     if _is_sparse(obj):
         return _csr_item(obj)
     if _is_dataframe(obj):
         return _frame_item({str(c): obj[c].to_numpy() for c in obj.columns})
+    table = _arrow_table(obj)
+    if table is not None:
+        return _table_item(table)
     if isinstance(obj, dict):
         return _frame_item(obj)
     if isinstance(obj, (list, tuple)):
@@ -153,10 +202,42 @@ def _frame_item(columns: dict) -> tuple:
     return ("frame", labels, typed)
 
 
-def wrap(raw: tuple, as_pandas: bool = False, as_records: bool = False) -> Any:
-    """A decoded object as numpy, scipy or pandas values (frames as record arrays with
-    ``as_records``)."""
+def arrow_table(raw: tuple) -> Any:
+    """A decoded frame or dense matrix as a ``pyarrow.Table`` over the same buffers (a
+    matrix's columns copied out of its rows), the DAPHNE data type in its metadata."""
+    try:
+        import pyarrow
+    except ImportError as e:
+        raise ImportError("as_arrow=True needs pyarrow: pip install pyarrow") from e
     kind = raw[0]
+    if kind == "frame":
+        _, labels, columns = raw
+        arrays, data_type = [pyarrow.array(c) for c in columns], b"Frame"
+    elif kind == "dense":
+        matrix = raw[1]
+        labels = [f"c{c}" for c in range(matrix.shape[1])]
+        arrays = [pyarrow.array(np.ascontiguousarray(matrix[:, c])) for c in range(matrix.shape[1])]
+        data_type = b"DenseMatrix"
+    else:
+        raise TypeError(
+            "a CSRMatrix has no Arrow table form here: load it as scipy (as_arrow=False), or "
+            "dbdf.convert(..., data_type='dense') first"
+        )
+    schema = pyarrow.schema(
+        [pyarrow.field(label, a.type, nullable=False) for label, a in zip(labels, arrays)],
+        metadata={DATA_TYPE_KEY: data_type},
+    )
+    return pyarrow.Table.from_arrays(arrays, schema=schema)
+
+
+def wrap(
+    raw: tuple, as_pandas: bool = False, as_records: bool = False, as_arrow: bool = False
+) -> Any:
+    """A decoded object as numpy, scipy or pandas values (frames as record arrays with
+    ``as_records``, tables with ``as_arrow``)."""
+    kind = raw[0]
+    if as_arrow:
+        return arrow_table(raw)
     if kind == "dense":
         return raw[1]
     if kind == "csr":

@@ -1,7 +1,7 @@
 //! `dbdf.convert`: the crate's file-to-file conversions, options by keyword.
 
 use dbdf::convert::{ConvertOptions, Format};
-use dbdf::{binsparse, futhark};
+use dbdf::{arrow, binsparse, futhark};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -13,6 +13,7 @@ use crate::errors::{convert_to_py, parse_argument};
 fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
     let mut options = ConvertOptions::new();
     let mut futhark_options = futhark::WriteOptions::new();
+    let mut tables = arrow::WriteOptions::new();
     let Some(kwargs) = kwargs else {
         return Ok(options);
     };
@@ -64,6 +65,23 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
             "systemds_block_size" => options.systemds_block_size(value.extract()?),
             "systemds_parts" => options.systemds_parts(value.extract()?),
             "compressed" => options.compressed(flag()?),
+            "nulls" => options.nulls(parse_argument::<arrow::Nulls>(&key, &text()?)?),
+            "compression" => {
+                tables = tables.compression(parse_argument::<arrow::Compression>(&key, &text()?)?);
+                options
+            }
+            "row_group_rows" => {
+                let rows: usize = value.extract()?;
+                if rows == 0 {
+                    return Err(PyValueError::new_err("row_group_rows must be positive"));
+                }
+                tables = tables.row_group_rows(rows);
+                options
+            }
+            "labels" => {
+                tables = tables.labels(value.extract()?);
+                options
+            }
             "futhark_bool" => {
                 futhark_options = futhark_options.bools(flag()?);
                 options
@@ -83,7 +101,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
             }
         };
     }
-    Ok(options.futhark(futhark_options))
+    Ok(options.futhark(futhark_options).tables(tables))
 }
 
 /// Converts the file `src` to `dst`; returns the conversion's warnings.
