@@ -58,15 +58,17 @@ def same(a, b):
 
 
 def inside_python(setup, runs):
-    """The median seconds of `load()` in a fresh Python process, after one load to warm up
-    (each library's allocator as it settles; the first touch of fresh memory otherwise
-    dominates on virtual machines)."""
-    code = (f"{setup}\nimport time\nload()\nts = []\n"
+    """Seconds of the first `load()` in a fresh Python process (cold: the allocator's first
+    touch of fresh memory), and the median of `runs` more (warm: pyarrow's allocator keeps
+    freed memory for the next table; numpy's arrays are given back to the system)."""
+    code = (f"{setup}\nimport time\ns = time.perf_counter(); x = load()\n"
+            f"cold = time.perf_counter() - s; del x\nts = []\n"
             f"for _ in range({runs}):\n    s = time.perf_counter(); x = load(); "
             f"ts.append(time.perf_counter() - s); del x\n"
-            f"print(sorted(ts)[len(ts) // 2])")
+            f"print(cold, sorted(ts)[len(ts) // 2])")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    return float(out.stdout.split()[-1])
+    cold, warm = out.stdout.split()[-2:]
+    return float(cold), float(warm)
 
 
 def med(xs):
@@ -129,13 +131,18 @@ def main():
         print(f"{'pq.write_table alone, inside Python':<48} median {med(inside):6.2f} s")
         print(f"round trip exact: {exact}")
     out = os.path.join(d, "x.dbdf")
-    ours = inside_python(f"import dbdf\nload = lambda: dbdf.load({out!r}, as_arrow=True)", runs)
-    theirs = inside_python(
+    ours = [inside_python(f"import dbdf\nload = lambda: dbdf.load({out!r}, as_arrow=True)", runs)
+            for _ in range(3)]
+    theirs = [inside_python(
         f"import pyarrow.feather as f\nload = lambda: f.read_table({fea!r})", runs)
-    print("-- inside Python (a process each, after one load to warm up), medians")
-    print(f"{'dbdf.load(x.dbdf, as_arrow=True)':<48} {ours:6.3f} s")
-    print(f"{'pyarrow.feather.read_table(x.feather)':<48} {theirs:6.3f} s "
-          f"(ratio {theirs / ours:.2f}x)")
+        for _ in range(3)]
+    print("-- inside Python, three processes each: the first load, then the median of the rest")
+    for name, got in [("dbdf.load(x.dbdf, as_arrow=True)", ours),
+                      ("pyarrow.feather.read_table(x.feather)", theirs)]:
+        print(f"{name:<48} cold {med([c for c, _ in got]):6.3f} s, "
+              f"warm {med([w for _, w in got]):6.3f} s")
+    print(f"ratio (feather / dbdf): cold {med([c for c, _ in theirs]) / med([c for c, _ in ours]):.2f}x, "
+          f"warm {med([w for _, w in theirs]) / med([w for _, w in ours]):.2f}x")
     import dbdf
 
     print(f"as_arrow exact: {same(dbdf.load(out, as_arrow=True), t)}")
