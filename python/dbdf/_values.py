@@ -72,6 +72,8 @@ DATA_TYPE_KEY = b"daphne:data_type"
 def _table_item(table: Any) -> tuple:
     """A pyarrow table as a frame (or the matrix its metadata records), its column buffers
     borrowed where they are one chunk without nulls."""
+    import pyarrow
+
     columns = {}
     for name, column in zip(table.column_names, table.columns):
         if column.null_count:
@@ -79,7 +81,7 @@ def _table_item(table: Any) -> tuple:
                 f"column {name!r} has {column.null_count} nulls: DAPHNE has no nulls; fill them "
                 "first (e.g. table.column(...).fill_null(0))"
             )
-        if str(column.type).startswith("dictionary"):
+        if pyarrow.types.is_dictionary(column.type):
             column = column.cast(column.type.value_type)
         array = column.to_numpy()
         if array.dtype == object:

@@ -11,8 +11,7 @@ use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 
 use super::{
-    arrow_error, batch_of, guarded, schema_for, stream_bands, Compression, Layout, ReadOptions,
-    WriteOptions,
+    batch_of, guarded, schema_for, stream_bands, Compression, Layout, ReadOptions, WriteOptions,
 };
 use crate::input::Foreign;
 use crate::pipe::{Band, Kept, Pieces, Sink, Source};
@@ -41,13 +40,7 @@ pub struct FeatherSource {
 pub fn source(path: &Path, options: &ReadOptions) -> Result<FeatherSource> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
-    let rows = check_blocks(&mut file, len)?;
-    file.seek(SeekFrom::Start(0))?;
-    let schema = guarded(IPC, || {
-        let reader =
-            FileReader::try_new(BufReader::new(file), None).map_err(|e| arrow_error(IPC, e))?;
-        Ok(reader.schema())
-    })?;
+    let (rows, schema) = check_blocks(&mut file, len)?;
     let layout = Layout::of(&schema, rows, options, IPC)?;
     Ok(FeatherSource {
         path: path.to_owned(),
@@ -58,8 +51,9 @@ pub fn source(path: &Path, options: &ReadOptions) -> Result<FeatherSource> {
 }
 
 /// Reads the footer and the header of every record batch, checking each place and length
-/// against the file's `len` (the Arrow crate trusts them); the rows of all batches.
-fn check_blocks(file: &mut File, len: u64) -> Result<u64> {
+/// against the file's `len` (the Arrow crate trusts them); the rows of all batches and the
+/// footer's schema.
+fn check_blocks(file: &mut File, len: u64) -> Result<(u64, arrow_schema::Schema)> {
     let at_end = |what: &str| IPC.at(len as usize, format!("the file ends before {what}"));
     if len < 2 * MAGIC.len() as u64 + 4 {
         return Err(at_end("its magic and footer"));
@@ -88,6 +82,18 @@ fn check_blocks(file: &mut File, len: u64) -> Result<u64> {
     file.read_exact(&mut footer)?;
     let footer = arrow_ipc::root_as_footer(&footer)
         .map_err(|e| IPC.at(footer_at as usize, format!("a malformed footer: {e}")))?;
+    let malformed = |what: &str| IPC.at(footer_at as usize, format!("a footer {what}"));
+    let ipc_schema = footer
+        .schema()
+        .ok_or_else(|| malformed("without a schema"))?;
+    if !ipc_schema.endianness().equals_to_target_endianness() {
+        return Err(malformed(
+            "of big-endian data, which this host does not read",
+        ));
+    }
+    let schema = guarded(IPC, || {
+        arrow_ipc::convert::try_fb_to_schema(ipc_schema).map_err(|e| IPC.error(e))
+    })?;
     let mut rows: u64 = 0;
     let batches = footer.recordBatches().into_iter().flatten();
     let dictionaries = footer.dictionaries().into_iter().flatten();
@@ -141,7 +147,7 @@ fn check_blocks(file: &mut File, len: u64) -> Result<u64> {
             .checked_add(length)
             .ok_or_else(|| IPC.at(offset as usize, "the batches' rows overflow a u64"))?;
     }
-    Ok(rows)
+    Ok((rows, schema))
 }
 
 /// Memory a compressed buffer may ask for beyond the bytes its batch takes in the file (as
@@ -205,9 +211,9 @@ impl Source for FeatherSource {
     ) -> Result<()> {
         let file = BufReader::new(File::open(&self.path)?);
         let reader = guarded(IPC, || {
-            FileReader::try_new(file, None).map_err(|e| arrow_error(IPC, e))
+            FileReader::try_new(file, None).map_err(|e| IPC.error(e))
         })?;
-        let batches = reader.map(|b| b.map_err(|e| arrow_error(IPC, e)));
+        let batches = reader.map(|b| b.map_err(|e| IPC.error(e)));
         stream_bands(batches, &self.layout, IPC, multiple, each)
     }
 
@@ -266,9 +272,9 @@ impl<W: Write> Sink for FeatherSink<W> {
         };
         let options = IpcWriteOptions::default()
             .try_with_compression(codec)
-            .map_err(|e| arrow_error(IPC, e))?;
-        let mut writer = FileWriter::try_new_with_options(out, &schema, options)
-            .map_err(|e| arrow_error(IPC, e))?;
+            .map_err(|e| IPC.error(e))?;
+        let mut writer =
+            FileWriter::try_new_with_options(out, &schema, options).map_err(|e| IPC.error(e))?;
         pieces.for_each(&mut |band| {
             let batch = batch_of(band, &schema)?;
             writer.write(&batch).map_err(ipc_write_error)?;

@@ -224,13 +224,14 @@ fn value_type_of(arrow: &ArrowType) -> Option<ValueType> {
 
 /// The DAPHNE data type a schema's metadata records.
 fn recorded_data_type(schema: &Schema, format: Foreign) -> Result<Option<DataType>> {
-    match schema.metadata().get(DATA_TYPE_KEY).map(String::as_str) {
-        None => Ok(None),
-        Some("DenseMatrix") => Ok(Some(DataType::DenseMatrix)),
-        Some("CSRMatrix") => Ok(Some(DataType::CsrMatrix)),
-        Some("Frame") => Ok(Some(DataType::Frame)),
-        Some(other) => Err(format.error(format!(
-            "the metadata {DATA_TYPE_KEY} is {other:?}, not DenseMatrix, CSRMatrix or Frame"
+    let Some(recorded) = schema.metadata().get(DATA_TYPE_KEY) else {
+        return Ok(None);
+    };
+    // The names `DataType` displays (the spec's) are the ones written.
+    match recorded.parse::<DataType>() {
+        Ok(data_type) => Ok(Some(data_type)),
+        _ => Err(format.error(format!(
+            "the metadata {DATA_TYPE_KEY} is {recorded:?}, not DenseMatrix, CSRMatrix or Frame"
         ))),
     }
 }
@@ -483,14 +484,11 @@ pub(crate) fn schema_for(
     format: Foreign,
 ) -> Result<SchemaRef> {
     let (rows, cols) = header.shape();
-    let (fields, data_type): (Vec<Field>, &str) = match header {
-        Header::Frame { columns, .. } => (
-            columns
-                .iter()
-                .map(|c| Field::new(&c.label, arrow_type(c.value_type), false))
-                .collect(),
-            "Frame",
-        ),
+    let fields: Vec<Field> = match header {
+        Header::Frame { columns, .. } => columns
+            .iter()
+            .map(|c| Field::new(&c.label, arrow_type(c.value_type), false))
+            .collect(),
         Header::Scalar { .. } => {
             return Err(format.cannot_hold("a scalar", "a table holds columns"))
         }
@@ -516,21 +514,14 @@ pub(crate) fn schema_for(
                 }
                 None => (0..cols).map(|c| format!("c{c}")).collect(),
             };
-            let data_type = match header.data_type() {
-                DataType::CsrMatrix => "CSRMatrix",
-                _ => "DenseMatrix",
-            };
-            (
-                names
-                    .iter()
-                    .map(|n| Field::new(n, vt.clone(), false))
-                    .collect(),
-                data_type,
-            )
+            names
+                .iter()
+                .map(|n| Field::new(n, vt.clone(), false))
+                .collect()
         }
     };
     let metadata: std::collections::HashMap<String, String> =
-        [(DATA_TYPE_KEY.to_owned(), data_type.to_owned())].into();
+        [(DATA_TYPE_KEY.to_owned(), header.data_type().to_string())].into();
     Ok(Arc::new(Schema::new(fields).with_metadata(metadata)))
 }
 
@@ -672,9 +663,4 @@ pub(crate) fn guarded<T>(format: Foreign, f: impl FnOnce() -> Result<T>) -> Resu
             "the Arrow crates' reader failed on this file ({message})"
         )))
     })
-}
-
-/// An error of the Arrow crates, in `format`.
-pub(crate) fn arrow_error(format: Foreign, error: impl fmt::Display) -> Error {
-    format.error(error)
 }

@@ -21,8 +21,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{ChunkReader, Length};
 
 use super::{
-    arrow_error, batch_of, guarded, schema_for, stream_bands, Compression, Layout, ReadOptions,
-    WriteOptions,
+    batch_of, guarded, schema_for, stream_bands, Compression, Layout, ReadOptions, WriteOptions,
 };
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, Kept, Pieces, Sink, Source};
@@ -53,8 +52,7 @@ pub fn source(path: &Path, options: &ReadOptions) -> Result<ParquetSource> {
     let len = file.metadata()?.len();
     let file = Checked::new(file, len);
     let metadata = guarded(PARQUET, || {
-        ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
-            .map_err(|e| arrow_error(PARQUET, e))
+        ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| PARQUET.error(e))
     })?;
     let groups = metadata.metadata().row_groups();
     let mut rows: u64 = 0;
@@ -106,9 +104,9 @@ impl Source for ParquetSource {
             ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
                 .with_batch_size(batch)
                 .build()
-                .map_err(|e| arrow_error(PARQUET, e))
+                .map_err(|e| PARQUET.error(e))
         })?;
-        let batches = reader.map(|b| b.map_err(|e| arrow_error(PARQUET, e)));
+        let batches = reader.map(|b| b.map_err(|e| PARQUET.error(e)));
         stream_bands(batches, &self.layout, PARQUET, multiple, each)
     }
 
@@ -353,7 +351,7 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
                 .take()
                 .ok_or_else(|| Error::invalid("a Parquet writer started twice"))?;
             ArrowWriter::try_new(out, schema.clone(), Some(properties(options, first)))
-                .map_err(|e| arrow_error(PARQUET, e))
+                .map_err(|e| PARQUET.error(e))
         };
         pieces.for_each(&mut |band| {
             let batch = batch_of(band, &schema)?;

@@ -156,14 +156,13 @@ pub fn convert_from(
         Format::Parquet | Format::Arrow => {
             let tables = &options.tables.1;
             let parquet = to == Format::Parquet;
-            let mut write = |w: &mut (dyn Write + Send)| -> Result<(), ConvertError> {
+            write_output_synced(output, !options.no_sync, |w| {
                 let sink: Box<dyn Sink + '_> = match parquet {
                     true => Box::new(crate::arrow::parquet::sink(w, tables)),
                     false => Box::new(crate::arrow::feather::sink(w, tables)),
                 };
                 pump(sink, false).map(drop)
-            };
-            write_output_synced(output, !options.no_sync, |w| write(w))?;
+            })?;
             Vec::new()
         }
         #[cfg(not(feature = "parquet"))]

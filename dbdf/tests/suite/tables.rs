@@ -296,13 +296,11 @@ fn several_objects_and_formats_by_name_and_extension() {
     let dir = dir("several");
     let two = dir.join("two.dbdf");
     let m = Object::dense(1, 1, Values::F64(vec![1.0])).unwrap();
-    serde_daphne::to_vec(&vec![m.clone(), m])
-        .map(|b| std::fs::write(&two, b))
-        .unwrap()
-        .unwrap();
+    serde_daphne::to_file(&two, &(m.clone(), m)).unwrap();
     let err = convert(&two, &dir.join("two.parquet"), &ConvertOptions::new()).unwrap_err();
     assert!(
-        err.to_string().contains("objects, but Parquet holds one"),
+        err.to_string()
+            .contains("holds 2 objects, but Parquet holds one"),
         "{err}"
     );
     assert!(!dir.join("two.parquet").exists());
