@@ -41,7 +41,7 @@
 //!
 //! The neighbouring formats (MatrixMarket, CSV, NumPy, Futhark, Binsparse, SystemDS) and the
 //! `dbdf` command-line tool are the `dbdf` crate beside this one. `ARCHITECTURE.md` shows the
-//! layers and `WIRE_FORMAT.md` describes the bytes.
+//! layers and `docs/wire-format.md` describes the bytes.
 // Unsafe code is denied except where a measured fast path allows it with a `SAFETY:` comment.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -56,6 +56,7 @@ mod model;
 mod names;
 mod options;
 mod pages;
+mod platform;
 #[cfg(unix)]
 mod positional;
 mod ser;
@@ -111,6 +112,9 @@ pub mod __private {
     }
     pub mod pages {
         pub use crate::pages::*;
+    }
+    pub mod platform {
+        pub use crate::platform::*;
     }
     pub mod ser {
         pub use crate::ser::*;

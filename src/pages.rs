@@ -37,7 +37,7 @@ pub fn huge_pages() -> bool {
 /// Advises huge pages for the 2 MiB-aligned part of the `len` bytes at `ptr`, which must not
 /// have been touched yet to gain anything. Large buffers only; nothing outside Linux.
 pub(crate) fn advise<T>(ptr: *const T, len: usize) {
-    if len < FROM || !huge_pages() {
+    if len < FROM || !huge_pages() || crate::platform::portable() {
         return;
     }
     let start = (ptr as usize).next_multiple_of(HUGE_PAGE);

@@ -120,8 +120,8 @@ const PREALLOCATE_FROM: u64 = 1 << 20;
 
 /// A file writer that reserves disk space ahead of its writes (`fallocate` keeping the file
 /// size, as numpy's `tofile` does for its one write): ext4 and XFS then copy into allocated
-/// extents instead of allocating delayed blocks page by page. A 128 MiB matrix written into
-/// the page cache: 37 ms -> 21 ms here. A write of 1 MiB or more reserves its own bytes;
+/// extents instead of allocating delayed blocks page by page, which measured markedly faster
+/// into the page cache (BENCHMARKS.md, "Python"). A write of 1 MiB or more reserves its own bytes;
 /// smaller ones (a buffered writer's, say) reserve ahead of themselves by a quarter of what
 /// was written (1 to 64 MiB), and what that reserved past the end is released when the
 /// writer is dropped. Best effort: where the file system cannot (tmpfs, other systems), the
@@ -198,6 +198,9 @@ fn preallocate(file: &File, offset: u64, len: u64) {
     let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
         return;
     };
+    if crate::platform::portable() {
+        return;
+    }
     // SAFETY: `fallocate` reads no memory of ours; the descriptor belongs to `file`, which is
     // open for writing and outlives the call. KEEP_SIZE leaves the file's length and
     // contents as they are; an error (unsupported file system) changes nothing and is

@@ -23,7 +23,10 @@ impl ParallelFile {
     /// Whether a read into `len` bytes is split between the cores.
     #[cfg_attr(not(unix), allow(dead_code))]
     fn splits(len: usize) -> bool {
-        cfg!(unix) && len >= IN_PARALLEL_FROM && crate::threads::workers() > 1
+        cfg!(unix)
+            && !crate::platform::portable()
+            && len >= IN_PARALLEL_FROM
+            && crate::threads::workers() > 1
     }
 
     /// Fills `buf` from `at` on every core; `Ok(false)` if the file ends first.

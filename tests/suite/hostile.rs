@@ -459,22 +459,26 @@ fn writes_that_fail_leave_the_previous_file_and_no_temporary() {
     // A folder that cannot be written: missing, or a file in the way.
     assert_error!(to_file(dir.join("missing/x.dbdf"), &1u8), Io);
     assert_error!(to_file(path.join("x.dbdf"), &1u8), Io);
-    // A read-only folder (root ignores permission bits, so only when they apply).
-    let locked = dir.join("locked");
-    std::fs::create_dir_all(&locked).unwrap();
-    to_file(locked.join("x.dbdf"), &1u8).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    let set_mode = |mode| std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(mode));
-    set_mode(0o555).unwrap();
-    if std::fs::File::create(locked.join("probe")).is_err() {
-        assert!(to_file(locked.join("x.dbdf"), &2u8).is_err());
-        assert_eq!(
-            serde_daphne::from_file::<_, u8>(locked.join("x.dbdf")).unwrap(),
-            1
-        );
-        assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 1);
+    // A read-only folder (root ignores permission bits, so only when they apply; Unix modes).
+    #[cfg(unix)]
+    {
+        let locked = dir.join("locked");
+        std::fs::create_dir_all(&locked).unwrap();
+        to_file(locked.join("x.dbdf"), &1u8).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let set_mode =
+            |mode| std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(mode));
+        set_mode(0o555).unwrap();
+        if std::fs::File::create(locked.join("probe")).is_err() {
+            assert!(to_file(locked.join("x.dbdf"), &2u8).is_err());
+            assert_eq!(
+                serde_daphne::from_file::<_, u8>(locked.join("x.dbdf")).unwrap(),
+                1
+            );
+            assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 1);
+        }
+        set_mode(0o755).unwrap();
     }
-    set_mode(0o755).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

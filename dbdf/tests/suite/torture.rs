@@ -4,6 +4,7 @@
 //! replacement (`SERDE_DAPHNE_CRASH_AT`, debug builds); a reader meanwhile never sees a
 //! partial file.
 
+use serde_daphne::__private::platform::portable;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -222,7 +223,11 @@ fn writers(dir: &Path) -> Vec<Writer> {
                 all.extend(args.iter().cloned());
                 dbdf_cli(&dir, all)
             }),
-            crash_points: if dirs {
+            // Under SERDE_DAPHNE_PORTABLE directories are swapped in two renames, as on
+            // systems without renameat2: a stop between them leaves the target missing.
+            crash_points: if dirs && portable() {
+                &["directory-built", "directory-moved-aside"]
+            } else if dirs {
                 &["directory-built", "directory-swapped"]
             } else {
                 &["file-named"]
@@ -318,6 +323,9 @@ fn kills_at_any_moment_leave_the_old_or_the_new_outputs_and_no_litter() {
             // sidecar are replaced one after the other).
             for name in &writer.outputs {
                 let got = now.get(name);
+                if got.is_none() && what.ends_with("directory-moved-aside") {
+                    continue;
+                }
                 let is_old = got == old.get(name);
                 let is_new = got == new.get(name);
                 assert!(
