@@ -104,6 +104,64 @@ impl fmt::Display for Format {
 }
 
 impl Format {
+    /// Every format, in the order help texts list them.
+    pub const ALL: &'static [Format] = &[
+        Format::Dbdf,
+        Format::Mtx,
+        Format::Csv,
+        Format::Npy,
+        Format::Npz,
+        Format::Scipy,
+        Format::Futhark,
+        Format::Binsparse,
+        Format::Systemds,
+        Format::Parquet,
+        Format::Arrow,
+    ];
+
+    /// The extensions (lowercase, without the dot) that name this format; `.npz` names
+    /// Binsparse unless an input's members say scipy or numpy.
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            Format::Dbdf => &["dbdf"],
+            Format::Mtx => &["mtx"],
+            Format::Csv => &["csv"],
+            Format::Npy => &["npy"],
+            Format::Futhark => &["fut"],
+            Format::Binsparse => &["npz", "h5", "hdf5", "zarr"],
+            Format::Parquet => &["parquet", "pq"],
+            Format::Arrow => &["arrow", "feather", "ipc"],
+            Format::Systemds | Format::Scipy | Format::Npz => &[],
+        }
+    }
+
+    /// What the format is and how its files are told, in a few words (the CLI's help).
+    pub fn description(self) -> &'static str {
+        match self {
+            Format::Dbdf => "DAPHNE binary data (.dbdf)",
+            Format::Mtx => "MatrixMarket (.mtx)",
+            Format::Csv => "CSV, with DAPHNE's .meta sidecar (.csv)",
+            Format::Npy => "NumPy arrays and record arrays (.npy)",
+            Format::Npz => "numpy.savez archives, an object per array (.npz, told by its members)",
+            Format::Scipy => "scipy.sparse.save_npz archives (.npz, told by its members)",
+            Format::Futhark => "Futhark binary data (.fut)",
+            Format::Binsparse => "Binsparse in .npz, HDF5 (.h5, .hdf5) or Zarr (.zarr)",
+            Format::Systemds => {
+                "SystemDS binary blocks, a file or Spark's directory of parts (a .mtd beside it)"
+            }
+            Format::Parquet => "Apache Parquet (.parquet, .pq)",
+            Format::Arrow => "Arrow IPC files, also called Feather v2 (.arrow, .feather, .ipc)",
+        }
+    }
+
+    /// Every name this format is known by (`--from`/`--to`), its `Display` first.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        FORMAT_NAMES
+            .iter()
+            .filter(move |(_, f)| *f == self)
+            .map(|(name, _)| *name)
+    }
+
     /// The format a path's extension names; for an input, a SystemDS file is one without a
     /// known extension but with a `.mtd` beside it, and a `.npz` archive is Binsparse, scipy
     /// or numpy's by its members ([`crate::npz::Kind`]). A `.npz` output is Binsparse.
@@ -112,23 +170,24 @@ impl Format {
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_lowercase);
-        Some(match extension.as_deref() {
-            Some("dbdf") => Format::Dbdf,
-            Some("mtx") => Format::Mtx,
-            Some("csv") => Format::Csv,
-            Some("npy") => Format::Npy,
-            Some("fut") => Format::Futhark,
-            Some("parquet" | "pq") => Format::Parquet,
-            Some("arrow" | "feather" | "ipc") => Format::Arrow,
-            Some("npz") if input => match crate::npz::Kind::of(path) {
-                Some(crate::npz::Kind::Scipy) => Format::Scipy,
-                Some(crate::npz::Kind::Arrays) => Format::Npz,
-                _ => Format::Binsparse,
-            },
-            Some("npz" | "h5" | "hdf5" | "zarr") => Format::Binsparse,
-            _ if input && binsparse::is_zarr(path) => Format::Binsparse,
-            _ if input && systemds::metadata_path(path).is_file() => Format::Systemds,
-            _ => return None,
+        let named = extension.as_deref().and_then(|e| {
+            Format::ALL
+                .iter()
+                .copied()
+                .find(|f| f.extensions().contains(&e))
+        });
+        Some(match named {
+            Some(Format::Binsparse) if input && extension.as_deref() == Some("npz") => {
+                match crate::npz::Kind::of(path) {
+                    Some(crate::npz::Kind::Scipy) => Format::Scipy,
+                    Some(crate::npz::Kind::Arrays) => Format::Npz,
+                    _ => Format::Binsparse,
+                }
+            }
+            Some(format) => format,
+            None if input && binsparse::is_zarr(path) => Format::Binsparse,
+            None if input && systemds::metadata_path(path).is_file() => Format::Systemds,
+            None => return None,
         })
     }
 }

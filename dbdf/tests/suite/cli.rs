@@ -599,14 +599,23 @@ fn bad_input_is_one_line_naming_the_file_and_where() {
 }
 
 #[test]
-fn help_names_every_format_convert_knows() {
-    let help = dbdf(&["--help"]);
-    let text = String::from_utf8_lossy(&help.stdout);
-    for format in [
-        ".dbdf", ".mtx", ".csv", ".npy", ".fut", ".bsp.npz", ".bsp.h5", "SystemDS",
-    ] {
-        assert!(text.contains(format), "{format} missing from:\n{text}");
+fn help_lists_every_format_the_library_knows_with_its_extensions() {
+    use dbdf::convert::Format;
+    let text = stdout(&dbdf(&["convert", "--help"]));
+    let top = stdout(&dbdf(&["--help"]));
+    for &format in Format::ALL {
+        assert!(text.contains(format.description()), "{format}:\n{text}");
+        assert!(top.contains(&format.to_string()), "{format}:\n{top}");
+        for name in format.names() {
+            assert_eq!(name.parse::<Format>().unwrap(), format);
+        }
+        for ext in format.extensions() {
+            assert!(text.contains(&format!(".{ext}")), "{ext}:\n{text}");
+            let named = Format::of_path(std::path::Path::new(&format!("m.bsp.{ext}")), false);
+            assert_eq!(named, Some(format), ".{ext}");
+        }
     }
+    assert_eq!(Format::ALL.len(), 11);
 }
 
 #[test]

@@ -20,14 +20,11 @@ pub struct Args {
     input: PathBuf,
     /// The output file, or `-` for standard output (then --to is needed).
     output: PathBuf,
-    /// The input format (default: from the extension): dbdf, mtx, csv, npy, futhark,
-    /// binsparse (.npz, .h5 and .zarr alike), systemds, scipy (scipy.sparse.save_npz), npz
-    /// (numpy.savez: an object per array), parquet or arrow (Feather v2: .arrow, .feather).
-    /// A .npz input is told from its members.
+    /// The input format (default: from the extension), by a name listed above.
     #[arg(long, value_parser = parse_name::<Format>)]
     from: Option<Format>,
-    /// The output format (default: from the extension; .npz is Binsparse), named as for
-    /// --from.
+    /// The output format (default: from the extension; a .npz output is Binsparse), by a
+    /// name listed above.
     #[arg(long, value_parser = parse_name::<Format>)]
     to: Option<Format>,
     /// The DAPHNE data type of output matrices, dense or csr (default: CSR for coordinate
@@ -123,6 +120,19 @@ pub struct Args {
     /// c1, ...).
     #[arg(long, value_delimiter = ',')]
     labels: Option<Vec<String>>,
+}
+
+/// `convert`'s help, listing the formats from the library's own list (the help cannot fall
+/// behind the formats the library knows).
+pub fn with_formats(command: clap::Command) -> clap::Command {
+    let names: Vec<String> = Format::ALL.iter().map(ToString::to_string).collect();
+    let about = format!("Convert between any two formats: {}", names.join(", "));
+    let mut long = format!("{about}.\n\nFormats (--from, --to; by default from the extensions):");
+    for format in Format::ALL {
+        let names: Vec<&str> = format.names().collect();
+        long += &format!("\n  {:<22} {}", names.join(", "), format.description());
+    }
+    command.about(about).long_about(long)
 }
 
 /// A matrix data type: `dense` or `csr` (frames cannot be asked for).

@@ -13,7 +13,7 @@ mod spy;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Inspect, validate, convert and picture DAPHNE binary data files (.dbdf).
 #[derive(Parser)]
@@ -46,9 +46,7 @@ enum Command {
         /// The .dbdf file.
         file: PathBuf,
     },
-    /// Convert between .dbdf, .mtx (MatrixMarket), .csv, .npy, .fut (Futhark), Binsparse
-    /// (.bsp.npz, .bsp.h5, .bsp.zarr), SystemDS binary blocks, scipy sparse .npz and numpy
-    /// .npz archives.
+    /// Convert between any two formats (the list is `convert::with_formats`'s).
     Convert(convert::Args),
     /// A window (rows A:B, columns C:D) of one object, to any format `convert` writes; only
     /// the blocks and rows the window needs are read.
@@ -128,7 +126,8 @@ static ALLOCATOR: memory::Allocator = memory::Allocator;
 
 fn main() -> ExitCode {
     memory::release_large_buffers();
-    let cli = Cli::parse();
+    let command = Cli::command().mut_subcommand("convert", convert::with_formats);
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     files::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Info { file, json, nnz } => info::run(&file, json, nnz),
