@@ -22,7 +22,7 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn open(path: &str, options: &Options) -> Result<Source> {
+    pub fn open(path: &std::path::Path, options: &Options) -> Result<Source> {
         DbdfFile::open_with(path, options).map(Source::File)
     }
 

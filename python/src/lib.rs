@@ -41,7 +41,7 @@ fn load<'py>(
         // Plain reads: a whole-file load touches every byte once, so a memory map only adds
         // page-table work.
         let options = options.memory_map(false);
-        Source::open(&path.to_string_lossy(), &options)
+        Source::open(&path, &options)
             .and_then(|mut s| s.decode_all(object))
             .map_err(|e| errors::in_file(e, &path))
     })?;
@@ -166,9 +166,8 @@ fn open(
     max_alloc: Option<u64>,
 ) -> PyResult<Index> {
     let options = read_options(dialect, max_alloc)?;
-    let source = py.detach(|| {
-        Source::open(&path.to_string_lossy(), &options).map_err(|e| errors::in_file(e, &path))
-    })?;
+    let source =
+        py.detach(|| Source::open(&path, &options).map_err(|e| errors::in_file(e, &path)))?;
     Ok(Index::new(source))
 }
 

@@ -1,6 +1,9 @@
 """numpy, scipy and pandas values written and read back; options; the lazy handle."""
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -245,3 +248,22 @@ def test_tiled_files_load_whole_in_every_dtype(tmp_path, dtype):
     assert back.dtype == a.dtype
     np.testing.assert_array_equal(back, a)
     assert dbdf.load(tmp_path / "t.dbdf", object=0).dtype == a.dtype
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="file names are UTF-16 on Windows")
+def test_paths_that_are_not_utf8(tmp_path):
+    # A name of raw bytes, as Linux allows: given as bytes, as the str os.fsdecode makes of
+    # it, or as a Path, it names the same file, and nothing is mangled on the way.
+    raw = os.fsencode(tmp_path) + b"/m\xff\xfe.dbdf"
+    a = np.arange(6.0).reshape(2, 3)
+    dbdf.save(raw, a)
+    assert b"m\xff\xfe.dbdf" in os.listdir(os.fsencode(tmp_path))
+    for path in (raw, os.fsdecode(raw), Path(os.fsdecode(raw))):
+        np.testing.assert_array_equal(dbdf.load(path), a)
+        with dbdf.open(path) as file:
+            assert file[0].shape == (2, 3)
+    out = os.fsencode(tmp_path) + b"/out\xff.npy"
+    dbdf.convert(raw, out)
+    np.testing.assert_array_equal(np.load(out), a)
+    with pytest.raises(FileNotFoundError):
+        dbdf.load(os.fsencode(tmp_path) + b"/missing\xff.dbdf")

@@ -1,7 +1,22 @@
-"""Type stubs of the Rust core. The public API is the `dbdf` package around it."""
+"""Type stubs of the Rust core. The public API is the `dbdf` package around it.
+
+CI checks them against the built module: `python -m mypy.stubtest dbdf._dbdf`.
+"""
 
 from os import PathLike
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, final
+
+__all__ = [
+    "DbdfError",
+    "Index",
+    "convert",
+    "dumps",
+    "load",
+    "loads",
+    "open",
+    "open_bytes",
+    "save",
+]
 
 
 _Path = Union[str, PathLike[str]]
@@ -16,6 +31,7 @@ class DbdfError(ValueError):
     path: Optional[str]
     file: Optional[str]
 
+@final
 class Index:
     """An open file's index (headers only)."""
 

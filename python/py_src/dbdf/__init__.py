@@ -39,7 +39,7 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 
 def _result(
@@ -82,7 +82,7 @@ def load(
     Raises :class:`DbdfError` for a malformed file (with ``offset`` and ``kind``), OSError
     (FileNotFoundError, ...) when the file cannot be read.
     """
-    raws = _dbdf.load(os.fspath(path), dialect, object, max_alloc)
+    raws = _dbdf.load(os.fsdecode(path), dialect, object, max_alloc)
     return _result(raws, as_pandas, object, as_records, as_arrow)
 
 
@@ -131,7 +131,7 @@ def save(
     Raises TypeError for values the format cannot hold (such as strings or complex numbers),
     :class:`DbdfError` for what the chosen dialect cannot express.
     """
-    _dbdf.save(os.fspath(path), _items(obj), dialect, tile, block, narrow, sync)
+    _dbdf.save(os.fsdecode(path), _items(obj), dialect, tile, block, narrow, sync)
 
 
 def dumps(
@@ -153,10 +153,11 @@ def open(
 
     ``f[i].shape``, ``.dtype``, ``.blocks`` describe object i; ``f[i][r0:r1, c0:c1]`` reads
     only the blocks (and rows of dense blocks) that window needs; ``f[i].read()`` reads it
-    whole. Use as a context manager. The file is memory-mapped while open (as safetensors'
-    ``safe_open`` does); ``max_alloc`` as in :func:`load`.
+    whole. Use as a context manager. The file stays open (not memory-mapped: windows are
+    read with plain reads, so a file truncated meanwhile is an error, never a crash);
+    ``max_alloc`` as in :func:`load`.
     """
-    return File(_dbdf.open(os.fspath(path), dialect, max_alloc))
+    return File(_dbdf.open(os.fsdecode(path), dialect, max_alloc))
 
 
 def convert(
@@ -196,6 +197,6 @@ def convert(
     is left behind by a failure.
     """
     for warning in _dbdf.convert(
-        os.fspath(src), os.fspath(dst), from_format=from_format, to_format=to_format, **options
+        os.fsdecode(src), os.fsdecode(dst), from_format=from_format, to_format=to_format, **options
     ):
         warnings.warn(warning, UserWarning, stacklevel=2)
