@@ -83,6 +83,20 @@ pub use wire::{
     BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, Value, ValueType, Values,
 };
 
+/// The README's and the guides' Rust examples, compiled and run as doctests (`cargo test
+/// --doc`), so that none of them can fall behind the crate.
+#[cfg(doctest)]
+mod documents {
+    #[doc = include_str!("../README.md")]
+    struct Readme;
+    #[doc = include_str!("../docs/rust.md")]
+    struct UsingTheCrate;
+    #[doc = include_str!("../docs/daphne.md")]
+    struct WorkingWithDaphne;
+    #[doc = include_str!("../docs/out-of-core.md")]
+    struct OutOfCore;
+}
+
 /// Not public API: what the `dbdf` crate (the converters and the command-line tool) shares
 /// with this crate beyond its public face. It follows serde's `__private` convention: no
 /// stability promise, and not for other crates.

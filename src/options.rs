@@ -189,8 +189,8 @@ impl Options {
     /// Whether [`crate::DbdfFile::open`] maps the file into memory, as safetensors'
     /// `safe_open` does (default: no). Plain reads fill all of a block's rows in a window
     /// with one vectored read (`readv`), which measured faster than copying them out of a
-    /// map (a 1000 x 1000 window of a 2 GiB tiled file: 2.3 to 3.1 ms against 3.5 to 7.4
-    /// ms), keep resident memory at what is read, and cannot crash: if another process
+    /// map (BENCHMARKS.md, "Out of core"), keep resident memory at what is read, and cannot
+    /// crash: if another process
     /// truncates a mapped file while it is open, touching the lost pages raises `SIGBUS`,
     /// as with every memory-mapped reader. Every size is checked against the file's length
     /// before use either way, so no file's contents can make a read go astray.

@@ -17,6 +17,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+/// The crate's README example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct Readme;
+
 #[cfg(feature = "parquet")]
 pub mod arrow;
 pub mod binsparse;

@@ -1,7 +1,7 @@
 //! A frame's columns read on every core straight into their places, where every block is a
 //! dense piece of one column in that column's type (what the writers make of frames): a
-//! frame of blocks of rows read column by column on one core was 3x slower than one of whole
-//! columns, which the reader splits between the cores.
+//! frame of blocks of rows read column by column on one core was several times slower than
+//! one of whole columns, which the reader splits between the cores.
 
 use std::fs::File;
 use std::ops::Range;

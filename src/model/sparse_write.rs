@@ -20,8 +20,8 @@ use crate::wire::sparse_row::encode_sparse_row;
 use crate::wire::values::count_nonzero;
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header};
 
-/// Bytes of rows encoded at a time before they are written (1 MiB measured 22.4 ms for
-/// 1e7 entries, 2 and 4 MiB 21.5 ms; below the 1 MiB of `to_file`'s buffer, a copy more).
+/// Bytes of rows encoded at a time before they are written: past the 1 MiB of `to_file`'s
+/// buffer, so that each run skips a copy into it (2 and 4 MiB measured alike, 1 MiB slower).
 const RUN: usize = 2 << 20;
 
 /// Buffers of rows that may wait for the writer (0, 1 and 2 measured alike in Rust; 2
@@ -32,8 +32,8 @@ const WAITING: usize = 2;
 const BUFFERS: usize = WAITING + 2;
 
 /// Buffers kept from one write for the next (at most [`BUFFERS`] of 3 MiB): fresh ones
-/// cost their page faults on the encoder's thread, which held up the writer in the first
-/// two saves of a Python process (24 ms against 19.5 after).
+/// cost their page faults on the encoder's thread, which measurably held up the writer in
+/// the first saves of a Python process.
 static KEPT: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
 
 /// A matrix's CSR arrays: `offsets` from 0, valid (as sprs checks them).

@@ -3,7 +3,7 @@
 //! Everything here follows `doc/BinaryFormat.md` of DAPHNE (version 1, little-endian). This
 //! layer knows nothing of objects as a whole (tiling, coverage) or of serde; see
 //! [`crate::model`] for those. The full wire description, with the decisions taken where the
-//! spec is silent, is in `WIRE_FORMAT.md`.
+//! spec is silent, is in `docs/wire-format.md`.
 
 pub mod block;
 pub mod element;

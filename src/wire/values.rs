@@ -357,7 +357,7 @@ pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> Result<Vec<T>> {
     })?;
     crate::pages::advise_spare(&v);
     // Large copies run on every core: each core takes the faults of its own fresh pages
-    // (128 MiB: 26 ms on one core, measured; see BENCHMARKS.md).
+    // (BENCHMARKS.md, "Past the page-fault wall").
     let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
     let spare = &mut v.spare_capacity_mut()[..n];
     let parts = spare

@@ -208,7 +208,7 @@ impl BlockRow {
     /// The blocks of this row from CSR arrays whose row `first` is this block row's first;
     /// their non-zeros (-0.0 counts, as in SystemDS). The entries are first sorted into
     /// their blocks in one pass (finding each block's part of each row instead would search
-    /// every row once per block column: 1000 x slower for a million columns).
+    /// every row once per block column: a thousand times the work for a million columns).
     fn csr(&self, parts: &CsrParts<f64>, first: usize, emit: &mut Emit<'_>) -> Result<u64> {
         let (nr, block_columns) = (self.nr as usize, self.cols.div_ceil(self.size) as usize);
         let size = self.size as usize;

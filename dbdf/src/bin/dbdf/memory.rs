@@ -4,13 +4,12 @@
 //!
 //! glibc otherwise raises its mapping threshold after the first large free, and the next
 //! bands come from its heaps, where freed memory stays resident (a conversion's peak then
-//! grows by a third: 126 against 79 MiB for a sparse Zarr group to SystemDS). But memory
-//! mapped afresh for every band is faulted in again 4 KiB at a time: reading a 1 GiB Parquet
-//! file took 440,000 page faults and 1.7 s of CPU, against 55,000 and 1.0 s with glibc's
-//! heaps. glibc's own mappings start a few bytes past a page, so advice for huge pages
-//! covers only their aligned middle (a 12 MB band still took a third of its pages 4 KiB at a
-//! time); mappings of whole, aligned huge pages take none: 61,000 faults and 1.1 s for that
-//! file, within the same peak memory.
+//! grows by about a third). But memory mapped afresh for every band is faulted in again
+//! 4 KiB at a time, several times the page faults and CPU of glibc's heaps. glibc's own
+//! mappings start a few bytes past a page, so advice for huge pages covers only their
+//! aligned middle (a band still took a third of its pages 4 KiB at a time); mappings of
+//! whole, aligned huge pages take none, within the same peak memory (BENCHMARKS.md,
+//! "Parquet and Arrow").
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
