@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 use crate::io::Preallocating;
-use crate::platform::portable;
 
 /// Ends the process on the spot, as `kill -9` would (no destructors, no flushing), when the
 /// environment variable `SERDE_DAPHNE_CRASH_AT` names this point: how the crash tests land a
@@ -123,7 +122,10 @@ impl Pending {
     pub(crate) fn create(target: &Path) -> Result<(File, Pending)> {
         remove_stale_temporaries(target);
         #[cfg(target_os = "linux")]
-        if let Some(file) = unnamed::create(target).filter(|_| !portable()) {
+        if let Some(file) = (!crate::platform::portable())
+            .then(|| unnamed::create(target))
+            .flatten()
+        {
             let pending = Pending {
                 target: target.to_owned(),
                 named: None,
@@ -193,7 +195,10 @@ fn finish(target: &Path, sync: bool) -> Result<()> {
 /// the system allows that), so that nothing is left whatever happens.
 pub fn scratch_file(target: &Path) -> Result<File> {
     #[cfg(target_os = "linux")]
-    if let Some(file) = unnamed::create(target).filter(|_| !portable()) {
+    if let Some(file) = (!crate::platform::portable())
+        .then(|| unnamed::create(target))
+        .flatten()
+    {
         return Ok(file);
     }
     let named = temporary_path(target);
@@ -334,7 +339,7 @@ pub fn replace_directory(
         // The new directory and the old swap names in one step; the old one, now under the
         // temporary name, is removed after (a kill meanwhile leaves it to the next write).
         #[cfg(target_os = "linux")]
-        if !portable() && unnamed::exchange(&temp, path)? {
+        if !crate::platform::portable() && unnamed::exchange(&temp, path)? {
             crash_point("directory-swapped");
             let _ = fs::remove_dir_all(&temp);
             return Ok(());
