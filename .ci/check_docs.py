@@ -10,7 +10,7 @@ and checks every relative link.
   what `cargo run --release --example quickstart` wrote to target/quickstart.
 - ```console blocks are transcripts: each `$ command` runs and its output (stdout and
   stderr) must equal the lines below it; a line `...` stands for any number of lines.
-- A block whose info string says `no-run` (a cluster, a long fuzzing campaign) is not run;
+- A block whose info string says `skip` (a cluster, a long fuzzing campaign) is not run;
   the README's set-up commands must appear word for word in .ci/run, which runs them.
 - ```rust blocks are doctests: the document must be included by a crate's lib.rs.
 - Every relative link must name a file of the repository, and its #anchor a heading there.
@@ -126,7 +126,7 @@ def matches(expected, actual):
 
 
 def run_document(path, args, env, failures):
-    runnable = [b for b in blocks(path) if "no-run" not in b[0].split()]
+    runnable = [b for b in blocks(path) if "skip" not in b[0].split()]
     if not any(b[0].split()[:1] in (["sh"], ["console"], ["python"]) for b in runnable):
         return 0
     ran = 0
@@ -165,7 +165,7 @@ def check_setup_commands(failures):
     ci = (ROOT / ".ci" / "run").read_text()
     setup = [b for b in blocks(ROOT / "README.md") if "set-up" in b[0].split()]
     if not setup:
-        failures.append("README.md: no ```sh no-run set-up block")
+        failures.append("README.md: no ```sh skip set-up block")
     for _, line, text in setup:
         for command in text.splitlines():
             command = command.split("#")[0].strip()
