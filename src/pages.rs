@@ -86,3 +86,15 @@ pub fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
         }
     });
 }
+
+/// Touches each 4 KiB page of a new, not yet touched buffer on the calling thread, so that
+/// the copies that fill it next take no page faults. One thread at a time: huge-page faults
+/// taken by several threads at once can stall for 100 ms or more.
+pub(crate) fn fault_in_here(buffer: &mut [std::mem::MaybeUninit<u8>]) {
+    if buffer.len() < FROM {
+        return;
+    }
+    for byte in buffer.iter_mut().step_by(4096) {
+        *byte = std::mem::MaybeUninit::new(0);
+    }
+}
