@@ -18,6 +18,7 @@ and checks every relative link.
 """
 
 import argparse
+import functools
 import os
 import re
 import shutil
@@ -65,6 +66,7 @@ def slug(heading):
     return text.replace(" ", "-")
 
 
+@functools.lru_cache(maxsize=None)
 def anchors(path):
     out, fenced = set(), False
     for line in path.read_text().splitlines():

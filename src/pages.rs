@@ -37,7 +37,7 @@ pub fn huge_pages() -> bool {
 /// Advises huge pages for the 2 MiB-aligned part of the `len` bytes at `ptr`, which must not
 /// have been touched yet to gain anything. Large buffers only; nothing outside Linux.
 pub(crate) fn advise<T>(ptr: *const T, len: usize) {
-    if len < FROM || !huge_pages() || crate::platform::portable() {
+    if !advised(len) {
         return;
     }
     let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
@@ -87,11 +87,17 @@ pub fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
     });
 }
 
+/// Whether a new buffer of `len` bytes is advised huge pages.
+fn advised(len: usize) -> bool {
+    cfg!(target_os = "linux") && len >= FROM && huge_pages() && !crate::platform::portable()
+}
+
 /// Touches each 4 KiB page of a new, not yet touched buffer on the calling thread, so that
 /// the copies that fill it next take no page faults. One thread at a time: huge-page faults
-/// taken by several threads at once can stall for 100 ms or more.
+/// taken by several threads at once can stall for 100 ms or more. Buffers not advised huge
+/// pages are left to fault 4 KiB at a time in the copies, on every core, which is faster.
 pub(crate) fn fault_in_here(buffer: &mut [std::mem::MaybeUninit<u8>]) {
-    if buffer.len() < FROM {
+    if !advised(buffer.len()) {
         return;
     }
     for byte in buffer.iter_mut().step_by(4096) {

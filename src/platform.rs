@@ -6,6 +6,12 @@
 
 use std::sync::OnceLock;
 
+/// Whether files are read with positional reads on every core: on Unix, unless the portable
+/// paths are asked for.
+pub(crate) fn positional_reads() -> bool {
+    cfg!(unix) && !portable()
+}
+
 /// Whether the portable paths are asked for (`SERDE_DAPHNE_PORTABLE` set, and not to `0`).
 pub fn portable() -> bool {
     static PORTABLE: OnceLock<bool> = OnceLock::new();

@@ -124,9 +124,7 @@ impl<S: Source> Deserializer<S> {
     /// Tells the deserializer that its source reads `file` (of `len` bytes) from its start,
     /// so that tiled dense matrices can be read from it on every core.
     pub(crate) fn with_file(mut self, file: std::fs::File, len: u64) -> Self {
-        if !crate::platform::portable() {
-            self.file = Some((file, len));
-        }
+        self.file = Some((file, len));
         self
     }
 

@@ -88,8 +88,8 @@ impl DbdfFile<FileReader> {
         // Unbuffered: the source keeps its own window and reads values straight into place.
         let file = FileReader::open(path, options)?;
         let positional = match &file.0 {
-            Backing::Plain(plain) if !crate::platform::portable() => Some(plain.0.try_clone()?),
-            _ => None,
+            Backing::Plain(plain) => plain.positional_handle()?,
+            Backing::Mapped(_) => None,
         };
         let parallel = positional.is_some();
         let mut file = DbdfFile::build(file, options, hint)?;
@@ -110,8 +110,8 @@ impl DbdfFile<FileReader> {
     pub fn reopen(&self, path: impl AsRef<Path>) -> Result<Self> {
         let file = FileReader::open(path.as_ref(), &self.options)?;
         let positional = match &file.0 {
-            Backing::Plain(plain) if !crate::platform::portable() => Some(plain.0.try_clone()?),
-            _ => None,
+            Backing::Plain(plain) => plain.positional_handle()?,
+            Backing::Mapped(_) => None,
         };
         let mut reader = file;
         let len = reader.seek(SeekFrom::End(0))?;

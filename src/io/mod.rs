@@ -195,12 +195,12 @@ impl Drop for Preallocating<'_> {
 #[cfg(target_os = "linux")]
 fn preallocate(file: &File, offset: u64, len: u64) {
     use std::os::fd::AsRawFd;
-    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
-        return;
-    };
     if crate::platform::portable() {
         return;
     }
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return;
+    };
     // SAFETY: `fallocate` reads no memory of ours; the descriptor belongs to `file`, which is
     // open for writing and outlives the call. KEEP_SIZE leaves the file's length and
     // contents as they are; an error (unsupported file system) changes nothing and is
@@ -292,13 +292,16 @@ pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
     let hint = read_sidecar(path)?;
     let file = File::open(path)?;
     let len = file.metadata()?.len();
-    // A second handle for positional reads on every core (they leave the offset alone).
-    let positional = file.try_clone()?;
-    let src = IoSource::new(parallel_file::ParallelFile(file), options.max_bytes)
+    let file = parallel_file::ParallelFile(file);
+    let positional = file.positional_handle()?;
+    let src = IoSource::new(file, options.max_bytes)
         .with_known_len(len)
         .with_parallel_reads(true)
         .seekable();
-    let mut de = Deserializer::from_source_with(src, options).with_file(positional, len);
+    let mut de = Deserializer::from_source_with(src, options);
+    if let Some(positional) = positional {
+        de = de.with_file(positional, len);
+    }
     if let Some(hint) = hint {
         de = de.with_hint(hint);
     }

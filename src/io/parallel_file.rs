@@ -23,10 +23,18 @@ impl ParallelFile {
     /// Whether a read into `len` bytes is split between the cores.
     #[cfg_attr(not(unix), allow(dead_code))]
     fn splits(len: usize) -> bool {
-        cfg!(unix)
-            && !crate::platform::portable()
+        crate::platform::positional_reads()
             && len >= IN_PARALLEL_FROM
             && crate::threads::workers() > 1
+    }
+
+    /// A second handle on the file for positional reads on every core (they leave this
+    /// handle's offset alone), where files are read so.
+    pub(crate) fn positional_handle(&self) -> io::Result<Option<File>> {
+        match crate::platform::positional_reads() {
+            true => self.0.try_clone().map(Some),
+            false => Ok(None),
+        }
     }
 
     /// Fills `buf` from `at` on every core; `Ok(false)` if the file ends first.
