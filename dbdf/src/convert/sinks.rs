@@ -15,7 +15,8 @@ use serde_daphne::{Object, ValueType};
 
 /// Converts what `source` (read from `input`) holds to `output`: value and data type changes
 /// on the way, then the output format's sink (by default the extension's). `output` `-` is
-/// standard output, built in memory first so that a failure writes nothing.
+/// standard output, built first (in memory, a `.dbdf` in a temporary file) so that a failure
+/// prints nothing.
 ///
 /// Sinks: `.dbdf` tile by tile or one block from bands read twice ([`DbdfSink`]); `.npy`,
 /// CSV and MatrixMarket band by band (MatrixMarket in two passes, to count the entries the
@@ -62,7 +63,10 @@ pub fn convert_from(
                     std::env::temp_dir().join(format!("dbdf-stdout-{}.dbdf", std::process::id()))
                 }
             };
-            let dbdf = options.dbdf_options(kept.blocks);
+            // A file that is deleted once printed needs no sync.
+            let dbdf = options
+                .dbdf_options(kept.blocks)
+                .sync(to_file && !options.no_sync);
             let mut sink =
                 DbdfSink::create(&path, &dbdf).map_err(|e| ConvertError::at(output, e))?;
             if options.daphne {
@@ -70,13 +74,8 @@ pub fn convert_from(
             }
             let warnings = pump(Box::new(sink), true)?;
             if !to_file {
-                let bytes = std::fs::read(&path).map_err(|e| ConvertError::at(output, e));
-                let _ = std::fs::remove_file(&path);
-                let _ = std::fs::remove_file(sidecar_path(&path));
-                write_output_synced(output, !options.no_sync, |w| {
-                    w.write_all(&bytes?)
-                        .map_err(|e| ConvertError::at(output, e))
-                })?;
+                print_and_remove(&path)
+                    .map_err(|e| ConvertError::message(output, format!("standard output: {e}")))?;
             }
             warnings
         }
@@ -235,6 +234,17 @@ pub fn write_output<E: From<ConvertError>>(
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<(), E>,
 ) -> Result<(), E> {
     write_output_synced(output, true, write)
+}
+
+/// Copies the finished file at `path` to standard output (by the kernel where it can, so
+/// the file is never held in memory) and deletes it and any sidecar.
+fn print_and_remove(path: &Path) -> std::io::Result<()> {
+    let file = std::fs::File::open(path);
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(sidecar_path(path));
+    let mut stdout = std::io::stdout().lock();
+    std::io::copy(&mut file?, &mut stdout)?;
+    stdout.flush()
 }
 
 /// [`write_output`], the sync to disk before the rename optional.

@@ -478,6 +478,17 @@ fn npy_round_trips_and_options_apply() {
     // Standard output.
     let out = dbdf(&["convert", s(&m), "-", "--to", "csv"]);
     assert_eq!(stdout(&out), "0,1,2,3\n10,11,12,13\n20,21,22,23\n");
+    // A .dbdf on standard output: the same bytes, its temporary file gone (the sidecar too).
+    let temp = dir.join("temp");
+    std::fs::create_dir(&temp).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dbdf"))
+        .args(["convert", s(&m), "-", "--to", "dbdf", "--dialect", "daphne"])
+        .env("TMPDIR", &temp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, std::fs::read(&m).unwrap());
+    assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0);
 }
 
 #[test]
