@@ -416,11 +416,17 @@ impl Started {
             }
             BlockType::Sparse => {
                 // No stored zeros to leave out: a sparse source's rows go out as they are
-                // stored.
+                // stored, in bulk. The analysis knows it of the whole matrix; a band of its
+                // rows (written one after another) has its values counted.
                 let whole = window.rows == self.place.rows;
-                let stored = matrix.csr_rows(window);
-                if let Some(stored) = stored.filter(|_| whole && self.analysis.no_stored_zeros) {
-                    let len = sparse_rows_len(window.rows, self.analysis.nnz, vt) as usize;
+                let no_stored_zeros = match matrix.stored_run(window) {
+                    Some(_) if whole => self.analysis.no_stored_zeros,
+                    Some(run) => count_nonzero(run) == run.len(),
+                    None => false,
+                };
+                let stored = matrix.csr_rows(window).filter(|_| no_stored_zeros);
+                if let Some((stored, run)) = stored.zip(matrix.stored_run(window)) {
+                    let len = sparse_rows_len(window.rows, run.len() as u64, vt) as usize;
                     return sink.sparse_rows(stored, len, c0, vt);
                 }
                 for row in rows {
