@@ -65,7 +65,13 @@ impl Windows for CoordinateSource {
         let (c0, c1) = (cols.start as u32, cols.end.min(u64::from(u32::MAX) + 1));
         let mut row_offsets = Vec::with_capacity((rows.end - rows.start) as usize + 1);
         row_offsets.push(0);
-        let mut col_indices = Vec::new();
+        // Whole rows: as many indices as they hold (no regrowing copies).
+        let mut col_indices = match (c0, c1) == (0, a.cols) {
+            true => {
+                Vec::with_capacity(a.offsets[rows.end as usize] - a.offsets[rows.start as usize])
+            }
+            false => Vec::new(),
+        };
         // Each row's entries within the columns: a range of its sorted columns.
         let mut spans = Vec::with_capacity(row_offsets.capacity());
         for r in rows.start as usize..rows.end as usize {

@@ -58,31 +58,46 @@ pub(super) struct ParseError {
     pub(super) message: String,
 }
 
+/// The number (from 0) at `*at` of `line` when it is a plain number in `1..=max` ending at
+/// whitespace or the end, leaving `*at` after it; `None` (and `*at` unchanged) otherwise.
+#[inline]
+fn quick_index(line: &[u8], at: &mut usize, max: u64) -> Option<u64> {
+    let mut i = *at;
+    while i < line.len() && matches!(line[i], b' ' | b'\t' | b'\r') {
+        i += 1;
+    }
+    let start = i;
+    let mut x: u64 = 0;
+    while i < line.len() && line[i].is_ascii_digit() {
+        if i - start == 19 {
+            return None; // might overflow: the checked path decides
+        }
+        x = x * 10 + u64::from(line[i] - b'0');
+        i += 1;
+    }
+    let ended = i == line.len() || line[i].is_ascii_whitespace();
+    let x = (i > start && ended && (1..=max).contains(&x)).then(|| x - 1)?;
+    *at = i;
+    Some(x)
+}
+
 /// The row and column (from 0) of the line at `*at` when both are plain numbers in range,
 /// leaving `*at` after the column; `None` (and `*at` unchanged) otherwise.
 #[inline]
 fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u64)> {
     let mut i = *at;
-    let mut number = |max: u64| -> Option<u64> {
-        while i < line.len() && matches!(line[i], b' ' | b'\t' | b'\r') {
-            i += 1;
-        }
-        let start = i;
-        let mut x: u64 = 0;
-        while i < line.len() && line[i].is_ascii_digit() {
-            if i - start == 19 {
-                return None; // might overflow: the checked path decides
-            }
-            x = x * 10 + u64::from(line[i] - b'0');
-            i += 1;
-        }
-        let ended = i == line.len() || line[i].is_ascii_whitespace();
-        (i > start && ended && (1..=max).contains(&x)).then(|| x - 1)
-    };
-    let r = number(layout.rows)?;
-    let c = number(layout.cols)?;
+    let r = quick_index(line, &mut i, layout.rows)?;
+    let c = quick_index(line, &mut i, layout.cols)?;
     *at = i;
     Some((r, c))
+}
+
+/// The row (from 0) of the line at `*at` when it is a plain number in range, leaving `*at`
+/// after it: all the first pass needs of a line of a general matrix, whose other words the
+/// second pass checks.
+#[inline]
+pub(super) fn quick_row(line: &[u8], at: &mut usize, layout: &Layout) -> Option<u64> {
+    quick_index(line, at, layout.rows)
 }
 
 pub(super) fn parse_lines(

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, RwLock};
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
-use super::entries::{entry_indices, next_line, parse_lines, ColIndex, Layout, Parsed, Symmetry};
+use super::entries::{
+    entry_indices, next_line, parse_lines, quick_row, ColIndex, Layout, Parsed, Symmetry,
+};
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::threads::workers;
 
@@ -61,7 +63,13 @@ fn count_lines(text: &[u8], layout: &Layout, counts: &mut [u32]) {
     let mut at = 0;
     while at < text.len() {
         let mut i = at;
-        if let Ok(Some((r, c))) = entry_indices(text, &mut i, layout) {
+        let row = match mirrored {
+            false => quick_row(text.as_bytes(), &mut i, layout),
+            true => None,
+        };
+        if let Some(r) = row {
+            counts[r as usize] = counts[r as usize].saturating_add(1);
+        } else if let Ok(Some((r, c))) = entry_indices(text, &mut i, layout) {
             // Saturating: a count that overflows can only be a file the second pass refuses.
             counts[r as usize] = counts[r as usize].saturating_add(1);
             if mirrored && r > c {
