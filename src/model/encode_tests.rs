@@ -10,6 +10,9 @@ struct Bands {
     csr: bool,
     /// The count of non-zeros the source gives, if any.
     nnz: Option<u64>,
+    /// Whether the CSR arrays also store the zeros of every third column (which the block
+    /// leaves out, some bands having such zeros and others not).
+    stored_zeros: bool,
 }
 
 impl RowBands<f64> for Bands {
@@ -29,7 +32,8 @@ impl RowBands<f64> for Bands {
             let rows = band.len() / self.cols;
             let (mut offsets, mut cols, mut values) = (vec![0], Vec::new(), Vec::new());
             for row in band.chunks(self.cols) {
-                for (c, &x) in row.iter().enumerate().filter(|(_, x)| **x != 0.0) {
+                let kept = |(c, x): &(usize, &f64)| **x != 0.0 || (self.stored_zeros && c % 3 == 0);
+                for (c, &x) in row.iter().enumerate().filter(kept) {
                     cols.push(c);
                     values.push(x);
                 }
@@ -81,13 +85,14 @@ fn a_block_written_from_bands_is_the_block_written_whole() {
         for policy in policies {
             for narrow in [false, true] {
                 let options = Options::new().block_policy(policy).narrow(narrow);
-                for csr in [false, true] {
+                for (csr, stored_zeros) in [(false, false), (true, false), (true, true)] {
                     let mut whole = Bands {
                         data: data.clone(),
                         cols,
                         height: rows,
                         csr,
                         nnz: None,
+                        stored_zeros,
                     };
                     let mut expected = Sink::new(Vec::new());
                     whole
@@ -109,7 +114,7 @@ fn a_block_written_from_bands_is_the_block_written_whole() {
                         assert_eq!(
                             got.finish().unwrap(),
                             expected,
-                            "{policy:?} narrow {narrow} csr {csr} bands of {height}"
+                            "{policy:?} narrow {narrow} csr {csr} stored zeros {stored_zeros} bands of {height}"
                         );
                     }
                 }
@@ -136,6 +141,7 @@ fn a_count_of_non_zeros_that_the_rows_contradict_is_an_error() {
             height: 2,
             csr: true,
             nnz: Some(nnz),
+            stored_zeros: false,
         };
         let got = write_block_in_bands(
             &mut Sink::new(Vec::new()),
