@@ -8,7 +8,9 @@ between dbdf and the baseline, each process timing a few repetitions; the table 
 median over all, the ratio to the baseline (>1: dbdf faster) and peak RSS. Loads read files
 in the page cache; saves write a new file each time (the previous one is deleted before the
 clock starts, so both sides write into recycled page-cache memory: this virtual machine's
-first touch of fresh memory otherwise costs 0.1-0.3 s per 128 MiB, whoever touches it).
+first touch of fresh memory otherwise costs 0.1-0.3 s per 128 MiB, whoever touches it);
+"resave" cases write over the previous save's file, whose release each side's time includes
+as its way of replacing it does.
 Files are deleted at the end.
 """
 
@@ -26,6 +28,9 @@ CASES = {
     # name: (setup, timed statement); `path` is the file, `x` the value made by `make`.
     "dense save dbdf": ("dense", "dbdf.save(path + '.dbdf', x)"),
     "dense save npy": ("dense", "np.save(path + '.npy', x)"),
+    # The same, over the file the previous save wrote (not deleted first).
+    "dense resave dbdf": ("dense", "dbdf.save(path + '.dbdf', x)"),
+    "dense resave npy": ("dense", "np.save(path + '.npy', x)"),
     "dense load dbdf": ("dense", "y = dbdf.load(path + '.dbdf')"),
     "dense load npy": ("dense", "y = np.load(path + '.npy')"),
     "csr save dbdf": ("csr", "dbdf.save(path + '.dbdf', x)"),
@@ -38,6 +43,7 @@ CASES = {
 # Each dbdf case against the baseline of the same operation.
 BASELINES = {
     "dense save dbdf": "dense save npy",
+    "dense resave dbdf": "dense resave npy",
     "dense load dbdf": "dense load npy",
     "csr save dbdf": "csr save npz",
     "csr save daphne": "csr save npz",
@@ -77,9 +83,11 @@ print(json.dumps({{"times": times, "peak": peak}}))
 """
 
 
-def run(path: str, kind: str, stmt: str, make: bool, inner: int = 3) -> dict:
+def run(path: str, kind: str, stmt: str, make: bool, inner: int = 3,
+        resave: bool = False) -> dict:
     """One measurement in a fresh process. Loads do not build the value (their peak is the
-    load's own); saves build it before the clock starts."""
+    load's own); saves build it before the clock starts, and delete the file first unless
+    `resave`."""
     is_load = "load" in stmt
     warm = ""
     if is_load:
@@ -87,7 +95,7 @@ def run(path: str, kind: str, stmt: str, make: bool, inner: int = 3) -> dict:
         target = stmt.split("(")[1].split(")")[0]
         warm = f"open({target}, 'rb').read()"
     code = CHILD.format(path=path, make=MAKE[kind] if make and not is_load else "x = None",
-                        warm=warm, stmt=stmt, inner=inner, is_save=not is_load,
+                        warm=warm, stmt=stmt, inner=inner, is_save=not is_load and not resave,
                         suffix=stmt.split("path + '")[1].split("'")[0])
     # Run outside this folder, whose `dbdf/` (without the built core) would shadow the
     # installed package.
@@ -122,7 +130,8 @@ def main() -> None:
             for _ in range(args.repeat):
                 for name, (k, stmt) in CASES.items():
                     if k == kind:
-                        results.setdefault(name, []).append(run(path, kind, stmt, make=True))
+                        result = run(path, kind, stmt, make=True, resave="resave" in name)
+                        results.setdefault(name, []).append(result)
     idle = baseline_process_peak()
     mib = 1 << 20
     print(f"Python {sys.version.split()[0]}, numpy {__import__('numpy').__version__}, "
