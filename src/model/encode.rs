@@ -419,13 +419,14 @@ impl Started {
                 // stored, in bulk. The analysis knows it of the whole matrix; a band of its
                 // rows (written one after another) has its values counted.
                 let whole = window.rows == self.place.rows;
-                let no_stored_zeros = match matrix.stored_run(window) {
+                let run = matrix.stored_run(window);
+                let no_stored_zeros = match run {
                     Some(_) if whole => self.analysis.no_stored_zeros,
                     Some(run) => count_nonzero(run) == run.len(),
                     None => false,
                 };
                 let stored = matrix.csr_rows(window).filter(|_| no_stored_zeros);
-                if let Some((stored, run)) = stored.zip(matrix.stored_run(window)) {
+                if let Some((stored, run)) = stored.zip(run) {
                     let len = sparse_rows_len(window.rows, run.len() as u64, vt) as usize;
                     return sink.sparse_rows(stored, len, c0, vt);
                 }

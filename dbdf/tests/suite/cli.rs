@@ -489,6 +489,21 @@ fn npy_round_trips_and_options_apply() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(out.stdout, std::fs::read(&m).unwrap());
     assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0);
+    // A failure prints nothing and leaves nothing.
+    let short = dir.join("short.mtx");
+    std::fs::write(
+        &short,
+        "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.5\n2 2 2.5\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dbdf"))
+        .args(["convert", s(&short), "-", "--to", "dbdf"])
+        .env("TMPDIR", &temp)
+        .output()
+        .unwrap();
+    assert_fails(&out, "short.mtx", "declares 3 entries but 2 follow");
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0);
 }
 
 #[test]
