@@ -390,13 +390,15 @@ impl Started {
     }
 
     /// Writes the block's rows that `window` of `matrix` holds; `first` is the block row
-    /// where the window starts.
+    /// where the window starts, `run_nonzero` the non-zeros among the window's stored values
+    /// when the caller has counted them.
     fn rows<T: Element, W: Write>(
         &self,
         sink: &mut Sink<W>,
         matrix: &MatrixRef<'_, T>,
         window: BlockPlace,
         first: u32,
+        run_nonzero: Option<usize>,
     ) -> Result<()> {
         let vt = self.analysis.value_type;
         let (r0, c0) = (window.row as usize, window.col as usize);
@@ -422,7 +424,7 @@ impl Started {
                 let run = matrix.stored_run(window);
                 let no_stored_zeros = match run {
                     Some(_) if whole => self.analysis.no_stored_zeros,
-                    Some(run) => count_nonzero(run) == run.len(),
+                    Some(run) => run_nonzero.unwrap_or_else(|| count_nonzero(run)) == run.len(),
                     None => false,
                 };
                 let stored = matrix.csr_rows(window).filter(|_| no_stored_zeros);
@@ -464,7 +466,7 @@ pub(crate) fn write_block<T: Element, W: Write>(
         ..window
     };
     let started = Started::start(sink, place, analyse(matrix, window, options), options)?;
-    started.rows(sink, matrix, window, 0)
+    started.rows(sink, matrix, window, 0, None)
 }
 
 /// The analysis of the block that `window` of `matrix` is, all its rows at hand.
@@ -499,7 +501,7 @@ pub(crate) fn encode_tile<T: Element>(
         && started.analysis.value_type == T::VALUE_TYPE
         && cfg!(target_endian = "little");
     if !rows_follow {
-        started.rows(&mut scratch, matrix, window, 0)?;
+        started.rows(&mut scratch, matrix, window, 0, None)?;
     }
     Ok((scratch.into_output(), rows_follow))
 }
@@ -574,17 +576,22 @@ pub(crate) fn write_block_in_bands<T: Element, W: Write>(
         if band.cols as u64 != u64::from(place.cols) || end > u64::from(place.rows) {
             return Err(changed());
         }
+        // The source's count is checked against the rows it gives (and a stored run's count
+        // also tells the rows' encoder whether it holds zeros).
+        let run_nonzero = band
+            .stored_run(whole(band))
+            .filter(|_| counted)
+            .map(count_nonzero);
         if counted {
-            // The source's count is checked against the rows it gives.
-            nnz += match band.stored_run(whole(band)) {
-                Some(run) => count_nonzero(run) as u64,
+            nnz += match run_nonzero {
+                Some(n) => n as u64,
                 None => (0..band.rows)
                     .map(|r| band.row(r, 0, band.cols).nnz() as u64)
                     .sum(),
             };
         }
         if started.block_type != BlockType::Empty {
-            started.rows(sink, band, whole(band), first as u32)?;
+            started.rows(sink, band, whole(band), first as u32, run_nonzero)?;
         }
         first = end;
         Ok(true)

@@ -61,7 +61,7 @@ pub(super) struct ParseError {
 /// The number (from 0) at `*at` of `line` when it is a plain number in `1..=max` ending at
 /// whitespace or the end, leaving `*at` after it; `None` (and `*at` unchanged) otherwise.
 #[inline]
-fn quick_index(line: &[u8], at: &mut usize, max: u64) -> Option<u64> {
+pub(super) fn quick_index(line: &[u8], at: &mut usize, max: u64) -> Option<u64> {
     let mut i = *at;
     while i < line.len() && matches!(line[i], b' ' | b'\t' | b'\r') {
         i += 1;
@@ -90,14 +90,6 @@ fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u
     let c = quick_index(line, &mut i, layout.cols)?;
     *at = i;
     Some((r, c))
-}
-
-/// The row (from 0) of the line at `*at` when it is a plain number in range, leaving `*at`
-/// after it: all the first pass needs of a line of a general matrix, whose other words the
-/// second pass checks.
-#[inline]
-pub(super) fn quick_row(line: &[u8], at: &mut usize, layout: &Layout) -> Option<u64> {
-    quick_index(line, at, layout.rows)
 }
 
 pub(super) fn parse_lines(

@@ -7,7 +7,7 @@ use std::sync::{Barrier, RwLock};
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
 use super::entries::{
-    entry_indices, next_line, parse_lines, quick_row, ColIndex, Layout, Parsed, Symmetry,
+    entry_indices, next_line, parse_lines, quick_index, ColIndex, Layout, Parsed, Symmetry,
 };
 use serde_daphne::__private::io::progress::Progress;
 use serde_daphne::__private::threads::workers;
@@ -63,8 +63,9 @@ fn count_lines(text: &[u8], layout: &Layout, counts: &mut [u32]) {
     let mut at = 0;
     while at < text.len() {
         let mut i = at;
+        // A general file's line counts in its row alone: the second pass checks its words.
         let row = match mirrored {
-            false => quick_row(text.as_bytes(), &mut i, layout),
+            false => quick_index(text.as_bytes(), &mut i, layout.rows),
             true => None,
         };
         if let Some(r) = row {
