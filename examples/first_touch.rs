@@ -8,7 +8,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use serde_daphne::__private::wire::values::zeroed_vec;
+use serde_daphne::lowlevel::zeroed_vec;
 
 fn main() {
     let huge = std::env::args().nth(1).is_none_or(|a| a != "small");

@@ -141,7 +141,7 @@ fn main() -> serde_daphne::Result<()> {
     let path = dir.join("for-daphne.dbdf");
     let for_daphne = Options::new().dialect(Dialect::Runtime);
     serde_daphne::to_file_with(&path, &Dense(dense.clone()), &for_daphne)?;
-    let meta = std::fs::read_to_string(serde_daphne::__private::io::sidecar_path(&path))?;
+    let meta = std::fs::read_to_string(serde_daphne::lowlevel::sidecar_path(&path))?;
     let back: Dense<f64> = serde_daphne::from_file(&path)?;
     assert_eq!(back.0, dense);
     println!("wrote a file in DAPHNE's runtime dialect, with its sidecar {meta}:");

@@ -38,6 +38,8 @@
 //! - Files bigger than memory: [`DbdfFile`] (headers first, then windows, blocks, objects)
 //!   and [`DbdfWriter`] (tile by tile).
 //! - Errors: [`Error`], with its [`ErrorKind`], byte offset and field path.
+//! - Converters to and from other formats: [`lowlevel`] (value-type dispatch, little-endian
+//!   coding, foreign-format errors, band and tile writes, CSR assembly, sidecars, progress).
 //!
 //! The neighbouring formats (MatrixMarket, CSV, NumPy, Futhark, Binsparse, SystemDS) and the
 //! `dbdf` command-line tool are the `dbdf` crate beside this one. `ARCHITECTURE.md` shows the
@@ -52,6 +54,7 @@ mod de;
 mod error;
 mod handoff;
 mod io;
+pub mod lowlevel;
 mod model;
 mod names;
 mod options;
@@ -71,7 +74,8 @@ pub use de::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use io::{
-    from_file, from_file_with, to_file, to_file_with, BlockInfo, DbdfFile, DbdfWriter, ObjectInfo,
+    from_file, from_file_with, to_file, to_file_with, BlockInfo, DbdfFile, DbdfWriter, FileReader,
+    ObjectInfo,
 };
 pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};
@@ -97,46 +101,44 @@ mod documents {
     struct OutOfCore;
 }
 
-/// Not public API: what the `dbdf` crate (the converters and the command-line tool) shares
-/// with this crate beyond its public face. It follows serde's `__private` convention: no
-/// stability promise, and not for other crates.
+/// Not public API: the internals the `dbdf` crate (and this workspace's tests, examples and
+/// Python bindings) share with this crate, each listed in `ARCHITECTURE.md` ("Internals
+/// shared with the converters"). Atomic replacement of files and directories, the worker
+/// threads, page advice, the platform switch, the allocation check, the error details and
+/// name tables. Its name carries the crate's version, as serde's does, and `dbdf` pins that
+/// exact version: no promise holds across versions, and no other crate should use it.
 #[doc(hidden)]
-pub mod __private {
-    #![allow(missing_docs)]
-    pub mod codes {
-        pub use crate::codes::*;
+pub mod __private_0_1_0 {
+    pub use crate::error::ErrorImpl;
+    pub use crate::io::meta::{
+        daphne_types_as_csr, meta_json, parse_meta, DAPHNE_SPARSITY_THRESHOLD,
+    };
+    pub use crate::io::{
+        appended, read_file, remove_stale_temporaries, replace_directory, scratch_file,
+        temporary_path, write_atomically, write_atomically_synced, write_buffered, Preallocating,
+    };
+    pub use crate::names::{first_name, parse_name};
+    pub use crate::options::check_alloc;
+    pub use crate::pages::{advise_spare, prefault};
+    pub use crate::platform::portable;
+    pub use crate::threads::{pipeline, workers, Handoff};
+    pub use crate::wire::runtime::max_daphne_label_len;
+    pub use crate::wire::{IoSource, SliceSource};
+
+    /// The details of `error`, to match on its fields.
+    pub fn details(error: &crate::Error) -> &ErrorImpl {
+        error.details()
     }
-    pub mod de {
-        pub use crate::de::*;
+
+    /// The details of `error`, taken out.
+    pub fn into_details(error: crate::Error) -> ErrorImpl {
+        error.into_details()
     }
-    pub mod error {
-        pub use crate::error::*;
-    }
-    pub mod io {
-        pub use crate::io::*;
-    }
-    pub mod model {
-        pub use crate::model::*;
-    }
-    pub mod names {
-        pub use crate::names::*;
-    }
-    pub mod options {
-        pub use crate::options::*;
-    }
-    pub mod pages {
-        pub use crate::pages::*;
-    }
-    pub mod platform {
-        pub use crate::platform::*;
-    }
-    pub mod ser {
-        pub use crate::ser::*;
-    }
-    pub mod threads {
-        pub use crate::threads::*;
-    }
-    pub mod wire {
-        pub use crate::wire::*;
+
+    #[cfg(test)]
+    #[test]
+    fn the_name_carries_the_crate_version() {
+        let stamp = env!("CARGO_PKG_VERSION").replace(['.', '-'], "_");
+        assert_eq!(module_path!(), format!("serde_daphne::__private_{stamp}"));
     }
 }

@@ -67,25 +67,27 @@ pub enum BlockPolicy {
 /// # Ok::<(), serde_daphne::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Options {
-    // Read by the `dbdf` crate and the Python bindings; set through the builder methods.
-    #[doc(hidden)]
+    // Readable by anyone; set through the builder methods, which document each choice.
+    /// Which block types the writer may choose ([`Options::block_policy`]).
     pub block_policy: BlockPolicy,
-    #[doc(hidden)]
+    /// Tile size in rows and columns, or `None` for one block per object ([`Options::tile`]).
     pub tile: Option<(u32, u32)>,
-    #[doc(hidden)]
+    /// Whether values are stored in the narrowest exact value type ([`Options::narrow`]).
     pub narrow: bool,
-    #[doc(hidden)]
+    /// Most bytes a read takes from its input ([`Options::max_bytes`]).
     pub max_bytes: u64,
-    #[doc(hidden)]
+    /// Most bytes a read allocates beyond its input's size ([`Options::max_alloc`]).
     pub max_alloc: u64,
-    #[doc(hidden)]
+    /// The dialect to write, or to read without detecting it ([`Options::dialect`]).
     pub dialect: Option<Dialect>,
-    #[doc(hidden)]
+    /// Whether file writes are synced to disk before they appear ([`Options::sync`]).
     pub sync: bool,
-    #[doc(hidden)]
+    /// Whether frame labels are checked against DAPHNE's reader's limit
+    /// ([`Options::guard_daphne_labels`]).
     pub guard_daphne_labels: bool,
-    #[doc(hidden)]
+    /// Whether [`crate::DbdfFile`] maps its file ([`Options::memory_map`]).
     pub memory_map: bool,
 }
 

@@ -1,10 +1,10 @@
 //! What the neighbouring formats' readers and writers share: errors that name the format and
 //! the byte offset, and a cursor over bytes.
 
-use serde_daphne::__private::error::ErrorImpl;
 use std::fmt::Display;
+use std::io::{self, Write};
 
-use serde_daphne::{Error, Result, Values};
+use serde_daphne::{Element, Error, Result, Values};
 
 /// A neighbouring format as its errors name it, such as `Futhark` or `NPZ (zip)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,20 +13,12 @@ pub(crate) struct Foreign(pub(crate) &'static str);
 impl Foreign {
     /// Malformed input at byte `offset` of the file.
     pub(crate) fn at(self, offset: usize, message: impl Display) -> Error {
-        Error::from(ErrorImpl::ForeignInput {
-            format: self.0,
-            offset: Some(offset as u64),
-            message: message.to_string(),
-        })
+        Error::foreign(self.0, Some(offset as u64), message)
     }
 
     /// Malformed input where the container has no byte offsets (HDF5, `.mtd` JSON).
     pub(crate) fn error(self, message: impl Display) -> Error {
-        Error::from(ErrorImpl::ForeignInput {
-            format: self.0,
-            offset: None,
-            message: message.to_string(),
-        })
+        Error::foreign(self.0, None, message)
     }
 
     /// Malformed input in the file at `path`, which has no byte offsets to give.
@@ -51,11 +43,7 @@ pub(crate) fn not_convertible(
     to: &'static str,
     reason: impl Into<String>,
 ) -> Error {
-    Error::from(ErrorImpl::NotConvertible {
-        what: what.into(),
-        to,
-        reason: reason.into(),
-    })
+    Error::not_convertible(what, to, reason)
 }
 
 /// A value of a neighbouring format with no exact counterpart in DAPHNE.
@@ -175,13 +163,19 @@ impl<'a> Cursor<'a> {
 
 /// The little-endian `u16`, `u32` or `u64` at `at`, or `None` past the end (random access,
 /// for containers read from their end, such as zip).
-pub(crate) fn le_at<T: serde_daphne::__private::wire::Element>(
-    bytes: &[u8],
-    at: usize,
-) -> Option<T> {
-    let size = std::mem::size_of::<T>();
-    let raw = bytes.get(at..at.checked_add(size)?)?;
-    Some(serde_daphne::__private::wire::values::read_le(raw))
+pub(crate) fn le_at<T: Element>(bytes: &[u8], at: usize) -> Option<T> {
+    T::read_le(bytes.get(at..)?)
+}
+
+/// Writes `values` little-endian: [`Element::write_le`] with the writer first, as the
+/// formats' writers spell it.
+pub(crate) fn write_le<T: Element, W: Write + ?Sized>(out: &mut W, values: &[T]) -> io::Result<()> {
+    T::write_le(values, out)
+}
+
+/// How many of `values` are not zero ([`Element::count_nonzero`]).
+pub(crate) fn count_nonzero<T: Element>(values: &[T]) -> usize {
+    T::count_nonzero(values)
 }
 
 /// An integer array's elements (of any width and sign) as indices below `bound`: `Err` with

@@ -3,9 +3,11 @@
 //! Binsparse (`.npz`, HDF5, Zarr), SystemDS binary blocks, Parquet and Arrow IPC; and
 //! [`convert`], file to file between any two of them.
 //!
-//! The format itself is the [`serde_daphne`] crate; this crate builds on its public API and on
-//! what it shares with its converters through `serde_daphne::__private` (serde's convention
-//! for a sibling crate's plumbing, with no stability promise).
+//! The format itself is the [`serde_daphne`] crate; this crate builds on its public API (its
+//! low-level layer, [`serde_daphne::lowlevel`], included) and on a few internals it shares
+//! with its converters through a hidden, version-stamped module (atomic file replacement,
+//! worker threads, page advice; listed in `ARCHITECTURE.md`), which is why it pins the
+//! format crate's exact version.
 //!
 //! ```no_run
 //! use dbdf::convert::{self, ConvertOptions};

@@ -26,10 +26,10 @@ use crate::pipe::{
 use crate::zip::{
     check_stored_crc, entries, members, Archive, Entry, FileArchive, Inflating, ZipWriter,
 };
-use serde_daphne::__private::io::write_buffered;
-use serde_daphne::__private::options::Options;
-use serde_daphne::__private::wire::values::zeroed_vec;
-use serde_daphne::__private::wire::Header;
+use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::Header;
+use serde_daphne::Options;
 use serde_daphne::{Object, Result};
 
 const NPZ: Foreign = Foreign("NumPy .npz");
@@ -104,9 +104,9 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<(String, Object)>> {
         .map(|m| {
             let name = array_name(&m.name)?;
             let object = npy::from_slice(&m.data).map_err(|e| {
-                let e = NPZ.error(format!("{name}: {}", e.without_offset()));
+                let e = NPZ.error(format!("{name}: {}", e.relocated(None)));
                 match m.offset {
-                    Some(at) => e.shifted(at),
+                    Some(at) => e.relocated(Some(at as u64)),
                     None => e,
                 }
             })?;
@@ -181,7 +181,7 @@ impl Source for Deflated {
             let mut bytes = zeroed_vec::<u8>(((r1 - r0) * record) as usize)?;
             inflating.read_exact(&mut bytes)?;
             let band = npy::band_of_bytes(&self.header, header, r0..r1, &bytes)
-                .map_err(|e| NPZ.error(format!("{}: {}", inflating.name(), e.without_offset())))?;
+                .map_err(|e| NPZ.error(format!("{}: {}", inflating.name(), e.relocated(None))))?;
             if !each(band)? {
                 return Ok(());
             }
@@ -212,7 +212,8 @@ impl NpzSource {
                     let head = archive
                         .read(entry.start, (entry.size as usize).min(64 << 10))
                         .ok_or_else(|| NPZ.at(entry.start, "a member runs past the archive"))?;
-                    let header = npy::parse_header(&head).map_err(|e| e.shifted(entry.start))?;
+                    let header = npy::parse_header(&head)
+                        .map_err(|e| e.relocated(Some(entry.start as u64)))?;
                     header.check_data_len(entry.size - header.data_offset as u64)?;
                     let file = archive.file.try_clone()?;
                     Member::InPlace(NpySource::in_member(file, header, entry.start as u64)?)
@@ -261,7 +262,7 @@ pub(crate) fn deflated_header(file: &std::fs::File, entry: &Entry) -> Result<npy
 
 /// A deflated member: streamed where its rows come in order, else inflated whole.
 fn deflated(archive: &FileArchive, entry: Entry, input_len: u64, name: &str) -> Result<Member> {
-    let named = |e: serde_daphne::Error| NPZ.error(format!("{name}: {}", e.without_offset()));
+    let named = |e: serde_daphne::Error| NPZ.error(format!("{name}: {}", e.relocated(None)));
     let header = deflated_header(&archive.file, &entry).map_err(named)?;
     let object = npy::object_header(&header).map_err(named)?;
     let column_major =

@@ -9,8 +9,9 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use serde_daphne::__private::error::ErrorImpl;
-use serde_daphne::__private::model::{CsrIndex, CsrParts};
+use serde_daphne::__private_0_1_0::ErrorImpl;
+use serde_daphne::CsrIndex;
+use serde_daphne::CsrParts;
 use serde_daphne::Header;
 use serde_daphne::{with_value_type, Element, Error, Object, Result, ValueType, Values};
 

@@ -6,9 +6,11 @@ use std::sync::Mutex;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use serde_daphne::__private::io::{FileReader, ObjectInfo};
-use serde_daphne::__private::model::{CsrIndex, CsrParts};
+use serde_daphne::CsrIndex;
+use serde_daphne::CsrParts;
+use serde_daphne::FileReader;
 use serde_daphne::Header;
+use serde_daphne::ObjectInfo;
 use serde_daphne::{
     with_value_type, DbdfFile, Dense, Dialect, Element, Object, Options, Result, ValueType,
 };

@@ -93,7 +93,7 @@ impl<T: Element + Serialize> Serialize for Payload<'_, T> {
                 .as_slice()
                 .ok_or_else(|| handoff::park(Error::invalid("array not contiguous")))?;
             return handoff::emit(serializer, |sink| {
-                let matrix = MatrixRef::dense(rows, cols, data);
+                let matrix = MatrixRef::dense_unchecked(rows, cols, data);
                 if write_dense_tiles(sink, DataType::DenseMatrix, &matrix, &options)? {
                     return Ok(());
                 }

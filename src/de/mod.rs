@@ -42,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::handoff;
 use crate::model::detect::read_object;
 use crate::model::tiled::{read_dense_tiles, read_dense_tiles_at};
-use crate::model::{Hint, Object};
+use crate::model::{Meta, Object};
 use crate::options::{check_alloc, Dialect, Options};
 use crate::wire::header::peek_shape;
 use crate::wire::{DataType, IoSource, SliceSource, Source};
@@ -64,7 +64,7 @@ pub struct Deserializer<S> {
     dialect: Option<Dialect>,
     max_alloc: u64,
     /// What a sidecar says about the first object.
-    hint: Option<Hint>,
+    hint: Option<Meta>,
     /// The file the source reads from start to end, and its length, for the objects read
     /// with positional reads on every core (tiled dense matrices into arrays).
     file: Option<(std::fs::File, u64)>,
@@ -116,7 +116,7 @@ impl<S: Source> Deserializer<S> {
     /// Uses what a `.meta` sidecar says for the first object: its dialect, its frame labels,
     /// and a check that it agrees with the file.
     #[doc(hidden)]
-    pub fn with_hint(mut self, hint: Hint) -> Self {
+    pub fn with_hint(mut self, hint: Meta) -> Self {
         self.hint = Some(hint);
         self
     }

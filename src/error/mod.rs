@@ -189,14 +189,12 @@ impl Error {
     }
 
     /// The details, for the `dbdf` crate (not public API).
-    #[doc(hidden)]
-    pub fn details(&self) -> &ErrorImpl {
+    pub(crate) fn details(&self) -> &ErrorImpl {
         &self.0
     }
 
     /// The details, taken out (not public API).
-    #[doc(hidden)]
-    pub fn into_details(self) -> ErrorImpl {
+    pub(crate) fn into_details(self) -> ErrorImpl {
         *self.0
     }
 
@@ -206,26 +204,89 @@ impl Error {
         self
     }
 
-    /// Moves a `ForeignInput` offset by `base` (for input found inside a container).
-    #[doc(hidden)]
-    pub fn shifted(mut self, base: usize) -> Self {
-        if let ErrorImpl::ForeignInput {
-            offset: Some(offset),
-            ..
-        } = &mut *self.0
-        {
-            *offset += base as u64;
+    /// This error as found inside a member of a container (a `.npy` inside a zip archive):
+    /// an input offset counted from the member's start is moved by `member_start`, where the
+    /// member's bytes lie in the file as they are, and dropped for `None` (a compressed
+    /// member, whose offsets would not point into the file). Errors of other kinds are kept.
+    ///
+    /// ```
+    /// use serde_daphne::Error;
+    ///
+    /// let e = Error::foreign("NPY", Some(10), "a bad header").relocated(Some(100));
+    /// assert_eq!(e.offset(), Some(110));
+    /// assert_eq!(e.relocated(None).offset(), None);
+    /// ```
+    #[must_use]
+    pub fn relocated(mut self, member_start: Option<u64>) -> Self {
+        if let ErrorImpl::ForeignInput { offset, .. } = &mut *self.0 {
+            *offset = match (*offset, member_start) {
+                (Some(at), Some(base)) => Some(at.saturating_add(base)),
+                _ => None,
+            };
         }
         self
     }
 
-    /// Drops a `ForeignInput` offset that would not point into the file.
-    #[doc(hidden)]
-    pub fn without_offset(mut self) -> Self {
-        if let ErrorImpl::ForeignInput { offset, .. } = &mut *self.0 {
-            *offset = None;
+    /// Names where a foreign-input or conversion error happened (a file, an object):
+    /// `context` goes in front of a [`ErrorKind::ForeignInput`] message and after the
+    /// object a [`ErrorKind::NotConvertible`] error names. Errors of other kinds are kept.
+    ///
+    /// ```
+    /// use serde_daphne::Error;
+    ///
+    /// let e = Error::foreign("Zarr", None, "no zarr.json").with_context("m.zarr");
+    /// assert_eq!(e.to_string(), "Zarr input: m.zarr: no zarr.json");
+    /// let e = Error::not_convertible("a Frame", "Futhark", "one type only");
+    /// assert_eq!(
+    ///     e.with_context("object 1").to_string(),
+    ///     "cannot convert a Frame (object 1) to Futhark: one type only"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_context(mut self, context: impl fmt::Display) -> Self {
+        match &mut *self.0 {
+            ErrorImpl::ForeignInput { message, .. } => *message = format!("{context}: {message}"),
+            ErrorImpl::NotConvertible { what, .. } => *what = format!("{what} ({context})"),
+            _ => {}
         }
         self
+    }
+
+    /// Malformed input of a neighbouring format, for converters: `format` as people name it
+    /// (`"MatrixMarket"`, `"NPY"`), the byte `offset` in the input where the format has
+    /// offsets to give, and a `message` that says what is wrong and what to do about it.
+    /// Its kind is [`ErrorKind::ForeignInput`].
+    ///
+    /// ```
+    /// use serde_daphne::{Error, ErrorKind};
+    ///
+    /// let e = Error::foreign("Toy", Some(4), "a row count of 0");
+    /// assert_eq!(e.kind(), ErrorKind::ForeignInput);
+    /// assert_eq!(e.to_string(), "Toy input at byte 4: a row count of 0");
+    /// ```
+    pub fn foreign(format: &'static str, offset: Option<u64>, message: impl fmt::Display) -> Self {
+        ErrorImpl::ForeignInput {
+            format,
+            offset,
+            message: message.to_string(),
+        }
+        .into()
+    }
+
+    /// `what` (a DAPHNE object or value) has no exact counterpart in the format `to`, for
+    /// `reason` (which should say what would work). Its kind is
+    /// [`ErrorKind::NotConvertible`].
+    pub fn not_convertible(
+        what: impl Into<String>,
+        to: &'static str,
+        reason: impl Into<String>,
+    ) -> Self {
+        ErrorImpl::NotConvertible {
+            what: what.into(),
+            to,
+            reason: reason.into(),
+        }
+        .into()
     }
 
     pub(crate) fn unrepresentable(what: &'static str) -> Self {
@@ -236,8 +297,9 @@ impl Error {
         .into()
     }
 
-    /// An `InvalidValue` error without a field path.
-    #[doc(hidden)]
+    /// A value or a call that does not fit what it is given to (a band of another value
+    /// type than announced, a tile out of order): kind [`ErrorKind::InvalidValue`], with
+    /// `message` as its text.
     pub fn invalid(message: impl Into<String>) -> Self {
         ErrorImpl::InvalidValue {
             path: String::new(),

@@ -10,7 +10,7 @@ use crate::model::detect::{check_hint_header, detect};
 use crate::model::encode::places;
 use crate::model::runtime::header_of;
 use crate::model::tiling::Coverage;
-use crate::model::Hint;
+use crate::model::Meta;
 use crate::options::{Dialect, Options};
 use crate::wire::block::{decode_block_head, BlockHead};
 use crate::wire::header::FIXED_HEADER_LEN;
@@ -161,7 +161,7 @@ pub(crate) enum Layout {
 pub(crate) fn index_all<R: Read + Seek>(
     src: &mut SeekSource<R>,
     options: &Options,
-    mut hint: Option<Hint>,
+    mut hint: Option<Meta>,
 ) -> Result<Vec<ObjectInfo>> {
     let mut objects = Vec::new();
     while !src.at_end()? {
@@ -191,7 +191,7 @@ pub(crate) fn index_all<R: Read + Seek>(
 fn index_object<R: Read + Seek>(
     src: &mut SeekSource<R>,
     options: &Options,
-    hint: Option<&Hint>,
+    hint: Option<&Meta>,
 ) -> Result<ObjectInfo> {
     let start = src.offset();
     let dialect = match options.dialect {
@@ -269,7 +269,7 @@ const MAX_RUNTIME_TILES: u128 = 1 << 12;
 
 fn index_runtime<R: Read + Seek>(
     src: &mut SeekSource<R>,
-    hint: Option<&Hint>,
+    hint: Option<&Meta>,
 ) -> Result<ObjectInfo> {
     let start = src.offset();
     let head = decode_head(src)?;

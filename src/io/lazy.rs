@@ -24,7 +24,7 @@ use crate::io::window::{
 };
 use crate::model::csr::{CsrFill, RowCounts};
 use crate::model::detect::read_object;
-use crate::model::{Block, Hint, Object};
+use crate::model::{Block, Meta, Object};
 use crate::options::{check_alloc, Options};
 use crate::wire::block::decode_block_body;
 use crate::wire::element::widens_exactly;
@@ -53,13 +53,13 @@ use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, SeekSource, 
 /// # Ok::<(), serde_daphne::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct DbdfFile<R> {
+pub struct DbdfFile<R = FileReader> {
     src: SeekSource<R>,
     /// Shared by the handles [`DbdfFile::try_clone`] makes (a file of a million blocks has
     /// an index of a hundred MiB).
     objects: Arc<Vec<ObjectInfo>>,
     options: Options,
-    hint: Option<Hint>,
+    hint: Option<Meta>,
     /// The file, for positional reads on every core, where it is read with plain reads.
     pub(super) positional: Option<File>,
     /// Where the rows of the sparse blocks read so far start.
@@ -106,7 +106,6 @@ impl DbdfFile<FileReader> {
     ///
     /// # Errors
     /// I/O errors opening the file; a file whose length changed since it was indexed.
-    #[doc(hidden)]
     pub fn reopen(&self, path: impl AsRef<Path>) -> Result<Self> {
         let file = FileReader::open(path.as_ref(), &self.options)?;
         let positional = match &file.0 {
@@ -150,7 +149,7 @@ impl<R: Read + Seek> DbdfFile<R> {
         DbdfFile::build(reader, options, None)
     }
 
-    fn build(mut reader: R, options: &Options, hint: Option<Hint>) -> Result<Self> {
+    fn build(mut reader: R, options: &Options, hint: Option<Meta>) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0))?;
         let mut src = SeekSource::new(reader, len);
         let objects = index_all(&mut src, options, hint.clone())?;
@@ -170,7 +169,6 @@ impl<R: Read + Seek> DbdfFile<R> {
     }
 
     /// The file's length in bytes.
-    #[doc(hidden)]
     pub fn file_len(&self) -> u64 {
         self.src.len()
     }
@@ -387,7 +385,6 @@ impl<R: Read + Seek> DbdfFile<R> {
     ///
     /// # Errors
     /// As [`DbdfFile::read_window`] and [`DbdfFile::read_frame`].
-    #[doc(hidden)]
     pub fn read_window_object(
         &mut self,
         index: usize,
@@ -561,8 +558,12 @@ impl<R: Read + Seek> DbdfFile<R> {
     ///
     /// # Errors
     /// As [`DbdfFile::read_object`] for a bad index; each item carries its block's errors.
-    #[doc(hidden)]
-    pub fn blocks(&mut self, index: usize) -> Result<Blocks<'_, R>> {
+    pub fn blocks(&mut self, index: usize) -> Result<impl Iterator<Item = Result<Block>> + '_> {
+        self.blocks_skipping(index, Vec::new())
+    }
+
+    /// [`DbdfFile::blocks`], passing over (not reading) the blocks marked in `skip`.
+    fn blocks_skipping(&mut self, index: usize, skip: Vec<bool>) -> Result<Blocks<'_, R>> {
         let object = self.object(index)?.clone();
         Ok(Blocks {
             file: self,
@@ -570,7 +571,7 @@ impl<R: Read + Seek> DbdfFile<R> {
             object,
             next: 0,
             runtime: None,
-            skip: Vec::new(),
+            skip,
         })
     }
 
@@ -590,7 +591,6 @@ impl<R: Read + Seek> DbdfFile<R> {
     ///
     /// # Errors
     /// As [`DbdfFile::validate`].
-    #[doc(hidden)]
     pub fn validate_with_progress(&mut self, progress: Option<&Progress>) -> Result<()> {
         let total = self.file_len();
         for index in 0..self.objects.len() {
@@ -609,8 +609,7 @@ impl<R: Read + Seek> DbdfFile<R> {
                 .collect();
             let ends: Vec<u64> = object.blocks.iter().map(|b| b.range.end).collect();
             let object_end = object.range.end;
-            let mut blocks = self.blocks(index)?;
-            blocks.skip = skip;
+            let blocks = self.blocks_skipping(index, skip)?;
             for (i, block) in blocks.enumerate() {
                 block?;
                 if let Some(report) = progress {
@@ -647,7 +646,7 @@ fn check_window(object: &ObjectInfo, rows: &Range<u64>, cols: &Range<u64>) -> Re
 }
 
 /// An object's blocks, decoded one at a time: see [`DbdfFile::blocks`].
-pub struct Blocks<'f, R> {
+pub(crate) struct Blocks<'f, R> {
     file: &'f mut DbdfFile<R>,
     index: usize,
     object: ObjectInfo,

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::Hint;
+use crate::model::Meta;
 use crate::wire::runtime::{meta_name, skim};
 use crate::wire::{Header, ValueType};
 
@@ -139,7 +139,7 @@ pub fn meta_json(header: &Header, nnz: Option<u64>) -> Result<Option<String>> {
 ///
 /// # Errors
 /// [`crate::ErrorKind::Sidecar`] for invalid JSON or missing fields.
-pub fn parse_meta(text: &str, path: &Path) -> Result<Hint> {
+pub fn parse_meta(text: &str, path: &Path) -> Result<Meta> {
     let fail = |message: String| {
         Error::from(ErrorImpl::Sidecar {
             path: path.display().to_string(),
@@ -163,7 +163,7 @@ pub fn parse_meta(text: &str, path: &Path) -> Result<Hint> {
         (Some(vt), None) => (vec![type_of(&vt)], None),
         (None, None) => return Err(fail("has neither valueType nor schema".into())),
     };
-    Ok(Hint {
+    Ok(Meta {
         path: path.display().to_string(),
         rows: meta.num_rows,
         cols: meta.num_cols,
@@ -227,7 +227,7 @@ pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
 ///
 /// # Errors
 /// I/O errors other than a missing file; [`crate::ErrorKind::Sidecar`].
-pub fn read_sidecar(path: impl AsRef<Path>) -> Result<Option<Hint>> {
+pub fn read_sidecar(path: impl AsRef<Path>) -> Result<Option<Meta>> {
     let meta = sidecar_path(path);
     match std::fs::read_to_string(&meta) {
         Ok(text) => parse_meta(&text, &meta).map(Some),

@@ -36,9 +36,8 @@ pub use atomic::{
 pub(crate) use atomic::{Pending, Writeback};
 pub use file_reader::FileReader;
 pub use index::{BlockInfo, ObjectInfo};
-pub use lazy::{Blocks, DbdfFile};
+pub use lazy::DbdfFile;
 pub use stream::DbdfWriter;
-pub use window::{band_header, row_bands, stored_bytes, BAND_BYTES};
 
 pub use meta::{read_sidecar, sidecar_path};
 

@@ -279,7 +279,7 @@ impl DbdfWriter {
             }
         };
         let (rows, cols) = tile.dim();
-        self.write_matrix(row, col, &MatrixRef::dense(rows, cols, data))
+        self.write_matrix(row, col, &MatrixRef::dense_unchecked(rows, cols, data))
     }
 
     /// Writes a sparse tile (CSR or CSC) whose top-left cell is (`row`, `col`) of the
@@ -319,7 +319,6 @@ impl DbdfWriter {
     ///
     /// # Errors
     /// As [`DbdfWriter::write_dense_tile`].
-    #[doc(hidden)]
     pub fn write_tile<T: Element>(
         &mut self,
         row: u64,
@@ -367,7 +366,6 @@ impl DbdfWriter {
     /// # Errors
     /// As [`DbdfWriter::write_dense_tile`]; an error when a dimension exceeds one block's
     /// (`u32::MAX`) or when the source's rows change between the passes.
-    #[doc(hidden)]
     pub fn write_untiled<T: Element>(&mut self, bands: &mut dyn RowBands<T>) -> Result<()> {
         let header = self.current()?.header.clone();
         let Some(value_type) = header.matrix_value_type() else {
@@ -567,7 +565,7 @@ impl DbdfWriter {
         self.place_blocks(row, col, &blocks)?;
         self.writing(|w| {
             with_values!(values, v => {
-                let column = MatrixRef::dense(v.len(), 1, v);
+                let column = MatrixRef::dense_unchecked(v.len(), 1, v);
                 for place in blocks {
                     let options = w.options.clone();
                     write_block(w.sink(), &column, place, (row, col), &options)?;

@@ -13,7 +13,7 @@ use crate::wire::block::{decode_block_body, BlockHead};
 use crate::wire::element::widens_exactly;
 use crate::wire::runtime::{check_columns, RuntimeHead};
 use crate::wire::values::{convert_slice, read_le, with_value_type, with_values};
-use crate::wire::{BlockType, DataType, Element, Header, SeekSource, Source, ValueType, Values};
+use crate::wire::{BlockType, DataType, Element, SeekSource, Source, ValueType, Values};
 
 /// Most bytes read at once from a dense block when whole rows are wanted.
 const PIECE: u64 = 4 << 20;
@@ -31,40 +31,6 @@ const GAP_RATIO: u64 = 4;
 
 /// Most scratch bytes for those gaps per vectored read: small enough to stay in cache.
 const GAP_SCRATCH: u64 = 256 << 10;
-
-/// Bytes of values per band of rows when an object is read band by band to be written
-/// elsewhere (CSV, MatrixMarket): large enough for few reads, small enough to stay bounded.
-pub const BAND_BYTES: u64 = 16 << 20;
-
-/// The header of object `index` of a file's `objects`, to read it band by band.
-pub fn band_header(objects: &[ObjectInfo], index: usize) -> Result<Header> {
-    let count = objects.len();
-    let info = objects.get(index);
-    info.map(|info| info.header.clone())
-        .ok_or_else(|| Error::invalid(format!("object {index} of a file of {count} objects")))
-}
-
-/// The bytes object `index` of a file's `objects` takes (0 for one not there).
-pub fn stored_bytes(objects: &[ObjectInfo], index: usize) -> u64 {
-    objects
-        .get(index)
-        .map_or(0, |o| o.range.end - o.range.start)
-}
-
-/// The rows of an object with `header`, `stored` bytes in its file, in bands of about `bytes`
-/// each (at least one row), for reading an object window by window in bounded memory: bytes
-/// of values for dense matrices and frames, a share of the stored bytes for CSR matrices
-/// (whose rows' sizes the header does not give).
-pub fn row_bands(header: &Header, stored: u64, bytes: u64) -> impl Iterator<Item = Range<u64>> {
-    let (rows, cols) = header.shape();
-    let row_bytes = match header {
-        Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.size() as u64).sum(),
-        Header::CsrMatrix { .. } => stored / rows.max(1),
-        _ => cols * header.matrix_value_type().map_or(8, |vt| vt.size() as u64),
-    };
-    let band = (bytes / row_bytes.max(1)).max(1);
-    (0..rows.div_ceil(band)).map(move |k| k * band..((k + 1) * band).min(rows))
-}
 
 /// A rectangle of an object: rows and columns, each a half-open range.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -575,30 +541,4 @@ pub(crate) fn read_runtime_frame<R: Read + Seek>(
         return Ok(out);
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression: a CSR matrix's bands were sized as if it were dense, so a 1e6-column
-    /// matrix was read two rows at a time (500,000 windows, each decoding its block).
-    #[test]
-    fn csr_bands_follow_the_stored_bytes() {
-        let csr = Header::CsrMatrix {
-            rows: 1_000_000,
-            cols: 1_000_000,
-            value_type: ValueType::F64,
-        };
-        let bands: Vec<_> = row_bands(&csr, 124_000_000, 16 << 20).collect();
-        assert_eq!(bands.len(), 8, "{:?}", &bands[..bands.len().min(3)]);
-        assert_eq!((bands[0].start, bands[7].end), (0, 1_000_000));
-        // Dense matrices: bands of 16 MiB of values, as before.
-        let dense = Header::DenseMatrix {
-            rows: 16384,
-            cols: 16384,
-            value_type: ValueType::F64,
-        };
-        assert_eq!(row_bands(&dense, 1 << 31, 16 << 20).count(), 128);
-    }
 }

@@ -31,7 +31,7 @@ use crate::wire::{DataType, Header, Source, ValueType};
 
 /// What a `.meta` sidecar says about the object beside it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Hint {
+pub struct Meta {
     /// Where the sidecar is, for error messages.
     pub path: String,
     /// `numRows`.
@@ -46,7 +46,7 @@ pub struct Hint {
     pub nnz: Option<u64>,
 }
 
-impl Hint {
+impl Meta {
     fn mismatch(&self, message: String) -> Error {
         Error::from(ErrorImpl::Sidecar {
             path: self.path.clone(),
@@ -59,7 +59,7 @@ impl Hint {
 pub(crate) fn read_object<S: Source + ?Sized>(
     src: &mut S,
     dialect: Option<Dialect>,
-    hint: Option<&Hint>,
+    hint: Option<&Meta>,
 ) -> Result<Object> {
     let dialect = match dialect {
         Some(d) => d,
@@ -79,7 +79,7 @@ pub(crate) fn read_object<S: Source + ?Sized>(
     Ok(object)
 }
 
-fn check_hint(object: &Object, hint: &Hint) -> Result<()> {
+fn check_hint(object: &Object, hint: &Meta) -> Result<()> {
     check_hint_header(object.header(), hint)?;
     if let Some(nnz) = hint.nnz {
         let held = object.entries();
@@ -91,7 +91,7 @@ fn check_hint(object: &Object, hint: &Hint) -> Result<()> {
 }
 
 /// Checks that a sidecar agrees with an object's header (shape and value types).
-pub(crate) fn check_hint_header(header: &Header, hint: &Hint) -> Result<()> {
+pub(crate) fn check_hint_header(header: &Header, hint: &Meta) -> Result<()> {
     if header.data_type() != DataType::Scalar && header.shape() != (hint.rows, hint.cols) {
         return Err(hint.mismatch(format!(
             "says {} x {} but the file holds {} x {}",
@@ -114,7 +114,7 @@ pub(crate) fn check_hint_header(header: &Header, hint: &Hint) -> Result<()> {
 }
 
 /// Tells the dialect of the next object from its bytes (and the sidecar, if any).
-pub(crate) fn detect<S: Source + ?Sized>(src: &mut S, hint: Option<&Hint>) -> Result<Dialect> {
+pub(crate) fn detect<S: Source + ?Sized>(src: &mut S, hint: Option<&Meta>) -> Result<Dialect> {
     let start = src.offset();
     let head = src.peek(probe::MATRIX_PROBE_LEN)?.to_vec();
     let Some((data_type, rows, cols)) = probe::fixed(&head) else {
@@ -185,7 +185,7 @@ fn code_types(code: u8) -> (Option<ValueType>, Option<ValueType>) {
 }
 
 /// Picks the dialect whose reading of `codes` gives the sidecar's value types.
-fn by_hint(hint: &Hint, codes: &[u8]) -> Result<Dialect> {
+fn by_hint(hint: &Meta, codes: &[u8]) -> Result<Dialect> {
     let spec: Vec<Option<ValueType>> = codes.iter().map(|&c| code_types(c).0).collect();
     let runtime: Vec<Option<ValueType>> = codes.iter().map(|&c| code_types(c).1).collect();
     if runtime == hint.value_types {
@@ -204,7 +204,7 @@ fn detect_matrix<S: Source + ?Sized>(
     src: &mut S,
     start: u64,
     matrix: &MatrixProbe,
-    hint: Option<&Hint>,
+    hint: Option<&Meta>,
 ) -> Result<Dialect> {
     if !matrix.runtime_shaped() {
         return Ok(Dialect::Spec);
@@ -248,7 +248,7 @@ fn detect_frame<S: Source + ?Sized>(
     start: u64,
     rows: u64,
     cols: u64,
-    hint: Option<&Hint>,
+    hint: Option<&Meta>,
 ) -> Result<Dialect> {
     let Ok(count) = usize::try_from(cols) else {
         return Ok(Dialect::Spec);

@@ -17,7 +17,8 @@ use crate::wire::sink::Sink;
 use crate::wire::values::{count_nonzero, with_values};
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, ValueType, Values};
 
-pub use super::matrix_ref::{Layout, MatrixRef};
+pub(crate) use super::matrix_ref::Layout;
+pub use super::matrix_ref::MatrixRef;
 use super::narrow::Narrower;
 
 /// Tile size in force: the option, capped at the largest block dimension.
@@ -134,7 +135,7 @@ pub(crate) fn write_frame<W: Write>(
             )));
         }
         with_values!(values, v => {
-            let column = MatrixRef::dense(rows, 1, v);
+            let column = MatrixRef::dense_unchecked(rows, 1, v);
             for place in places(rows as u64, 1, (tile_rows, 1)) {
                 write_block(sink, &column, place, (0, col as u64), options)?;
             }
@@ -509,7 +510,7 @@ pub(crate) fn encode_tile<T: Element>(
 /// A matrix read in bands of whole rows, from the first, as often as asked: the source of a
 /// block too large to hold.
 pub trait RowBands<T> {
-    /// Whether the bands hold every cell (a dense source), as [`Layout::Dense`] does.
+    /// Whether the bands hold every cell (a dense source), as [`MatrixRef::dense`] does.
     fn dense(&self) -> bool;
 
     /// Whether any cell is non-zero, where the source knows without a pass.

@@ -3,12 +3,17 @@
 
 use std::io::Write;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::model::csr::check_arrays;
 use crate::wire::sink::Sink;
 use crate::wire::values::count_nonzero;
 use crate::wire::{BlockPlace, Element, ValueType};
 
-/// A borrowed matrix to write.
+/// A borrowed matrix to write: dense row-major values or CSR arrays, checked when made, so
+/// that the writers that take it ([`crate::DbdfWriter::write_tile`], [`RowBands`]) can trust
+/// it.
+///
+/// [`RowBands`]: crate::lowlevel::RowBands
 pub struct MatrixRef<'a, T> {
     pub(crate) rows: usize,
     pub(crate) cols: usize,
@@ -16,7 +21,7 @@ pub struct MatrixRef<'a, T> {
 }
 
 /// How a borrowed matrix holds its values.
-pub enum Layout<'a, T> {
+pub(crate) enum Layout<'a, T> {
     /// `rows * cols` values, row-major.
     Dense(&'a [T]),
     /// CSR arrays with a proper `row_offsets` (starting at 0), columns increasing in a row.
@@ -101,24 +106,50 @@ impl<T: Element> Row<'_, T> {
 
 impl<'a, T: Element> MatrixRef<'a, T> {
     /// A row-major dense matrix of `rows x cols` values.
-    pub fn dense(rows: usize, cols: usize, data: &'a [T]) -> Self {
-        MatrixRef {
-            rows,
-            cols,
-            layout: Layout::Dense(data),
+    ///
+    /// ```
+    /// use serde_daphne::lowlevel::MatrixRef;
+    ///
+    /// assert!(MatrixRef::dense(2, 2, &[1.0f64, 2.0, 3.0, 4.0]).is_ok());
+    /// assert!(MatrixRef::dense(2, 2, &[1.0f64, 2.0, 3.0]).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] when `data` does not hold `rows * cols` values.
+    pub fn dense(rows: usize, cols: usize, data: &'a [T]) -> Result<Self> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(Error::invalid(format!(
+                "{} values for a {rows} x {cols} dense matrix",
+                data.len()
+            )));
         }
+        Ok(MatrixRef::dense_unchecked(rows, cols, data))
     }
 
     /// A CSR matrix of `rows x cols` from a proper `row_offsets` (starting at 0, `rows + 1`
-    /// of them) and each entry's column (increasing within a row) and value.
+    /// of them, never decreasing, ending at the number of entries) and each entry's column
+    /// (inside `0..cols`, strictly increasing within a row) and value: checked as sprs
+    /// checks its arrays, in one pass over the columns.
+    ///
+    /// ```
+    /// use serde_daphne::lowlevel::MatrixRef;
+    ///
+    /// // [[0, 5], [7, 0]]
+    /// assert!(MatrixRef::csr(2, 2, &[0, 1, 2], &[1, 0], &[5i32, 7]).is_ok());
+    /// assert!(MatrixRef::csr(2, 2, &[0, 1, 2], &[1, 2], &[5i32, 7]).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] naming the first fault.
     pub fn csr(
         rows: usize,
         cols: usize,
         row_offsets: &'a [usize],
         col_indices: &'a [usize],
         values: &'a [T],
-    ) -> Self {
-        MatrixRef {
+    ) -> Result<Self> {
+        check_arrays((rows, cols), row_offsets, col_indices, values.len())?;
+        Ok(MatrixRef {
             rows,
             cols,
             layout: Layout::Csr {
@@ -126,6 +157,16 @@ impl<'a, T: Element> MatrixRef<'a, T> {
                 col_indices,
                 values,
             },
+        })
+    }
+
+    /// [`MatrixRef::dense`] where the caller has just sized `data` itself.
+    pub(crate) fn dense_unchecked(rows: usize, cols: usize, data: &'a [T]) -> Self {
+        debug_assert_eq!(rows * cols, data.len());
+        MatrixRef {
+            rows,
+            cols,
+            layout: Layout::Dense(data),
         }
     }
 

@@ -20,5 +20,5 @@ mod write;
 
 pub use assemble::CsrParts;
 pub use csr::CsrIndex;
-pub use detect::Hint;
+pub use detect::Meta;
 pub use object::{Block, Object};

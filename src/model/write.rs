@@ -50,7 +50,7 @@ impl Object {
                             &copied
                         }
                     };
-                    write_matrix(&mut sink, DataType::DenseMatrix, &MatrixRef::dense(rows, cols, data), options)?
+                    write_matrix(&mut sink, DataType::DenseMatrix, &MatrixRef::dense_unchecked(rows, cols, data), options)?
                 })
             }
             header => {

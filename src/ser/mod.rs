@@ -114,7 +114,7 @@ impl<W: Write> Serializer<W> {
             with_values!(values, v => write_matrix(
                 sink,
                 DataType::DenseMatrix,
-                &MatrixRef::dense(rows, cols, v),
+                &MatrixRef::dense_unchecked(rows, cols, v),
                 options,
             ))
         })
@@ -128,7 +128,7 @@ impl<W: Write> Serializer<W> {
             with_value!(value, x => write_matrix(
                 sink,
                 DataType::DenseMatrix,
-                &MatrixRef::dense(1, 1, std::slice::from_ref(&x)),
+                &MatrixRef::dense_unchecked(1, 1, std::slice::from_ref(&x)),
                 options,
             ))
         })

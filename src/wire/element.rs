@@ -7,7 +7,11 @@
 
 use std::fmt;
 
+use std::io::{self, Write};
+
+use super::le::{self, SwapIfBigEndian};
 use crate::codes::{with_value, Value, ValueType};
+use crate::error::{Error, Result};
 use sealed::NarrowProbe;
 
 mod sealed {
@@ -20,7 +24,7 @@ mod sealed {
     }
 
     /// Typed fast paths for narrowing, kept out of the public API.
-    pub trait Sealed: Copy {
+    pub trait Sealed: Copy + super::le::SwapIfBigEndian {
         /// What narrowing needs to know of this value, without going through [`super::Value`].
         fn narrow_probe(self) -> NarrowProbe;
         /// `self as i64` (exact whenever narrowing chose an integer type).
@@ -135,6 +139,66 @@ pub trait Element:
 
     /// Borrows the vector when `values` holds this type.
     fn slice_of(values: &Values) -> Option<&[Self]>;
+
+    /// Reads one value from the start of `bytes`, stored little-endian (the format's byte
+    /// order); `None` when `bytes` is shorter than a value.
+    ///
+    /// ```
+    /// use serde_daphne::Element;
+    ///
+    /// assert_eq!(u16::read_le(&[0x34, 0x12, 0xff]), Some(0x1234));
+    /// assert_eq!(f64::read_le(&[0; 7]), None);
+    /// ```
+    #[inline]
+    fn read_le(bytes: &[u8]) -> Option<Self> {
+        (bytes.len() >= std::mem::size_of::<Self>()).then(|| le::read_le(bytes))
+    }
+
+    /// Decodes little-endian `bytes` into a new vector, in one copy (large runs split
+    /// between the cores).
+    ///
+    /// ```
+    /// use serde_daphne::Element;
+    ///
+    /// assert_eq!(i32::decode_le(&[1, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff])?, vec![1, -2]);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] when `bytes` is not a whole number of values;
+    /// [`crate::ErrorKind::OutOfMemory`].
+    fn decode_le(bytes: &[u8]) -> Result<Vec<Self>> {
+        let size = std::mem::size_of::<Self>();
+        if !bytes.len().is_multiple_of(size) {
+            return Err(Error::invalid(format!(
+                "{} bytes are not a whole number of {} values",
+                bytes.len(),
+                Self::VALUE_TYPE
+            )));
+        }
+        le::decode_le(bytes)
+    }
+
+    /// Writes `values` to `writer` as little-endian bytes: one `write_all` on little-endian
+    /// hosts.
+    ///
+    /// # Errors
+    /// The writer's.
+    fn write_le<W: Write + ?Sized>(values: &[Self], writer: &mut W) -> io::Result<()> {
+        le::write_le(writer, values)
+    }
+
+    /// How many of `values` are not zero in the sense of [`Element::is_zero`] (not every
+    /// bit zero): what a sparse block stores. Counted on the bits, vectorised.
+    ///
+    /// ```
+    /// use serde_daphne::Element;
+    ///
+    /// assert_eq!(f64::count_nonzero(&[0.0, -0.0, 1.5, 0.0]), 2);
+    /// ```
+    fn count_nonzero(values: &[Self]) -> usize {
+        le::count_nonzero(values)
+    }
 }
 
 macro_rules! impl_element {
@@ -231,24 +295,6 @@ macro_rules! impl_element {
         }
     }};
 }
-
-/// Byte order swapping for `Element::to_le`, written once for all ten types.
-trait SwapIfBigEndian: Sized {
-    fn swap_if_big_endian(self) -> Self;
-}
-
-macro_rules! impl_swap {
-    ($($t:ty => $bits:ty),*) => {$(
-        impl SwapIfBigEndian for $t {
-            #[inline]
-            fn swap_if_big_endian(self) -> Self {
-                bytemuck::cast(<$bits>::to_le(bytemuck::cast::<$t, $bits>(self)))
-            }
-        }
-    )*};
-}
-impl_swap!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i8 => u8, i16 => u16, i32 => u32,
-    i64 => u64, f32 => u32, f64 => u64);
 
 impl_element! {
     U8 u8, integer, |x| x == 0;

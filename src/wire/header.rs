@@ -68,7 +68,6 @@ impl Header {
     ///
     /// # Panics
     /// When `data_type` is `Frame`, which needs labels.
-    #[doc(hidden)]
     pub fn matrix(data_type: DataType, rows: u64, cols: u64, value_type: ValueType) -> Header {
         match data_type {
             DataType::DenseMatrix => Header::DenseMatrix {
@@ -87,7 +86,6 @@ impl Header {
     }
 
     /// A frame header for labelled columns of values.
-    #[doc(hidden)]
     pub fn frame_of(rows: u64, columns: &[(String, Values)]) -> Header {
         Header::Frame {
             rows,

@@ -8,6 +8,7 @@
 pub mod block;
 pub mod element;
 pub mod header;
+pub(crate) mod le;
 pub(crate) mod probe;
 pub mod runtime;
 pub mod seek;
@@ -17,7 +18,7 @@ pub(crate) mod sparse_row;
 pub mod values;
 
 pub use crate::codes::{BlockType, DataType, Value, ValueType};
-pub use block::{BlockData, BlockHead, BlockPlace};
+pub use block::{BlockData, BlockPlace};
 pub use element::{Element, Values};
 pub use header::{Column, Header};
 pub use seek::SeekSource;

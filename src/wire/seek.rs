@@ -86,11 +86,6 @@ impl<R: Read + Seek> SeekSource<R> {
         }
     }
 
-    /// Whether the input is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Moves the cursor to `offset` (at most the input's length); no I/O until bytes are
     /// needed.
     pub fn seek_to(&mut self, offset: u64) {

@@ -1,14 +1,22 @@
 //! Operations on typed vectors of values ([`Values`]), and their little-endian byte encoding.
 
-use crate::error::ErrorImpl;
-use std::io::{self, Write};
-
 use super::element::{exact_cast, widens_exactly, Element, Values};
+pub(crate) use super::le::{count_nonzero, decode_le, extend_le, read_le, write_le, zeroed_vec};
 use crate::codes::{Value, ValueType};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-/// Calls `$body` with `$v` bound to the vector inside any `Values` variant.
-#[doc(hidden)]
+/// Calls `$body` with `$v` bound to the vector inside any [`Values`] variant (`$values` may
+/// be a `Values`, a `&Values` or a `&mut Values`): one generic body for values of a type
+/// known only at run time.
+///
+/// ```
+/// use serde_daphne::{with_values, Element, Values};
+///
+/// fn nonzero(values: &Values) -> usize {
+///     with_values!(values, v => Element::count_nonzero(v.as_slice()))
+/// }
+/// assert_eq!(nonzero(&Values::I16(vec![0, 3, 0, -1])), 2);
+/// ```
 #[macro_export]
 macro_rules! with_values {
     ($values:expr, $v:ident => $body:expr) => {
@@ -39,7 +47,6 @@ pub use with_values;
 /// }
 /// assert_eq!(size_of(ValueType::I16), 2);
 /// ```
-#[doc(hidden)]
 #[macro_export]
 macro_rules! with_value_type {
     ($value_type:expr, $t:ident => $body:expr) => {
@@ -299,147 +306,11 @@ pub(crate) fn convert_slice<S: Element, T: Element>(src: &[S]) -> Result<Vec<T>,
     Ok(out)
 }
 
-/// `len` zeros, allocated fallibly and zeroed by the allocator: pages that stay zero (a
-/// large matrix stored as empty blocks) are never touched.
-pub fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
-    let v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| {
-        Error::from(ErrorImpl::OutOfMemory {
-            bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
-        })
-    })?;
-    // Large zeroed allocations are fresh pages, not yet touched.
-    crate::pages::advise(v.as_ptr(), len * std::mem::size_of::<T>());
-    Ok(v)
-}
-
-/// Appends the little-endian bytes of `src` to `out`: one copy on little-endian hosts.
-pub(crate) fn extend_le<T: Element>(out: &mut Vec<u8>, src: &[T]) {
-    if cfg!(target_endian = "little") {
-        out.extend_from_slice(bytemuck::cast_slice(src));
-    } else {
-        out.reserve(std::mem::size_of_val(src));
-        for &x in src {
-            out.extend_from_slice(bytemuck::bytes_of(&x.to_le()));
-        }
-    }
-}
-
-/// Writes the little-endian bytes of `src`: one `write_all` on little-endian hosts.
-pub fn write_le<T: Element, W: Write + ?Sized>(w: &mut W, src: &[T]) -> io::Result<()> {
-    if cfg!(target_endian = "little") {
-        w.write_all(bytemuck::cast_slice(src))
-    } else {
-        let mut buf = Vec::with_capacity(64 * 1024);
-        for chunk in src.chunks(64 * 1024 / std::mem::size_of::<T>().max(1)) {
-            buf.clear();
-            extend_le(&mut buf, chunk);
-            w.write_all(&buf)?;
-        }
-        Ok(())
-    }
-}
-
-/// Decodes little-endian values; `bytes.len()` must be a multiple of the element size.
-///
-/// One copy into a new vector that is never initialised first: a zeroed allocation would cost
-/// an extra pass wherever the allocator reuses memory (every vector below glibc's mmap
-/// threshold), about a third of the time of a 2 MiB read.
-#[allow(unsafe_code)]
-pub(crate) fn decode_le<T: Element>(bytes: &[u8]) -> Result<Vec<T>> {
-    let size = std::mem::size_of::<T>();
-    assert_eq!(bytes.len() % size, 0, "decode_le takes whole values");
-    let n = bytes.len() / size;
-    let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        Error::from(ErrorImpl::OutOfMemory {
-            bytes: bytes.len() as u128,
-        })
-    })?;
-    crate::pages::advise_spare(&v);
-    // Large copies run on every core: each core takes the faults of its own fresh pages
-    // (BENCHMARKS.md, "Past the page-fault wall").
-    let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
-    let spare = &mut v.spare_capacity_mut()[..n];
-    let parts = spare
-        .chunks_mut(per_thread)
-        .zip(bytes.chunks(per_thread * size));
-    crate::threads::on_every_core(parts, |(dst, src)| {
-        // SAFETY: `dst` is `src.len() / size` values of spare capacity, exactly `src.len()`
-        // bytes, in a new allocation that cannot overlap `src`; `T: Pod`, so any bytes are
-        // valid values, and `u8` has no alignment to violate.
-        unsafe {
-            std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len());
-        }
-    });
-    // SAFETY: the copies above wrote all `n` values (the chunks of `spare` cover it).
-    unsafe {
-        v.set_len(n);
-    }
-    if cfg!(target_endian = "big") {
-        v.iter_mut().for_each(|x| *x = x.to_le());
-    }
-    Ok(v)
-}
-
-/// Copies of at least this many bytes into new memory run on every core.
-const COPY_IN_PARALLEL_FROM: usize = 16 << 20;
-
 /// Little-endian `bytes` (whole values) as values of `value_type`.
+///
+/// # Errors
+/// [`crate::ErrorKind::InvalidValue`] when `bytes` is not a whole number of values;
+/// [`crate::ErrorKind::OutOfMemory`].
 pub fn decode_values(value_type: ValueType, bytes: &[u8]) -> Result<Values> {
-    with_value_type!(value_type, T => Ok(T::into_values(decode_le::<T>(bytes)?)))
-}
-
-/// Reads one little-endian value from the start of `bytes` (which must be long enough).
-#[inline]
-pub fn read_le<T: Element>(bytes: &[u8]) -> T {
-    bytemuck::pod_read_unaligned::<T>(&bytes[..std::mem::size_of::<T>()]).to_le()
-}
-
-/// How many of `values` are not zero (not all bits zero). Counted on the raw bits with
-/// shifts and adds that vectorise on every x86-64, since zero means all bits zero.
-pub fn count_nonzero<T: Element>(values: &[T]) -> usize {
-    macro_rules! count {
-        ($u:ty) => {{
-            let words: &[$u] = bytemuck::cast_slice(values);
-            let mut n = 0usize;
-            for piece in words.chunks(1 << 12) {
-                let mut lane: u32 = 0;
-                for &w in piece {
-                    lane += ((w | w.wrapping_neg()) >> (<$u>::BITS - 1)) as u32;
-                }
-                n += lane as usize;
-            }
-            n
-        }};
-    }
-    match std::mem::size_of::<T>() {
-        1 => count!(u8),
-        2 => count!(u16),
-        4 => count!(u32),
-        _ => count!(u64),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A copy large enough to be split between threads, of an odd number of values, lands
-    /// whole and in order.
-    #[test]
-    fn large_decodes_split_between_threads_keep_every_value() {
-        let n = (COPY_IN_PARALLEL_FROM / 8) * 3 + 7;
-        let bytes: Vec<u8> = (0..n as u64)
-            .flat_map(|i| (i * 3 + 1).to_le_bytes())
-            .collect();
-        let values: Vec<u64> = decode_le(&bytes).unwrap();
-        assert_eq!(values.len(), n);
-        assert!(values
-            .iter()
-            .enumerate()
-            .all(|(i, &x)| x == i as u64 * 3 + 1));
-        let mut zeros = zeroed_vec::<u32>(n).unwrap();
-        crate::pages::prefault(&mut zeros);
-        assert!(zeros.iter().all(|&x| x == 0));
-    }
+    with_value_type!(value_type, T => Ok(T::into_values(T::decode_le(bytes)?)))
 }

@@ -16,8 +16,8 @@ macro_rules! assert_error {
         let error: &serde_daphne::Error = $crate::assert_error::AsError::as_error(value);
         assert_eq!(error.kind(), serde_daphne::ErrorKind::$kind, "{error:?}");
         #[allow(unused_variables)]
-        match error.details() {
-            serde_daphne::__private::error::ErrorImpl::$kind { $($fields)* } $(if $guard)? => {}
+        match serde_daphne::__private_0_1_0::details(error) {
+            serde_daphne::__private_0_1_0::ErrorImpl::$kind { $($fields)* } $(if $guard)? => {}
             other => panic!("expected {}, got {other:?}", stringify!($kind { $($fields)* })),
         }
     }};

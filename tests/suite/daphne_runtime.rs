@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_daphne::__private::io::meta::{meta_json, parse_meta};
+use serde_daphne::__private_0_1_0::meta_json;
+
+use serde_daphne::__private_0_1_0::parse_meta;
 use serde_daphne::{
     from_file, from_slice, from_slice_with, to_file_with, to_vec_with, BlockPolicy, DataType,
     Dense, Dialect, ErrorKind, Object, Options, Value, ValueType, Values,
@@ -590,7 +592,7 @@ fn labels_that_overflow_daphnes_reader_are_refused() {
     };
     // Column 0 of 2 survives 64 bytes, column 1 of 2 survives 32.
     assert_eq!(
-        serde_daphne::__private::wire::runtime::max_daphne_label_len(0, 2),
+        serde_daphne::__private_0_1_0::max_daphne_label_len(0, 2),
         64
     );
     assert!(to_vec_with(&frame(64, 32), &runtime()).is_ok());

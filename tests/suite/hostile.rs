@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ndarray::{array, Array2};
 use serde::{Deserialize, Serialize};
-use serde_daphne::__private::io::write_atomically;
+use serde_daphne::__private_0_1_0::write_atomically;
 use serde_daphne::{
     from_reader, from_slice, from_slice_with, to_file, to_vec, to_vec_with, to_writer, BlockPolicy,
     Csr, DataType, DbdfFile, Dense, Dialect, Error, ErrorKind, Frame, Object, Options,

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use ndarray::{s, Array2};
 use proptest::prelude::*;
 use proptest::sample::select;
-use serde_daphne::__private::wire::{Column, Header};
+use serde_daphne::Column;
+use serde_daphne::Header;
 use serde_daphne::{
     from_file, from_slice, to_vec_with, BlockPolicy, Csr, DbdfWriter, Dense, Dialect, Object,
     Options, ValueType, Values,

@@ -280,8 +280,10 @@ fn shapes_and_data_types_must_fit_the_rust_type() {
 
 #[test]
 fn objects_built_by_hand_are_checked_like_read_ones() {
-    use serde_daphne::__private::wire::{BlockData, BlockPlace, Header};
     use serde_daphne::Block;
+    use serde_daphne::BlockData;
+    use serde_daphne::BlockPlace;
+    use serde_daphne::Header;
     use serde_daphne::{ValueType, Values};
     let header = Header::DenseMatrix {
         rows: 1,

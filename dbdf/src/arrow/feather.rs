@@ -15,7 +15,7 @@ use super::{
 };
 use crate::input::Foreign;
 use crate::pipe::{Band, Kept, Pieces, Sink, Source};
-use serde_daphne::__private::wire::Header;
+use serde_daphne::Header;
 use serde_daphne::{Error, Result};
 
 pub(crate) const IPC: Foreign = Foreign("Arrow IPC");

@@ -30,10 +30,12 @@ use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 
 use crate::input::{not_in_daphne, Foreign};
 use crate::pipe::{Band, Cells};
-use serde_daphne::__private::names::{first_name, parse_name};
-use serde_daphne::__private::wire::header::Column;
-use serde_daphne::__private::wire::values::with_values;
-use serde_daphne::__private::wire::{Element, Header};
+use serde_daphne::__private_0_1_0::first_name;
+use serde_daphne::__private_0_1_0::parse_name;
+use serde_daphne::with_values;
+use serde_daphne::Column;
+use serde_daphne::Element;
+use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Result, ValueType, Values};
 
 /// The key of the schema metadata that records the DAPHNE data type a table was.
@@ -387,7 +389,7 @@ fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) 
         let src = array.values();
         // A fresh buffer in huge pages: a band's columns are new memory every time.
         let mut values = Vec::with_capacity(src.len());
-        serde_daphne::__private::pages::advise_spare(&values);
+        serde_daphne::__private_0_1_0::advise_spare(&values);
         values.extend_from_slice(src);
         if let (Some(nan_fill), Some(mask)) = (fill, array.nulls()) {
             let with = if nan_fill { nan } else { T::Native::default() };
@@ -442,7 +444,7 @@ fn interleave(
     first_row: u64,
 ) -> Result<Values> {
     let cols = columns.len();
-    serde_daphne::__private::wire::values::with_value_type!(value_type, T => {
+    serde_daphne::with_value_type!(value_type, T => {
         let mut out = vec![T::default(); rows * cols];
         for (c, column) in columns.into_iter().enumerate() {
             let column = typed_column::<T>(column, &fields[c], first_row)?;

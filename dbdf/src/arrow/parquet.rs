@@ -25,7 +25,7 @@ use super::{
 };
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, Kept, Pieces, Sink, Source};
-use serde_daphne::__private::wire::Header;
+use serde_daphne::Header;
 use serde_daphne::{Error, Result};
 
 pub(crate) const PARQUET: Foreign = Foreign("Parquet");
@@ -185,7 +185,7 @@ impl Checked {
             return Ok(held.slice(from..from + length));
         }
         let size = length.max(WINDOW).min((self.len - start) as usize);
-        let mut buffer = serde_daphne::__private::wire::values::zeroed_vec::<u8>(size)
+        let mut buffer = serde_daphne::lowlevel::zeroed_vec::<u8>(size)
             .map_err(|e| ParquetError::General(e.to_string()))?;
         read_exact_at(&self.file, &mut buffer, start)
             .map_err(|e| ParquetError::External(Box::new(e)))?;

@@ -4,12 +4,17 @@ use super::{element_error, Array, Format, ValueKind, BINSPARSE};
 use crate::input::index_values;
 use crate::input::not_in_daphne;
 use crate::npy::transpose;
-use serde_daphne::__private::error::ErrorImpl;
-use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
-use serde_daphne::__private::model::Object;
-use serde_daphne::__private::wire::element::Element;
-use serde_daphne::__private::wire::values::{with_value_type, with_values};
-use serde_daphne::__private::wire::{DataType, Value, ValueType, Values};
+use serde_daphne::__private_0_1_0::ErrorImpl;
+use serde_daphne::lowlevel::CsrFill;
+use serde_daphne::lowlevel::RowCounts;
+use serde_daphne::with_value_type;
+use serde_daphne::with_values;
+use serde_daphne::DataType;
+use serde_daphne::Element;
+use serde_daphne::Object;
+use serde_daphne::Value;
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 /// The value array as the descriptor types it: converted exactly from the container's type,

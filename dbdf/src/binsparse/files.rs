@@ -9,7 +9,7 @@ use std::path::Path;
 #[cfg(any(not(feature = "hdf5"), not(feature = "zarr")))]
 use super::BINSPARSE;
 use super::{npz, Binsparse, WriteOptions};
-use serde_daphne::__private::model::Object;
+use serde_daphne::Object;
 use serde_daphne::Result;
 
 /// How Binsparse files are read.
@@ -21,7 +21,7 @@ pub struct ReadOptions {
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
-            max_alloc: serde_daphne::__private::options::Options::new().max_alloc,
+            max_alloc: serde_daphne::Options::new().max_alloc,
         }
     }
 }
@@ -108,7 +108,7 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binspa
         #[cfg(not(feature = "hdf5"))]
         return Err(no_hdf5(path));
     }
-    from_slice_with(&serde_daphne::__private::io::read_file(path)?, options)
+    from_slice_with(&serde_daphne::__private_0_1_0::read_file(path)?, options)
 }
 
 /// Reads a Binsparse matrix from the bytes of an `.npz` archive with the default options.
@@ -155,7 +155,7 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
         #[cfg(not(feature = "hdf5"))]
         return Err(no_hdf5(path));
     }
-    serde_daphne::__private::io::write_buffered(path, |out| to_writer(out, object, options))
+    serde_daphne::__private_0_1_0::write_buffered(path, |out| to_writer(out, object, options))
 }
 
 /// The Binsparse file at `path` as a source of the pipe ([`super::BinsparseSource`]).

@@ -11,9 +11,10 @@ use hdf5_metno as h5;
 
 use super::{decode, encode, Array, Binsparse, WriteOptions};
 use crate::input::Foreign;
-use serde_daphne::__private::model::Object;
-use serde_daphne::__private::wire::values::with_values;
-use serde_daphne::__private::wire::{Element, Values};
+use serde_daphne::with_values;
+use serde_daphne::Element;
+use serde_daphne::Object;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 /// The longest fixed-length descriptor string read.
@@ -120,8 +121,8 @@ pub(super) fn read(path: &Path, max_alloc: u64) -> Result<Binsparse> {
 /// `path`, which removes it).
 pub(super) fn write(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
     let (text, arrays) = encode(object, options)?;
-    serde_daphne::__private::io::remove_stale_temporaries(path);
-    let temp = serde_daphne::__private::io::temporary_path(path);
+    serde_daphne::__private_0_1_0::remove_stale_temporaries(path);
+    let temp = serde_daphne::__private_0_1_0::temporary_path(path);
     let written = (|| {
         let fail = |e| h5_error(path, "writing", e);
         let file = h5::File::create(&temp).map_err(fail)?;

@@ -39,9 +39,10 @@ pub mod zarr;
 use serde_json::{Map, Value as Json};
 
 use crate::input::{not_in_daphne, Foreign};
-use serde_daphne::__private::model::Object;
-use serde_daphne::__private::options::check_alloc;
-use serde_daphne::__private::wire::{ValueType, Values};
+use serde_daphne::__private_0_1_0::check_alloc;
+use serde_daphne::Object;
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 pub use self::files::{
@@ -100,7 +101,7 @@ impl std::str::FromStr for Format {
 
     fn from_str(text: &str) -> Result<Self> {
         let table = Format::ALL.map(|f| (f.name(), f));
-        serde_daphne::__private::names::parse_name(text, "a Binsparse format", &table)
+        serde_daphne::__private_0_1_0::parse_name(text, "a Binsparse format", &table)
     }
 }
 
@@ -222,7 +223,7 @@ impl std::str::FromStr for Version {
 
     fn from_str(text: &str) -> Result<Self> {
         let table = [Version::V0_1, Version::V0_1_0].map(|v| (v.text(), v));
-        serde_daphne::__private::names::parse_name(text, "a Binsparse version", &table)
+        serde_daphne::__private_0_1_0::parse_name(text, "a Binsparse version", &table)
     }
 }
 
@@ -318,7 +319,7 @@ impl WriteOptions {
     /// The format this writes `object` in.
     pub fn format_for(&self, object: &Object) -> Format {
         self.format.unwrap_or(match object.data_type() {
-            serde_daphne::__private::codes::DataType::CsrMatrix => Format::Csr,
+            serde_daphne::DataType::CsrMatrix => Format::Csr,
             _ => Format::Dmat,
         })
     }

@@ -8,7 +8,7 @@ use std::io::Write;
 use super::{decode, encode, Array, Binsparse, WriteOptions, BINSPARSE};
 use crate::npy;
 use crate::zip::{members, ZipWriter};
-use serde_daphne::__private::model::Object;
+use serde_daphne::Object;
 use serde_daphne::Result;
 
 const DESCRIPTOR: &str = "binsparse.npy";
@@ -24,8 +24,8 @@ pub(super) fn read(bytes: &[u8], max_alloc: u64) -> Result<Binsparse> {
     // Offsets of problems inside a member count from the archive's start where the member
     // is stored; inflated members have none to give.
     let shift = |e: serde_daphne::Error, at: Option<usize>| match at {
-        Some(at) => e.shifted(at),
-        None => e.without_offset(),
+        Some(at) => e.relocated(Some(at as u64)),
+        None => e.relocated(None),
     };
     let text = npy::parse(&descriptor.data)
         .and_then(|a| a.string())

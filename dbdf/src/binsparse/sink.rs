@@ -11,12 +11,15 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use serde_json::{Map, Value as Json};
 
 use super::{descriptor, npz, type_name, Format, WriteOptions, BINSPARSE};
+use crate::input::write_le;
 use crate::npy;
 use crate::pipe::{Band, Cells, Pieces, Sink};
 use crate::zip::ZipWriter;
-use serde_daphne::__private::io::scratch_file;
-use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le};
-use serde_daphne::__private::wire::{Element, Header};
+use serde_daphne::__private_0_1_0::scratch_file;
+use serde_daphne::with_value_type;
+use serde_daphne::with_values;
+use serde_daphne::Element;
+use serde_daphne::Header;
 use serde_daphne::{DataType, Result, Value, ValueType, Values};
 
 /// Where an array's values go as they come (a scratch file, Zarr chunks).

@@ -20,7 +20,7 @@ use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
 use crate::zip::{crc_error, entries, Archive, Entry, FileArchive, StoredArray};
-use serde_daphne::__private::wire::Header;
+use serde_daphne::Header;
 use serde_daphne::{DataType, Result, ValueType};
 
 /// Elements of an index array read at once when the pointers are checked.

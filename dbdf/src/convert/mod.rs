@@ -28,10 +28,13 @@ use std::path::{Path, PathBuf};
 use crate::binsparse;
 use crate::pipe::{DbdfSource, Source};
 use crate::{csv, futhark, mtx, npy, systemds};
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::names::{first_name, parse_name};
-use serde_daphne::__private::options::{BlockPolicy, Dialect, Options};
+use serde_daphne::__private_0_1_0::first_name;
+use serde_daphne::__private_0_1_0::parse_name;
+use serde_daphne::lowlevel::Progress;
+use serde_daphne::BlockPolicy;
+use serde_daphne::Dialect;
 use serde_daphne::Error;
+use serde_daphne::Options;
 use serde_daphne::{DataType, ValueType};
 
 pub use sinks::{convert_from, write_output};

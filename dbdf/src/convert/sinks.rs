@@ -1,16 +1,17 @@
 //! The output side of conversions: each target format's sink, fed by the pipe.
 
-use serde_daphne::__private::error::ErrorImpl;
+use serde_daphne::__private_0_1_0::{into_details, ErrorImpl};
 use std::io::Write;
 use std::path::Path;
 
 use super::{ConvertError, ConvertOptions, Format, Report};
 use crate::pipe::{self, Collect, DbdfSink, Failed, Kept, PumpOptions, Sink, Source};
 use crate::{binsparse, csv, futhark, mtx, npy, systemds};
-use serde_daphne::__private::io::meta::write_sidecar;
-use serde_daphne::__private::io::{sidecar_path, write_atomically_synced};
-use serde_daphne::__private::wire::Header;
+use serde_daphne::__private_0_1_0::write_atomically_synced;
+use serde_daphne::lowlevel::sidecar_path;
+use serde_daphne::lowlevel::write_sidecar;
 use serde_daphne::Error;
+use serde_daphne::Header;
 use serde_daphne::{Object, ValueType};
 
 /// Converts what `source` (read from `input`) holds to `output`: value and data type changes
@@ -211,7 +212,7 @@ pub(super) fn csv_sidecar(
     header: &Header,
     report: &mut Report,
 ) -> Result<(), ConvertError> {
-    match write_sidecar(output, header).map_err(Error::into_details) {
+    match write_sidecar(output, header).map_err(into_details) {
         Err(ErrorImpl::NotInDialect { what, .. }) => {
             report.warnings.push(format!(
                 "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
@@ -266,11 +267,11 @@ pub fn write_output_synced<E: From<ConvertError>>(
     }
     let mut failure = None;
     let result = write_atomically_synced(output, sync, |file| {
-        let file = serde_daphne::__private::io::Preallocating::new(file);
+        let file = serde_daphne::__private_0_1_0::Preallocating::new(file);
         let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
         if let Err(f) = write(&mut writer) {
             failure = Some(f);
-            return Err(ErrorImpl::Io(std::io::Error::other("failed")).into());
+            return Err(Error::from(std::io::Error::other("failed")));
         }
         writer.flush()?;
         Ok(())

@@ -12,9 +12,9 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use super::records::{Inference, Records, Start, CSV};
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::model::Hint;
-use serde_daphne::__private::threads::workers;
+use serde_daphne::__private_0_1_0::workers;
+use serde_daphne::lowlevel::Meta;
+use serde_daphne::lowlevel::Progress;
 use serde_daphne::{Result, ValueType, Values};
 
 /// Bytes of text each worker takes at a time in the second pass (tests: every band its own,
@@ -107,7 +107,7 @@ impl Checked {
 /// A CSV file and its sidecar, read from where a band starts as often as asked.
 pub(super) struct Source<'a> {
     pub path: &'a Path,
-    pub sidecar: Option<&'a Hint>,
+    pub sidecar: Option<&'a Meta>,
     pub progress: Option<&'a Progress>,
 }
 

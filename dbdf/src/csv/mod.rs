@@ -1,7 +1,7 @@
 //! CSV: numbers, one row per record; frames with a header record of labels.
 //!
 //! A `.meta` sidecar beside the CSV (DAPHNE's JSON, as DAPHNE reads CSV, through
-//! `serde_daphne::__private::io::meta`) gives the shape, value types and frame labels; without one, a
+//! `serde_daphne::lowlevel`) gives the shape, value types and frame labels; without one, a
 //! first record that is not all numbers is a header and makes a frame, and columns are typed
 //! i64 when every field is an integer, f64 otherwise. Writing a CSV file also writes its
 //! sidecar, so that types survive; in the runtime dialect frames get no header record (DAPHNE
@@ -22,7 +22,7 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
-use serde_daphne::__private::error::ErrorImpl;
+use serde_daphne::__private_0_1_0::{into_details, ErrorImpl};
 use std::io::Write;
 use std::path::Path;
 
@@ -34,8 +34,9 @@ mod write;
 
 pub use self::pipe::{CsvSink, CsvSource};
 use self::write::{write_labels, write_records};
-use serde_daphne::__private::io::meta::write_sidecar;
-use serde_daphne::__private::io::{read_sidecar, write_buffered};
+use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::read_sidecar;
+use serde_daphne::lowlevel::write_sidecar;
 use serde_daphne::{DataType, Error, Object, Result};
 
 /// How CSV is written.
@@ -86,7 +87,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();
     write_buffered(path, |w| to_writer(w, object, options))?;
-    match write_sidecar(path, object.header()).map_err(Error::into_details) {
+    match write_sidecar(path, object.header()).map_err(into_details) {
         Err(ErrorImpl::NotInDialect { .. }) => Ok(()),
         other => other.map_err(Error::from),
     }

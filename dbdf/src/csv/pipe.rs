@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use super::bands::{Plan, Source as Bands};
 use super::write::{write_labels, write_records};
 use crate::pipe::{Band, Cells, Pieces, Regroup, Sink, Source};
-use serde_daphne::__private::io::read_sidecar;
-use serde_daphne::__private::model::Hint;
-use serde_daphne::__private::wire::header::Column;
-use serde_daphne::__private::wire::Header;
+use serde_daphne::lowlevel::read_sidecar;
+use serde_daphne::lowlevel::Meta;
+use serde_daphne::Column;
+use serde_daphne::Header;
 use serde_daphne::{DataType, Result};
 
 /// Bytes of values per band of rows as the first pass plans them: several bands per core
@@ -21,7 +21,7 @@ const BAND: u64 = 4 << 20;
 /// A CSV file (with its `.meta` sidecar, if there is one), checked by a first pass.
 pub struct CsvSource {
     path: PathBuf,
-    sidecar: Option<Hint>,
+    sidecar: Option<Meta>,
     plan: Plan,
     headers: [Header; 1],
     input_len: u64,
@@ -174,14 +174,14 @@ mod tests {
     use super::super::bands::Source;
     use super::super::read::from_reader as read;
     use super::*;
-    use serde_daphne::__private::io::meta::write_sidecar;
-    use serde_daphne::__private::io::read_sidecar;
-    use serde_daphne::__private::options::Dialect;
-    use serde_daphne::__private::options::Options;
-    use serde_daphne::__private::wire::header::Column;
-    use serde_daphne::__private::wire::Header;
+    use serde_daphne::lowlevel::read_sidecar;
+    use serde_daphne::lowlevel::write_sidecar;
+    use serde_daphne::Column;
     use serde_daphne::DataType;
+    use serde_daphne::Dialect;
+    use serde_daphne::Header;
     use serde_daphne::Object;
+    use serde_daphne::Options;
     use serde_daphne::ValueType;
 
     fn dir(name: &str) -> std::path::PathBuf {

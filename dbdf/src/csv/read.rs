@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use super::records::{Field, Inference, Number, Records, Start, CSV};
-use serde_daphne::__private::model::Hint;
+use serde_daphne::lowlevel::Meta;
 use serde_daphne::{Object, Result, Value, ValueType, Values};
 
 /// A column (or a whole matrix, row-major) of numbers without a sidecar's type: integers
@@ -54,11 +54,11 @@ enum Columns {
 ///
 /// # Errors
 /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line (and column) and what is wrong.
-pub(super) fn from_reader(input: impl Read, sidecar: Option<&Hint>) -> Result<Object> {
+pub(super) fn from_reader(input: impl Read, sidecar: Option<&Meta>) -> Result<Object> {
     read_text(input, sidecar).map_err(|message| CSV.error(message))
 }
 
-fn read_text(input: impl Read, sidecar: Option<&Hint>) -> Result<Object, String> {
+fn read_text(input: impl Read, sidecar: Option<&Meta>) -> Result<Object, String> {
     let mut records = Records::new(input);
     let mut start = Start::read(&mut records, sidecar)?;
     let mut columns = match &start.types {

@@ -6,7 +6,7 @@ use std::io::Read;
 
 use crate::input::Foreign;
 use crate::text::parse_value;
-use serde_daphne::__private::model::Hint;
+use serde_daphne::lowlevel::Meta;
 use serde_daphne::{Value, ValueType};
 
 pub(super) const CSV: Foreign = Foreign("CSV");
@@ -62,7 +62,7 @@ impl Start {
     /// or a first record that is not all numbers.
     pub(super) fn read<R: Read>(
         records: &mut Records<R>,
-        sidecar: Option<&Hint>,
+        sidecar: Option<&Meta>,
     ) -> Result<Start, String> {
         let types: Option<Vec<ValueType>> = match sidecar {
             Some(hint) => Some(

@@ -1,7 +1,6 @@
 //! Writing CSV records: the header record of a frame's labels, and the rows of a matrix or
 //! frame (what the whole write and the pipe's sink share).
 
-use serde_daphne::__private::error::ErrorImpl;
 use std::borrow::Cow;
 use std::io::Write;
 
@@ -17,7 +16,7 @@ pub(super) fn write_labels<'a, W: Write>(
     let labels: Vec<&str> = labels.into_iter().collect();
     writer
         .write_record(labels)
-        .map_err(|e| Error::from(ErrorImpl::Io(e.into())))
+        .map_err(|e| Error::from(std::io::Error::from(e)))
 }
 
 /// Writes the rows of a matrix or frame, the first being row `first_row` of the object (for
@@ -28,7 +27,7 @@ pub(super) fn write_records<W: Write>(
     first_row: u64,
 ) -> Result<()> {
     let (rows, cols) = object.shape();
-    let io = |e: csv::Error| Error::from(ErrorImpl::Io(e.into()));
+    let io = |e: csv::Error| Error::from(std::io::Error::from(e));
     let frame = object.data_type() == DataType::Frame;
     let columns: Vec<Cow<'_, Values>> = if frame {
         object.columns()?.into_iter().map(Cow::Owned).collect()

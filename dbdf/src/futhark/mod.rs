@@ -25,15 +25,18 @@
 mod half;
 mod pipe;
 
-use serde_daphne::__private::error::ErrorImpl;
 use std::io::Write;
 use std::path::Path;
 
+use crate::input::write_le;
 use crate::input::{Cursor, Foreign};
-use serde_daphne::__private::io::write_buffered;
-use serde_daphne::__private::model::Object;
-use serde_daphne::__private::wire::values::{decode_values, with_values, write_le};
-use serde_daphne::__private::wire::{DataType, ValueType, Values};
+use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::decode_values;
+use serde_daphne::with_values;
+use serde_daphne::DataType;
+use serde_daphne::Object;
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 use half::{f16_to_f32, f32_to_f16};
@@ -224,7 +227,7 @@ impl Kind {
 /// # Errors
 /// I/O errors, and as [`from_slice`].
 pub fn read(path: impl AsRef<Path>) -> Result<Vec<Object>> {
-    from_slice(&serde_daphne::__private::io::read_file(path.as_ref())?)
+    from_slice(&serde_daphne::__private_0_1_0::read_file(path.as_ref())?)
 }
 
 /// Reads every value of Futhark binary data in memory, in order.
@@ -426,12 +429,5 @@ fn refused_frame() -> Error {
 
 /// `error`, naming object `index` where it is a value the format cannot hold.
 fn in_object(error: Error, index: usize) -> Error {
-    match error.into_details() {
-        ErrorImpl::NotConvertible { what, to, reason } => Error::from(ErrorImpl::NotConvertible {
-            what: format!("{what} (object {index})"),
-            to,
-            reason,
-        }),
-        other => Error::from(other),
-    }
+    error.with_context(format_args!("object {index}"))
 }

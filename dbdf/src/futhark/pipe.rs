@@ -10,9 +10,11 @@ use std::path::Path;
 use super::{in_object, refused_frame, Head, Kind, WriteOptions, FUTHARK};
 use crate::input::{read_exact_at, Cursor};
 use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
-use serde_daphne::__private::wire::values::{with_value_type, zeroed_vec};
-use serde_daphne::__private::wire::Element;
-use serde_daphne::__private::wire::{DataType, Header};
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::with_value_type;
+use serde_daphne::DataType;
+use serde_daphne::Element;
+use serde_daphne::Header;
 use serde_daphne::{Result, Values};
 
 /// Most bytes a value's header takes: `b`, version, rank, type, 255 dimensions.

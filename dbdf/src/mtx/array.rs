@@ -9,12 +9,16 @@ use std::path::Path;
 use super::entries::Symmetry;
 use super::head::{parse_head, read_head, MTX};
 use crate::input::read_exact_at;
+use crate::input::write_le;
 use crate::pipe::{Band, Source, Windows};
 use crate::text::parse_value;
-use serde_daphne::__private::io::scratch_file;
-use serde_daphne::__private::wire::values::{with_value_type, write_le, zeroed_vec};
-use serde_daphne::__private::wire::{Element, Header, ValueType};
+use serde_daphne::__private_0_1_0::scratch_file;
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::with_value_type;
+use serde_daphne::Element;
+use serde_daphne::Header;
 use serde_daphne::Result;
+use serde_daphne::ValueType;
 
 /// A general MatrixMarket array file on the pipe. Its values come column by column, the
 /// other way round from the rows sinks take, so the one documented intermediate: the first

@@ -21,9 +21,9 @@ use std::sync::{Barrier, RwLock};
 use super::chunks::{split_runs, Chunks};
 use super::entries::{entry_indices, ColIndex, Layout, Parsed, Symmetry};
 use super::passes::{count_rows, Lockstep, RunFound};
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::threads::workers;
-use serde_daphne::__private::wire::values::zeroed_vec;
+use serde_daphne::__private_0_1_0::workers;
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::lowlevel::Progress;
 use serde_daphne::{Object, ValueType, Values};
 
 /// The CSR arrays a coordinate file makes: row offsets, each entry's column and value.

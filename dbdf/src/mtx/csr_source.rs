@@ -6,9 +6,11 @@
 use std::ops::Range;
 
 use super::coordinates::CsrArrays;
+use crate::input::count_nonzero;
 use crate::pipe::{Band, Cells, Source, Windows};
-use serde_daphne::__private::wire::values::{count_nonzero, with_values};
-use serde_daphne::__private::wire::{Element, Header};
+use serde_daphne::with_values;
+use serde_daphne::Element;
+use serde_daphne::Header;
 use serde_daphne::{DataType, Result};
 
 /// The CSR arrays of a coordinate file, held.

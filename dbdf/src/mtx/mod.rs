@@ -20,10 +20,10 @@ use crate::pipe::{Held, Kept, Pieces, Sink, Source};
 use crate::text::{format_value, parse_value};
 use entries::{Layout, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
-use serde_daphne::__private::error::ErrorImpl;
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::write_buffered;
-use serde_daphne::__private::wire::Header;
+use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::__private_0_1_0::{details, ErrorImpl};
+use serde_daphne::lowlevel::Progress;
+use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
 pub use array::MtxArraySource;
@@ -291,7 +291,7 @@ fn read_coordinate(
     triplets.iter().for_each(|&(_, _, v, _)| {
         values.push(v);
     });
-    Object::csr_from_coordinates(rows, cols, &coordinates, values).map_err(|e| match e.details() {
+    Object::csr_from_coordinates(rows, cols, &coordinates, values).map_err(|e| match details(&e) {
         &ErrorImpl::DuplicateEntry {
             first,
             second,

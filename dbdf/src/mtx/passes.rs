@@ -9,8 +9,8 @@ use super::chunks::{for_each_chunk, split_runs, Chunks};
 use super::entries::{
     entry_indices, next_line, parse_lines, quick_index, ColIndex, Layout, Parsed, Symmetry,
 };
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::threads::workers;
+use serde_daphne::__private_0_1_0::workers;
+use serde_daphne::lowlevel::Progress;
 
 /// Bytes of the file each thread parses at a time, twice over (tests: a few lines, so that
 /// lines straddle chunks and the threads take many turns).

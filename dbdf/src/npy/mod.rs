@@ -26,10 +26,13 @@ pub(crate) use header::{Descr, NpyHeader, Record};
 pub(crate) use stream::{band_of_bytes, object_header};
 pub use stream::{NpySink, NpySource};
 
-use serde_daphne::__private::io::write_buffered;
-use serde_daphne::__private::model::Object;
-use serde_daphne::__private::wire::values::{decode_values, with_values, write_le};
-use serde_daphne::__private::wire::{ValueType, Values};
+use crate::input::write_le;
+use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::decode_values;
+use serde_daphne::with_values;
+use serde_daphne::Object;
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 
 const NPY: Foreign = Foreign("NumPy .npy");
 
@@ -292,7 +295,7 @@ pub(crate) fn transpose(values: &Values, rows: usize, cols: usize) -> Values {
         for c in 0..cols {
             out.extend((0..rows).map(|r| v[r * cols + c]));
         }
-        serde_daphne::__private::wire::Element::into_values(out)
+        serde_daphne::Element::into_values(out)
     })
 }
 

@@ -3,9 +3,12 @@
 //! packed and little-endian, as `numpy.save` writes `np.dtype([('a', '<f8'), ...])`.
 
 use super::{descr, Descr, Record, NPY};
-use serde_daphne::__private::wire::values::{decode_values, with_values};
-use serde_daphne::__private::wire::{Column, Header, Values};
+use serde_daphne::lowlevel::decode_values;
+use serde_daphne::with_values;
+use serde_daphne::Column;
+use serde_daphne::Header;
 use serde_daphne::Result;
+use serde_daphne::Values;
 
 /// The frame a record array of `rows` records is.
 pub(crate) fn frame_header(rows: u64, record: &Record) -> Header {

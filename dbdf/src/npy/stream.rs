@@ -3,7 +3,7 @@
 //! arrays: whole records, split into a frame's columns), and a sink that writes the header,
 //! then each band's rows. Memory holds a band, never the matrix.
 
-use serde_daphne::__private::error::ErrorImpl;
+use serde_daphne::__private_0_1_0::ErrorImpl;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
@@ -14,9 +14,14 @@ use super::{
     descr, header_len, parse_header, write_header, Descr, NpyHeader, Record, NPY, PREAMBLE_LEN,
 };
 use crate::input::read_exact_at;
+use crate::input::write_le;
 use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
-use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le, zeroed_vec};
-use serde_daphne::__private::wire::{Element, Header, ValueType};
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::with_value_type;
+use serde_daphne::with_values;
+use serde_daphne::Element;
+use serde_daphne::Header;
+use serde_daphne::ValueType;
 use serde_daphne::{Error, Result};
 
 /// The matrix of an `.npy` file, read band by band or window by window.
@@ -164,7 +169,7 @@ impl Sink for NpySink<'_> {
 ///
 /// # Errors
 /// As [`super::read`].
-pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::__private::model::Object> {
+pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::Object> {
     let (file, header, object) = open_array(path)?;
     if let Header::Frame { rows, columns } = &object {
         let (rows, cols) = (*rows, columns.len() as u64);
@@ -197,7 +202,7 @@ pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::__private::model::
         }
         T::into_values(values)
     });
-    serde_daphne::__private::model::Object::dense(rows, cols, values)
+    serde_daphne::Object::dense(rows, cols, values)
 }
 
 /// Opens the `.npy` array at `path`: its file, checked header, and the object it is (a

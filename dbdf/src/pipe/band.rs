@@ -1,12 +1,17 @@
 //! A band: some rows of an object (or a rectangle of them), with every cell it holds, as
 //! sources give them and sinks take them.
 
-use serde_daphne::__private::model::encode::MatrixRef;
+use serde_daphne::lowlevel::MatrixRef;
 use std::ops::Range;
 
-use serde_daphne::__private::error::ErrorImpl;
-use serde_daphne::__private::wire::values::{with_value_type, with_values, zeroed_vec};
-use serde_daphne::__private::wire::{BlockData, Element, Header, ValueType};
+use serde_daphne::__private_0_1_0::ErrorImpl;
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::with_value_type;
+use serde_daphne::with_values;
+use serde_daphne::BlockData;
+use serde_daphne::Element;
+use serde_daphne::Header;
+use serde_daphne::ValueType;
 use serde_daphne::{DataType, Error, Object, Result, Value, Values};
 
 /// Rows `first_row..first_row + rows` and columns `first_col..first_col + cols` of an
@@ -194,18 +199,12 @@ impl Band {
             })
         }
         match &self.cells {
-            Cells::Dense(values) => Ok(MatrixRef::dense(rows, cols, typed(values)?)),
+            Cells::Dense(values) => MatrixRef::dense(rows, cols, typed(values)?),
             Cells::Csr {
                 row_offsets,
                 col_indices,
                 values,
-            } => Ok(MatrixRef::csr(
-                rows,
-                cols,
-                row_offsets,
-                col_indices,
-                typed(values)?,
-            )),
+            } => MatrixRef::csr(rows, cols, row_offsets, col_indices, typed(values)?),
             Cells::Frame(_) => Err(Error::invalid("a frame's band where a matrix was expected")),
         }
     }
@@ -355,7 +354,7 @@ impl Band {
 
 /// Calls `f(index, value)` with each value.
 fn with_values_ref(values: &Values, mut f: impl FnMut(usize, Value)) {
-    serde_daphne::__private::wire::values::with_values!(values, v => {
+    serde_daphne::with_values!(values, v => {
         for (k, &x) in v.iter().enumerate() {
             f(k, x.into_value());
         }
@@ -546,5 +545,31 @@ impl Band {
         }
         self.rows += next.rows;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_daphne::ValueType;
+
+    /// Regression: a CSR matrix's bands were sized as if it were dense, so a 1e6-column
+    /// matrix was read two rows at a time (500,000 windows, each decoding its block).
+    #[test]
+    fn csr_bands_follow_the_stored_bytes() {
+        let csr = Header::CsrMatrix {
+            rows: 1_000_000,
+            cols: 1_000_000,
+            value_type: ValueType::F64,
+        };
+        let rows = band_rows(&csr, row_bytes(&csr, Some(124_000_000)), 1, 16 << 20);
+        assert_eq!(1_000_000u64.div_ceil(rows), 8, "{rows} rows a band");
+        // Dense matrices: bands of 16 MiB of values.
+        let dense = Header::DenseMatrix {
+            rows: 16384,
+            cols: 16384,
+            value_type: ValueType::F64,
+        };
+        assert_eq!(band_rows(&dense, row_bytes(&dense, None), 1, 16 << 20), 128);
     }
 }

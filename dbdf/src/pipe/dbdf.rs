@@ -7,12 +7,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{window_tiles, Band, Cells, Pieces, Sink, Source, Spilled, Want, Windows};
-use serde_daphne::__private::io::meta::{daphne_types_as_csr, DAPHNE_SPARSITY_THRESHOLD};
-use serde_daphne::__private::io::{DbdfFile, DbdfWriter, FileReader};
-use serde_daphne::__private::model::encode::{tile_dims, MatrixRef, RowBands};
-use serde_daphne::__private::options::{Dialect, Options};
-use serde_daphne::__private::wire::values::with_value_type;
-use serde_daphne::__private::wire::{Element, Header};
+use serde_daphne::__private_0_1_0::daphne_types_as_csr;
+use serde_daphne::__private_0_1_0::DAPHNE_SPARSITY_THRESHOLD;
+use serde_daphne::lowlevel::tile_dims;
+use serde_daphne::lowlevel::MatrixRef;
+use serde_daphne::lowlevel::RowBands;
+use serde_daphne::with_value_type;
+use serde_daphne::DbdfFile;
+use serde_daphne::DbdfWriter;
+use serde_daphne::Dialect;
+use serde_daphne::Element;
+use serde_daphne::FileReader;
+use serde_daphne::Header;
+use serde_daphne::Options;
 use serde_daphne::{DataType, Result, ValueType};
 
 /// Bytes of cells up to which an untiled frame is written one block per column.
@@ -350,7 +357,7 @@ fn write_csr_band<T: Element>(
             }
         }
         for (j, (offsets, indices, tile_values)) in tiles.iter().enumerate() {
-            let tile = MatrixRef::csr(rows, tc.min(width - j * tc), offsets, indices, tile_values);
+            let tile = MatrixRef::csr(rows, tc.min(width - j * tc), offsets, indices, tile_values)?;
             let (row, col) = (band.first_row + r0 as u64, band.first_col + (j * tc) as u64);
             writer.write_tile(row, col, &tile)?;
         }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use super::{
     band_rows, row_bytes, window_bands, Band, Kept, Pieces, Sink, Source, Windows, BAND_BYTES,
 };
-use serde_daphne::__private::wire::Header;
+use serde_daphne::Header;
 use serde_daphne::{Object, Result};
 
 /// Objects in memory as a source: each held as one band, given out in bands (copies) of

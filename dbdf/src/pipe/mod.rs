@@ -26,10 +26,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use serde_daphne::__private::error::ErrorImpl;
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::options::Options;
-use serde_daphne::__private::wire::Header;
+use serde_daphne::lowlevel::Progress;
+use serde_daphne::Header;
+use serde_daphne::Options;
 use serde_daphne::{DataType, Error, Result, ValueType};
 
 /// Bytes of cells per band where the sink leaves the height to the source.
@@ -513,11 +512,10 @@ impl Pieces<'_> {
         let mut sink_error = false;
         let mut step = |band: Band| -> Result<bool> {
             if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
-                return Err(ErrorImpl::Io(std::io::Error::new(
+                return Err(Error::from(std::io::Error::new(
                     std::io::ErrorKind::Interrupted,
                     "the conversion was cancelled",
-                ))
-                .into());
+                )));
             }
             let cells = u128::from(band.rows) * u128::from(band.cols.max(1));
             let band = match value_type {

@@ -8,9 +8,12 @@ use std::io::{BufWriter, Write};
 use std::ops::Range;
 
 use super::{Band, Cells, Pieces, Want, Windows};
-use serde_daphne::__private::io::scratch_file;
-use serde_daphne::__private::wire::values::{with_value_type, with_values, write_le, zeroed_vec};
-use serde_daphne::__private::wire::Element;
+use crate::input::write_le;
+use serde_daphne::__private_0_1_0::scratch_file;
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::with_value_type;
+use serde_daphne::with_values;
+use serde_daphne::Element;
 use serde_daphne::{Error, Result, ValueType};
 
 /// A dense matrix spilled to a scratch file.

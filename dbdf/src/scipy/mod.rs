@@ -29,11 +29,14 @@ use crate::input::{index_values, Foreign};
 use crate::npy;
 use crate::pipe::Sink;
 use crate::zip::{members, ZipWriter};
-use serde_daphne::__private::io::write_buffered;
-use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
-use serde_daphne::__private::options::Options;
-use serde_daphne::__private::wire::values::{with_value_type, with_values};
-use serde_daphne::__private::wire::{Element, ValueType};
+use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::CsrFill;
+use serde_daphne::lowlevel::RowCounts;
+use serde_daphne::with_value_type;
+use serde_daphne::with_values;
+use serde_daphne::Element;
+use serde_daphne::Options;
+use serde_daphne::ValueType;
 use serde_daphne::{DataType, Object, Result};
 
 pub(crate) const SCIPY: Foreign = Foreign("scipy sparse .npz");
@@ -65,7 +68,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
             .find(|m| m.name == format!("{name}.npy"))
             .ok_or_else(|| SCIPY.error(format!("the archive has no {name}.npy")))?;
         npy::parse(&member.data)
-            .map_err(|e| SCIPY.error(format!("{name}.npy: {}", e.without_offset())))
+            .map_err(|e| SCIPY.error(format!("{name}.npy: {}", e.relocated(None))))
     };
     let format = array("format")?.string()?;
     let shape = indices(&array("shape")?, u64::MAX, "shape")?;

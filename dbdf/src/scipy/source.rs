@@ -9,15 +9,18 @@ use std::fs::File;
 use std::path::Path;
 
 use super::{check_unique, SCIPY};
+use crate::input::count_nonzero;
 use crate::input::index_values;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
 use crate::zip::{entries, Archive, Entry, FileArchive, Inflating, StoredArray};
-use serde_daphne::__private::model::csr::sort_rows;
-use serde_daphne::__private::wire::values::{
-    count_nonzero, decode_values, with_values, zeroed_vec,
-};
-use serde_daphne::__private::wire::{Header, ValueType, Values};
+use serde_daphne::lowlevel::decode_values;
+use serde_daphne::lowlevel::sort_rows;
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::with_values;
+use serde_daphne::Header;
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 use serde_daphne::{DataType, Result};
 
 /// A scipy sparse archive: a CSR matrix streamed a band of rows at a time, others whole.

@@ -4,15 +4,19 @@
 //! or a block row at a time (CSR), by as many threads as write parts, so memory holds those
 //! rows and the block row being encoded, never the matrix.
 
-use serde_daphne::__private::error::ErrorImpl;
+use serde_daphne::__private_0_1_0::ErrorImpl;
 use std::borrow::Cow;
 use std::sync::mpsc::Receiver;
 use std::sync::Mutex;
 
 use super::matrix;
 use crate::pipe::{Band, Cells as PipeCells, Windows};
-use serde_daphne::__private::model::{Block, CsrParts, Object};
-use serde_daphne::__private::wire::{BlockData, DataType, Values};
+use serde_daphne::Block;
+use serde_daphne::BlockData;
+use serde_daphne::CsrParts;
+use serde_daphne::DataType;
+use serde_daphne::Object;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result, Value, ValueType};
 
 /// Takes one record (key, value) to its file.

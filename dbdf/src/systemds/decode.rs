@@ -9,8 +9,9 @@ use std::ops::Range;
 
 use super::matrix::{DEDUP, DENSE, EMPTY, SPARSE, ULTRA_SPARSE};
 use crate::input::Cursor;
-use serde_daphne::__private::wire::{BlockData, Values};
+use serde_daphne::BlockData;
 use serde_daphne::Result;
+use serde_daphne::Values;
 
 /// A SystemDS `double`.
 fn f64_be(bytes: &[u8]) -> f64 {

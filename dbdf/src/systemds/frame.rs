@@ -11,7 +11,8 @@ use std::ops::Range;
 
 use super::seqfile::SYSTEMDS;
 use crate::input::{not_in_daphne, Cursor};
-use serde_daphne::__private::wire::{ValueType, Values};
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 /// SystemDS value types by `ordinal + 1` (the frame's type byte).

@@ -39,7 +39,7 @@ pub use self::names::metadata_path;
 pub use self::read::ReadOptions;
 pub use self::source::SystemdsSource;
 pub use self::write::{write, write_with, SystemdsSink, WriteOptions, PART_BYTES};
-use serde_daphne::__private::model::Object;
+use serde_daphne::Object;
 use serde_daphne::Result;
 
 /// The SystemDS object at `path` as a source of the pipe ([`SystemdsSource`]).

@@ -13,11 +13,16 @@ use super::records::{
 };
 use super::seqfile::SYSTEMDS;
 use crate::input::{not_convertible, Cursor};
-use serde_daphne::__private::model::csr::{CsrFill, RowCounts};
-use serde_daphne::__private::model::{Block, Object};
-use serde_daphne::__private::options::{check_alloc, Dialect};
-use serde_daphne::__private::wire::{BlockData, BlockPlace, Values};
+use serde_daphne::__private_0_1_0::check_alloc;
+use serde_daphne::lowlevel::CsrFill;
+use serde_daphne::lowlevel::RowCounts;
+use serde_daphne::Block;
+use serde_daphne::BlockData;
+use serde_daphne::BlockPlace;
+use serde_daphne::Dialect;
+use serde_daphne::Object;
 use serde_daphne::Result;
+use serde_daphne::Values;
 
 /// How [`super::read_with`] builds the object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +35,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             keep_blocks: false,
-            max_alloc: serde_daphne::__private::options::Options::new().max_alloc,
+            max_alloc: serde_daphne::Options::new().max_alloc,
         }
     }
 }
@@ -197,10 +202,9 @@ fn read_matrix(
 /// byte-swapped straight from the record into place) while the next is read.
 fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
     let width = meta.cols as usize;
-    let mut out =
-        serde_daphne::__private::wire::values::zeroed_vec::<f64>(meta.rows as usize * width)?;
+    let mut out = serde_daphne::lowlevel::zeroed_vec::<f64>(meta.rows as usize * width)?;
     // The decoding thread would otherwise spend most of its time having fresh pages zeroed.
-    serde_daphne::__private::pages::prefault(&mut out);
+    serde_daphne::__private_0_1_0::prefault(&mut out);
     for_each_block(files, meta, |_, place, cells| {
         let first = place.row as usize * width + place.col as usize;
         match cells {

@@ -12,10 +12,12 @@ use super::matrix;
 use super::names::{metadata_path, BLOCK_SIZE, MATRIX_KEY, MATRIX_VALUE};
 use super::seqfile::{SeqReader, SYSTEMDS};
 use crate::input::Cursor;
-use serde_daphne::__private::model::Object;
-use serde_daphne::__private::threads::{pipeline, Handoff};
-use serde_daphne::__private::wire::{BlockPlace, Values};
+use serde_daphne::__private_0_1_0::pipeline;
+use serde_daphne::__private_0_1_0::Handoff;
+use serde_daphne::BlockPlace;
+use serde_daphne::Object;
 use serde_daphne::Result;
+use serde_daphne::Values;
 
 /// What the `.mtd` says.
 pub(super) struct Metadata {
@@ -51,15 +53,12 @@ pub(super) fn is_sparse(meta: &Metadata, nnz: u64) -> bool {
 }
 
 /// The header of `meta`'s matrix: `f64`, CSR when `sparse`.
-pub(super) fn matrix_header(
-    meta: &Metadata,
-    sparse: bool,
-) -> serde_daphne::__private::wire::Header {
+pub(super) fn matrix_header(meta: &Metadata, sparse: bool) -> serde_daphne::Header {
     let data_type = match sparse {
         true => serde_daphne::DataType::CsrMatrix,
         false => serde_daphne::DataType::DenseMatrix,
     };
-    serde_daphne::__private::wire::Header::matrix(
+    serde_daphne::Header::matrix(
         data_type,
         meta.rows,
         meta.cols,
@@ -69,7 +68,7 @@ pub(super) fn matrix_header(
 
 pub(super) fn empty_matrix(meta: &Metadata) -> Result<Object> {
     Object::dense(meta.rows, meta.cols, Values::F64(Vec::new()))?
-        .with_data_type(serde_daphne::__private::wire::DataType::CsrMatrix)
+        .with_data_type(serde_daphne::DataType::CsrMatrix)
 }
 
 /// Reads and checks the `.mtd` beside `path`.

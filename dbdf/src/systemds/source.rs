@@ -15,7 +15,9 @@ use super::records::{
     read_metadata, Metadata, SeenBlocks,
 };
 use crate::pipe::{Band, Cells, Held, Kept, Regroup, Source};
-use serde_daphne::__private::wire::{BlockData, BlockPlace, Header};
+use serde_daphne::BlockData;
+use serde_daphne::BlockPlace;
+use serde_daphne::Header;
 use serde_daphne::{Error, Result};
 
 /// A SystemDS matrix or frame (one file or a directory of part files, with its `.mtd`).

@@ -13,10 +13,13 @@ use super::cells::{matrix_records, Cells, Emit, InOrderRows, SourceRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
 use crate::pipe::{self, Band, Pieces, Sink};
-use serde_daphne::__private::io::progress::Progress;
-use serde_daphne::__private::io::{replace_directory, write_atomically};
-use serde_daphne::__private::model::Object;
-use serde_daphne::__private::wire::{DataType, Header, Values};
+use serde_daphne::__private_0_1_0::replace_directory;
+use serde_daphne::__private_0_1_0::write_atomically;
+use serde_daphne::lowlevel::Progress;
+use serde_daphne::DataType;
+use serde_daphne::Header;
+use serde_daphne::Object;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 /// The bytes of output per part file when [`WriteOptions::parts`] is not given: HDFS's

@@ -6,9 +6,12 @@ use std::ops::Range;
 
 use super::{check_stored_crc, crc_error, Entry, ZIP};
 use crate::input::read_exact_at;
-use serde_daphne::__private::wire::values::{with_value_type, zeroed_vec};
-use serde_daphne::__private::wire::{Element, ValueType, Values};
+use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::with_value_type;
+use serde_daphne::Element;
 use serde_daphne::Result;
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 
 /// The little-endian numbers of a stored member, from byte `data_at` of the archive (after
 /// the member's `.npy` header).

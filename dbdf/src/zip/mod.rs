@@ -9,7 +9,7 @@ use crate::input::{le_at, read_exact_at, Foreign};
 
 mod members;
 pub(crate) use members::{Inflating, StoredArray};
-use serde_daphne::__private::options::check_alloc;
+use serde_daphne::__private_0_1_0::check_alloc;
 use serde_daphne::Result;
 
 const ZIP: Foreign = Foreign("NPZ (zip)");
@@ -100,10 +100,7 @@ impl Archive for FileArchive {
 }
 
 /// The little-endian number at `at` of an archive.
-fn le<T: serde_daphne::__private::wire::Element>(
-    archive: &(impl Archive + ?Sized),
-    at: usize,
-) -> Option<T> {
+fn le<T: serde_daphne::Element>(archive: &(impl Archive + ?Sized), at: usize) -> Option<T> {
     le_at(&archive.read(at, std::mem::size_of::<T>())?, 0)
 }
 

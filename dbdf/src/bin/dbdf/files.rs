@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use serde_daphne::__private::io::read_sidecar;
-use serde_daphne::__private::wire::IoSource;
+use serde_daphne::__private_0_1_0::IoSource;
+use serde_daphne::lowlevel::read_sidecar;
 use serde_daphne::{Deserializer, Object, Options};
 
 use crate::Failure;

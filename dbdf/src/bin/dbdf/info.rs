@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use serde_daphne::__private::io::progress::Progress;
+use serde_daphne::lowlevel::Progress;
 
 use serde::Serialize;
 use serde_daphne::Header;
@@ -31,7 +31,7 @@ fn labels(header: &Header) -> Vec<&str> {
 }
 
 /// Opens a file lazily (plain reads), naming it in errors.
-pub fn open(file: &Path) -> Result<DbdfFile<serde_daphne::__private::io::FileReader>, Failure> {
+pub fn open(file: &Path) -> Result<DbdfFile<serde_daphne::FileReader>, Failure> {
     DbdfFile::open(file).map_err(|e| Failure::at(file, e))
 }
 

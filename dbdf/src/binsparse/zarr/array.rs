@@ -1,7 +1,7 @@
 //! One Zarr array: its metadata (v3 `zarr.json` or v2 `.zarray`), read into what decoding
 //! needs, and its chunks decoded one at a time into the values of a Binsparse array.
 
-use serde_daphne::__private::error::ErrorImpl;
+use serde_daphne::__private_0_1_0::ErrorImpl;
 use serde_json::{Map, Value as Json};
 
 use super::codecs::Codec;
@@ -10,9 +10,11 @@ use crate::binsparse::{parse_type, Array};
 use crate::input::not_in_daphne;
 use crate::npy::Descr;
 use crate::text::parse_value;
-use serde_daphne::__private::options::check_alloc;
-use serde_daphne::__private::wire::values::decode_values;
-use serde_daphne::__private::wire::{Value, ValueType, Values};
+use serde_daphne::__private_0_1_0::check_alloc;
+use serde_daphne::lowlevel::decode_values;
+use serde_daphne::Value;
+use serde_daphne::ValueType;
+use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 /// How many chunks beyond the store's size in bytes an array may have (missing chunks hold

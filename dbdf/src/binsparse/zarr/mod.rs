@@ -31,7 +31,6 @@ pub(super) mod source;
 
 pub use sink::ZarrSink;
 
-use serde_daphne::__private::error::ErrorImpl;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -42,7 +41,7 @@ use self::array::ArrayMeta;
 use super::{decode, encode, type_name, Binsparse, ReadOptions, WriteOptions};
 use crate::input::Foreign;
 use crate::npy;
-use serde_daphne::__private::model::Object;
+use serde_daphne::Object;
 use serde_daphne::{Error, Result};
 
 const ZARR: Foreign = Foreign("Binsparse (Zarr)");
@@ -71,7 +70,7 @@ impl std::str::FromStr for ZarrVersion {
 
     fn from_str(text: &str) -> Result<Self> {
         let table = [("2", ZarrVersion::V2), ("3", ZarrVersion::V3)];
-        serde_daphne::__private::names::parse_name(text, "a Zarr format", &table)
+        serde_daphne::__private_0_1_0::parse_name(text, "a Zarr format", &table)
     }
 }
 
@@ -235,18 +234,8 @@ pub fn read_store(store: &impl Store, options: &ReadOptions) -> Result<Binsparse
 /// # Errors
 /// As [`read_store`].
 pub fn read(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
-    read_store(&Directory(path.as_ref().to_owned()), options).map_err(|e| match e.into_details() {
-        ErrorImpl::ForeignInput {
-            format,
-            offset,
-            message,
-        } => Error::from(ErrorImpl::ForeignInput {
-            format,
-            offset,
-            message: format!("{}: {message}", path.as_ref().display()),
-        }),
-        other => Error::from(other),
-    })
+    read_store(&Directory(path.as_ref().to_owned()), options)
+        .map_err(|e| e.with_context(path.as_ref().display()))
 }
 
 /// Writes `object` as a Binsparse group into `store`.
@@ -378,7 +367,7 @@ pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> ZarrSink {
 /// empty directory (it is left as it is).
 pub fn write(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();
-    serde_daphne::__private::io::replace_directory(path, is_zarr_group, |dir| {
+    serde_daphne::__private_0_1_0::replace_directory(path, is_zarr_group, |dir| {
         write_store(&mut Directory(dir.to_owned()), object, options)
     })
 }

@@ -12,9 +12,10 @@ use super::{
     chunk_key, is_zarr_group, write_array_meta, write_chunk, write_group, Directory, ZarrVersion,
     CHUNK,
 };
+use crate::input::write_le;
 use crate::pipe::{Pieces, Sink};
-use serde_daphne::__private::wire::values::{with_values, write_le};
-use serde_daphne::__private::wire::Header;
+use serde_daphne::with_values;
+use serde_daphne::Header;
 use serde_daphne::{Result, ValueType, Values};
 
 /// One array's chunks as they fill.
@@ -92,7 +93,7 @@ impl Sink for ZarrSink {
         let options = &self.options;
         let v2 = options.zarr_version == ZarrVersion::V2;
         let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-        serde_daphne::__private::io::replace_directory(&self.path, is_zarr_group, |dir| {
+        serde_daphne::__private_0_1_0::replace_directory(&self.path, is_zarr_group, |dir| {
             let mut arrays = arrays_of(format, vt, options, |name| {
                 let size = if name == "values" {
                     vt

@@ -9,7 +9,7 @@ use super::super::source::{readable, BinsparseSource, Elements, Layout};
 use super::super::{parse_descriptor, Array};
 use super::array::ArrayMeta;
 use super::{descriptor, Directory};
-use serde_daphne::__private::wire::values::with_values;
+use serde_daphne::with_values;
 use serde_daphne::{Result, ValueType, Values};
 
 /// One array of a group, read a range at a time.
@@ -39,7 +39,7 @@ impl Elements for Chunked {
             );
             let part = match &self.last {
                 Some((_, Some(chunk_values))) => with_values!(chunk_values, v => {
-                    serde_daphne::__private::wire::Element::into_values(v[start as usize..end as usize].to_vec())
+                    serde_daphne::Element::into_values(v[start as usize..end as usize].to_vec())
                 }),
                 _ => Values::zeros(self.meta.value_type, (end - start) as usize)?,
             };

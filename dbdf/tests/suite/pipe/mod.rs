@@ -8,7 +8,7 @@ mod sources;
 use std::path::PathBuf;
 
 use dbdf::pipe::*;
-use serde_daphne::__private::wire::Header;
+use serde_daphne::Header;
 use serde_daphne::{DataType, Object, Result, Values};
 
 /// Objects of every data type and layout, as the bytes of a file and as read whole.

@@ -1,0 +1,64 @@
+//! The low-level layer: what a converter between DAPHNE files and another format needs
+//! beyond serde and whole [`Object`](crate::Object)s. The `dbdf` crate's converters live on
+//! it, and on the rest of this crate's public face, alone.
+//!
+//! - Values of a type known at run time: the macros [`with_values!`](crate::with_values)
+//!   and [`with_value_type!`](crate::with_value_type) (one generic body for all ten value
+//!   types), and [`Element`](crate::Element)'s little-endian coding
+//!   ([`read_le`](crate::Element::read_le), [`decode_le`](crate::Element::decode_le),
+//!   [`write_le`](crate::Element::write_le), [`count_nonzero`](crate::Element::count_nonzero)),
+//!   [`decode_values`] and [`zeroed_vec`].
+//! - Errors of a foreign format: [`Error::foreign`](crate::Error::foreign),
+//!   [`Error::not_convertible`](crate::Error::not_convertible),
+//!   [`Error::invalid`](crate::Error::invalid), placed with
+//!   [`Error::relocated`](crate::Error::relocated) and
+//!   [`Error::with_context`](crate::Error::with_context).
+//! - Headers: [`Header::matrix`](crate::Header::matrix) and
+//!   [`Header::frame_of`](crate::Header::frame_of).
+//! - Writing a `.dbdf` band by band or tile by tile: [`MatrixRef`], [`RowBands`],
+//!   [`tile_dims`], [`DbdfWriter::write_tile`](crate::DbdfWriter::write_tile) and
+//!   [`DbdfWriter::write_untiled`](crate::DbdfWriter::write_untiled); reading one:
+//!   [`DbdfFile::read_window_object`](crate::DbdfFile::read_window_object),
+//!   [`DbdfFile::blocks`](crate::DbdfFile::blocks) and
+//!   [`DbdfFile::reopen`](crate::DbdfFile::reopen).
+//! - CSR arrays from entries in any order: [`RowCounts`], then [`CsrFill`], and
+//!   [`sort_rows`].
+//! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`], [`write_sidecar`],
+//!   [`sidecar_path`].
+//! - Progress of long reads and writes: [`Progress`].
+//!
+//! ```
+//! use serde_daphne::lowlevel::{MatrixRef, RowCounts, CsrFill};
+//! use serde_daphne::{DataType, DbdfWriter, Header, ValueType};
+//!
+//! // A toy format's entries, (row, col, value), in any order.
+//! let entries = [(1usize, 0usize, 7i32), (0, 1, 5)];
+//! let mut counts = RowCounts::new(2)?;
+//! entries.iter().for_each(|&(r, _, _)| counts.add(r));
+//! let mut fill = CsrFill::new(counts.into_offsets())?;
+//! entries.iter().for_each(|&(r, c, v)| assert!(fill.push(r, c, v)));
+//! let (offsets, cols, values) = fill.finish().expect("as counted");
+//!
+//! let path = std::env::temp_dir().join("serde_daphne_doc_lowlevel.dbdf");
+//! let mut writer = DbdfWriter::create(&path)?;
+//! writer.begin(Header::matrix(DataType::CsrMatrix, 2, 2, ValueType::I32))?;
+//! writer.write_tile(0, 0, &MatrixRef::csr(2, 2, &offsets, &cols, &values)?)?;
+//! writer.finish()?;
+//! let m = serde_daphne::from_file::<_, serde_daphne::Csr<i32>>(&path)?.0;
+//! assert_eq!(m.get(1, 0), Some(&7));
+//! # std::fs::remove_file(&path).ok();
+//! # Ok::<(), serde_daphne::Error>(())
+//! ```
+//!
+//! # Stability
+//! These items follow semantic versioning as the rest of the public face does. What the
+//! crate shares with the `dbdf` crate beyond them is `__private_0_1_0` (hidden, listed in
+//! `ARCHITECTURE.md`, no promise), which is why `dbdf` pins this crate's exact version.
+
+pub use crate::io::meta::{read_sidecar, sidecar_path, write_sidecar};
+pub use crate::io::progress::Progress;
+pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
+pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};
+pub use crate::model::Meta;
+pub use crate::wire::le::zeroed_vec;
+pub use crate::wire::values::decode_values;
