@@ -79,7 +79,6 @@ pub use io::{
 };
 pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};
-pub use pages::{huge_pages, set_huge_pages};
 pub use ser::{
     append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
 };
@@ -119,7 +118,7 @@ pub mod __private_0_1_0 {
     };
     pub use crate::names::{first_name, parse_name};
     pub use crate::options::check_alloc;
-    pub use crate::pages::{advise_spare, prefault};
+    pub use crate::pages::{advise_spare, huge_pages, prefault, set_huge_pages};
     pub use crate::platform::portable;
     pub use crate::threads::{pipeline, workers, Handoff};
     pub use crate::wire::runtime::max_daphne_label_len;

@@ -7,14 +7,13 @@
 //!   types), and [`Element`](crate::Element)'s little-endian coding
 //!   ([`read_le`](crate::Element::read_le), [`decode_le`](crate::Element::decode_le),
 //!   [`write_le`](crate::Element::write_le), [`count_nonzero`](crate::Element::count_nonzero)),
-//!   [`decode_values`] and [`zeroed_vec`].
+//!   and [`zeroed_vec`].
 //! - Errors of a foreign format: [`Error::foreign`](crate::Error::foreign),
 //!   [`Error::not_convertible`](crate::Error::not_convertible),
 //!   [`Error::invalid`](crate::Error::invalid), placed with
 //!   [`Error::relocated`](crate::Error::relocated) and
 //!   [`Error::with_context`](crate::Error::with_context).
-//! - Headers: [`Header::matrix`](crate::Header::matrix) and
-//!   [`Header::frame_of`](crate::Header::frame_of).
+//! - Headers: [`Header::matrix`](crate::Header::matrix), and the `Header` variants.
 //! - Writing a `.dbdf` band by band or tile by tile: [`MatrixRef`], [`RowBands`],
 //!   [`tile_dims`], [`DbdfWriter::write_tile`](crate::DbdfWriter::write_tile) and
 //!   [`DbdfWriter::write_untiled`](crate::DbdfWriter::write_untiled); reading one:
@@ -61,4 +60,3 @@ pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
 pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 pub use crate::model::Meta;
 pub use crate::wire::le::zeroed_vec;
-pub use crate::wire::values::decode_values;

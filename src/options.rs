@@ -191,7 +191,7 @@ impl Options {
     /// Whether [`crate::DbdfFile::open`] maps the file into memory, as safetensors'
     /// `safe_open` does (default: no). Plain reads fill all of a block's rows in a window
     /// with one vectored read (`readv`), which measured faster than copying them out of a
-    /// map (BENCHMARKS.md, "Out of core"), keep resident memory at what is read, and cannot
+    /// map, keep resident memory at what is read, and cannot
     /// crash: if another process
     /// truncates a mapped file while it is open, touching the lost pages raises `SIGBUS`,
     /// as with every memory-mapped reader. Every size is checked against the file's length

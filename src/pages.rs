@@ -18,13 +18,8 @@ const HUGE_PAGE: usize = 2 << 20;
 
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
-/// Whether reads and writes ask for huge pages for large new buffers (default: yes).
-///
-/// ```
-/// serde_daphne::set_huge_pages(false); // e.g. to measure without them
-/// assert!(!serde_daphne::huge_pages());
-/// serde_daphne::set_huge_pages(true);
-/// ```
+/// Whether reads and writes ask for huge pages for large new buffers (default: yes): a
+/// switch for the benchmarks, which measure both.
 pub fn set_huge_pages(enabled: bool) {
     ENABLED.store(enabled, Ordering::Relaxed);
 }
@@ -94,7 +89,7 @@ fn advised(len: usize) -> bool {
 
 /// Touches each 4 KiB page of a new, not yet touched buffer on the calling thread, so that
 /// the copies that fill it next take no page faults. One thread at a time: huge-page faults
-/// taken by several threads at once can stall for 100 ms or more. Buffers not advised huge
+/// taken by several threads at once can stall for a long time. Buffers not advised huge
 /// pages are left to fault 4 KiB at a time in the copies, on every core, which is faster.
 pub(crate) fn fault_in_here(buffer: &mut [std::mem::MaybeUninit<u8>]) {
     if !advised(buffer.len()) {

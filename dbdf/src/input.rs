@@ -4,7 +4,7 @@
 use std::fmt::Display;
 use std::io::{self, Write};
 
-use serde_daphne::{Element, Error, Result, Values};
+use serde_daphne::{with_value_type, Element, Error, Result, ValueType, Values};
 
 /// A neighbouring format as its errors name it, such as `Futhark` or `NPZ (zip)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,6 +171,11 @@ pub(crate) fn le_at<T: Element>(bytes: &[u8], at: usize) -> Option<T> {
 /// formats' writers spell it.
 pub(crate) fn write_le<T: Element, W: Write + ?Sized>(out: &mut W, values: &[T]) -> io::Result<()> {
     T::write_le(values, out)
+}
+
+/// Little-endian `bytes` (whole values) as values of `value_type`.
+pub(crate) fn decode_values(value_type: ValueType, bytes: &[u8]) -> Result<Values> {
+    with_value_type!(value_type, T => T::decode_le(bytes).map(T::into_values))
 }
 
 /// How many of `values` are not zero ([`Element::count_nonzero`]).

@@ -120,7 +120,7 @@ const PREALLOCATE_FROM: u64 = 1 << 20;
 /// A file writer that reserves disk space ahead of its writes (`fallocate` keeping the file
 /// size, as numpy's `tofile` does for its one write): ext4 and XFS then copy into allocated
 /// extents instead of allocating delayed blocks page by page, which measured markedly faster
-/// into the page cache (BENCHMARKS.md, "Python"). A write of 1 MiB or more reserves its own bytes;
+/// into the page cache. A write of 1 MiB or more reserves its own bytes;
 /// smaller ones (a buffered writer's, say) reserve ahead of themselves by a quarter of what
 /// was written (1 to 64 MiB), and what that reserved past the end is released when the
 /// writer is dropped. Best effort: where the file system cannot (tmpfs, other systems), the

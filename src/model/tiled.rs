@@ -325,8 +325,7 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
     })?;
     crate::pages::advise_spare(out);
     // The fresh pages are faulted in here, on one thread, before the copies run on every core:
-    // huge-page faults taken by two threads at once stalled one write in five or ten for 30
-    // to 170 ms (BENCHMARKS.md, "Tiled writes, re-measured").
+    // huge-page faults taken by two threads at once stall some writes for a long time.
     crate::pages::fault_in_here(&mut out.spare_capacity_mut()[..total]);
     // Each tile's bytes, in order, then gathered into a run per thread of about equal size.
     let mut rest = &mut out.spare_capacity_mut()[..total];

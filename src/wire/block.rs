@@ -330,7 +330,7 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
     let mut row_offsets = Vec::with_capacity(bounded_capacity(src, u64::from(rows) + 1, 4));
     let mut col_indices: Vec<usize> = Vec::with_capacity(capacity);
     let mut values: Vec<T> = Vec::with_capacity(capacity);
-    // Fresh output: huge pages before the first touch (1e7 entries: see BENCHMARKS.md).
+    // Fresh output: huge pages before the first touch.
     crate::pages::advise_spare(&row_offsets);
     crate::pages::advise_spare(&col_indices);
     crate::pages::advise_spare(&values);

@@ -86,7 +86,7 @@ impl Header {
     }
 
     /// A frame header for labelled columns of values.
-    pub fn frame_of(rows: u64, columns: &[(String, Values)]) -> Header {
+    pub(crate) fn frame_of(rows: u64, columns: &[(String, Values)]) -> Header {
         Header::Frame {
             rows,
             columns: columns

@@ -86,8 +86,7 @@ pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
         })
     })?;
     crate::pages::advise_spare(&v);
-    // Large copies run on every core: each core takes the faults of its own fresh pages
-    // (BENCHMARKS.md, "Past the page-fault wall").
+    // Large copies run on every core: each core takes the faults of its own fresh pages.
     let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
     let spare = &mut v.spare_capacity_mut()[..n];
     let parts = spare

@@ -305,12 +305,3 @@ pub(crate) fn convert_slice<S: Element, T: Element>(src: &[S]) -> Result<Vec<T>,
     }
     Ok(out)
 }
-
-/// Little-endian `bytes` (whole values) as values of `value_type`.
-///
-/// # Errors
-/// [`crate::ErrorKind::InvalidValue`] when `bytes` is not a whole number of values;
-/// [`crate::ErrorKind::OutOfMemory`].
-pub fn decode_values(value_type: ValueType, bytes: &[u8]) -> Result<Values> {
-    with_value_type!(value_type, T => Ok(T::into_values(T::decode_le(bytes)?)))
-}

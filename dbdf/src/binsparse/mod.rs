@@ -31,6 +31,7 @@ mod files;
 #[cfg(feature = "hdf5")]
 mod hdf5;
 mod npz;
+mod open;
 mod sink;
 mod source;
 #[cfg(feature = "zarr")]

@@ -107,27 +107,27 @@ pub struct BinsparseSource {
 }
 
 impl BinsparseSource {
-    /// Opens the Binsparse file at `path`: an `.npz` archive it can read in place is indexed
-    /// (descriptor, members, pointers checked); anything else is read whole.
+    /// Opens a Binsparse `.npz` or HDF5 file at `path` (a Zarr group is `zarr/source.rs`'s):
+    /// an `.npz` archive it can read in place is indexed (descriptor, members, pointers
+    /// checked); anything else is read whole.
     ///
     /// # Errors
     /// As [`super::read`].
-    pub fn open(path: &Path) -> Result<BinsparseSource> {
+    pub(super) fn open_file(path: &Path) -> Result<BinsparseSource> {
         let input_len = std::fs::metadata(path)?.len();
-        if super::is_zarr(path) {
-            #[cfg(feature = "zarr")]
-            {
-                use super::zarr::Store;
-                let input_len = super::zarr::Directory(path.to_owned()).stored_bytes()?;
-                if let Some(source) = super::zarr::source::in_place(path, input_len)? {
-                    return Ok(source);
-                }
-            }
-        } else if !super::is_hdf5(path) {
+        if !super::is_hdf5(path) {
             if let Some(source) = in_place(path, input_len)? {
                 return Ok(source);
             }
         }
+        BinsparseSource::read_whole(path, input_len)
+    }
+
+    /// The matrix at `path` read whole, for formats and files not read in place.
+    ///
+    /// # Errors
+    /// As [`super::read`].
+    pub(super) fn read_whole(path: &Path, input_len: u64) -> Result<BinsparseSource> {
         let read = super::read(path)?;
         let kept = Kept {
             binsparse: Some((read.format.name(), read.attributes)),

@@ -28,10 +28,10 @@ mod pipe;
 use std::io::Write;
 use std::path::Path;
 
+use crate::input::decode_values;
 use crate::input::write_le;
 use crate::input::{Cursor, Foreign};
 use serde_daphne::__private_0_1_0::write_buffered;
-use serde_daphne::lowlevel::decode_values;
 use serde_daphne::with_values;
 use serde_daphne::DataType;
 use serde_daphne::Object;

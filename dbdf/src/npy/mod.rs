@@ -26,9 +26,9 @@ pub(crate) use header::{Descr, NpyHeader, Record};
 pub(crate) use stream::{band_of_bytes, object_header};
 pub use stream::{NpySink, NpySource};
 
+use crate::input::decode_values;
 use crate::input::write_le;
 use serde_daphne::__private_0_1_0::write_buffered;
-use serde_daphne::lowlevel::decode_values;
 use serde_daphne::with_values;
 use serde_daphne::Object;
 use serde_daphne::ValueType;

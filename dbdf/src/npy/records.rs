@@ -3,7 +3,7 @@
 //! packed and little-endian, as `numpy.save` writes `np.dtype([('a', '<f8'), ...])`.
 
 use super::{descr, Descr, Record, NPY};
-use serde_daphne::lowlevel::decode_values;
+use crate::input::decode_values;
 use serde_daphne::with_values;
 use serde_daphne::Column;
 use serde_daphne::Header;

@@ -10,11 +10,11 @@ use std::path::Path;
 
 use super::{check_unique, SCIPY};
 use crate::input::count_nonzero;
+use crate::input::decode_values;
 use crate::input::index_values;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
 use crate::zip::{entries, Archive, Entry, FileArchive, Inflating, StoredArray};
-use serde_daphne::lowlevel::decode_values;
 use serde_daphne::lowlevel::sort_rows;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_values;

@@ -8,8 +8,7 @@
 //! 4 KiB at a time, several times the page faults and CPU of glibc's heaps. glibc's own
 //! mappings start a few bytes past a page, so advice for huge pages covers only their
 //! aligned middle (a band still took a third of its pages 4 KiB at a time); mappings of
-//! whole, aligned huge pages take none, within the same peak memory (BENCHMARKS.md,
-//! "Parquet and Arrow").
+//! whole, aligned huge pages take none, within the same peak memory.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
@@ -59,7 +58,7 @@ fn map(size: usize) -> *mut u8 {
         if mapped_end > end {
             libc::munmap(end as *mut libc::c_void, mapped_end - end);
         }
-        if serde_daphne::huge_pages() {
+        if serde_daphne::__private_0_1_0::huge_pages() {
             libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
         start as *mut u8
