@@ -48,11 +48,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod adapter_protocol;
 mod adapters;
 mod codes;
 mod de;
 mod error;
-mod handoff;
 mod io;
 pub mod lowlevel;
 mod model;
@@ -118,9 +118,11 @@ pub mod __private_0_1_0 {
     };
     pub use crate::names::{first_name, parse_name};
     pub use crate::options::check_alloc;
-    pub use crate::pages::{advise_spare, huge_pages, prefault, set_huge_pages};
+    pub use crate::pages::{
+        advise_huge_pages_spare, fault_in_on_every_core, huge_pages, set_huge_pages,
+    };
     pub use crate::platform::portable;
-    pub use crate::threads::{pipeline, workers, Handoff};
+    pub use crate::threads::{pipeline, workers, Producer};
     pub use crate::wire::runtime::max_daphne_label_len;
     pub use crate::wire::{IoSource, SliceSource};
 

@@ -51,7 +51,7 @@ pub(crate) fn advise<T>(ptr: *const T, len: usize) {
 }
 
 /// Advises huge pages for a vector's spare capacity (before it is written).
-pub fn advise_spare<T>(v: &Vec<T>) {
+pub fn advise_huge_pages_spare<T>(v: &Vec<T>) {
     let spare = v.capacity() - v.len();
     advise(
         v.as_ptr().wrapping_add(v.len()),
@@ -66,7 +66,7 @@ const PREFAULT_FROM: usize = 32 << 20;
 /// zeroes the fresh pages in parallel: reading a 168 MB file into new vectors spent half its
 /// time in the kernel's page clearing on one core (measured with `perf`), before the copy.
 /// The values stay what they were (zeros are written over zeros).
-pub fn prefault<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
+pub fn fault_in_on_every_core<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
     let threads = crate::threads::workers();
     if std::mem::size_of_val(buffer) < PREFAULT_FROM || threads < 2 {
         return;
@@ -91,7 +91,7 @@ fn advised(len: usize) -> bool {
 /// the copies that fill it next take no page faults. One thread at a time: huge-page faults
 /// taken by several threads at once can stall for a long time. Buffers not advised huge
 /// pages are left to fault 4 KiB at a time in the copies, on every core, which is faster.
-pub(crate) fn fault_in_here(buffer: &mut [std::mem::MaybeUninit<u8>]) {
+pub(crate) fn fault_in_on_this_thread(buffer: &mut [std::mem::MaybeUninit<u8>]) {
     if !advised(buffer.len()) {
         return;
     }

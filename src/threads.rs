@@ -60,12 +60,12 @@ pub(crate) fn runs_of_rows(
 
 /// The producer's end of [`pipeline`]: hands items to the consumer and takes back the ones
 /// it is done with, for reuse.
-pub struct Handoff<T> {
+pub struct Producer<T> {
     to_consumer: std::sync::mpsc::SyncSender<T>,
     spent: std::sync::mpsc::Receiver<T>,
 }
 
-impl<T> Handoff<T> {
+impl<T> Producer<T> {
     /// Hands `item` over, waiting until the consumer takes it; `false` once the consumer has
     /// stopped (failed), when the producer should stop too.
     pub fn send(&self, item: T) -> bool {
@@ -106,19 +106,19 @@ impl<T> Handoff<T> {
 /// Runs `produce` on the calling thread and `consume` on a second one, so that reading and
 /// decoding overlap on two cores. Items pass one at a time (the producer waits while the
 /// consumer is busy), so at most three are alive; `consume` returns each item when done, for
-/// the producer to reuse ([`Handoff::spare`]). Items are consumed in the order produced.
+/// the producer to reuse ([`Producer::spare`]). Items are consumed in the order produced.
 ///
 /// `consume`'s error wins over `produce`'s: it concerns an item produced before whatever
 /// stopped `produce`, so the first error in the input's order is the one reported.
 pub fn pipeline<T: Send>(
-    produce: impl FnOnce(&Handoff<T>) -> crate::Result<()>,
+    produce: impl FnOnce(&Producer<T>) -> crate::Result<()>,
     consume: impl FnMut(&mut T) -> crate::Result<()> + Send,
 ) -> crate::Result<()> {
-    let (handoff, items, give_back) = channels(0);
+    let (adapter_protocol, items, give_back) = channels(0);
     std::thread::scope(|scope| {
         let consumer = scope.spawn(move || consume_all(items, give_back, consume));
-        let produced = produce(&handoff);
-        drop(handoff);
+        let produced = produce(&adapter_protocol);
+        drop(adapter_protocol);
         let consumed = consumer
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -131,12 +131,12 @@ pub fn pipeline<T: Send>(
 /// `waiting` items wait for the consumer (0: each is handed over as the consumer takes it).
 pub(crate) fn pipeline_to_caller<T: Send>(
     waiting: usize,
-    produce: impl FnOnce(&Handoff<T>) -> crate::Result<()> + Send,
+    produce: impl FnOnce(&Producer<T>) -> crate::Result<()> + Send,
     consume: impl FnMut(&mut T) -> crate::Result<()>,
 ) -> crate::Result<()> {
-    let (handoff, items, give_back) = channels(waiting);
+    let (adapter_protocol, items, give_back) = channels(waiting);
     std::thread::scope(|scope| {
-        let producer = scope.spawn(move || produce(&handoff));
+        let producer = scope.spawn(move || produce(&adapter_protocol));
         let consumed = consume_all(items, give_back, consume);
         let produced = producer
             .join()
@@ -146,7 +146,7 @@ pub(crate) fn pipeline_to_caller<T: Send>(
 }
 
 type Channels<T> = (
-    Handoff<T>,
+    Producer<T>,
     std::sync::mpsc::Receiver<T>,
     std::sync::mpsc::Sender<T>,
 );
@@ -156,7 +156,7 @@ type Channels<T> = (
 fn channels<T>(waiting: usize) -> Channels<T> {
     let (to_consumer, items) = std::sync::mpsc::sync_channel::<T>(waiting);
     let (give_back, spent) = std::sync::mpsc::channel::<T>();
-    (Handoff { to_consumer, spent }, items, give_back)
+    (Producer { to_consumer, spent }, items, give_back)
 }
 
 /// Consumes every item until the producer is done or `consume` fails (dropping `items` then
@@ -175,16 +175,16 @@ fn consume_all<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::{pipeline, pipeline_to_caller, Handoff};
+    use super::{pipeline, pipeline_to_caller, Producer};
     use crate::{Error, Result};
 
     /// Sends 0..100, one to an item from `item` (a spare one or a new one).
-    fn send_hundred(handoff: &Handoff<Vec<i32>>, mut item: impl FnMut() -> Vec<i32>) {
+    fn send_hundred(adapter_protocol: &Producer<Vec<i32>>, mut item: impl FnMut() -> Vec<i32>) {
         for k in 0..100 {
             let mut item = item();
             item.clear();
             item.push(k);
-            assert!(handoff.send(item));
+            assert!(adapter_protocol.send(item));
         }
     }
 
@@ -206,9 +206,9 @@ mod tests {
         };
         pipeline_to_caller(
             2,
-            |handoff| {
-                send_hundred(handoff, || {
-                    handoff.recycled(&mut made, 4, Vec::new).unwrap()
+            |adapter_protocol| {
+                send_hundred(adapter_protocol, || {
+                    adapter_protocol.recycled(&mut made, 4, Vec::new).unwrap()
                 });
                 assert!(made <= 4, "{made}");
                 Ok(())
@@ -221,10 +221,12 @@ mod tests {
         // an item back, learns that it stopped.
         let err = pipeline_to_caller(
             0,
-            |handoff| {
+            |adapter_protocol| {
                 let mut made = 0;
                 for k in 0..10 {
-                    if handoff.recycled(&mut made, 2, || 0).is_none() || !handoff.send(k) {
+                    if adapter_protocol.recycled(&mut made, 2, || 0).is_none()
+                        || !adapter_protocol.send(k)
+                    {
                         break;
                     }
                 }
@@ -240,8 +242,10 @@ mod tests {
     fn a_pipeline_consumes_in_order_and_reports_the_first_error_in_that_order() {
         let mut seen = Vec::new();
         pipeline(
-            |handoff| {
-                send_hundred(handoff, || handoff.spare().unwrap_or_default());
+            |adapter_protocol| {
+                send_hundred(adapter_protocol, || {
+                    adapter_protocol.spare().unwrap_or_default()
+                });
                 Ok(())
             },
             |item: &mut Vec<i32>| {
@@ -255,9 +259,9 @@ mod tests {
         // wins, and the producer learns that it stopped.
         let mut sent_after_failure = false;
         let err = pipeline(
-            |handoff| {
+            |adapter_protocol| {
                 for k in 0..10 {
-                    if !handoff.send(k) {
+                    if !adapter_protocol.send(k) {
                         sent_after_failure = true;
                         break;
                     }

@@ -9,8 +9,8 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use super::frame::{collect_columns, records_from_columns};
+use crate::adapter_protocol;
 use crate::error::{Error, Result};
-use crate::handoff;
 use crate::model::encode::write_frame;
 use crate::wire::{DataType, Element, Values};
 
@@ -144,7 +144,7 @@ impl Columns {
 
 impl Serialize for Columns {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_newtype_struct(handoff::FRAME, &Payload(self))
+        serializer.serialize_newtype_struct(adapter_protocol::FRAME, &Payload(self))
     }
 }
 
@@ -153,8 +153,8 @@ struct Payload<'a>(&'a Columns);
 impl Serialize for Payload<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let columns = self.0;
-        match handoff::take_capture() {
-            Some(options) => handoff::emit(serializer, |sink| {
+        match adapter_protocol::take_capture() {
+            Some(options) => adapter_protocol::emit(serializer, |sink| {
                 write_frame(sink, columns.rows, &columns.columns, &options)
             }),
             None => serializer.collect_map(columns.columns.iter().map(|(l, v)| (l, v))),
@@ -164,7 +164,7 @@ impl Serialize for Payload<'_> {
 
 impl<'de> Deserialize<'de> for Columns {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Columns, D::Error> {
-        deserializer.deserialize_newtype_struct(handoff::FRAME, ColumnsVisitor)
+        deserializer.deserialize_newtype_struct(adapter_protocol::FRAME, ColumnsVisitor)
     }
 }
 
@@ -178,8 +178,8 @@ impl<'de> Visitor<'de> for ColumnsVisitor {
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Columns, D::Error> {
-        match handoff::take_object() {
-            Some(object) => from_object(object).map_err(handoff::park_de),
+        match adapter_protocol::take_object() {
+            Some(object) => from_object(object).map_err(adapter_protocol::park_de),
             None => d.deserialize_map(self),
         }
     }

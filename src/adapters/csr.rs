@@ -35,9 +35,9 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMatBase, CsMatI};
 
+use crate::adapter_protocol;
 use crate::error::{Error, Result};
-use crate::handoff;
-use crate::model::encode::{Layout, MatrixRef};
+use crate::model::encode::{MatrixCells, MatrixRef};
 use crate::model::sparse_write::{write_whole_sparse, CsrArrays};
 use crate::model::{encode::write_matrix, Block, CsrIndex, Object};
 use crate::wire::runtime;
@@ -74,7 +74,7 @@ where
         col_indices: matrix.indices(),
         values: matrix.data(),
     };
-    serializer.serialize_newtype_struct(handoff::CSR, &payload)
+    serializer.serialize_newtype_struct(adapter_protocol::CSR, &payload)
 }
 
 /// Indices as `usize`: borrowed when they have its width (a valid sprs matrix holds no
@@ -84,7 +84,7 @@ fn as_usize<N: CsrIndex>(indices: &[N]) -> Cow<'_, [usize]> {
         return Cow::Borrowed(bytemuck::cast_slice(indices));
     }
     let mut wide = Vec::with_capacity(indices.len());
-    crate::pages::advise_spare(&wide);
+    crate::pages::advise_huge_pages_spare(&wide);
     wide.extend(indices.iter().map(|i| i.index_unchecked()));
     Cow::Owned(wide)
 }
@@ -101,7 +101,7 @@ where
     I: CsrIndex,
     D: Deserializer<'de>,
 {
-    deserializer.deserialize_newtype_struct(handoff::CSR, MatrixVisitor(PhantomData))
+    deserializer.deserialize_newtype_struct(adapter_protocol::CSR, MatrixVisitor(PhantomData))
 }
 
 pub(crate) fn object_to_csr<T: Element, I: CsrIndex>(object: Object) -> Result<CsMatI<T, I>> {
@@ -156,8 +156,8 @@ struct Payload<'a, T, N: CsrIndex, P: CsrIndex> {
 
 impl<T: Element + Serialize, N: CsrIndex, P: CsrIndex> Serialize for Payload<'_, T, N, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if let Some(options) = handoff::take_capture() {
-            return handoff::emit(serializer, |sink| {
+        if let Some(options) = adapter_protocol::take_capture() {
+            return adapter_protocol::emit(serializer, |sink| {
                 let arrays = CsrArrays {
                     rows: self.rows,
                     cols: self.cols,
@@ -178,7 +178,7 @@ impl<T: Element + Serialize, N: CsrIndex, P: CsrIndex> Serialize for Payload<'_,
                 let matrix = MatrixRef {
                     rows: self.rows,
                     cols: self.cols,
-                    layout: Layout::Csr {
+                    layout: MatrixCells::Csr {
                         row_offsets: &as_usize(&self.row_offsets),
                         col_indices: &as_usize(self.col_indices),
                         values: self.values,
@@ -234,8 +234,8 @@ impl<'de, T: Element + Deserialize<'de>, I: CsrIndex> Visitor<'de> for MatrixVis
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<CsMatI<T, I>, D::Error> {
-        match handoff::take_object() {
-            Some(object) => object_to_csr(object).map_err(handoff::park_de),
+        match adapter_protocol::take_object() {
+            Some(object) => object_to_csr(object).map_err(adapter_protocol::park_de),
             None => Plain::<T>::deserialize(d)?.into_matrix(),
         }
     }

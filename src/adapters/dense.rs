@@ -33,8 +33,8 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
+use crate::adapter_protocol;
 use crate::error::{Error, Result};
-use crate::handoff;
 use crate::model::encode::{write_matrix, MatrixRef};
 use crate::model::tiled::write_dense_tiles;
 use crate::model::Object;
@@ -50,7 +50,7 @@ where
     D: Data<Elem = T>,
     S: Serializer,
 {
-    serializer.serialize_newtype_struct(handoff::DENSE, &Payload(array.view()))
+    serializer.serialize_newtype_struct(adapter_protocol::DENSE, &Payload(array.view()))
 }
 
 /// Deserializes an `Array2<T>` from any matrix object (dense or CSR, any block layout and
@@ -63,8 +63,8 @@ where
     T: Element + Deserialize<'de>,
     D: Deserializer<'de>,
 {
-    handoff::wanting(T::VALUE_TYPE, || {
-        deserializer.deserialize_newtype_struct(handoff::DENSE, ArrayVisitor(PhantomData))
+    adapter_protocol::wanting(T::VALUE_TYPE, || {
+        deserializer.deserialize_newtype_struct(adapter_protocol::DENSE, ArrayVisitor(PhantomData))
     })
 }
 
@@ -87,12 +87,12 @@ struct Payload<'a, T>(ArrayView2<'a, T>);
 impl<T: Element + Serialize> Serialize for Payload<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (rows, cols) = self.0.dim();
-        if let Some(options) = handoff::take_capture() {
+        if let Some(options) = adapter_protocol::take_capture() {
             let contiguous = self.0.as_standard_layout();
             let data = contiguous
                 .as_slice()
-                .ok_or_else(|| handoff::park(Error::invalid("array not contiguous")))?;
-            return handoff::emit(serializer, |sink| {
+                .ok_or_else(|| adapter_protocol::park(Error::invalid("array not contiguous")))?;
+            return adapter_protocol::emit(serializer, |sink| {
                 let matrix = MatrixRef::dense_unchecked(rows, cols, data);
                 if write_dense_tiles(sink, DataType::DenseMatrix, &matrix, &options)? {
                     return Ok(());
@@ -147,8 +147,8 @@ impl<'de, T: Element + Deserialize<'de>> Visitor<'de> for ArrayVisitor<T> {
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Array2<T>, D::Error> {
-        match handoff::take_object() {
-            Some(object) => object_to_array(object).map_err(handoff::park_de),
+        match adapter_protocol::take_object() {
+            Some(object) => object_to_array(object).map_err(adapter_protocol::park_de),
             None => Plain::<T>::deserialize(d)?.into_array(),
         }
     }

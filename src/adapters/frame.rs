@@ -44,9 +44,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::ser::{Impossible, SerializeStruct, Serializer};
 use serde::{forward_to_deserialize_any, Deserialize, Serialize};
 
+use crate::adapter_protocol;
 use crate::de::CellDe;
 use crate::error::{Error, Result};
-use crate::handoff;
 use crate::model::encode::write_frame;
 use crate::model::Object;
 use crate::ser::{answer_serializer_methods, ColumnPush, ScalarProbe};
@@ -62,7 +62,7 @@ where
     R: Serialize,
     S: Serializer,
 {
-    serializer.serialize_newtype_struct(handoff::FRAME, &Payload(rows))
+    serializer.serialize_newtype_struct(adapter_protocol::FRAME, &Payload(rows))
 }
 
 /// Deserializes records from a Frame, matching fields to columns by label.
@@ -75,17 +75,17 @@ where
     R: Deserialize<'de>,
     D: Deserializer<'de>,
 {
-    deserializer.deserialize_newtype_struct(handoff::FRAME, RowsVisitor(PhantomData))
+    deserializer.deserialize_newtype_struct(adapter_protocol::FRAME, RowsVisitor(PhantomData))
 }
 
 struct Payload<'a, R>(&'a [R]);
 
 impl<R: Serialize> Serialize for Payload<'_, R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match handoff::take_capture() {
+        match adapter_protocol::take_capture() {
             Some(options) => {
-                let columns = collect_columns(self.0).map_err(handoff::park)?;
-                handoff::emit(serializer, |sink| {
+                let columns = collect_columns(self.0).map_err(adapter_protocol::park)?;
+                adapter_protocol::emit(serializer, |sink| {
                     write_frame(sink, self.0.len(), &columns, &options)
                 })
             }
@@ -247,7 +247,7 @@ impl<'a> Serializer for RecordSerializer<'a> {
         name: &'static str,
         value: &T,
     ) -> Result<()> {
-        if handoff::is_marker(name) {
+        if adapter_protocol::is_marker(name) {
             return Err(not_a_record());
         }
         value.serialize(self)
@@ -272,8 +272,8 @@ impl<'de, R: Deserialize<'de>> Visitor<'de> for RowsVisitor<R> {
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Vec<R>, D::Error> {
-        match handoff::take_object() {
-            Some(object) => rows_from_object(object).map_err(handoff::park_de),
+        match adapter_protocol::take_object() {
+            Some(object) => rows_from_object(object).map_err(adapter_protocol::park_de),
             None => Vec::<R>::deserialize(d),
         }
     }
@@ -315,7 +315,7 @@ pub(crate) fn records_from_columns<'de, R: Deserialize<'de>>(
         Some(column) => column.len(),
         None => rows.min(1 << 12),
     });
-    crate::pages::advise_spare(&out);
+    crate::pages::advise_huge_pages_spare(&out);
     let frame = FrameData {
         labels,
         columns,

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::de::{Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::handoff;
+use crate::adapter_protocol;
 use crate::model::runtime::write_runtime;
 use crate::model::{Block, Object};
 use crate::wire::Header;
@@ -21,8 +21,8 @@ struct Payload<'a>(&'a Object);
 
 impl Serialize for Payload<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if let Some(options) = handoff::take_capture() {
-            return handoff::emit(serializer, |sink| {
+        if let Some(options) = adapter_protocol::take_capture() {
+            return adapter_protocol::emit(serializer, |sink| {
                 if options.runtime_writer()? {
                     write_runtime(sink, self.0, &options)
                 } else {
@@ -40,7 +40,7 @@ impl Serialize for Payload<'_> {
 
 impl Serialize for Object {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_newtype_struct(handoff::OBJECT, &Payload(self))
+        serializer.serialize_newtype_struct(adapter_protocol::OBJECT, &Payload(self))
     }
 }
 
@@ -54,16 +54,16 @@ impl<'de> Visitor<'de> for ObjectVisitor {
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Object, D::Error> {
-        if let Some(object) = handoff::take_object() {
+        if let Some(object) = adapter_protocol::take_object() {
             return Ok(object);
         }
         let plain = Plain::deserialize(d)?;
-        Object::new(plain.header, plain.blocks).map_err(handoff::park_de)
+        Object::new(plain.header, plain.blocks).map_err(adapter_protocol::park_de)
     }
 }
 
 impl<'de> Deserialize<'de> for Object {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_newtype_struct(handoff::OBJECT, ObjectVisitor)
+        deserializer.deserialize_newtype_struct(adapter_protocol::OBJECT, ObjectVisitor)
     }
 }

@@ -38,8 +38,8 @@ use std::marker::PhantomData;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::{forward_to_deserialize_any, Deserialize};
 
+use crate::adapter_protocol;
 use crate::error::{Error, Result};
-use crate::handoff;
 use crate::model::detect::read_object;
 use crate::model::tiled::{read_dense_tiles, read_dense_tiles_at};
 use crate::model::{Meta, Object};
@@ -197,7 +197,7 @@ impl<S: Source> Deserializer<S> {
     /// adapter said what its values go into.
     fn next_dense_object(&mut self) -> Result<Object> {
         let start = self.src.offset();
-        let wanted = handoff::take_wanted();
+        let wanted = adapter_protocol::take_wanted();
         let (Some(wanted), None) = (wanted, &self.hint) else {
             return self.next_object_to_materialize(false, 0);
         };
@@ -343,16 +343,16 @@ impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
-        if handoff::is_marker(name) {
+        if adapter_protocol::is_marker(name) {
             let object = match name {
-                handoff::OBJECT => self.next_object()?,
+                adapter_protocol::OBJECT => self.next_object()?,
                 // A record takes memory even when the frame has no columns.
-                handoff::FRAME => self.next_object_to_materialize(false, 16)?,
-                handoff::DENSE => self.next_dense_object()?,
-                name => self.next_object_to_materialize(name == handoff::CSR, 0)?,
+                adapter_protocol::FRAME => self.next_object_to_materialize(false, 16)?,
+                adapter_protocol::DENSE => self.next_dense_object()?,
+                name => self.next_object_to_materialize(name == adapter_protocol::CSR, 0)?,
             };
-            handoff::with_object(object, || visitor.visit_newtype_struct(Parked))
-                .map_err(handoff::recover)
+            adapter_protocol::with_object(object, || visitor.visit_newtype_struct(Parked))
+                .map_err(adapter_protocol::recover)
         } else {
             visitor.visit_newtype_struct(self)
         }

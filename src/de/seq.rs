@@ -7,8 +7,8 @@ use serde::forward_to_deserialize_any;
 
 use super::value::ValueDe;
 use super::Deserializer;
+use crate::adapter_protocol;
 use crate::error::{Error, Result};
-use crate::handoff;
 use crate::model::Object;
 use crate::wire::{Source, Values};
 
@@ -203,7 +203,7 @@ impl<'de> de::Deserializer<'de> for FirstOfMatrix<'_> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
-        if handoff::is_marker(name) {
+        if adapter_protocol::is_marker(name) {
             Err(self.not_a_sequence_of_objects())
         } else {
             visitor.visit_newtype_struct(self)

@@ -4,7 +4,7 @@ use std::io::{Read, Seek};
 
 use crate::error::Result;
 #[cfg(unix)]
-use crate::io::index::{Layout, ObjectInfo};
+use crate::io::index::{ObjectInfo, StoredBody};
 use crate::io::lazy::DbdfFile;
 #[cfg(unix)]
 use crate::model::runtime_csr_read::read_runtime_csr_at;
@@ -75,7 +75,7 @@ impl<R: Read + Seek> DbdfFile<R> {
 /// and columns fit `I`.
 #[cfg(unix)]
 fn runtime_csr<T: Element, I: CsrIndex>(info: &ObjectInfo) -> Option<&RuntimeHead> {
-    let Layout::Runtime(head) = &info.layout else {
+    let StoredBody::Runtime(head) = &info.layout else {
         return None;
     };
     (head.data_type == DataType::CsrMatrix

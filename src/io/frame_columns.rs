@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::ops::Range;
 
-use super::index::{Layout, ObjectInfo};
+use super::index::{ObjectInfo, StoredBody};
 use crate::error::Result;
 use crate::wire::{BlockType, Values};
 
@@ -37,7 +37,7 @@ pub(crate) fn read_dense_frame_columns(
                 .get(b.place.col as usize)
                 .is_some_and(|c| Some(c.value_type) == b.value_type)
     };
-    if !matches!(info.layout, Layout::Blocks) || !info.blocks.iter().all(plain) {
+    if !matches!(info.layout, StoredBody::Blocks) || !info.blocks.iter().all(plain) {
         return Ok(None);
     }
     let len = (rows.end - rows.start) as usize;

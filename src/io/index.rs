@@ -29,7 +29,7 @@ pub struct ObjectInfo {
     /// Its blocks, in file order. A runtime-dialect object is one block covering it (a
     /// frame's is marked dense, with no value type: its rows interleave the columns).
     pub blocks: Vec<BlockInfo>,
-    pub(crate) layout: Layout,
+    pub(crate) layout: StoredBody,
 }
 
 /// What the index knows of one block.
@@ -150,7 +150,7 @@ impl ObjectInfo {
 
 /// How an object's values are laid out, for reading parts of it.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Layout {
+pub(crate) enum StoredBody {
     /// The spec's blocks (in [`ObjectInfo::blocks`]).
     Blocks,
     /// The runtime's one layout per data type.
@@ -241,7 +241,7 @@ fn index_spec<R: Read + Seek>(src: &mut SeekSource<R>) -> Result<ObjectInfo> {
         dialect: Dialect::Spec,
         range: start..src.offset(),
         blocks,
-        layout: Layout::Blocks,
+        layout: StoredBody::Blocks,
     })
 }
 
@@ -340,6 +340,6 @@ fn index_runtime<R: Read + Seek>(
         dialect: Dialect::Runtime,
         range,
         blocks,
-        layout: Layout::Runtime(head),
+        layout: StoredBody::Runtime(head),
     })
 }

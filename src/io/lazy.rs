@@ -15,7 +15,7 @@ use sprs::CsMat;
 use super::file_reader::{Backing, FileReader};
 use crate::de::Deserializer;
 use crate::error::{Error, Result};
-use crate::io::index::{index_all, Layout, ObjectInfo};
+use crate::io::index::{index_all, ObjectInfo, StoredBody};
 use crate::io::meta::read_sidecar;
 use crate::io::progress::Progress;
 use crate::io::sparse_rows::RowStarts;
@@ -525,8 +525,8 @@ impl<R: Read + Seek> DbdfFile<R> {
         let positional = None;
         let values = match &object.layout {
             _ if positional.is_some() => positional.unwrap_or_default(),
-            Layout::Runtime(head) => read_runtime_frame(&mut self.src, head, &rows, wanted)?,
-            Layout::Blocks => {
+            StoredBody::Runtime(head) => read_runtime_frame(&mut self.src, head, &rows, wanted)?,
+            StoredBody::Blocks => {
                 let mut out = Vec::with_capacity(wanted.len());
                 for &col in wanted {
                     let window = Window {
@@ -601,7 +601,7 @@ impl<R: Read + Seek> DbdfFile<R> {
                 .map(|b| {
                     let target = object.header.value_type_of(b.place.col);
                     b.block_type == BlockType::Dense
-                        && matches!(object.layout, Layout::Blocks)
+                        && matches!(object.layout, StoredBody::Blocks)
                         && b.value_type
                             .zip(target)
                             .is_some_and(|(s, t)| widens_exactly(s, t))
@@ -660,7 +660,7 @@ impl<R: Read + Seek> Iterator for Blocks<'_, R> {
     type Item = Result<Block>;
 
     fn next(&mut self) -> Option<Result<Block>> {
-        if let Layout::Runtime(_) = self.object.layout {
+        if let StoredBody::Runtime(_) = self.object.layout {
             if self.runtime.is_none() {
                 let blocks = match self.file.object_at(self.index) {
                     Ok(object) => object.into_parts().1,

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::io::meta::{sidecar_path, write_sidecar_for};
 use crate::io::{remove_if_present, scratch_file, Pending, Writeback};
 use crate::model::encode::{
-    places, tile_dims, write_block, write_block_in_bands, Layout, MatrixRef, RowBands,
+    places, tile_dims, write_block, write_block_in_bands, MatrixCells, MatrixRef, RowBands,
 };
 use crate::model::tiling::Coverage;
 use crate::options::{Dialect, Options};
@@ -305,7 +305,7 @@ impl DbdfWriter {
         let matrix = MatrixRef {
             rows: tile.rows(),
             cols: tile.cols(),
-            layout: Layout::Csr {
+            layout: MatrixCells::Csr {
                 row_offsets: &row_offsets,
                 col_indices: tile.indices(),
                 values: tile.data(),

@@ -7,7 +7,7 @@ use std::io::{Read, Seek};
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::io::index::{BlockInfo, Layout, ObjectInfo};
+use crate::io::index::{BlockInfo, ObjectInfo, StoredBody};
 use crate::io::sparse_rows::{self, RowStarts};
 use crate::wire::block::{decode_block_body, BlockHead};
 use crate::wire::element::widens_exactly;
@@ -82,13 +82,13 @@ pub(crate) trait WindowSink<T> {
 /// checked), so that a dense sink need not be zeroed before the read.
 pub(crate) fn dense_throughout(object: &ObjectInfo, window: &Window) -> bool {
     match &object.layout {
-        Layout::Blocks => object.blocks.iter().all(|b| {
+        StoredBody::Blocks => object.blocks.iter().all(|b| {
             let p = b.place;
             let (rows, cols) = (u64::from(p.rows), u64::from(p.cols));
             let dense = b.block_type == BlockType::Dense && b.value_type.is_some();
             dense || window.overlap(p.row, p.col, rows, cols).is_none()
         }),
-        Layout::Runtime(head) => head.data_type == DataType::DenseMatrix,
+        StoredBody::Runtime(head) => head.data_type == DataType::DenseMatrix,
     }
 }
 
@@ -194,7 +194,7 @@ pub(crate) fn read_window<T: Element, R: Read + Seek>(
         return Ok(());
     }
     match &object.layout {
-        Layout::Blocks => {
+        StoredBody::Blocks => {
             for block in &object.blocks {
                 let p = block.place;
                 let rows = u64::from(p.rows);
@@ -206,7 +206,7 @@ pub(crate) fn read_window<T: Element, R: Read + Seek>(
             }
             Ok(())
         }
-        Layout::Runtime(head) => {
+        StoredBody::Runtime(head) => {
             let block = &object.blocks[0];
             match head.data_type {
                 DataType::CsrMatrix => read_runtime_csr(src, object, head, window, sink),

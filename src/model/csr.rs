@@ -74,8 +74,8 @@ impl<T: Copy + bytemuck::Zeroable + Send> CsrFill<T> {
         next.copy_from_slice(&row_offsets);
         let (mut col_indices, mut values) = (zeroed_vec(nnz)?, zeroed_vec(nnz)?);
         // Entries land anywhere: have the fresh pages zeroed on every core first.
-        crate::pages::prefault(&mut col_indices);
-        crate::pages::prefault(&mut values);
+        crate::pages::fault_in_on_every_core(&mut col_indices);
+        crate::pages::fault_in_on_every_core(&mut values);
         Ok(CsrFill {
             col_indices,
             values,
@@ -172,7 +172,7 @@ pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>
             bytes: (indices.len() * std::mem::size_of::<I>()) as u128,
         })
     })?;
-    crate::pages::advise_spare(&out);
+    crate::pages::advise_huge_pages_spare(&out);
     out.extend(indices.iter().map(|&i| I::from_usize_unchecked(i)));
     Ok(out)
 }

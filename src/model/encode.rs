@@ -17,7 +17,7 @@ use crate::wire::sink::Sink;
 use crate::wire::values::{count_nonzero, with_values};
 use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, ValueType, Values};
 
-pub(crate) use super::matrix_ref::Layout;
+pub(crate) use super::matrix_ref::MatrixCells;
 pub use super::matrix_ref::MatrixRef;
 use super::narrow::Narrower;
 
@@ -90,7 +90,7 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
         return write_runtime_matrix(sink, data_type, matrix);
     }
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
-    if sink.is_direct() && matches!(matrix.layout, Layout::Dense(_)) {
+    if sink.is_direct() && matches!(matrix.layout, MatrixCells::Dense(_)) {
         // Room for every block stored dense (no block type the writer picks is larger):
         // one allocation, advised huge pages, instead of growing tile by tile.
         sink.reserve(dense_len(rows, cols, tile_dims(options), T::VALUE_TYPE))?;
@@ -154,13 +154,13 @@ fn write_runtime_matrix<T: Element, W: Write>(
     match (data_type, &matrix.layout) {
         (
             DataType::CsrMatrix,
-            Layout::Csr {
+            MatrixCells::Csr {
                 row_offsets,
                 col_indices,
                 values,
             },
         ) => runtime::write_csr(sink, rows, cols, row_offsets, col_indices, values),
-        (DataType::CsrMatrix, Layout::Dense(data)) => {
+        (DataType::CsrMatrix, MatrixCells::Dense(data)) => {
             let (mut row_offsets, mut col_indices, mut values) = (vec![0], Vec::new(), Vec::new());
             for row in data.chunks(matrix.cols.max(1)).take(matrix.rows) {
                 for (c, &x) in row.iter().enumerate().filter(|(_, x)| !x.is_zero()) {
@@ -171,8 +171,8 @@ fn write_runtime_matrix<T: Element, W: Write>(
             }
             runtime::write_csr(sink, rows, cols, &row_offsets, &col_indices, &values)
         }
-        (_, Layout::Dense(data)) => runtime::write_dense(sink, rows, cols, data),
-        (_, Layout::Csr { .. }) => {
+        (_, MatrixCells::Dense(data)) => runtime::write_dense(sink, rows, cols, data),
+        (_, MatrixCells::Csr { .. }) => {
             let mut dense = vec![T::zeroed(); matrix.rows * matrix.cols];
             for r in 0..matrix.rows {
                 matrix.row(r, 0, matrix.cols).for_each_nonzero(|c, x| {
@@ -476,7 +476,7 @@ fn analyse<T: Element>(
     window: BlockPlace,
     options: &Options,
 ) -> Analysis {
-    let dense_source = matches!(matrix.layout, Layout::Dense(_));
+    let dense_source = matches!(matrix.layout, MatrixCells::Dense(_));
     let mut analyser = Analyser::new(window, T::VALUE_TYPE, dense_source, options);
     analyser.observe(matrix, window);
     analyser.finish()

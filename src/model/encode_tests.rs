@@ -40,12 +40,12 @@ impl RowBands<f64> for Bands {
                 offsets.push(values.len());
             }
             let layout = match self.csr {
-                true => Layout::Csr {
+                true => MatrixCells::Csr {
                     row_offsets: &offsets,
                     col_indices: &cols,
                     values: &values,
                 },
-                false => Layout::Dense(band),
+                false => MatrixCells::Dense(band),
             };
             let matrix = MatrixRef {
                 rows,

@@ -17,11 +17,11 @@ use crate::wire::{BlockPlace, Element, ValueType};
 pub struct MatrixRef<'a, T> {
     pub(crate) rows: usize,
     pub(crate) cols: usize,
-    pub(crate) layout: Layout<'a, T>,
+    pub(crate) layout: MatrixCells<'a, T>,
 }
 
 /// How a borrowed matrix holds its values.
-pub(crate) enum Layout<'a, T> {
+pub(crate) enum MatrixCells<'a, T> {
     /// `rows * cols` values, row-major.
     Dense(&'a [T]),
     /// CSR arrays with a proper `row_offsets` (starting at 0), columns increasing in a row.
@@ -152,7 +152,7 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         Ok(MatrixRef {
             rows,
             cols,
-            layout: Layout::Csr {
+            layout: MatrixCells::Csr {
                 row_offsets,
                 col_indices,
                 values,
@@ -166,14 +166,14 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         MatrixRef {
             rows,
             cols,
-            layout: Layout::Dense(data),
+            layout: MatrixCells::Dense(data),
         }
     }
 
     /// The window's values as one contiguous row-major run, when the matrix is dense and the
     /// window spans whole rows (or is one row).
     pub(crate) fn contiguous(&self, window: BlockPlace) -> Option<&'a [T]> {
-        let Layout::Dense(data) = self.layout else {
+        let MatrixCells::Dense(data) = self.layout else {
             return None;
         };
         let (r0, c0) = (window.row as usize, window.col as usize);
@@ -189,7 +189,7 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         &self,
         window: BlockPlace,
     ) -> Option<impl Iterator<Item = &'a [T]> + 'a> {
-        let Layout::Dense(data) = self.layout else {
+        let MatrixCells::Dense(data) = self.layout else {
             return None;
         };
         let (c0, nc, cols) = (window.col as usize, window.cols as usize, self.cols);
@@ -202,7 +202,7 @@ impl<'a, T: Element> MatrixRef<'a, T> {
         &self,
         window: BlockPlace,
     ) -> Option<impl Iterator<Item = (&'a [usize], &'a [T])> + 'a> {
-        let Layout::Csr {
+        let MatrixCells::Csr {
             row_offsets,
             col_indices,
             values,
@@ -222,8 +222,8 @@ impl<'a, T: Element> MatrixRef<'a, T> {
     /// values, or a CSR matrix's stored values of those rows.
     pub(crate) fn stored_run(&self, window: BlockPlace) -> Option<&'a [T]> {
         match self.layout {
-            Layout::Dense(_) => self.contiguous(window),
-            Layout::Csr {
+            MatrixCells::Dense(_) => self.contiguous(window),
+            MatrixCells::Csr {
                 row_offsets,
                 values,
                 ..
@@ -231,7 +231,7 @@ impl<'a, T: Element> MatrixRef<'a, T> {
                 let (r0, nr) = (window.row as usize, window.rows as usize);
                 Some(&values[row_offsets[r0]..row_offsets[r0 + nr]])
             }
-            Layout::Csr { .. } => None,
+            MatrixCells::Csr { .. } => None,
         }
     }
 
@@ -258,11 +258,11 @@ impl<'a, T: Element> MatrixRef<'a, T> {
 
     pub(crate) fn row(&self, r: usize, first: usize, width: usize) -> Row<'a, T> {
         match self.layout {
-            Layout::Dense(data) => {
+            MatrixCells::Dense(data) => {
                 let start = r * self.cols + first;
                 Row::Dense(&data[start..start + width])
             }
-            Layout::Csr {
+            MatrixCells::Csr {
                 row_offsets,
                 col_indices,
                 values,

@@ -5,7 +5,7 @@ use crate::error::ErrorImpl;
 use std::io::Write;
 
 use crate::error::{Error, Result};
-use crate::model::encode::{places, write_matrix, Layout, MatrixRef};
+use crate::model::encode::{places, write_matrix, MatrixCells, MatrixRef};
 use crate::model::object::{Block, Object};
 use crate::options::{Dialect, Options};
 use crate::wire::runtime::{self, RuntimeHead, RuntimeObject};
@@ -234,12 +234,12 @@ fn reencode(
     let mut sink = Sink::new(&mut bytes);
     with_values!(values, v => {
         let layout = match &csr {
-            Some((row_offsets, col_indices)) => Layout::Csr {
+            Some((row_offsets, col_indices)) => MatrixCells::Csr {
                 row_offsets,
                 col_indices,
                 values: v,
             },
-            None => Layout::Dense(v),
+            None => MatrixCells::Dense(v),
         };
         let matrix = MatrixRef { rows: r, cols: c, layout };
         write_matrix(&mut sink, data_type, &matrix, &Options::new())

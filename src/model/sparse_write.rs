@@ -177,7 +177,7 @@ fn write_rows<T: Element, N: CsrIndex, P: CsrIndex, W: Write>(
     }
     pipeline_to_caller(
         WAITING,
-        |handoff| {
+        |adapter_protocol| {
             // Buffers are reused: one being filled, one being written, the rest waiting (a
             // new one whenever none was back yet, zeroed and faulted in on this thread, left
             // the writer idle a quarter of a Python save), and kept for the next write.
@@ -186,25 +186,26 @@ fn write_rows<T: Element, N: CsrIndex, P: CsrIndex, W: Write>(
                 let kept = KEPT.lock().ok().and_then(|mut kept| kept.pop());
                 kept.unwrap_or_else(|| {
                     let buf = Vec::with_capacity(RUN + RUN / 2);
-                    crate::pages::advise_spare(&buf);
+                    crate::pages::advise_huge_pages_spare(&buf);
                     buf
                 })
             };
             while from < rows {
                 let to = matrix.rows_for(from, RUN);
                 let bytes = matrix.row_at(to) - matrix.row_at(from);
-                let Some(mut buf) = handoff.recycled(&mut made, BUFFERS, new_buffer) else {
+                let Some(mut buf) = adapter_protocol.recycled(&mut made, BUFFERS, new_buffer)
+                else {
                     break;
                 };
                 // Reused buffers are overwritten whole: zeroed only where they grow.
                 buf.resize(bytes, 0);
                 matrix.encode(&mut buf, from..to);
-                if !handoff.send(buf) {
+                if !adapter_protocol.send(buf) {
                     break;
                 }
                 from = to;
             }
-            let back = handoff.take_back(made);
+            let back = adapter_protocol.take_back(made);
             if let Ok(mut kept) = KEPT.lock() {
                 kept.extend(back.into_iter().filter(|b| b.capacity() <= 2 * RUN));
                 kept.truncate(BUFFERS);

@@ -10,7 +10,7 @@ use std::mem::MaybeUninit;
 use crate::error::{Error, Result};
 use crate::model::detect::detect;
 use crate::model::encode::{encode_tile, places, tile_dims, write_header};
-use crate::model::matrix_ref::{Layout, MatrixRef};
+use crate::model::matrix_ref::{MatrixCells, MatrixRef};
 use crate::model::object::{Block, Object};
 use crate::model::tiling::Coverage;
 use crate::options::{Dialect, Options};
@@ -290,7 +290,7 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
 ) -> Result<bool> {
     let (rows, cols) = (matrix.rows as u64, matrix.cols as u64);
     let values = std::mem::size_of_val(match matrix.layout {
-        Layout::Dense(data) => data,
+        MatrixCells::Dense(data) => data,
         _ => return Ok(false),
     });
     let places: Vec<BlockPlace> = places(rows, cols, tile_dims(options)).collect();
@@ -323,10 +323,10 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
             bytes: total as u128,
         })
     })?;
-    crate::pages::advise_spare(out);
+    crate::pages::advise_huge_pages_spare(out);
     // The fresh pages are faulted in here, on one thread, before the copies run on every core:
     // huge-page faults taken by two threads at once stall some writes for a long time.
-    crate::pages::fault_in_here(&mut out.spare_capacity_mut()[..total]);
+    crate::pages::fault_in_on_this_thread(&mut out.spare_capacity_mut()[..total]);
     // Each tile's bytes, in order, then gathered into a run per thread of about equal size.
     let mut rest = &mut out.spare_capacity_mut()[..total];
     let per_thread = total.div_ceil(workers());

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::error::Result;
-use crate::model::encode::{write_frame, write_matrix, Layout, MatrixRef};
+use crate::model::encode::{write_frame, write_matrix, MatrixCells, MatrixRef};
 use crate::model::object::{Block, Object};
 use crate::model::runtime::write_runtime;
 use crate::options::Options;
@@ -72,7 +72,7 @@ impl Object {
                     let matrix = MatrixRef {
                         rows,
                         cols,
-                        layout: Layout::Csr {
+                        layout: MatrixCells::Csr {
                             row_offsets,
                             col_indices,
                             values,

@@ -26,9 +26,9 @@ use std::io::Write;
 
 use serde::ser::{self, Impossible, Serialize};
 
+use crate::adapter_protocol;
 use crate::codes::with_value;
 use crate::error::{Error, Result};
-use crate::handoff;
 use crate::model::encode::{write_matrix, MatrixRef};
 use crate::options::Options;
 use crate::wire::runtime;
@@ -143,14 +143,14 @@ impl<W: Write> Serializer<W> {
         let options = self.options.clone();
         if self.direct.is_none() {
             let writer = &mut self.writer;
-            return handoff::with_capture(&options, &mut None, || {
+            return adapter_protocol::with_capture(&options, &mut None, || {
                 value.serialize(ChunkSink { writer })
             })
-            .map_err(handoff::recover);
+            .map_err(adapter_protocol::recover);
         }
         // An adapter appends to the output itself; anything sent as chunks follows it.
         let mut chunks = Vec::new();
-        let result = handoff::with_capture(&options, &mut self.direct, || {
+        let result = adapter_protocol::with_capture(&options, &mut self.direct, || {
             value.serialize(ChunkSink {
                 writer: &mut chunks,
             })
@@ -158,7 +158,7 @@ impl<W: Write> Serializer<W> {
         if let Some(out) = &mut self.direct {
             out.extend_from_slice(&chunks);
         }
-        result.map_err(handoff::recover)
+        result.map_err(adapter_protocol::recover)
     }
 }
 
@@ -223,7 +223,7 @@ impl<'a, W: Write> ser::Serializer for &'a mut Serializer<W> {
         name: &'static str,
         value: &T,
     ) -> Result<()> {
-        if handoff::is_marker(name) {
+        if adapter_protocol::is_marker(name) {
             self.capture(value)
         } else {
             value.serialize(self)

@@ -4,8 +4,8 @@
 use serde::ser::{self, Serialize};
 
 use super::answer::answer;
+use crate::adapter_protocol;
 use crate::error::{Error, Result};
-use crate::handoff;
 use crate::wire::{Value, Values};
 
 /// Accepts any compound value and throws it away, ending in `Ok(None)`.
@@ -110,7 +110,7 @@ macro_rules! probe_nothing {
             name: &'static str,
             value: &T,
         ) -> Result<Self::Ok> {
-            if handoff::is_marker(name) {
+            if adapter_protocol::is_marker(name) {
                 Ok(None)
             } else {
                 value.serialize(self)

@@ -85,7 +85,7 @@ pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
             bytes: bytes.len() as u128,
         })
     })?;
-    crate::pages::advise_spare(&v);
+    crate::pages::advise_huge_pages_spare(&v);
     // Large copies run on every core: each core takes the faults of its own fresh pages.
     let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
     let spare = &mut v.spare_capacity_mut()[..n];
@@ -163,7 +163,7 @@ mod tests {
             .enumerate()
             .all(|(i, &x)| x == i as u64 * 3 + 1));
         let mut zeros = zeroed_vec::<u32>(n).unwrap();
-        crate::pages::prefault(&mut zeros);
+        crate::pages::fault_in_on_every_core(&mut zeros);
         assert!(zeros.iter().all(|&x| x == 0));
     }
 }

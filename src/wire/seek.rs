@@ -313,7 +313,7 @@ impl<R: Read + Seek> Source for SeekSource<R> {
         let count = usize::try_from(n).map_err(|_| self.eof(usize::MAX, what))?;
         let mut out: Vec<T> = zeroed_vec(count)?;
         if !self.parallel_reads {
-            crate::pages::prefault(&mut out);
+            crate::pages::fault_in_on_every_core(&mut out);
         }
         let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
         let from_buf = (self.buf.len() - self.pos).min(dst.len());

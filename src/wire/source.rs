@@ -437,7 +437,7 @@ impl<R: Read> Source for IoSource<R> {
         let mut out: Vec<T> = if step == n {
             let mut out = zeroed_vec(n)?;
             if !self.parallel_reads {
-                crate::pages::prefault(&mut out);
+                crate::pages::fault_in_on_every_core(&mut out);
             }
             out
         } else {

@@ -147,7 +147,7 @@ impl Values {
     pub fn reserve(&mut self, additional: usize) {
         with_values!(self, v => {
             v.reserve_exact(additional);
-            crate::pages::advise_spare(v);
+            crate::pages::advise_huge_pages_spare(v);
         });
     }
 

@@ -11,7 +11,7 @@ use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 
 use super::{
-    batch_of, guarded, schema_for, stream_bands, Compression, Layout, ReadOptions, WriteOptions,
+    batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
 };
 use crate::input::Foreign;
 use crate::pipe::{Band, Kept, Pieces, Sink, Source};
@@ -26,7 +26,7 @@ const MAGIC: &[u8; 6] = b"ARROW1";
 /// An Arrow IPC file, its footer and every batch's place and length checked at open.
 pub struct FeatherSource {
     path: std::path::PathBuf,
-    layout: Layout,
+    layout: TablePlan,
     headers: [Header; 1],
     len: u64,
 }
@@ -41,7 +41,7 @@ pub fn source(path: &Path, options: &ReadOptions) -> Result<FeatherSource> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let (rows, schema) = check_blocks(&mut file, len)?;
-    let layout = Layout::of(&schema, rows, options, IPC)?;
+    let layout = TablePlan::of(&schema, rows, options, IPC)?;
     Ok(FeatherSource {
         path: path.to_owned(),
         headers: [layout.header.clone()],

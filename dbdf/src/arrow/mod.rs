@@ -240,13 +240,13 @@ fn recorded_data_type(schema: &Schema, format: Foreign) -> Result<Option<DataTyp
 
 /// How a table is read: its header (a frame, or a dense matrix whose bands interleave the
 /// columns), and the data type its metadata asks the output to be (CSR).
-pub(crate) struct Layout {
+pub(crate) struct TablePlan {
     pub(crate) header: Header,
     pub(crate) kept: Option<DataType>,
     pub(crate) nulls: Nulls,
 }
 
-impl Layout {
+impl TablePlan {
     /// The layout of a table of `rows` rows with `schema`, read with `options`.
     ///
     /// # Errors
@@ -257,7 +257,7 @@ impl Layout {
         rows: u64,
         options: &ReadOptions,
         format: Foreign,
-    ) -> Result<Layout> {
+    ) -> Result<TablePlan> {
         let columns = schema
             .fields()
             .iter()
@@ -297,7 +297,7 @@ impl Layout {
             (None, Some(DataType::CsrMatrix)) => Some(DataType::CsrMatrix),
             _ => None,
         };
-        Ok(Layout {
+        Ok(TablePlan {
             header,
             kept,
             nulls: options.nulls,
@@ -389,7 +389,7 @@ fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) 
         let src = array.values();
         // A fresh buffer in huge pages: a band's columns are new memory every time.
         let mut values = Vec::with_capacity(src.len());
-        serde_daphne::__private_0_1_0::advise_spare(&values);
+        serde_daphne::__private_0_1_0::advise_huge_pages_spare(&values);
         values.extend_from_slice(src);
         if let (Some(nan_fill), Some(mask)) = (fill, array.nulls()) {
             let with = if nan_fill { nan } else { T::Native::default() };
@@ -577,7 +577,7 @@ fn array_of(values: Values) -> ArrayRef {
 /// The batches' errors, the layout's and `each`'s; rows other than the header's.
 pub(crate) fn stream_bands(
     batches: impl Iterator<Item = Result<RecordBatch>> + Send,
-    layout: &Layout,
+    layout: &TablePlan,
     format: Foreign,
     multiple: u64,
     each: &mut dyn FnMut(Band) -> Result<bool>,

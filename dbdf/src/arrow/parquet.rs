@@ -21,7 +21,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{ChunkReader, Length};
 
 use super::{
-    batch_of, guarded, schema_for, stream_bands, Compression, Layout, ReadOptions, WriteOptions,
+    batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
 };
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, Kept, Pieces, Sink, Source};
@@ -38,7 +38,7 @@ const BAND_BYTES: u64 = 32 << 20;
 pub struct ParquetSource {
     file: Checked,
     metadata: ArrowReaderMetadata,
-    layout: Layout,
+    layout: TablePlan,
     headers: [Header; 1],
 }
 
@@ -63,7 +63,7 @@ pub fn source(path: &Path, options: &ReadOptions) -> Result<ParquetSource> {
             .checked_add(n)
             .ok_or_else(|| PARQUET.error("the row groups' rows overflow a u64"))?;
     }
-    let layout = Layout::of(metadata.schema(), rows, options, PARQUET)?;
+    let layout = TablePlan::of(metadata.schema(), rows, options, PARQUET)?;
     Ok(ParquetSource {
         headers: [layout.header.clone()],
         file,

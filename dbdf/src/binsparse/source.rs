@@ -44,7 +44,7 @@ pub(super) trait Elements: Send {
 }
 
 /// How the matrix is stored: its arrays.
-pub(super) enum Layout {
+pub(super) enum StoredArrays {
     Dense(Box<dyn Elements>),
     Csr {
         pointers: Box<dyn Elements>,
@@ -53,22 +53,22 @@ pub(super) enum Layout {
     },
 }
 
-impl Layout {
+impl StoredArrays {
     /// The layout of the matrix `d` describes (which [`readable`] reads), each array from
     /// `array(name, length, type)` (`None` for the index arrays' any integer type); `None`
     /// when an array cannot be read in place.
     pub(super) fn of(
         d: &Descriptor,
         mut array: impl FnMut(&'static str, u64, Option<ValueType>) -> Option<Box<dyn Elements>>,
-    ) -> Option<Layout> {
+    ) -> Option<StoredArrays> {
         let (rows, cols, value_type) = readable(d)?;
         Some(match d.format {
-            Format::Csr => Layout::Csr {
+            Format::Csr => StoredArrays::Csr {
                 pointers: array("pointers_to_1", rows + 1, None)?,
                 indices: array("indices_1", d.nnz, None)?,
                 values: array("values", d.nnz, Some(value_type))?,
             },
-            _ => Layout::Dense(array("values", rows * cols, Some(value_type))?),
+            _ => StoredArrays::Dense(array("values", rows * cols, Some(value_type))?),
         })
     }
 }
@@ -97,7 +97,7 @@ impl Elements for Member {
 
 /// A Binsparse archive as a source of the pipe: read in place where it can be, else held.
 pub struct BinsparseSource {
-    layout: Option<Layout>,
+    layout: Option<StoredArrays>,
     held: Option<Held>,
     headers: [Header; 1],
     input_len: u64,
@@ -180,9 +180,13 @@ impl BinsparseSource {
     ///
     /// # Errors
     /// The pointers' faults, as the whole read words them.
-    pub(super) fn in_place(d: Descriptor, mut layout: Layout, input_len: u64) -> Result<Self> {
+    pub(super) fn in_place(
+        d: Descriptor,
+        mut layout: StoredArrays,
+        input_len: u64,
+    ) -> Result<Self> {
         let (rows, cols, value_type) = readable(&d).expect("checked readable");
-        if let Layout::Csr { pointers, .. } = &mut layout {
+        if let StoredArrays::Csr { pointers, .. } = &mut layout {
             check_pointers(pointers.as_mut(), rows, d.nnz)?;
             pointers.whole_pass_read()?;
         }
@@ -244,7 +248,7 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<BinsparseSource>> {
                 Box::new(Member { array, len })
             })
         };
-    let Some(layout) = Layout::of(&d, member) else {
+    let Some(layout) = StoredArrays::of(&d, member) else {
         return Ok(None);
     };
     descriptor_crc(&archive.file, descriptor)?;
@@ -304,8 +308,8 @@ impl Source for BinsparseSource {
         // A CSR band takes, per entry, its index as stored and as `usize`, and its value
         // (the input's bytes would undercount compressed chunks).
         let stored = match layout {
-            Layout::Dense(_) => None,
-            Layout::Csr { .. } => {
+            StoredArrays::Dense(_) => None,
+            StoredArrays::Csr { .. } => {
                 let value = header.matrix_value_type().map_or(8, |vt| vt.size() as u64);
                 Some(self.nnz.saturating_mul(16 + value))
             }
@@ -314,11 +318,11 @@ impl Source for BinsparseSource {
         for r0 in (0..rows).step_by(step as usize) {
             let band_rows = r0..(r0 + step).min(rows);
             let band = match layout {
-                Layout::Dense(values) => {
+                StoredArrays::Dense(values) => {
                     let cells = band_rows.start * cols..band_rows.end * cols;
                     Band::dense(band_rows, 0..cols, values.array(cells)?.values)
                 }
-                Layout::Csr {
+                StoredArrays::Csr {
                     pointers,
                     indices: index_array,
                     values,
@@ -349,8 +353,8 @@ impl Source for BinsparseSource {
         }
         // A whole pass read every array: now what needs all of it can be checked.
         match layout {
-            Layout::Dense(values) => values.whole_pass_read(),
-            Layout::Csr {
+            StoredArrays::Dense(values) => values.whole_pass_read(),
+            StoredArrays::Csr {
                 indices, values, ..
             } => {
                 indices.whole_pass_read()?;

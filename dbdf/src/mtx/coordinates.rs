@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Barrier, RwLock};
 
 use super::chunks::{split_runs, Chunks};
-use super::entries::{entry_indices, ColIndex, Layout, Parsed, Symmetry};
+use super::entries::{entry_indices, ColIndex, MtxHeader, Parsed, Symmetry};
 use super::passes::{count_rows, Lockstep, RunFound};
 use serde_daphne::__private_0_1_0::workers;
 use serde_daphne::lowlevel::zeroed_vec;
@@ -46,7 +46,7 @@ pub fn read(
     path: &Path,
     data_at: u64,
     first_line: usize,
-    layout: &Layout,
+    layout: &MtxHeader,
     progress: Option<&Progress>,
 ) -> Result<Object, String> {
     let a = read_arrays::<usize>(path, data_at, first_line, layout, progress)?;
@@ -61,7 +61,7 @@ pub(crate) fn read_arrays<I: ColIndex>(
     path: &Path,
     data_at: u64,
     first_line: usize,
-    layout: &Layout,
+    layout: &MtxHeader,
     progress: Option<&Progress>,
 ) -> Result<CsrArrays<I>, String> {
     if layout.rows > u64::from(u32::MAX) || layout.cols > u64::from(u32::MAX) {
@@ -264,7 +264,7 @@ fn duplicate_line(
     path: &Path,
     data_at: u64,
     first_line: usize,
-    layout: &Layout,
+    layout: &MtxHeader,
     row: usize,
     col: usize,
 ) -> usize {

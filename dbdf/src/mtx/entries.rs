@@ -14,7 +14,7 @@ pub enum Symmetry {
 
 /// What the header says about the entries.
 #[derive(Clone, Copy, Debug)]
-pub struct Layout {
+pub struct MtxHeader {
     pub rows: u64,
     pub cols: u64,
     pub entries: u64,
@@ -84,7 +84,7 @@ pub(super) fn quick_index(line: &[u8], at: &mut usize, max: u64) -> Option<u64> 
 /// The row and column (from 0) of the line at `*at` when both are plain numbers in range,
 /// leaving `*at` after the column; `None` (and `*at` unchanged) otherwise.
 #[inline]
-fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u64)> {
+fn quick_indices(line: &[u8], at: &mut usize, layout: &MtxHeader) -> Option<(u64, u64)> {
     let mut i = *at;
     let r = quick_index(line, &mut i, layout.rows)?;
     let c = quick_index(line, &mut i, layout.cols)?;
@@ -94,7 +94,7 @@ fn quick_indices(line: &[u8], at: &mut usize, layout: &Layout) -> Option<(u64, u
 
 pub(super) fn parse_lines(
     text: &[u8],
-    layout: &Layout,
+    layout: &MtxHeader,
     out: &mut Parsed,
 ) -> Result<(), ParseError> {
     out.clear();
@@ -154,7 +154,7 @@ fn index(word: Option<&str>, what: &str, max: u64) -> Result<u64, String> {
 pub(super) fn entry_indices(
     text: &str,
     at: &mut usize,
-    layout: &Layout,
+    layout: &MtxHeader,
 ) -> Result<Option<(u64, u64)>, String> {
     if let Some(indices) = quick_indices(text.as_bytes(), at, layout) {
         return Ok(Some(indices));
@@ -170,7 +170,7 @@ pub(super) fn entry_indices(
 pub(super) fn parse_entry(
     line: &str,
     at: &mut usize,
-    layout: &Layout,
+    layout: &MtxHeader,
     out: &mut Parsed,
     start: usize,
 ) -> Result<(), String> {
@@ -212,7 +212,7 @@ pub(super) fn parse_entry(
 /// A value's bits in the layout's type.
 pub(super) fn value_bits(
     text: &str,
-    layout: &Layout,
+    layout: &MtxHeader,
     out: &mut Parsed,
     start: usize,
 ) -> Result<u64, String> {

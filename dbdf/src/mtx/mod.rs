@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::pipe::{Held, Kept, Pieces, Sink, Source};
 use crate::text::{format_value, parse_value};
-use entries::{Layout, Symmetry};
+use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 use serde_daphne::__private_0_1_0::write_buffered;
 use serde_daphne::__private_0_1_0::{details, ErrorImpl};
@@ -127,7 +127,7 @@ fn coordinate_arrays(
 
 /// A coordinate file's layout, where its entries start (byte and line); `None` for an
 /// array file.
-fn coordinate_layout(path: &Path) -> Result<Option<(Layout, u64, usize)>, String> {
+fn coordinate_layout(path: &Path) -> Result<Option<(MtxHeader, u64, usize)>, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let (head, at, lines) = read_head(&mut reader)?;
@@ -141,7 +141,7 @@ fn coordinate_layout(path: &Path) -> Result<Option<(Layout, u64, usize)>, String
             header.size_line
         ));
     };
-    let layout = Layout {
+    let layout = MtxHeader {
         rows,
         cols,
         entries,

@@ -7,7 +7,7 @@ use std::sync::{Barrier, RwLock};
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
 use super::entries::{
-    entry_indices, next_line, parse_lines, quick_index, ColIndex, Layout, Parsed, Symmetry,
+    entry_indices, next_line, parse_lines, quick_index, ColIndex, MtxHeader, Parsed, Symmetry,
 };
 use serde_daphne::__private_0_1_0::workers;
 use serde_daphne::lowlevel::Progress;
@@ -21,7 +21,7 @@ const CHUNK: usize = if cfg!(test) { 64 } else { 8 << 20 };
 pub(super) fn count_rows(
     path: &Path,
     (from, to): (u64, u64),
-    layout: &Layout,
+    layout: &MtxHeader,
 ) -> Result<Vec<usize>, String> {
     let nrows = layout.rows as usize;
     // Each thread reads and counts its own run of lines: no chunk waits for another.
@@ -54,7 +54,7 @@ pub(super) fn count_rows(
     Ok(offsets)
 }
 
-fn count_lines(text: &[u8], layout: &Layout, counts: &mut [u32]) {
+fn count_lines(text: &[u8], layout: &MtxHeader, counts: &mut [u32]) {
     // A chunk that is not text is left to the second pass.
     let Ok(text) = std::str::from_utf8(text) else {
         return;
@@ -124,7 +124,7 @@ pub(super) struct RunFound {
 /// then each places its rows' entries from every buffer.
 pub(super) struct Lockstep<'p> {
     pub(super) path: &'p Path,
-    pub(super) layout: &'p Layout,
+    pub(super) layout: &'p MtxHeader,
     /// The CSR row offsets the first pass counted.
     pub(super) offsets: &'p [usize],
     pub(super) buffers: Vec<RwLock<Parsed>>,

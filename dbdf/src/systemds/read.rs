@@ -204,7 +204,7 @@ fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
     let width = meta.cols as usize;
     let mut out = serde_daphne::lowlevel::zeroed_vec::<f64>(meta.rows as usize * width)?;
     // The decoding thread would otherwise spend most of its time having fresh pages zeroed.
-    serde_daphne::__private_0_1_0::prefault(&mut out);
+    serde_daphne::__private_0_1_0::fault_in_on_every_core(&mut out);
     for_each_block(files, meta, |_, place, cells| {
         let first = place.row as usize * width + place.col as usize;
         match cells {

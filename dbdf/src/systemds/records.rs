@@ -13,7 +13,7 @@ use super::names::{metadata_path, BLOCK_SIZE, MATRIX_KEY, MATRIX_VALUE};
 use super::seqfile::{SeqReader, SYSTEMDS};
 use crate::input::Cursor;
 use serde_daphne::__private_0_1_0::pipeline;
-use serde_daphne::__private_0_1_0::Handoff;
+use serde_daphne::__private_0_1_0::Producer;
 use serde_daphne::BlockPlace;
 use serde_daphne::Object;
 use serde_daphne::Result;
@@ -169,11 +169,11 @@ pub(super) fn for_each_record<T: Send>(
     mut each: impl FnMut(T, &mut Cursor<'_>) -> Result<()> + Send,
 ) -> Result<()> {
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let produce = |handoff: &Handoff<Batch<T>>| {
+    let produce = |adapter_protocol: &Producer<Batch<T>>| {
         let hand_over = |batch: &mut Batch<T>| {
-            let mut spare = handoff.spare().unwrap_or_default();
+            let mut spare = adapter_protocol.spare().unwrap_or_default();
             spare.items.clear();
-            handoff.send(std::mem::replace(batch, spare))
+            adapter_protocol.send(std::mem::replace(batch, spare))
         };
         let mut batch = Batch::default();
         let read = read_records(files, &names, classes, &mut batch, &mut check, hand_over);

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::path::Path;
 
-use super::super::source::{readable, BinsparseSource, Elements, Layout};
+use super::super::source::{readable, BinsparseSource, Elements, StoredArrays};
 use super::super::{parse_descriptor, Array};
 use super::array::ArrayMeta;
 use super::{descriptor, Directory};
@@ -91,7 +91,7 @@ pub(in crate::binsparse) fn in_place(
                 })
             })
         };
-    let Some(layout) = Layout::of(&d, array) else {
+    let Some(layout) = StoredArrays::of(&d, array) else {
         return Ok(None);
     };
     BinsparseSource::in_place(d, layout, input_len).map(Some)
