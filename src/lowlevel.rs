@@ -1,6 +1,7 @@
 //! The low-level layer: what a converter between DAPHNE files and another format needs
-//! beyond serde and whole [`Object`](crate::Object)s. The `dbdf` crate's converters live on
-//! it, and on the rest of this crate's public face, alone.
+//! beyond serde and whole [`Object`](crate::Object)s. The `dbdf` crate's converters are
+//! built on it (with a few listed internals: atomic output, threads, pages), and
+//! `examples/toy_converter` on it alone.
 //!
 //! - Values of a type known at run time: the macros [`with_values!`](crate::with_values)
 //!   and [`with_value_type!`](crate::with_value_type) (one generic body for all ten value

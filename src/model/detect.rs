@@ -29,8 +29,9 @@ use crate::wire::runtime::{self, runtime_code_size};
 use crate::wire::source::SliceSource;
 use crate::wire::{DataType, Header, Source, ValueType};
 
-/// What a `.meta` sidecar says about the object beside it.
+/// What a `.meta` sidecar says about the object beside it ([`crate::lowlevel::read_sidecar`]).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Meta {
     /// Where the sidecar is, for error messages.
     pub path: String,

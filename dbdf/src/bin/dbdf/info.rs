@@ -31,7 +31,7 @@ fn labels(header: &Header) -> Vec<&str> {
 }
 
 /// Opens a file lazily (plain reads), naming it in errors.
-pub fn open(file: &Path) -> Result<DbdfFile<serde_daphne::FileReader>, Failure> {
+pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
     DbdfFile::open(file).map_err(|e| Failure::at(file, e))
 }
 
