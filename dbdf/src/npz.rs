@@ -21,7 +21,7 @@ use std::path::Path;
 use crate::input::Foreign;
 use crate::npy::{self, NpySource};
 use crate::pipe::{
-    band_rows, row_bytes, Band, Collect, Held, Kept, Sink, Source, Windows, BAND_BYTES,
+    band_rows, row_bytes, Band, Collect, Held, InputMetadata, Sink, Source, Windows, BAND_BYTES,
 };
 use crate::zip::{
     check_stored_crc, entries, members, Archive, Entry, FileArchive, Inflating, ZipWriter,
@@ -283,7 +283,11 @@ fn deflated(archive: &FileArchive, entry: Entry, input_len: u64, name: &str) -> 
     let limit = (input_len, Options::new().max_alloc);
     let inflated = crate::zip::inflate(&entry, &bytes, limit)?;
     let object = npy::from_slice(&inflated).map_err(named)?;
-    Ok(Member::Held(Held::new(vec![object], 0, Kept::default())?))
+    Ok(Member::Held(Held::new(
+        vec![object],
+        0,
+        InputMetadata::default(),
+    )?))
 }
 
 impl Member {
@@ -331,10 +335,10 @@ impl Source for NpzSource {
         self.input_len
     }
 
-    fn kept(&self) -> Kept {
-        Kept {
+    fn metadata(&self) -> InputMetadata {
+        InputMetadata {
             names: self.names.clone(),
-            ..Kept::default()
+            ..InputMetadata::default()
         }
     }
 }
@@ -397,9 +401,9 @@ pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn Sink 
     let options = options.clone();
     Box::new(Collect::new(
         None,
-        Box::new(move |objects: Vec<Object>, kept: Kept| {
-            let named = match kept.names.len() == objects.len() {
-                true => kept.names.into_iter().zip(objects).collect::<Vec<_>>(),
+        Box::new(move |objects: Vec<Object>, metadata: InputMetadata| {
+            let named = match metadata.names.len() == objects.len() {
+                true => metadata.names.into_iter().zip(objects).collect::<Vec<_>>(),
                 false => (0..).map(|k| format!("arr_{k}")).zip(objects).collect(),
             };
             to_writer(out, &named, &options)?;

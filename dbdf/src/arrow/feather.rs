@@ -14,7 +14,7 @@ use super::{
     batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
 };
 use crate::input::Foreign;
-use crate::pipe::{Band, Kept, Pieces, Sink, Source};
+use crate::pipe::{Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::Header;
 use serde_daphne::{Error, Result};
 
@@ -225,10 +225,10 @@ impl Source for FeatherSource {
         Some(self.len)
     }
 
-    fn kept(&self) -> Kept {
-        Kept {
+    fn metadata(&self) -> InputMetadata {
+        InputMetadata {
             data_type: self.layout.kept,
-            ..Kept::default()
+            ..InputMetadata::default()
         }
     }
 }

@@ -24,7 +24,7 @@ use super::{
     batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
 };
 use crate::input::Foreign;
-use crate::pipe::{row_bytes, Band, Kept, Pieces, Sink, Source};
+use crate::pipe::{row_bytes, Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::Header;
 use serde_daphne::{Error, Result};
 
@@ -118,10 +118,10 @@ impl Source for ParquetSource {
         Some(self.file.len)
     }
 
-    fn kept(&self) -> Kept {
-        Kept {
+    fn metadata(&self) -> InputMetadata {
+        InputMetadata {
             data_type: self.layout.kept,
-            ..Kept::default()
+            ..InputMetadata::default()
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 #[cfg(any(not(feature = "hdf5"), not(feature = "zarr")))]
 use super::BINSPARSE;
 use super::{npz, Binsparse, WriteOptions};
+use crate::pipe::{Collect, InputMetadata, Sink};
 use serde_daphne::Object;
 use serde_daphne::Result;
 
@@ -169,6 +170,25 @@ pub fn source(path: impl AsRef<Path>) -> Result<super::BinsparseSource> {
 /// A sink of the pipe writing a Binsparse `.npz` archive to `out` ([`super::BinsparseSink`]).
 pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> super::BinsparseSink<'w> {
     super::BinsparseSink::new(out, options)
+}
+
+/// A sink of the pipe writing a Binsparse file at `path`, by its extension: a Zarr group
+/// streamed chunk by chunk (feature `zarr`), else the object held whole for
+/// [`write_with`] (HDF5).
+pub(crate) fn path_sink<'p>(path: &'p Path, options: &WriteOptions) -> Box<dyn Sink + 'p> {
+    #[cfg(feature = "zarr")]
+    if is_zarr(path) {
+        return Box::new(super::zarr::sink(path, options));
+    }
+    let options = options.clone();
+    let write = move |objects: Vec<Object>, _: InputMetadata| {
+        let object = objects
+            .first()
+            .ok_or_else(|| serde_daphne::Error::invalid("no object to write"))?;
+        write_with(path, object, &options)?;
+        Ok(Vec::new())
+    };
+    Box::new(Collect::new(Some("Binsparse"), Box::new(write)))
 }
 
 /// Writes `object` as a Binsparse `.npz` archive to `writer`.

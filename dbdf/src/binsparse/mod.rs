@@ -46,6 +46,7 @@ use serde_daphne::ValueType;
 use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
+pub(crate) use self::files::path_sink;
 pub use self::files::{
     from_slice, from_slice_with, is_hdf5, is_zarr, read, read_with, sink, source, to_vec,
     to_writer, write, write_with, ReadOptions,
@@ -313,6 +314,18 @@ impl WriteOptions {
     /// Entries to write beside the `binsparse` key of the descriptor (user attributes, as
     /// [`Binsparse::attributes`] reads them).
     pub fn attributes(mut self, attributes: Map<String, Json>) -> Self {
+        self.attributes = attributes;
+        self
+    }
+
+    /// These options with what a Binsparse input recorded: its format where none is asked,
+    /// and its user attributes under the asked ones.
+    pub(crate) fn keeping(mut self, metadata: &crate::pipe::InputMetadata) -> Self {
+        if self.format.is_none() {
+            self.format = metadata.layout.and_then(Format::from_name);
+        }
+        let mut attributes = metadata.attributes.clone();
+        attributes.append(&mut self.attributes);
         self.attributes = attributes;
         self
     }

@@ -18,7 +18,7 @@ use super::convert::{check_sorted, indices};
 use super::{parse_descriptor, parse_kind, Array, Descriptor, Format};
 use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
-use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
+use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, InputMetadata, Source, BAND_BYTES};
 use crate::zip::{crc_error, entries, Archive, Entry, FileArchive, StoredArray};
 use serde_daphne::Header;
 use serde_daphne::{DataType, Result, ValueType};
@@ -103,7 +103,7 @@ pub struct BinsparseSource {
     input_len: u64,
     /// Stored entries (CSR).
     nnz: u64,
-    kept: Kept,
+    metadata: InputMetadata,
 }
 
 impl BinsparseSource {
@@ -129,18 +129,19 @@ impl BinsparseSource {
     /// As [`super::read`].
     pub(super) fn read_whole(path: &Path, input_len: u64) -> Result<BinsparseSource> {
         let read = super::read(path)?;
-        let kept = Kept {
-            binsparse: Some((read.format.name(), read.attributes)),
-            ..Kept::default()
+        let metadata = InputMetadata {
+            layout: Some(read.format.name()),
+            attributes: read.attributes,
+            ..InputMetadata::default()
         };
         let header = read.object.header().clone();
         Ok(BinsparseSource {
             layout: None,
-            held: Some(Held::new(vec![read.object], input_len, kept.clone())?),
+            held: Some(Held::new(vec![read.object], input_len, metadata.clone())?),
             headers: [header],
             input_len,
             nnz: 0,
-            kept,
+            metadata,
         })
     }
 }
@@ -200,9 +201,10 @@ impl BinsparseSource {
             headers: [Header::matrix(data_type, rows, cols, value_type)],
             input_len,
             nnz: d.nnz,
-            kept: Kept {
-                binsparse: Some((d.format.name(), d.attributes)),
-                ..Kept::default()
+            metadata: InputMetadata {
+                layout: Some(d.format.name()),
+                attributes: d.attributes,
+                ..InputMetadata::default()
             },
         })
     }
@@ -371,7 +373,7 @@ impl Source for BinsparseSource {
         Some(self.input_len)
     }
 
-    fn kept(&self) -> Kept {
-        self.kept.clone()
+    fn metadata(&self) -> InputMetadata {
+        self.metadata.clone()
     }
 }

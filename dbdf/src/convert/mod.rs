@@ -20,6 +20,7 @@
 //! bounded by a tile or a band of rows (see [`source`] and [`convert_from`]), the others hold
 //! the object.
 
+mod options;
 mod sinks;
 
 use std::fmt;
@@ -30,13 +31,9 @@ use crate::pipe::{DbdfSource, Source};
 use crate::{csv, futhark, mtx, npy, systemds};
 use serde_daphne::__private_0_1_0::first_name;
 use serde_daphne::__private_0_1_0::parse_name;
-use serde_daphne::lowlevel::Progress;
-use serde_daphne::BlockPolicy;
-use serde_daphne::Dialect;
 use serde_daphne::Error;
-use serde_daphne::Options;
-use serde_daphne::{DataType, ValueType};
 
+pub use options::ConvertOptions;
 pub use sinks::{convert_from, write_output};
 
 /// The formats conversions read and write.
@@ -195,249 +192,6 @@ impl Format {
     }
 }
 
-/// What a conversion does besides moving values: the input and output formats (by default
-/// from the extensions), type changes, the `.dbdf` writer's choices and each target format's
-/// own options. Built with chained calls, as [`Options`].
-#[derive(Clone, Default)]
-pub struct ConvertOptions {
-    pub(crate) from: Option<Format>,
-    pub(crate) to: Option<Format>,
-    pub(crate) data_type: Option<DataType>,
-    pub(crate) block: Option<BlockPolicy>,
-    pub(crate) tile: Option<(u32, u32)>,
-    pub(crate) value_type: Option<ValueType>,
-    pub(crate) narrow: bool,
-    pub(crate) daphne: bool,
-    pub(crate) unguarded_labels: bool,
-    pub(crate) futhark: futhark::WriteOptions,
-    pub(crate) binsparse_format: Option<binsparse::Format>,
-    pub(crate) index_type: Option<ValueType>,
-    pub(crate) iso: bool,
-    pub(crate) bint8: bool,
-    pub(crate) binsparse_version: binsparse::Version,
-    #[cfg(feature = "zarr")]
-    pub(crate) zarr_version: binsparse::zarr::ZarrVersion,
-    pub(crate) keep_blocks: bool,
-    pub(crate) systemds_block_size: Option<u32>,
-    pub(crate) systemds_parts: Option<usize>,
-    pub(crate) compressed: bool,
-    pub(crate) no_sync: bool,
-    #[cfg(feature = "parquet")]
-    pub(crate) tables: (crate::arrow::ReadOptions, crate::arrow::WriteOptions),
-    pub(crate) progress: Option<Progress>,
-}
-
-impl fmt::Debug for ConvertOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConvertOptions")
-            .field("from", &self.from)
-            .field("to", &self.to)
-            .field("data_type", &self.data_type)
-            .field("tile", &self.tile)
-            .field("value_type", &self.value_type)
-            .field("daphne", &self.daphne)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ConvertOptions {
-    /// The defaults: formats from the extensions, values and data types as they are, `.dbdf`
-    /// in the spec's dialect with automatic blocks.
-    pub fn new() -> Self {
-        ConvertOptions::default()
-    }
-
-    /// The input format, instead of the input's extension.
-    pub fn from(mut self, format: Format) -> Self {
-        self.from = Some(format);
-        self
-    }
-
-    /// The output format, instead of the output's extension.
-    pub fn to(mut self, format: Format) -> Self {
-        self.to = Some(format);
-        self
-    }
-
-    /// The DAPHNE data type of output matrices (default: CSR for coordinate `.mtx` input,
-    /// the input's otherwise). For DAPHNE, a CSR matrix DaphneDSL would type as dense is
-    /// written dense unless this asks for CSR.
-    pub fn data_type(mut self, data_type: DataType) -> Self {
-        self.data_type = Some(data_type);
-        self
-    }
-
-    /// How `.dbdf` blocks are chosen (default [`BlockPolicy::Auto`]).
-    pub fn block_policy(mut self, policy: BlockPolicy) -> Self {
-        self.block = Some(policy);
-        self
-    }
-
-    /// Tiles `.dbdf` output into blocks of at most `rows x cols`.
-    pub fn tile(mut self, rows: u32, cols: u32) -> Self {
-        self.tile = Some((rows, cols));
-        self
-    }
-
-    /// Converts every value to `value_type`, exactly or not at all.
-    pub fn value_type(mut self, value_type: ValueType) -> Self {
-        self.value_type = Some(value_type);
-        self
-    }
-
-    /// Stores each `.dbdf` block in the smallest value type that holds its values exactly.
-    pub fn narrow(mut self, narrow: bool) -> Self {
-        self.narrow = narrow;
-        self
-    }
-
-    /// Writes `.dbdf` (and CSV) in `dialect`: [`Dialect::Runtime`] for DAPHNE, with its
-    /// `.meta` sidecar.
-    pub fn dialect(mut self, dialect: Dialect) -> Self {
-        self.daphne = dialect == Dialect::Runtime;
-        self
-    }
-
-    /// For DAPHNE: writes frame labels even where they would overflow DAPHNE's frame reader
-    /// ([`Options::guard_daphne_labels`]).
-    pub fn unguarded_labels(mut self, unguarded: bool) -> Self {
-        self.unguarded_labels = unguarded;
-        self
-    }
-
-    /// How Futhark output maps objects onto Futhark values.
-    pub fn futhark(mut self, options: futhark::WriteOptions) -> Self {
-        self.futhark = options;
-        self
-    }
-
-    /// The Binsparse output format (default: the input's when it is Binsparse, else CSR for
-    /// CSR matrices and DMAT for dense ones).
-    pub fn binsparse_format(mut self, format: binsparse::Format) -> Self {
-        self.binsparse_format = Some(format);
-        self
-    }
-
-    /// Binsparse output: the type of pointer and index arrays (default u64).
-    pub fn index_type(mut self, index_type: ValueType) -> Self {
-        self.index_type = Some(index_type);
-        self
-    }
-
-    /// Binsparse output: one `iso` value when all stored values are equal.
-    pub fn iso(mut self, iso: bool) -> Self {
-        self.iso = iso;
-        self
-    }
-
-    /// Binsparse output: u8 values that are all 0 or 1 as `bint8`.
-    pub fn bint8(mut self, bint8: bool) -> Self {
-        self.bint8 = bint8;
-        self
-    }
-
-    /// Binsparse output: the descriptor's version string.
-    pub fn binsparse_version(mut self, version: binsparse::Version) -> Self {
-        self.binsparse_version = version;
-        self
-    }
-
-    /// Binsparse output in a Zarr group: the Zarr format version (default v3).
-    #[cfg(feature = "zarr")]
-    pub fn zarr_version(mut self, version: binsparse::zarr::ZarrVersion) -> Self {
-        self.zarr_version = version;
-        self
-    }
-
-    /// SystemDS input: keeps its blocks as the object's blocks (and, for `.dbdf` output
-    /// without [`ConvertOptions::tile`], as its tiles).
-    pub fn keep_blocks(mut self, keep: bool) -> Self {
-        self.keep_blocks = keep;
-        self
-    }
-
-    /// SystemDS output: a directory of `parts` part files, written in parallel (default: one
-    /// file up to [`systemds::PART_BYTES`], else one part per [`systemds::PART_BYTES`]).
-    pub fn systemds_parts(mut self, parts: usize) -> Self {
-        self.systemds_parts = Some(parts);
-        self
-    }
-
-    /// SystemDS output: the block size (default 1000, SystemDS's).
-    pub fn systemds_block_size(mut self, size: u32) -> Self {
-        self.systemds_block_size = Some(size);
-        self
-    }
-
-    /// scipy and numpy `.npz` output: deflated members (`save_npz`'s default,
-    /// `savez_compressed`) instead of stored ones.
-    pub fn compressed(mut self, compressed: bool) -> Self {
-        self.compressed = compressed;
-        self
-    }
-
-    /// Parquet and Arrow input: what becomes of null cells (default: refused, naming the
-    /// column and the row).
-    #[cfg(feature = "parquet")]
-    pub fn nulls(mut self, nulls: crate::arrow::Nulls) -> Self {
-        self.tables.0 = self.tables.0.nulls(nulls);
-        self
-    }
-
-    /// Parquet and Arrow output: how the table is written (compression, row group size,
-    /// a matrix's column names).
-    #[cfg(feature = "parquet")]
-    pub fn tables(mut self, options: crate::arrow::WriteOptions) -> Self {
-        self.tables.1 = options;
-        self
-    }
-
-    /// Whether single-file outputs are synced to disk before they are renamed into place
-    /// (default: yes). Without the sync an output is still atomic for readers and survives
-    /// the process being killed at any moment, but not always a power loss; directories
-    /// (SystemDS, Zarr) are always synced.
-    pub fn sync(mut self, sync: bool) -> Self {
-        self.no_sync = !sync;
-        self
-    }
-
-    /// Hears how much of a large input has been read.
-    pub fn progress(mut self, progress: Progress) -> Self {
-        self.progress = Some(progress);
-        self
-    }
-
-    /// The options of SystemDS output: block size and parts.
-    pub(crate) fn systemds_options(&self) -> systemds::WriteOptions {
-        let mut sysds = systemds::WriteOptions::new();
-        if let Some(size) = self.systemds_block_size {
-            sysds = sysds.block_size(size);
-        }
-        if let Some(parts) = self.systemds_parts {
-            sysds = sysds.parts(parts);
-        }
-        sysds
-    }
-
-    /// The options of `.dbdf` output: block policy, narrowing, tiles (`kept` blocks' unless
-    /// a tile is asked for; the runtime dialect has none), the dialect.
-    pub(crate) fn dbdf_options(&self, kept: Option<(u32, u32)>) -> Options {
-        let mut options = Options::new()
-            .sync(!self.no_sync)
-            .narrow(self.narrow)
-            .block_policy(self.block.unwrap_or(BlockPolicy::Auto));
-        if let Some((r, c)) = self.tile.or(kept.filter(|_| !self.daphne)) {
-            options = options.tile(r, c);
-        }
-        if self.daphne {
-            options = options
-                .dialect(Dialect::Runtime)
-                .guard_daphne_labels(!self.unguarded_labels);
-        }
-        options
-    }
-}
-
 /// A failed conversion: which file it concerns and the error.
 #[derive(Debug)]
 pub struct ConvertError {
@@ -555,8 +309,7 @@ pub fn source(
         Format::Csv => Box::new(csv::source(path).map_err(fail)?),
         Format::Futhark => Box::new(futhark::source(path).map_err(fail)?),
         Format::Systemds => {
-            let read = systemds::ReadOptions::new().keep_blocks(options.keep_blocks);
-            Box::new(systemds::source(path, &read).map_err(fail)?)
+            Box::new(systemds::source(path, &options.systemds_input).map_err(fail)?)
         }
         Format::Mtx => {
             let read = mtx::ReadOptions::new().progress(options.progress.clone());
@@ -568,8 +321,7 @@ pub fn source(
         #[cfg(feature = "parquet")]
         Format::Parquet | Format::Arrow => {
             let read = options
-                .tables
-                .0
+                .table_input
                 .clone()
                 .data_type(options.data_type)
                 .value_type(options.value_type);

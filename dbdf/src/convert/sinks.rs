@@ -5,19 +5,19 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{ConvertError, ConvertOptions, Format, Report};
-use crate::pipe::{self, Collect, DbdfSink, Failed, Kept, PumpOptions, Sink, Source};
+use crate::pipe::{self, DbdfSink, Failed, InputMetadata, PumpOptions, Sink, Source};
 use crate::{binsparse, csv, futhark, mtx, npy, systemds};
 use serde_daphne::__private_0_1_0::write_atomically_synced;
 use serde_daphne::lowlevel::sidecar_path;
 use serde_daphne::lowlevel::write_sidecar;
+use serde_daphne::Dialect;
 use serde_daphne::Error;
 use serde_daphne::Header;
-use serde_daphne::{Object, ValueType};
 
 /// Converts what `source` (read from `input`) holds to `output`: value and data type changes
-/// on the way, then the output format's sink (by default the extension's). `output` `-` is
-/// standard output, built first (in memory, a `.dbdf` in a temporary file) so that a failure
-/// prints nothing.
+/// on the way, then the output format's sink (by default the extension's), built from that
+/// format's options in `options`. `output` `-` is standard output, built first (in memory, a
+/// `.dbdf` in a temporary file) so that a failure prints nothing.
 ///
 /// Sinks: `.dbdf` tile by tile or one block from bands read twice ([`DbdfSink`]); `.npy`,
 /// CSV and MatrixMarket band by band (MatrixMarket in two passes, to count the entries the
@@ -35,11 +35,11 @@ pub fn convert_from(
 ) -> Result<Report, ConvertError> {
     let to = super::format_of(output, options.to, false)?;
     let to_file = output != Path::new("-");
-    let kept = source.kept();
+    let metadata = source.metadata();
     let pump_options = PumpOptions {
         value_type: options.value_type,
         // A table's metadata may record a CSR matrix, read in dense bands.
-        data_type: options.data_type.or(kept.data_type),
+        data_type: options.data_type.or(metadata.data_type),
         progress: options.progress.clone(),
         cancel: None,
     };
@@ -54,7 +54,8 @@ pub fn convert_from(
     let mut pump = |sink: Box<dyn Sink + '_>, output_side: bool| {
         pipe::pump(&mut *source, sink, &pump_options).map_err(|f| blame(f, output_side))
     };
-    let warnings = match to {
+    let mut report = Report::default();
+    match to {
         Format::Dbdf => {
             // Standard output: a file in the temporary directory first, so that a failure
             // prints nothing (and the format has one writer).
@@ -66,107 +67,20 @@ pub fn convert_from(
             };
             // A file that is deleted once printed needs no sync.
             let dbdf = options
-                .dbdf_options(kept.blocks)
-                .sync(to_file && !options.no_sync);
+                .dbdf_options(metadata.tile)
+                .sync(to_file && options.sync);
+            let runtime = dbdf.dialect == Some(Dialect::Runtime);
             let mut sink =
                 DbdfSink::create(&path, &dbdf).map_err(|e| ConvertError::at(output, e))?;
-            if options.daphne {
+            if runtime {
                 sink = sink.for_daphne_dsl(options.data_type.is_some());
             }
-            let warnings = pump(Box::new(sink), true)?;
+            report.warnings = pump(Box::new(sink), true)?;
             if !to_file {
                 print_and_remove(&path)
                     .map_err(|e| ConvertError::message(output, format!("standard output: {e}")))?;
             }
-            warnings
         }
-        Format::Mtx => {
-            write_output_synced(output, !options.no_sync, |w| {
-                pump(Box::new(mtx::sink(w)), false).map(drop)
-            })?;
-            Vec::new()
-        }
-        Format::Npy => {
-            write_output_synced(output, !options.no_sync, |w| {
-                pump(Box::new(npy::sink(w)), false).map(drop)
-            })?;
-            Vec::new()
-        }
-        Format::Csv => {
-            let csv_options = csv::WriteOptions::new().daphne(options.daphne);
-            write_output_synced(output, !options.no_sync, |w| {
-                pump(Box::new(csv::sink(w, &csv_options)), false).map(drop)
-            })?;
-            let mut report = Report::default();
-            if let (true, Ok([header])) = (to_file, headers.as_deref()) {
-                csv_sidecar(output, header, &mut report)?;
-            }
-            report.warnings
-        }
-        Format::Futhark => {
-            let futhark = &options.futhark;
-            write_output_synced(output, !options.no_sync, |w| {
-                pump(Box::new(futhark::sink(w, futhark)), false).map(drop)
-            })?;
-            Vec::new()
-        }
-        Format::Binsparse => {
-            let one = Some("Binsparse");
-            #[cfg(feature = "zarr")]
-            let zarr = binsparse::is_zarr(output);
-            #[cfg(not(feature = "zarr"))]
-            let zarr = false;
-            if zarr {
-                #[cfg(feature = "zarr")]
-                {
-                    let bsp = binsparse_options(options, kept.clone());
-                    pump(Box::new(binsparse::zarr::sink(output, &bsp)), true)?;
-                }
-            } else if binsparse::is_hdf5(output) || binsparse::is_zarr(output) {
-                // HDF5 (and Zarr without the feature, which refuses it) is written whole.
-                let write = |objects: Vec<Object>, kept: Kept| {
-                    let bsp = binsparse_options(options, kept);
-                    binsparse::write_with(output, &objects[0], &bsp)?;
-                    Ok(Vec::new())
-                };
-                pump(Box::new(Collect::new(one, Box::new(write))), true)?;
-            } else {
-                let bsp = binsparse_options(options, kept.clone());
-                write_output_synced(output, !options.no_sync, |w| {
-                    pump(Box::new(binsparse::sink(w, &bsp)), false).map(drop)
-                })?;
-            }
-            Vec::new()
-        }
-        Format::Scipy => {
-            let scipy = crate::scipy::WriteOptions::new().compressed(options.compressed);
-            write_output_synced(output, !options.no_sync, |w| {
-                pump(crate::scipy::sink(w, &scipy), false).map(drop)
-            })?;
-            Vec::new()
-        }
-        Format::Npz => {
-            let npz = crate::npz::WriteOptions::new().compressed(options.compressed);
-            write_output_synced(output, !options.no_sync, |w| {
-                pump(crate::npz::sink(w, &npz), false).map(drop)
-            })?;
-            Vec::new()
-        }
-        #[cfg(feature = "parquet")]
-        Format::Parquet | Format::Arrow => {
-            let tables = &options.tables.1;
-            let parquet = to == Format::Parquet;
-            write_output_synced(output, !options.no_sync, |w| {
-                let sink: Box<dyn Sink + '_> = match parquet {
-                    true => Box::new(crate::arrow::parquet::sink(w, tables)),
-                    false => Box::new(crate::arrow::feather::sink(w, tables)),
-                };
-                pump(sink, false).map(drop)
-            })?;
-            Vec::new()
-        }
-        #[cfg(not(feature = "parquet"))]
-        Format::Parquet | Format::Arrow => return Err(super::without_tables(output)),
         Format::Systemds => {
             if !to_file {
                 return Err(ConvertError::message(
@@ -174,35 +88,61 @@ pub fn convert_from(
                     "SystemDS output is a file and its .mtd: give a path, not -",
                 ));
             }
-            let sink = systemds::sink(output, &options.systemds_options())
-                .progress(options.progress.clone());
-            pump(Box::new(sink), true)?
+            let sink = systemds::sink(output, &options.systemds);
+            report.warnings = pump(Box::new(sink), true)?;
         }
-    };
-    Ok(Report { warnings })
+        Format::Binsparse if binsparse::is_hdf5(output) || binsparse::is_zarr(output) => {
+            let binsparse = options.binsparse.clone().keeping(&metadata);
+            pump(binsparse::path_sink(output, &binsparse), true)?;
+        }
+        #[cfg(not(feature = "parquet"))]
+        Format::Parquet | Format::Arrow => return Err(super::without_tables(output)),
+        _ => {
+            write_output_synced(output, options.sync, |out| {
+                let sink = stream_sink(to, out, options, &metadata)
+                    .map_err(|e| ConvertError::at(output, e))?;
+                pump(sink, false).map(drop)
+            })?;
+            if let (Format::Csv, true, Ok([header])) = (to, to_file, headers.as_deref()) {
+                csv_sidecar(output, header, &mut report)?;
+            }
+        }
+    }
+    Ok(report)
 }
 
-/// The options of Binsparse output: the asked format or the input's when it was Binsparse
-/// (whose user attributes are kept too), then CSR for CSR matrices and DMAT for dense ones.
-fn binsparse_options(options: &ConvertOptions, kept: Kept) -> binsparse::WriteOptions {
-    let (source_format, attributes) = match kept.binsparse {
-        Some((format, attributes)) => (binsparse::Format::from_name(format), attributes),
-        None => (None, serde_json::Map::new()),
-    };
-    let mut bsp = binsparse::WriteOptions::new()
-        .attributes(attributes)
-        .index_type(options.index_type.unwrap_or(ValueType::U64))
-        .iso(options.iso)
-        .bint8(options.bint8)
-        .version(options.binsparse_version);
-    if let Some(format) = options.binsparse_format.or(source_format) {
-        bsp = bsp.format(format);
-    }
-    #[cfg(feature = "zarr")]
-    {
-        bsp = bsp.zarr_version(options.zarr_version);
-    }
-    bsp
+/// The sink of a format written as one stream to `out`, built from that format's own
+/// options.
+///
+/// # Errors
+/// A format written at a path (`.dbdf`, SystemDS).
+fn stream_sink<'w>(
+    to: Format,
+    out: &'w mut (dyn Write + Send),
+    options: &ConvertOptions,
+    metadata: &InputMetadata,
+) -> Result<Box<dyn Sink + 'w>, Error> {
+    Ok(match to {
+        Format::Mtx => Box::new(mtx::sink(out)),
+        Format::Npy => Box::new(npy::sink(out)),
+        Format::Csv => Box::new(csv::sink(out, &options.csv)),
+        Format::Futhark => Box::new(futhark::sink(out, &options.futhark)),
+        Format::Binsparse => {
+            let binsparse = options.binsparse.clone().keeping(metadata);
+            Box::new(binsparse::sink(out, &binsparse))
+        }
+        Format::Scipy => crate::scipy::sink(out, &options.scipy),
+        Format::Npz => crate::npz::sink(out, &options.npz),
+        #[cfg(feature = "parquet")]
+        Format::Parquet => Box::new(crate::arrow::parquet::sink(out, &options.table)),
+        #[cfg(feature = "parquet")]
+        Format::Arrow => Box::new(crate::arrow::feather::sink(out, &options.table)),
+        other => {
+            return Err(Error::invalid(format!(
+                "{other} is written at a path, not as one stream"
+            )))
+        }
+    })
 }
 
 /// Writes the `.meta` sidecar of a CSV file, so that its types survive; where DAPHNE's

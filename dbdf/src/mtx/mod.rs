@@ -16,7 +16,7 @@ mod passes;
 use std::io::Write;
 use std::path::Path;
 
-use crate::pipe::{Held, Kept, Pieces, Sink, Source};
+use crate::pipe::{Held, InputMetadata, Pieces, Sink, Source};
 use crate::text::{format_value, parse_value};
 use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
@@ -98,7 +98,7 @@ pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Box<dyn S
     Ok(Box::new(Held::new(
         vec![read_with(path, options)?],
         len,
-        Kept::default(),
+        InputMetadata::default(),
     )?))
 }
 

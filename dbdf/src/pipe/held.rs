@@ -4,7 +4,8 @@
 use std::ops::Range;
 
 use super::{
-    band_rows, row_bytes, window_bands, Band, Kept, Pieces, Sink, Source, Windows, BAND_BYTES,
+    band_rows, row_bytes, window_bands, Band, InputMetadata, Pieces, Sink, Source, Windows,
+    BAND_BYTES,
 };
 use serde_daphne::Header;
 use serde_daphne::{Object, Result};
@@ -17,15 +18,15 @@ pub struct Held {
     headers: Vec<Header>,
     whole: Vec<Band>,
     input_len: u64,
-    kept: Kept,
+    metadata: InputMetadata,
 }
 
 impl Held {
-    /// `objects`, read from `input_len` bytes of input, keeping `kept` for the sink.
+    /// `objects`, read from `input_len` bytes of input, with what it records beyond the cells (`metadata`).
     ///
     /// # Errors
     /// Objects whose cells do not fit their headers.
-    pub fn new(objects: Vec<Object>, input_len: u64, kept: Kept) -> Result<Held> {
+    pub fn new(objects: Vec<Object>, input_len: u64, metadata: InputMetadata) -> Result<Held> {
         let headers = objects.iter().map(|o| o.header().clone()).collect();
         let whole = objects
             .into_iter()
@@ -36,7 +37,7 @@ impl Held {
             headers,
             whole,
             input_len,
-            kept,
+            metadata,
         })
     }
 }
@@ -84,8 +85,8 @@ impl Source for Held {
         self.input_len
     }
 
-    fn kept(&self) -> Kept {
-        self.kept.clone()
+    fn metadata(&self) -> InputMetadata {
+        self.metadata.clone()
     }
 }
 
@@ -95,14 +96,14 @@ impl Windows for Held {
     }
 }
 
-/// The writer of a format written whole: told every object and what the source kept.
-pub type WriteWhole<'w> = Box<dyn FnOnce(Vec<Object>, Kept) -> Result<Vec<String>> + 'w>;
+/// The writer of a format written whole: told every object and what the input records beyond them.
+pub type WriteWhole<'w> = Box<dyn FnOnce(Vec<Object>, InputMetadata) -> Result<Vec<String>> + 'w>;
 
 /// A sink that collects each object's bands, then writes them all at once: memory holds
 /// the objects, as the format's writer needs them.
 pub struct Collect<'w> {
     objects: Vec<Object>,
-    kept: Kept,
+    metadata: InputMetadata,
     holds_one: Option<&'static str>,
     write: WriteWhole<'w>,
 }
@@ -112,7 +113,7 @@ impl<'w> Collect<'w> {
     pub fn new(holds_one: Option<&'static str>, write: WriteWhole<'w>) -> Collect<'w> {
         Collect {
             objects: Vec::new(),
-            kept: Kept::default(),
+            metadata: InputMetadata::default(),
             holds_one,
             write,
         }
@@ -125,12 +126,12 @@ impl Sink for Collect<'_> {
     }
 
     fn write(&mut self, _: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
-        self.kept = pieces.kept();
+        self.metadata = pieces.metadata();
         self.objects.push(pieces.collect()?);
         Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<Vec<String>> {
-        (self.write)(self.objects, self.kept)
+        (self.write)(self.objects, self.metadata)
     }
 }

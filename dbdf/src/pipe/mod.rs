@@ -116,8 +116,8 @@ pub trait Source: Send {
     }
 
     /// What the input says beyond its cells that a sink of the same family may keep.
-    fn kept(&self) -> Kept {
-        Kept::default()
+    fn metadata(&self) -> InputMetadata {
+        InputMetadata::default()
     }
 }
 
@@ -175,18 +175,24 @@ pub trait Windows: Sync {
     fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band>;
 }
 
-/// What an input says beyond its cells: kept where the output is of the same family.
-#[derive(Clone, Debug, Default)]
-pub struct Kept {
-    /// A Binsparse input's format (by name) and user attributes.
-    pub binsparse: Option<(&'static str, serde_json::Map<String, serde_json::Value>)>,
-    /// The size of a SystemDS input's blocks, rows and columns, when they are kept.
-    pub blocks: Option<(u32, u32)>,
-    /// The names of a numpy archive's arrays, one per object.
-    pub names: Vec<String>,
-    /// The data type the input records its matrices were (a Parquet or Arrow table's
-    /// metadata), where it is not the one its bands come in.
+/// What an input records beyond its cells, for outputs that can record it too. Each field
+/// is one kind of record, whichever format gives it; a sink keeps what its format can say.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct InputMetadata {
+    /// The data type the input records its matrices were, where its bands come in another
+    /// (a table's metadata records a CSR matrix read in dense bands).
     pub data_type: Option<DataType>,
+    /// The size of the input's own tiles, rows and columns, for tiled outputs to keep (a
+    /// SystemDS input's blocks, when they are asked to be kept).
+    pub tile: Option<(u32, u32)>,
+    /// Each object's name, where the input names them (a numpy archive's arrays).
+    pub names: Vec<String>,
+    /// How the input stores the matrix, by its format's name for it (Binsparse's `"COO"`),
+    /// for an output of the same family.
+    pub layout: Option<&'static str>,
+    /// The user's own attributes the input carries (a Binsparse descriptor's).
+    pub attributes: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What a sink wants of an object.
@@ -288,9 +294,9 @@ pub fn pump(
             u128::from(rows.max(1)) * u128::from(cols.max(1)) * u128::from(sink.passes(h))
         })
         .sum();
-    let mut progress = Tally {
+    let progress = Tally {
         total: work.max(1),
-        done: 0,
+        done: std::sync::Mutex::new(0),
         input: source.input_len(),
         report: options.progress.clone(),
     };
@@ -301,7 +307,7 @@ pub fn pump(
             header,
             want: sink.wants(header),
             options,
-            progress: &mut progress,
+            progress: &progress,
             source_failed: false,
         };
         if let Err(e) = sink.write(header, &mut pieces) {
@@ -380,11 +386,29 @@ fn retype(header: &Header, options: &PumpOptions) -> Result<Header> {
     Ok(header)
 }
 
+/// How far a pump has come: cells moved, of all the passes' cells; shared by the threads
+/// that read windows.
 struct Tally {
     total: u128,
-    done: u128,
+    /// Held while reporting, so reports never go backwards.
+    done: std::sync::Mutex<u128>,
     input: u64,
     report: Option<Progress>,
+}
+
+impl Tally {
+    /// Counts `cells` more and reports the share of the input they stand for.
+    fn add(&self, cells: u128) {
+        let Some(report) = &self.report else {
+            return;
+        };
+        let Ok(mut done) = self.done.lock() else {
+            return;
+        };
+        *done += cells;
+        let share = u128::from(self.input) * *done / self.total;
+        report((share as u64).min(self.input), self.input);
+    }
 }
 
 /// An object's cells as a sink reads them: the pump's view of the source.
@@ -394,7 +418,7 @@ pub struct Pieces<'p> {
     header: &'p Header,
     want: Want,
     options: &'p PumpOptions,
-    progress: &'p mut Tally,
+    progress: &'p Tally,
     /// Whether a pass failed in the source (or converting its values).
     source_failed: bool,
 }
@@ -448,17 +472,21 @@ impl Pieces<'_> {
     }
 
     /// What the source keeps beyond the cells.
-    pub fn kept(&self) -> Kept {
-        self.source.kept()
+    pub fn metadata(&self) -> InputMetadata {
+        self.source.metadata()
     }
 
-    /// Reads of any rectangle of the object, where the source has them (in the source's
-    /// value types; only without a value type change).
-    pub fn windows(&self) -> Option<(&dyn Windows, usize)> {
-        match self.options.value_type {
-            None => self.source.windows().map(|w| (w, self.index)),
-            Some(_) => None,
-        }
+    /// Reads of any rectangle of the object, where the source has them, in the value types
+    /// the sink writes (as every band of [`Pieces::for_each`]).
+    pub fn windows(&self) -> Option<ObjectWindows<'_>> {
+        let windows = self.source.windows()?;
+        Some(ObjectWindows {
+            windows,
+            index: self.index,
+            header: self.header,
+            value_type: self.options.value_type,
+            progress: self.progress,
+        })
     }
 
     /// Every band of the object, in one object of its header (memory holds it whole: for
@@ -508,7 +536,7 @@ impl Pieces<'_> {
         let value_type = self.options.value_type;
         let header = self.header;
         let cancel = self.options.cancel.clone();
-        let progress = &mut *self.progress;
+        let progress = self.progress;
         let mut sink_error = false;
         let mut step = |band: Band| -> Result<bool> {
             if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -523,11 +551,7 @@ impl Pieces<'_> {
                 None => band.conform(header)?,
             };
             let more = each(band).inspect_err(|_| sink_error = true)?;
-            progress.done += cells;
-            if let Some(report) = &progress.report {
-                let share = u128::from(progress.input) * progress.done / progress.total;
-                report((share as u64).min(progress.input), progress.input);
-            }
+            progress.add(cells);
             Ok(more)
         };
         if any_order {
@@ -538,7 +562,7 @@ impl Pieces<'_> {
                 };
             }
         }
-        let windows = self.source.windows().filter(|_| value_type.is_none());
+        let windows = self.source.windows();
         let result = match (self.want, windows) {
             (Want::Tiles(tr, tc), Some(windows)) => {
                 window_tiles(windows, self.index, (rows, cols), (tr, tc), &mut step)
@@ -557,6 +581,32 @@ impl Pieces<'_> {
     fn blame(&mut self, error: Error, in_sink: bool) -> Result<()> {
         self.source_failed |= !in_sink;
         Err(error)
+    }
+}
+
+/// A source's windows over one object as a sink reads them: the values converted as the
+/// pump converts its bands (to the asked value type, or to the header's types where the
+/// source's blocks hold narrower ones), and counted for progress.
+pub struct ObjectWindows<'p> {
+    windows: &'p dyn Windows,
+    index: usize,
+    header: &'p Header,
+    value_type: Option<ValueType>,
+    progress: &'p Tally,
+}
+
+impl Windows for ObjectWindows<'_> {
+    /// Rows `rows` and columns `cols` of the object (these windows are of one object: `index`
+    /// is not used).
+    fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        let band = self.windows.window(self.index, rows, cols)?;
+        let band = match self.value_type {
+            Some(value_type) => band.convert(value_type)?,
+            None => band.conform(self.header)?,
+        };
+        self.progress
+            .add(u128::from(band.rows) * u128::from(band.cols.max(1)));
+        Ok(band)
     }
 }
 

@@ -13,7 +13,7 @@ use crate::input::count_nonzero;
 use crate::input::decode_values;
 use crate::input::index_values;
 use crate::npy::{self, Descr};
-use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, Kept, Source, BAND_BYTES};
+use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, InputMetadata, Source, BAND_BYTES};
 use crate::zip::{entries, Archive, Entry, FileArchive, Inflating, StoredArray};
 use serde_daphne::lowlevel::sort_rows;
 use serde_daphne::lowlevel::zeroed_vec;
@@ -153,7 +153,11 @@ impl ScipySource {
         let headers = [object.header().clone()];
         Ok(ScipySource {
             csr: None,
-            held: Some(Held::new(vec![object], input_len, Kept::default())?),
+            held: Some(Held::new(
+                vec![object],
+                input_len,
+                InputMetadata::default(),
+            )?),
             headers,
             input_len,
         })

@@ -14,7 +14,7 @@ use super::records::{
     empty_matrix, for_each_block, grid_place, input_bytes, is_sparse, matrix_header, part_files,
     read_metadata, Metadata, SeenBlocks,
 };
-use crate::pipe::{Band, Cells, Held, Kept, Regroup, Source};
+use crate::pipe::{Band, Cells, Held, InputMetadata, Regroup, Source};
 use serde_daphne::BlockData;
 use serde_daphne::BlockPlace;
 use serde_daphne::Header;
@@ -27,7 +27,7 @@ pub struct SystemdsSource {
     headers: [Header; 1],
     /// Frames and matrices without cells, read whole.
     held: Option<Held>,
-    kept: Kept,
+    metadata: InputMetadata,
     input_len: u64,
 }
 
@@ -45,9 +45,9 @@ impl SystemdsSource {
         let input_len = input_bytes(&files);
         let (rows, cols) = (meta.rows, meta.cols);
         let cells = u128::from(rows) * u128::from(cols);
-        let kept = Kept {
-            blocks: options.keep_blocks.then(|| grid_tile(&meta).ok()).flatten(),
-            ..Kept::default()
+        let metadata = InputMetadata {
+            tile: options.keep_blocks.then(|| grid_tile(&meta).ok()).flatten(),
+            ..InputMetadata::default()
         };
         let whole = match (meta.frame, cells) {
             (true, _) => Some(read_whole(path, options)?),
@@ -57,11 +57,11 @@ impl SystemdsSource {
         if let Some(object) = whole {
             let header = object.header().clone();
             return Ok(SystemdsSource {
-                held: Some(Held::new(vec![object], input_len, kept.clone())?),
+                held: Some(Held::new(vec![object], input_len, metadata.clone())?),
                 files,
                 meta,
                 headers: [header],
-                kept,
+                metadata,
                 input_len,
             });
         }
@@ -84,7 +84,7 @@ impl SystemdsSource {
             meta,
             headers: [header],
             held: None,
-            kept,
+            metadata,
             input_len,
         })
     }
@@ -194,8 +194,8 @@ impl Source for SystemdsSource {
         self.input_len
     }
 
-    fn kept(&self) -> Kept {
-        self.kept.clone()
+    fn metadata(&self) -> InputMetadata {
+        self.metadata.clone()
     }
 }
 

@@ -15,7 +15,6 @@ use super::{frame, seqfile};
 use crate::pipe::{self, Band, Pieces, Sink};
 use serde_daphne::__private_0_1_0::replace_directory;
 use serde_daphne::__private_0_1_0::write_atomically;
-use serde_daphne::lowlevel::Progress;
 use serde_daphne::DataType;
 use serde_daphne::Header;
 use serde_daphne::Object;
@@ -82,7 +81,7 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// [`std::io::ErrorKind::AlreadyExists`] when a directory of something else is in the way;
 /// I/O errors.
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    write_object(path.as_ref(), object, options, None)
+    write_object(path.as_ref(), object, options)
 }
 
 /// A SequenceFile record: key bytes and value bytes.
@@ -90,14 +89,8 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
 /// emitter as it is made, with a buffer the writing thread reuses for values.
 type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync + 'a;
 
-/// [`write_with`], reporting the bytes of blocks written against an estimate of the total
-/// to `progress`.
-fn write_object(
-    path: &Path,
-    object: &Object,
-    options: &WriteOptions,
-    progress: Option<&Progress>,
-) -> Result<()> {
+/// [`write_with`].
+fn write_object(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
     let (rows, cols) = object.shape();
     let size = u64::from(options.block_size);
     let block_rows = rows.div_ceil(size);
@@ -137,10 +130,9 @@ fn write_object(
             (classes, sync_marker(rows, cols)),
             &records,
             || mtd,
-            progress,
         );
     }
-    write_matrix(path, &Cells::of(object)?, (rows, cols), options, progress)
+    write_matrix(path, &Cells::of(object)?, (rows, cols), options)
 }
 
 /// SystemDS binary blocks (and the `.mtd`) on the pipe. A matrix from a source with
@@ -150,7 +142,6 @@ fn write_object(
 pub struct SystemdsSink {
     output: PathBuf,
     options: WriteOptions,
-    progress: Option<Progress>,
 }
 
 impl SystemdsSink {
@@ -159,15 +150,7 @@ impl SystemdsSink {
         SystemdsSink {
             output: output.to_owned(),
             options: options.clone(),
-            progress: None,
         }
-    }
-
-    /// Reports the bytes of blocks written to `progress` (the parts are written in
-    /// parallel, so the pump's own count of rows read would run ahead).
-    pub fn progress(mut self, progress: Option<Progress>) -> SystemdsSink {
-        self.progress = progress;
-        self
     }
 }
 
@@ -177,25 +160,18 @@ impl Sink for SystemdsSink {
     }
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
-        let progress = self.progress.as_ref();
         if !header.data_type().is_matrix() {
-            return write_object(&self.output, &pieces.collect()?, &self.options, progress);
+            return write_object(&self.output, &pieces.collect()?, &self.options);
         }
         let dense = pieces.source_data_type() != DataType::CsrMatrix;
-        if let Some((windows, index)) = pieces.windows() {
+        if let Some(windows) = pieces.windows() {
             let cells = Cells::Windows(SourceRows {
-                windows,
-                index,
+                windows: &windows,
+                index: 0,
                 dense,
                 stored_bytes: pieces.stored_bytes(),
             });
-            return write_matrix(
-                &self.output,
-                &cells,
-                header.shape(),
-                &self.options,
-                progress,
-            );
+            return write_matrix(&self.output, &cells, header.shape(), &self.options);
         }
         if dense {
             // Dense rows in order: spilled, then read a block at a time on every core.
@@ -210,7 +186,7 @@ impl Sink for SystemdsSink {
                 dense: true,
                 stored_bytes: None,
             });
-            return write_matrix(&self.output, &cells, (rows, cols), &self.options, progress);
+            return write_matrix(&self.output, &cells, (rows, cols), &self.options);
         }
         // CSR rows in order: read on a second thread, block rows encoded as they complete
         // (handed over, not queued: a band read ahead is all the bound allows).
@@ -230,7 +206,7 @@ impl Sink for SystemdsSink {
                 });
                 (read, pieces.source_failed())
             });
-            let written = write_matrix(&self.output, &cells, shape, options, progress);
+            let written = write_matrix(&self.output, &cells, shape, options);
             drop(cells); // the reader stops at its next band
             let (read, source_failed) = reader
                 .join()
@@ -256,7 +232,6 @@ fn write_matrix(
     cells: &Cells<'_>,
     (rows, cols): (u64, u64),
     options: &WriteOptions,
-    progress: Option<&Progress>,
 ) -> Result<()> {
     let size = u64::from(options.block_size);
     let nnz = AtomicU64::new(0);
@@ -286,7 +261,6 @@ fn write_matrix(
         ((MATRIX_KEY, MATRIX_VALUE), sync_marker(rows, cols)),
         &records,
         mtd,
-        progress,
     )
 }
 
@@ -300,10 +274,7 @@ fn write_files(
     (classes, sync): ((&str, &str), [u8; 16]),
     records: &Records<'_>,
     mtd: impl FnOnce() -> serde_json::Value,
-    progress: Option<&Progress>,
 ) -> Result<()> {
-    let written = AtomicU64::new(0);
-    let total = estimate.max(1);
     // One part's block rows into one SequenceFile.
     let write_part = |file: File, range: std::ops::Range<u64>| -> Result<()> {
         let out = BufWriter::with_capacity(1 << 20, file);
@@ -311,12 +282,7 @@ fn write_files(
         let mut scratch = Vec::new();
         for bi in range {
             records(bi, &mut scratch, &mut |key, value| {
-                writer.append(key, value)?;
-                let done = written.fetch_add(value.len() as u64, Ordering::Relaxed);
-                if let Some(report) = progress {
-                    report(done + value.len() as u64, total.max(done + 1));
-                }
-                Ok(())
+                writer.append(key, value)
             })?;
         }
         writer.finish()?;
@@ -363,10 +329,6 @@ fn write_files(
             File::create(dir.join("_SUCCESS"))?;
             Ok(())
         })?,
-    }
-    if let Some(report) = progress {
-        let done = written.load(Ordering::Relaxed);
-        report(done, done);
     }
     let text = serde_json::to_string_pretty(&mtd()).expect("JSON values serialize");
     write_atomically(metadata_path(path), |file| {

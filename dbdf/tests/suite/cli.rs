@@ -1358,7 +1358,12 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
         let whole = mtx::read(&input).unwrap();
         for tile in [(2, 3), (1, 1), (5, 5)] {
             let output = dir.join(format!("{name}.dbdf"));
-            convert(&input, &output, &ConvertOptions::new().tile(tile.0, tile.1)).unwrap();
+            convert(
+                &input,
+                &output,
+                &ConvertOptions::new().dbdf(serde_daphne::Options::new().tile(tile.0, tile.1)),
+            )
+            .unwrap();
             let back: Object = from_file(&output).unwrap();
             assert_eq!(back.shape(), whole.shape(), "{name}");
             assert_eq!(
@@ -1399,7 +1404,12 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
         let input = dir.join("bad.mtx");
         std::fs::write(&input, text).unwrap();
         let output = dir.join("bad.dbdf");
-        let err = convert(&input, &output, &ConvertOptions::new().tile(1, 1)).unwrap_err();
+        let err = convert(
+            &input,
+            &output,
+            &ConvertOptions::new().dbdf(serde_daphne::Options::new().tile(1, 1)),
+        )
+        .unwrap_err();
         assert_error!(err.error(), ForeignInput);
         assert!(err.to_string().contains(says), "{err}");
         assert!(!output.exists(), "{text}");

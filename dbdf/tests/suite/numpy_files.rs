@@ -308,7 +308,9 @@ fn convert_tells_npz_archives_apart_by_their_members() {
     // scipy -> .dbdf -> scipy (compressed) -> .dbdf: the same matrix.
     let (one, two, back) = (dir.join("1.dbdf"), dir.join("2.npz"), dir.join("3.dbdf"));
     convert(&data("scipy_dia.npz"), &one, &ConvertOptions::new()).unwrap();
-    let to_scipy = ConvertOptions::new().to(Format::Scipy).compressed(true);
+    let to_scipy = ConvertOptions::new()
+        .to(Format::Scipy)
+        .scipy(dbdf::scipy::WriteOptions::new().compressed(true));
     convert(&one, &two, &to_scipy).unwrap();
     convert(&two, &back, &ConvertOptions::new()).unwrap();
     let read = |p: &std::path::Path| serde_daphne::from_file::<_, Object>(p).unwrap();

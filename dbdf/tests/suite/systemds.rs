@@ -19,7 +19,7 @@ fn to_dbdf(
     let mut source = systemds::source(input, &ReadOptions::new().keep_blocks(true))?;
     let mut options = options.clone();
     let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
-    if let (None, Some((r, c)), false) = (options.tile, source.kept().blocks, runtime) {
+    if let (None, Some((r, c)), false) = (options.tile, source.metadata().tile, runtime) {
         options = options.tile(r, c);
     }
     pipe::to_dbdf(&mut source, output, &options)

@@ -231,7 +231,7 @@ fn dbdf_files_round_trip_through_parquet_and_feather_byte_for_byte() {
             ("arrow", Compression::Lz4),
         ] {
             let middle = dir.join(format!("{name}.{table}"));
-            let options = ConvertOptions::new().tables(
+            let options = ConvertOptions::new().table(
                 WriteOptions::new()
                     .compression(compression)
                     .row_group_rows(3),
@@ -255,7 +255,7 @@ fn matrices_are_written_a_column_each_named_as_asked() {
     let out = dir.join("m.parquet");
     let labelled = |labels: &[&str]| {
         ConvertOptions::new()
-            .tables(WriteOptions::new().labels(labels.iter().map(|s| s.to_string()).collect()))
+            .table(WriteOptions::new().labels(labels.iter().map(|s| s.to_string()).collect()))
     };
     convert(&original, &out, &labelled(&["x", "y"])).unwrap();
     // As a frame (without the metadata's say): the labels are the column names.

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use dbdf::convert::{self, ConvertError, ConvertOptions, Format, Report};
-use dbdf::pipe::{Held, Kept};
-use dbdf::{arrow, binsparse, futhark};
+use dbdf::pipe::{Held, InputMetadata};
+use dbdf::{arrow, binsparse, futhark, npz, scipy, systemds};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, ValueType};
 
 use crate::files::progress_bar;
@@ -165,59 +165,38 @@ impl Args {
         &self.input
     }
 
-    /// The library's options for these arguments.
+    /// The library's options for these arguments: each format's own, nested.
     fn options(&self) -> ConvertOptions {
-        let mut options = ConvertOptions::new()
+        // `--dialect runtime` is for DAPHNE: `.dbdf` in its dialect, CSV as it reads it.
+        let daphne = self.dialect == Some(Dialect::Runtime);
+        let mut dbdf = serde_daphne::Options::new()
             .narrow(self.narrow)
-            .unguarded_labels(self.unguarded_labels)
+            .block_policy(self.block.unwrap_or(BlockPolicy::Auto));
+        if let Some((r, c)) = self.tile {
+            dbdf = dbdf.tile(r, c);
+        }
+        if daphne {
+            dbdf = dbdf
+                .dialect(Dialect::Runtime)
+                .guard_daphne_labels(!self.unguarded_labels);
+        }
+        let mut bsp = binsparse::WriteOptions::new()
             .iso(self.iso)
             .bint8(self.bint8)
-            .keep_blocks(self.keep_blocks)
-            .compressed(self.compressed)
-            .sync(!self.no_sync)
-            .futhark(
-                futhark::WriteOptions::new()
-                    .bools(self.futhark_bool)
-                    .f16(self.futhark_f16)
-                    .matrices(self.futhark_matrices),
-            )
-            .binsparse_version(self.binsparse_version.unwrap_or_default())
+            .version(self.binsparse_version.unwrap_or_default())
             .zarr_version(self.zarr_format.unwrap_or_default());
-        if let Some(format) = self.from {
-            options = options.from(format);
-        }
-        if let Some(format) = self.to {
-            options = options.to(format);
-        }
-        if let Some(dt) = self.data_type {
-            options = options.data_type(dt);
-        }
-        if let Some(block) = self.block {
-            options = options.block_policy(block);
-        }
-        if let Some((r, c)) = self.tile {
-            options = options.tile(r, c);
-        }
-        if let Some(vt) = self.value_type {
-            options = options.value_type(vt);
-        }
-        if self.dialect == Some(Dialect::Runtime) {
-            options = options.dialect(Dialect::Runtime);
-        }
         if let Some(format) = self.binsparse_format {
-            options = options.binsparse_format(format);
+            bsp = bsp.format(format);
         }
         if let Some(index_type) = self.index_type {
-            options = options.index_type(index_type);
+            bsp = bsp.index_type(index_type);
         }
+        let mut sysds = systemds::WriteOptions::new();
         if let Some(size) = self.systemds_block_size {
-            options = options.systemds_block_size(size);
+            sysds = sysds.block_size(size);
         }
         if let Some(parts) = self.parts {
-            options = options.systemds_parts(parts);
-        }
-        if let Some(nulls) = self.nulls {
-            options = options.nulls(nulls);
+            sysds = sysds.parts(parts);
         }
         let mut tables = arrow::WriteOptions::new();
         if let Some(compression) = self.compression {
@@ -229,7 +208,35 @@ impl Args {
         if let Some(labels) = &self.labels {
             tables = tables.labels(labels.clone());
         }
-        options = options.tables(tables);
+        let mut options = ConvertOptions::new()
+            .sync(!self.no_sync)
+            .dbdf(dbdf)
+            .csv(dbdf::csv::WriteOptions::new().daphne(daphne))
+            .futhark(
+                futhark::WriteOptions::new()
+                    .bools(self.futhark_bool)
+                    .f16(self.futhark_f16)
+                    .matrices(self.futhark_matrices),
+            )
+            .binsparse(bsp)
+            .systemds_input(systemds::ReadOptions::new().keep_blocks(self.keep_blocks))
+            .systemds(sysds)
+            .npz(npz::WriteOptions::new().compressed(self.compressed))
+            .scipy(scipy::WriteOptions::new().compressed(self.compressed))
+            .table_input(arrow::ReadOptions::new().nulls(self.nulls.unwrap_or_default()))
+            .table(tables);
+        if let Some(format) = self.from {
+            options = options.from(format);
+        }
+        if let Some(format) = self.to {
+            options = options.to(format);
+        }
+        if let Some(dt) = self.data_type {
+            options = options.data_type(dt);
+        }
+        if let Some(vt) = self.value_type {
+            options = options.value_type(vt);
+        }
         if let Some(bar) = progress_bar("converting", &self.input) {
             options = options.progress(Arc::new(bar));
         }
@@ -258,7 +265,7 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
 pub fn write_objects(args: &Args, objects: Vec<Object>) -> Result<ExitCode, Failure> {
     let options = args.options();
     let mut source =
-        Held::new(objects, 0, Kept::default()).map_err(|e| Failure::at(&args.input, e))?;
+        Held::new(objects, 0, InputMetadata::default()).map_err(|e| Failure::at(&args.input, e))?;
     let report =
         convert::convert_from(&mut source, &args.input, &args.output, &options).map_err(failure)?;
     Ok(finish(report))

@@ -97,7 +97,7 @@ pub(super) fn pump_bands(
     windows: bool,
     sink: Box<dyn Sink + '_>,
 ) -> Result<Vec<String>> {
-    let held = Held::new(vec![object.clone()], 0, Kept::default())?.band_rows(rows);
+    let held = Held::new(vec![object.clone()], 0, InputMetadata::default())?.band_rows(rows);
     let mut in_order = InOrder(held);
     let source: &mut dyn Source = match windows {
         true => &mut in_order.0,
@@ -198,7 +198,7 @@ pub(super) fn tree(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 /// `object` (its whole read).
 pub(super) fn same_windows(name: &str, source: &dyn Windows, index: usize, object: &Object) {
     let (rows, cols) = object.shape();
-    let whole = Held::new(vec![object.clone()], 0, Kept::default()).unwrap();
+    let whole = Held::new(vec![object.clone()], 0, InputMetadata::default()).unwrap();
     for (tr, tc) in [(1, 1), (2, 3), (4, 5), (9, 5), (rows.max(1), 1)] {
         for r0 in (0..rows).step_by(tr as usize) {
             for c0 in (0..cols).step_by(tc as usize) {

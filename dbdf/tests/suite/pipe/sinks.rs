@@ -199,7 +199,7 @@ fn a_cancelled_pump_stops_and_leaves_nothing() {
         cancel: Some(cancel),
         ..PumpOptions::default()
     };
-    let mut source = Held::new(vec![object.clone()], 900, Kept::default())
+    let mut source = Held::new(vec![object.clone()], 900, InputMetadata::default())
         .unwrap()
         .band_rows(1);
     let sink = DbdfSink::create(&out, &Options::new().tile(1, 5)).unwrap();
@@ -470,4 +470,55 @@ fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
     let back = systemds::read(&output).unwrap();
     assert_eq!(back.csr_parts::<f64>().unwrap().values, [1.5, 4.0, -2.0]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Regression: a sink reading a source's windows got the source's values while its bands
+/// were converted, so a value type change made the SystemDS sink drop the windows and spill.
+/// Windows now come converted, as bands do, and count for progress.
+#[test]
+fn windows_come_in_the_asked_value_type_and_count_for_progress() {
+    use dbdf::pipe::{Pieces, Sink, Windows};
+    use serde_daphne::{ErrorKind, Header, Values};
+    use std::sync::{Arc, Mutex};
+    struct ReadsWindows(Arc<Mutex<Vec<Values>>>);
+    impl Sink for ReadsWindows {
+        fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> serde_daphne::Result<()> {
+            let (rows, cols) = header.shape();
+            let windows = pieces.windows().expect("a source in memory has windows");
+            let band = windows.window(0, 0..rows, 0..cols)?;
+            let dbdf::pipe::Cells::Dense(values) = band.cells else {
+                panic!("dense cells");
+            };
+            self.0.lock().unwrap().push(values);
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> serde_daphne::Result<Vec<String>> {
+            Ok(Vec::new())
+        }
+    }
+    let object = Object::dense(2, 2, Values::F64(vec![1.5, -2.0, 0.0, 4.25])).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let h = heard.clone();
+    let options = PumpOptions {
+        value_type: Some(ValueType::F32),
+        progress: Some(Arc::new(move |done, total| {
+            h.lock().unwrap().push((done, total))
+        })),
+        ..PumpOptions::default()
+    };
+    let mut source = Held::new(vec![object], 64, InputMetadata::default()).unwrap();
+    pump(&mut source, Box::new(ReadsWindows(seen.clone())), &options).unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![Values::F32(vec![1.5, -2.0, 0.0, 4.25])]
+    );
+    assert_eq!(heard.lock().unwrap().first(), Some(&(64, 64)));
+    // A value the asked type cannot hold is refused, as in bands.
+    let lossy = Object::dense(1, 2, Values::F64(vec![1.0, 0.1])).unwrap();
+    let mut source = Held::new(vec![lossy], 16, InputMetadata::default()).unwrap();
+    let err = pump(&mut source, Box::new(ReadsWindows(seen)), &options)
+        .unwrap_err()
+        .into_error();
+    assert_eq!(err.kind(), ErrorKind::LossyConversion);
 }

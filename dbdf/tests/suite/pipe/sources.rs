@@ -148,7 +148,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
         for option in &options {
             let whole = futhark::to_vec(&objects, option);
             for rows in HEIGHTS {
-                let mut source = Held::new(objects.clone(), 0, Kept::default())
+                let mut source = Held::new(objects.clone(), 0, InputMetadata::default())
                     .unwrap()
                     .band_rows(rows);
                 let mut got = Vec::new();
@@ -242,8 +242,7 @@ fn binsparse_archives_read_in_place_as_whole() {
                     &collected(&mut source)[0],
                     &whole.object,
                 );
-                let (kept, _) = source.kept().binsparse.unwrap();
-                assert_eq!(kept, whole.format.name());
+                assert_eq!(source.metadata().layout, Some(whole.format.name()));
                 cases += 1;
                 // Every truncation and flipped byte: the whole read's error kind, or its
                 // values (the first of several faults may differ).
