@@ -11,7 +11,7 @@
 //! them (CRC-32 checked at the end of the pass), but for Fortran-order matrices, inflated
 //! whole.
 //!
-//! Which kind of `.npz` a file is, is told from its members ([`Kind::of`]): a Binsparse
+//! Which kind of `.npz` a file is, is told from its members: a Binsparse
 //! archive holds `binsparse.npy`, a scipy sparse one `format.npy` and `shape.npy`.
 
 use std::io::Write;
@@ -21,7 +21,7 @@ use std::path::Path;
 use crate::input::Foreign;
 use crate::npy::{self, NpySource};
 use crate::pipe::{
-    band_rows, row_bytes, Band, Collect, Held, InputMetadata, Sink, Source, Windows, BAND_BYTES,
+    band_rows, row_bytes, Band, Collect, Held, InputMetadata, Source, Windows, BAND_BYTES,
 };
 use crate::zip::{
     check_stored_crc, entries, members, Archive, Entry, FileArchive, Inflating, ZipWriter,
@@ -36,7 +36,7 @@ const NPZ: Foreign = Foreign("NumPy .npz");
 
 /// What a `.npz` archive holds, told from its members' names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A Binsparse matrix (`binsparse.npy`).
     Binsparse,
     /// A scipy sparse matrix (`format.npy`, `shape.npy`).
@@ -48,7 +48,7 @@ pub enum Kind {
 impl Kind {
     /// The kind of the archive at `path` (its central directory read, not its members), or
     /// `None` for a file that is not a zip archive.
-    pub fn of(path: &Path) -> Option<Kind> {
+    pub(crate) fn of(path: &Path) -> Option<Kind> {
         let archive = FileArchive::open(path).ok()?;
         let entries = entries(&archive).ok()?;
         let has = |name: &str| entries.iter().any(|e| e.name == name);
@@ -199,7 +199,7 @@ impl NpzSource {
     ///
     /// # Errors
     /// As [`read`].
-    pub fn open(path: &Path) -> Result<NpzSource> {
+    pub(crate) fn open(path: &Path) -> Result<NpzSource> {
         let archive = FileArchive::open(path)?;
         let input_len = archive.len() as u64;
         let mut arrays = Vec::new();
@@ -354,16 +354,34 @@ impl Windows for NpzSource {
     }
 }
 
-/// Writes named objects as a `.npz` archive, atomically.
+/// Writes named objects as a `.npz` archive of stored members, atomically.
 ///
 /// # Errors
 /// As [`to_writer`].
-pub fn write(
+pub fn write(path: impl AsRef<Path>, objects: &[(String, Object)]) -> Result<()> {
+    write_with(path, objects, &WriteOptions::new())
+}
+
+/// Writes named objects as a `.npz` archive with `options`, atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write_with(
     path: impl AsRef<Path>,
     objects: &[(String, Object)],
     options: &WriteOptions,
 ) -> Result<()> {
     write_buffered(path.as_ref(), |out| to_writer(out, objects, options))
+}
+
+/// [`to_writer`] into a new vector.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_vec(objects: &[(String, Object)], options: &WriteOptions) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    to_writer(&mut out, objects, options)?;
+    Ok(out)
 }
 
 /// Writes named objects as a `.npz` archive: each a `.npy` member (see [`npy::to_writer`])
@@ -397,17 +415,17 @@ pub fn to_writer<W: Write>(
 /// A sink of the pipe writing every object to an archive at `out`: named as the input's
 /// arrays were where it was an archive of as many, else `arr_0`, `arr_1`, ... (held whole:
 /// a member's size comes before its bytes).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn Sink + 'w> {
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
     let options = options.clone();
-    Box::new(Collect::new(
+    Collect::new(
         None,
-        Box::new(move |objects: Vec<Object>, metadata: InputMetadata| {
+        move |objects: Vec<Object>, metadata: InputMetadata| {
             let named = match metadata.names.len() == objects.len() {
                 true => metadata.names.into_iter().zip(objects).collect::<Vec<_>>(),
                 false => (0..).map(|k| format!("arr_{k}")).zip(objects).collect(),
             };
             to_writer(out, &named, &options)?;
             Ok(Vec::new())
-        }),
-    ))
+        },
+    )
 }

@@ -26,7 +26,7 @@ use super::{
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::Header;
-use serde_daphne::{Error, Result};
+use serde_daphne::{Error, Object, Result};
 
 pub(crate) const PARQUET: Foreign = Foreign("Parquet");
 
@@ -47,7 +47,8 @@ pub struct ParquetSource {
 ///
 /// # Errors
 /// A malformed footer; columns DAPHNE cannot hold (naming them); I/O errors.
-pub fn source(path: &Path, options: &ReadOptions) -> Result<ParquetSource> {
+pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<ParquetSource> {
+    let path = path.as_ref();
     let file = File::open(path)?;
     let len = file.metadata()?.len();
     let file = Checked::new(file, len);
@@ -388,4 +389,59 @@ fn parquet_write_error(error: ParquetError) -> Error {
         },
         other => PARQUET.error(other),
     }
+}
+
+/// Reads the Parquet file at `path` whole: a frame, or the matrix its metadata records.
+///
+/// # Errors
+/// As [`source`], and what reading the cells finds.
+pub fn read(path: impl AsRef<Path>) -> Result<Object> {
+    read_with(path, &ReadOptions::new())
+}
+
+/// [`read()`] with `options`.
+///
+/// # Errors
+/// As [`read()`].
+pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
+    let mut objects = crate::pipe::read_objects(&mut source(path, options)?)?;
+    objects
+        .pop()
+        .ok_or_else(|| Error::invalid("the file holds no table"))
+}
+
+/// Writes `object` as a Parquet file with the default options, atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_with(path, object, &WriteOptions::new())
+}
+
+/// Writes `object` as a Parquet file with `options`, atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    serde_daphne::__private_0_1_0::write_buffered(path.as_ref(), |out| {
+        to_writer(out, object, options)
+    })
+}
+
+/// Writes `object` as a Parquet file to `out` (memory holds a copy of the object).
+///
+/// # Errors
+/// Values the table cannot hold; I/O errors.
+pub fn to_writer<W: Write + Send>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
+    crate::pipe::write_object(object, Box::new(sink(out, options)))
+}
+
+/// [`to_writer`] into a new vector.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    to_writer(&mut out, object, options)?;
+    Ok(out)
 }

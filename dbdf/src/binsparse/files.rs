@@ -188,7 +188,7 @@ pub(crate) fn path_sink<'p>(path: &'p Path, options: &WriteOptions) -> Box<dyn S
         write_with(path, object, &options)?;
         Ok(Vec::new())
     };
-    Box::new(Collect::new(Some("Binsparse"), Box::new(write)))
+    Box::new(Collect::new(Some("Binsparse"), write))
 }
 
 /// Writes `object` as a Binsparse `.npz` archive to `writer`.

@@ -143,7 +143,7 @@ impl Format {
     }
 
     /// The format a descriptor names (exactly, as the spec spells it).
-    pub fn from_name(name: &str) -> Option<Format> {
+    pub(crate) fn from_name(name: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
@@ -231,7 +231,7 @@ impl std::str::FromStr for Version {
 
 impl Version {
     /// The text in the descriptor.
-    pub const fn text(self) -> &'static str {
+    pub(crate) const fn text(self) -> &'static str {
         match self {
             Version::V0_1 => "0.1",
             Version::V0_1_0 => "0.1.0",
@@ -331,7 +331,7 @@ impl WriteOptions {
     }
 
     /// The format this writes `object` in.
-    pub fn format_for(&self, object: &Object) -> Format {
+    pub(crate) fn format_for(&self, object: &Object) -> Format {
         self.format.unwrap_or(match object.data_type() {
             serde_daphne::DataType::CsrMatrix => Format::Csr,
             _ => Format::Dmat,

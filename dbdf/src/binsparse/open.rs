@@ -14,7 +14,7 @@ impl BinsparseSource {
     ///
     /// # Errors
     /// As [`super::read`].
-    pub fn open(path: &Path) -> Result<BinsparseSource> {
+    pub(crate) fn open(path: &Path) -> Result<BinsparseSource> {
         if !super::is_zarr(path) {
             return BinsparseSource::open_file(path);
         }

@@ -236,7 +236,7 @@ pub struct BinsparseSink<'w> {
 
 impl<'w> BinsparseSink<'w> {
     /// A sink writing an archive to `out` with `options`.
-    pub fn new(out: &'w mut dyn Write, options: &WriteOptions) -> BinsparseSink<'w> {
+    pub(crate) fn new(out: &'w mut dyn Write, options: &WriteOptions) -> BinsparseSink<'w> {
         BinsparseSink {
             out: Some(out),
             options: options.clone(),

@@ -164,7 +164,7 @@ impl Format {
 
     /// The format a path's extension names; for an input, a SystemDS file is one without a
     /// known extension but with a `.mtd` beside it, and a `.npz` archive is Binsparse, scipy
-    /// or numpy's by its members ([`crate::npz::Kind`]). A `.npz` output is Binsparse.
+    /// or numpy's by its members. A `.npz` output is Binsparse.
     pub fn of_path(path: &Path, input: bool) -> Option<Format> {
         let extension = path
             .extension()
@@ -253,7 +253,11 @@ pub struct Report {
 ///
 /// # Errors
 /// A message asking for the format when the extension names none.
-pub fn format_of(path: &Path, given: Option<Format>, input: bool) -> Result<Format, ConvertError> {
+pub(crate) fn format_of(
+    path: &Path,
+    given: Option<Format>,
+    input: bool,
+) -> Result<Format, ConvertError> {
     given
         .or_else(|| Format::of_path(path, input))
         .ok_or_else(|| {
@@ -313,7 +317,7 @@ pub fn source(
         }
         Format::Mtx => {
             let read = mtx::ReadOptions::new().progress(options.progress.clone());
-            mtx::source(path, &read).map_err(fail)?
+            Box::new(mtx::source(path, &read).map_err(fail)?)
         }
         Format::Binsparse => Box::new(binsparse::source(path).map_err(fail)?),
         Format::Scipy => Box::new(crate::scipy::source(path).map_err(fail)?),

@@ -131,8 +131,8 @@ fn stream_sink<'w>(
             let binsparse = options.binsparse.clone().keeping(metadata);
             Box::new(binsparse::sink(out, &binsparse))
         }
-        Format::Scipy => crate::scipy::sink(out, &options.scipy),
-        Format::Npz => crate::npz::sink(out, &options.npz),
+        Format::Scipy => Box::new(crate::scipy::sink(out, &options.scipy)),
+        Format::Npz => Box::new(crate::npz::sink(out, &options.npz)),
         #[cfg(feature = "parquet")]
         Format::Parquet => Box::new(crate::arrow::parquet::sink(out, &options.table)),
         #[cfg(feature = "parquet")]

@@ -33,7 +33,7 @@ impl CsvSource {
     ///
     /// # Errors
     /// As [`super::read`]; I/O errors.
-    pub fn open(path: &Path) -> Result<CsvSource> {
+    pub(crate) fn open(path: &Path) -> Result<CsvSource> {
         let sidecar = read_sidecar(path)?;
         let bands = Bands {
             path,
@@ -138,7 +138,7 @@ pub struct CsvSink<'w> {
 
 impl<'w> CsvSink<'w> {
     /// A sink writing to `out`.
-    pub fn new(out: &'w mut dyn Write, for_daphne: bool) -> CsvSink<'w> {
+    pub(crate) fn new(out: &'w mut dyn Write, for_daphne: bool) -> CsvSink<'w> {
         CsvSink { out, for_daphne }
     }
 }

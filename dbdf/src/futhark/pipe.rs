@@ -35,7 +35,7 @@ impl FutharkSource {
     ///
     /// # Errors
     /// As [`super::from_slice`], for the headers; I/O errors.
-    pub fn open(path: &Path) -> Result<FutharkSource> {
+    pub(crate) fn open(path: &Path) -> Result<FutharkSource> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
         let (mut at, mut values, mut headers) = (0u64, Vec::new(), Vec::new());
@@ -142,7 +142,7 @@ pub struct FutharkSink<'w> {
 
 impl<'w> FutharkSink<'w> {
     /// A sink writing to `out` with `options`.
-    pub fn new(out: &'w mut dyn Write, options: &WriteOptions) -> FutharkSink<'w> {
+    pub(crate) fn new(out: &'w mut dyn Write, options: &WriteOptions) -> FutharkSink<'w> {
         FutharkSink {
             out,
             options: options.clone(),

@@ -27,7 +27,7 @@ use serde_daphne::ValueType;
 /// positional reads. Memory holds a band; the disk a binary copy of the matrix. Integer
 /// files without this crate's type comment are read once more first: they are `u64` when a
 /// value exceeds `i64::MAX`.
-pub struct MtxArraySource {
+pub(crate) struct MtxArraySource {
     scratch: File,
     headers: [Header; 1],
     input_len: u64,
@@ -41,7 +41,7 @@ impl MtxArraySource {
     /// # Errors
     /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong (a
     /// malformed value, too few or too many values); I/O errors.
-    pub fn open(path: &Path) -> Result<Option<MtxArraySource>> {
+    pub(crate) fn open(path: &Path) -> Result<Option<MtxArraySource>> {
         let file = std::fs::File::open(path)?;
         let input_len = file.metadata()?.len();
         let mut reader = BufReader::with_capacity(1 << 20, file);

@@ -14,7 +14,7 @@ use serde_daphne::Header;
 use serde_daphne::{DataType, Result};
 
 /// The CSR arrays of a coordinate file, held.
-pub struct CoordinateSource {
+pub(crate) struct CoordinateSource {
     headers: [Header; 1],
     arrays: CsrArrays<u32>,
     input_len: u64,

@@ -12,11 +12,12 @@ mod csr_source;
 mod entries;
 mod head;
 mod passes;
+mod source;
 
 use std::io::Write;
 use std::path::Path;
 
-use crate::pipe::{Held, InputMetadata, Pieces, Sink, Source};
+use crate::pipe::{Pieces, Sink};
 use crate::text::{format_value, parse_value};
 use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
@@ -26,8 +27,7 @@ use serde_daphne::lowlevel::Progress;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
-pub use array::MtxArraySource;
-pub use csr_source::CoordinateSource;
+pub use source::MtxSource;
 
 /// How MatrixMarket files are read.
 #[derive(Clone, Default)]
@@ -78,28 +78,14 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
     read_text(text).map_err(|message| MTX.error(message))
 }
 
-/// The MatrixMarket file at `path` as a source of the pipe: array files through a scratch
-/// file ([`MtxArraySource`]); coordinate files (whose entries come in any order) and
-/// symmetric array files as the matrix [`read_with`] builds, held.
+/// The MatrixMarket file at `path` as a source of the pipe ([`MtxSource`]): array files
+/// through a scratch file; coordinate files (whose entries come in any order) as the CSR
+/// arrays they build, and symmetric array files as the matrix [`read_with`] builds, held.
 ///
 /// # Errors
 /// As [`read()`].
-pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Box<dyn Source>> {
-    let path = path.as_ref();
-    if let Some(array) = MtxArraySource::open(path)? {
-        return Ok(Box::new(array));
-    }
-    let len = std::fs::metadata(path)?.len();
-    let progress = options.progress.as_ref();
-    let coordinates = coordinate_arrays(path, progress).map_err(|message| MTX.error(message))?;
-    if let Some(arrays) = coordinates {
-        return Ok(Box::new(CoordinateSource::new(arrays, len)));
-    }
-    Ok(Box::new(Held::new(
-        vec![read_with(path, options)?],
-        len,
-        InputMetadata::default(),
-    )?))
+pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<MtxSource> {
+    MtxSource::open(path.as_ref(), options)
 }
 
 /// A sink of the pipe writing MatrixMarket to `out` ([`MtxSink`]).
@@ -397,7 +383,7 @@ pub struct MtxSink<'w> {
 
 impl<'w> MtxSink<'w> {
     /// A sink writing to `out`.
-    pub fn new(out: &'w mut dyn Write) -> MtxSink<'w> {
+    pub(crate) fn new(out: &'w mut dyn Write) -> MtxSink<'w> {
         MtxSink { out }
     }
 }

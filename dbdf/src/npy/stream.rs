@@ -37,7 +37,7 @@ impl NpySource {
     ///
     /// # Errors
     /// As [`super::read`], for a malformed header.
-    pub fn open(path: &Path) -> Result<NpySource> {
+    pub(crate) fn open(path: &Path) -> Result<NpySource> {
         let (file, header, object) = open_array(path)?;
         let input_len = file.metadata()?.len();
         Ok(NpySource {
@@ -119,7 +119,7 @@ pub struct NpySink<'w> {
 
 impl<'w> NpySink<'w> {
     /// A sink writing to `out`.
-    pub fn new(out: &'w mut dyn Write) -> NpySink<'w> {
+    pub(crate) fn new(out: &'w mut dyn Write) -> NpySink<'w> {
         NpySink { out }
     }
 }

@@ -62,7 +62,7 @@ impl Band {
     }
 
     /// A band of no rows (or no columns) of an object with `header`.
-    pub fn empty(header: &Header) -> Band {
+    pub(crate) fn empty(header: &Header) -> Band {
         let (rows, cols) = header.shape();
         let cells = match header {
             Header::Frame { columns, .. } => {
@@ -372,7 +372,7 @@ pub fn band_rows(header: &Header, row_bytes: u64, multiple: u64, bytes: u64) -> 
 
 /// Bytes one row of an object with `header` takes in memory, as cells (CSR: `stored`
 /// bytes of the input shared among its rows).
-pub fn row_bytes(header: &Header, stored: Option<u64>) -> u64 {
+pub(crate) fn row_bytes(header: &Header, stored: Option<u64>) -> u64 {
     let (rows, cols) = header.shape();
     match header {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.size() as u64).sum(),
@@ -456,7 +456,7 @@ impl Band {
     ///
     /// # Errors
     /// A frame band, or `n` beyond the band's rows.
-    pub fn split_rows(mut self, n: u64) -> Result<(Band, Band)> {
+    pub(crate) fn split_rows(mut self, n: u64) -> Result<(Band, Band)> {
         if n > self.rows {
             return Err(Error::invalid("a band split past its rows"));
         }
@@ -499,7 +499,7 @@ impl Band {
 
     /// Makes room for the band to grow to `rows` rows without moving its cells again (dense
     /// and frame bands; a CSR band's entries are not known ahead).
-    pub fn reserve_rows(&mut self, rows: u64) {
+    pub(crate) fn reserve_rows(&mut self, rows: u64) {
         let more = rows.saturating_sub(self.rows) as usize;
         match &mut self.cells {
             Cells::Dense(values) => values.reserve(more * self.cols as usize),

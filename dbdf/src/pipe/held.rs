@@ -97,7 +97,7 @@ impl Windows for Held {
 }
 
 /// The writer of a format written whole: told every object and what the input records beyond them.
-pub type WriteWhole<'w> = Box<dyn FnOnce(Vec<Object>, InputMetadata) -> Result<Vec<String>> + 'w>;
+type WriteWhole<'w> = Box<dyn FnOnce(Vec<Object>, InputMetadata) -> Result<Vec<String>> + 'w>;
 
 /// A sink that collects each object's bands, then writes them all at once: memory holds
 /// the objects, as the format's writer needs them.
@@ -109,13 +109,17 @@ pub struct Collect<'w> {
 }
 
 impl<'w> Collect<'w> {
-    /// A sink that hands the objects to `write`; `holds_one` names a format of one object.
-    pub fn new(holds_one: Option<&'static str>, write: WriteWhole<'w>) -> Collect<'w> {
+    /// A sink that hands the objects, and what the input records beyond them, to `write`
+    /// (which gives the warnings); `holds_one` names a format of one object.
+    pub fn new(
+        holds_one: Option<&'static str>,
+        write: impl FnOnce(Vec<Object>, InputMetadata) -> Result<Vec<String>> + 'w,
+    ) -> Collect<'w> {
         Collect {
             objects: Vec::new(),
             metadata: InputMetadata::default(),
             holds_one,
-            write,
+            write: Box::new(write),
         }
     }
 }
@@ -134,4 +138,28 @@ impl Sink for Collect<'_> {
     fn finish(self: Box<Self>) -> Result<Vec<String>> {
         (self.write)(self.objects, self.metadata)
     }
+}
+
+/// Every object of `source`, read whole: for formats whose whole reads are their source's.
+///
+/// # Errors
+/// The source's errors.
+pub(crate) fn read_objects(source: &mut dyn Source) -> Result<Vec<Object>> {
+    let mut objects = Vec::new();
+    let collect = Collect::new(None, |read, _| {
+        objects = read;
+        Ok(Vec::new())
+    });
+    super::copy(source, Box::new(collect))?;
+    Ok(objects)
+}
+
+/// Writes `object` through `sink`, from a copy held as one band: for formats whose whole
+/// writes are their sink's.
+///
+/// # Errors
+/// The sink's errors.
+pub(crate) fn write_object(object: &Object, sink: Box<dyn Sink + '_>) -> Result<()> {
+    let mut held = Held::new(vec![object.clone()], 0, InputMetadata::default())?;
+    super::copy(&mut held, sink).map(drop)
 }

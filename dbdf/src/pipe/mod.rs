@@ -17,10 +17,12 @@ mod dbdf;
 mod held;
 mod spill;
 
-pub use band::{band_rows, row_bytes, Band, Cells};
+pub(crate) use band::row_bytes;
+pub use band::{band_rows, Band, Cells};
 pub use dbdf::{DbdfSink, DbdfSource};
-pub use held::{Collect, Held, WriteWhole};
-pub use spill::Spilled;
+pub(crate) use held::{read_objects, write_object};
+pub use held::{Collect, Held};
+pub(crate) use spill::Spilled;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,7 +128,7 @@ pub trait Source: Send {
 ///
 /// # Errors
 /// The windows' errors and `each`'s.
-pub fn window_bands(
+pub(crate) fn window_bands(
     windows: &dyn Windows,
     index: usize,
     (rows, cols): (u64, u64),
@@ -147,7 +149,7 @@ pub fn window_bands(
 ///
 /// # Errors
 /// The windows' errors and `each`'s.
-pub fn window_tiles(
+pub(crate) fn window_tiles(
     windows: &dyn Windows,
     index: usize,
     (rows, cols): (u64, u64),
@@ -346,7 +348,7 @@ pub fn to_dbdf(source: &mut dyn Source, output: &std::path::Path, options: &Opti
 ///
 /// # Errors
 /// A data type change the objects cannot take.
-pub fn output_headers(headers: &[Header], options: &PumpOptions) -> Result<Vec<Header>> {
+pub(crate) fn output_headers(headers: &[Header], options: &PumpOptions) -> Result<Vec<Header>> {
     headers.iter().map(|h| retype(h, options)).collect()
 }
 
@@ -425,13 +427,13 @@ pub struct Pieces<'p> {
 
 impl Pieces<'_> {
     /// Whether the source gives tiles of its own ([`Pieces::for_each_in_any_order`]).
-    pub fn has_own_tiles(&self) -> bool {
+    pub(crate) fn has_own_tiles(&self) -> bool {
         self.source.has_own_tiles()
     }
 
     /// Whether a pass failed reading the source (or converting its values), not in the
     /// sink.
-    pub fn source_failed(&self) -> bool {
+    pub(crate) fn source_failed(&self) -> bool {
         self.source_failed
     }
 
@@ -478,7 +480,7 @@ impl Pieces<'_> {
 
     /// Reads of any rectangle of the object, where the source has them, in the value types
     /// the sink writes (as every band of [`Pieces::for_each`]).
-    pub fn windows(&self) -> Option<ObjectWindows<'_>> {
+    pub fn windows(&self) -> Option<impl Windows + '_> {
         let windows = self.source.windows()?;
         Some(ObjectWindows {
             windows,
@@ -524,7 +526,7 @@ impl Pieces<'_> {
     ///
     /// # Errors
     /// As [`Pieces::for_each`].
-    pub fn for_each_in_any_order(
+    pub(crate) fn for_each_in_any_order(
         &mut self,
         each: &mut dyn FnMut(Band) -> Result<bool>,
     ) -> Result<()> {
@@ -587,7 +589,7 @@ impl Pieces<'_> {
 /// A source's windows over one object as a sink reads them: the values converted as the
 /// pump converts its bands (to the asked value type, or to the header's types where the
 /// source's blocks hold narrower ones), and counted for progress.
-pub struct ObjectWindows<'p> {
+struct ObjectWindows<'p> {
     windows: &'p dyn Windows,
     index: usize,
     header: &'p Header,

@@ -17,7 +17,7 @@ use serde_daphne::Element;
 use serde_daphne::{Error, Result, ValueType};
 
 /// A dense matrix spilled to a scratch file.
-pub struct Spilled {
+pub(crate) struct Spilled {
     file: File,
     cols: u64,
     value_type: ValueType,
@@ -29,7 +29,11 @@ impl Spilled {
     ///
     /// # Errors
     /// The source's errors; I/O errors; bands that are not dense.
-    pub fn new(pieces: &mut Pieces<'_>, cols: u64, value_type: ValueType) -> Result<Spilled> {
+    pub(crate) fn new(
+        pieces: &mut Pieces<'_>,
+        cols: u64,
+        value_type: ValueType,
+    ) -> Result<Spilled> {
         let file = scratch_file(&std::env::temp_dir().join("dbdf-spill"))?;
         let mut out = BufWriter::with_capacity(1 << 20, &file);
         // Bands of any height: the sink's tiles or blocks are read back as windows.

@@ -27,7 +27,7 @@ pub use source::ScipySource;
 
 use crate::input::{index_values, Foreign};
 use crate::npy;
-use crate::pipe::Sink;
+use crate::pipe::{Collect, InputMetadata};
 use crate::zip::{members, ZipWriter};
 use serde_daphne::__private_0_1_0::write_buffered;
 use serde_daphne::lowlevel::CsrFill;
@@ -37,7 +37,7 @@ use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Options;
 use serde_daphne::ValueType;
-use serde_daphne::{DataType, Object, Result};
+use serde_daphne::{DataType, Error, Object, Result};
 
 pub(crate) const SCIPY: Foreign = Foreign("scipy sparse .npz");
 
@@ -314,11 +314,21 @@ pub fn source(path: impl AsRef<Path>) -> Result<ScipySource> {
     ScipySource::open(path.as_ref())
 }
 
-/// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix, atomically.
+/// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix (`compressed=False`),
+/// atomically.
 ///
 /// # Errors
 /// As [`to_writer`].
-pub fn write(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_with(path, object, &WriteOptions::new())
+}
+
+/// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix, with `options`,
+/// atomically.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     write_buffered(path.as_ref(), |out| to_writer(out, object, options))
 }
 
@@ -405,13 +415,14 @@ type Member<'a> = (&'a str, &'a str, &'a [u64], Cow<'a, [u8]>);
 
 /// A sink of the pipe writing one matrix as a scipy CSR archive to `out` (held whole: the
 /// arrays come before the values they index).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn Sink + 'w> {
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
     let options = options.clone();
-    Box::new(crate::pipe::Collect::new(
-        Some("a scipy sparse .npz"),
-        Box::new(move |objects, _| {
-            to_writer(out, &objects[0], &options)?;
-            Ok(Vec::new())
-        }),
-    ))
+    let write = move |objects: Vec<Object>, _: InputMetadata| {
+        let object = objects
+            .first()
+            .ok_or_else(|| Error::invalid("no matrix to write"))?;
+        to_writer(out, object, &options)?;
+        Ok(Vec::new())
+    };
+    Collect::new(Some("a scipy sparse .npz"), write)
 }

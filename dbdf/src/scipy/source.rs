@@ -144,7 +144,7 @@ impl ScipySource {
     ///
     /// # Errors
     /// As [`super::read`].
-    pub fn open(path: &Path) -> Result<ScipySource> {
+    pub(crate) fn open(path: &Path) -> Result<ScipySource> {
         let input_len = std::fs::metadata(path)?.len();
         if let Some(source) = in_place(path, input_len)? {
             return Ok(source);

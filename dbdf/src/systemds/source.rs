@@ -39,7 +39,7 @@ impl SystemdsSource {
     ///
     /// # Errors
     /// As [`super::read_with`].
-    pub fn open(path: &Path, options: &ReadOptions) -> Result<SystemdsSource> {
+    pub(crate) fn open(path: &Path, options: &ReadOptions) -> Result<SystemdsSource> {
         let meta = read_metadata(path)?;
         let files = part_files(path)?;
         let input_len = input_bytes(&files);

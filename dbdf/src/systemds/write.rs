@@ -146,7 +146,7 @@ pub struct SystemdsSink {
 
 impl SystemdsSink {
     /// A sink writing to `output` with `options`.
-    pub fn new(output: &Path, options: &WriteOptions) -> SystemdsSink {
+    pub(crate) fn new(output: &Path, options: &WriteOptions) -> SystemdsSink {
         SystemdsSink {
             output: output.to_owned(),
             options: options.clone(),

@@ -285,7 +285,7 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
         let named = vec![("a".to_string(), a.clone()), ("c".to_string(), c.clone())];
         let dir = dir("npz_write");
         let path = dir.join("out.npz");
-        dbdf::npz::write(&path, &named, &options).unwrap();
+        dbdf::npz::write_with(&path, &named, &options).unwrap();
         assert_eq!(dbdf::npz::read(&path).unwrap(), named, "{options:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -417,7 +417,7 @@ fn deflated_members_stream_across_chunks_and_bands_as_whole() {
     ];
     let dir = dir("npz_streamed");
     let path = dir.join("z.npz");
-    dbdf::npz::write(
+    dbdf::npz::write_with(
         &path,
         &named,
         &dbdf::npz::WriteOptions::new().compressed(true),
@@ -479,7 +479,7 @@ fn scipy_csr_archives_stream_stored_or_deflated_as_whole() {
     for compressed in [false, true] {
         let path = dir.join("m.npz");
         let options = dbdf::scipy::WriteOptions::new().compressed(compressed);
-        dbdf::scipy::write(&path, &m, &options).unwrap();
+        dbdf::scipy::write_with(&path, &m, &options).unwrap();
         for rows in [1, 999, 50_000] {
             let mut source = dbdf::scipy::source(&path).unwrap();
             assert!(source.reads_in_place());

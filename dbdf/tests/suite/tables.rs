@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use dbdf::arrow::{self, Compression, Nulls, ReadOptions, WriteOptions};
 use dbdf::convert::{convert, ConvertOptions, Format};
-use dbdf::pipe::Source;
 use serde_daphne::{DataType, Object, ValueType, Values};
 
 fn data(name: &str) -> PathBuf {
@@ -22,22 +21,12 @@ fn dir(name: &str) -> PathBuf {
     dir
 }
 
-/// What a Parquet or IPC file holds, read with `options`.
+/// What a Parquet or IPC file holds, read whole with `options`.
 fn read(path: &Path, options: &ReadOptions) -> serde_daphne::Result<Object> {
-    let mut source: Box<dyn Source> = match path.extension().and_then(|e| e.to_str()) {
-        Some("parquet") => Box::new(arrow::parquet::source(path, options)?),
-        _ => Box::new(arrow::feather::source(path, options)?),
-    };
-    let mut objects = Vec::new();
-    let sink = dbdf::pipe::Collect::new(
-        None,
-        Box::new(|got: Vec<Object>, _| {
-            objects = got;
-            Ok(Vec::new())
-        }),
-    );
-    dbdf::pipe::copy(&mut *source, Box::new(sink))?;
-    Ok(objects.remove(0))
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("parquet") => arrow::parquet::read_with(path, options),
+        _ => arrow::feather::read_with(path, options),
+    }
 }
 
 /// numpy's record array of the same table (bools as u8).
@@ -498,4 +487,40 @@ mod cli {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// The whole writes are the sinks' bytes (as `dbdf convert` writes them) and read back as
+/// the table numpy wrote.
+#[test]
+fn whole_writes_are_the_conversions_bytes_and_read_back() {
+    let dir = dir("whole");
+    let expected = expected();
+    for (extension, format) in [("parquet", Format::Parquet), ("feather", Format::Arrow)] {
+        let converted = dir.join(format!("converted.{extension}"));
+        convert(
+            &data("types.npy"),
+            &converted,
+            &ConvertOptions::new().to(format),
+        )
+        .unwrap();
+        let written = dir.join(format!("written.{extension}"));
+        let bytes = match format {
+            Format::Parquet => {
+                arrow::parquet::write(&written, &expected).unwrap();
+                arrow::parquet::to_vec(&expected, &WriteOptions::new()).unwrap()
+            }
+            _ => {
+                arrow::feather::write(&written, &expected).unwrap();
+                arrow::feather::to_vec(&expected, &WriteOptions::new()).unwrap()
+            }
+        };
+        assert_eq!(bytes, std::fs::read(&converted).unwrap(), "{extension}");
+        assert_eq!(std::fs::read(&written).unwrap(), bytes, "{extension}");
+        assert_eq!(
+            read(&written, &ReadOptions::new()).unwrap(),
+            expected,
+            "{extension}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

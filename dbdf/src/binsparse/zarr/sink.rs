@@ -72,7 +72,7 @@ pub struct ZarrSink {
 
 impl ZarrSink {
     /// A sink writing the group at `path` with `options`.
-    pub fn new(path: &Path, options: &WriteOptions) -> ZarrSink {
+    pub(crate) fn new(path: &Path, options: &WriteOptions) -> ZarrSink {
         ZarrSink {
             path: path.to_owned(),
             options: options.clone(),

@@ -10,7 +10,7 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
     for (name, _, object) in band_fixtures() {
         for rows in HEIGHTS {
             let at = format!("{name}, bands of {rows}");
-            let npy = written(&object, rows, |w| Box::new(npy::NpySink::new(w)));
+            let npy = written(&object, rows, |w| Box::new(npy::sink(w)));
             same(&format!("npy {at}"), npy, npy::to_vec(&object));
             let mtx_sink = written(&object, rows, |w| Box::new(mtx::sink(w)));
             same(&format!("mtx {at}"), mtx_sink, mtx::to_vec(&object));
@@ -100,7 +100,7 @@ fn the_systemds_sink_writes_the_files_of_the_whole_write() {
             (None, true),
         ] {
             let piped = dir.join(format!("piped{k}-{parted}"));
-            let sink = Box::new(systemds::SystemdsSink::new(&piped, &options));
+            let sink = Box::new(systemds::sink(&piped, &options));
             let got = match rows {
                 Some(rows) => pump_bands(&object, rows, windows, sink).map(drop),
                 None => {
@@ -228,7 +228,7 @@ fn a_cancelled_pump_stops_and_leaves_nothing() {
 
 #[test]
 fn the_binsparse_sink_writes_the_bytes_of_the_whole_write() {
-    use dbdf::binsparse::{self, BinsparseSink, Format};
+    use dbdf::binsparse::{self, Format};
     let mut objects: Vec<(String, Object)> = band_fixtures()
         .into_iter()
         .map(|(name, _, o)| (name, o))
@@ -277,7 +277,7 @@ fn the_binsparse_sink_writes_the_bytes_of_the_whole_write() {
                 for rows in [1, 2, 100] {
                     let whole = binsparse::to_vec(object, &options);
                     let at = format!("{name} {format:?} {index} {iso} {bint8}, bands of {rows}");
-                    let got = written(object, rows, |w| Box::new(BinsparseSink::new(w, &options)));
+                    let got = written(object, rows, |w| Box::new(binsparse::sink(w, &options)));
                     compared += usize::from(whole.is_ok());
                     same(&at, got, whole);
                 }
@@ -445,7 +445,7 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
 /// so a 1e6 x 1e6 matrix of 1e7 entries became 59,606 part files, nearly all empty.
 #[test]
 fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
-    use dbdf::binsparse::{self, BinsparseSource};
+    use dbdf::binsparse;
     let dir = dir("systemds_parts");
     // 20,000 x 20,000 (3.2 GB dense, 25 parts by that size) with 3 entries.
     let n = 20_000;
@@ -460,11 +460,8 @@ fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
     let input = dir.join("m.bsp.npz");
     binsparse::write(&input, &object).unwrap();
     let output = dir.join("m.sysds");
-    let mut source = BinsparseSource::open(&input).unwrap();
-    let sink = Box::new(systemds::SystemdsSink::new(
-        &output,
-        &systemds::WriteOptions::new(),
-    ));
+    let mut source = binsparse::source(&input).unwrap();
+    let sink = Box::new(systemds::sink(&output, &systemds::WriteOptions::new()));
     pump(&mut source, sink, &PumpOptions::default()).unwrap();
     assert!(output.is_file(), "one file, not a directory of parts");
     let back = systemds::read(&output).unwrap();

@@ -24,7 +24,7 @@ fn sources_give_what_their_whole_reads_give() {
         }
         let npy_path = dir.join(format!("{k}.npy"));
         std::fs::write(&npy_path, npy::to_vec(&object).unwrap()).unwrap();
-        let mut npy_source = npy::NpySource::open(&npy_path).unwrap();
+        let mut npy_source = npy::source(&npy_path).unwrap();
         same_windows(
             &format!("npy {name}"),
             &npy_source,
@@ -50,7 +50,7 @@ fn sources_give_what_their_whole_reads_give() {
         );
         same_object(
             &format!("mtx {name}"),
-            &collected(&mut *coordinates)[0],
+            &collected(&mut coordinates)[0],
             &whole,
         );
         let sysds = dir.join(format!("{k}.sysds"));
@@ -61,8 +61,7 @@ fn sources_give_what_their_whole_reads_give() {
         )
         .unwrap();
         let whole = systemds::read(&sysds).unwrap();
-        let got =
-            collected(&mut systemds::SystemdsSource::open(&sysds, &Default::default()).unwrap());
+        let got = collected(&mut systemds::source(&sysds, &Default::default()).unwrap());
         same_object(&format!("systemds {name}"), &got[0], &whole);
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -85,8 +84,9 @@ fn array_files_read_through_the_scratch_file_as_whole() {
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
         let whole = mtx::read(&path).unwrap();
-        let mut source = mtx::MtxArraySource::open(&path).unwrap().expect("streams");
-        same_windows(text, &source, 0, &whole);
+        let mut source = mtx::source(&path, &mtx::ReadOptions::new()).unwrap();
+        assert!(source.reads_in_place(), "{text}");
+        same_windows(text, source.windows().unwrap(), 0, &whole);
         assert_eq!(source.headers()[0].matrix_value_type(), Some(vt), "{text}");
         same_object(text, &collected(&mut source)[0], &whole);
     }
@@ -97,7 +97,9 @@ fn array_files_read_through_the_scratch_file_as_whole() {
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix {text}")).unwrap();
         assert!(
-            mtx::MtxArraySource::open(&path).unwrap().is_none(),
+            !mtx::source(&path, &mtx::ReadOptions::new())
+                .unwrap()
+                .reads_in_place(),
             "{text}"
         );
     }
@@ -117,7 +119,9 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         ),
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
-        let err = mtx::MtxArraySource::open(&path).map(drop).unwrap_err();
+        let err = mtx::source(&path, &mtx::ReadOptions::new())
+            .map(drop)
+            .unwrap_err();
         assert_eq!(err.kind(), serde_daphne::ErrorKind::ForeignInput, "{text}");
         assert!(err.to_string().contains(says), "{text}: {err} / {says}");
     }
@@ -126,7 +130,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
 
 #[test]
 fn futhark_streams_as_its_whole_reads_and_writes() {
-    use dbdf::futhark::{self, FutharkSink, FutharkSource, WriteOptions};
+    use dbdf::futhark::{self, WriteOptions};
     let dir = dir("futhark");
     let path = dir.join("v.fut");
     let matrices: Vec<Object> = band_fixtures()
@@ -152,7 +156,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
                     .unwrap()
                     .band_rows(rows);
                 let mut got = Vec::new();
-                let sink = Box::new(FutharkSink::new(&mut got, option));
+                let sink = Box::new(futhark::sink(&mut got, option));
                 let piped =
                     pump(&mut source, sink, &PumpOptions::default()).map_err(Failed::into_error);
                 match (&whole, piped) {
@@ -166,7 +170,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
             let spaced = [b"\n ".as_slice(), &bytes, b"\t\n"].concat();
             std::fs::write(&path, &spaced).unwrap();
             let expected = futhark::from_slice(&spaced).unwrap();
-            let mut source = FutharkSource::open(&path).unwrap();
+            let mut source = futhark::source(&path).unwrap();
             for (k, object) in expected.iter().enumerate() {
                 same_windows("futhark", &source, k, object);
             }
@@ -189,7 +193,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
     for case in cases {
         std::fs::write(&path, &case).unwrap();
         let whole = futhark::from_slice(&case);
-        let piped = FutharkSource::open(&path).and_then(|mut s| try_collected(&mut s));
+        let piped = futhark::source(&path).and_then(|mut s| try_collected(&mut s));
         match (whole, piped) {
             (Ok(a), Ok(b)) => assert_eq!(a.len(), b.len()),
             (Err(a), Err(b)) => {
@@ -204,7 +208,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
 
 #[test]
 fn binsparse_archives_read_in_place_as_whole() {
-    use dbdf::binsparse::{self, BinsparseSource, Format};
+    use dbdf::binsparse::{self, Format};
     let dir = dir("binsparse_source");
     let path = dir.join("m.bsp.npz");
     let mut cases = 0;
@@ -226,7 +230,7 @@ fn binsparse_archives_read_in_place_as_whole() {
                 let bytes = binsparse::to_vec(&object, &options).unwrap();
                 std::fs::write(&path, &bytes).unwrap();
                 let whole = binsparse::read(&path).unwrap();
-                let mut source = BinsparseSource::open(&path).unwrap();
+                let mut source = binsparse::source(&path).unwrap();
                 assert_eq!(
                     source.headers()[0],
                     *whole.object.header(),
@@ -261,8 +265,7 @@ fn binsparse_archives_read_in_place_as_whole() {
                 for case in broken {
                     std::fs::write(&path, &case).unwrap();
                     let whole = binsparse::read(&path);
-                    let piped =
-                        BinsparseSource::open(&path).and_then(|mut s| try_collected(&mut s));
+                    let piped = binsparse::source(&path).and_then(|mut s| try_collected(&mut s));
                     match (whole, piped) {
                         (Ok(a), Ok(b)) => same_object(&name, &b[0], &a.object),
                         (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{name}: {a} / {b}"),
@@ -280,7 +283,7 @@ fn binsparse_archives_read_in_place_as_whole() {
 #[test]
 fn zarr_groups_read_in_place_as_whole() {
     use dbdf::binsparse::zarr::{self, ZarrVersion};
-    use dbdf::binsparse::{self, BinsparseSource, Format};
+    use dbdf::binsparse::{self, Format};
     let dir = dir("zarr_source");
     let path = dir.join("m.zarr");
     let big: Vec<f64> = (0..1100 * 1000)
@@ -308,7 +311,7 @@ fn zarr_groups_read_in_place_as_whole() {
                 }
                 zarr::write(&path, object, &options).unwrap();
                 let whole = binsparse::read(&path).unwrap();
-                let mut source = BinsparseSource::open(&path).unwrap();
+                let mut source = binsparse::source(&path).unwrap();
                 assert_eq!(
                     source.reads_in_place(),
                     format.is_none(),
@@ -339,7 +342,7 @@ fn zarr_groups_read_in_place_as_whole() {
             _ => std::fs::write(path.join("values/zarr.json"), b"{").unwrap(),
         }
         let whole = binsparse::read(&path);
-        let piped = BinsparseSource::open(&path).and_then(|mut s| try_collected(&mut s));
+        let piped = binsparse::source(&path).and_then(|mut s| try_collected(&mut s));
         match (whole, piped) {
             (Ok(a), Ok(b)) => same_object(damage, &b[0], &a.object),
             (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{damage}: {a} / {b}"),
