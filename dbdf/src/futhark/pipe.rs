@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::{in_object, refused_frame, Head, Kind, WriteOptions, FUTHARK};
 use crate::input::{read_exact_at, Cursor};
-use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
+use crate::pipe::{Band, Cells, Pieces, Sink, Windows};
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::DataType;
@@ -82,19 +82,7 @@ impl FutharkSource {
     }
 }
 
-impl Source for FutharkSource {
-    fn headers(&self) -> &[Header] {
-        &self.headers
-    }
-
-    fn windows(&self) -> Option<&dyn Windows> {
-        Some(self)
-    }
-
-    fn input_len(&self) -> u64 {
-        self.input_len
-    }
-}
+crate::pipe::windowed_source!(FutharkSource);
 
 impl Windows for FutharkSource {
     fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {

@@ -10,7 +10,7 @@ use super::entries::Symmetry;
 use super::head::{parse_head, read_head, MTX};
 use crate::input::read_exact_at;
 use crate::input::write_le;
-use crate::pipe::{Band, Source, Windows};
+use crate::pipe::{Band, Windows};
 use crate::text::parse_value;
 use serde_daphne::__private_0_1_0::scratch_file;
 use serde_daphne::lowlevel::zeroed_vec;
@@ -106,19 +106,7 @@ impl MtxArraySource {
     }
 }
 
-impl Source for MtxArraySource {
-    fn headers(&self) -> &[Header] {
-        &self.headers
-    }
-
-    fn windows(&self) -> Option<&dyn Windows> {
-        Some(self)
-    }
-
-    fn input_len(&self) -> u64 {
-        self.input_len
-    }
-}
+crate::pipe::windowed_source!(MtxArraySource);
 
 impl Windows for MtxArraySource {
     fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use super::coordinates::CsrArrays;
 use crate::input::count_nonzero;
-use crate::pipe::{Band, Cells, Source, Windows};
+use crate::pipe::{Band, Cells, Windows};
 use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Header;
@@ -36,19 +36,7 @@ impl CoordinateSource {
     }
 }
 
-impl Source for CoordinateSource {
-    fn headers(&self) -> &[Header] {
-        &self.headers
-    }
-
-    fn windows(&self) -> Option<&dyn Windows> {
-        Some(self)
-    }
-
-    fn input_len(&self) -> u64 {
-        self.input_len
-    }
-
+crate::pipe::windowed_source!(CoordinateSource {
     /// What a band takes in memory per entry: its index as `usize` and its value.
     fn stored_bytes(&self, _: usize) -> Option<u64> {
         let value = self.arrays.values.value_type().size() as u64;
@@ -59,7 +47,7 @@ impl Source for CoordinateSource {
         let values = &self.arrays.values;
         Ok(Some(with_values!(values, v => count_nonzero(v)) as u64))
     }
-}
+});
 
 impl Windows for CoordinateSource {
     fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {

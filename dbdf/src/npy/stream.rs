@@ -15,7 +15,7 @@ use super::{
 };
 use crate::input::read_exact_at;
 use crate::input::write_le;
-use crate::pipe::{Band, Cells, Pieces, Sink, Source, Windows};
+use crate::pipe::{Band, Cells, Pieces, Sink, Windows};
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::with_values;
@@ -73,19 +73,7 @@ impl NpySource {
     }
 }
 
-impl Source for NpySource {
-    fn headers(&self) -> &[Header] {
-        &self.headers
-    }
-
-    fn windows(&self) -> Option<&dyn Windows> {
-        Some(self)
-    }
-
-    fn input_len(&self) -> u64 {
-        self.input_len
-    }
-}
+crate::pipe::windowed_source!(NpySource);
 
 impl Windows for NpySource {
     fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {

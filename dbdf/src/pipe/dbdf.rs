@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{window_tiles, Band, Cells, Pieces, Sink, Source, Spilled, Want, Windows};
+use super::{window_tiles, Band, Cells, Pieces, Sink, Spilled, Want, Windows};
 use serde_daphne::__private_0_1_0::daphne_types_as_csr;
 use serde_daphne::__private_0_1_0::DAPHNE_SPARSITY_THRESHOLD;
 use serde_daphne::lowlevel::tile_dims;
@@ -99,23 +99,11 @@ impl DbdfSource {
     }
 }
 
-impl Source for DbdfSource {
-    fn headers(&self) -> &[Header] {
-        &self.headers
-    }
-
-    fn windows(&self) -> Option<&dyn Windows> {
-        Some(self)
-    }
-
-    fn input_len(&self) -> u64 {
-        self.input_len
-    }
-
+super::windowed_source!(DbdfSource {
     fn stored_bytes(&self, index: usize) -> Option<u64> {
         self.stored.get(index).copied()
     }
-}
+});
 
 impl Windows for DbdfSource {
     fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {

@@ -123,6 +123,30 @@ pub trait Source: Send {
     }
 }
 
+/// Implements [`Source`] for a type that reads any rectangle of its objects (it is its own
+/// [`Windows`]) from its fields `headers` and `input_len`, with any further methods given in
+/// braces: the one shell of every windowed source.
+macro_rules! windowed_source {
+    ($type:ty $({ $($more:item)* })?) => {
+        impl $crate::pipe::Source for $type {
+            fn headers(&self) -> &[serde_daphne::Header] {
+                &self.headers
+            }
+
+            fn windows(&self) -> Option<&dyn $crate::pipe::Windows> {
+                Some(self)
+            }
+
+            fn input_len(&self) -> u64 {
+                self.input_len
+            }
+
+            $($($more)*)?
+        }
+    };
+}
+pub(crate) use windowed_source;
+
 /// Calls `each` with windows of whole rows, `step` rows each, of object `index` (`shape`),
 /// until it returns `false`.
 ///
