@@ -29,7 +29,9 @@ use crate::options::{check_alloc, Options};
 use crate::wire::block::decode_block_body;
 use crate::wire::element::widens_exactly;
 use crate::wire::values::{with_value_type, zeroed_vec};
-use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, SeekSource, ValueType};
+use crate::wire::{
+    BlockData, BlockPlace, BlockType, DataType, Element, Header, SeekSource, ValueType,
+};
 
 /// A DAPHNE file opened lazily, like safetensors' `safe_open`: [`DbdfFile::open`] reads
 /// every object's header and every block's header (seeking past block values), so opening
@@ -401,7 +403,15 @@ impl<R: Read + Seek> DbdfFile<R> {
                 check_window(self.object(index)?, &rows, &cols)?;
                 let wanted: Vec<usize> = (cols.start as usize..cols.end as usize).collect();
                 if wanted.is_empty() {
-                    return Object::frame(Vec::new());
+                    // The rows, without columns (`Object::frame` would count none).
+                    let rows32 = u32::try_from(r).map_err(|_| {
+                        Error::invalid("a window of no columns and 2^32 rows or more")
+                    })?;
+                    let header = Header::Frame {
+                        rows: r,
+                        columns: Vec::new(),
+                    };
+                    return Ok(Object::single(header, rows32, 0, BlockData::Empty));
                 }
                 self.read_frame_columns(index, rows, &wanted)
             }

@@ -182,7 +182,7 @@ impl Object {
         Ok(Object::single(header, r, c, data))
     }
 
-    fn single(header: Header, rows: u32, cols: u32, data: BlockData) -> Object {
+    pub(crate) fn single(header: Header, rows: u32, cols: u32, data: BlockData) -> Object {
         Object {
             header,
             blocks: vec![Block {

@@ -529,3 +529,26 @@ fn windows_of_a_sparse_block_read_only_their_rows() {
         (expected.kind(), expected.offset())
     );
 }
+
+/// Regression (found by `dbdf`'s conformance kit): a window of a frame's rows without
+/// columns came back as a frame of no rows, so a `.dbdf` frame of rows but no columns lost
+/// its rows through the pipe.
+#[test]
+fn a_frame_window_without_columns_keeps_its_rows() {
+    let frame = Object::frame(vec![
+        ("a".into(), Values::F64(vec![1.0, 2.0, 3.0, 4.0])),
+        ("b".into(), Values::I32(vec![5, 6, 7, 8])),
+    ])
+    .unwrap();
+    let bytes = to_vec_with(&frame, &Options::new()).unwrap();
+    let mut file = DbdfFile::from_reader(Cursor::new(bytes)).unwrap();
+    let window = file.read_window_object(0, 1..3, 1..1).unwrap();
+    assert_eq!(window.shape(), (2, 0));
+    assert_eq!(
+        window.header(),
+        &serde_daphne::Header::Frame {
+            rows: 2,
+            columns: Vec::new()
+        }
+    );
+}

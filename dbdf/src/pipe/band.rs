@@ -8,7 +8,9 @@ use serde_daphne::__private_0_1_0::ErrorImpl;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::with_values;
+use serde_daphne::Block;
 use serde_daphne::BlockData;
+use serde_daphne::BlockPlace;
 use serde_daphne::Element;
 use serde_daphne::Header;
 use serde_daphne::ValueType;
@@ -149,6 +151,25 @@ impl Band {
                 col_indices,
                 values,
             } => Object::csr(self.rows, self.cols, row_offsets, col_indices, values)?,
+            // Rows without columns: `Object::frame` would count no rows.
+            Cells::Frame(columns) if columns.is_empty() => {
+                let rows = u32::try_from(self.rows)
+                    .map_err(|_| Error::invalid("a frame of no columns and 2^32 rows or more"))?;
+                let empty = Block {
+                    place: BlockPlace {
+                        row: 0,
+                        col: 0,
+                        rows,
+                        cols: 0,
+                    },
+                    data: BlockData::Empty,
+                };
+                let header = Header::Frame {
+                    rows: self.rows,
+                    columns: Vec::new(),
+                };
+                Object::new(header, vec![empty])?
+            }
             Cells::Frame(columns) => {
                 let Header::Frame {
                     columns: schema, ..

@@ -2,6 +2,7 @@
 //! source against its format's whole read, with bands of one row, of a tile and of uneven
 //! heights; regrouping, cancellation and progress.
 
+mod conformance;
 mod sinks;
 mod sources;
 

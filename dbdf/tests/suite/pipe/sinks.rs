@@ -519,3 +519,38 @@ fn windows_come_in_the_asked_value_type_and_count_for_progress() {
         .into_error();
     assert_eq!(err.kind(), ErrorKind::LossyConversion);
 }
+
+/// Regression (found by the conformance kit): a band of a frame with rows but no columns
+/// became an object of no rows, so the CSV sink wrote the header record alone where the
+/// whole write writes an empty record per row.
+#[test]
+fn a_frame_of_rows_without_columns_keeps_its_rows_through_the_pipe() {
+    use serde_daphne::{Block, BlockData, BlockPlace, Header};
+    let place = BlockPlace {
+        row: 0,
+        col: 0,
+        rows: 3,
+        cols: 0,
+    };
+    let header = Header::Frame {
+        rows: 3,
+        columns: Vec::new(),
+    };
+    let block = Block {
+        place,
+        data: BlockData::Empty,
+    };
+    let object = Object::new(header, vec![block]).unwrap();
+    // The header record and three empty records, as the csv crate writes an empty record.
+    let expected = b"\"\"\n\"\"\n\"\"\n\"\"\n".to_vec();
+    assert_eq!(
+        csv::to_vec(&object, &csv::WriteOptions::new()).unwrap(),
+        expected
+    );
+    for rows in HEIGHTS {
+        let got = written(&object, rows, |w| {
+            Box::new(csv::sink(w, &csv::WriteOptions::new()))
+        });
+        assert_eq!(got.unwrap(), expected, "bands of {rows}");
+    }
+}
