@@ -19,11 +19,12 @@ IN_ISDIR = 0x40000000
 
 
 def data_files(tree):
-    """The reference files of `tree`: not the folders' READMEs and the scripts that made them."""
+    """The reference files of `tree`: not the notes for people (READMEs, manifests in
+    Markdown, `DUMP.txt`) nor the scripts that made the files."""
     for data in DATA:
         for folder, _, files in os.walk(os.path.join(tree, data)):
             for name in files:
-                if name != "README.md" and not name.endswith((".py", ".sh")):
+                if name != "DUMP.txt" and not name.endswith((".md", ".py", ".sh")):
                     yield os.path.relpath(os.path.join(folder, name), tree)
 
 

@@ -55,12 +55,20 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The cells of a matrix's text copy: `.csv` (dense) or `.ijv` (1-based triples).
+/// The cells of a matrix's text copy: `.csv` (dense) where there is one, else `.ijv`.
 fn text_cells(name: &str, rows: u64, cols: u64) -> Vec<f64> {
-    let mut cells = vec![0.0; (rows * cols) as usize];
     let csv = golden(&format!("{name}.csv"));
-    if csv.exists() {
-        let text = std::fs::read_to_string(csv).unwrap();
+    match csv.exists() {
+        true => text_cells_of(&csv, false, rows, cols),
+        false => text_cells_of(&golden(&format!("{name}.ijv")), true, rows, cols),
+    }
+}
+
+/// The cells of a text copy at `path`: dense `.csv` lines, or `ijv`'s 1-based triples.
+fn text_cells_of(path: &Path, ijv: bool, rows: u64, cols: u64) -> Vec<f64> {
+    let mut cells = vec![0.0; (rows * cols) as usize];
+    let text = std::fs::read_to_string(path).unwrap();
+    if !ijv {
         for (r, line) in text.lines().enumerate() {
             for (c, field) in line.split(',').enumerate() {
                 cells[r * cols as usize + c] = field.parse().unwrap();
@@ -68,7 +76,6 @@ fn text_cells(name: &str, rows: u64, cols: u64) -> Vec<f64> {
         }
         return cells;
     }
-    let text = std::fs::read_to_string(golden(&format!("{name}.ijv"))).unwrap();
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let (i, j): (u64, u64) = (f[0].parse().unwrap(), f[1].parse().unwrap());
@@ -839,4 +846,65 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
     to_dbdf(&dir.join("frame"), &out, &Options::new()).unwrap();
     let back: Object = from_file(&out).unwrap();
     assert_eq!(back.columns().unwrap(), frame.columns().unwrap());
+}
+
+/// Every text copy SystemDS wrote beside a golden binary (`.csv`, `.ijv`, and scipy's `.mtx`)
+/// agrees with it: the shape its `.mtd` gives, and for matrices every cell; a frame's copy
+/// has a line per row (after its header line, where its `.mtd` says so) and a field per
+/// column (string columns, which this crate refuses, are not compared).
+#[test]
+fn every_text_copy_agrees_with_its_binary() {
+    let dir = golden("");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mtd = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(golden(name)).unwrap()).unwrap()
+    };
+    let mut checked = 0;
+    for name in names {
+        let Some((binary, extension)) = name.rsplit_once('.') else {
+            continue;
+        };
+        if !["csv", "ijv", "mtx"].contains(&extension) || !golden(binary).exists() {
+            continue;
+        }
+        let meta = mtd(&format!("{binary}.mtd"));
+        let (rows, cols) = (
+            meta["rows"].as_u64().unwrap(),
+            meta["cols"].as_u64().unwrap(),
+        );
+        if extension != "mtx" {
+            let copy = mtd(&format!("{name}.mtd"));
+            assert_eq!(
+                (&copy["rows"], &copy["cols"]),
+                (&meta["rows"], &meta["cols"]),
+                "{name}"
+            );
+        }
+        if meta["data_type"] == "frame" {
+            let header = mtd(&format!("{name}.mtd"))["header"] == true;
+            let records: Vec<::csv::StringRecord> = ::csv::ReaderBuilder::new()
+                .has_headers(header)
+                .from_path(golden(&name))
+                .unwrap()
+                .records()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(records.len() as u64, rows, "{name}");
+            assert!(records.iter().all(|r| r.len() as u64 == cols), "{name}");
+        } else {
+            let theirs = systemds::read(golden(binary)).unwrap();
+            let copy = match extension {
+                "mtx" => cells(&dbdf::mtx::read(golden(&name)).unwrap()),
+                "csv" => text_cells_of(&golden(&name), false, rows, cols),
+                _ => text_cells_of(&golden(&name), true, rows, cols),
+            };
+            assert_eq!(cells(&theirs), copy, "{name}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 14, "text copies checked");
 }
