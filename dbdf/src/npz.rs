@@ -60,23 +60,14 @@ impl Kind {
     }
 }
 
-/// How [`write()`] lays out the archive.
+/// How [`write()`] lays out the archive. Plain data, as every format's options: set the
+/// fields that differ from the default, `WriteOptions { compressed: true,
+/// ..Default::default() }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
-    pub(crate) compressed: bool,
-}
-
-impl WriteOptions {
-    /// Stored members, as `numpy.savez` writes them.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Deflated members, as `numpy.savez_compressed` writes them.
-    pub fn compressed(mut self, compressed: bool) -> Self {
-        self.compressed = compressed;
-        self
-    }
+    /// Deflated members, as `numpy.savez_compressed` writes them (default: stored, as
+    /// `numpy.savez`).
+    pub compressed: bool,
 }
 
 /// Reads every array of the archive at `path`, with its name (the member's, without
@@ -359,7 +350,7 @@ impl Windows for NpzSource {
 /// # Errors
 /// As [`to_writer`].
 pub fn write(path: impl AsRef<Path>, objects: &[(String, Object)]) -> Result<()> {
-    write_with(path, objects, &WriteOptions::new())
+    write_with(path, objects, &WriteOptions::default())
 }
 
 /// Writes named objects as a `.npz` archive with `options`, atomically.

@@ -2,8 +2,8 @@
 //! panic.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use dbdf::csv;
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = csv::from_slice(data);

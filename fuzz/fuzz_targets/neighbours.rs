@@ -3,14 +3,20 @@
 //! panic; what reads writes back and reads again the same.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use dbdf::binsparse::{self, WriteOptions};
 use dbdf::{futhark, npy, npz, scipy};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(objects) = futhark::from_slice(data) {
-        let bytes = futhark::to_vec(&objects, &futhark::WriteOptions::new().matrices(true))
-            .expect("what reads, writes");
+        let bytes = futhark::to_vec(
+            &objects,
+            &futhark::WriteOptions {
+                matrices: true,
+                ..Default::default()
+            },
+        )
+        .expect("what reads, writes");
         assert_eq!(
             futhark::from_slice(&bytes)
                 .expect("what we write reads")
@@ -27,26 +33,36 @@ fuzz_target!(|data: &[u8]| {
         );
     }
     if let Ok(read) = binsparse::from_slice(data) {
-        let options = WriteOptions::new().format(read.format);
-        if let Ok(bytes) = binsparse::to_vec(
-            &read.object,
-            &options.clone().attributes(read.attributes.clone()),
-        ) {
+        let options = WriteOptions {
+            format: Some(read.format),
+            attributes: read.attributes.clone(),
+            ..Default::default()
+        };
+        if let Ok(bytes) = binsparse::to_vec(&read.object, &options) {
             let again = binsparse::from_slice(&bytes).expect("what we write reads");
             assert_eq!(again.attributes, read.attributes);
         }
     }
     if let Ok(object) = scipy::from_slice(data) {
         for compressed in [false, true] {
-            let options = scipy::WriteOptions::new().compressed(compressed);
+            let options = scipy::WriteOptions {
+                compressed,
+                ..Default::default()
+            };
             let bytes = scipy::to_vec(&object, &options).expect("what reads, writes");
-            assert_eq!(scipy::from_slice(&bytes).expect("what we write reads"), object);
+            assert_eq!(
+                scipy::from_slice(&bytes).expect("what we write reads"),
+                object
+            );
         }
     }
     if let Ok(arrays) = npz::from_slice(data) {
         let mut bytes = Vec::new();
-        if npz::to_writer(&mut bytes, &arrays, &npz::WriteOptions::new()).is_ok() {
-            assert_eq!(npz::from_slice(&bytes).expect("what we write reads"), arrays);
+        if npz::to_writer(&mut bytes, &arrays, &npz::WriteOptions::default()).is_ok() {
+            assert_eq!(
+                npz::from_slice(&bytes).expect("what we write reads"),
+                arrays
+            );
         }
     }
 });

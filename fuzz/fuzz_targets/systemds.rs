@@ -2,8 +2,8 @@
 //! or an object, never a panic or an allocation the bytes do not justify.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use dbdf::systemds::{self, ReadOptions};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let dir = std::env::temp_dir().join(format!("sds-fuzz-{}", std::process::id()));
@@ -17,9 +17,11 @@ fuzz_target!(|data: &[u8]| {
     ] {
         std::fs::write(systemds::metadata_path(&path), mtd).unwrap();
         for keep_blocks in [false, true] {
-            let options = ReadOptions::new()
-                .keep_blocks(keep_blocks)
-                .max_alloc(1 << 26);
+            let options = ReadOptions {
+                keep_blocks,
+                max_alloc: 1 << 26,
+                ..Default::default()
+            };
             if let Ok(object) = systemds::read_with(&path, &options) {
                 let _ = object.nnz();
             }

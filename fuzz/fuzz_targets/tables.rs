@@ -11,10 +11,17 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join("t");
     std::fs::write(&path, data).unwrap();
-    let options = ReadOptions::new().nulls(arrow::Nulls::Zero);
+    let options = ReadOptions {
+        nulls: arrow::Nulls::Zero,
+        ..Default::default()
+    };
     let sources: [Option<Box<dyn Source>>; 2] = [
-        arrow::parquet::source(&path, &options).ok().map(|s| Box::new(s) as Box<dyn Source>),
-        arrow::feather::source(&path, &options).ok().map(|s| Box::new(s) as Box<dyn Source>),
+        arrow::parquet::source(&path, &options)
+            .ok()
+            .map(|s| Box::new(s) as Box<dyn Source>),
+        arrow::feather::source(&path, &options)
+            .ok()
+            .map(|s| Box::new(s) as Box<dyn Source>),
     ];
     for mut source in sources.into_iter().flatten() {
         let sink = Collect::new(None, Box::new(|_, _| Ok(Vec::new())));

@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use libfuzzer_sys::fuzz_target;
 use dbdf::binsparse::zarr;
 use dbdf::binsparse::{ReadOptions, WriteOptions};
+use libfuzzer_sys::fuzz_target;
 
 fn unpack(mut data: &[u8]) -> BTreeMap<String, Vec<u8>> {
     let mut store = BTreeMap::new();
@@ -30,12 +30,17 @@ fn unpack(mut data: &[u8]) -> BTreeMap<String, Vec<u8>> {
 
 fuzz_target!(|data: &[u8]| {
     let store = unpack(data);
-    let options = ReadOptions::new().max_alloc(1 << 24);
+    let options = ReadOptions {
+        max_alloc: 1 << 24,
+        ..Default::default()
+    };
     if let Ok(read) = zarr::read_store(&store, &options) {
         let mut again = BTreeMap::new();
-        let write = WriteOptions::new()
-            .format(read.format)
-            .attributes(read.attributes.clone());
+        let write = WriteOptions {
+            format: Some(read.format),
+            attributes: read.attributes.clone(),
+            ..Default::default()
+        };
         if zarr::write_store(&mut again, &read.object, &write).is_ok() {
             let back = zarr::read_store(&again, &options).expect("what we write reads");
             assert_eq!(back.attributes, read.attributes);

@@ -1,7 +1,7 @@
 //! `dbdf.convert`: the crate's file-to-file conversions, options by keyword.
 
 use dbdf::convert::{ConvertOptions, Format};
-use dbdf::{arrow, binsparse, csv, futhark, npz, scipy, systemds};
+use dbdf::{arrow, binsparse};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -11,16 +11,9 @@ use crate::errors::{convert_to_py, parse_argument};
 
 /// The crate's options from the keywords `dbdf.convert` takes: each format's own, nested.
 fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
-    let mut options = ConvertOptions::new();
+    let mut options = ConvertOptions::default();
     let mut dbdf = Options::new();
     let mut unguarded = false;
-    let mut bsp = binsparse::WriteOptions::new();
-    let mut sysds = systemds::WriteOptions::new();
-    let mut compressed = false;
-    let mut futhark_options = futhark::WriteOptions::new();
-    let mut tables = arrow::WriteOptions::new();
-    let mut table_input = arrow::ReadOptions::new();
-    let mut keep_blocks = false;
     if let Some(kwargs) = kwargs {
         for (key, value) in kwargs.iter() {
             let key: String = key.extract()?;
@@ -30,14 +23,14 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
             let text = || value.extract::<String>();
             let flag = || value.extract::<bool>();
             match key.as_str() {
-                "from_format" => options = options.from(parse_argument::<Format>(&key, &text()?)?),
-                "to_format" => options = options.to(parse_argument::<Format>(&key, &text()?)?),
+                "from_format" => options.from = Some(parse_argument::<Format>(&key, &text()?)?),
+                "to_format" => options.to = Some(parse_argument::<Format>(&key, &text()?)?),
                 "data_type" => {
                     match parse_argument::<DataType>(&key, &text()?)? {
                         DataType::Frame => return Err(PyValueError::new_err(
                             "data_type must be 'dense' or 'csr': a matrix cannot become a frame",
                         )),
-                        matrix => options = options.data_type(matrix),
+                        matrix => options.data_type = Some(matrix),
                     }
                 }
                 "block" => dbdf = dbdf.block_policy(parse_argument::<BlockPolicy>(&key, &text()?)?),
@@ -49,7 +42,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                     dbdf = dbdf.tile(rows, cols);
                 }
                 "value_type" => {
-                    options = options.value_type(parse_argument::<ValueType>(&key, &text()?)?)
+                    options.value_type = Some(parse_argument::<ValueType>(&key, &text()?)?)
                 }
                 "narrow" => dbdf = dbdf.narrow(flag()?),
                 "dialect" => {
@@ -58,43 +51,50 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                 }
                 "unguarded_labels" => unguarded = flag()?,
                 "binsparse_format" => {
-                    bsp = bsp.format(parse_argument::<binsparse::Format>(&key, &text()?)?)
+                    options.binsparse.format =
+                        Some(parse_argument::<binsparse::Format>(&key, &text()?)?)
                 }
-                "index_type" => bsp = bsp.index_type(parse_argument::<ValueType>(&key, &text()?)?),
-                "iso" => bsp = bsp.iso(flag()?),
-                "bint8" => bsp = bsp.bint8(flag()?),
+                "index_type" => {
+                    options.binsparse.index_type = parse_argument::<ValueType>(&key, &text()?)?
+                }
+                "iso" => options.binsparse.iso = flag()?,
+                "bint8" => options.binsparse.bint8 = flag()?,
                 "binsparse_version" => {
-                    bsp = bsp.version(parse_argument::<binsparse::Version>(&key, &text()?)?)
+                    options.binsparse.version =
+                        parse_argument::<binsparse::Version>(&key, &text()?)?
                 }
                 // A number in Python (zarr_format=2), as zarr-python takes it.
                 "zarr_format" => {
-                    bsp = bsp.zarr_version(parse_argument::<binsparse::zarr::ZarrVersion>(
+                    options.binsparse.zarr_version = parse_argument::<binsparse::zarr::ZarrVersion>(
                         &key,
                         &value.extract::<u8>()?.to_string(),
-                    )?)
+                    )?
                 }
-                "keep_blocks" => keep_blocks = flag()?,
-                "systemds_block_size" => sysds = sysds.block_size(value.extract()?),
-                "systemds_parts" => sysds = sysds.parts(value.extract()?),
-                "compressed" => compressed = flag()?,
+                "keep_blocks" => options.systemds_input.keep_blocks = flag()?,
+                "systemds_block_size" => options.systemds.block_size = value.extract()?,
+                "systemds_parts" => options.systemds.parts = Some(value.extract()?),
+                "compressed" => {
+                    options.npz.compressed = flag()?;
+                    options.scipy.compressed = options.npz.compressed;
+                }
                 "nulls" => {
-                    table_input = table_input.nulls(parse_argument::<arrow::Nulls>(&key, &text()?)?)
+                    options.table_input.nulls = parse_argument::<arrow::Nulls>(&key, &text()?)?
                 }
                 "compression" => {
-                    tables =
-                        tables.compression(parse_argument::<arrow::Compression>(&key, &text()?)?)
+                    options.table.compression =
+                        Some(parse_argument::<arrow::Compression>(&key, &text()?)?)
                 }
                 "row_group_rows" => {
                     let rows: usize = value.extract()?;
                     if rows == 0 {
                         return Err(PyValueError::new_err("row_group_rows must be positive"));
                     }
-                    tables = tables.row_group_rows(rows);
+                    options.table.row_group_rows = Some(rows);
                 }
-                "labels" => tables = tables.labels(value.extract()?),
-                "futhark_bool" => futhark_options = futhark_options.bools(flag()?),
-                "futhark_f16" => futhark_options = futhark_options.f16(flag()?),
-                "futhark_matrices" => futhark_options = futhark_options.matrices(flag()?),
+                "labels" => options.table.labels = Some(value.extract()?),
+                "futhark_bool" => options.futhark.bools = flag()?,
+                "futhark_f16" => options.futhark.f16 = flag()?,
+                "futhark_matrices" => options.futhark.matrices = flag()?,
                 other => {
                     return Err(PyTypeError::new_err(format!(
                         "convert() got an unexpected keyword argument {other:?}"
@@ -108,17 +108,9 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
     if daphne {
         dbdf = dbdf.guard_daphne_labels(!unguarded);
     }
-    Ok(options
-        .dbdf(dbdf)
-        .csv(csv::WriteOptions::new().daphne(daphne))
-        .futhark(futhark_options)
-        .binsparse(bsp)
-        .systemds_input(systemds::ReadOptions::new().keep_blocks(keep_blocks))
-        .systemds(sysds)
-        .npz(npz::WriteOptions::new().compressed(compressed))
-        .scipy(scipy::WriteOptions::new().compressed(compressed))
-        .table_input(table_input)
-        .table(tables))
+    options.dbdf = dbdf;
+    options.csv.daphne = daphne;
+    Ok(options)
 }
 
 /// Converts the file `src` to `dst`; returns the conversion's warnings.

@@ -22,7 +22,7 @@ pub fn convert_to_py(error: ConvertError) -> PyErr {
     let file = error.path().map(|p| p.display().to_string());
     let message = error.to_string();
     let exception =
-        io_in_file(error.error(), file.as_deref()).unwrap_or_else(|| to_py(error.into_error()));
+        io_in_file(error.error(), file.as_deref()).unwrap_or_else(|| to_py(error.into()));
     Python::attach(|py| {
         let value = exception.value(py);
         if value.is_instance_of::<DbdfError>() {

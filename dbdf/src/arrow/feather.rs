@@ -309,7 +309,7 @@ fn ipc_write_error(error: arrow_schema::ArrowError) -> Error {
 /// # Errors
 /// As [`source`], and what reading the cells finds.
 pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    read_with(path, &ReadOptions::new())
+    read_with(path, &ReadOptions::default())
 }
 
 /// [`read()`] with `options`.
@@ -328,7 +328,7 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object
 /// # Errors
 /// As [`to_writer`].
 pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::new())
+    write_with(path, object, &WriteOptions::default())
 }
 
 /// Writes `object` as a Arrow IPC file with `options`, atomically.

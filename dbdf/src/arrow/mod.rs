@@ -6,7 +6,7 @@
 //!   become `u8` (0 or 1) and dictionary-encoded numeric columns are decoded;
 //! - a **matrix** is a table of one column per matrix column, named `c0`, `c1`, ... (or as
 //!   given: [`WriteOptions::labels`]), all of the matrix's value type;
-//! - the schema's metadata [`DATA_TYPE_KEY`] records which DAPHNE data type the table was
+//! - the schema's metadata key `daphne:data_type` records which DAPHNE data type the table was
 //!   (`DenseMatrix`, `CSRMatrix` or `Frame`), so that a round trip gives the same object back.
 //!   A table without it reads as a frame, or as a matrix when one is asked for
 //!   ([`ReadOptions::data_type`]) and its columns share a value type (or one is given);
@@ -39,12 +39,12 @@ use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Result, ValueType, Values};
 
 /// The key of the schema metadata that records the DAPHNE data type a table was.
-pub const DATA_TYPE_KEY: &str = "daphne:data_type";
+pub(crate) const DATA_TYPE_KEY: &str = "daphne:data_type";
 
 /// More matrix columns than this are refused on output: Parquet and Arrow keep per-column
 /// state (and pyarrow, pandas and DuckDB choke long before); a wide sparse matrix belongs in
 /// scipy's `.npz` or Binsparse.
-pub const MAX_MATRIX_COLUMNS: u64 = 1 << 16;
+pub(crate) const MAX_MATRIX_COLUMNS: u64 = 1 << 16;
 
 /// What becomes of a null cell on input.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,39 +80,19 @@ impl fmt::Display for Nulls {
     }
 }
 
-/// How a table is read.
+/// How a table is read. Plain data, as every format's options: set the fields that differ
+/// from [`ReadOptions::default`] (nulls refused, a frame unless the metadata records a
+/// matrix).
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
-    pub(crate) nulls: Nulls,
-    pub(crate) data_type: Option<DataType>,
-    pub(crate) value_type: Option<ValueType>,
-}
-
-impl ReadOptions {
-    /// The defaults: nulls refused, a frame unless the metadata records a matrix.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// What becomes of null cells.
-    pub fn nulls(mut self, nulls: Nulls) -> Self {
-        self.nulls = nulls;
-        self
-    }
-
+    pub nulls: Nulls,
     /// Reads the table as this data type: a matrix (dense or CSR) needs every column numeric
     /// and of one value type (or [`ReadOptions::value_type`]).
-    pub fn data_type(mut self, data_type: Option<DataType>) -> Self {
-        self.data_type = data_type;
-        self
-    }
-
+    pub data_type: Option<DataType>,
     /// The value type of a matrix read from columns of several types (each value converted
     /// exactly, or an error).
-    pub fn value_type(mut self, value_type: Option<ValueType>) -> Self {
-        self.value_type = value_type;
-        self
-    }
+    pub value_type: Option<ValueType>,
 }
 
 /// Compression of Parquet pages or Arrow IPC buffers.
@@ -152,41 +132,22 @@ impl fmt::Display for Compression {
     }
 }
 
-/// How a table is written.
+/// How a table is written. Plain data, as every format's options: set the fields that
+/// differ from [`WriteOptions::default`] (Parquet zstd, IPC uncompressed; row groups of
+/// 1,048,576 rows; matrix columns `c0`, `c1`, ...).
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
-    pub(crate) compression: Option<Compression>,
-    pub(crate) row_group_rows: Option<usize>,
-    pub(crate) labels: Option<Vec<String>>,
+    /// The compression (default: zstd for Parquet, none for IPC).
+    pub compression: Option<Compression>,
+    /// Rows per Parquet row group or IPC record batch (default 1,048,576; 0 counts as 1).
+    pub row_group_rows: Option<usize>,
+    /// The column names of a matrix (one per column) instead of `c0`, `c1`, ...
+    pub labels: Option<Vec<String>>,
 }
 
 impl WriteOptions {
-    /// The defaults: Parquet zstd, IPC uncompressed; row groups of 1,048,576 rows; matrix
-    /// columns `c0`, `c1`, ...
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The compression (default: zstd for Parquet, none for IPC).
-    pub fn compression(mut self, compression: Compression) -> Self {
-        self.compression = Some(compression);
-        self
-    }
-
-    /// Rows per Parquet row group or IPC record batch (default 1,048,576).
-    pub fn row_group_rows(mut self, rows: usize) -> Self {
-        self.row_group_rows = Some(rows.max(1));
-        self
-    }
-
-    /// The column names of a matrix (one per column) instead of `c0`, `c1`, ...
-    pub fn labels(mut self, labels: Vec<String>) -> Self {
-        self.labels = Some(labels);
-        self
-    }
-
     pub(crate) fn rows_per_group(&self) -> usize {
-        self.row_group_rows.unwrap_or(1 << 20)
+        self.row_group_rows.unwrap_or(1 << 20).max(1)
     }
 }
 

@@ -13,10 +13,14 @@ use crate::pipe::{Collect, InputMetadata, Sink};
 use serde_daphne::Object;
 use serde_daphne::Result;
 
-/// How Binsparse files are read.
+/// How Binsparse files are read. Plain data, as every format's options: set the fields that
+/// differ from [`ReadOptions::default`] (the matrix may take [`serde_daphne::Options::max_alloc`]'s
+/// default of memory beyond the file's size).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
-    pub(super) max_alloc: u64,
+    /// The most memory the matrix may take beyond the file's size (a few bytes of descriptor
+    /// can claim a huge matrix); exceeding it is [`serde_daphne::ErrorKind::AllocationLimit`].
+    pub max_alloc: u64,
 }
 
 impl Default for ReadOptions {
@@ -27,24 +31,9 @@ impl Default for ReadOptions {
     }
 }
 
-impl ReadOptions {
-    /// The defaults: the matrix may take [`serde_daphne::Options::max_alloc`]'s default of memory
-    /// beyond the file's size.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The most memory the matrix may take beyond the file's size (a few bytes of descriptor
-    /// can claim a huge matrix); exceeding it is [`serde_daphne::ErrorKind::AllocationLimit`].
-    pub fn max_alloc(mut self, bytes: u64) -> Self {
-        self.max_alloc = bytes;
-        self
-    }
-}
-
 /// Whether `path` names an HDF5 file (`.h5`, `.hdf5`, in any case), as opposed to an
 /// `.npz` archive.
-pub fn is_hdf5(path: impl AsRef<Path>) -> bool {
+pub(crate) fn is_hdf5(path: impl AsRef<Path>) -> bool {
     let extension = path.as_ref().extension().and_then(|e| e.to_str());
     matches!(
         extension.map(str::to_lowercase).as_deref(),
@@ -54,7 +43,7 @@ pub fn is_hdf5(path: impl AsRef<Path>) -> bool {
 
 /// Whether `path` names a Zarr group: a `.zarr` extension (`.bsp.zarr` too), or a directory
 /// holding `zarr.json` or `.zgroup`.
-pub fn is_zarr(path: impl AsRef<Path>) -> bool {
+pub(crate) fn is_zarr(path: impl AsRef<Path>) -> bool {
     let path = path.as_ref();
     let extension = path.extension().and_then(|e| e.to_str());
     extension.is_some_and(|e| e.eq_ignore_ascii_case("zarr"))
@@ -83,11 +72,12 @@ fn no_hdf5(path: &Path) -> serde_daphne::Error {
 /// # Errors
 /// As [`read_with`].
 pub fn read(path: impl AsRef<Path>) -> Result<Binsparse> {
-    read_with(path, &ReadOptions::new())
+    read_with(path, &ReadOptions::default())
 }
 
 /// Reads a Binsparse file: HDF5 for `.h5`/`.hdf5` (feature `hdf5`), a Zarr group for
-/// [`is_zarr`] paths (feature `zarr`), an NPZ archive otherwise.
+/// `.zarr` paths and directories holding a Zarr group (feature `zarr`), an NPZ archive
+/// otherwise.
 ///
 /// # Errors
 /// I/O errors; [`serde_daphne::ErrorKind::ForeignInput`] with the byte offset (NPZ) or the dataset's
@@ -117,7 +107,7 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binspa
 /// # Errors
 /// As [`read_with`].
 pub fn from_slice(bytes: &[u8]) -> Result<Binsparse> {
-    from_slice_with(bytes, &ReadOptions::new())
+    from_slice_with(bytes, &ReadOptions::default())
 }
 
 /// Reads a Binsparse matrix from the bytes of an `.npz` archive.
@@ -133,7 +123,7 @@ pub fn from_slice_with(bytes: &[u8], options: &ReadOptions) -> Result<Binsparse>
 /// # Errors
 /// As [`write_with`].
 pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::new())
+    write_with(path, object, &WriteOptions::default())
 }
 
 /// Writes `object` as a Binsparse file, atomically: HDF5 for `.h5`/`.hdf5` (feature

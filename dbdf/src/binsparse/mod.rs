@@ -18,7 +18,7 @@
 //! use serde_daphne::{Object, Values};
 //!
 //! let m = Object::csr(2, 3, vec![0, 1, 2], vec![2, 0], Values::F64(vec![1.5, -2.0]))?;
-//! let options = WriteOptions::new().format(Format::Coor);
+//! let options = WriteOptions { format: Some(Format::Coor), ..Default::default() };
 //! let npz = binsparse::to_vec(&m, &options)?;
 //! let back = binsparse::from_slice(&npz)?;
 //! assert_eq!(back.format, Format::Coor);
@@ -46,11 +46,11 @@ use serde_daphne::ValueType;
 use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
-pub(crate) use self::files::path_sink;
 pub use self::files::{
-    from_slice, from_slice_with, is_hdf5, is_zarr, read, read_with, sink, source, to_vec,
-    to_writer, write, write_with, ReadOptions,
+    from_slice, from_slice_with, read, read_with, sink, source, to_vec, to_writer, write,
+    write_with, ReadOptions,
 };
+pub(crate) use self::files::{is_hdf5, is_zarr, path_sink};
 pub use self::sink::BinsparseSink;
 pub use self::source::BinsparseSource;
 
@@ -148,7 +148,7 @@ impl Format {
     }
 
     /// Whether the format stores every value (DVEC and the DMAT family).
-    pub const fn is_dense(self) -> bool {
+    pub(crate) const fn is_dense(self) -> bool {
         matches!(
             self,
             Format::Dvec | Format::Dmat | Format::Dmatr | Format::Dmatc
@@ -156,7 +156,7 @@ impl Format {
     }
 
     /// Whether the format holds a vector (shape `[n]`).
-    pub const fn is_vector(self) -> bool {
+    pub(crate) const fn is_vector(self) -> bool {
         matches!(self, Format::Dvec | Format::Cvec)
     }
 
@@ -239,17 +239,28 @@ impl Version {
     }
 }
 
-/// How DAPHNE objects are written as Binsparse.
+/// How DAPHNE objects are written as Binsparse. Plain data, as every format's options: set
+/// the fields that differ from [`WriteOptions::default`] (CSR for CSRMatrix objects, DMAT
+/// for DenseMatrix objects, `uint64` pointers and indices, values as they are):
+/// `WriteOptions { iso: true, ..Default::default() }`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
-    format: Option<Format>,
-    index_type: ValueType,
-    iso: bool,
-    bint8: bool,
-    version: Version,
-    attributes: Map<String, Json>,
+    /// The format to write (DVEC and CVEC need an `n` x 1 matrix).
+    pub format: Option<Format>,
+    /// The type of pointer and index arrays (an integer type; every index must fit).
+    pub index_type: ValueType,
+    /// Writes `iso[T]` with one value when every stored value is the same (bit for bit).
+    pub iso: bool,
+    /// Writes `u8` values that are all 0 or 1 as `bint8`.
+    pub bint8: bool,
+    /// The version string to write (default `"0.1"`; see [`Version::V0_1_0`]).
+    pub version: Version,
+    /// Entries to write beside the `binsparse` key of the descriptor (user attributes, as
+    /// [`Binsparse::attributes`] reads them).
+    pub attributes: Map<String, Json>,
+    /// The Zarr format of Zarr groups written (default v3).
     #[cfg(feature = "zarr")]
-    zarr_version: zarr::ZarrVersion,
+    pub zarr_version: zarr::ZarrVersion,
 }
 
 impl Default for WriteOptions {
@@ -268,56 +279,6 @@ impl Default for WriteOptions {
 }
 
 impl WriteOptions {
-    /// The default: CSR for CSRMatrix objects, DMAT for DenseMatrix objects, `uint64`
-    /// pointers and indices, values as they are.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The format to write (DVEC and CVEC need an `n` x 1 matrix).
-    pub fn format(mut self, format: Format) -> Self {
-        self.format = Some(format);
-        self
-    }
-
-    /// The type of pointer and index arrays (an integer type; every index must fit).
-    pub fn index_type(mut self, value_type: ValueType) -> Self {
-        self.index_type = value_type;
-        self
-    }
-
-    /// Writes `iso[T]` with one value when every stored value is the same (bit for bit).
-    pub fn iso(mut self, yes: bool) -> Self {
-        self.iso = yes;
-        self
-    }
-
-    /// The version string to write (default `"0.1"`; see [`Version::V0_1_0`]).
-    pub fn version(mut self, version: Version) -> Self {
-        self.version = version;
-        self
-    }
-
-    /// The Zarr format of Zarr groups written (default v3).
-    #[cfg(feature = "zarr")]
-    pub fn zarr_version(mut self, version: zarr::ZarrVersion) -> Self {
-        self.zarr_version = version;
-        self
-    }
-
-    /// Writes `u8` values that are all 0 or 1 as `bint8`.
-    pub fn bint8(mut self, yes: bool) -> Self {
-        self.bint8 = yes;
-        self
-    }
-
-    /// Entries to write beside the `binsparse` key of the descriptor (user attributes, as
-    /// [`Binsparse::attributes`] reads them).
-    pub fn attributes(mut self, attributes: Map<String, Json>) -> Self {
-        self.attributes = attributes;
-        self
-    }
-
     /// These options with what a Binsparse input recorded: its format where none is asked,
     /// and its user attributes under the asked ones.
     pub(crate) fn keeping(mut self, metadata: &crate::pipe::InputMetadata) -> Self {

@@ -18,7 +18,8 @@ use super::convert::{check_sorted, indices};
 use super::{parse_descriptor, parse_kind, Array, Descriptor, Format};
 use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
-use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, InputMetadata, Source, BAND_BYTES};
+use crate::pipe::{band_rows, row_bytes, source_in_field, Band, Cells, Held, InputMetadata};
+use crate::pipe::{InPlaceOrHeld, Source, BAND_BYTES};
 use crate::zip::{crc_error, entries, Archive, Entry, FileArchive, StoredArray};
 use serde_daphne::Header;
 use serde_daphne::{DataType, Result, ValueType};
@@ -97,8 +98,14 @@ impl Elements for Member {
 
 /// A Binsparse archive as a source of the pipe: read in place where it can be, else held.
 pub struct BinsparseSource {
-    layout: Option<StoredArrays>,
-    held: Option<Held>,
+    source: InPlaceOrHeld<ArraysInPlace>,
+}
+
+source_in_field!(BinsparseSource, source);
+
+/// A Binsparse matrix whose arrays are read in place.
+struct ArraysInPlace {
+    layout: StoredArrays,
     headers: [Header; 1],
     input_len: u64,
     /// Stored entries (CSR).
@@ -134,22 +141,10 @@ impl BinsparseSource {
             attributes: read.attributes,
             ..InputMetadata::default()
         };
-        let header = read.object.header().clone();
+        let held = Held::new(vec![read.object], input_len, metadata)?;
         Ok(BinsparseSource {
-            layout: None,
-            held: Some(Held::new(vec![read.object], input_len, metadata.clone())?),
-            headers: [header],
-            input_len,
-            nnz: 0,
-            metadata,
+            source: InPlaceOrHeld::Held(held),
         })
-    }
-}
-
-impl BinsparseSource {
-    /// Whether the archive is read in place (else it was read whole).
-    pub fn reads_in_place(&self) -> bool {
-        self.held.is_none()
     }
 }
 
@@ -196,16 +191,17 @@ impl BinsparseSource {
             _ => DataType::DenseMatrix,
         };
         Ok(BinsparseSource {
-            layout: Some(layout),
-            held: None,
-            headers: [Header::matrix(data_type, rows, cols, value_type)],
-            input_len,
-            nnz: d.nnz,
-            metadata: InputMetadata {
-                layout: Some(d.format.name()),
-                attributes: d.attributes,
-                ..InputMetadata::default()
-            },
+            source: InPlaceOrHeld::InPlace(ArraysInPlace {
+                layout,
+                headers: [Header::matrix(data_type, rows, cols, value_type)],
+                input_len,
+                nnz: d.nnz,
+                metadata: InputMetadata {
+                    layout: Some(d.format.name()),
+                    attributes: d.attributes,
+                    ..InputMetadata::default()
+                },
+            }),
         })
     }
 }
@@ -290,21 +286,18 @@ fn check_pointers(pointers: &mut dyn Elements, rows: u64, nnz: u64) -> Result<()
     Ok(())
 }
 
-impl Source for BinsparseSource {
+impl Source for ArraysInPlace {
     fn headers(&self) -> &[Header] {
         &self.headers
     }
 
     fn for_each_band(
         &mut self,
-        index: usize,
+        _: usize,
         multiple: u64,
         each: &mut dyn FnMut(Band) -> Result<bool>,
     ) -> Result<()> {
-        if let Some(held) = &mut self.held {
-            return held.for_each_band(index, multiple, each);
-        }
-        let layout = self.layout.as_mut().expect("in place");
+        let layout = &mut self.layout;
         let header = &self.headers[0];
         let (rows, cols) = header.shape();
         // A CSR band takes, per entry, its index as stored and as `usize`, and its value

@@ -9,7 +9,7 @@
 //! let dir = std::env::temp_dir();
 //! let (mtx, dbdf) = (dir.join("doc_convert.mtx"), dir.join("doc_convert.dbdf"));
 //! std::fs::write(&mtx, "%%MatrixMarket matrix coordinate real general\n2 3 1\n2 3 -1.5\n")?;
-//! convert(&mtx, &dbdf, &ConvertOptions::new())?;
+//! convert(&mtx, &dbdf, &ConvertOptions::default())?;
 //! let m: sprs::CsMat<f64> = serde_daphne::from_file::<_, serde_daphne::Csr<f64>>(&dbdf)?.0;
 //! assert_eq!(m.get(1, 2), Some(&-1.5));
 //! # std::fs::remove_file(&mtx).ok(); std::fs::remove_file(&dbdf).ok();
@@ -220,10 +220,12 @@ impl ConvertError {
     pub fn error(&self) -> &Error {
         &self.error
     }
+}
 
-    /// The error, without the file.
-    pub fn into_error(self) -> Error {
-        self.error
+/// The error, without the file.
+impl From<ConvertError> for Error {
+    fn from(error: ConvertError) -> Error {
+        error.error
     }
 }
 
@@ -316,7 +318,9 @@ pub fn source(
             Box::new(systemds::source(path, &options.systemds_input).map_err(fail)?)
         }
         Format::Mtx => {
-            let read = mtx::ReadOptions::new().progress(options.progress.clone());
+            let read = mtx::ReadOptions {
+                progress: options.progress.clone(),
+            };
             Box::new(mtx::source(path, &read).map_err(fail)?)
         }
         Format::Binsparse => Box::new(binsparse::source(path).map_err(fail)?),
@@ -324,11 +328,11 @@ pub fn source(
         Format::Npz => Box::new(crate::npz::source(path).map_err(fail)?),
         #[cfg(feature = "parquet")]
         Format::Parquet | Format::Arrow => {
-            let read = options
-                .table_input
-                .clone()
-                .data_type(options.data_type)
-                .value_type(options.value_type);
+            let read = crate::arrow::ReadOptions {
+                data_type: options.data_type,
+                value_type: options.value_type,
+                ..options.table_input.clone()
+            };
             match format {
                 Format::Parquet => {
                     Box::new(crate::arrow::parquet::source(path, &read).map_err(fail)?)

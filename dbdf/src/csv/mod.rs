@@ -16,7 +16,7 @@
 //! use serde_daphne::{Object, Values};
 //!
 //! let m = Object::dense(2, 2, Values::I64(vec![1, -2, 0, 4]))?;
-//! let text = csv::to_vec(&m, &WriteOptions::new())?;
+//! let text = csv::to_vec(&m, &WriteOptions::default())?;
 //! assert_eq!(text, b"1,-2\n0,4\n");
 //! assert_eq!(csv::from_slice(&text)?, m);
 //! # Ok::<(), serde_daphne::Error>(())
@@ -39,24 +39,13 @@ use serde_daphne::lowlevel::read_sidecar;
 use serde_daphne::lowlevel::write_sidecar;
 use serde_daphne::{DataType, Error, Object, Result};
 
-/// How CSV is written.
+/// How CSV is written. Plain data, as every format's options: set the fields that differ
+/// from [`WriteOptions::default`] (frames with a header record of their labels).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
-    daphne: bool,
-}
-
-impl WriteOptions {
-    /// The default: frames with a header record of their labels.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// For DAPHNE: frames without a header record (DAPHNE takes the labels from the
     /// `.meta` sidecar).
-    pub fn daphne(mut self, yes: bool) -> Self {
-        self.daphne = yes;
-        self
-    }
+    pub daphne: bool,
 }
 
 /// Reads the CSV file at `path`, with its `.meta` sidecar if there is one.
@@ -98,7 +87,7 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
 /// # Errors
 /// As [`write_with`].
 pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::new())
+    write_with(path, object, &WriteOptions::default())
 }
 
 /// Writes an object as CSV to `out`; frames get a header record unless written for DAPHNE.

@@ -16,7 +16,7 @@
 //! use serde_daphne::{Object, Values};
 //!
 //! let column = Object::dense(3, 1, Values::F64(vec![1.5, -2.0, 0.25]))?;
-//! let bytes = futhark::to_vec(&[column.clone()], &WriteOptions::new())?;
+//! let bytes = futhark::to_vec(&[column.clone()], &WriteOptions::default())?;
 //! assert_eq!(&bytes[..7], b"b\x02\x01 f64"); // a 1-D array of f64
 //! assert_eq!(futhark::from_slice(&bytes)?, [column]);
 //! # Ok::<(), serde_daphne::Error>(())
@@ -46,38 +46,17 @@ const FUTHARK: Foreign = Foreign("Futhark");
 /// The only version of the binary format there is.
 const VERSION: u8 = 2;
 
-/// How [`write()`] maps DAPHNE objects onto Futhark values.
+/// How [`write()`] maps DAPHNE objects onto Futhark values. Plain data, as every format's
+/// options: set the fields that differ from [`WriteOptions::default`] (1 x 1 objects as
+/// scalars, `n` x 1 as 1-D arrays, `u8` as `u8`, `f32` as `f32`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
-    matrices: bool,
-    bools: bool,
-    f16: bool,
-}
-
-impl WriteOptions {
-    /// The default: 1 x 1 objects as scalars, `n` x 1 as 1-D arrays, `u8` as `u8`, `f32` as
-    /// `f32`.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Writes every object as a 2-D array, also 1 x 1 and `n` x 1 ones.
-    pub fn matrices(mut self, yes: bool) -> Self {
-        self.matrices = yes;
-        self
-    }
-
+    pub matrices: bool,
     /// Writes `u8` objects as Futhark `bool` (every value must be 0 or 1).
-    pub fn bools(mut self, yes: bool) -> Self {
-        self.bools = yes;
-        self
-    }
-
+    pub bools: bool,
     /// Writes `f32` objects as Futhark `f16` (every value must be exact in `f16`).
-    pub fn f16(mut self, yes: bool) -> Self {
-        self.f16 = yes;
-        self
-    }
+    pub f16: bool,
 }
 
 /// A Futhark element type.
@@ -367,7 +346,7 @@ pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> FutharkSink<'
 /// # Errors
 /// As [`to_writer`].
 pub fn write(path: impl AsRef<Path>, objects: &[Object]) -> Result<()> {
-    write_with(path, objects, &WriteOptions::new())
+    write_with(path, objects, &WriteOptions::default())
 }
 
 /// Writes `objects` as a Futhark binary data file, atomically.

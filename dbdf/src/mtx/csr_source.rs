@@ -47,6 +47,11 @@ crate::pipe::windowed_source!(CoordinateSource {
         let values = &self.arrays.values;
         Ok(Some(with_values!(values, v => count_nonzero(v)) as u64))
     }
+
+    /// The file was read whole into the CSR arrays its entries build.
+    fn reads_in_place(&self) -> bool {
+        false
+    }
 });
 
 impl Windows for CoordinateSource {

@@ -29,23 +29,12 @@ use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
 pub use source::MtxSource;
 
-/// How MatrixMarket files are read.
+/// How MatrixMarket files are read. Plain data, as every format's options: set the fields
+/// that differ from [`ReadOptions::default`] (no progress reports).
 #[derive(Clone, Default)]
 pub struct ReadOptions {
-    progress: Option<Progress>,
-}
-
-impl ReadOptions {
-    /// The default: no progress reports.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Tells `progress` of the bytes of coordinate data read.
-    pub fn progress(mut self, progress: Option<Progress>) -> Self {
-        self.progress = progress;
-        self
-    }
+    pub progress: Option<Progress>,
 }
 
 /// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
@@ -54,7 +43,7 @@ impl ReadOptions {
 /// # Errors
 /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong; I/O errors.
 pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    read_with(path, &ReadOptions::new())
+    read_with(path, &ReadOptions::default())
 }
 
 /// [`read()`] with `options`.

@@ -7,8 +7,7 @@ use std::path::Path;
 use super::array::MtxArraySource;
 use super::csr_source::CoordinateSource;
 use super::{coordinate_arrays, read_with, ReadOptions, MTX};
-use crate::pipe::{Band, Held, InputMetadata, Source, Windows};
-use serde_daphne::Header;
+use crate::pipe::{source_in_field, Held, InputMetadata, Source};
 use serde_daphne::Result;
 
 /// A MatrixMarket file as a source of the pipe ([`super::source`]).
@@ -39,23 +38,19 @@ impl MtxSource {
         let held = Held::new(vec![object], len, InputMetadata::default())?;
         Ok(MtxSource(Read::Whole(held)))
     }
+}
 
-    /// Whether the file streams (a general array file, through a scratch file) rather than
-    /// being held as the matrix's arrays.
-    pub fn reads_in_place(&self) -> bool {
-        matches!(self.0, Read::Array(_))
-    }
-
-    fn inner(&self) -> &dyn Source {
-        match &self.0 {
+impl Read {
+    fn source(&self) -> &dyn Source {
+        match self {
             Read::Array(s) => s,
             Read::Coordinates(s) => s,
             Read::Whole(s) => s,
         }
     }
 
-    fn inner_mut(&mut self) -> &mut dyn Source {
-        match &mut self.0 {
+    fn source_mut(&mut self) -> &mut dyn Source {
+        match self {
             Read::Array(s) => s,
             Read::Coordinates(s) => s,
             Read::Whole(s) => s,
@@ -63,37 +58,4 @@ impl MtxSource {
     }
 }
 
-impl Source for MtxSource {
-    fn headers(&self) -> &[Header] {
-        self.inner().headers()
-    }
-
-    fn for_each_band(
-        &mut self,
-        index: usize,
-        multiple: u64,
-        each: &mut dyn FnMut(Band) -> Result<bool>,
-    ) -> Result<()> {
-        self.inner_mut().for_each_band(index, multiple, each)
-    }
-
-    fn windows(&self) -> Option<&dyn Windows> {
-        self.inner().windows()
-    }
-
-    fn input_len(&self) -> u64 {
-        self.inner().input_len()
-    }
-
-    fn stored_bytes(&self, index: usize) -> Option<u64> {
-        self.inner().stored_bytes(index)
-    }
-
-    fn nonzero(&self, index: usize) -> Option<bool> {
-        self.inner().nonzero(index)
-    }
-
-    fn count_nonzero(&mut self, index: usize) -> Result<Option<u64>> {
-        self.inner_mut().count_nonzero(index)
-    }
-}
+source_in_field!(MtxSource, 0);

@@ -146,7 +146,7 @@ impl DbdfSink {
     /// For the runtime dialect: writes a CSR matrix DaphneDSL's `readMatrix` would type as
     /// dense (denser than DAPHNE's sparsity threshold) as a dense matrix, which is what it
     /// will ask the file for, unless `csr_asked` (then it stays CSR, with a warning).
-    pub fn for_daphne_dsl(mut self, csr_asked: bool) -> DbdfSink {
+    pub(crate) fn for_daphne_dsl(mut self, csr_asked: bool) -> DbdfSink {
         self.daphne_dsl = Some(csr_asked);
         self
     }

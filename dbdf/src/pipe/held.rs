@@ -88,6 +88,10 @@ impl Source for Held {
     fn metadata(&self) -> InputMetadata {
         self.metadata.clone()
     }
+
+    fn reads_in_place(&self) -> bool {
+        false
+    }
 }
 
 impl Windows for Held {

@@ -15,6 +15,8 @@
 mod band;
 mod dbdf;
 mod held;
+mod in_place;
+mod regroup;
 mod spill;
 
 pub(crate) use band::row_bytes;
@@ -23,6 +25,8 @@ pub use dbdf::{DbdfSink, DbdfSource};
 #[cfg(feature = "parquet")]
 pub(crate) use held::{read_objects, write_object};
 pub use held::{Collect, Held};
+pub(crate) use in_place::{source_in_field, InPlaceOrHeld};
+pub(crate) use regroup::Regroup;
 pub(crate) use spill::Spilled;
 
 use std::ops::Range;
@@ -121,6 +125,12 @@ pub trait Source: Send {
     /// What the input says beyond its cells that a sink of the same family may keep.
     fn metadata(&self) -> InputMetadata {
         InputMetadata::default()
+    }
+
+    /// Whether the input is read as the bands are asked for (in place or streamed), rather
+    /// than read whole and held in memory (a layout the format's source does not stream).
+    fn reads_in_place(&self) -> bool {
+        true
     }
 }
 
@@ -290,10 +300,10 @@ pub enum Failed {
     Sink(Error),
 }
 
-impl Failed {
-    /// The error, whichever side.
-    pub fn into_error(self) -> Error {
-        match self {
+/// The error, whichever side.
+impl From<Failed> for Error {
+    fn from(failed: Failed) -> Error {
+        match failed {
             Failed::Source(e) | Failed::Sink(e) => e,
         }
     }
@@ -357,7 +367,7 @@ pub fn pump(
 /// # Errors
 /// As [`pump`].
 pub fn copy(source: &mut dyn Source, sink: Box<dyn Sink + '_>) -> Result<Vec<String>> {
-    pump(source, sink, &PumpOptions::default()).map_err(Failed::into_error)
+    pump(source, sink, &PumpOptions::default()).map_err(Error::from)
 }
 
 /// Writes every object of `source` to a `.dbdf` file at `output` with `options`
@@ -469,7 +479,7 @@ impl Pieces<'_> {
 
     /// The data type of the object in the source: the layout of its bands (CSR bands for
     /// CSR matrices, dense bands for the others).
-    pub fn source_data_type(&self) -> DataType {
+    pub(crate) fn source_data_type(&self) -> DataType {
         self.source.headers()[self.index].data_type()
     }
 
@@ -634,67 +644,5 @@ impl Windows for ObjectWindows<'_> {
         self.progress
             .add(u128::from(band.rows) * u128::from(band.cols.max(1)));
         Ok(band)
-    }
-}
-
-/// Bands of any height, in order, regrouped into bands a multiple of `multiple` rows high
-/// (the last may be shorter), for sources whose own bands are of another height.
-pub struct Regroup {
-    multiple: u64,
-    pending: Option<Band>,
-}
-
-impl Regroup {
-    /// Regroups into bands a multiple of `multiple` rows high.
-    pub fn new(multiple: u64) -> Regroup {
-        Regroup {
-            multiple: multiple.max(1),
-            pending: None,
-        }
-    }
-
-    /// Takes the next band; calls `each` with every whole band it completes. `false` when
-    /// `each` asked to stop.
-    ///
-    /// # Errors
-    /// `each`'s errors; bands that do not follow each other.
-    pub fn push(&mut self, band: Band, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<bool> {
-        if self.multiple == 1 {
-            return each(band);
-        }
-        // Room for a whole band first: growing by doubling would hold it twice.
-        let pending = match self.pending.take() {
-            Some(mut pending) => {
-                pending.reserve_rows(self.multiple.max(pending.rows + band.rows));
-                pending.append(band)?;
-                pending
-            }
-            None => {
-                let mut pending = band;
-                pending.reserve_rows(self.multiple);
-                pending
-            }
-        };
-        let whole = pending.rows / self.multiple * self.multiple;
-        if whole == 0 {
-            self.pending = Some(pending);
-            return Ok(true);
-        }
-        let (whole, rest) = pending.split_rows(whole)?;
-        if rest.rows > 0 {
-            self.pending = Some(rest);
-        }
-        each(whole)
-    }
-
-    /// Gives the last, shorter band, if any.
-    ///
-    /// # Errors
-    /// `each`'s errors.
-    pub fn finish(&mut self, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<bool> {
-        match self.pending.take() {
-            Some(band) => each(band),
-            None => Ok(true),
-        }
     }
 }

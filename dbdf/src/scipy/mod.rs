@@ -320,7 +320,7 @@ pub fn source(path: impl AsRef<Path>) -> Result<ScipySource> {
 /// # Errors
 /// As [`to_writer`].
 pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::new())
+    write_with(path, object, &WriteOptions::default())
 }
 
 /// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix, with `options`,

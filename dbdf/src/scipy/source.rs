@@ -13,7 +13,8 @@ use crate::input::count_nonzero;
 use crate::input::decode_values;
 use crate::input::index_values;
 use crate::npy::{self, Descr};
-use crate::pipe::{band_rows, row_bytes, Band, Cells, Held, InputMetadata, Source, BAND_BYTES};
+use crate::pipe::{band_rows, row_bytes, source_in_field, Band, Cells, Held, InputMetadata};
+use crate::pipe::{InPlaceOrHeld, Source, BAND_BYTES};
 use crate::zip::{entries, Archive, Entry, FileArchive, Inflating, StoredArray};
 use serde_daphne::lowlevel::sort_rows;
 use serde_daphne::lowlevel::zeroed_vec;
@@ -25,18 +26,17 @@ use serde_daphne::{DataType, Result};
 
 /// A scipy sparse archive: a CSR matrix streamed a band of rows at a time, others whole.
 pub struct ScipySource {
-    csr: Option<InPlace>,
-    held: Option<Held>,
-    headers: [Header; 1],
-    input_len: u64,
+    source: InPlaceOrHeld<CsrMembers>,
 }
 
-/// The members of a CSR archive.
-struct InPlace {
+/// A CSR archive's members, read in place.
+struct CsrMembers {
     indptr: Member,
     indices: Member,
     data: Member,
     nnz: u64,
+    headers: [Header; 1],
+    input_len: u64,
 }
 
 /// A member read in order, from its first element on each pass.
@@ -150,24 +150,14 @@ impl ScipySource {
             return Ok(source);
         }
         let object = super::read(path)?;
-        let headers = [object.header().clone()];
+        let held = Held::new(vec![object], input_len, InputMetadata::default())?;
         Ok(ScipySource {
-            csr: None,
-            held: Some(Held::new(
-                vec![object],
-                input_len,
-                InputMetadata::default(),
-            )?),
-            headers,
-            input_len,
+            source: InPlaceOrHeld::Held(held),
         })
     }
-
-    /// Whether the archive streams (a CSR matrix, stored or deflated; else it was read whole).
-    pub fn reads_in_place(&self) -> bool {
-        self.csr.is_some()
-    }
 }
+
+source_in_field!(ScipySource, source);
 
 /// The archive read in place, or `None` where the whole read will do (and word any fault).
 fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
@@ -275,34 +265,30 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
     indptr.finish(np)?;
     let value_type = data.value_type();
     Ok(Some(ScipySource {
-        csr: Some(InPlace {
+        source: InPlaceOrHeld::InPlace(CsrMembers {
             indptr,
             indices,
             data,
             nnz: nd,
+            headers: [Header::matrix(DataType::CsrMatrix, rows, cols, value_type)],
+            input_len,
         }),
-        held: None,
-        headers: [Header::matrix(DataType::CsrMatrix, rows, cols, value_type)],
-        input_len,
     }))
 }
 
-impl Source for ScipySource {
+impl Source for CsrMembers {
     fn headers(&self) -> &[Header] {
         &self.headers
     }
 
     fn for_each_band(
         &mut self,
-        index: usize,
+        _: usize,
         multiple: u64,
         each: &mut dyn FnMut(Band) -> Result<bool>,
     ) -> Result<()> {
-        if let Some(held) = &mut self.held {
-            return held.for_each_band(index, multiple, each);
-        }
-        let csr = self.csr.as_mut().expect("in place");
-        let header = &self.headers[0];
+        let csr = self;
+        let header = &csr.headers[0];
         let (rows, cols) = header.shape();
         // Per entry in memory while a band is made: its index as stored and as `usize`, and
         // its value.
@@ -362,11 +348,11 @@ impl Source for ScipySource {
     fn count_nonzero(&mut self, _: usize) -> Result<Option<u64>> {
         // The values alone, where they are stored (deflated ones would be inflated twice), a
         // chunk at a time (their CRC-32 computed on the way).
-        let Some(InPlace {
+        let CsrMembers {
             data: Member::Stored(data, _),
             nnz: len,
             ..
-        }) = &mut self.csr
+        } = self
         else {
             return Ok(None);
         };

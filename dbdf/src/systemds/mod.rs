@@ -62,7 +62,7 @@ pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> SystemdsSink {
 /// # Errors
 /// As [`read_with`].
 pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    read_with(path, &ReadOptions::new())
+    read_with(path, &ReadOptions::default())
 }
 
 /// Reads a SystemDS binary matrix or frame with `options`.

@@ -24,11 +24,16 @@ use serde_daphne::Object;
 use serde_daphne::Result;
 use serde_daphne::Values;
 
-/// How [`super::read_with`] builds the object.
+/// How [`super::read_with`] builds the object. Plain data, as every format's options: set the
+/// fields that differ from [`ReadOptions::default`] (one block per matrix, the default memory
+/// allowance).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
-    pub(super) keep_blocks: bool,
-    max_alloc: u64,
+    /// Keeps SystemDS's blocks as the DAPHNE object's blocks (missing ones empty).
+    pub keep_blocks: bool,
+    /// The memory the object may take beyond the size of the files (as
+    /// [`serde_daphne::Options::max_alloc`]).
+    pub max_alloc: u64,
 }
 
 impl Default for ReadOptions {
@@ -37,26 +42,6 @@ impl Default for ReadOptions {
             keep_blocks: false,
             max_alloc: serde_daphne::Options::new().max_alloc,
         }
-    }
-}
-
-impl ReadOptions {
-    /// One block per matrix, and the default memory allowance.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Keeps SystemDS's blocks as the DAPHNE object's blocks (missing ones empty).
-    pub fn keep_blocks(mut self, yes: bool) -> Self {
-        self.keep_blocks = yes;
-        self
-    }
-
-    /// The memory the object may take beyond the size of the files (as
-    /// [`serde_daphne::Options::max_alloc`]).
-    pub fn max_alloc(mut self, bytes: u64) -> Self {
-        self.max_alloc = bytes;
-        self
     }
 }
 

@@ -14,7 +14,9 @@ use super::records::{
     empty_matrix, for_each_block, grid_place, input_bytes, is_sparse, matrix_header, part_files,
     read_metadata, Metadata, SeenBlocks,
 };
-use crate::pipe::{Band, Cells, Held, InputMetadata, Regroup, Source};
+use crate::pipe::{
+    source_in_field, Band, Cells, Held, InPlaceOrHeld, InputMetadata, Regroup, Source,
+};
 use serde_daphne::BlockData;
 use serde_daphne::BlockPlace;
 use serde_daphne::Header;
@@ -22,11 +24,17 @@ use serde_daphne::{Error, Result};
 
 /// A SystemDS matrix or frame (one file or a directory of part files, with its `.mtd`).
 pub struct SystemdsSource {
+    /// Frames and matrices without cells are read whole.
+    source: InPlaceOrHeld<MatrixBlocks>,
+}
+
+source_in_field!(SystemdsSource, source);
+
+/// A SystemDS matrix read block by block.
+struct MatrixBlocks {
     files: Vec<std::path::PathBuf>,
     meta: Metadata,
     headers: [Header; 1],
-    /// Frames and matrices without cells, read whole.
-    held: Option<Held>,
     metadata: InputMetadata,
     input_len: u64,
 }
@@ -55,14 +63,9 @@ impl SystemdsSource {
             _ => None,
         };
         if let Some(object) = whole {
-            let header = object.header().clone();
+            let held = Held::new(vec![object], input_len, metadata)?;
             return Ok(SystemdsSource {
-                held: Some(Held::new(vec![object], input_len, metadata.clone())?),
-                files,
-                meta,
-                headers: [header],
-                metadata,
-                input_len,
+                source: InPlaceOrHeld::Held(held),
             });
         }
         let nnz = match meta.nnz {
@@ -80,30 +83,28 @@ impl SystemdsSource {
         };
         let header = matrix_header(&meta, is_sparse(&meta, nnz));
         Ok(SystemdsSource {
-            files,
-            meta,
-            headers: [header],
-            held: None,
-            metadata,
-            input_len,
+            source: InPlaceOrHeld::InPlace(MatrixBlocks {
+                files,
+                meta,
+                headers: [header],
+                metadata,
+                input_len,
+            }),
         })
     }
 }
 
-impl Source for SystemdsSource {
+impl Source for MatrixBlocks {
     fn headers(&self) -> &[Header] {
         &self.headers
     }
 
     fn for_each_band(
         &mut self,
-        index: usize,
+        _: usize,
         multiple: u64,
         each: &mut dyn FnMut(Band) -> Result<bool>,
     ) -> Result<()> {
-        if let Some(held) = &mut self.held {
-            return held.for_each_band(index, multiple, each);
-        }
         let sparse = self.headers[0].data_type() == serde_daphne::DataType::CsrMatrix;
         let meta = &self.meta;
         let grid = (
@@ -141,7 +142,7 @@ impl Source for SystemdsSource {
     }
 
     fn has_own_tiles(&self) -> bool {
-        self.held.is_none()
+        true
     }
 
     /// SystemDS's blocks as they come, then the blocks it left out (all zeros): memory
@@ -151,43 +152,7 @@ impl Source for SystemdsSource {
         _: usize,
         each: &mut dyn FnMut(Band) -> Result<bool>,
     ) -> Option<Result<()>> {
-        self.held.is_none().then(|| {
-            let sparse = self.headers[0].data_type() == serde_daphne::DataType::CsrMatrix;
-            let meta = &self.meta;
-            let grid = (
-                meta.rows.div_ceil(meta.block_rows),
-                meta.cols.div_ceil(meta.block_cols),
-            );
-            let mut seen = SeenBlocks::new(meta, self.input_len);
-            let mut more = true;
-            blocks(&self.files, meta, |index, place, data| {
-                seen.insert(index);
-                let tile = match data {
-                    // A dense block's values move into the tile, uncopied.
-                    BlockData::Dense(values) if !sparse => Band::dense(
-                        place.row..place.row + u64::from(place.rows),
-                        place.col..place.col + u64::from(place.cols),
-                        values,
-                    ),
-                    data => {
-                        let mut tile = Filling::block(&place, sparse);
-                        tile.add(&BlockPlace { col: 0, ..place }, &data);
-                        tile.into_band()
-                    }
-                };
-                more = each(tile)?;
-                Ok(more)
-            })?;
-            for bi in 1..=grid.0 {
-                for bj in 1..=grid.1 {
-                    if more && !seen.contains((bi, bj)) {
-                        let place = grid_place(meta, bi, bj);
-                        more = each(Filling::block(&place, sparse).into_band())?;
-                    }
-                }
-            }
-            Ok(())
-        })
+        Some(self.each_block_as_tile(each))
     }
 
     fn input_len(&self) -> u64 {
@@ -196,6 +161,47 @@ impl Source for SystemdsSource {
 
     fn metadata(&self) -> InputMetadata {
         self.metadata.clone()
+    }
+}
+
+impl MatrixBlocks {
+    /// SystemDS's blocks as they come, then the blocks it left out (all zeros), each a tile.
+    fn each_block_as_tile(&mut self, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<()> {
+        let sparse = self.headers[0].data_type() == serde_daphne::DataType::CsrMatrix;
+        let meta = &self.meta;
+        let grid = (
+            meta.rows.div_ceil(meta.block_rows),
+            meta.cols.div_ceil(meta.block_cols),
+        );
+        let mut seen = SeenBlocks::new(meta, self.input_len);
+        let mut more = true;
+        blocks(&self.files, meta, |index, place, data| {
+            seen.insert(index);
+            let tile = match data {
+                // A dense block's values move into the tile, uncopied.
+                BlockData::Dense(values) if !sparse => Band::dense(
+                    place.row..place.row + u64::from(place.rows),
+                    place.col..place.col + u64::from(place.cols),
+                    values,
+                ),
+                data => {
+                    let mut tile = Filling::block(&place, sparse);
+                    tile.add(&BlockPlace { col: 0, ..place }, &data);
+                    tile.into_band()
+                }
+            };
+            more = each(tile)?;
+            Ok(more)
+        })?;
+        for bi in 1..=grid.0 {
+            for bj in 1..=grid.1 {
+                if more && !seen.contains((bi, bj)) {
+                    let place = grid_place(meta, bi, bj);
+                    more = each(Filling::block(&place, sparse).into_band())?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -25,11 +25,17 @@ use serde_daphne::{Error, Result};
 /// block size, so that each part is one HDFS block and one Spark input split.
 pub const PART_BYTES: u64 = 128 << 20;
 
-/// How [`write_with`] blocks the object and splits it into files.
+/// How [`write_with`] blocks the object and splits it into files. Plain data, as every
+/// format's options: set the fields that differ from [`WriteOptions::default`] (blocks of
+/// 1000 x 1000, frames 1000 rows, SystemDS's default; one file for objects up to
+/// [`PART_BYTES`], else a directory of one part per [`PART_BYTES`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
-    block_size: u32,
-    parts: Option<usize>,
+    /// Square blocks of `size` x `size` (frames: blocks of `size` rows; 0 counts as 1).
+    pub block_size: u32,
+    /// A directory of `parts` part files (`part-00000`, ...; 0 counts as 1), as Spark writes
+    /// them, each a contiguous range of block rows, written in parallel.
+    pub parts: Option<usize>,
 }
 
 impl Default for WriteOptions {
@@ -41,34 +47,13 @@ impl Default for WriteOptions {
     }
 }
 
-impl WriteOptions {
-    /// Blocks of 1000 x 1000 (frames: 1000 rows), SystemDS's default; one file for objects
-    /// up to [`PART_BYTES`], else a directory of one part per [`PART_BYTES`].
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Square blocks of `size` x `size` (frames: blocks of `size` rows; at least 1).
-    pub fn block_size(mut self, size: u32) -> Self {
-        self.block_size = size.max(1);
-        self
-    }
-
-    /// A directory of `parts` part files (`part-00000`, ...; at least 1), as Spark writes
-    /// them, each a contiguous range of block rows, written in parallel.
-    pub fn parts(mut self, parts: usize) -> Self {
-        self.parts = Some(parts.max(1));
-        self
-    }
-}
-
 /// Writes a matrix or frame as SystemDS binary blocks and its `.mtd`, with the default
 /// options.
 ///
 /// # Errors
 /// As [`write_with`].
 pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::new())
+    write_with(path, object, &WriteOptions::default())
 }
 
 /// Writes a matrix or frame as SystemDS binary blocks (one file, or a directory of part
@@ -92,7 +77,7 @@ type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync
 /// [`write_with`].
 fn write_object(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
     let (rows, cols) = object.shape();
-    let size = u64::from(options.block_size);
+    let size = u64::from(options.block_size.max(1));
     let block_rows = rows.div_ceil(size);
     if object.data_type() == DataType::Frame {
         let columns: Vec<(String, Values)> = object
@@ -125,7 +110,7 @@ fn write_object(path: &Path, object: &Object, options: &WriteOptions) -> Result<
         let classes = (FRAME_KEY, FRAME_VALUE);
         return write_files(
             path,
-            (options.parts, false),
+            (options.parts.map(|p| p.max(1)), false),
             (block_rows, rows * width),
             (classes, sync_marker(rows, cols)),
             &records,
@@ -233,7 +218,7 @@ fn write_matrix(
     (rows, cols): (u64, u64),
     options: &WriteOptions,
 ) -> Result<()> {
-    let size = u64::from(options.block_size);
+    let size = u64::from(options.block_size.max(1));
     let nnz = AtomicU64::new(0);
     let estimate = cells.estimate((rows, cols));
     let records = |bi: u64, scratch: &mut Vec<u8>, emit: &mut Emit<'_>| {
@@ -256,7 +241,10 @@ fn write_matrix(
     };
     write_files(
         path,
-        (options.parts, matches!(cells, Cells::InOrder(_))),
+        (
+            options.parts.map(|p| p.max(1)),
+            matches!(cells, Cells::InOrder(_)),
+        ),
         (rows.div_ceil(size), estimate),
         ((MATRIX_KEY, MATRIX_VALUE), sync_marker(rows, cols)),
         &records,

@@ -1361,7 +1361,10 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
             convert(
                 &input,
                 &output,
-                &ConvertOptions::new().dbdf(serde_daphne::Options::new().tile(tile.0, tile.1)),
+                &ConvertOptions {
+                    dbdf: serde_daphne::Options::new().tile(tile.0, tile.1),
+                    ..Default::default()
+                },
             )
             .unwrap();
             let back: Object = from_file(&output).unwrap();
@@ -1407,7 +1410,10 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
         let err = convert(
             &input,
             &output,
-            &ConvertOptions::new().dbdf(serde_daphne::Options::new().tile(1, 1)),
+            &ConvertOptions {
+                dbdf: serde_daphne::Options::new().tile(1, 1),
+                ..Default::default()
+            },
         )
         .unwrap_err();
         assert_error!(err.error(), ForeignInput);

@@ -136,9 +136,11 @@ fn every_golden_file_reads_with_its_manifest_values_and_writes_back_bit_exactly(
             .iter()
             .map(|v| v["type"].as_str().unwrap())
             .collect();
-        let options = WriteOptions::new()
-            .bools(types.contains(&"bool"))
-            .f16(types.contains(&"f16"));
+        let options = WriteOptions {
+            bools: types.contains(&"bool"),
+            f16: types.contains(&"f16"),
+            ..Default::default()
+        };
         assert_eq!(
             futhark::to_vec(&objects, &options).unwrap(),
             bytes,
@@ -176,7 +178,7 @@ fn daphne_objects_come_back_from_futhark_byte_identical() {
         Options::new().tile(2, 2),
         Options::new().dialect(serde_daphne::Dialect::Runtime),
     ] {
-        let bytes = futhark::to_vec(&objects, &WriteOptions::new()).unwrap();
+        let bytes = futhark::to_vec(&objects, &WriteOptions::default()).unwrap();
         let back = futhark::from_slice(&bytes).unwrap();
         assert_eq!(back.len(), objects.len());
         for (original, back) in objects.iter().zip(back) {
@@ -189,7 +191,14 @@ fn daphne_objects_come_back_from_futhark_byte_identical() {
             assert_eq!(a, b);
         }
         // As 2-D arrays, also 1 x 1 and n x 1 keep their shapes.
-        let bytes = futhark::to_vec(&objects, &WriteOptions::new().matrices(true)).unwrap();
+        let bytes = futhark::to_vec(
+            &objects,
+            &WriteOptions {
+                matrices: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let shapes: Vec<_> = futhark::from_slice(&bytes)
             .unwrap()
             .iter()
@@ -203,22 +212,35 @@ fn daphne_objects_come_back_from_futhark_byte_identical() {
 #[test]
 fn what_futhark_or_daphne_cannot_hold_is_refused_by_name() {
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
-    let err = futhark::to_vec(&[frame], &WriteOptions::new()).unwrap_err();
+    let err = futhark::to_vec(&[frame], &WriteOptions::default()).unwrap_err();
     assert_error!(err, NotConvertible);
     assert!(err.to_string().contains("Frame"), "{err}");
 
     let two = Object::dense(2, 1, Values::U8(vec![1, 2])).unwrap();
-    let err =
-        futhark::to_vec(std::slice::from_ref(&two), &WriteOptions::new().bools(true)).unwrap_err();
+    let err = futhark::to_vec(
+        std::slice::from_ref(&two),
+        &WriteOptions {
+            bools: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("u8 value 2"), "{err}");
     // Without the option it is a u8 array.
     assert_eq!(
-        &futhark::to_vec(&[two], &WriteOptions::new()).unwrap()[..7],
+        &futhark::to_vec(&[two], &WriteOptions::default()).unwrap()[..7],
         b"b\x02\x01  u8"
     );
 
     let third = Object::dense(1, 1, Values::F32(vec![1.0 / 3.0])).unwrap();
-    let err = futhark::to_vec(&[third], &WriteOptions::new().f16(true)).unwrap_err();
+    let err = futhark::to_vec(
+        &[third],
+        &WriteOptions {
+            f16: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("f16 cannot hold"), "{err}");
 }
 
@@ -271,7 +293,10 @@ fn mutated_files_give_errors_or_values() {
                 bad[at] ^= flip;
                 if let Ok(objects) = futhark::from_slice(&bad) {
                     // What reads, writes back and reads the same.
-                    let options = WriteOptions::new().matrices(true);
+                    let options = WriteOptions {
+                        matrices: true,
+                        ..Default::default()
+                    };
                     let again =
                         futhark::from_slice(&futhark::to_vec(&objects, &options).unwrap()).unwrap();
                     assert_eq!(again, objects);
@@ -292,11 +317,11 @@ fn interop_modules_read_and_write_paths_as_they_do_bytes() {
     let m = Object::dense(2, 3, Values::I32(vec![1, 0, -3, 4, 0, 6])).unwrap();
 
     let fut = dir.join("m.fut");
-    futhark::write_with(&fut, std::slice::from_ref(&m), &WriteOptions::new()).unwrap();
+    futhark::write_with(&fut, std::slice::from_ref(&m), &WriteOptions::default()).unwrap();
     let bytes = std::fs::read(&fut).unwrap();
     assert_eq!(
         bytes,
-        futhark::to_vec(std::slice::from_ref(&m), &WriteOptions::new()).unwrap()
+        futhark::to_vec(std::slice::from_ref(&m), &WriteOptions::default()).unwrap()
     );
     assert_eq!(futhark::read(&fut).unwrap(), std::slice::from_ref(&m));
 
@@ -307,7 +332,7 @@ fn interop_modules_read_and_write_paths_as_they_do_bytes() {
 
     let bsp = dir.join("m.bsp.npz");
     binsparse::write(&bsp, &m).unwrap();
-    let options = binsparse::WriteOptions::new();
+    let options = binsparse::WriteOptions::default();
     assert_eq!(
         std::fs::read(&bsp).unwrap(),
         binsparse::to_vec(&m, &options).unwrap()

@@ -238,8 +238,8 @@ fn a_cell_given_twice_is_refused_not_summed() {
 fn csr_archives_write_stored_or_deflated_and_read_back() {
     // (Each member's bytes against scipy's: python/tests, which reads the zip with numpy.)
     for options in [
-        dbdf::scipy::WriteOptions::new(),
-        dbdf::scipy::WriteOptions::new().compressed(true),
+        dbdf::scipy::WriteOptions::default(),
+        dbdf::scipy::WriteOptions { compressed: true },
     ] {
         let bytes = dbdf::scipy::to_vec(&m(), &options).unwrap();
         assert_eq!(dbdf::scipy::from_slice(&bytes).unwrap(), m(), "{options:?}");
@@ -279,8 +279,8 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
     assert_eq!(names, ["arr_0", "arr_1"]);
     // Written back: the members numpy wrote, stored or deflated.
     for options in [
-        dbdf::npz::WriteOptions::new(),
-        dbdf::npz::WriteOptions::new().compressed(true),
+        dbdf::npz::WriteOptions::default(),
+        dbdf::npz::WriteOptions { compressed: true },
     ] {
         let named = vec![("a".to_string(), a.clone()), ("c".to_string(), c.clone())];
         let dir = dir("npz_write");
@@ -307,25 +307,35 @@ fn convert_tells_npz_archives_apart_by_their_members() {
     );
     // scipy -> .dbdf -> scipy (compressed) -> .dbdf: the same matrix.
     let (one, two, back) = (dir.join("1.dbdf"), dir.join("2.npz"), dir.join("3.dbdf"));
-    convert(&data("scipy_dia.npz"), &one, &ConvertOptions::new()).unwrap();
-    let to_scipy = ConvertOptions::new()
-        .to(Format::Scipy)
-        .scipy(dbdf::scipy::WriteOptions::new().compressed(true));
+    convert(&data("scipy_dia.npz"), &one, &ConvertOptions::default()).unwrap();
+    let to_scipy = ConvertOptions {
+        to: Some(Format::Scipy),
+        scipy: dbdf::scipy::WriteOptions { compressed: true },
+        ..Default::default()
+    };
     convert(&one, &two, &to_scipy).unwrap();
-    convert(&two, &back, &ConvertOptions::new()).unwrap();
+    convert(&two, &back, &ConvertOptions::default()).unwrap();
     let read = |p: &std::path::Path| serde_daphne::from_file::<_, Object>(p).unwrap();
     assert_eq!(read(&back), m());
     // A stored CSR archive in place, its non-zeros counted from its values alone: one pass.
     for name in ["scipy_csr.npz", "scipy_csr_unsorted.npz"] {
         let out = dir.join("in_place.dbdf");
-        convert(&data(name), &out, &ConvertOptions::new()).unwrap();
+        convert(&data(name), &out, &ConvertOptions::default()).unwrap();
         assert_eq!(read(&out), m(), "{name}");
     }
     // A .dbdf of several objects to a numpy archive: arr_0, arr_1, ...
     let several = dir.join("several.dbdf");
-    convert(&data("savez.npz"), &several, &ConvertOptions::new()).unwrap();
+    convert(&data("savez.npz"), &several, &ConvertOptions::default()).unwrap();
     let out = dir.join("out.npz");
-    convert(&several, &out, &ConvertOptions::new().to(Format::Npz)).unwrap();
+    convert(
+        &several,
+        &out,
+        &ConvertOptions {
+            to: Some(Format::Npz),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let names: Vec<String> = dbdf::npz::read(&out)
         .unwrap()
         .into_iter()
@@ -337,7 +347,10 @@ fn convert_tells_npz_archives_apart_by_their_members() {
     convert(
         &data("savez.npz"),
         &kept,
-        &ConvertOptions::new().to(Format::Npz),
+        &ConvertOptions {
+            to: Some(Format::Npz),
+            ..Default::default()
+        },
     )
     .unwrap();
     let names: Vec<String> = dbdf::npz::read(&kept)
@@ -417,12 +430,7 @@ fn deflated_members_stream_across_chunks_and_bands_as_whole() {
     ];
     let dir = dir("npz_streamed");
     let path = dir.join("z.npz");
-    dbdf::npz::write_with(
-        &path,
-        &named,
-        &dbdf::npz::WriteOptions::new().compressed(true),
-    )
-    .unwrap();
+    dbdf::npz::write_with(&path, &named, &dbdf::npz::WriteOptions { compressed: true }).unwrap();
     for rows in [1, 7, 64] {
         let mut source = dbdf::npz::source(&path).unwrap();
         let mut got = Vec::new();
@@ -478,7 +486,7 @@ fn scipy_csr_archives_stream_stored_or_deflated_as_whole() {
     let dir = dir("scipy_streamed");
     for compressed in [false, true] {
         let path = dir.join("m.npz");
-        let options = dbdf::scipy::WriteOptions::new().compressed(compressed);
+        let options = dbdf::scipy::WriteOptions { compressed };
         dbdf::scipy::write_with(&path, &m, &options).unwrap();
         for rows in [1, 999, 50_000] {
             let mut source = dbdf::scipy::source(&path).unwrap();

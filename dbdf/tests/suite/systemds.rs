@@ -16,7 +16,13 @@ fn to_dbdf(
     output: &Path,
     options: &serde_daphne::Options,
 ) -> serde_daphne::Result<()> {
-    let mut source = systemds::source(input, &ReadOptions::new().keep_blocks(true))?;
+    let mut source = systemds::source(
+        input,
+        &ReadOptions {
+            keep_blocks: true,
+            ..Default::default()
+        },
+    )?;
     let mut options = options.clone();
     let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
     if let (None, Some((r, c)), false) = (options.tile, source.metadata().tile, runtime) {
@@ -112,7 +118,10 @@ const MATRICES: [(&str, u64, u64); 7] = [
 fn every_golden_matrix_reads_with_the_values_of_its_text_copy() {
     for (name, rows, cols) in MATRICES {
         for keep_blocks in [false, true] {
-            let options = ReadOptions::new().keep_blocks(keep_blocks);
+            let options = ReadOptions {
+                keep_blocks,
+                ..Default::default()
+            };
             let m = systemds::read_with(golden(name), &options)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(m.shape(), (rows, cols), "{name}");
@@ -263,7 +272,15 @@ fn part_files_in_any_order_with_sync_markers_anywhere_read_the_same() {
         ),
     ] {
         let file = dir.join(name);
-        systemds::write_with(&file, &m, &WriteOptions::new().block_size(2)).unwrap();
+        systemds::write_with(
+            &file,
+            &m,
+            &WriteOptions {
+                block_size: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let (header, records) = split_records(&std::fs::read(&file).unwrap());
         assert_eq!(records.len(), grid);
         let sync = header[header.len() - 16..].to_vec();
@@ -287,7 +304,10 @@ fn part_files_in_any_order_with_sync_markers_anywhere_read_the_same() {
             }
             std::fs::write(systemds::metadata_path(&parts), json.to_string()).unwrap();
             for keep_blocks in [false, true] {
-                let options = ReadOptions::new().keep_blocks(keep_blocks);
+                let options = ReadOptions {
+                    keep_blocks,
+                    ..Default::default()
+                };
                 let read = systemds::read_with(&parts, &options).unwrap();
                 assert_eq!(cells(&read), cells(&m), "{name} {with_nnz} {keep_blocks}");
                 let blocks = read.block_types().iter().map(|(_, n)| n).sum::<usize>();
@@ -465,7 +485,13 @@ fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
     for (value, at, says) in cases {
         let file = [header.clone(), record(1, 1, &value), record(1, 2, &broken)].concat();
         std::fs::write(&path, &file).unwrap();
-        for options in [ReadOptions::new(), ReadOptions::new().keep_blocks(true)] {
+        for options in [
+            ReadOptions::default(),
+            ReadOptions {
+                keep_blocks: true,
+                ..Default::default()
+            },
+        ] {
             let err = systemds::read_with(&path, &options).unwrap_err();
             assert_error!(err, ForeignInput);
             assert_eq!(
@@ -554,7 +580,10 @@ fn frames_we_write_encode_columns_as_systemds_does_and_read_back() {
     assert_eq!(back.columns().unwrap(), frame.columns().unwrap());
     // Blocks of 3 rows in 2 parts: a directory Spark can split, read back the same.
     let parts = dir.join("f_parts");
-    let options = WriteOptions::new().block_size(3).parts(2);
+    let options = WriteOptions {
+        block_size: 3,
+        parts: Some(2),
+    };
     systemds::write_with(&parts, &frame, &options).unwrap();
     assert!(parts.join("part-00000").is_file() && parts.join("part-00001").is_file());
     assert_eq!(
@@ -569,7 +598,10 @@ fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
     let m = systemds::read(golden("sparse_100")).unwrap();
     for parts in [1, 3, 7, 200] {
         let out = dir.join(format!("m{parts}"));
-        let options = WriteOptions::new().block_size(16).parts(parts);
+        let options = WriteOptions {
+            block_size: 16,
+            parts: Some(parts),
+        };
         systemds::write_with(&out, &m, &options).unwrap();
         let mut names: Vec<String> = std::fs::read_dir(&out)
             .unwrap()
@@ -595,10 +627,26 @@ fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
     }
     // Writing again replaces the directory; a directory of other files is left alone.
     let out = dir.join("m3");
-    systemds::write_with(&out, &m, &WriteOptions::new().parts(2)).unwrap();
+    systemds::write_with(
+        &out,
+        &m,
+        &WriteOptions {
+            parts: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(!out.join("part-00002").exists());
     std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-    let err = systemds::write_with(&out, &m, &WriteOptions::new().parts(2)).unwrap_err();
+    let err = systemds::write_with(
+        &out,
+        &m,
+        &WriteOptions {
+            parts: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("remove it first"), "{err}");
 }
 
@@ -616,7 +664,10 @@ fn npy_files_write_as_systemds_streamed_or_whole_with_the_same_values() {
         let npy = dir.join(format!("{name}.npy"));
         dbdf::npy::write(&npy, &object).unwrap();
         let out = dir.join(name);
-        let options = WriteOptions::new().block_size(2).parts(2);
+        let options = WriteOptions {
+            block_size: 2,
+            parts: Some(2),
+        };
         write_npy(&npy, &out, &options).unwrap();
         assert_eq!(
             cells(&systemds::read(&out).unwrap()),
@@ -642,7 +693,10 @@ fn npy_values_at_any_offset_write_the_same_blocks() {
     shifted[8..10].copy_from_slice(&((header_len + 1) as u16).to_le_bytes());
     let misaligned = dir.join("misaligned.npy");
     std::fs::write(&misaligned, &shifted).unwrap();
-    let options = WriteOptions::new().block_size(2).parts(2);
+    let options = WriteOptions {
+        block_size: 2,
+        parts: Some(2),
+    };
     for (npy, out) in [(&aligned, "a"), (&misaligned, "m")] {
         write_npy(npy, &dir.join(out), &options).unwrap();
     }
@@ -696,8 +750,11 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
             let dbdf = dir.join(format!("{name}-{layout}.dbdf"));
             to_file_with(&dbdf, object, options).unwrap();
             for write in [
-                WriteOptions::new().block_size(2).parts(2),
-                WriteOptions::new(),
+                WriteOptions {
+                    block_size: 2,
+                    parts: Some(2),
+                },
+                WriteOptions::default(),
             ] {
                 let (whole, streamed) = (dir.join("whole"), dir.join("streamed"));
                 systemds::write_with(&whole, object, &write).unwrap();
@@ -735,7 +792,7 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0, 2.0]))]).unwrap();
     let dbdf = dir.join("frame.dbdf");
     serde_daphne::to_file(&dbdf, &frame).unwrap();
-    write_dbdf(&dbdf, 0, &dir.join("frame"), &WriteOptions::new()).unwrap();
+    write_dbdf(&dbdf, 0, &dir.join("frame"), &WriteOptions::default()).unwrap();
     systemds::write(dir.join("frame-whole"), &frame).unwrap();
     assert_eq!(
         std::fs::read(dir.join("frame")).unwrap(),
@@ -745,11 +802,11 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     let big = Object::dense(1, 2, Values::I64(vec![1, (1 << 53) + 1])).unwrap();
     let dbdf = dir.join("big.dbdf");
     serde_daphne::to_file(&dbdf, &big).unwrap();
-    let err = write_dbdf(&dbdf, 0, &dir.join("big"), &WriteOptions::new()).unwrap_err();
+    let err = write_dbdf(&dbdf, 0, &dir.join("big"), &WriteOptions::default()).unwrap_err();
     assert_error!(err, LossyConversion);
     assert!(!dir.join("big").exists(), "nothing left behind");
     let dbdf = dir.join("dense-plain.dbdf");
-    let err = write_dbdf(&dbdf, 1, &dir.join("none"), &WriteOptions::new()).unwrap_err();
+    let err = write_dbdf(&dbdf, 1, &dir.join("none"), &WriteOptions::default()).unwrap_err();
     assert_error!(err, InvalidValue);
 }
 
@@ -801,7 +858,15 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
             .unwrap(),
     ] {
         let sysds = dir.join("parts");
-        systemds::write_with(&sysds, &object, &WriteOptions::new().block_size(2).parts(2)).unwrap();
+        systemds::write_with(
+            &sysds,
+            &object,
+            &WriteOptions {
+                block_size: 2,
+                parts: Some(2),
+            },
+        )
+        .unwrap();
         let out = dir.join("parts.dbdf");
         to_dbdf(&sysds, &out, &Options::new()).unwrap();
         let m = read_back(&out);

@@ -49,11 +49,11 @@ fn pyarrow_files_of_every_type_and_codec_read_as_numpy_wrote_the_table() {
         "types_lz4.feather",
         "types_zstd.feather",
     ] {
-        let got = read(&data(name), &ReadOptions::new()).unwrap();
+        let got = read(&data(name), &ReadOptions::default()).unwrap();
         assert_eq!(got, expected, "{name}");
     }
     // Parquet 1.0 has no unsigned 32-bit type: pyarrow stores u32 as int64, read as such.
-    let got = read(&data("types_v1.parquet"), &ReadOptions::new()).unwrap();
+    let got = read(&data("types_v1.parquet"), &ReadOptions::default()).unwrap();
     let mut columns = expected.columns().unwrap();
     columns[4] = columns[4].clone().convert(ValueType::I64).unwrap();
     assert_eq!(got.columns().unwrap(), columns);
@@ -61,7 +61,7 @@ fn pyarrow_files_of_every_type_and_codec_read_as_numpy_wrote_the_table() {
 
 #[test]
 fn dictionaries_are_decoded_and_pandas_and_polars_files_read() {
-    let got = read(&data("dictionary.parquet"), &ReadOptions::new()).unwrap();
+    let got = read(&data("dictionary.parquet"), &ReadOptions::default()).unwrap();
     let want = Object::frame(vec![
         ("ints".into(), Values::I64(vec![3, 1, 3, 3, 2, 1])),
         (
@@ -71,7 +71,7 @@ fn dictionaries_are_decoded_and_pandas_and_polars_files_read() {
     ])
     .unwrap();
     assert_eq!(got, want);
-    let got = read(&data("dictionary.feather"), &ReadOptions::new()).unwrap();
+    let got = read(&data("dictionary.feather"), &ReadOptions::default()).unwrap();
     assert_eq!(
         got.columns().unwrap()[0],
         Values::I64(vec![3, 1, 3, 3, 2, 1])
@@ -86,7 +86,7 @@ fn dictionaries_are_decoded_and_pandas_and_polars_files_read() {
     .unwrap();
     for name in ["pandas.parquet", "polars.parquet", "polars.arrow"] {
         assert_eq!(
-            read(&data(name), &ReadOptions::new()).unwrap(),
+            read(&data(name), &ReadOptions::default()).unwrap(),
             frame,
             "{name}"
         );
@@ -95,20 +95,26 @@ fn dictionaries_are_decoded_and_pandas_and_polars_files_read() {
 
 #[test]
 fn nulls_are_refused_by_column_and_row_or_filled_as_asked() {
-    let err = read(&data("nulls.parquet"), &ReadOptions::new()).unwrap_err();
+    let err = read(&data("nulls.parquet"), &ReadOptions::default()).unwrap_err();
     assert_error!(err, NotConvertible { what, .. } if what == "the null at row 2 of column \"x\"");
     assert!(err.to_string().contains("--nulls"), "{err}");
     // NaN fills floats only: the int column's null is refused next.
     let err = read(
         &data("nulls.parquet"),
-        &ReadOptions::new().nulls(Nulls::Nan),
+        &ReadOptions {
+            nulls: Nulls::Nan,
+            ..Default::default()
+        },
     )
     .unwrap_err();
     assert_error!(err, NotConvertible { what, reason, .. }
         if what == "the null at row 3 of column \"n\"" && reason.contains("--nulls zero"));
     let got = read(
         &data("nulls_float.parquet"),
-        &ReadOptions::new().nulls(Nulls::Nan),
+        &ReadOptions {
+            nulls: Nulls::Nan,
+            ..Default::default()
+        },
     )
     .unwrap();
     let x = got.columns().unwrap().remove(0).into_vec::<f64>().unwrap();
@@ -116,7 +122,10 @@ fn nulls_are_refused_by_column_and_row_or_filled_as_asked() {
     assert!(x[1].is_nan());
     let got = read(
         &data("nulls.parquet"),
-        &ReadOptions::new().nulls(Nulls::Zero),
+        &ReadOptions {
+            nulls: Nulls::Zero,
+            ..Default::default()
+        },
     )
     .unwrap();
     assert_eq!(
@@ -137,14 +146,17 @@ fn columns_daphne_cannot_hold_are_refused_naming_column_and_type() {
         ("nested.parquet", "column \"xs\" of type List"),
         ("decimals.parquet", "column \"p\" of type Decimal128(5, 2)"),
     ] {
-        let err = read(&data(name), &ReadOptions::new()).unwrap_err();
+        let err = read(&data(name), &ReadOptions::default()).unwrap_err();
         assert_error!(err, NotConvertible { what, .. } if what.starts_with(column));
     }
 }
 
 #[test]
 fn tables_read_as_matrices_when_asked_and_their_columns_share_a_type() {
-    let dense = ReadOptions::new().data_type(Some(DataType::DenseMatrix));
+    let dense = ReadOptions {
+        data_type: Some(DataType::DenseMatrix),
+        ..Default::default()
+    };
     let got = read(&data("matrix_columns.parquet"), &dense).unwrap();
     assert_eq!(got.data_type(), DataType::DenseMatrix);
     let want: Vec<f64> = (0..4)
@@ -155,7 +167,10 @@ fn tables_read_as_matrices_when_asked_and_their_columns_share_a_type() {
     assert_error!(err, InvalidValue { message, .. } if message.contains("a matrix has one value type"));
     let got = read(
         &data("mixed.parquet"),
-        &dense.value_type(Some(ValueType::F64)),
+        &ReadOptions {
+            value_type: Some(ValueType::F64),
+            ..dense.clone()
+        },
     )
     .unwrap();
     assert_eq!(
@@ -163,9 +178,11 @@ fn tables_read_as_matrices_when_asked_and_their_columns_share_a_type() {
         [0.0, 0.0, 1.0, 0.5, 2.0, 1.0]
     );
     // Exactly or not at all: 0.5 is no integer.
-    let ints = ReadOptions::new()
-        .data_type(Some(DataType::DenseMatrix))
-        .value_type(Some(ValueType::I32));
+    let ints = ReadOptions {
+        data_type: Some(DataType::DenseMatrix),
+        value_type: Some(ValueType::I32),
+        ..Default::default()
+    };
     let err = read(&data("mixed.parquet"), &ints).unwrap_err();
     assert!(err.to_string().contains("column \"b\" row 1"), "{err}");
 }
@@ -210,7 +227,7 @@ fn dbdf_files_round_trip_through_parquet_and_feather_byte_for_byte() {
         let given = dir.join(format!("{name}.given.dbdf"));
         serde_daphne::to_file(&given, &object).unwrap();
         let original = dir.join(format!("{name}.dbdf"));
-        convert(&given, &original, &ConvertOptions::new()).unwrap();
+        convert(&given, &original, &ConvertOptions::default()).unwrap();
         let bytes = std::fs::read(&original).unwrap();
         for (table, compression) in [
             ("parquet", Compression::Zstd),
@@ -220,14 +237,17 @@ fn dbdf_files_round_trip_through_parquet_and_feather_byte_for_byte() {
             ("arrow", Compression::Lz4),
         ] {
             let middle = dir.join(format!("{name}.{table}"));
-            let options = ConvertOptions::new().table(
-                WriteOptions::new()
-                    .compression(compression)
-                    .row_group_rows(3),
-            );
+            let options = ConvertOptions {
+                table: WriteOptions {
+                    compression: Some(compression),
+                    row_group_rows: Some(3),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
             convert(&original, &middle, &options).unwrap();
             let back = dir.join(format!("{name}.back.dbdf"));
-            convert(&middle, &back, &ConvertOptions::new()).unwrap();
+            convert(&middle, &back, &ConvertOptions::default()).unwrap();
             let got = std::fs::read(&back).unwrap();
             assert!(got == bytes, "{name} through {table} {compression}");
         }
@@ -242,13 +262,23 @@ fn matrices_are_written_a_column_each_named_as_asked() {
     let m = Object::dense(2, 2, Values::F64(vec![1.0, 2.0, 3.0, 4.0])).unwrap();
     serde_daphne::to_file(&original, &m).unwrap();
     let out = dir.join("m.parquet");
-    let labelled = |labels: &[&str]| {
-        ConvertOptions::new()
-            .table(WriteOptions::new().labels(labels.iter().map(|s| s.to_string()).collect()))
+    let labelled = |labels: &[&str]| ConvertOptions {
+        table: WriteOptions {
+            labels: Some(labels.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        },
+        ..Default::default()
     };
     convert(&original, &out, &labelled(&["x", "y"])).unwrap();
     // As a frame (without the metadata's say): the labels are the column names.
-    let frame = read(&out, &ReadOptions::new().data_type(Some(DataType::Frame))).unwrap();
+    let frame = read(
+        &out,
+        &ReadOptions {
+            data_type: Some(DataType::Frame),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(
         frame,
         Object::frame(vec![
@@ -286,7 +316,7 @@ fn several_objects_and_formats_by_name_and_extension() {
     let two = dir.join("two.dbdf");
     let m = Object::dense(1, 1, Values::F64(vec![1.0])).unwrap();
     serde_daphne::to_file(&two, &(m.clone(), m)).unwrap();
-    let err = convert(&two, &dir.join("two.parquet"), &ConvertOptions::new()).unwrap_err();
+    let err = convert(&two, &dir.join("two.parquet"), &ConvertOptions::default()).unwrap_err();
     assert!(
         err.to_string()
             .contains("holds 2 objects, but Parquet holds one"),
@@ -323,7 +353,7 @@ fn hostile_tables_give_errors_and_leave_nothing() {
         for case in cases {
             std::fs::write(&bad, &case).unwrap();
             // An error or a table: never a panic, and no output after an error.
-            if convert(&bad, &out, &ConvertOptions::new()).is_err() {
+            if convert(&bad, &out, &ConvertOptions::default()).is_err() {
                 assert!(!out.exists(), "{name}");
             }
             let _ = std::fs::remove_file(&out);
@@ -341,12 +371,12 @@ fn a_footer_that_lies_about_its_length_or_blocks_is_refused_at_open() {
     let n = lying.len();
     lying[n - 10..n - 6].copy_from_slice(&i32::MAX.to_le_bytes());
     std::fs::write(&bad, &lying).unwrap();
-    let err = arrow::feather::source(&bad, &ReadOptions::new())
+    let err = arrow::feather::source(&bad, &ReadOptions::default())
         .err()
         .unwrap();
     assert_error!(err, ForeignInput { message, .. } if message.contains("does not fit"));
     std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
-    let err = arrow::feather::source(&bad, &ReadOptions::new())
+    let err = arrow::feather::source(&bad, &ReadOptions::default())
         .err()
         .unwrap();
     assert_error!(err, ForeignInput { .. });
@@ -432,7 +462,14 @@ mod cli {
             "{}",
             String::from_utf8_lossy(&run.stderr)
         );
-        let frame = read(&named, &ReadOptions::new().data_type(Some(DataType::Frame))).unwrap();
+        let frame = read(
+            &named,
+            &ReadOptions {
+                data_type: Some(DataType::Frame),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(
             frame,
             Object::frame(vec![
@@ -500,24 +537,27 @@ fn whole_writes_are_the_conversions_bytes_and_read_back() {
         convert(
             &data("types.npy"),
             &converted,
-            &ConvertOptions::new().to(format),
+            &ConvertOptions {
+                to: Some(format),
+                ..Default::default()
+            },
         )
         .unwrap();
         let written = dir.join(format!("written.{extension}"));
         let bytes = match format {
             Format::Parquet => {
                 arrow::parquet::write(&written, &expected).unwrap();
-                arrow::parquet::to_vec(&expected, &WriteOptions::new()).unwrap()
+                arrow::parquet::to_vec(&expected, &WriteOptions::default()).unwrap()
             }
             _ => {
                 arrow::feather::write(&written, &expected).unwrap();
-                arrow::feather::to_vec(&expected, &WriteOptions::new()).unwrap()
+                arrow::feather::to_vec(&expected, &WriteOptions::default()).unwrap()
             }
         };
         assert_eq!(bytes, std::fs::read(&converted).unwrap(), "{extension}");
         assert_eq!(std::fs::read(&written).unwrap(), bytes, "{extension}");
         assert_eq!(
-            read(&written, &ReadOptions::new()).unwrap(),
+            read(&written, &ReadOptions::default()).unwrap(),
             expected,
             "{extension}"
         );

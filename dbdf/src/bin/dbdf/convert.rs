@@ -180,67 +180,61 @@ impl Args {
                 .dialect(Dialect::Runtime)
                 .guard_daphne_labels(!self.unguarded_labels);
         }
-        let mut bsp = binsparse::WriteOptions::new()
-            .iso(self.iso)
-            .bint8(self.bint8)
-            .version(self.binsparse_version.unwrap_or_default())
-            .zarr_version(self.zarr_format.unwrap_or_default());
-        if let Some(format) = self.binsparse_format {
-            bsp = bsp.format(format);
+        ConvertOptions {
+            from: self.from,
+            to: self.to,
+            data_type: self.data_type,
+            value_type: self.value_type,
+            sync: !self.no_sync,
+            progress: progress_bar("converting", &self.input).map(|bar| Arc::new(bar) as _),
+            dbdf,
+            csv: dbdf::csv::WriteOptions { daphne },
+            futhark: futhark::WriteOptions {
+                bools: self.futhark_bool,
+                f16: self.futhark_f16,
+                matrices: self.futhark_matrices,
+            },
+            binsparse: binsparse::WriteOptions {
+                format: self.binsparse_format,
+                index_type: self.index_type.unwrap_or(ValueType::U64),
+                iso: self.iso,
+                bint8: self.bint8,
+                version: self.binsparse_version.unwrap_or_default(),
+                zarr_version: self.zarr_format.unwrap_or_default(),
+                ..Default::default()
+            },
+            systemds_input: systemds::ReadOptions {
+                keep_blocks: self.keep_blocks,
+                ..Default::default()
+            },
+            systemds: systemds::WriteOptions {
+                parts: self.parts,
+                ..match self.systemds_block_size {
+                    Some(block_size) => systemds::WriteOptions {
+                        block_size,
+                        ..Default::default()
+                    },
+                    None => Default::default(),
+                }
+            },
+            npz: npz::WriteOptions {
+                compressed: self.compressed,
+            },
+            scipy: scipy::WriteOptions {
+                compressed: self.compressed,
+            },
+            table_input: arrow::ReadOptions {
+                nulls: self.nulls.unwrap_or_default(),
+                ..Default::default()
+            },
+            table: arrow::WriteOptions {
+                compression: self.compression,
+                row_group_rows: self
+                    .row_group_rows
+                    .map(|rows| usize::try_from(rows).unwrap_or(usize::MAX)),
+                labels: self.labels.clone(),
+            },
         }
-        if let Some(index_type) = self.index_type {
-            bsp = bsp.index_type(index_type);
-        }
-        let mut sysds = systemds::WriteOptions::new();
-        if let Some(size) = self.systemds_block_size {
-            sysds = sysds.block_size(size);
-        }
-        if let Some(parts) = self.parts {
-            sysds = sysds.parts(parts);
-        }
-        let mut tables = arrow::WriteOptions::new();
-        if let Some(compression) = self.compression {
-            tables = tables.compression(compression);
-        }
-        if let Some(rows) = self.row_group_rows {
-            tables = tables.row_group_rows(usize::try_from(rows).unwrap_or(usize::MAX));
-        }
-        if let Some(labels) = &self.labels {
-            tables = tables.labels(labels.clone());
-        }
-        let mut options = ConvertOptions::new()
-            .sync(!self.no_sync)
-            .dbdf(dbdf)
-            .csv(dbdf::csv::WriteOptions::new().daphne(daphne))
-            .futhark(
-                futhark::WriteOptions::new()
-                    .bools(self.futhark_bool)
-                    .f16(self.futhark_f16)
-                    .matrices(self.futhark_matrices),
-            )
-            .binsparse(bsp)
-            .systemds_input(systemds::ReadOptions::new().keep_blocks(self.keep_blocks))
-            .systemds(sysds)
-            .npz(npz::WriteOptions::new().compressed(self.compressed))
-            .scipy(scipy::WriteOptions::new().compressed(self.compressed))
-            .table_input(arrow::ReadOptions::new().nulls(self.nulls.unwrap_or_default()))
-            .table(tables);
-        if let Some(format) = self.from {
-            options = options.from(format);
-        }
-        if let Some(format) = self.to {
-            options = options.to(format);
-        }
-        if let Some(dt) = self.data_type {
-            options = options.data_type(dt);
-        }
-        if let Some(vt) = self.value_type {
-            options = options.value_type(vt);
-        }
-        if let Some(bar) = progress_bar("converting", &self.input) {
-            options = options.progress(Arc::new(bar));
-        }
-        options
     }
 }
 

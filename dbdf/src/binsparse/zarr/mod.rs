@@ -8,7 +8,7 @@
 //! compressor and shuffle) and `crc32c`; missing chunks hold the array's fill value. Chunks
 //! are decoded one at a time into the final values. Sharding, filters and other codecs are
 //! refused by name. Written: Zarr v3 (or v2 with [`ZarrVersion::V2`]) with zstd, as
-//! zarr-python writes by default, in chunks of at most [`CHUNK`] elements.
+//! zarr-python writes by default, in chunks of at most 2^20 elements.
 //!
 //! ```
 //! use std::collections::BTreeMap;
@@ -17,7 +17,7 @@
 //!
 //! let m = Object::csr(2, 3, vec![0, 1, 2], vec![2, 0], Values::F64(vec![1.5, -2.0]))?;
 //! let mut store = BTreeMap::new();
-//! zarr::write_store(&mut store, &m, &WriteOptions::new())?;
+//! zarr::write_store(&mut store, &m, &WriteOptions::default())?;
 //! assert!(store.contains_key("values/c/0"));
 //! let back = zarr::read_store(&store, &Default::default())?;
 //! assert_eq!(back.object, m);
@@ -47,8 +47,8 @@ use serde_daphne::{Error, Result};
 const ZARR: Foreign = Foreign("Binsparse (Zarr)");
 
 /// The most elements in one chunk the crate writes: 8 MiB of `f64`, which zarr-python
-/// reads in one piece and compresses on one core in a few milliseconds.
-pub const CHUNK: usize = 1 << 20;
+/// reads in one piece and compresses on one core.
+pub(crate) const CHUNK: usize = 1 << 20;
 
 /// The largest metadata document read (`zarr.json`, `.zarray`, `.zattrs`).
 const METADATA_MAX: usize = 1 << 20;
@@ -233,7 +233,7 @@ pub fn read_store(store: &impl Store, options: &ReadOptions) -> Result<Binsparse
 ///
 /// # Errors
 /// As [`read_store`].
-pub fn read(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
+pub(crate) fn read(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
     read_store(&Directory(path.as_ref().to_owned()), options)
         .map_err(|e| e.with_context(path.as_ref().display()))
 }

@@ -36,38 +36,38 @@ fn formats() -> Vec<Format> {
             to_vec: mtx::to_vec,
             read: |p| Ok(vec![mtx::read(p)?]),
             sink: |w| Box::new(mtx::sink(w)),
-            source: |p| Ok(Box::new(mtx::source(p, &mtx::ReadOptions::new())?)),
+            source: |p| Ok(Box::new(mtx::source(p, &mtx::ReadOptions::default())?)),
         },
         Format {
             name: "csv",
             extension: "csv",
-            to_vec: |o| csv::to_vec(o, &csv::WriteOptions::new()),
+            to_vec: |o| csv::to_vec(o, &csv::WriteOptions::default()),
             read: |p| Ok(vec![csv::read(p)?]),
-            sink: |w| Box::new(csv::sink(w, &csv::WriteOptions::new())),
+            sink: |w| Box::new(csv::sink(w, &csv::WriteOptions::default())),
             source: |p| Ok(Box::new(csv::source(p)?)),
         },
         Format {
             name: "futhark",
             extension: "fut",
-            to_vec: |o| futhark::to_vec(std::slice::from_ref(o), &futhark::WriteOptions::new()),
+            to_vec: |o| futhark::to_vec(std::slice::from_ref(o), &futhark::WriteOptions::default()),
             read: |p| futhark::read(p),
-            sink: |w| Box::new(futhark::sink(w, &futhark::WriteOptions::new())),
+            sink: |w| Box::new(futhark::sink(w, &futhark::WriteOptions::default())),
             source: |p| Ok(Box::new(futhark::source(p)?)),
         },
         Format {
             name: "binsparse",
             extension: "npz",
-            to_vec: |o| binsparse::to_vec(o, &binsparse::WriteOptions::new()),
+            to_vec: |o| binsparse::to_vec(o, &binsparse::WriteOptions::default()),
             read: |p| Ok(vec![binsparse::read(p)?.object]),
-            sink: |w| Box::new(binsparse::sink(w, &binsparse::WriteOptions::new())),
+            sink: |w| Box::new(binsparse::sink(w, &binsparse::WriteOptions::default())),
             source: |p| Ok(Box::new(binsparse::source(p)?)),
         },
         Format {
             name: "scipy",
             extension: "npz",
-            to_vec: |o| scipy::to_vec(o, &scipy::WriteOptions::new()),
+            to_vec: |o| scipy::to_vec(o, &scipy::WriteOptions::default()),
             read: |p| Ok(vec![scipy::read(p)?]),
-            sink: |w| Box::new(scipy::sink(w, &scipy::WriteOptions::new())),
+            sink: |w| Box::new(scipy::sink(w, &scipy::WriteOptions::default())),
             source: |p| Ok(Box::new(scipy::source(p)?)),
         },
         Format {
@@ -76,11 +76,11 @@ fn formats() -> Vec<Format> {
             to_vec: |o| {
                 npz::to_vec(
                     &[("arr_0".to_owned(), o.clone())],
-                    &npz::WriteOptions::new(),
+                    &npz::WriteOptions::default(),
                 )
             },
             read: |p| Ok(npz::read(p)?.into_iter().map(|(_, o)| o).collect()),
-            sink: |w| Box::new(npz::sink(w, &npz::WriteOptions::new())),
+            sink: |w| Box::new(npz::sink(w, &npz::WriteOptions::default())),
             source: |p| Ok(Box::new(npz::source(p)?)),
         },
     ];
@@ -89,32 +89,32 @@ fn formats() -> Vec<Format> {
         Format {
             name: "parquet",
             extension: "parquet",
-            to_vec: |o| dbdf::arrow::parquet::to_vec(o, &dbdf::arrow::WriteOptions::new()),
+            to_vec: |o| dbdf::arrow::parquet::to_vec(o, &dbdf::arrow::WriteOptions::default()),
             read: |p| Ok(vec![dbdf::arrow::parquet::read(p)?]),
             sink: |w| {
                 Box::new(dbdf::arrow::parquet::sink(
                     w,
-                    &dbdf::arrow::WriteOptions::new(),
+                    &dbdf::arrow::WriteOptions::default(),
                 ))
             },
             source: |p| {
-                let read = dbdf::arrow::ReadOptions::new();
+                let read = dbdf::arrow::ReadOptions::default();
                 Ok(Box::new(dbdf::arrow::parquet::source(p, &read)?))
             },
         },
         Format {
             name: "arrow",
             extension: "arrow",
-            to_vec: |o| dbdf::arrow::feather::to_vec(o, &dbdf::arrow::WriteOptions::new()),
+            to_vec: |o| dbdf::arrow::feather::to_vec(o, &dbdf::arrow::WriteOptions::default()),
             read: |p| Ok(vec![dbdf::arrow::feather::read(p)?]),
             sink: |w| {
                 Box::new(dbdf::arrow::feather::sink(
                     w,
-                    &dbdf::arrow::WriteOptions::new(),
+                    &dbdf::arrow::WriteOptions::default(),
                 ))
             },
             source: |p| {
-                let read = dbdf::arrow::ReadOptions::new();
+                let read = dbdf::arrow::ReadOptions::default();
                 Ok(Box::new(dbdf::arrow::feather::source(p, &read)?))
             },
         },

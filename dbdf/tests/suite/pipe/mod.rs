@@ -104,7 +104,7 @@ pub(super) fn pump_bands(
         true => &mut in_order.0,
         false => &mut in_order,
     };
-    pump(source, sink, &PumpOptions::default()).map_err(Failed::into_error)
+    pump(source, sink, &PumpOptions::default()).map_err(serde_daphne::Error::from)
 }
 
 /// Pumps `object` in bands of `rows` into `sink`.

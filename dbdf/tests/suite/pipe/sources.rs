@@ -15,7 +15,7 @@ fn sources_give_what_their_whole_reads_give() {
         same_windows(&format!("dbdf {name}"), &dbdf, 0, &object);
         if object.data_type() == DataType::Frame {
             let text = dir.join(format!("{k}.csv"));
-            let out = csv::to_vec(&object, &csv::WriteOptions::new()).unwrap();
+            let out = csv::to_vec(&object, &csv::WriteOptions::default()).unwrap();
             std::fs::write(&text, &out).unwrap();
             let whole = csv::from_slice(&out).unwrap();
             let got = collected(&mut csv::source(&text).unwrap());
@@ -41,7 +41,7 @@ fn sources_give_what_their_whole_reads_give() {
         let mtx_path = dir.join(format!("{k}.mtx"));
         std::fs::write(&mtx_path, mtx::to_vec(&object).unwrap()).unwrap();
         let whole = mtx::read(&mtx_path).unwrap();
-        let mut coordinates = mtx::source(&mtx_path, &mtx::ReadOptions::new()).unwrap();
+        let mut coordinates = mtx::source(&mtx_path, &mtx::ReadOptions::default()).unwrap();
         same_windows(
             &format!("mtx {name}"),
             coordinates.windows().unwrap(),
@@ -57,7 +57,10 @@ fn sources_give_what_their_whole_reads_give() {
         systemds::write_with(
             &sysds,
             &object,
-            &systemds::WriteOptions::new().block_size(2),
+            &systemds::WriteOptions {
+                block_size: 2,
+                ..Default::default()
+            },
         )
         .unwrap();
         let whole = systemds::read(&sysds).unwrap();
@@ -84,7 +87,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
         let whole = mtx::read(&path).unwrap();
-        let mut source = mtx::source(&path, &mtx::ReadOptions::new()).unwrap();
+        let mut source = mtx::source(&path, &mtx::ReadOptions::default()).unwrap();
         assert!(source.reads_in_place(), "{text}");
         same_windows(text, source.windows().unwrap(), 0, &whole);
         assert_eq!(source.headers()[0].matrix_value_type(), Some(vt), "{text}");
@@ -97,7 +100,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix {text}")).unwrap();
         assert!(
-            !mtx::source(&path, &mtx::ReadOptions::new())
+            !mtx::source(&path, &mtx::ReadOptions::default())
                 .unwrap()
                 .reads_in_place(),
             "{text}"
@@ -119,7 +122,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         ),
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
-        let err = mtx::source(&path, &mtx::ReadOptions::new())
+        let err = mtx::source(&path, &mtx::ReadOptions::default())
             .map(drop)
             .unwrap_err();
         assert_eq!(err.kind(), serde_daphne::ErrorKind::ForeignInput, "{text}");
@@ -144,9 +147,16 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
         Object::dense(2, 2, serde_daphne::Values::U8(vec![0, 1, 1, 0])).unwrap(),
     ];
     let options = [
-        WriteOptions::new(),
-        WriteOptions::new().matrices(true),
-        WriteOptions::new().bools(true).f16(true),
+        WriteOptions::default(),
+        WriteOptions {
+            matrices: true,
+            ..Default::default()
+        },
+        WriteOptions {
+            bools: true,
+            f16: true,
+            ..Default::default()
+        },
     ];
     for objects in [matrices.clone(), small.to_vec()] {
         for option in &options {
@@ -157,8 +167,8 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
                     .band_rows(rows);
                 let mut got = Vec::new();
                 let sink = Box::new(futhark::sink(&mut got, option));
-                let piped =
-                    pump(&mut source, sink, &PumpOptions::default()).map_err(Failed::into_error);
+                let piped = pump(&mut source, sink, &PumpOptions::default())
+                    .map_err(serde_daphne::Error::from);
                 match (&whole, piped) {
                     (Ok(whole), Ok(_)) => assert!(&got == whole, "{option:?} bands of {rows}"),
                     (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
@@ -183,7 +193,14 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
     }
     // Every truncation and some flipped bytes: the same error as the whole read, or the
     // same values.
-    let bytes = futhark::to_vec(&small, &WriteOptions::new().bools(true)).unwrap();
+    let bytes = futhark::to_vec(
+        &small,
+        &WriteOptions {
+            bools: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let mut cases: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
     for at in [1, 2, 3, 6, 7, 20, 25] {
         let mut flipped = bytes.clone();
@@ -223,10 +240,11 @@ fn binsparse_archives_read_in_place_as_whole() {
             Some(Format::Coo),
         ] {
             for index in [ValueType::U64, ValueType::I32] {
-                let mut options = binsparse::WriteOptions::new().index_type(index);
-                if let Some(format) = format {
-                    options = options.format(format);
-                }
+                let options = binsparse::WriteOptions {
+                    format,
+                    index_type: index,
+                    ..Default::default()
+                };
                 let bytes = binsparse::to_vec(&object, &options).unwrap();
                 std::fs::write(&path, &bytes).unwrap();
                 let whole = binsparse::read(&path).unwrap();
@@ -303,12 +321,12 @@ fn zarr_groups_read_in_place_as_whole() {
     for (name, object) in &objects {
         for format in [None, Some(Format::Coo)] {
             for version in [ZarrVersion::V3, ZarrVersion::V2] {
-                let mut options = binsparse::WriteOptions::new()
-                    .zarr_version(version)
-                    .index_type(ValueType::U32);
-                if let Some(format) = format {
-                    options = options.format(format);
-                }
+                let options = binsparse::WriteOptions {
+                    format,
+                    zarr_version: version,
+                    index_type: ValueType::U32,
+                    ..Default::default()
+                };
                 zarr::write(&path, object, &options).unwrap();
                 let whole = binsparse::read(&path).unwrap();
                 let mut source = binsparse::source(&path).unwrap();
@@ -328,7 +346,7 @@ fn zarr_groups_read_in_place_as_whole() {
     // Broken chunks and metadata: the whole read's error kind.
     let (_, _, csr) = band_fixtures().remove(3);
     for damage in ["truncate", "remove", "flip", "meta"] {
-        zarr::write(&path, &csr, &binsparse::WriteOptions::new()).unwrap();
+        zarr::write(&path, &csr, &binsparse::WriteOptions::default()).unwrap();
         let chunk = path.join("indices_1/c/0");
         match damage {
             "truncate" => std::fs::write(&chunk, &std::fs::read(&chunk).unwrap()[..5]).unwrap(),
