@@ -54,7 +54,10 @@ fn bench_layout(c: &mut Criterion, name: &str, m: &CsMat<f64>, options: &Options
     bench_file_write(&mut g, "daphne/to_file", &path, |p| {
         serde_daphne::to_file_with(p, &CsrView(m.view()), options).unwrap()
     });
-    let no_sync = options.clone().sync(false);
+    let no_sync = serde_daphne::Options {
+        sync: false,
+        ..options.clone()
+    };
     bench_file_write(&mut g, "daphne/to_file_no_sync", &path, |p| {
         serde_daphne::to_file_with(p, &CsrView(m.view()), &no_sync).unwrap()
     });
@@ -103,7 +106,10 @@ fn csr(c: &mut Criterion) {
             c,
             &format!("csr_{kind}/runtime"),
             &m,
-            &Options::new().dialect(Dialect::Runtime),
+            &Options {
+                dialect: Some(Dialect::Runtime),
+                ..Options::new()
+            },
         );
         bench_peers(c, &format!("csr_{kind}/peers"), &m);
     }

@@ -113,7 +113,10 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
         serde_daphne::to_file(p, &DenseView(a.view())).unwrap()
     });
     // Without the sync to disk: what npy and safetensors do (neither syncs).
-    let no_sync = Options::new().sync(false);
+    let no_sync = Options {
+        sync: false,
+        ..Options::new()
+    };
     bench_file_write(&mut g, "daphne/to_file_no_sync", &path, |p| {
         serde_daphne::to_file_with(p, &DenseView(a.view()), &no_sync).unwrap()
     });
@@ -134,7 +137,10 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
 
     // The cost of the writer's options.
     if rows >= 4096 {
-        let tiled = Options::new().tile(1000, 1000);
+        let tiled = Options {
+            tile: Some((1000, 1000)),
+            ..Options::new()
+        };
         g.bench_function("daphne/to_writer_reused_tiled_1000", |b| {
             b.iter(|| {
                 reused.clear();
@@ -150,7 +156,10 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
         });
         // Integers stored as f64 narrow to i16/u16 on the wire.
         let ints = a.mapv(|x| (x * 1000.0).round());
-        let narrow = Options::new().narrow(true);
+        let narrow = Options {
+            narrow: true,
+            ..Options::new()
+        };
         g.bench_function("daphne/to_writer_reused_narrowed", |b| {
             b.iter(|| {
                 reused.clear();

@@ -34,7 +34,10 @@ fn main() {
     }
     let parts = read();
     let out = format!("{path}.written");
-    let no_sync = Options::new().sync(false);
+    let no_sync = Options {
+        sync: false,
+        ..Options::new()
+    };
     let (mut checks, mut writes) = (Vec::new(), Vec::new());
     for _ in 0..reps {
         let start = Instant::now();

@@ -18,7 +18,10 @@ fn median(mut ms: Vec<f64>) -> (f64, f64, f64) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (mode, path) = (args[1].as_str(), args[2].as_str());
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     if mode == "make" {
         let n = 1_000_000usize;
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -49,7 +52,10 @@ fn main() {
     }
     let m: Csr<f64> = serde_daphne::from_file(path).unwrap();
     let out = format!("{path}.written");
-    let no_sync = runtime.sync(false);
+    let no_sync = serde_daphne::Options {
+        sync: false,
+        ..runtime
+    };
     let mut writes = Vec::new();
     for _ in 0..reps {
         let start = Instant::now();

@@ -118,7 +118,10 @@ fn main() -> serde_daphne::Result<()> {
     let dir = std::env::args().nth(1).expect("usage: daphne_files DIR");
     let dir = Path::new(&dir);
     std::fs::create_dir_all(dir)?;
-    let options = Options::new().dialect(Dialect::Runtime);
+    let options = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     let mut numbers = Numbers(7);
     matrices::<f64>(dir, &mut numbers, &options)?;
     matrices::<f32>(dir, &mut numbers, &options)?;

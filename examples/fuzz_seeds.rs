@@ -60,9 +60,16 @@ fn main() -> serde_daphne::Result<()> {
     for (p, policy) in policies.iter().enumerate() {
         for (t, tile) in [None, Some((2, 2)), Some((1, 3))].into_iter().enumerate() {
             for narrow in [false, true] {
-                let mut options = Options::new().block_policy(*policy).narrow(narrow);
+                let mut options = Options {
+                    block_policy: *policy,
+                    narrow,
+                    ..Options::new()
+                };
                 if let Some((r, c)) = tile {
-                    options = options.tile(r, c);
+                    options = serde_daphne::Options {
+                        tile: Some((r, c)),
+                        ..options
+                    };
                 }
                 let tag = format!("p{p}-t{t}-n{}", u8::from(narrow));
                 write(
@@ -84,7 +91,10 @@ fn main() -> serde_daphne::Result<()> {
             }
         }
     }
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     write(
         "runtime-dense",
         serde_daphne::to_vec_with(&Dense(dense.clone()), &runtime)?,

@@ -85,7 +85,10 @@ fn main() -> serde_daphne::Result<()> {
     }
     let sparse: CsMat<f64> = triplets.to_csr();
     let path = dir.join("sparse.dbdf");
-    let tiled = Options::new().tile(1000, 1000);
+    let tiled = Options {
+        tile: Some((1000, 1000)),
+        ..Options::new()
+    };
     serde_daphne::to_file_with(&path, &Csr(sparse.clone()), &tiled)?;
     let back: Csr<f64> = serde_daphne::from_file(&path)?;
     assert_eq!(back.0, sparse);
@@ -131,7 +134,11 @@ fn main() -> serde_daphne::Result<()> {
 
     // 4. The same values narrowed and forced dense, to see the writer's choices at work.
     let path = dir.join("experiment-narrow.dbdf");
-    let options = Options::new().narrow(true).block_policy(BlockPolicy::Dense);
+    let options = Options {
+        narrow: true,
+        block_policy: BlockPolicy::Dense,
+        ..Options::new()
+    };
     serde_daphne::to_file_with(&path, &experiment, &options)?;
     assert_eq!(serde_daphne::from_file::<_, Experiment>(&path)?, experiment);
     println!("the same struct with narrowed value types and dense blocks:");
@@ -139,7 +146,10 @@ fn main() -> serde_daphne::Result<()> {
     // 5. A file for DAPHNE itself: the runtime's dialect, with the .meta sidecar its `read`
     //    kernel needs (DaphneDSL reads dense f32/f64/si64/ui8 and CSR f32/f64 .dbdf files).
     let path = dir.join("for-daphne.dbdf");
-    let for_daphne = Options::new().dialect(Dialect::Runtime);
+    let for_daphne = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     serde_daphne::to_file_with(&path, &Dense(dense.clone()), &for_daphne)?;
     let meta = std::fs::read_to_string(serde_daphne::lowlevel::sidecar_path(&path))?;
     let back: Dense<f64> = serde_daphne::from_file(&path)?;
@@ -155,8 +165,13 @@ fn main() -> serde_daphne::Result<()> {
             ((r0 + r as u64) * cols + c0 + c as u64) as f64
         })
     };
-    let mut writer =
-        serde_daphne::DbdfWriter::create_with(&path, &Options::new().tile(1000, 1000))?;
+    let mut writer = serde_daphne::DbdfWriter::create_with(
+        &path,
+        &Options {
+            tile: Some((1000, 1000)),
+            ..Options::new()
+        },
+    )?;
     writer.begin(serde_daphne::Header::DenseMatrix {
         rows,
         cols,

@@ -19,9 +19,20 @@ fn main() {
     let n = 4096;
     let m = ndarray::Array2::from_shape_fn((n, n), |(r, c)| (r * n + c) as f64);
     let (untiled, tiled) = (dir.join("untiled.dbdf"), dir.join("tiled.dbdf"));
-    let no_sync = Options::new().sync(false);
+    let no_sync = Options {
+        sync: false,
+        ..Options::new()
+    };
     serde_daphne::to_file_with(&untiled, &DenseView(m.view()), &no_sync).unwrap();
-    serde_daphne::to_file_with(&tiled, &DenseView(m.view()), &no_sync.tile(1000, 1000)).unwrap();
+    serde_daphne::to_file_with(
+        &tiled,
+        &DenseView(m.view()),
+        &serde_daphne::Options {
+            tile: Some((1000, 1000)),
+            ..no_sync
+        },
+    )
+    .unwrap();
     let (mut u, mut t) = (Vec::new(), Vec::new());
     for _ in 0..reps {
         for (path, times) in [(&untiled, &mut u), (&tiled, &mut t)] {

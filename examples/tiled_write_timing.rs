@@ -30,7 +30,10 @@ fn main() {
     let n = 4096;
     let m = ndarray::Array2::from_shape_fn((n, n), |(r, c)| (r * n + c) as f64);
     let untiled = Options::new();
-    let tiled = Options::new().tile(1000, 1000);
+    let tiled = Options {
+        tile: Some((1000, 1000)),
+        ..Options::new()
+    };
     let only = std::env::args().nth(2);
     let cases: Vec<(&str, &Options)> = [("untiled", &untiled), ("tiled", &tiled)]
         .into_iter()

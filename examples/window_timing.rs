@@ -35,7 +35,13 @@ fn main() -> serde_daphne::Result<()> {
     let open_start = Instant::now();
     let mut plain = DbdfFile::open(&path)?;
     let opened = open_start.elapsed();
-    let mut mapped = DbdfFile::open_with(&path, &Options::new().memory_map(true))?;
+    let mut mapped = DbdfFile::open_with(
+        &path,
+        &Options {
+            memory_map: true,
+            ..Options::new()
+        },
+    )?;
     let (rows, cols) = plain.objects()[0].header.shape();
     // Windows that cross tile edges, spread over the matrix.
     let starts: Vec<(u64, u64)> = (0..9)

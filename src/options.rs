@@ -52,42 +52,71 @@ pub enum BlockPolicy {
     UltraSparse,
 }
 
-/// Options for writing and reading.
+/// Options for writing and reading. Plain data: set the fields that differ from the
+/// defaults ([`Options::new`], usable in `const` items) with struct update syntax.
 ///
 /// ```
 /// use serde_daphne::{BlockPolicy, Options};
 ///
-/// let options = Options::new()
-///     .block_policy(BlockPolicy::Sparse)
-///     .tile(1000, 1000)
-///     .narrow(true);
+/// let options = Options {
+///     block_policy: BlockPolicy::Sparse,
+///     tile: Some((1000, 1000)),
+///     narrow: true,
+///     ..Options::new()
+/// };
 /// let bytes = serde_daphne::to_vec_with(&vec![vec![0u64, 7], vec![300, 0]], &options)?;
 /// let back: Vec<Vec<u64>> = serde_daphne::from_slice(&bytes)?;
 /// assert_eq!(back, vec![vec![0, 7], vec![300, 0]]);
 /// # Ok::<(), serde_daphne::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub struct Options {
-    // Readable by anyone; set through the builder methods, which document each choice.
-    /// Which block types the writer may choose ([`Options::block_policy`]).
+    /// How each block's type is chosen.
     pub block_policy: BlockPolicy,
-    /// Tile size in rows and columns, or `None` for one block per object ([`Options::tile`]).
+    /// Splits matrices into tiles of at most `rows x cols` (as SystemDS does with 1000 x 1000);
+    /// frames are split into tiles of `rows` rows per column. Zeros count as 1. Objects
+    /// without cells stay one block. `None` (the default): one block per object, as DAPHNE
+    /// itself writes.
     pub tile: Option<(u32, u32)>,
-    /// Whether values are stored in the narrowest exact value type ([`Options::narrow`]).
+    /// Stores each block in the smallest value type that holds all its values exactly;
+    /// readers widen back to the requested Rust type.
     pub narrow: bool,
-    /// Most bytes a read takes from its input ([`Options::max_bytes`]).
+    /// The most bytes a reader may consume from an `io::Read` (default: no limit). Inputs
+    /// that claim more fail with [`crate::ErrorKind::LimitExceeded`] before reading it.
     pub max_bytes: u64,
-    /// Most bytes a read allocates beyond its input's size ([`Options::max_alloc`]).
+    /// The most memory a typed read (into `Array2`, `CsMat`, a frame's records, a `Vec`) may
+    /// take beyond the bytes the object occupies in the input; default 4 GiB. A few bytes
+    /// can describe a huge all-zero matrix (one empty block), so this keeps a small hostile
+    /// file from demanding gigabytes; raise it to read such matrices on purpose. Exceeding it
+    /// is [`crate::ErrorKind::AllocationLimit`].
     pub max_alloc: u64,
-    /// The dialect to write, or to read without detecting it ([`Options::dialect`]).
+    /// Writes, and reads, in `dialect` only. By default writers use [`Dialect::Spec`] and
+    /// readers tell each object's dialect from its bytes.
+    ///
+    /// In [`Dialect::Runtime`] each data type has one layout, so a block policy other than
+    /// [`BlockPolicy::Auto`], tiling and narrowing cannot be expressed: writing with them is
+    /// [`crate::ErrorKind::NotInDialect`] rather than a silent change. u16/i16 values and
+    /// dimensions of 2^32 or more are errors too.
     pub dialect: Option<Dialect>,
-    /// Whether file writes are synced to disk before they appear ([`Options::sync`]).
+    /// Whether [`crate::to_file_with`] syncs the file to disk before renaming it into place
+    /// (default: yes). Without the sync a file is still replaced atomically for readers and
+    /// survives a crash of the process, but not a power loss or a crash of the system: right for
+    /// scratch and eviction files, which skip the wait for the disk.
     pub sync: bool,
-    /// Whether frame labels are checked against DAPHNE's reader's limit
-    /// ([`Options::guard_daphne_labels`]).
+    /// Whether runtime-dialect frames refuse labels that overflow DAPHNE's reader (default:
+    /// yes). DAPHNE's frame reader copies each label's bytes into the memory of a
+    /// `std::string` object: a label longer than 32 bytes times the number of columns from it
+    /// to the last writes past its heap array and crashes DAPHNE (and DAPHNE drops the labels
+    /// it reads anyway). `false` writes such labels regardless, for readers other than DAPHNE.
     pub guard_daphne_labels: bool,
-    /// Whether [`crate::DbdfFile`] maps its file ([`Options::memory_map`]).
+    /// Whether [`crate::DbdfFile::open`] maps the file into memory, as safetensors'
+    /// `safe_open` does (default: no). Plain reads fill all of a block's rows in a window
+    /// with one vectored read (`readv`), which measured faster than copying them out of a
+    /// map, keep resident memory at what is read, and cannot
+    /// crash: if another process
+    /// truncates a mapped file while it is open, touching the lost pages raises `SIGBUS`,
+    /// as with every memory-mapped reader. Every size is checked against the file's length
+    /// before use either way, so no file's contents can make a read go astray.
     pub memory_map: bool,
 }
 
@@ -113,28 +142,6 @@ impl Options {
             guard_daphne_labels: true,
             memory_map: false,
         }
-    }
-
-    /// The most memory a typed read (into `Array2`, `CsMat`, a frame's records, a `Vec`) may
-    /// take beyond the bytes the object occupies in the input; default 4 GiB. A few bytes
-    /// can describe a huge all-zero matrix (one empty block), so this keeps a small hostile
-    /// file from demanding gigabytes; raise it to read such matrices on purpose. Exceeding it
-    /// is [`crate::ErrorKind::AllocationLimit`].
-    pub const fn max_alloc(mut self, max_alloc: u64) -> Self {
-        self.max_alloc = max_alloc;
-        self
-    }
-
-    /// Writes, and reads, in `dialect` only. By default writers use [`Dialect::Spec`] and
-    /// readers tell each object's dialect from its bytes.
-    ///
-    /// In [`Dialect::Runtime`] each data type has one layout, so a block policy other than
-    /// [`BlockPolicy::Auto`], tiling and narrowing cannot be expressed: writing with them is
-    /// [`crate::ErrorKind::NotInDialect`] rather than a silent change. u16/i16 values and
-    /// dimensions of 2^32 or more are errors too.
-    pub const fn dialect(mut self, dialect: Dialect) -> Self {
-        self.dialect = Some(dialect);
-        self
     }
 
     pub(crate) fn writes_runtime(&self) -> bool {
@@ -176,75 +183,5 @@ impl Options {
             );
         }
         Ok(true)
-    }
-
-    /// Whether runtime-dialect frames refuse labels that overflow DAPHNE's reader (default:
-    /// yes). DAPHNE's frame reader copies each label's bytes into the memory of a
-    /// `std::string` object: a label longer than 32 bytes times the number of columns from it
-    /// to the last writes past its heap array and crashes DAPHNE (and DAPHNE drops the labels
-    /// it reads anyway). `false` writes such labels regardless, for readers other than DAPHNE.
-    pub const fn guard_daphne_labels(mut self, guard: bool) -> Self {
-        self.guard_daphne_labels = guard;
-        self
-    }
-
-    /// Whether [`crate::DbdfFile::open`] maps the file into memory, as safetensors'
-    /// `safe_open` does (default: no). Plain reads fill all of a block's rows in a window
-    /// with one vectored read (`readv`), which measured faster than copying them out of a
-    /// map, keep resident memory at what is read, and cannot
-    /// crash: if another process
-    /// truncates a mapped file while it is open, touching the lost pages raises `SIGBUS`,
-    /// as with every memory-mapped reader. Every size is checked against the file's length
-    /// before use either way, so no file's contents can make a read go astray.
-    pub const fn memory_map(mut self, memory_map: bool) -> Self {
-        self.memory_map = memory_map;
-        self
-    }
-
-    /// How each block's type is chosen.
-    pub const fn block_policy(mut self, policy: BlockPolicy) -> Self {
-        self.block_policy = policy;
-        self
-    }
-
-    /// Splits matrices into tiles of at most `rows x cols` (as SystemDS does with 1000 x 1000);
-    /// frames are split into tiles of `rows` rows per column. Zeros count as 1. Objects
-    /// without cells stay one block.
-    pub const fn tile(mut self, rows: u32, cols: u32) -> Self {
-        self.tile = Some((
-            if rows == 0 { 1 } else { rows },
-            if cols == 0 { 1 } else { cols },
-        ));
-        self
-    }
-
-    /// One block per object, as DAPHNE itself writes (the default).
-    #[doc(hidden)]
-    pub const fn untiled(mut self) -> Self {
-        self.tile = None;
-        self
-    }
-
-    /// Stores each block in the smallest value type that holds all its values exactly;
-    /// readers widen back to the requested Rust type.
-    pub const fn narrow(mut self, narrow: bool) -> Self {
-        self.narrow = narrow;
-        self
-    }
-
-    /// The most bytes a reader may consume from an `io::Read` (default: no limit). Inputs
-    /// that claim more fail with [`crate::ErrorKind::LimitExceeded`] before reading it.
-    pub const fn max_bytes(mut self, max_bytes: u64) -> Self {
-        self.max_bytes = max_bytes;
-        self
-    }
-
-    /// Whether [`crate::to_file_with`] syncs the file to disk before renaming it into place
-    /// (default: yes). Without the sync a file is still replaced atomically for readers and
-    /// survives a crash of the process, but not a power loss or a crash of the system: right for
-    /// scratch and eviction files, which skip the wait for the disk.
-    pub const fn sync(mut self, sync: bool) -> Self {
-        self.sync = sync;
-        self
     }
 }

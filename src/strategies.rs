@@ -8,7 +8,7 @@
 //!
 //! // The objects are written in the spec's dialect: say so when reading them back, since a
 //! // rare arbitrary frame is also a valid runtime-dialect file.
-//! let spec = Options::new().dialect(Dialect::Spec);
+//! let spec = Options { dialect: Some(Dialect::Spec), ..Options::new() };
 //! proptest!(|(object in strategies::object(6))| {
 //!     let bytes = object.to_bytes().unwrap();
 //!     let back: Object = serde_daphne::from_slice_with(&bytes, &spec).unwrap();

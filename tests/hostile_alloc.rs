@@ -212,8 +212,14 @@ fn hostile_inputs() -> Vec<(&'static str, Vec<u8>)> {
 #[test]
 fn hostile_headers_fail_after_allocating_little() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let runtime = Options::new().dialect(Dialect::Runtime);
-    let spec = Options::new().dialect(Dialect::Spec);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
+    let spec = Options {
+        dialect: Some(Dialect::Spec),
+        ..Options::new()
+    };
     let mut report = Vec::new();
     for (what, bytes) in hostile_inputs() {
         let bound = 64 * 1024 + 16 * bytes.len();
@@ -266,7 +272,10 @@ fn hostile_headers_fail_after_allocating_little() {
 fn a_read_limit_fails_cleanly_before_reading_past_it() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let bytes = serde_daphne::to_vec(&vec![1.0f64; 10_000]).unwrap();
-    let limited = Options::new().max_bytes(4096);
+    let limited = Options {
+        max_bytes: 4096,
+        ..Options::new()
+    };
     let mut result = None;
     let peak = peak_during(|| {
         result = Some(serde_daphne::from_reader_with::<_, Vec<f64>>(

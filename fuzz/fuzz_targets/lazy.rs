@@ -11,7 +11,10 @@ use serde_daphne::{DbdfFile, Options};
 
 fuzz_target!(|data: &[u8]| {
     // Windows materialise their cells: the allocation limit bounds the fuzzer's memory.
-    let options = Options::new().max_alloc(1 << 24);
+    let options = Options {
+        max_alloc: 1 << 24,
+        ..Options::new()
+    };
     let Ok(mut file) = DbdfFile::from_reader_with(Cursor::new(data), &options) else {
         return;
     };

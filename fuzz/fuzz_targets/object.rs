@@ -9,7 +9,13 @@ fuzz_target!(|data: &[u8]| {
     let _ = serde_daphne::from_slice::<Object>(data);
     let _ = serde_daphne::from_reader::<_, Object>(data);
     for dialect in [Dialect::Spec, Dialect::Runtime] {
-        let _ = serde_daphne::from_slice_with::<Object>(data, &Options::new().dialect(dialect));
+        let _ = serde_daphne::from_slice_with::<Object>(
+            data,
+            &Options {
+                dialect: Some(dialect),
+                ..Options::new()
+            },
+        );
     }
     // A stream of objects, as `dbdf info` reads it.
     for object in Deserializer::from_slice(data)

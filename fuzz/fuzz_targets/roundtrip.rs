@@ -26,7 +26,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(object) = serde_daphne::from_slice::<Object>(data) else {
         return;
     };
-    let spec = Options::new().dialect(Dialect::Spec);
+    let spec = Options {
+        dialect: Some(Dialect::Spec),
+        ..Options::new()
+    };
     // As stored: encoding is a fixed point.
     let bytes = object.to_bytes().expect("a decoded object encodes");
     let again: Object = from_slice_with(&bytes, &spec).expect("our encoding decodes");
@@ -40,7 +43,14 @@ fuzz_target!(|data: &[u8]| {
         let decoded_cells = std::panic::catch_unwind(|| cells(&object));
         let Ok(expected) = decoded_cells else { return };
         let mut rewritten = Vec::new();
-        for options in [Options::new(), Options::new().narrow(true).tile(3, 2)] {
+        for options in [
+            Options::new(),
+            Options {
+                narrow: true,
+                tile: Some((3, 2)),
+                ..Options::new()
+            },
+        ] {
             rewritten.clear();
             if object.write_with(&mut rewritten, &options).is_ok() {
                 let back: Object = from_slice_with(&rewritten, &spec).expect("our output decodes");

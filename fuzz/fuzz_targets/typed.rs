@@ -29,7 +29,10 @@ struct Mixed {
 fuzz_target!(|data: &[u8]| {
     // Typed reads materialise every cell: the allocation limit keeps the fuzzer's memory
     // bounded, and is exercised itself.
-    let options = Options::new().max_alloc(64 << 20);
+    let options = Options {
+        max_alloc: 64 << 20,
+        ..Options::new()
+    };
     let _ = from_slice_with::<Dense<f64>>(data, &options);
     let _ = from_slice_with::<Dense<u8>>(data, &options);
     let _ = from_slice_with::<Csr<f64>>(data, &options);

@@ -33,18 +33,31 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                         matrix => options.data_type = Some(matrix),
                     }
                 }
-                "block" => dbdf = dbdf.block_policy(parse_argument::<BlockPolicy>(&key, &text()?)?),
+                "block" => {
+                    dbdf = Options {
+                        block_policy: parse_argument::<BlockPolicy>(&key, &text()?)?,
+                        ..dbdf
+                    }
+                }
                 "tile" => {
                     let (rows, cols): (u32, u32) = value.extract()?;
                     if rows == 0 || cols == 0 {
                         return Err(PyValueError::new_err("tile sizes must be positive"));
                     }
-                    dbdf = dbdf.tile(rows, cols);
+                    dbdf = Options {
+                        tile: Some((rows, cols)),
+                        ..dbdf
+                    };
                 }
                 "value_type" => {
                     options.value_type = Some(parse_argument::<ValueType>(&key, &text()?)?)
                 }
-                "narrow" => dbdf = dbdf.narrow(flag()?),
+                "narrow" => {
+                    dbdf = Options {
+                        narrow: flag()?,
+                        ..dbdf
+                    }
+                }
                 "dialect" => {
                     let dialect = parse_argument::<Dialect>(&key, &text()?)?;
                     dbdf.dialect = (dialect == Dialect::Runtime).then_some(dialect);
@@ -106,7 +119,10 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
     // dialect="runtime" is for DAPHNE: `.dbdf` in its dialect, CSV as it reads it.
     let daphne = dbdf.dialect == Some(Dialect::Runtime);
     if daphne {
-        dbdf = dbdf.guard_daphne_labels(!unguarded);
+        dbdf = Options {
+            guard_daphne_labels: !unguarded,
+            ..dbdf
+        };
     }
     options.dbdf = dbdf;
     options.csv.daphne = daphne;

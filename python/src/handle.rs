@@ -136,11 +136,17 @@ impl CsrSource for ObjectOf<'_> {
 pub fn read_options(dialect: Option<&str>, max_alloc: Option<u64>) -> PyResult<Options> {
     let mut options = Options::new();
     if let Some(bytes) = max_alloc {
-        options = options.max_alloc(bytes);
+        options = Options {
+            max_alloc: bytes,
+            ..options
+        };
     }
     Ok(match dialect {
         None => options,
-        Some(name) => options.dialect(crate::errors::parse_name::<Dialect>(name)?),
+        Some(name) => Options {
+            dialect: Some(crate::errors::parse_name::<Dialect>(name)?),
+            ..options
+        },
     })
 }
 

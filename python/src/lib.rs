@@ -40,7 +40,10 @@ fn load<'py>(
     let decoded = py.detach(|| {
         // Plain reads: a whole-file load touches every byte once, so a memory map only adds
         // page-table work.
-        let options = options.memory_map(false);
+        let options = Options {
+            memory_map: false,
+            ..options
+        };
         Source::open(&path, &options)
             .and_then(|mut s| s.decode_all(object))
             .map_err(|e| errors::in_file(e, &path))
@@ -84,20 +87,28 @@ fn write_options(
     sync: bool,
 ) -> PyResult<Options> {
     let policy: BlockPolicy = parse_name(block)?;
-    let mut options = Options::new()
-        .block_policy(policy)
-        .narrow(narrow)
-        .sync(sync);
+    let mut options = Options {
+        block_policy: policy,
+        narrow,
+        sync,
+        ..Options::new()
+    };
     if let Some((rows, cols)) = tile {
         if rows == 0 || cols == 0 {
             return Err(PyValueError::new_err("tile sizes must be positive"));
         }
-        options = options.tile(rows, cols);
+        options = Options {
+            tile: Some((rows, cols)),
+            ..options
+        };
     }
     // Spec is what writers write anyway; only DAPHNE's dialect is asked for.
     Ok(match parse_name::<Dialect>(dialect)? {
         Dialect::Spec => options,
-        Dialect::Runtime => options.dialect(Dialect::Runtime),
+        Dialect::Runtime => Options {
+            dialect: Some(Dialect::Runtime),
+            ..options
+        },
     })
 }
 

@@ -25,9 +25,9 @@ use crate::wire::{DataType, Element, Values};
 /// ```
 /// use serde_daphne::{Columns, Values};
 ///
-/// let columns = Columns::new()
-///     .with("id", vec![1u32, 2, 3])?
-///     .with("price", vec![9.5f64, 10.0, 10.5])?;
+/// let mut columns = Columns::new();
+/// columns.push("id", vec![1u32, 2, 3])?;
+/// columns.push("price", vec![9.5f64, 10.0, 10.5])?;
 /// let bytes = serde_daphne::to_vec(&columns)?;
 /// let back: Columns = serde_daphne::from_slice(&bytes)?;
 /// assert_eq!(back.column::<f64>("price"), Some(&[9.5, 10.0, 10.5][..]));
@@ -72,15 +72,6 @@ impl Columns {
         self.rows = values.len();
         self.columns.push((label, values));
         Ok(())
-    }
-
-    /// [`Columns::push`], for chaining.
-    ///
-    /// # Errors
-    /// As [`Columns::push`].
-    pub fn with(mut self, label: impl Into<String>, values: impl Into<Values>) -> Result<Self> {
-        self.push(label, values)?;
-        Ok(self)
     }
 
     /// The number of rows.

@@ -43,7 +43,7 @@ use crate::wire::{
 ///
 /// let path = std::env::temp_dir().join("serde_daphne_doc_dbdf_file.dbdf");
 /// let m = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
-/// let tiled = Options::new().tile(2, 2);
+/// let tiled = Options { tile: Some((2, 2)), ..Options::new() };
 /// serde_daphne::to_file_with(&path, &serde_daphne::DenseView(m.view()), &tiled)?;
 ///
 /// let mut file = DbdfFile::open(&path)?;
@@ -221,7 +221,10 @@ impl<R: Read + Seek> DbdfFile<R> {
     pub fn read_object<T: DeserializeOwned>(&mut self, index: usize) -> Result<T> {
         let object = self.object(index)?;
         let (range, dialect) = (object.range.clone(), object.dialect);
-        let options = self.options.clone().dialect(dialect);
+        let options = Options {
+            dialect: Some(dialect),
+            ..self.options.clone()
+        };
         let len = self.src.len();
         self.src.seek_to(range.start);
         let mut de = Deserializer::from_source_with(&mut self.src, &options);

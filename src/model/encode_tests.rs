@@ -84,7 +84,11 @@ fn a_block_written_from_bands_is_the_block_written_whole() {
     for data in [&sparse, &dense, &fractions, &vec![0.0; rows * cols]] {
         for policy in policies {
             for narrow in [false, true] {
-                let options = Options::new().block_policy(policy).narrow(narrow);
+                let options = Options {
+                    block_policy: policy,
+                    narrow,
+                    ..Options::new()
+                };
                 for (csr, stored_zeros) in [(false, false), (true, false), (true, true)] {
                     let mut whole = Bands {
                         data: data.clone(),

@@ -417,7 +417,10 @@ mod tests {
             (2100, 1300, (1000, 500)),
         ] {
             let a = matrix(rows, cols);
-            let options = Options::new().tile(tile.0, tile.1);
+            let options = Options {
+                tile: Some((tile.0, tile.1)),
+                ..Options::new()
+            };
             let bytes = to_vec_with(&DenseView(a.view()), &options).unwrap();
             let (object, len) = read_dense_tiles(&bytes, 0, ValueType::U16).unwrap();
             assert_eq!(len, bytes.len());
@@ -441,12 +444,24 @@ mod tests {
         a.slice_mut(ndarray::s![..1000, 500..1000]).fill(0);
         a.slice_mut(ndarray::s![1000..2000, ..500])
             .mapv_inplace(|x| x % 7);
-        let tiled = Options::new().tile(1000, 500);
+        let tiled = Options {
+            tile: Some((1000, 500)),
+            ..Options::new()
+        };
         for options in [
             tiled.clone(),
-            tiled.clone().narrow(true),
-            tiled.clone().block_policy(BlockPolicy::Smallest),
-            tiled.clone().block_policy(BlockPolicy::Sparse),
+            Options {
+                narrow: true,
+                ..tiled.clone()
+            },
+            Options {
+                block_policy: BlockPolicy::Smallest,
+                ..tiled.clone()
+            },
+            Options {
+                block_policy: BlockPolicy::Sparse,
+                ..tiled.clone()
+            },
         ] {
             let mut buffered = Vec::new();
             to_writer_with(&mut buffered, &DenseView(a.view()), &options).unwrap();
@@ -465,12 +480,26 @@ mod tests {
         let a = matrix(6, 6);
         let untiled = to_vec_with(&DenseView(a.view()), &Options::new()).unwrap();
         assert!(read_dense_tiles(&untiled, 0, ValueType::U16).is_none());
-        let tiled = to_vec_with(&DenseView(a.view()), &Options::new().tile(4, 4)).unwrap();
+        let tiled = to_vec_with(
+            &DenseView(a.view()),
+            &Options {
+                tile: Some((4, 4)),
+                ..Options::new()
+            },
+        )
+        .unwrap();
         assert!(read_dense_tiles(&tiled, 0, ValueType::U8).is_none());
         assert!(read_dense_tiles(&tiled, 0, ValueType::I16).is_none());
         let mut mixed = a.clone();
         mixed.slice_mut(ndarray::s![4.., 4..]).fill(0);
-        let mixed = to_vec_with(&DenseView(mixed.view()), &Options::new().tile(4, 4)).unwrap();
+        let mixed = to_vec_with(
+            &DenseView(mixed.view()),
+            &Options {
+                tile: Some((4, 4)),
+                ..Options::new()
+            },
+        )
+        .unwrap();
         assert!(read_dense_tiles(&mixed, 0, ValueType::U16).is_none());
         let truncated = &tiled[..tiled.len() - 1];
         assert!(read_dense_tiles(truncated, 0, ValueType::U16).is_none());

@@ -111,7 +111,11 @@ def read_checked(name, path, kind, rows, cols, cell_of, extra=(), vt=None, f32_c
             extra = ["--type", f"csr-{vt}"]
     args = ["--all", *extra] if kind != "frame" else list(extra)
     f32_col = f32_col or (lambda j: vt == "f32")
+    # The sanitized read runs beside the plain one (each on a core of its own).
+    sanitized = subprocess.Popen([ASAN, path, *args], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
     status, out, err = daphne_read(READER, path, *args)
+    _, asan_err = sanitized.communicate()
     if status != 0:
         return fail(f"{name}: daphne-read exited {status}: {err.strip()}")
     for line in err.splitlines():
@@ -119,7 +123,7 @@ def read_checked(name, path, kind, rows, cols, cell_of, extra=(), vt=None, f32_c
             seen_types.setdefault(line.rsplit(": ", 1)[1], "no read kernel" not in err)
     if not compare(name, out, rows, cols, cell_of, f32_col):
         return False
-    status, out, err = daphne_read(ASAN, path, *args)
+    status, err = sanitized.returncode, asan_err
     if status != 0 or "Sanitizer" in err or "runtime error" in err:
         return fail(f"{name}: the sanitized daphne-read exited {status}: {err.strip()[-400:]}")
     checked["asan"] += 1

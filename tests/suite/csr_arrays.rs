@@ -83,13 +83,34 @@ fn read_csr_parts_returns_the_matrix_written_in_every_value_type_and_size() {
 fn read_csr_parts_reads_other_layouts_through_the_object() {
     let m = matrix::<f64>(50, 40, 0.1, None);
     for (name, options) in [
-        ("tiled", Options::new().tile(16, 16)),
+        (
+            "tiled",
+            Options {
+                tile: Some((16, 16)),
+                ..Options::new()
+            },
+        ),
         (
             "ultra",
-            Options::new().block_policy(BlockPolicy::UltraSparse),
+            Options {
+                block_policy: BlockPolicy::UltraSparse,
+                ..Options::new()
+            },
         ),
-        ("dense", Options::new().block_policy(BlockPolicy::Dense)),
-        ("narrowed", Options::new().narrow(true)),
+        (
+            "dense",
+            Options {
+                block_policy: BlockPolicy::Dense,
+                ..Options::new()
+            },
+        ),
+        (
+            "narrowed",
+            Options {
+                narrow: true,
+                ..Options::new()
+            },
+        ),
     ] {
         let path = temp(name);
         std::fs::write(&path, to_vec_with(&CsrView(m.view()), &options).unwrap()).unwrap();
@@ -192,22 +213,52 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
         ("auto", Options::new(), true),
         (
             "sparse",
-            Options::new().block_policy(BlockPolicy::Sparse),
+            Options {
+                block_policy: BlockPolicy::Sparse,
+                ..Options::new()
+            },
             true,
         ),
         (
             "smallest",
-            Options::new().block_policy(BlockPolicy::Smallest),
+            Options {
+                block_policy: BlockPolicy::Smallest,
+                ..Options::new()
+            },
             true,
         ),
         (
             "ultra",
-            Options::new().block_policy(BlockPolicy::UltraSparse),
+            Options {
+                block_policy: BlockPolicy::UltraSparse,
+                ..Options::new()
+            },
             false,
         ),
-        ("tiled", Options::new().tile(1000, 1000), false),
-        ("narrowed", Options::new().narrow(true), false),
-        ("runtime", Options::new().dialect(Dialect::Runtime), false),
+        (
+            "tiled",
+            Options {
+                tile: Some((1000, 1000)),
+                ..Options::new()
+            },
+            false,
+        ),
+        (
+            "narrowed",
+            Options {
+                narrow: true,
+                ..Options::new()
+            },
+            false,
+        ),
+        (
+            "runtime",
+            Options {
+                dialect: Some(Dialect::Runtime),
+                ..Options::new()
+            },
+            false,
+        ),
     ] {
         for (what, m) in [("m", &m), ("long", &long)] {
             let usize_bytes = to_vec_with(&CsrView(m.view()), &options).unwrap();
@@ -309,7 +360,10 @@ fn csr_views_of_borrowed_arrays_are_checked_as_sprs_checks_them() {
 
 #[test]
 fn read_csr_parts_reads_daphnes_layout_and_leaves_its_faults_to_the_general_reader() {
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     for (name, m) in [
         ("big", matrix::<f64>(3000, 5000, 0.1, None)),
         ("small", matrix::<f64>(5, 4, 0.5, None)),
@@ -349,7 +403,10 @@ fn mutated_csr_files_read_as_arrays_give_the_general_readers_values_or_errors() 
     // Files read on every core (one sparse block, DAPHNE's layout) with every byte flipped
     // and every truncation: `read_csr_parts` and the general reader agree, never a panic.
     let m = matrix::<f64>(9, 40, 0.2, None);
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     let path = temp("mutated");
     let mut cases = 0;
     for options in [Options::new(), runtime] {

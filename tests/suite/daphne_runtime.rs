@@ -26,7 +26,10 @@ fn field<'a>(entry: &'a serde_json::Value, key: &str) -> &'a str {
 }
 
 fn runtime() -> Options {
-    Options::new().dialect(Dialect::Runtime)
+    Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    }
 }
 
 fn value_type(name: &str) -> Option<ValueType> {
@@ -561,9 +564,27 @@ fn the_runtimes_defects_are_not_inherited() {
 fn runtime_options_it_cannot_express_are_refused() {
     let m = Dense(ndarray::array![[1.0f64, 0.0], [0.0, 2.0]]);
     for (name, options) in [
-        ("tile", runtime().tile(1, 1)),
-        ("block policy", runtime().block_policy(BlockPolicy::Sparse)),
-        ("narrow", runtime().narrow(true)),
+        (
+            "tile",
+            serde_daphne::Options {
+                tile: Some((1, 1)),
+                ..runtime()
+            },
+        ),
+        (
+            "block policy",
+            serde_daphne::Options {
+                block_policy: BlockPolicy::Sparse,
+                ..runtime()
+            },
+        ),
+        (
+            "narrow",
+            serde_daphne::Options {
+                narrow: true,
+                ..runtime()
+            },
+        ),
     ] {
         let err = to_vec_with(&m, &options).unwrap_err();
         assert_error!(err, NotInDialect);
@@ -575,7 +596,14 @@ fn runtime_options_it_cannot_express_are_refused() {
         assert!(err.to_string().contains(name), "{err}");
     }
     // The defaults stay fine.
-    assert!(to_vec_with(&m, &runtime().block_policy(BlockPolicy::Auto)).is_ok());
+    assert!(to_vec_with(
+        &m,
+        &serde_daphne::Options {
+            block_policy: BlockPolicy::Auto,
+            ..runtime()
+        }
+    )
+    .is_ok());
 }
 
 /// DAPHNE's frame reader overflows its heap on a label longer than 32 bytes times the
@@ -600,7 +628,10 @@ fn labels_that_overflow_daphnes_reader_are_refused() {
         let err = to_vec_with(&frame(first, second), &runtime()).unwrap_err();
         assert_error!(err, NotInDialect);
         assert!(err.to_string().contains(column), "{err}");
-        let unguarded = runtime().guard_daphne_labels(false);
+        let unguarded = serde_daphne::Options {
+            guard_daphne_labels: false,
+            ..runtime()
+        };
         assert!(to_vec_with(&frame(first, second), &unguarded).is_ok());
         // The spec has no such limit.
         assert!(to_vec_with(&frame(first, second), &Options::new()).is_ok());

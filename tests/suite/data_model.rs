@@ -292,7 +292,10 @@ fn frame_columns_move_out_or_are_gathered_from_any_tiling() {
     assert_eq!(frame.columns().unwrap(), expected);
     assert_eq!(frame.clone().into_columns().unwrap(), expected);
     // Tiled in 2-row blocks: gathered, the same values.
-    let options = serde_daphne::Options::new().tile(2, 1);
+    let options = serde_daphne::Options {
+        tile: Some((2, 1)),
+        ..serde_daphne::Options::new()
+    };
     let mut bytes = Vec::new();
     frame.write_with(&mut bytes, &options).unwrap();
     let tiled: Object = from_slice(&bytes).unwrap();

@@ -86,7 +86,14 @@ fn a_struct_with_every_adapter_round_trips() {
 fn appending_to_a_vector_writes_what_a_writer_gets() {
     for (options, spec) in [
         (Options::new(), true),
-        (Options::new().dialect(Dialect::Runtime).tile(2, 2), false),
+        (
+            Options {
+                dialect: Some(Dialect::Runtime),
+                tile: Some((2, 2)),
+                ..Options::new()
+            },
+            false,
+        ),
     ] {
         let mut written = Vec::new();
         let result = to_writer_with(&mut written, &dataset(), &options);
@@ -219,7 +226,13 @@ fn readers_grow_only_with_bytes_and_honour_the_limit() {
         from_reader::<_, Dataset>(Trickle(&bytes)).unwrap(),
         dataset()
     );
-    let limited = from_reader_with::<_, Dataset>(&bytes[..], &Options::new().max_bytes(100));
+    let limited = from_reader_with::<_, Dataset>(
+        &bytes[..],
+        &Options {
+            max_bytes: 100,
+            ..Options::new()
+        },
+    );
     assert_error!(limited, LimitExceeded { limit: 100, .. });
     // A header claiming 2^40 x 2^40 dense values, then 10 bytes: end of input, not an abort.
     let mut huge = crate::Layout::new()
@@ -261,7 +274,10 @@ fn to_writer_and_deserializer_stream_several_values() {
 fn tiled_dense_matrices_take_every_route_to_the_same_bytes() {
     let (rows, cols, tile) = (1300usize, 1100usize, (512u32, 384u32));
     let m = Array2::from_shape_fn((rows, cols), |(r, c)| (r * cols + c) as f64 + 0.5);
-    let options = Options::new().tile(tile.0, tile.1);
+    let options = Options {
+        tile: Some((tile.0, tile.1)),
+        ..Options::new()
+    };
     let view = serde_daphne::DenseView(m.view());
     let bytes = serde_daphne::to_vec_with(&view, &options).unwrap();
     let mut written = Vec::new();
@@ -305,14 +321,30 @@ fn tiled_files_read_into_arrays_as_their_bytes_read_from_memory() {
     sparse_corner[[3, 4]] = 7;
     let path = std::env::temp_dir().join(format!("serde_daphne_tfile_{}", std::process::id()));
     let cases = [
-        ("tiled i32", m.clone(), Options::new().tile(16, 16)),
-        ("one tile", m.clone(), Options::new().tile(100, 100)),
+        (
+            "tiled i32",
+            m.clone(),
+            Options {
+                tile: Some((16, 16)),
+                ..Options::new()
+            },
+        ),
+        (
+            "one tile",
+            m.clone(),
+            Options {
+                tile: Some((100, 100)),
+                ..Options::new()
+            },
+        ),
         (
             "a sparse tile",
             sparse_corner,
-            Options::new()
-                .tile(16, 16)
-                .block_policy(serde_daphne::BlockPolicy::Smallest),
+            Options {
+                tile: Some((16, 16)),
+                block_policy: serde_daphne::BlockPolicy::Smallest,
+                ..Options::new()
+            },
         ),
     ];
     for (name, matrix, options) in cases {
@@ -323,7 +355,10 @@ fn tiled_files_read_into_arrays_as_their_bytes_read_from_memory() {
         assert_eq!(wide.0, matrix.mapv(f64::from), "{name}");
         // The lazy handle's typed read takes the same route, with and without a memory map.
         for memory_map in [false, true] {
-            let options = Options::new().memory_map(memory_map);
+            let options = Options {
+                memory_map,
+                ..Options::new()
+            };
             let mut file = serde_daphne::DbdfFile::open_with(&path, &options).unwrap();
             let lazy: serde_daphne::Dense<f64> = file.read_object(0).unwrap();
             assert_eq!(lazy.0, wide.0, "{name} memory_map {memory_map}");

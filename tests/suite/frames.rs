@@ -197,7 +197,9 @@ fn columns_and_records_write_the_same_frame() {
     assert_eq!(back.column::<f64>("volume"), None);
     assert_eq!(back.to_records::<Trade>().unwrap(), trades);
     assert_eq!(from_slice::<TradesOf<Trade>>(&bytes).unwrap().0, trades);
-    let json = serde_json::to_string(&Columns::new().with("a", vec![1u8, 2]).unwrap()).unwrap();
+    let mut a = Columns::new();
+    a.push("a", vec![1u8, 2]).unwrap();
+    let json = serde_json::to_string(&a).unwrap();
     assert_eq!(json, r#"{"a":{"U8":[1,2]}}"#);
     assert_eq!(
         serde_json::from_str::<Columns>(&json).unwrap().values("a"),
@@ -209,13 +211,14 @@ fn columns_and_records_write_the_same_frame() {
 #[test]
 fn columns_must_make_a_frame() {
     use serde_daphne::Columns;
-    let one = Columns::new().with("a", vec![1u8, 2]).unwrap();
-    let err = one.clone().with("b", vec![1.0f32]).unwrap_err();
+    let mut one = Columns::new();
+    one.push("a", vec![1u8, 2]).unwrap();
+    let err = one.clone().push("b", vec![1.0f32]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "column \"b\" has 1 values but the frame has 2 rows"
     );
-    assert!(one.with("a", vec![3u8, 4]).is_err());
+    assert!(one.push("a", vec![3u8, 4]).is_err());
     let matrix = to_vec(&vec![1.0f64, 2.0]).unwrap();
     assert_error!(
         from_slice::<Columns>(&matrix),

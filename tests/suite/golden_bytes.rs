@@ -19,7 +19,10 @@ const SPARSE: u8 = 2;
 const ULTRA_SPARSE: u8 = 3;
 
 fn forced(policy: BlockPolicy) -> Options {
-    Options::new().block_policy(policy)
+    Options {
+        block_policy: policy,
+        ..Options::new()
+    }
 }
 
 /// The 3 x 4 f32 matrix used for the sparse layouts.
@@ -232,7 +235,10 @@ fn multi_block_object_written_in_tiles() {
         .u8(1)
         .bytes(&[9])
         .0;
-    let options = forced(BlockPolicy::Dense).tile(2, 2);
+    let options = serde_daphne::Options {
+        tile: Some((2, 2)),
+        ..forced(BlockPolicy::Dense)
+    };
     assert_eq!(to_vec_with(&m, &options).unwrap(), expected);
     assert_eq!(from_slice::<Dense<u8>>(&expected).unwrap(), m);
 }

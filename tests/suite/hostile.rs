@@ -35,9 +35,18 @@ struct Mixed {
 
 /// Runs every decoder on `bytes`; returns how many succeeded. Panics are test failures.
 fn decode_all(bytes: &[u8]) -> usize {
-    let limited = Options::new().max_alloc(64 << 20);
-    let spec = limited.clone().dialect(Dialect::Spec);
-    let runtime = limited.clone().dialect(Dialect::Runtime);
+    let limited = Options {
+        max_alloc: 64 << 20,
+        ..Options::new()
+    };
+    let spec = serde_daphne::Options {
+        dialect: Some(Dialect::Spec),
+        ..limited.clone()
+    };
+    let runtime = serde_daphne::Options {
+        dialect: Some(Dialect::Runtime),
+        ..limited.clone()
+    };
     let mut ok = 0;
     let mut count = |r: bool| ok += usize::from(r);
     let object = from_slice::<Object>(bytes);
@@ -127,15 +136,26 @@ fn corpus() -> Vec<Vec<u8>> {
         BlockPolicy::UltraSparse,
     ] {
         for options in [
-            Options::new().block_policy(policy),
-            Options::new().block_policy(policy).tile(2, 2).narrow(true),
+            Options {
+                block_policy: policy,
+                ..Options::new()
+            },
+            Options {
+                block_policy: policy,
+                tile: Some((2, 2)),
+                narrow: true,
+                ..Options::new()
+            },
         ] {
             files.push(to_vec_with(&Dense(dense.clone()), &options).unwrap());
             files.push(to_vec_with(&Csr(csr.clone()), &options).unwrap());
             files.push(to_vec_with(&frame, &options).unwrap());
         }
     }
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     files.push(to_vec_with(&Dense(dense), &runtime).unwrap());
     files.push(to_vec_with(&Csr(csr), &runtime).unwrap());
     files.push(to_vec_with(&frame, &runtime).unwrap());
@@ -228,7 +248,13 @@ fn inputs_the_fuzzers_found_stay_fixed() {
     let object: Object = from_slice(&nothing).unwrap();
     let mut out = Vec::new();
     object
-        .write_with(&mut out, &Options::new().tile(3, 2))
+        .write_with(
+            &mut out,
+            &Options {
+                tile: Some((3, 2)),
+                ..Options::new()
+            },
+        )
         .unwrap();
     let (rows, cols) = object.shape();
     assert_eq!(rows, 0);
@@ -299,7 +325,10 @@ fn huge_shapes_give_errors_or_correct_results() {
         .matrix(1, u64::MAX / 2, 4, 10)
         .block(0, 0, u32::MAX, 4, 0);
     let mut bytes = empty.0;
-    let limited = Options::new().max_alloc(u64::MAX);
+    let limited = Options {
+        max_alloc: u64::MAX,
+        ..Options::new()
+    };
     assert!(from_slice_with::<Dense<f64>>(&bytes, &limited).is_err());
     assert_error!(from_slice::<Dense<f64>>(&bytes), UnexpectedEof);
     bytes.clear();
@@ -321,7 +350,10 @@ fn huge_shapes_give_errors_or_correct_results() {
     assert!(
         matches!(from_slice::<Dense<f64>>(&zeros), Ok(Dense(m)) if m.dim() == (20_000, 20_000))
     );
-    let small = Options::new().max_alloc(1 << 20);
+    let small = Options {
+        max_alloc: 1 << 20,
+        ..Options::new()
+    };
     assert_error!(
         from_slice_with::<Dense<f64>>(&zeros, &small),
         AllocationLimit {
@@ -374,7 +406,10 @@ fn every_remaining_error_variant_at_its_offset() {
     )
     .unwrap();
     csr[53] = 1;
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     assert_error!(
         from_slice_with::<Object>(&csr, &runtime),
         RuntimeLayout { offset: 53, .. }
@@ -517,7 +552,10 @@ fn a_frame_of_many_rows_and_no_columns() {
         .u64(0)
         .u64(0)
         .0;
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     let object: Object = from_slice_with(&bytes, &runtime).unwrap();
     assert_eq!(object.shape(), (1 << 43, 0));
     let rows = from_slice_with::<Frame<Record>>(&bytes, &runtime);

@@ -23,7 +23,10 @@ fn matrix() -> Array2<f64> {
 }
 
 fn option_sets() -> Vec<Options> {
-    let mut sets = vec![Options::new().dialect(Dialect::Runtime)];
+    let mut sets = vec![Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    }];
     for policy in [
         BlockPolicy::Auto,
         BlockPolicy::Smallest,
@@ -31,9 +34,21 @@ fn option_sets() -> Vec<Options> {
         BlockPolicy::Sparse,
         BlockPolicy::UltraSparse,
     ] {
-        sets.push(Options::new().block_policy(policy));
-        sets.push(Options::new().block_policy(policy).tile(8, 8));
-        sets.push(Options::new().block_policy(policy).tile(5, 7).narrow(true));
+        sets.push(Options {
+            block_policy: policy,
+            ..Options::new()
+        });
+        sets.push(Options {
+            block_policy: policy,
+            tile: Some((8, 8)),
+            ..Options::new()
+        });
+        sets.push(Options {
+            block_policy: policy,
+            tile: Some((5, 7)),
+            narrow: true,
+            ..Options::new()
+        });
     }
     sets
 }
@@ -102,9 +117,11 @@ fn windows_equal_slices_of_the_whole_matrix_for_every_layout() {
 #[test]
 fn the_index_names_each_block_and_its_bytes() {
     let m = matrix();
-    let options = Options::new()
-        .block_policy(BlockPolicy::Smallest)
-        .tile(10, 29);
+    let options = Options {
+        block_policy: BlockPolicy::Smallest,
+        tile: Some((10, 29)),
+        ..Options::new()
+    };
     let bytes = to_vec_with(&Dense(m.clone()), &options).unwrap();
     let object: Object = from_slice(&bytes).unwrap();
     let file = open(&bytes);
@@ -152,7 +169,10 @@ fn blocks_come_one_at_a_time_and_rebuild_the_object() {
 #[test]
 fn several_objects_are_indexed_in_order() {
     let m = matrix();
-    let tiled = Options::new().tile(16, 16);
+    let tiled = Options {
+        tile: Some((16, 16)),
+        ..Options::new()
+    };
     let mut bytes = to_vec_with(&Dense(m.clone()), &tiled).unwrap();
     let second = to_vec_with(&vec![1u8, 2, 3], &tiled).unwrap();
     let first_len = bytes.len() as u64;
@@ -175,7 +195,15 @@ fn several_objects_are_indexed_in_order() {
 #[test]
 fn narrowed_blocks_convert_and_refuse_as_whole_reads_do() {
     let m = matrix().mapv(|x| x.trunc());
-    let bytes = to_vec_with(&Dense(m.clone()), &Options::new().tile(8, 8).narrow(true)).unwrap();
+    let bytes = to_vec_with(
+        &Dense(m.clone()),
+        &Options {
+            tile: Some((8, 8)),
+            narrow: true,
+            ..Options::new()
+        },
+    )
+    .unwrap();
     let mut file = open(&bytes);
     let i32s = file.read_window::<i32>(0, 0..37, 0..29).unwrap();
     assert_eq!(i32s, m.mapv(|x| x as i32));
@@ -233,12 +261,20 @@ fn frame_rows_of_chosen_columns_in_both_dialects() {
     let frame = frame();
     for options in [
         Options::new(),
-        Options::new().tile(5, 1),
-        Options::new()
-            .block_policy(BlockPolicy::Smallest)
-            .tile(7, 1)
-            .narrow(true),
-        Options::new().dialect(Dialect::Runtime),
+        Options {
+            tile: Some((5, 1)),
+            ..Options::new()
+        },
+        Options {
+            block_policy: BlockPolicy::Smallest,
+            tile: Some((7, 1)),
+            narrow: true,
+            ..Options::new()
+        },
+        Options {
+            dialect: Some(Dialect::Runtime),
+            ..Options::new()
+        },
     ] {
         let bytes = to_vec_with(&frame, &options).unwrap();
         let whole: Object = from_slice_with(&bytes, &options).unwrap();
@@ -275,12 +311,20 @@ fn frame_columns_read_from_files_on_every_core_as_from_bytes() {
     let path = std::env::temp_dir().join(format!("lazy_frame_columns_{}.dbdf", std::process::id()));
     for options in [
         Options::new(),
-        Options::new().tile(5, 1),
-        Options::new()
-            .tile(7, 1)
-            .block_policy(BlockPolicy::Smallest)
-            .narrow(true),
-        Options::new().dialect(Dialect::Runtime),
+        Options {
+            tile: Some((5, 1)),
+            ..Options::new()
+        },
+        Options {
+            tile: Some((7, 1)),
+            block_policy: BlockPolicy::Smallest,
+            narrow: true,
+            ..Options::new()
+        },
+        Options {
+            dialect: Some(Dialect::Runtime),
+            ..Options::new()
+        },
     ] {
         let bytes = to_vec_with(&frame, &options).unwrap();
         std::fs::write(&path, &bytes).unwrap();
@@ -368,12 +412,21 @@ fn mapped_and_plain_files_read_the_same_windows() {
     let m = matrix();
     let path =
         std::env::temp_dir().join(format!("serde_daphne_lazy_map_{}.dbdf", std::process::id()));
-    let options = Options::new()
-        .tile(6, 5)
-        .block_policy(BlockPolicy::Smallest);
+    let options = Options {
+        tile: Some((6, 5)),
+        block_policy: BlockPolicy::Smallest,
+        ..Options::new()
+    };
     serde_daphne::to_file_with(&path, &Dense(m.clone()), &options).unwrap();
     for map in [true, false] {
-        let mut file = DbdfFile::open_with(&path, &Options::new().memory_map(map)).unwrap();
+        let mut file = DbdfFile::open_with(
+            &path,
+            &Options {
+                memory_map: map,
+                ..Options::new()
+            },
+        )
+        .unwrap();
         for (rows, cols) in windows() {
             let expected = m.slice(s![
                 rows.start as usize..rows.end as usize,
@@ -395,7 +448,10 @@ fn a_spec_file_replacing_a_runtime_file_removes_its_sidecar() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("m.dbdf");
     let meta = dir.join("m.dbdf.meta");
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     let small = ndarray::array![[1u8, 2], [3, 4]];
     serde_daphne::to_file_with(&path, &Dense(matrix()), &runtime).unwrap();
     assert!(meta.exists());
@@ -470,7 +526,10 @@ fn values_of_32_mib_and_more_read_on_every_core_are_the_files() {
     let read: Dense<f64> = serde_daphne::from_file(&one).unwrap();
     assert_eq!(read.0, m);
     for memory_map in [false, true] {
-        let options = Options::new().memory_map(memory_map);
+        let options = Options {
+            memory_map,
+            ..Options::new()
+        };
         let mut file = DbdfFile::open_with(&two, &options).unwrap();
         let a = file.object_checked(0).unwrap().dense_vec::<f64>().unwrap();
         assert_eq!(&a[..], m.as_slice().unwrap(), "memory_map {memory_map}");
@@ -487,7 +546,10 @@ fn values_of_32_mib_and_more_read_on_every_core_are_the_files() {
 fn windows_of_a_sparse_block_read_only_their_rows() {
     let m = matrix();
     let csr = CsMat::csr_from_dense(m.view(), 0.0);
-    let options = Options::new().block_policy(BlockPolicy::Sparse);
+    let options = Options {
+        block_policy: BlockPolicy::Sparse,
+        ..Options::new()
+    };
     let bytes = to_vec_with(&Csr(csr.clone()), &options).unwrap();
     let mut file = DbdfFile::from_reader(Cursor::new(bytes.clone())).unwrap();
     assert_eq!(file.objects()[0].blocks.len(), 1);

@@ -25,9 +25,16 @@ fn options() -> impl Strategy<Value = Options> {
         any::<bool>(),
     )
         .prop_map(|(policy, tile, narrow)| {
-            let options = Options::new().block_policy(policy).narrow(narrow);
+            let options = Options {
+                block_policy: policy,
+                narrow,
+                ..Options::new()
+            };
             match tile {
-                Some((r, c)) => options.tile(r, c),
+                Some((r, c)) => serde_daphne::Options {
+                    tile: Some((r, c)),
+                    ..options
+                },
                 None => options,
             }
         })
@@ -181,7 +188,7 @@ proptest! {
             Err(e) if e.kind() == ErrorKind::AmbiguousDialect && e.offset() == Some(0) => {}
             Err(other) => prop_assert!(false, "{other:?}"),
         }
-        let spec = Options::new().dialect(Dialect::Spec);
+        let spec = Options { dialect: Some(Dialect::Spec), ..Options::new() };
         let back: Object = from_slice_with(&bytes, &spec).unwrap();
         prop_assert_eq!(&back, &o);
         prop_assert_eq!(&to_vec(&back).unwrap(), &bytes);
@@ -228,10 +235,12 @@ fn nan_payloads_and_negative_zero_survive_every_option() {
         BlockPolicy::UltraSparse,
     ] {
         for narrow in [false, true] {
-            let options = Options::new()
-                .block_policy(policy)
-                .narrow(narrow)
-                .tile(1, 3);
+            let options = Options {
+                block_policy: policy,
+                narrow,
+                tile: Some((1, 3)),
+                ..Options::new()
+            };
             let back: Dense<f64> =
                 from_slice(&to_vec_with(&Dense(a.clone()), &options).unwrap()).unwrap();
             assert_eq!(
@@ -256,12 +265,19 @@ fn narrowing_stores_smaller_types_and_reads_back_wide() {
     let a = Array2::from_shape_fn((4, 4), |(r, c)| (r * 4 + c) as u64 * 10);
     let plain = to_vec_with(
         &Dense(a.clone()),
-        &Options::new().block_policy(BlockPolicy::Dense),
+        &Options {
+            block_policy: BlockPolicy::Dense,
+            ..Options::new()
+        },
     )
     .unwrap();
     let narrow = to_vec_with(
         &Dense(a.clone()),
-        &Options::new().block_policy(BlockPolicy::Dense).narrow(true),
+        &Options {
+            block_policy: BlockPolicy::Dense,
+            narrow: true,
+            ..Options::new()
+        },
     )
     .unwrap();
     assert_eq!(plain.len() - narrow.len(), 16 * 7);

@@ -111,7 +111,7 @@ proptest! {
         let dir = temp_dir("prop");
         let path = dir.join("m.dbdf");
         let m = matrix(rows, cols, seed);
-        let options = Options::new().block_policy(policy).narrow(narrow).tile(tile.0 as u32, tile.1 as u32);
+        let options = Options { block_policy: policy, narrow, tile: Some((tile.0 as u32, tile.1 as u32)), ..Options::new() };
         write_tiles(&path, &m, tile, &options, csr, false);
         let expected = if csr {
             to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
@@ -136,7 +136,7 @@ proptest! {
         let dir = temp_dir("runtime");
         let path = dir.join("m.dbdf");
         let m = matrix(rows, cols, seed);
-        let options = Options::new().dialect(Dialect::Runtime);
+        let options = Options { dialect: Some(Dialect::Runtime), ..Options::new() };
         write_tiles(&path, &m, (band, cols), &options, csr, false);
         let expected = if csr {
             to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
@@ -184,8 +184,20 @@ fn frames_stream_in_row_bands_in_both_dialects() {
     let whole = frame();
     let columns = whole.columns().unwrap();
     for (options, runtime) in [
-        (Options::new().tile(4, 1), false),
-        (Options::new().dialect(Dialect::Runtime), true),
+        (
+            Options {
+                tile: Some((4, 1)),
+                ..Options::new()
+            },
+            false,
+        ),
+        (
+            Options {
+                dialect: Some(Dialect::Runtime),
+                ..Options::new()
+            },
+            true,
+        ),
     ] {
         let path = dir.join("f.dbdf");
         let mut writer = DbdfWriter::create_with(&path, &options).unwrap();
@@ -297,7 +309,10 @@ fn misuse_is_a_typed_error_and_leaves_no_file() {
     );
     drop(w);
     // Runtime dialect: full-width bands in order only.
-    let mut w = begin(&Options::new().dialect(Dialect::Runtime));
+    let mut w = begin(&Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    });
     assert_error!(
         w.write_dense_tile(0, 0, tile.view()),
         TileOrder { expected: 0, .. }
@@ -315,7 +330,14 @@ fn misuse_is_a_typed_error_and_leaves_no_file() {
     drop(w); // unfinished
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
     // A runtime CSR matrix dropped midway leaves neither the file nor its spills.
-    let mut w = DbdfWriter::create_with(&path, &Options::new().dialect(Dialect::Runtime)).unwrap();
+    let mut w = DbdfWriter::create_with(
+        &path,
+        &Options {
+            dialect: Some(Dialect::Runtime),
+            ..Options::new()
+        },
+    )
+    .unwrap();
     w.begin(Header::CsrMatrix {
         rows: 4,
         cols: 4,
@@ -332,7 +354,11 @@ fn misuse_is_a_typed_error_and_leaves_no_file() {
 #[test]
 fn runtime_writer_refuses_tiling_options() {
     let dir = temp_dir("options");
-    let options = Options::new().dialect(Dialect::Runtime).tile(2, 2);
+    let options = Options {
+        dialect: Some(Dialect::Runtime),
+        tile: Some((2, 2)),
+        ..Options::new()
+    };
     assert_error!(
         DbdfWriter::create_with(dir.join("m.dbdf"), &options),
         NotInDialect

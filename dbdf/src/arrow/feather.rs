@@ -304,42 +304,7 @@ fn ipc_write_error(error: arrow_schema::ArrowError) -> Error {
     }
 }
 
-/// Reads the Arrow IPC file at `path` whole: a frame, or the matrix its metadata records.
-///
-/// # Errors
-/// As [`source`], and what reading the cells finds.
-pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    read_with(path, &ReadOptions::default())
-}
-
-/// [`read()`] with `options`.
-///
-/// # Errors
-/// As [`read()`].
-pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
-    let mut objects = crate::pipe::read_objects(&mut source(path, options)?)?;
-    objects
-        .pop()
-        .ok_or_else(|| Error::invalid("the file holds no table"))
-}
-
-/// Writes `object` as a Arrow IPC file with the default options, atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::default())
-}
-
-/// Writes `object` as a Arrow IPC file with `options`, atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    serde_daphne::__private_0_1_0::write_buffered(path.as_ref(), |out| {
-        to_writer(out, object, options)
-    })
-}
+super::whole_object_functions!("Arrow IPC");
 
 /// Writes `object` as a Arrow IPC file to `out` (memory holds a copy of the object).
 ///

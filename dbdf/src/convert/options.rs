@@ -22,7 +22,7 @@ use serde_daphne::{DataType, ValueType};
 ///
 /// // For DAPHNE: `.dbdf` in its runtime dialect, CSV without a header record.
 /// let options = ConvertOptions {
-///     dbdf: Options::new().dialect(Dialect::Runtime),
+///     dbdf: Options { dialect: Some(Dialect::Runtime), ..Options::new() },
 ///     csv: dbdf::csv::WriteOptions { daphne: true },
 ///     ..Default::default()
 /// };
@@ -118,10 +118,13 @@ impl ConvertOptions {
     /// The options of `.dbdf` output: the asked ones, the input's tile size where none is
     /// asked (the runtime dialect has none), the conversion's sync.
     pub(crate) fn dbdf_options(&self, input_tile: Option<(u32, u32)>) -> Options {
-        let mut options = self.dbdf.clone().sync(self.sync);
+        let mut options = Options {
+            sync: self.sync,
+            ..self.dbdf.clone()
+        };
         let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
-        if let (None, Some((r, c)), false) = (options.tile, input_tile, runtime) {
-            options = options.tile(r, c);
+        if options.tile.is_none() && !runtime {
+            options.tile = input_tile;
         }
         options
     }

@@ -66,9 +66,8 @@ pub fn convert_from(
                 }
             };
             // A file that is deleted once printed needs no sync.
-            let dbdf = options
-                .dbdf_options(metadata.tile)
-                .sync(to_file && options.sync);
+            let mut dbdf = options.dbdf_options(metadata.tile);
+            dbdf.sync = to_file && options.sync;
             let runtime = dbdf.dialect == Some(Dialect::Runtime);
             let mut sink =
                 DbdfSink::create(&path, &dbdf).map_err(|e| ConvertError::at(output, e))?;

@@ -243,11 +243,26 @@ mod tests {
         let dir = dir("stream");
         let option_sets = [
             Options::new(),
-            Options::new().tile(2, 2),
-            Options::new().tile(1, 5),
-            Options::new().narrow(true),
-            Options::new().block_policy(serde_daphne::BlockPolicy::Smallest),
-            Options::new().dialect(Dialect::Runtime),
+            Options {
+                tile: Some((2, 2)),
+                ..Options::new()
+            },
+            Options {
+                tile: Some((1, 5)),
+                ..Options::new()
+            },
+            Options {
+                narrow: true,
+                ..Options::new()
+            },
+            Options {
+                block_policy: serde_daphne::BlockPolicy::Smallest,
+                ..Options::new()
+            },
+            Options {
+                dialect: Some(Dialect::Runtime),
+                ..Options::new()
+            },
         ];
         for (k, (text, sidecar)) in fixtures().into_iter().enumerate() {
             let input = dir.join(format!("in{k}.csv"));
@@ -316,7 +331,16 @@ mod tests {
             let output = dir.join("out.dbdf");
             let expected = read(text.as_bytes(), None).unwrap_err();
             let got = CsvSource::open(&input)
-                .and_then(|mut s| crate::pipe::to_dbdf(&mut s, &output, &Options::new().tile(1, 1)))
+                .and_then(|mut s| {
+                    crate::pipe::to_dbdf(
+                        &mut s,
+                        &output,
+                        &Options {
+                            tile: Some((1, 1)),
+                            ..Options::new()
+                        },
+                    )
+                })
                 .unwrap_err();
             assert_eq!(got.to_string(), expected.to_string(), "{text:?}");
             assert_eq!(got.kind(), serde_daphne::ErrorKind::ForeignInput, "{got:?}");

@@ -172,7 +172,13 @@ fn daphne_objects_come_back_from_binsparse_byte_identical_in_every_format() {
                 let back = binsparse::from_slice(&npz).unwrap();
                 assert_eq!(back.format, format);
                 let back = back.object.with_data_type(object.data_type()).unwrap();
-                for dbdf in [Options::new(), Options::new().tile(2, 2)] {
+                for dbdf in [
+                    Options::new(),
+                    Options {
+                        tile: Some((2, 2)),
+                        ..Options::new()
+                    },
+                ] {
                     let (mut a, mut b) = (Vec::new(), Vec::new());
                     object.write_with(&mut a, &dbdf).unwrap();
                     back.write_with(&mut b, &dbdf).unwrap();

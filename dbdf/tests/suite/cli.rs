@@ -112,9 +112,11 @@ fn info_describes_objects_and_blocks() {
     to_file_with(
         &path,
         &m,
-        &Options::new()
-            .tile(2, 2)
-            .block_policy(BlockPolicy::Smallest),
+        &Options {
+            tile: Some((2, 2)),
+            block_policy: BlockPolicy::Smallest,
+            ..Options::new()
+        },
     )
     .unwrap();
     let json: serde_json::Value =
@@ -144,8 +146,15 @@ fn validate_accepts_what_the_library_writes_and_rejects_corruption() {
     let m = Dense(array![[1.5f64, 0.0], [0.0, -2.0], [3.0, 0.0]]);
     for options in [
         Options::new(),
-        Options::new().tile(1, 1).narrow(true),
-        Options::new().dialect(Dialect::Runtime),
+        Options {
+            tile: Some((1, 1)),
+            narrow: true,
+            ..Options::new()
+        },
+        Options {
+            dialect: Some(Dialect::Runtime),
+            ..Options::new()
+        },
     ] {
         to_file_with(&path, &m, &options).unwrap();
         let out = dbdf(&["validate", s(&path)]);
@@ -171,8 +180,16 @@ fn validate_accepts_what_the_library_writes_and_rejects_corruption() {
         serde_daphne::BlockPolicy::UltraSparse,
     ] {
         for options in [
-            Options::new().block_policy(policy),
-            Options::new().block_policy(policy).tile(2, 1).narrow(true),
+            Options {
+                block_policy: policy,
+                ..Options::new()
+            },
+            Options {
+                block_policy: policy,
+                tile: Some((2, 1)),
+                narrow: true,
+                ..Options::new()
+            },
         ] {
             to_file_with(&path, &(&m, &csr, &frame, vec![1u8, 2], 7i64), &options).unwrap();
             let out = dbdf(&["validate", s(&path)]);
@@ -181,7 +198,13 @@ fn validate_accepts_what_the_library_writes_and_rejects_corruption() {
         }
     }
     for value in [&m as &dyn erased::Write, &csr] {
-        value.write(&path, &Options::new().dialect(Dialect::Runtime));
+        value.write(
+            &path,
+            &Options {
+                dialect: Some(Dialect::Runtime),
+                ..Options::new()
+            },
+        );
         assert_eq!(stdout(&dbdf(&["validate", s(&path)])), "ok\n");
         kinds += 1;
     }
@@ -1081,7 +1104,15 @@ fn slice_writes_windows_to_any_output_format() {
     let dir = scratch("slice");
     let m = ndarray::Array2::from_shape_fn((12, 9), |(r, c)| (r * 10 + c) as f64);
     let path = dir.join("m.dbdf");
-    to_file_with(&path, &Dense(m.clone()), &Options::new().tile(5, 4)).unwrap();
+    to_file_with(
+        &path,
+        &Dense(m.clone()),
+        &Options {
+            tile: Some((5, 4)),
+            ..Options::new()
+        },
+    )
+    .unwrap();
     let npy = dir.join("w.npy");
     let out = dbdf(&["slice", s(&path), s(&npy), "--rows", "3:9", "--cols", "2:"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -1149,9 +1180,11 @@ fn convert_streams_npy_to_tiled_dbdf_and_back() {
         "smallest",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let options = Options::new()
-        .tile(8, 8)
-        .block_policy(BlockPolicy::Smallest);
+    let options = Options {
+        tile: Some((8, 8)),
+        block_policy: BlockPolicy::Smallest,
+        ..Options::new()
+    };
     assert_eq!(
         std::fs::read(&tiled).unwrap(),
         serde_daphne::to_vec_with(&Dense(m.clone()), &options).unwrap()
@@ -1170,7 +1203,11 @@ fn convert_streams_npy_to_tiled_dbdf_and_back() {
         "--narrow",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let options = Options::new().tile(7, 9).narrow(true);
+    let options = Options {
+        tile: Some((7, 9)),
+        narrow: true,
+        ..Options::new()
+    };
     assert_eq!(
         std::fs::read(&retiled).unwrap(),
         serde_daphne::to_vec_with(&Dense(m.clone()), &options).unwrap()
@@ -1362,7 +1399,10 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
                 &input,
                 &output,
                 &ConvertOptions {
-                    dbdf: serde_daphne::Options::new().tile(tile.0, tile.1),
+                    dbdf: serde_daphne::Options {
+                        tile: Some((tile.0, tile.1)),
+                        ..serde_daphne::Options::new()
+                    },
                     ..Default::default()
                 },
             )
@@ -1411,7 +1451,10 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
             &input,
             &output,
             &ConvertOptions {
-                dbdf: serde_daphne::Options::new().tile(1, 1),
+                dbdf: serde_daphne::Options {
+                    tile: Some((1, 1)),
+                    ..serde_daphne::Options::new()
+                },
                 ..Default::default()
             },
         )

@@ -175,8 +175,14 @@ fn daphne_objects_come_back_from_futhark_byte_identical() {
     ];
     for options in [
         Options::new(),
-        Options::new().tile(2, 2),
-        Options::new().dialect(serde_daphne::Dialect::Runtime),
+        Options {
+            tile: Some((2, 2)),
+            ..Options::new()
+        },
+        Options {
+            dialect: Some(serde_daphne::Dialect::Runtime),
+            ..Options::new()
+        },
     ] {
         let bytes = futhark::to_vec(&objects, &WriteOptions::default()).unwrap();
         let back = futhark::from_slice(&bytes).unwrap();

@@ -70,13 +70,31 @@ fn npy_to_dbdf_tile_by_tile_gives_the_bytes_of_to_vec() {
         npy_bytes(">f8", false, (23, 17), &big),
     ];
     let option_sets = [
-        Options::new().tile(5, 4),
-        Options::new().tile(23, 17),
-        Options::new().tile(7, 100),
+        Options {
+            tile: Some((5, 4)),
+            ..Options::new()
+        },
+        Options {
+            tile: Some((23, 17)),
+            ..Options::new()
+        },
+        Options {
+            tile: Some((7, 100)),
+            ..Options::new()
+        },
         Options::new(),
-        Options::new().narrow(true),
-        Options::new().block_policy(serde_daphne::BlockPolicy::Sparse),
-        Options::new().dialect(Dialect::Runtime),
+        Options {
+            narrow: true,
+            ..Options::new()
+        },
+        Options {
+            block_policy: serde_daphne::BlockPolicy::Sparse,
+            ..Options::new()
+        },
+        Options {
+            dialect: Some(Dialect::Runtime),
+            ..Options::new()
+        },
     ];
     for (k, input) in inputs.iter().enumerate() {
         let path = dir.join(format!("in{k}.npy"));
@@ -103,8 +121,15 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
     let expected = npy::to_vec(&object).unwrap();
     for options in [
         Options::new(),
-        Options::new().tile(4, 6).narrow(true),
-        Options::new().dialect(Dialect::Runtime),
+        Options {
+            tile: Some((4, 6)),
+            narrow: true,
+            ..Options::new()
+        },
+        Options {
+            dialect: Some(Dialect::Runtime),
+            ..Options::new()
+        },
     ] {
         let input = dir.join("m.dbdf");
         serde_daphne::to_file_with(&input, &Dense(m.clone()), &options).unwrap();
@@ -119,7 +144,15 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
     ])
     .unwrap();
     let input = dir.join("f.dbdf");
-    serde_daphne::to_file_with(&input, &frame, &Options::new().tile(2, 1)).unwrap();
+    serde_daphne::to_file_with(
+        &input,
+        &frame,
+        &Options {
+            tile: Some((2, 1)),
+            ..Options::new()
+        },
+    )
+    .unwrap();
     from_dbdf(&input, 0, &dir.join("f.npy")).unwrap();
     let bytes = std::fs::read(dir.join("f.npy")).unwrap();
     assert_eq!(bytes, npy::to_vec(&frame).unwrap());
@@ -136,7 +169,14 @@ fn malformed_npy_is_refused_with_its_offset() {
     std::fs::write(&path, npy_bytes("<f8", false, (23, 17), &data[..100])).unwrap();
     let out = dir.join("out.dbdf");
     assert_error!(
-        to_dbdf(&path, &out, &Options::new().tile(4, 4)),
+        to_dbdf(
+            &path,
+            &out,
+            &Options {
+                tile: Some((4, 4)),
+                ..Options::new()
+            }
+        ),
         ForeignInput {
             offset: Some(128),
             ..
@@ -144,7 +184,14 @@ fn malformed_npy_is_refused_with_its_offset() {
     );
     std::fs::write(&path, npy_bytes("|b1", false, (1, 3), &[0, 2, 1])).unwrap();
     assert_error!(
-        to_dbdf(&path, &out, &Options::new().tile(4, 4)),
+        to_dbdf(
+            &path,
+            &out,
+            &Options {
+                tile: Some((4, 4)),
+                ..Options::new()
+            }
+        ),
         ForeignInput
     );
     assert!(!out.exists());

@@ -26,7 +26,10 @@ fn to_dbdf(
     let mut options = options.clone();
     let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
     if let (None, Some((r, c)), false) = (options.tile, source.metadata().tile, runtime) {
-        options = options.tile(r, c);
+        options = serde_daphne::Options {
+            tile: Some((r, c)),
+            ..options
+        };
     }
     pipe::to_dbdf(&mut source, output, &options)
 }
@@ -742,8 +745,20 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     ];
     let layouts = [
         ("plain", Options::new()),
-        ("tiled", Options::new().tile(3, 2)),
-        ("runtime", Options::new().dialect(Dialect::Runtime)),
+        (
+            "tiled",
+            Options {
+                tile: Some((3, 2)),
+                ..Options::new()
+            },
+        ),
+        (
+            "runtime",
+            Options {
+                dialect: Some(Dialect::Runtime),
+                ..Options::new()
+            },
+        ),
     ];
     for (name, object) in &objects {
         for (layout, options) in &layouts {
@@ -824,7 +839,13 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
         } else {
             (400, 300)
         };
-        for options in [Options::new(), Options::new().tile(tile.0, tile.1)] {
+        for options in [
+            Options::new(),
+            Options {
+                tile: Some((tile.0, tile.1)),
+                ..Options::new()
+            },
+        ] {
             let out = dir.join(format!("{name}.dbdf"));
             to_dbdf(&golden(name), &out, &options).unwrap();
             let m = read_back(&out);
@@ -894,7 +915,10 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
     );
     // The runtime dialect (bands of rows) and frames (held whole) convert too.
     let out = dir.join("runtime.dbdf");
-    let runtime = Options::new().dialect(Dialect::Runtime);
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
     to_dbdf(&golden("dense_small"), &out, &runtime).unwrap();
     let back: Object = serde_daphne::from_file_with(&out, &runtime).unwrap();
     assert_eq!(

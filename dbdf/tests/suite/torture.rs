@@ -129,7 +129,10 @@ fn library_writer_child() {
     match kind {
         "to_file" => serde_daphne::to_file(target, &Dense(m)).unwrap(),
         "to_file_daphne" => {
-            let options = Options::new().dialect(serde_daphne::Dialect::Runtime);
+            let options = Options {
+                dialect: Some(serde_daphne::Dialect::Runtime),
+                ..Options::new()
+            };
             serde_daphne::to_file_with(target, &Dense(m), &options).unwrap();
         }
         "writer_tiles" => {
@@ -151,7 +154,10 @@ fn library_writer_child() {
             writer.finish().unwrap();
         }
         "writer_runtime_csr" => {
-            let options = Options::new().dialect(serde_daphne::Dialect::Runtime);
+            let options = Options {
+                dialect: Some(serde_daphne::Dialect::Runtime),
+                ..Options::new()
+            };
             let mut writer = serde_daphne::DbdfWriter::create_with(target, &options).unwrap();
             let (rows, cols) = m.dim();
             writer
@@ -416,7 +422,15 @@ fn readers_see_a_whole_file_while_it_is_replaced() {
         });
         for i in 0..50 {
             let m = Dense(matrix(500, 400, (i % 2) as u8));
-            serde_daphne::to_file_with(&path, &m, &Options::new().sync(false)).unwrap();
+            serde_daphne::to_file_with(
+                &path,
+                &m,
+                &Options {
+                    sync: false,
+                    ..Options::new()
+                },
+            )
+            .unwrap();
         }
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         reader.join().unwrap()

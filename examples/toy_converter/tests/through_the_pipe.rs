@@ -26,7 +26,15 @@ fn toy_bytes(m: &Array2<f64>) -> Vec<u8> {
 fn a_tiled_dbdf_file_goes_to_toy_and_back() {
     let m = Array2::from_shape_fn((7, 5), |(r, c)| (r * 5 + c) as f64 - 3.5);
     let dbdf = temp("m.dbdf");
-    serde_daphne::to_file_with(&dbdf, &Dense(m.clone()), &Options::new().tile(3, 2)).unwrap();
+    serde_daphne::to_file_with(
+        &dbdf,
+        &Dense(m.clone()),
+        &Options {
+            tile: Some((3, 2)),
+            ..Options::new()
+        },
+    )
+    .unwrap();
 
     let toy = temp("m.toy");
     copy(
@@ -61,9 +69,8 @@ fn integers_convert_exactly_and_frames_are_refused() {
     assert_eq!(std::fs::read(&toy).unwrap(), toy_bytes(&m.mapv(f64::from)));
 
     let frame = temp("f.dbdf");
-    let columns = serde_daphne::Columns::new()
-        .with("a", vec![1.0f64, 2.0])
-        .unwrap();
+    let mut columns = serde_daphne::Columns::new();
+    columns.push("a", vec![1.0f64, 2.0]).unwrap();
     serde_daphne::to_file(&frame, &columns).unwrap();
     let error = copy(
         &mut DbdfSource::open(&frame).unwrap(),

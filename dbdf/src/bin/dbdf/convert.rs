@@ -169,16 +169,23 @@ impl Args {
     fn options(&self) -> ConvertOptions {
         // `--dialect runtime` is for DAPHNE: `.dbdf` in its dialect, CSV as it reads it.
         let daphne = self.dialect == Some(Dialect::Runtime);
-        let mut dbdf = serde_daphne::Options::new()
-            .narrow(self.narrow)
-            .block_policy(self.block.unwrap_or(BlockPolicy::Auto));
+        let mut dbdf = serde_daphne::Options {
+            narrow: self.narrow,
+            block_policy: self.block.unwrap_or(BlockPolicy::Auto),
+            ..serde_daphne::Options::new()
+        };
         if let Some((r, c)) = self.tile {
-            dbdf = dbdf.tile(r, c);
+            dbdf = serde_daphne::Options {
+                tile: Some((r, c)),
+                ..dbdf
+            };
         }
         if daphne {
-            dbdf = dbdf
-                .dialect(Dialect::Runtime)
-                .guard_daphne_labels(!self.unguarded_labels);
+            dbdf = serde_daphne::Options {
+                dialect: Some(Dialect::Runtime),
+                guard_daphne_labels: !self.unguarded_labels,
+                ..dbdf
+            };
         }
         ConvertOptions {
             from: self.from,

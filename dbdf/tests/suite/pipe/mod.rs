@@ -44,8 +44,20 @@ pub fn band_fixtures() -> Vec<(String, Vec<u8>, Object)> {
     for (name, object) in [("dense", &dense), ("csr", &csr), ("frame", &frame)] {
         for (layout, options) in [
             ("plain", Options::new()),
-            ("tiled", Options::new().tile(2, 3)),
-            ("runtime", Options::new().dialect(Dialect::Runtime)),
+            (
+                "tiled",
+                Options {
+                    tile: Some((2, 3)),
+                    ..Options::new()
+                },
+            ),
+            (
+                "runtime",
+                Options {
+                    dialect: Some(Dialect::Runtime),
+                    ..Options::new()
+                },
+            ),
         ] {
             if name == "frame" && layout == "runtime" {
                 continue; // runtime frames take their labels from a sidecar

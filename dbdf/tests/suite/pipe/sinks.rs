@@ -33,10 +33,23 @@ fn the_dbdf_sink_writes_the_bytes_of_the_whole_write() {
     let out = dir.join("out.dbdf");
     let option_sets = [
         Options::new(),
-        Options::new().tile(2, 3),
-        Options::new().tile(4, 2).narrow(true),
-        Options::new().block_policy(serde_daphne::BlockPolicy::Smallest),
-        Options::new().dialect(Dialect::Runtime),
+        Options {
+            tile: Some((2, 3)),
+            ..Options::new()
+        },
+        Options {
+            tile: Some((4, 2)),
+            narrow: true,
+            ..Options::new()
+        },
+        Options {
+            block_policy: serde_daphne::BlockPolicy::Smallest,
+            ..Options::new()
+        },
+        Options {
+            dialect: Some(Dialect::Runtime),
+            ..Options::new()
+        },
     ];
     for (name, _, object) in band_fixtures() {
         for options in &option_sets {
@@ -184,7 +197,14 @@ fn a_cancelled_pump_stops_and_leaves_nothing() {
     let mut source = Held::new(vec![object.clone()], 900, InputMetadata::default())
         .unwrap()
         .band_rows(1);
-    let sink = DbdfSink::create(&out, &Options::new().tile(1, 5)).unwrap();
+    let sink = DbdfSink::create(
+        &out,
+        &Options {
+            tile: Some((1, 5)),
+            ..Options::new()
+        },
+    )
+    .unwrap();
     let err: serde_daphne::Error = pump(&mut source, Box::new(sink), &options)
         .unwrap_err()
         .into();
@@ -200,7 +220,14 @@ fn a_cancelled_pump_stops_and_leaves_nothing() {
         cancel: None,
         ..options
     };
-    let sink = DbdfSink::create(&out, &Options::new().tile(1, 5)).unwrap();
+    let sink = DbdfSink::create(
+        &out,
+        &Options {
+            tile: Some((1, 5)),
+            ..Options::new()
+        },
+    )
+    .unwrap();
     pump(&mut source, Box::new(sink), &options).unwrap();
     let heard = heard.lock().unwrap();
     assert!(heard.windows(2).all(|w| w[0].0 <= w[1].0), "{heard:?}");
@@ -358,28 +385,60 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
     let m = matrix();
     let csr = CsMat::csr_from_dense(m.view(), 0.0);
     for (source, target) in [
-        (Options::new(), Options::new().tile(8, 8)),
         (
-            Options::new().tile(5, 7).narrow(true),
-            Options::new()
-                .tile(10, 3)
-                .block_policy(BlockPolicy::Smallest),
+            Options::new(),
+            Options {
+                tile: Some((8, 8)),
+                ..Options::new()
+            },
         ),
         (
-            Options::new().tile(4, 4),
-            Options::new().dialect(Dialect::Runtime),
+            Options {
+                tile: Some((5, 7)),
+                narrow: true,
+                ..Options::new()
+            },
+            Options {
+                tile: Some((10, 3)),
+                block_policy: BlockPolicy::Smallest,
+                ..Options::new()
+            },
+        ),
+        (
+            Options {
+                tile: Some((4, 4)),
+                ..Options::new()
+            },
+            Options {
+                dialect: Some(Dialect::Runtime),
+                ..Options::new()
+            },
         ),
         // Untiled: one block from bands of rows.
-        (Options::new().tile(4, 4), Options::new()),
         (
-            Options::new().tile(5, 7),
-            Options::new()
-                .block_policy(BlockPolicy::Smallest)
-                .narrow(true),
+            Options {
+                tile: Some((4, 4)),
+                ..Options::new()
+            },
+            Options::new(),
+        ),
+        (
+            Options {
+                tile: Some((5, 7)),
+                ..Options::new()
+            },
+            Options {
+                block_policy: BlockPolicy::Smallest,
+                narrow: true,
+                ..Options::new()
+            },
         ),
         (
             Options::new(),
-            Options::new().block_policy(BlockPolicy::UltraSparse),
+            Options {
+                block_policy: BlockPolicy::UltraSparse,
+                ..Options::new()
+            },
         ),
     ] {
         serde_daphne::to_file_with(&from, &Dense(m.clone()), &source).unwrap();
@@ -409,7 +468,10 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
     to_dbdf(
         &mut DbdfSource::open(&from).unwrap(),
         &to,
-        &Options::new().tile(6, 6),
+        &Options {
+            tile: Some((6, 6)),
+            ..Options::new()
+        },
     )
     .unwrap();
     let mut file = DbdfFile::open(&to).unwrap();
