@@ -66,10 +66,7 @@ fn main() -> serde_daphne::Result<()> {
                     ..Options::new()
                 };
                 if let Some((r, c)) = tile {
-                    options = serde_daphne::Options {
-                        tile: Some((r, c)),
-                        ..options
-                    };
+                    options.tile = Some((r, c));
                 }
                 let tag = format!("p{p}-t{t}-n{}", u8::from(narrow));
                 write(

@@ -5,14 +5,13 @@ use dbdf::{arrow, binsparse};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use serde_daphne::{BlockPolicy, DataType, Dialect, Options, ValueType};
+use serde_daphne::{BlockPolicy, DataType, Dialect, ValueType};
 
 use crate::errors::{convert_to_py, parse_argument};
 
 /// The crate's options from the keywords `dbdf.convert` takes: each format's own, nested.
 fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
     let mut options = ConvertOptions::default();
-    let mut dbdf = Options::new();
     let mut unguarded = false;
     if let Some(kwargs) = kwargs {
         for (key, value) in kwargs.iter() {
@@ -34,33 +33,22 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                     }
                 }
                 "block" => {
-                    dbdf = Options {
-                        block_policy: parse_argument::<BlockPolicy>(&key, &text()?)?,
-                        ..dbdf
-                    }
+                    options.dbdf.block_policy = parse_argument::<BlockPolicy>(&key, &text()?)?
                 }
                 "tile" => {
                     let (rows, cols): (u32, u32) = value.extract()?;
                     if rows == 0 || cols == 0 {
                         return Err(PyValueError::new_err("tile sizes must be positive"));
                     }
-                    dbdf = Options {
-                        tile: Some((rows, cols)),
-                        ..dbdf
-                    };
+                    options.dbdf.tile = Some((rows, cols));
                 }
                 "value_type" => {
                     options.value_type = Some(parse_argument::<ValueType>(&key, &text()?)?)
                 }
-                "narrow" => {
-                    dbdf = Options {
-                        narrow: flag()?,
-                        ..dbdf
-                    }
-                }
+                "narrow" => options.dbdf.narrow = flag()?,
                 "dialect" => {
                     let dialect = parse_argument::<Dialect>(&key, &text()?)?;
-                    dbdf.dialect = (dialect == Dialect::Runtime).then_some(dialect);
+                    options.dbdf.dialect = (dialect == Dialect::Runtime).then_some(dialect);
                 }
                 "unguarded_labels" => unguarded = flag()?,
                 "binsparse_format" => {
@@ -117,14 +105,10 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
         }
     }
     // dialect="runtime" is for DAPHNE: `.dbdf` in its dialect, CSV as it reads it.
-    let daphne = dbdf.dialect == Some(Dialect::Runtime);
+    let daphne = options.dbdf.dialect == Some(Dialect::Runtime);
     if daphne {
-        dbdf = Options {
-            guard_daphne_labels: !unguarded,
-            ..dbdf
-        };
+        options.dbdf.guard_daphne_labels = !unguarded;
     }
-    options.dbdf = dbdf;
     options.csv.daphne = daphne;
     Ok(options)
 }

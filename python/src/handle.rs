@@ -136,18 +136,12 @@ impl CsrSource for ObjectOf<'_> {
 pub fn read_options(dialect: Option<&str>, max_alloc: Option<u64>) -> PyResult<Options> {
     let mut options = Options::new();
     if let Some(bytes) = max_alloc {
-        options = Options {
-            max_alloc: bytes,
-            ..options
-        };
+        options.max_alloc = bytes;
     }
-    Ok(match dialect {
-        None => options,
-        Some(name) => Options {
-            dialect: Some(crate::errors::parse_name::<Dialect>(name)?),
-            ..options
-        },
-    })
+    if let Some(name) = dialect {
+        options.dialect = Some(crate::errors::parse_name::<Dialect>(name)?);
+    }
+    Ok(options)
 }
 
 /// An open `.dbdf` file (or buffer): its index, and reads of objects and windows.

@@ -97,19 +97,13 @@ fn write_options(
         if rows == 0 || cols == 0 {
             return Err(PyValueError::new_err("tile sizes must be positive"));
         }
-        options = Options {
-            tile: Some((rows, cols)),
-            ..options
-        };
+        options.tile = Some((rows, cols));
     }
     // Spec is what writers write anyway; only DAPHNE's dialect is asked for.
-    Ok(match parse_name::<Dialect>(dialect)? {
-        Dialect::Spec => options,
-        Dialect::Runtime => Options {
-            dialect: Some(Dialect::Runtime),
-            ..options
-        },
-    })
+    if parse_name::<Dialect>(dialect)? == Dialect::Runtime {
+        options.dialect = Some(Dialect::Runtime);
+    }
+    Ok(options)
 }
 
 fn borrow_all<'py>(items: &[Bound<'py, PyAny>]) -> PyResult<Vec<Borrowed<'py>>> {

@@ -168,32 +168,19 @@ fn malformed_npy_is_refused_with_its_offset() {
     let path = dir.join("short.npy");
     std::fs::write(&path, npy_bytes("<f8", false, (23, 17), &data[..100])).unwrap();
     let out = dir.join("out.dbdf");
+    let tiled = Options {
+        tile: Some((4, 4)),
+        ..Options::new()
+    };
     assert_error!(
-        to_dbdf(
-            &path,
-            &out,
-            &Options {
-                tile: Some((4, 4)),
-                ..Options::new()
-            }
-        ),
+        to_dbdf(&path, &out, &tiled),
         ForeignInput {
             offset: Some(128),
             ..
         }
     );
     std::fs::write(&path, npy_bytes("|b1", false, (1, 3), &[0, 2, 1])).unwrap();
-    assert_error!(
-        to_dbdf(
-            &path,
-            &out,
-            &Options {
-                tile: Some((4, 4)),
-                ..Options::new()
-            }
-        ),
-        ForeignInput
-    );
+    assert_error!(to_dbdf(&path, &out, &tiled), ForeignInput);
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -26,10 +26,7 @@ fn to_dbdf(
     let mut options = options.clone();
     let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
     if let (None, Some((r, c)), false) = (options.tile, source.metadata().tile, runtime) {
-        options = serde_daphne::Options {
-            tile: Some((r, c)),
-            ..options
-        };
+        options.tile = Some((r, c));
     }
     pipe::to_dbdf(&mut source, output, &options)
 }

@@ -172,22 +172,14 @@ impl Args {
         let mut dbdf = serde_daphne::Options {
             narrow: self.narrow,
             block_policy: self.block.unwrap_or(BlockPolicy::Auto),
+            tile: self.tile,
             ..serde_daphne::Options::new()
         };
-        if let Some((r, c)) = self.tile {
-            dbdf = serde_daphne::Options {
-                tile: Some((r, c)),
-                ..dbdf
-            };
-        }
         if daphne {
-            dbdf = serde_daphne::Options {
-                dialect: Some(Dialect::Runtime),
-                guard_daphne_labels: !self.unguarded_labels,
-                ..dbdf
-            };
+            dbdf.dialect = Some(Dialect::Runtime);
+            dbdf.guard_daphne_labels = !self.unguarded_labels;
         }
-        ConvertOptions {
+        let mut options = ConvertOptions {
             from: self.from,
             to: self.to,
             data_type: self.data_type,
@@ -203,7 +195,6 @@ impl Args {
             },
             binsparse: binsparse::WriteOptions {
                 format: self.binsparse_format,
-                index_type: self.index_type.unwrap_or(ValueType::U64),
                 iso: self.iso,
                 bint8: self.bint8,
                 version: self.binsparse_version.unwrap_or_default(),
@@ -216,13 +207,7 @@ impl Args {
             },
             systemds: systemds::WriteOptions {
                 parts: self.parts,
-                ..match self.systemds_block_size {
-                    Some(block_size) => systemds::WriteOptions {
-                        block_size,
-                        ..Default::default()
-                    },
-                    None => Default::default(),
-                }
+                ..Default::default()
             },
             npz: npz::WriteOptions {
                 compressed: self.compressed,
@@ -241,7 +226,15 @@ impl Args {
                     .map(|rows| usize::try_from(rows).unwrap_or(usize::MAX)),
                 labels: self.labels.clone(),
             },
+        };
+        // Flags left out keep each format's own default.
+        if let Some(index_type) = self.index_type {
+            options.binsparse.index_type = index_type;
         }
+        if let Some(block_size) = self.systemds_block_size {
+            options.systemds.block_size = block_size;
+        }
+        options
     }
 }
 
