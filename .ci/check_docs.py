@@ -7,7 +7,7 @@ and checks every relative link.
 - ```sh blocks run with bash (-euo pipefail), ```python blocks with the given Python, in a
   scratch folder per document, in order (a block may use what an earlier one wrote). The
   folder starts with the files the examples name: DAPHNE's golden files from tests/data and
-  what `cargo run --release --example quickstart` wrote to target/quickstart.
+  what `cargo run --example quickstart` wrote to target/quickstart.
 - ```console blocks are transcripts: each `$ command` runs and its output (stdout and
   stderr) must equal the lines below it; a line `...` stands for any number of lines.
 - A block whose info string says `skip` (a cluster, a long fuzzing campaign) is not run;
@@ -102,7 +102,7 @@ def prepare(scratch):
             shutil.copy(f, scratch)
     quick = ROOT / "target" / "quickstart"
     if not quick.is_dir():
-        sys.exit("check_docs: run `cargo run --release --example quickstart` first")
+        sys.exit("check_docs: run `cargo run --example quickstart` first")
     for f in quick.iterdir():
         if f.is_file():
             shutil.copy(f, scratch)

@@ -1,7 +1,7 @@
 //! Writes ndarray, sprs and derived-struct values to `.dbdf` files, reads them back, and
 //! prints what it did.
 //!
-//! `cargo run --release --example quickstart [OUTPUT_DIR]` (default `target/quickstart`).
+//! `cargo run --example quickstart [OUTPUT_DIR]` (default `target/quickstart`).
 
 use std::path::PathBuf;
 

@@ -8,10 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")"
 seconds=${1:-4}
 targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v serde_daphne-fuzz)
-cargo +nightly fuzz build --dev --sanitizer none 2>&1 | tail -1
-bin=target/x86_64-unknown-linux-gnu/debug
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if ! cargo +nightly fuzz build --dev --sanitizer none >"$work/build.log" 2>&1; then
+    grep -n -B2 -A12 -E "^error|panicked" "$work/build.log" | head -150 || true
+    tail -30 "$work/build.log"
+    df -h . /tmp
+    echo "fuzz: the targets did not build"
+    exit 1
+fi
+tail -1 "$work/build.log"
+bin=target/x86_64-unknown-linux-gnu/debug
 for target in $targets; do
     [ -d "seeds/$target" ] || { echo "fuzz: no seeds/$target"; exit 1; }
     mkdir -p "$work/$target"

@@ -14,8 +14,8 @@ use serde_daphne::{Dense, Options, ValueType};
 
 /// Set in a child process of this test binary: which library writer to run, and where.
 const CHILD: &str = "DBDF_TORTURE_CHILD";
-/// Kills per writer.
-const KILLS: u64 = 20;
+/// Kills per writer (on top of the stops at each crash point).
+const KILLS: u64 = 12;
 
 /// The files (and folders) a write produces, by name, each as its bytes (a folder's files by
 /// relative path); absent ones are missing from the map.
@@ -270,6 +270,14 @@ fn writers(dir: &Path) -> Vec<Writer> {
         }),
         crash_points: &["file-named"],
     });
+    if portable() {
+        // The portable paths differ in how a file or a directory is put in place, not in
+        // what is written: one library writer, one converter to a file, and the two
+        // converters to directories cover them.
+        writers.retain(|w| {
+            w.name == "to_file" || w.name.ends_with(" m.npy ") || w.crash_points.len() == 2
+        });
+    }
     writers
 }
 
