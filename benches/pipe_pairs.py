@@ -10,9 +10,12 @@ formats (mtx coordinate written by fast_matrix_market). Each output is converted
 (dense) or a Binsparse .npz (sparse) and compared, bit for bit, with numpy's array or
 scipy's CSR arrays (read by numpy from the archive).
 
-Usage: python benches/pipe_pairs.py [DIR] [--quick] [--only dense|sparse]
+Usage: python benches/pipe_pairs.py [DIR] [--quick] [--only dense|sparse] [--baseline BIN]
 (needs numpy, scipy and fast_matrix_market; about 4 GiB free in DIR; removes its files.)
 --quick uses small matrices (a smoke test of the script itself).
+--baseline BIN runs each conversion with another build of the tool too (an earlier commit's
+`target/release/dbdf`, copied aside), right after this one, and adds its figures to each cell
+with the ratios: the comparison in one run, on the same files and the same machine state.
 """
 
 import os
@@ -63,10 +66,11 @@ def convert(src, dst, flags=(), from_format=None):
     subprocess.run(args, check=True)
 
 
-def measured(src, dst, flags, from_format):
-    """Seconds and peak MiB of one conversion."""
+def measured(src, dst, flags, from_format, tool=None):
+    """Seconds and peak MiB of one conversion (by `tool`, this build's by default)."""
     stats = dst + ".time"
-    args = ["/usr/bin/time", "-f", "%e %M", "-o", stats, DBDF, "convert", "--quiet", src, dst, *flags]
+    tool = tool or DBDF
+    args = ["/usr/bin/time", "-f", "%e %M", "-o", stats, tool, "convert", "--quiet", src, dst, *flags]
     if from_format == "systemds":
         args += ["--from", "systemds"]
     done = subprocess.run(args, capture_output=True, text=True)
@@ -120,7 +124,7 @@ def check_sparse(out, fmt, d, expected):
     )
 
 
-def run(kind, d, quick):
+def run(kind, d, quick, baseline=None):
     if kind == "dense":
         rows, cols = (256, 512) if quick else (4096, 8192)
         a = np.random.default_rng(0).standard_normal((rows, cols))
@@ -146,6 +150,7 @@ def run(kind, d, quick):
     print("| from \\ to | " + " | ".join(formats) + " |")
     print("|---" * (len(formats) + 1) + "|")
     within = total = 0
+    ratios = []
     for src in formats:
         cells = []
         for dst in formats:
@@ -165,9 +170,27 @@ def run(kind, d, quick):
             total += 1
             within += mib <= BOUND_MIB
             star = "*" if mib <= BOUND_MIB else ""
-            cells.append(f"{mib:.0f}{star} {secs:.1f} s" + ("" if exact else " NOT EXACT"))
+            cell = f"{mib:.0f}{star} {secs:.1f} s" + ("" if exact else " NOT EXACT")
+            if baseline:
+                base_secs, base_mib, base_error = measured(made[src], out, flags, src, baseline)
+                remove(out)
+                if base_error:
+                    cell += " (baseline fails)"
+                else:
+                    ratios.append((mib / base_mib, secs / max(base_secs, 0.01)))
+                    cell += f" (was {base_mib:.0f}, {base_secs:.1f} s)"
+            cells.append(cell)
         print(f"| {src} | " + " | ".join(cells) + " |", flush=True)
     print(f"\n{within} of {total} conversions within {BOUND_MIB} MiB.")
+    if ratios:
+        memory = sorted(r[0] for r in ratios)
+        seconds = sorted(r[1] for r in ratios)
+        mid = len(ratios) // 2
+        print(
+            f"Against the baseline, this build's over the baseline's: peak memory median "
+            f"{memory[mid]:.2f} (from {memory[0]:.2f} to {memory[-1]:.2f}), seconds median "
+            f"{seconds[mid]:.2f} (from {seconds[0]:.2f} to {seconds[-1]:.2f})."
+        )
 
 
 def main():
@@ -176,6 +199,10 @@ def main():
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     if only:
         args.remove(only)
+    baseline = None
+    if "--baseline" in sys.argv:
+        baseline = os.path.abspath(sys.argv[sys.argv.index("--baseline") + 1])
+        args.remove(sys.argv[sys.argv.index("--baseline") + 1])
     d = tempfile.mkdtemp(dir=args[0] if args else None)
     subprocess.run(
         ["cargo", "build", "--release", "-q", "-p", "dbdf", "--bin", "dbdf"], cwd=ROOT, check=True
@@ -185,7 +212,7 @@ def main():
         for kind in ("dense", "sparse"):
             if only in (None, kind):
                 os.makedirs(os.path.join(d, kind))
-                run(kind, os.path.join(d, kind), quick)
+                run(kind, os.path.join(d, kind), quick, baseline)
                 shutil.rmtree(os.path.join(d, kind))
     finally:
         shutil.rmtree(d, ignore_errors=True)

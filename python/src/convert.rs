@@ -71,7 +71,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                         &value.extract::<u8>()?.to_string(),
                     )?
                 }
-                "keep_blocks" => options.systemds_input.keep_blocks = flag()?,
+                "keep_blocks" => options.keep_tiles = flag()?,
                 "systemds_block_size" => options.systemds.block_size = value.extract()?,
                 "systemds_parts" => options.systemds.parts = Some(value.extract()?),
                 "compressed" => {

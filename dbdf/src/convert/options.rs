@@ -48,9 +48,12 @@ pub struct ConvertOptions {
     pub sync: bool,
     /// Hears how much of a large input has been read.
     pub progress: Option<Progress>,
-    /// `.dbdf` output: blocks, tiles, narrowing, dialect (default [`Options::new`]). Without
-    /// a tile size, a SystemDS input's kept blocks are the tiles.
+    /// `.dbdf` output: blocks, tiles, narrowing, dialect (default [`Options::new`]).
     pub dbdf: Options,
+    /// Whether a `.dbdf` output without a tile size of its own takes the input's tiles
+    /// ([`InputMetadata::tile`](crate::pipe::InputMetadata::tile): SystemDS's blocks, a
+    /// tiled `.dbdf` file's blocks). Default: no, the output is one block per object.
+    pub keep_tiles: bool,
     /// CSV output.
     pub csv: csv::WriteOptions,
     /// Futhark output: how objects map onto Futhark values.
@@ -86,6 +89,7 @@ impl Default for ConvertOptions {
             sync: true,
             progress: None,
             dbdf: Options::new(),
+            keep_tiles: false,
             csv: csv::WriteOptions::default(),
             futhark: futhark::WriteOptions::default(),
             binsparse: binsparse::WriteOptions::default(),
@@ -110,20 +114,21 @@ impl fmt::Debug for ConvertOptions {
             .field("value_type", &self.value_type)
             .field("sync", &self.sync)
             .field("dbdf", &self.dbdf)
+            .field("keep_tiles", &self.keep_tiles)
             .finish_non_exhaustive()
     }
 }
 
 impl ConvertOptions {
     /// The options of `.dbdf` output: the asked ones, the input's tile size where none is
-    /// asked (the runtime dialect has none), the conversion's sync.
+    /// asked and the input's are kept (the runtime dialect has none), the conversion's sync.
     pub(crate) fn dbdf_options(&self, input_tile: Option<(u32, u32)>) -> Options {
         let mut options = Options {
             sync: self.sync,
             ..self.dbdf.clone()
         };
         let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
-        if options.tile.is_none() && !runtime {
+        if options.tile.is_none() && !runtime && self.keep_tiles {
             options.tile = input_tile;
         }
         options

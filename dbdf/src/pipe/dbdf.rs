@@ -6,13 +6,15 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{window_tiles, Band, Cells, Pieces, Sink, Spilled, Want, Windows};
+use super::{window_tiles, Band, Cells, InputMetadata, Pieces, Sink, Spilled, Want, Windows};
 use serde_daphne::__private_0_1_0::daphne_types_as_csr;
 use serde_daphne::__private_0_1_0::DAPHNE_SPARSITY_THRESHOLD;
 use serde_daphne::lowlevel::tile_dims;
 use serde_daphne::lowlevel::MatrixRef;
 use serde_daphne::lowlevel::RowBands;
 use serde_daphne::with_value_type;
+use serde_daphne::BlockInfo;
+use serde_daphne::BlockPlace;
 use serde_daphne::DbdfFile;
 use serde_daphne::DbdfWriter;
 use serde_daphne::Dialect;
@@ -25,6 +27,10 @@ use serde_daphne::{DataType, Result, ValueType};
 /// Bytes of cells up to which an untiled frame is written one block per column.
 pub const HELD_FRAME_BYTES: u64 = 64 << 20;
 
+/// Bytes of dense cells up to which a tiled object's blocks are read one at a time as its
+/// own tiles; larger blocks are read in windows of what the sink wants.
+const OWN_TILE_BYTES: u64 = 64 << 20;
+
 /// The objects of a `.dbdf` file, read window by window.
 pub struct DbdfSource {
     path: PathBuf,
@@ -32,6 +38,8 @@ pub struct DbdfSource {
     picked: Vec<usize>,
     headers: Vec<Header>,
     stored: Vec<u64>,
+    /// Each object's tile size, where its blocks tile it on one grid ([`own_tiles`]).
+    tiles: Vec<Option<(u32, u32)>>,
     input_len: u64,
     /// Open handles, one per thread reading at once.
     files: Mutex<Vec<DbdfFile<FileReader>>>,
@@ -51,11 +59,17 @@ impl DbdfSource {
             .iter()
             .map(|o| o.range.end - o.range.start)
             .collect();
+        let tiles = file
+            .objects()
+            .iter()
+            .map(|o| own_tiles(&o.header, &o.blocks))
+            .collect();
         Ok(DbdfSource {
             path: path.to_owned(),
             picked: (0..file.objects().len()).collect(),
             headers,
             stored,
+            tiles,
             input_len: file.file_len(),
             files: Mutex::new(vec![file]),
         })
@@ -75,6 +89,7 @@ impl DbdfSource {
         self.picked = vec![self.picked[index]];
         self.headers = vec![self.headers.swap_remove(index)];
         self.stored = vec![self.stored[index]];
+        self.tiles = vec![self.tiles[index]];
         Ok(self)
     }
 
@@ -103,7 +118,78 @@ super::windowed_source!(DbdfSource {
     fn stored_bytes(&self, index: usize) -> Option<u64> {
         self.stored.get(index).copied()
     }
+
+    fn own_tiles(&self, index: usize) -> Option<(u32, u32)> {
+        self.tiles.get(index).copied().flatten()
+    }
+
+    /// The object's blocks in file order, each read whole: the file front to back.
+    fn for_each_tile(
+        &mut self,
+        index: usize,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Option<Result<()>> {
+        self.own_tiles(index)?;
+        let at = self.picked[index];
+        let places = self.with_file(|file| {
+            Ok(file.objects()[at].blocks.iter().map(|b| b.place).collect::<Vec<_>>())
+        });
+        let each_block = || -> Result<()> {
+            for place in places? {
+                let rows = place.row..place.row + u64::from(place.rows);
+                let cols = place.col..place.col + u64::from(place.cols);
+                if !each(self.window(index, rows, cols)?)? {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        Some(each_block())
+    }
+
+    fn metadata(&self) -> InputMetadata {
+        InputMetadata {
+            tile: self.tiles.first().copied().flatten(),
+            ..InputMetadata::default()
+        }
+    }
 });
+
+/// The tile size of a matrix whose blocks tile it on one grid from (0, 0), each block a
+/// whole tile (the last row and column of tiles cut at the edges), with more than one
+/// block and tiles of at most [`OWN_TILE_BYTES`] dense; `None` for any other object.
+fn own_tiles(header: &Header, blocks: &[BlockInfo]) -> Option<(u32, u32)> {
+    let value_type = header.matrix_value_type()?;
+    let (rows, cols) = header.shape();
+    let tr = blocks.iter().map(|b| b.place.rows).max()?;
+    let tc = blocks.iter().map(|b| b.place.cols).max()?;
+    let (r, c) = (u64::from(tr), u64::from(tc));
+    if r == 0 || c == 0 || blocks.len() < 2 {
+        return None;
+    }
+    let bytes = (r * c).saturating_mul(value_type.size() as u64);
+    let grid = rows.div_ceil(r).checked_mul(cols.div_ceil(c))?;
+    if bytes > OWN_TILE_BYTES || grid != blocks.len() as u64 {
+        return None;
+    }
+    let on_grid = |p: &BlockPlace| {
+        p.row.is_multiple_of(r)
+            && p.col.is_multiple_of(c)
+            && u64::from(p.rows) == r.min(rows.saturating_sub(p.row))
+            && u64::from(p.cols) == c.min(cols.saturating_sub(p.col))
+    };
+    // As many blocks as tiles, each on the grid and none twice: each tile once.
+    let mut corners: Vec<(u64, u64)> = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        if !on_grid(&block.place) {
+            return None;
+        }
+        corners.push((block.place.row, block.place.col));
+    }
+    corners.sort_unstable();
+    corners.dedup();
+    (corners.len() == blocks.len()).then_some((tr, tc))
+}
 
 impl Windows for DbdfSource {
     fn window(&self, index: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
@@ -270,7 +356,7 @@ impl Sink for DbdfSink {
                 let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
                 let bands_dense = pieces.source_data_type() != DataType::CsrMatrix;
                 let spill =
-                    tiles && bands_dense && pieces.windows().is_none() && !pieces.has_own_tiles();
+                    tiles && bands_dense && pieces.windows().is_none() && !pieces.takes_own_tiles();
                 if spill {
                     // Dense rows in order: spilled, then read tile by tile (a band of tile
                     // rows would hold 8 MB per tile of its width).

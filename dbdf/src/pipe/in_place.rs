@@ -59,8 +59,8 @@ macro_rules! source_in_field {
                 self.$field.source_mut().for_each_tile(index, each)
             }
 
-            fn has_own_tiles(&self) -> bool {
-                self.$field.source().has_own_tiles()
+            fn own_tiles(&self, index: usize) -> Option<(u32, u32)> {
+                self.$field.source().own_tiles(index)
             }
 
             fn windows(&self) -> Option<&dyn $crate::pipe::Windows> {

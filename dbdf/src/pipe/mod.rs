@@ -76,7 +76,8 @@ pub trait Source: Send {
 
     /// Calls `each` with the object's cells as tiles in the source's own order (each cell
     /// in one tile, tiles in any order), where that is cheaper than rows (SystemDS's
-    /// blocks); `None` for sources without such an order.
+    /// blocks, a tiled `.dbdf` file's blocks in file order); `None` for sources without
+    /// such an order.
     fn for_each_tile(
         &mut self,
         index: usize,
@@ -86,9 +87,13 @@ pub trait Source: Send {
         None
     }
 
-    /// Whether [`Source::for_each_tile`] gives tiles.
-    fn has_own_tiles(&self) -> bool {
-        false
+    /// The size of the tiles [`Source::for_each_tile`] gives of object `index` (rows,
+    /// columns; on the grid from (0, 0), cut at the edges), if it gives any. The pump takes
+    /// them where a sink takes tiles in any order and they are the tiles it wants, or the
+    /// source has no [`Windows`] to cut those from.
+    fn own_tiles(&self, index: usize) -> Option<(u32, u32)> {
+        let _ = index;
+        None
     }
 
     /// Reads of any rectangle, where the source has them cheaply (a file with fixed-size
@@ -220,8 +225,10 @@ pub struct InputMetadata {
     /// The data type the input records its matrices were, where its bands come in another
     /// (a table's metadata records a CSR matrix read in dense bands).
     pub data_type: Option<DataType>,
-    /// The size of the input's own tiles, rows and columns, for tiled outputs to keep (a
-    /// SystemDS input's blocks, when they are asked to be kept).
+    /// The size of the input's own tiles, rows and columns, where it stores its first object
+    /// in tiles of one size on the grid from (0, 0) (SystemDS's blocks, a tiled `.dbdf`
+    /// file's blocks): a `.dbdf` output keeps them when asked to
+    /// ([`ConvertOptions::keep_tiles`](crate::convert::ConvertOptions::keep_tiles)).
     pub tile: Option<(u32, u32)>,
     /// Each object's name, where the input names them (a numpy archive's arrays).
     pub names: Vec<String>,
@@ -461,9 +468,12 @@ pub struct Pieces<'p> {
 }
 
 impl Pieces<'_> {
-    /// Whether the source gives tiles of its own ([`Pieces::for_each_in_any_order`]).
-    pub(crate) fn has_own_tiles(&self) -> bool {
-        self.source.has_own_tiles()
+    /// Whether [`Pieces::for_each_in_any_order`] gives the source's own tiles.
+    pub(crate) fn takes_own_tiles(&self) -> bool {
+        let Some((r, c)) = self.source.own_tiles(self.index) else {
+            return false;
+        };
+        self.want == Want::Tiles(u64::from(r), u64::from(c)) || self.source.windows().is_none()
     }
 
     /// Whether a pass failed reading the source (or converting its values), not in the
@@ -556,7 +566,7 @@ impl Pieces<'_> {
     }
 
     /// One pass over the source's own tiles in its own order (each once, in any order)
-    /// where it has them ([`Source::for_each_tile`]: SystemDS's blocks), else as
+    /// where it has them ([`Source::for_each_tile`]), else as
     /// [`Pieces::for_each`]: for sinks that take tiles in any order.
     ///
     /// # Errors
@@ -569,6 +579,7 @@ impl Pieces<'_> {
     }
 
     fn pass(&mut self, any_order: bool, each: &mut dyn FnMut(Band) -> Result<bool>) -> Result<()> {
+        let own_tiles = any_order && self.takes_own_tiles();
         let (rows, cols) = self.header.shape();
         let value_type = self.options.value_type;
         let header = self.header;
@@ -591,7 +602,7 @@ impl Pieces<'_> {
             progress.add(cells);
             Ok(more)
         };
-        if any_order {
+        if own_tiles {
             if let Some(result) = self.source.for_each_tile(self.index, &mut step) {
                 return match result {
                     Ok(()) => Ok(()),

@@ -42,8 +42,8 @@ struct MatrixBlocks {
 impl SystemdsSource {
     /// Opens the SystemDS object at `path`: its `.mtd` and its part files. A matrix is a
     /// `CSRMatrix` when its non-zeros (from the `.mtd`, else counted in a first pass over the
-    /// files) are under SystemDS's sparsity turn point (40 %), as [`super::read`] decides;
-    /// with [`ReadOptions::keep_blocks`], its block size is kept for a `.dbdf` output's tiles.
+    /// files) are under SystemDS's sparsity turn point (40 %), as [`super::read`] decides.
+    /// Its block size is the input's tile size ([`InputMetadata::tile`]).
     ///
     /// # Errors
     /// As [`super::read_with`].
@@ -54,7 +54,7 @@ impl SystemdsSource {
         let (rows, cols) = (meta.rows, meta.cols);
         let cells = u128::from(rows) * u128::from(cols);
         let metadata = InputMetadata {
-            tile: options.keep_blocks.then(|| grid_tile(&meta).ok()).flatten(),
+            tile: grid_tile(&meta).ok(),
             ..InputMetadata::default()
         };
         let whole = match (meta.frame, cells) {
@@ -141,8 +141,8 @@ impl Source for MatrixBlocks {
         Ok(())
     }
 
-    fn has_own_tiles(&self) -> bool {
-        true
+    fn own_tiles(&self, _: usize) -> Option<(u32, u32)> {
+        grid_tile(&self.meta).ok()
     }
 
     /// SystemDS's blocks as they come, then the blocks it left out (all zeros): memory

@@ -87,7 +87,8 @@ pub struct Args {
     /// default; default) or 2 (what zarr-python 2 writes).
     #[arg(long = "zarr-format", value_parser = parse_name::<binsparse::zarr::ZarrVersion>)]
     zarr_format: Option<binsparse::zarr::ZarrVersion>,
-    /// SystemDS input: keep its blocks as the DAPHNE object's blocks (default: one block).
+    /// Keep the input's own blocks as the .dbdf output's tiles: SystemDS's blocks, a tiled
+    /// .dbdf file's (default: one block; --tile sets other tiles).
     #[arg(long = "keep-blocks")]
     keep_blocks: bool,
     /// SystemDS output: the block size (default 1000, SystemDS's).
@@ -187,6 +188,7 @@ impl Args {
             sync: !self.no_sync,
             progress: progress_bar("converting", &self.input).map(|bar| Arc::new(bar) as _),
             dbdf,
+            keep_tiles: self.keep_blocks,
             csv: dbdf::csv::WriteOptions { daphne },
             futhark: futhark::WriteOptions {
                 bools: self.futhark_bool,
@@ -199,10 +201,6 @@ impl Args {
                 bint8: self.bint8,
                 version: self.binsparse_version.unwrap_or_default(),
                 zarr_version: self.zarr_format.unwrap_or_default(),
-                ..Default::default()
-            },
-            systemds_input: systemds::ReadOptions {
-                keep_blocks: self.keep_blocks,
                 ..Default::default()
             },
             systemds: systemds::WriteOptions {
@@ -226,6 +224,7 @@ impl Args {
                     .map(|rows| usize::try_from(rows).unwrap_or(usize::MAX)),
                 labels: self.labels.clone(),
             },
+            ..Default::default()
         };
         // Flags left out keep each format's own default.
         if let Some(index_type) = self.index_type {

@@ -369,3 +369,105 @@ fn zarr_groups_read_in_place_as_whole() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A tiled `.dbdf` file's blocks are its own tiles: read in file order (here the bottom row
+/// of tiles first), kept as the output's tiles when asked, recut to other tiles exactly.
+#[test]
+fn tiled_dbdf_files_give_their_blocks_as_their_own_tiles() {
+    use dbdf::convert::{convert, ConvertOptions};
+    use serde_daphne::{DbdfWriter, Options};
+    let dir = dir("own_tiles");
+    let (rows, cols) = (10u64, 8u64);
+    let value = |r: u64, c: u64| (r * cols + c) as f64 * 0.5 - 7.0;
+    let input = dir.join("tiles.dbdf");
+    let options = Options {
+        tile: Some((4, 3)),
+        ..Options::new()
+    };
+    let mut writer = DbdfWriter::create_with(&input, &options).unwrap();
+    writer
+        .begin(Header::DenseMatrix {
+            rows,
+            cols,
+            value_type: ValueType::F64,
+        })
+        .unwrap();
+    for r0 in [8, 4, 0] {
+        for c0 in [0, 3, 6] {
+            let (h, w) = (4.min(rows - r0), 3.min(cols - c0));
+            let tile = ndarray::Array2::from_shape_fn((h as usize, w as usize), |(r, c)| {
+                value(r0 + r as u64, c0 + c as u64)
+            });
+            writer.write_dense_tile(r0, c0, tile.view()).unwrap();
+        }
+    }
+    writer.finish().unwrap();
+    let whole: Object = serde_daphne::from_file(&input).unwrap();
+
+    let source = DbdfSource::open(&input).unwrap();
+    assert_eq!(source.metadata().tile, Some((4, 3)));
+    assert_eq!(source.own_tiles(0), Some((4, 3)));
+    // One block is no tiling.
+    let untiled = dir.join("untiled.dbdf");
+    let cells = (0..rows * cols)
+        .map(|i| value(i / cols, i % cols))
+        .collect();
+    let one_block = Object::dense(rows, cols, Values::F64(cells)).unwrap();
+    same_object("one block", &one_block, &whole);
+    serde_daphne::to_file(&untiled, &one_block).unwrap();
+    let source = DbdfSource::open(&untiled).unwrap();
+    assert_eq!((source.metadata().tile, source.own_tiles(0)), (None, None));
+
+    // The blocks in file order.
+    let places = |path: &std::path::Path| -> Vec<(u64, u64, u32, u32)> {
+        let file = serde_daphne::DbdfFile::open(path).unwrap();
+        file.objects()[0]
+            .blocks
+            .iter()
+            .map(|b| (b.place.row, b.place.col, b.place.rows, b.place.cols))
+            .collect()
+    };
+    for (keep_tiles, tile, value_type) in [
+        (true, None, None),
+        (true, None, Some(ValueType::F32)),
+        (false, None, None),
+        (true, Some((3, 5)), None),
+        (false, Some((2, 2)), Some(ValueType::F32)),
+    ] {
+        let output = dir.join("out.dbdf");
+        let options = ConvertOptions {
+            keep_tiles,
+            value_type,
+            dbdf: Options {
+                tile,
+                ..Options::new()
+            },
+            ..Default::default()
+        };
+        convert(&input, &output, &options).unwrap();
+        let what = format!("keep {keep_tiles}, tile {tile:?}, {value_type:?}");
+        let got: Object = serde_daphne::from_file(&output).unwrap();
+        let expected = match value_type {
+            Some(vt) => whole.convert(vt).unwrap(),
+            None => whole.clone(),
+        };
+        same_object(&what, &got, &expected);
+        let expected_places = match (keep_tiles, tile) {
+            (_, Some((tr, tc))) => {
+                let mut p = Vec::new();
+                for r0 in (0..rows).step_by(tr as usize) {
+                    for c0 in (0..cols).step_by(tc as usize) {
+                        let h = u64::from(tr).min(rows - r0) as u32;
+                        let w = u64::from(tc).min(cols - c0) as u32;
+                        p.push((r0, c0, h, w));
+                    }
+                }
+                p
+            }
+            // The input's tiles as they come: the bottom row of tiles first.
+            (true, None) => places(&input),
+            (false, None) => vec![(0, 0, rows as u32, cols as u32)],
+        };
+        assert_eq!(places(&output), expected_places, "{what}");
+    }
+}
