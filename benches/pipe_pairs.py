@@ -14,8 +14,9 @@ Usage: python benches/pipe_pairs.py [DIR] [--quick] [--only dense|sparse] [--bas
 (needs numpy, scipy and fast_matrix_market; about 4 GiB free in DIR; removes its files.)
 --quick uses small matrices (a smoke test of the script itself).
 --baseline BIN runs each conversion with another build of the tool too (an earlier commit's
-`target/release/dbdf`, copied aside), right after this one, and adds its figures to each cell
-with the ratios: the comparison in one run, on the same files and the same machine state.
+`target/release/dbdf`, copied aside), before or after this one in turn, and adds its figures
+to each cell with the ratios: the comparison in one run, on the same files and the same
+machine state.
 """
 
 import os
@@ -160,6 +161,12 @@ def run(kind, d, quick, baseline=None):
             file, flags = TARGETS[dst]
             out = os.path.join(d, "out." + file)
             remove(out)
+            # Which build goes first alternates, so that neither always meets the colder
+            # page cache.
+            baseline_first = baseline and len(ratios) % 2 == 1
+            if baseline_first:
+                base = measured(made[src], out, flags, src, baseline)
+                remove(out)
             secs, mib, error = measured(made[src], out, flags, src)
             if error:
                 cells.append(f"fails: {error}")
@@ -172,8 +179,10 @@ def run(kind, d, quick, baseline=None):
             star = "*" if mib <= BOUND_MIB else ""
             cell = f"{mib:.0f}{star} {secs:.1f} s" + ("" if exact else " NOT EXACT")
             if baseline:
-                base_secs, base_mib, base_error = measured(made[src], out, flags, src, baseline)
-                remove(out)
+                if not baseline_first:
+                    base = measured(made[src], out, flags, src, baseline)
+                    remove(out)
+                base_secs, base_mib, base_error = base
                 if base_error:
                     cell += " (baseline fails)"
                 else:
