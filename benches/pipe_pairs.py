@@ -163,7 +163,7 @@ def run(kind, d, quick, baseline=None):
             remove(out)
             # Which build goes first alternates, so that neither always meets the colder
             # page cache.
-            baseline_first = baseline and len(ratios) % 2 == 1
+            baseline_first = baseline and total % 2 == 1
             if baseline_first:
                 base = measured(made[src], out, flags, src, baseline)
                 remove(out)

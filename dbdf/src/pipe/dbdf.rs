@@ -149,7 +149,7 @@ super::windowed_source!(DbdfSource {
 
     fn metadata(&self) -> InputMetadata {
         InputMetadata {
-            tile: self.tiles.first().copied().flatten(),
+            tile: self.own_tiles(0),
             ..InputMetadata::default()
         }
     }
@@ -157,7 +157,9 @@ super::windowed_source!(DbdfSource {
 
 /// The tile size of a matrix whose blocks tile it on one grid from (0, 0), each block a
 /// whole tile (the last row and column of tiles cut at the edges), with more than one
-/// block and tiles of at most [`OWN_TILE_BYTES`] dense; `None` for any other object.
+/// block and tiles of at most [`OWN_TILE_BYTES`] dense; `None` for any other object. The
+/// file's index has checked that the blocks cover the object without overlapping, so
+/// blocks that are each one tile of the grid are each tile once.
 fn own_tiles(header: &Header, blocks: &[BlockInfo]) -> Option<(u32, u32)> {
     let value_type = header.matrix_value_type()?;
     let (rows, cols) = header.shape();
@@ -167,9 +169,7 @@ fn own_tiles(header: &Header, blocks: &[BlockInfo]) -> Option<(u32, u32)> {
     if r == 0 || c == 0 || blocks.len() < 2 {
         return None;
     }
-    let bytes = (r * c).saturating_mul(value_type.size() as u64);
-    let grid = rows.div_ceil(r).checked_mul(cols.div_ceil(c))?;
-    if bytes > OWN_TILE_BYTES || grid != blocks.len() as u64 {
+    if (r * c).saturating_mul(value_type.size() as u64) > OWN_TILE_BYTES {
         return None;
     }
     let on_grid = |p: &BlockPlace| {
@@ -178,17 +178,7 @@ fn own_tiles(header: &Header, blocks: &[BlockInfo]) -> Option<(u32, u32)> {
             && u64::from(p.rows) == r.min(rows.saturating_sub(p.row))
             && u64::from(p.cols) == c.min(cols.saturating_sub(p.col))
     };
-    // As many blocks as tiles, each on the grid and none twice: each tile once.
-    let mut corners: Vec<(u64, u64)> = Vec::with_capacity(blocks.len());
-    for block in blocks {
-        if !on_grid(&block.place) {
-            return None;
-        }
-        corners.push((block.place.row, block.place.col));
-    }
-    corners.sort_unstable();
-    corners.dedup();
-    (corners.len() == blocks.len()).then_some((tr, tc))
+    blocks.iter().all(|b| on_grid(&b.place)).then_some((tr, tc))
 }
 
 impl Windows for DbdfSource {

@@ -16,13 +16,7 @@ fn to_dbdf(
     output: &Path,
     options: &serde_daphne::Options,
 ) -> serde_daphne::Result<()> {
-    let mut source = systemds::source(
-        input,
-        &ReadOptions {
-            keep_blocks: true,
-            ..Default::default()
-        },
-    )?;
+    let mut source = systemds::source(input, &ReadOptions::default())?;
     let mut options = options.clone();
     let runtime = options.dialect == Some(serde_daphne::Dialect::Runtime);
     if let (None, Some((r, c)), false) = (options.tile, source.metadata().tile, runtime) {

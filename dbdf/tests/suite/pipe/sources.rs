@@ -392,9 +392,12 @@ fn tiled_dbdf_files_give_their_blocks_as_their_own_tiles() {
             value_type: ValueType::F64,
         })
         .unwrap();
+    // The tiles in the order written: the bottom row of tiles first.
+    let mut written = Vec::new();
     for r0 in [8, 4, 0] {
         for c0 in [0, 3, 6] {
             let (h, w) = (4.min(rows - r0), 3.min(cols - c0));
+            written.push((r0, c0, h as u32, w as u32));
             let tile = ndarray::Array2::from_shape_fn((h as usize, w as usize), |(r, c)| {
                 value(r0 + r as u64, c0 + c as u64)
             });
@@ -464,8 +467,8 @@ fn tiled_dbdf_files_give_their_blocks_as_their_own_tiles() {
                 }
                 p
             }
-            // The input's tiles as they come: the bottom row of tiles first.
-            (true, None) => places(&input),
+            // The input's tiles as they come.
+            (true, None) => written.clone(),
             (false, None) => vec![(0, 0, rows as u32, cols as u32)],
         };
         assert_eq!(places(&output), expected_places, "{what}");
