@@ -201,6 +201,17 @@ pub(crate) fn check_arrays<I: CsrIndex>(
             indices.len()
         )));
     }
+    // Branch-free, so that it vectorizes; the loop below names the first fault.
+    let proper = indptr.first() == Some(&I::zero())
+        && indptr[1..]
+            .iter()
+            .zip(indptr)
+            .fold(0u32, |descents, (b, a)| descents | u32::from(b < a))
+            == 0
+        && indptr.last().and_then(|l| l.try_index()) == Some(values);
+    if proper {
+        return check_columns(cols, indptr, indices);
+    }
     let mut previous = 0;
     for (r, offset) in indptr.iter().enumerate() {
         match offset.try_index() {
@@ -230,6 +241,14 @@ fn invalid(message: String) -> Error {
 /// As [`check_arrays`].
 pub(crate) fn check_columns<I: CsrIndex>(cols: usize, indptr: &[I], indices: &[I]) -> Result<()> {
     let rows = indptr.len() - 1;
+    if indices.len() < 1 << 20 {
+        return match columns_hold(indptr, indices, cols, 0..rows) {
+            true => Ok(()),
+            false => Err(invalid(
+                first_column_fault(indptr, indices, cols, 0..rows).unwrap_or_default(),
+            )),
+        };
+    }
     let runs = crate::threads::runs_of_rows(rows, indices.len(), |e| {
         indptr.partition_point(|o| o.index_unchecked() < e)
     });
@@ -273,9 +292,22 @@ fn columns_hold<I: CsrIndex>(indptr: &[I], indices: &[I], cols: usize, rows: Ran
     if lo.try_index().is_none() || hi.try_index().is_none_or(|h| h >= cols) {
         return false;
     }
+    if descents == 0 {
+        return true;
+    }
+    let starts = &indptr[rows.start + 1..rows.end];
+    if run.len() * 16 < starts.len() {
+        // Far fewer entries than rows: each descent looked up among the row starts.
+        return run.windows(2).enumerate().all(|(k, w)| {
+            w[1] > w[0]
+                || starts
+                    .binary_search_by(|o| o.index_unchecked().cmp(&(s + k + 1)))
+                    .is_ok()
+        });
+    }
     // Each row start once (empty rows repeat an offset), without a branch per row.
     let (mut at_row_starts, mut previous) = (0usize, s);
-    for offset in &indptr[rows.start + 1..rows.end] {
+    for offset in starts {
         let b = offset.index_unchecked();
         let start = b != previous && b < e;
         let (at, before) = if start { (b, b - 1) } else { (s, s) };
@@ -342,5 +374,45 @@ mod tests {
         let mut fill = CsrFill::<u8>::new(counts.into_offsets()).unwrap();
         assert!(fill.push(1, 0, 1));
         assert!(fill.finish().is_none());
+    }
+
+    /// Arrays with far fewer entries than rows take the path that looks each descent up
+    /// among the row starts: a descent inside a row is found, one at a row start is not.
+    #[test]
+    fn a_descent_inside_a_row_is_found_among_many_empty_rows() {
+        let rows = 64;
+        let mut indptr = vec![0usize; rows + 1];
+        // Row 10 holds columns 5 and 7, row 40 columns 2 and 3: the descent 7 -> 2 is at
+        // row 40's start.
+        indptr[11..].fill(2);
+        indptr[41..].fill(4);
+        assert!(check_arrays((rows, 8), &indptr, &[5, 7, 2, 3], 4).is_ok());
+        let message = check_arrays((rows, 8), &indptr, &[5, 7, 3, 2], 4)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("row 40"), "{message}");
+        let message = check_arrays((rows, 8), &indptr, &[7, 5, 2, 3], 4)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("row 10"), "{message}");
+    }
+
+    #[test]
+    fn offsets_that_descend_or_do_not_start_at_zero_are_named() {
+        let message = check_arrays((3, 4), &[0usize, 2, 1, 2], &[0, 1], 2)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("row offset 1 at 2 (after 2)"), "{message}");
+        let message = check_arrays((2, 4), &[1usize, 1, 2], &[0, 1], 2)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("row offset 1 at 0"), "{message}");
+        let message = check_arrays((2, 4), &[0i32, 1, 1], &[0, 1], 2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("the last row offset is 1, not 2"),
+            "{message}"
+        );
     }
 }

@@ -385,8 +385,9 @@ impl Sink for DbdfSink {
     }
 }
 
-/// Writes a band of CSR rows as its tiles of `tr x tc`, a row of tiles after another, each
-/// entry moved once into its tile.
+/// Writes a band of CSR rows as its tiles of `tr x tc`, a row of tiles after another: each
+/// row of tiles' entries sorted into their tiles by a counting sort (in row order within
+/// each), then each tile's row offsets counted in one buffer reused for every tile.
 fn write_csr_band<T: Element>(
     writer: &mut DbdfWriter,
     band: &Band,
@@ -404,24 +405,53 @@ fn write_csr_band<T: Element>(
         .ok_or_else(|| serde_daphne::Error::invalid("a band of another value type"))?;
     let (tr, tc) = (tr as usize, tc as usize);
     let width = band.cols as usize;
+    let tiles = width.div_ceil(tc);
+    let mut tile_starts = vec![0usize; tiles + 1];
+    let (mut rows_in_tile, mut cols_in_tile, mut tile_values) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let mut offsets: Vec<usize> = Vec::with_capacity(tr + 1);
     for r0 in (0..band.rows as usize).step_by(tr) {
         let rows = tr.min(band.rows as usize - r0);
-        let mut tiles: Vec<(Vec<usize>, Vec<usize>, Vec<T>)> = (0..width.div_ceil(tc))
-            .map(|_| (vec![0], Vec::new(), Vec::new()))
-            .collect();
-        for r in r0..r0 + rows {
-            let entries = row_offsets[r]..row_offsets[r + 1];
-            for (&c, &v) in col_indices[entries.clone()].iter().zip(&values[entries]) {
-                let (_, indices, tile_values) = &mut tiles[c / tc];
-                indices.push(c % tc);
-                tile_values.push(v);
-            }
-            for (offsets, indices, _) in &mut tiles {
-                offsets.push(indices.len());
+        let entries = row_offsets[r0]..row_offsets[r0 + rows];
+        tile_starts.fill(0);
+        for &c in &col_indices[entries.clone()] {
+            tile_starts[c / tc + 1] += 1;
+        }
+        for j in 0..tiles {
+            tile_starts[j + 1] += tile_starts[j];
+        }
+        let n = entries.len();
+        rows_in_tile.resize(n, 0usize);
+        cols_in_tile.resize(n, 0usize);
+        tile_values.resize(n, T::default());
+        let mut next = tile_starts.clone();
+        for r in 0..rows {
+            let row = row_offsets[r0 + r]..row_offsets[r0 + r + 1];
+            for (&c, &v) in col_indices[row.clone()].iter().zip(&values[row]) {
+                let at = &mut next[c / tc];
+                rows_in_tile[*at] = r;
+                cols_in_tile[*at] = c % tc;
+                tile_values[*at] = v;
+                *at += 1;
             }
         }
-        for (j, (offsets, indices, tile_values)) in tiles.iter().enumerate() {
-            let tile = MatrixRef::csr(rows, tc.min(width - j * tc), offsets, indices, tile_values)?;
+        for j in 0..tiles {
+            let held = tile_starts[j]..tile_starts[j + 1];
+            offsets.clear();
+            offsets.resize(rows + 1, 0);
+            for &r in &rows_in_tile[held.clone()] {
+                offsets[r + 1] += 1;
+            }
+            for r in 0..rows {
+                offsets[r + 1] += offsets[r];
+            }
+            let tile = MatrixRef::csr(
+                rows,
+                tc.min(width - j * tc),
+                &offsets,
+                &cols_in_tile[held.clone()],
+                &tile_values[held],
+            )?;
             let (row, col) = (band.first_row + r0 as u64, band.first_col + (j * tc) as u64);
             writer.write_tile(row, col, &tile)?;
         }
