@@ -68,6 +68,10 @@ pub struct WriteOptions {
     /// Deflated members, as `numpy.savez_compressed` writes them (default: stored, as
     /// `numpy.savez`).
     pub compressed: bool,
+    /// The arrays' names, in order, for [`sink`]: objects beyond them are called `arr_k`
+    /// (`k` their position), as `numpy.savez` calls positional arrays ([`crate::convert::convert`] keeps an input
+    /// archive's names here).
+    pub names: Vec<String>,
 }
 
 /// Reads every array of the archive at `path`, with its name (the member's, without
@@ -125,7 +129,6 @@ pub fn source(path: impl AsRef<Path>) -> Result<NpzSource> {
 pub struct NpzSource {
     arrays: Vec<Member>,
     headers: Vec<Header>,
-    names: Vec<String>,
     input_len: u64,
 }
 
@@ -194,7 +197,6 @@ impl NpzSource {
         let archive = FileArchive::open(path)?;
         let input_len = archive.len() as u64;
         let mut arrays = Vec::new();
-        let mut names = Vec::new();
         for entry in entries(&archive)? {
             let name = array_name(&entry.name)?;
             let member = match entry.method {
@@ -212,7 +214,6 @@ impl NpzSource {
                 _ => deflated(&archive, entry, input_len, &name)?,
             };
             arrays.push(member);
-            names.push(name);
         }
         if arrays.is_empty() {
             return Err(NPZ.error("the archive holds no arrays"));
@@ -224,7 +225,6 @@ impl NpzSource {
         Ok(NpzSource {
             arrays,
             headers,
-            names,
             input_len,
         })
     }
@@ -325,13 +325,6 @@ impl Source for NpzSource {
     fn input_len(&self) -> u64 {
         self.input_len
     }
-
-    fn metadata(&self) -> InputMetadata {
-        InputMetadata {
-            names: self.names.clone(),
-            ..InputMetadata::default()
-        }
-    }
 }
 
 impl Windows for NpzSource {
@@ -403,20 +396,30 @@ pub fn to_writer<W: Write>(
     Ok(())
 }
 
-/// A sink of the pipe writing every object to an archive at `out`: named as the input's
-/// arrays were where it was an archive of as many, else `arr_0`, `arr_1`, ... (held whole:
-/// a member's size comes before its bytes).
+/// A sink of the pipe writing every object to an archive at `out`, named by
+/// [`WriteOptions::names`] (held whole: a member's size comes before its bytes).
 pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
     let options = options.clone();
-    Collect::new(
-        None,
-        move |objects: Vec<Object>, metadata: InputMetadata| {
-            let named = match metadata.names.len() == objects.len() {
-                true => metadata.names.into_iter().zip(objects).collect::<Vec<_>>(),
-                false => (0..).map(|k| format!("arr_{k}")).zip(objects).collect(),
-            };
-            to_writer(out, &named, &options)?;
-            Ok(Vec::new())
-        },
-    )
+    Collect::new(None, move |objects: Vec<Object>, _: InputMetadata| {
+        let names = options.names.iter().cloned();
+        let named: Vec<(String, Object)> = names
+            .chain((options.names.len()..).map(|k| format!("arr_{k}")))
+            .zip(objects)
+            .collect();
+        to_writer(out, &named, &options)?;
+        Ok(Vec::new())
+    })
+}
+
+/// The names of the arrays of the archive at `path`, in order (from its central directory
+/// alone).
+///
+/// # Errors
+/// As [`read`], for the archive's directory.
+pub(crate) fn array_names(path: &Path) -> Result<Vec<String>> {
+    let archive = FileArchive::open(path)?;
+    entries(&archive)?
+        .iter()
+        .map(|entry| array_name(&entry.name))
+        .collect()
 }

@@ -137,3 +137,19 @@ def test_pyarrow_tables_and_polars_frames_save_as_frames(tmp_path):
         dbdf.save(tmp_path / "n.dbdf", pa.table({"x": pa.array([1, None])}))
     with pytest.raises(TypeError, match="numbers only"):
         dbdf.save(tmp_path / "s.dbdf", pa.table({"s": ["a", "b"]}))
+
+
+def test_schema_metadata_is_kept_as_user_attributes_between_tables(tmp_path):
+    """pyarrow's schema metadata survives Parquet -> Arrow IPC -> Parquet, but for the keys
+    that describe the schema itself (pandas' here)."""
+    table = pa.table({"a": np.arange(4, dtype=np.int64)})
+    metadata = {b"origin": b"sensor-7", b"pandas": b"{}"}
+    pq.write_table(table.replace_schema_metadata(metadata), tmp_path / "in.parquet")
+    dbdf.convert(tmp_path / "in.parquet", tmp_path / "mid.arrow")
+    dbdf.convert(tmp_path / "mid.arrow", tmp_path / "out.parquet")
+    for name in ["mid.arrow", "out.parquet"]:
+        path = tmp_path / name
+        schema = pq.read_schema(path) if name.endswith(".parquet") else feather.read_table(path).schema
+        assert schema.metadata[b"origin"] == b"sensor-7", name
+        assert b"pandas" not in schema.metadata, name
+        assert schema.metadata[b"daphne:data_type"] == b"Frame", name

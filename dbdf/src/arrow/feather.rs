@@ -229,6 +229,7 @@ impl Source for FeatherSource {
     fn metadata(&self) -> InputMetadata {
         InputMetadata {
             data_type: self.layout.kept,
+            attributes: self.layout.attributes.clone(),
             ..InputMetadata::default()
         }
     }

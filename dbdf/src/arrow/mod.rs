@@ -10,6 +10,11 @@
 //!   (`DenseMatrix`, `CSRMatrix` or `Frame`), so that a round trip gives the same object back.
 //!   A table without it reads as a frame, or as a matrix when one is asked for
 //!   ([`ReadOptions::data_type`]) and its columns share a value type (or one is given);
+//! - the schema's **other metadata** (Parquet's key-value metadata) are the table's user
+//!   attributes, kept on the pipe by outputs that hold attributes (Parquet, Arrow IPC and
+//!   Binsparse): read as strings; written as they are when strings, else as their JSON text.
+//!   Keys that describe the table's own schema are its writer's and are not kept
+//!   (keys from `ARROW:`, `daphne:` and `org.apache.spark.`, and `pandas`);
 //! - **nulls** are refused, naming the column and the row, unless [`Nulls`] says to fill them;
 //! - strings, dates, times, decimals, half floats and nested columns are refused, naming the
 //!   column and its type: DAPHNE's binary format holds numbers only.
@@ -143,9 +148,40 @@ pub struct WriteOptions {
     pub row_group_rows: Option<usize>,
     /// The column names of a matrix (one per column) instead of `c0`, `c1`, ...
     pub labels: Option<Vec<String>>,
+    /// User attributes, written as the schema's metadata (strings as they are, other values
+    /// as their JSON text) beside the data type's key.
+    pub attributes: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Whether a key of a schema's metadata describes the table's schema itself, for its writer
+/// (Arrow's own schema, pandas', Spark's and ours): such keys are not user attributes, and
+/// would be wrong for a table of other columns.
+pub(crate) fn is_schema_key(key: &str) -> bool {
+    ["ARROW:", "daphne:", "org.apache.spark."]
+        .iter()
+        .any(|prefix| key.starts_with(prefix))
+        || key == "pandas"
+}
+
+/// A schema's user attributes (its metadata but for the schema's own keys), as strings.
+fn attributes_of(schema: &Schema) -> serde_json::Map<String, serde_json::Value> {
+    schema
+        .metadata()
+        .iter()
+        .filter(|(key, _)| !is_schema_key(key))
+        .map(|(key, value)| (key.clone(), serde_json::Value::String(value.clone())))
+        .collect()
 }
 
 impl WriteOptions {
+    /// These options with an input's user attributes under the asked ones.
+    pub(crate) fn keeping(mut self, metadata: &crate::pipe::InputMetadata) -> Self {
+        let mut attributes = metadata.attributes.clone();
+        attributes.append(&mut self.attributes);
+        self.attributes = attributes;
+        self
+    }
+
     pub(crate) fn rows_per_group(&self) -> usize {
         self.row_group_rows.unwrap_or(1 << 20).max(1)
     }
@@ -205,6 +241,8 @@ pub(crate) struct TablePlan {
     pub(crate) header: Header,
     pub(crate) kept: Option<DataType>,
     pub(crate) nulls: Nulls,
+    /// The schema's user attributes.
+    pub(crate) attributes: serde_json::Map<String, serde_json::Value>,
 }
 
 impl TablePlan {
@@ -262,6 +300,7 @@ impl TablePlan {
             header,
             kept,
             nulls: options.nulls,
+            attributes: attributes_of(schema),
         })
     }
 
@@ -483,8 +522,16 @@ pub(crate) fn schema_for(
                 .collect()
         }
     };
+    let attributes = options.attributes.iter().map(|(key, value)| {
+        let text = match value {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        (key.clone(), text)
+    });
+    let data_type = (DATA_TYPE_KEY.to_owned(), header.data_type().to_string());
     let metadata: std::collections::HashMap<String, String> =
-        [(DATA_TYPE_KEY.to_owned(), header.data_type().to_string())].into();
+        attributes.chain([data_type]).collect();
     Ok(Arc::new(Schema::new(fields).with_metadata(metadata)))
 }
 

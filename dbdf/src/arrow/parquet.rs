@@ -122,6 +122,7 @@ impl Source for ParquetSource {
     fn metadata(&self) -> InputMetadata {
         InputMetadata {
             data_type: self.layout.kept,
+            attributes: self.layout.attributes.clone(),
             ..InputMetadata::default()
         }
     }

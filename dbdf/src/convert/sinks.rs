@@ -133,9 +133,15 @@ fn stream_sink<'w>(
         Format::Scipy => Box::new(crate::scipy::sink(out, &options.scipy)),
         Format::Npz => Box::new(crate::npz::sink(out, &options.npz)),
         #[cfg(feature = "parquet")]
-        Format::Parquet => Box::new(crate::arrow::parquet::sink(out, &options.table)),
+        Format::Parquet => {
+            let table = options.table.clone().keeping(metadata);
+            Box::new(crate::arrow::parquet::sink(out, &table))
+        }
         #[cfg(feature = "parquet")]
-        Format::Arrow => Box::new(crate::arrow::feather::sink(out, &options.table)),
+        Format::Arrow => {
+            let table = options.table.clone().keeping(metadata);
+            Box::new(crate::arrow::feather::sink(out, &table))
+        }
         other => {
             return Err(Error::invalid(format!(
                 "{other} is written at a path, not as one stream"

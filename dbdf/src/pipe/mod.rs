@@ -230,12 +230,13 @@ pub struct InputMetadata {
     /// file's blocks): a `.dbdf` output keeps them when asked to
     /// ([`ConvertOptions::keep_tiles`](crate::convert::ConvertOptions::keep_tiles)).
     pub tile: Option<(u32, u32)>,
-    /// Each object's name, where the input names them (a numpy archive's arrays).
-    pub names: Vec<String>,
-    /// How the input stores the matrix, by its format's name for it (Binsparse's `"COO"`),
-    /// for an output of the same family.
+    /// How the input stores the matrix, in Binsparse's names for layouts (`"CSR"`, `"CSC"`,
+    /// `"COO"`, `"DMAT"`, ...: the spec's vocabulary, common to sparse formats): a Binsparse
+    /// file's or a scipy archive's. Outputs that can store it so keep it where none is asked
+    /// (Binsparse).
     pub layout: Option<&'static str>,
-    /// The user's own attributes the input carries (a Binsparse descriptor's).
+    /// The user's own attributes the input carries (a Binsparse descriptor's, a Parquet or
+    /// Arrow schema's metadata), which outputs that hold attributes keep under their own.
     pub attributes: serde_json::Map<String, serde_json::Value>,
 }
 

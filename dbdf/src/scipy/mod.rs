@@ -41,9 +41,13 @@ use serde_daphne::{DataType, Error, Object, Result};
 
 pub(crate) const SCIPY: Foreign = Foreign("scipy sparse .npz");
 
-/// How [`write()`] lays out the archive: stored members (`save_npz(..., compressed=False)`)
-/// or deflated ones (`save_npz`'s default), as for numpy's archives.
-pub use crate::npz::WriteOptions;
+/// How [`write()`] lays out the archive. Plain data, as every format's options.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Deflated members, as `save_npz` writes them by default (default: stored, as
+    /// `save_npz(..., compressed=False)` writes them).
+    pub compressed: bool,
+}
 
 /// Reads the scipy sparse `.npz` file at `path` as a CSR matrix (see the module's
 /// description).
@@ -60,6 +64,22 @@ pub fn read(path: impl AsRef<Path>) -> Result<Object> {
 /// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed archive or array, an unknown
 /// format, an index out of range, or a cell given twice (with its row and column).
 pub fn from_slice(bytes: &[u8]) -> Result<Object> {
+    from_slice_stored(bytes).map(|(object, _)| object)
+}
+
+/// How a scipy format stores the matrix, in Binsparse's names for layouts (the pipe's
+/// vocabulary, [`InputMetadata::layout`]); BSR and DIA have none.
+pub(crate) fn layout_of(format: &str) -> Option<&'static str> {
+    match format {
+        "csr" => Some("CSR"),
+        "csc" => Some("CSC"),
+        "coo" => Some("COO"),
+        _ => None,
+    }
+}
+
+/// [`from_slice`], with the layout the archive stored the matrix in ([`layout_of`]).
+fn from_slice_stored(bytes: &[u8]) -> Result<(Object, Option<&'static str>)> {
     // Deflated members may inflate to the default allocation limit beyond the archive.
     let members = members(bytes, Options::new().max_alloc)?;
     let array = |name: &str| -> Result<npy::Array<'_>> {
@@ -142,7 +162,8 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
         }
         other => return Err(SCIPY.error(format!("the unknown sparse format {other:?}"))),
     };
-    with_values!(&values, v => entries.to_csr(rows, cols, v))
+    let object = with_values!(&values, v => entries.to_csr(rows, cols, v))?;
+    Ok((object, layout_of(&format)))
 }
 
 /// A sparse matrix's stored entries as its format holds them.

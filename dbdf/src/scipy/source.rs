@@ -149,8 +149,12 @@ impl ScipySource {
         if let Some(source) = in_place(path, input_len)? {
             return Ok(source);
         }
-        let object = super::read(path)?;
-        let held = Held::new(vec![object], input_len, InputMetadata::default())?;
+        let (object, layout) = super::from_slice_stored(&std::fs::read(path)?)?;
+        let metadata = InputMetadata {
+            layout,
+            ..InputMetadata::default()
+        };
+        let held = Held::new(vec![object], input_len, metadata)?;
         Ok(ScipySource {
             source: InPlaceOrHeld::Held(held),
         })
@@ -371,6 +375,13 @@ impl Source for CsrMembers {
 
     fn stored_bytes(&self, _: usize) -> Option<u64> {
         Some(self.input_len)
+    }
+
+    fn metadata(&self) -> InputMetadata {
+        InputMetadata {
+            layout: super::layout_of("csr"),
+            ..InputMetadata::default()
+        }
     }
 }
 

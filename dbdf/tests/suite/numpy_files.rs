@@ -8,6 +8,15 @@ use dbdf::npy;
 use dbdf::pipe::Source;
 use serde_daphne::{DataType, Object, ValueType, Values};
 
+/// The names of a numpy archive's arrays, in order.
+fn names_in(path: &std::path::Path) -> Vec<String> {
+    dbdf::npz::read(path)
+        .unwrap()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/numpy")
@@ -206,6 +215,14 @@ fn scipy_archives_of_every_format_read_as_the_same_csr_matrix() {
             let mut source = dbdf::scipy::source(data(&name)).unwrap();
             let in_place = format.starts_with("csr");
             assert_eq!(source.reads_in_place(), in_place, "{name}");
+            // The layout stored, in Binsparse's names (BSR and DIA have none).
+            let layout = match format {
+                "csc" => Some("CSC"),
+                "coo" => Some("COO"),
+                "bsr" | "dia" => None,
+                _ => Some("CSR"),
+            };
+            assert_eq!(source.metadata().layout, layout, "{name}");
             assert_eq!(crate::pipe::collected(&mut source), [want], "{name}");
         }
     }
@@ -280,7 +297,10 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
     // Written back: the members numpy wrote, stored or deflated.
     for options in [
         dbdf::npz::WriteOptions::default(),
-        dbdf::npz::WriteOptions { compressed: true },
+        dbdf::npz::WriteOptions {
+            compressed: true,
+            ..Default::default()
+        },
     ] {
         let named = vec![("a".to_string(), a.clone()), ("c".to_string(), c.clone())];
         let dir = dir("npz_write");
@@ -336,11 +356,7 @@ fn convert_tells_npz_archives_apart_by_their_members() {
         },
     )
     .unwrap();
-    let names: Vec<String> = dbdf::npz::read(&out)
-        .unwrap()
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let names = names_in(&out);
     assert_eq!(names, ["arr_0", "arr_1", "arr_2"]);
     // Between archives, the names stay.
     let kept = dir.join("kept.npz");
@@ -353,12 +369,21 @@ fn convert_tells_npz_archives_apart_by_their_members() {
         },
     )
     .unwrap();
-    let names: Vec<String> = dbdf::npz::read(&kept)
-        .unwrap()
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let names = names_in(&kept);
     assert_eq!(names, ["a", "b", "c"]);
+    // Names asked are taken over the input's, positional ones after them.
+    let renamed = dir.join("renamed.npz");
+    let options = ConvertOptions {
+        to: Some(Format::Npz),
+        npz: dbdf::npz::WriteOptions {
+            names: vec!["x".into()],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    convert(&data("savez.npz"), &renamed, &options).unwrap();
+    let names = names_in(&renamed);
+    assert_eq!(names, ["x", "arr_1", "arr_2"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -430,7 +455,15 @@ fn deflated_members_stream_across_chunks_and_bands_as_whole() {
     ];
     let dir = dir("npz_streamed");
     let path = dir.join("z.npz");
-    dbdf::npz::write_with(&path, &named, &dbdf::npz::WriteOptions { compressed: true }).unwrap();
+    dbdf::npz::write_with(
+        &path,
+        &named,
+        &dbdf::npz::WriteOptions {
+            compressed: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     for rows in [1, 7, 64] {
         let mut source = dbdf::npz::source(&path).unwrap();
         let mut got = Vec::new();
@@ -516,6 +549,27 @@ fn scipy_csr_archives_stream_stored_or_deflated_as_whole() {
                 "compressed {compressed}"
             );
         }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn scipy_layouts_are_kept_by_binsparse_outputs() {
+    use dbdf::binsparse::Format as Layout;
+    use dbdf::convert::{convert, ConvertOptions};
+    let dir = dir("scipy_layouts");
+    for (format, layout) in [
+        ("csc", Layout::Csc),
+        ("coo", Layout::Coo),
+        ("csr", Layout::Csr),
+        ("dia", Layout::Csr),
+    ] {
+        let input = data(&format!("scipy_{format}.npz"));
+        let out = dir.join(format!("{format}.bsp.npz"));
+        convert(&input, &out, &ConvertOptions::default()).unwrap();
+        let read = dbdf::binsparse::read(&out).unwrap();
+        assert_eq!(read.format, layout, "{format}");
+        assert_eq!(read.object, dbdf::scipy::read(&input).unwrap(), "{format}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -564,3 +564,45 @@ fn whole_writes_are_the_conversions_bytes_and_read_back() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn schema_metadata_are_user_attributes_kept_by_tables_and_binsparse() {
+    let dir = dir("attributes");
+    let want: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(r#"{"origin": "sensor-7", "units": "m/s"}"#).unwrap();
+    // pyarrow's files (with pandas' key, and Arrow's schema in the Parquet file): through
+    // Parquet and Arrow IPC to Binsparse (as a matrix), whose descriptor holds the user's keys
+    // alone.
+    let matrix = ConvertOptions {
+        data_type: Some(DataType::DenseMatrix),
+        ..Default::default()
+    };
+    for name in ["attributes.parquet", "attributes.feather"] {
+        let table = dir.join(format!("{name}.parquet"));
+        convert(&data(name), &table, &ConvertOptions::default()).unwrap();
+        let bsp = dir.join(format!("{name}.bsp.npz"));
+        convert(&table, &bsp, &matrix).unwrap();
+        assert_eq!(
+            dbdf::binsparse::read(&bsp).unwrap().attributes,
+            want,
+            "{name}"
+        );
+    }
+    // Attributes asked are written over the input's.
+    let options = ConvertOptions {
+        table: WriteOptions {
+            attributes: serde_json::from_str(r#"{"units": "km/h", "n": 3}"#).unwrap(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let table = dir.join("asked.parquet");
+    convert(&data("attributes.parquet"), &table, &options).unwrap();
+    let bsp = dir.join("asked.bsp.npz");
+    convert(&table, &bsp, &matrix).unwrap();
+    let read = dbdf::binsparse::read(&bsp).unwrap().attributes;
+    let expected: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(r#"{"origin": "sensor-7", "units": "km/h", "n": "3"}"#).unwrap();
+    assert_eq!(read, expected);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

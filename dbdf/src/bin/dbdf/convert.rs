@@ -209,6 +209,7 @@ impl Args {
             },
             npz: npz::WriteOptions {
                 compressed: self.compressed,
+                ..Default::default()
             },
             scipy: scipy::WriteOptions {
                 compressed: self.compressed,
@@ -223,6 +224,7 @@ impl Args {
                     .row_group_rows
                     .map(|rows| usize::try_from(rows).unwrap_or(usize::MAX)),
                 labels: self.labels.clone(),
+                ..Default::default()
             },
             ..Default::default()
         };

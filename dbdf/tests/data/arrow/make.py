@@ -77,6 +77,16 @@ def main():
         "polars.parquet")
     pl.DataFrame({"a": np.arange(5, dtype=np.int64), "b": np.arange(5) / 4}).write_ipc(
         "polars.arrow")
+    # User attributes in the schema's metadata, beside pandas' own key.
+    attributes(pd, pa, pq, feather)
+
+
+def attributes(pd, pa, pq, feather):
+    table = pa.Table.from_pandas(pd.DataFrame({"a": np.arange(3, dtype=np.int64)}))
+    metadata = {**table.schema.metadata, b"origin": b"sensor-7", b"units": b"m/s"}
+    table = table.replace_schema_metadata(metadata)
+    pq.write_table(table, "attributes.parquet")
+    feather.write_feather(table, "attributes.feather", compression="uncompressed")
 
 
 if __name__ == "__main__":
