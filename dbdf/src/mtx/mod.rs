@@ -1,9 +1,11 @@
 //! MatrixMarket: coordinate and array, real/integer/pattern, general/symmetric/skew-symmetric
-//! on input; coordinate general on output.
+//! on input; general on output: a dense matrix as an `array` file (every value, column by
+//! column, as the format orders them and as scipy's `mmwrite` and fast_matrix_market write
+//! a dense array), a CSR matrix (or a scalar) as a `coordinate` file (every non-zero, 1-based,
+//! in row-major order).
 //!
-//! Output holds every non-zero, 1-based, in row-major order, and a comment naming the value
-//! type, so that this tool reads it back to the same type and bits (`f32` values are printed
-//! as the `f64` they widen to, exactly).
+//! Output has a comment naming the value type, so that this tool reads it back to the same
+//! type and bits (`f32` values are printed as the `f64` they widen to, exactly).
 
 mod array;
 mod chunks;
@@ -17,7 +19,7 @@ mod source;
 use std::io::Write;
 use std::path::Path;
 
-use crate::pipe::{Pieces, Sink};
+use crate::pipe::{Band, Cells, Pieces, Sink, Spilled, Windows, BAND_BYTES};
 use crate::text::{format_value, parse_value};
 use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
@@ -333,7 +335,8 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
     write_buffered(path.as_ref(), |w| to_writer(w, object))
 }
 
-/// Writes a matrix as coordinate general MatrixMarket to `out`.
+/// Writes a matrix as general MatrixMarket to `out`: a dense matrix as an `array` file, a CSR
+/// matrix or a scalar as a `coordinate` file (see the module's description).
 ///
 /// # Errors
 /// [`serde_daphne::ErrorKind::NotConvertible`] for frames (no MatrixMarket form) and values
@@ -346,10 +349,21 @@ pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
         .header()
         .matrix_value_type()
         .unwrap_or(ValueType::F64);
+    if object.data_type() == DataType::DenseMatrix {
+        let (rows, cols) = object.shape();
+        write_head(&mut out, value_type, (rows, cols), None)?;
+        let whole = Band::of_object(0, object.clone())?;
+        return write_columns(&mut out, value_type, &whole);
+    }
     let mut entries = Vec::new();
     object.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
     let (rows, cols) = object.shape();
-    write_head(&mut out, value_type, (rows, cols), entries.len() as u64)?;
+    write_head(
+        &mut out,
+        value_type,
+        (rows, cols),
+        Some(entries.len() as u64),
+    )?;
     write_entries(&mut out, value_type, entries)
 }
 
@@ -363,7 +377,10 @@ pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Writes one matrix as coordinate general MatrixMarket, as [`to_writer`] writes it whole, in
+/// Writes one matrix as general MatrixMarket, as [`to_writer`] writes it whole: a dense
+/// matrix's values column by column, from windows of whole columns (or of one column's rows,
+/// for a matrix taller than a band), read from the source's windows or, for a source whose
+/// rows come only in order, from its bands spilled to a scratch file first; a CSR matrix in
 /// two passes over the bands of the source: one counts the entries (the size line gives them
 /// first), one writes them. Memory holds a band.
 pub struct MtxSink<'w> {
@@ -382,8 +399,11 @@ impl Sink for MtxSink<'_> {
         Some("MatrixMarket")
     }
 
-    fn passes(&self, _: &Header) -> u32 {
-        2
+    fn passes(&self, header: &Header) -> u32 {
+        match header.data_type() {
+            DataType::DenseMatrix => 1,
+            _ => 2,
+        }
     }
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
@@ -392,12 +412,22 @@ impl Sink for MtxSink<'_> {
             return Err(refused(data_type));
         }
         let value_type = header.matrix_value_type().unwrap_or(ValueType::F64);
+        if data_type == DataType::DenseMatrix {
+            write_head(self.out, value_type, header.shape(), None)?;
+            let out = &mut *self.out;
+            let mut write = |band: Band| write_columns(out, value_type, &band);
+            if let Some(windows) = pieces.windows() {
+                return for_each_column_run(&windows, header, &mut write);
+            }
+            let spilled = Spilled::new(pieces, header.shape().1, value_type)?;
+            return for_each_column_run(&spilled, header, &mut write);
+        }
         let mut count = 0u64;
         pieces.for_each(&mut |band| {
             band.for_each_nonzero(|_, _, _| count += 1);
             Ok(true)
         })?;
-        write_head(self.out, value_type, header.shape(), count)?;
+        write_head(self.out, value_type, header.shape(), Some(count))?;
         let (out, mut written) = (&mut *self.out, 0u64);
         pieces.for_each(&mut |band| {
             // A band's non-zeros come row by row, columns increasing: already in order.
@@ -429,21 +459,70 @@ fn refused(data_type: DataType) -> Error {
     )
 }
 
-/// The banner, the value type comment and the size line.
+/// The banner, the value type comment and the size line of a general file: `array` without
+/// `entries`, `coordinate` with them.
 fn write_head(
     out: &mut dyn Write,
     value_type: ValueType,
     (rows, cols): (u64, u64),
-    entries: u64,
+    entries: Option<u64>,
 ) -> Result<()> {
-    let field = if value_type.is_float() {
-        "real"
-    } else {
-        "integer"
+    let field = match value_type.is_float() {
+        true => "real",
+        false => "integer",
     };
-    writeln!(out, "%%MatrixMarket matrix coordinate {field} general")?;
+    let (layout, size) = match entries {
+        Some(n) => ("coordinate", format!("{rows} {cols} {n}")),
+        None => ("array", format!("{rows} {cols}")),
+    };
+    writeln!(out, "%%MatrixMarket matrix {layout} {field} general")?;
     writeln!(out, "{TYPE_COMMENT}{}", value_type.name())?;
-    writeln!(out, "{rows} {cols} {entries}")?;
+    writeln!(out, "{size}")?;
+    Ok(())
+}
+
+/// Calls `each` with windows of the dense matrix of `header` in the `array` layout's order:
+/// runs of whole columns of at most [`BAND_BYTES`], left to right, or, where one column is
+/// larger, each column in runs of rows.
+fn for_each_column_run(
+    windows: &dyn Windows,
+    header: &Header,
+    each: &mut dyn FnMut(Band) -> Result<()>,
+) -> Result<()> {
+    let (rows, cols) = header.shape();
+    let size = header.matrix_value_type().map_or(8, ValueType::size) as u64;
+    let column_bytes = rows.max(1).saturating_mul(size);
+    let (run_rows, run_cols) = match BAND_BYTES / column_bytes {
+        0 => ((BAND_BYTES / size).max(1), 1),
+        n => (rows.max(1), n),
+    };
+    for c0 in (0..cols).step_by(run_cols as usize) {
+        for r0 in (0..rows).step_by(run_rows as usize) {
+            let rows = r0..(r0 + run_rows).min(rows);
+            each(windows.window(0, rows, c0..(c0 + run_cols).min(cols))?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a dense band's values column by column, one a line.
+fn write_columns(out: &mut dyn Write, value_type: ValueType, band: &Band) -> Result<()> {
+    let densified;
+    let values = match &band.cells {
+        Cells::Dense(values) => values,
+        _ => {
+            densified = band.dense_values()?;
+            &densified
+        }
+    };
+    let (rows, cols) = (band.rows as usize, band.cols as usize);
+    for c in 0..cols {
+        for r in 0..rows {
+            let v = values.get(r * cols + c).unwrap_or(Value::F64(0.0));
+            let at = (band.first_row + r as u64, band.first_col + c as u64);
+            writeln!(out, "{}", value_text(value_type, at, v)?)?;
+        }
+    }
     Ok(())
 }
 
@@ -467,14 +546,60 @@ fn write_entry(
     (r, c): (u64, u64),
     v: Value,
 ) -> Result<()> {
+    let text = value_text(value_type, (r, c), v)?;
+    writeln!(out, "{} {} {text}", r + 1, c + 1)?;
+    Ok(())
+}
+
+/// The text of the value at (`r`, `c`) (0-based) of a matrix of `value_type`.
+fn value_text(value_type: ValueType, (r, c): (u64, u64), v: Value) -> Result<String> {
     let v = v.convert(value_type).unwrap_or(v);
     // f32 values as the f64 they widen to: exact for readers of `real` as f64.
     let v = match v {
         Value::F32(x) if !x.is_nan() => Value::F64(f64::from(x)),
         other => other,
     };
-    let text = format_value(v)
-        .map_err(|e| MTX.cannot_hold(format!("the entry ({}, {})", r + 1, c + 1), e))?;
-    writeln!(out, "{} {} {text}", r + 1, c + 1)?;
-    Ok(())
+    format_value(v).map_err(|e| MTX.cannot_hold(format!("the entry ({}, {})", r + 1, c + 1), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Range;
+    use std::sync::Mutex;
+
+    /// Windows that record what is asked of them.
+    struct Asked(Mutex<Vec<(Range<u64>, Range<u64>)>>);
+
+    impl Windows for Asked {
+        fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+            self.0.lock().unwrap().push((rows.clone(), cols.clone()));
+            Ok(Band::dense(rows, cols, Values::F64(Vec::new())))
+        }
+    }
+
+    fn runs(rows: u64, cols: u64) -> Vec<(Range<u64>, Range<u64>)> {
+        let asked = Asked(Mutex::new(Vec::new()));
+        let header = Header::matrix(DataType::DenseMatrix, rows, cols, ValueType::F64);
+        for_each_column_run(&asked, &header, &mut |_| Ok(())).unwrap();
+        asked.0.into_inner().unwrap()
+    }
+
+    #[test]
+    fn array_files_are_read_in_runs_of_whole_columns_or_of_one_columns_rows() {
+        // 1000 columns of 4096 f64 rows: 512 whole columns make a band.
+        assert_eq!(runs(4096, 1000), [(0..4096, 0..512), (0..4096, 512..1000)]);
+        // A column of 3e6 f64 rows is larger than a band: each in runs of 2^21 rows.
+        let band_rows = BAND_BYTES / 8;
+        assert_eq!(
+            runs(3_000_000, 2),
+            [
+                (0..band_rows, 0..1),
+                (band_rows..3_000_000, 0..1),
+                (0..band_rows, 1..2),
+                (band_rows..3_000_000, 1..2),
+            ]
+        );
+        assert!(runs(0, 3).is_empty() && runs(3, 0).is_empty());
+    }
 }

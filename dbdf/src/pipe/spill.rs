@@ -14,7 +14,7 @@ use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::with_values;
 use serde_daphne::Element;
-use serde_daphne::{Error, Result, ValueType};
+use serde_daphne::{Result, ValueType};
 
 /// A dense matrix spilled to a scratch file.
 pub(crate) struct Spilled {
@@ -24,11 +24,11 @@ pub(crate) struct Spilled {
 }
 
 impl Spilled {
-    /// Spills the object `pieces` gives (a dense matrix of `value_type`, `cols` wide), one
-    /// pass over its bands.
+    /// Spills the object `pieces` gives (a matrix of `value_type`, `cols` wide, CSR bands
+    /// made dense), one pass over its bands.
     ///
     /// # Errors
-    /// The source's errors; I/O errors; bands that are not dense.
+    /// The source's errors; I/O errors; frame bands.
     pub(crate) fn new(
         pieces: &mut Pieces<'_>,
         cols: u64,
@@ -39,10 +39,10 @@ impl Spilled {
         // Bands of any height: the sink's tiles or blocks are read back as windows.
         let want = std::mem::replace(&mut pieces.want, Want::Bands(1));
         let spilled = pieces.for_each(&mut |band| {
-            let Cells::Dense(values) = &band.cells else {
-                return Err(Error::invalid("a CSR band where dense rows were spilled"));
-            };
-            with_values!(values, v => write_le(&mut out, v))?;
+            match &band.cells {
+                Cells::Dense(values) => with_values!(values, v => write_le(&mut out, v))?,
+                _ => with_values!(&band.dense_values()?, v => write_le(&mut out, v))?,
+            }
             Ok(true)
         });
         pieces.want = want;
