@@ -69,8 +69,8 @@ pub struct WriteOptions {
     /// `numpy.savez`).
     pub compressed: bool,
     /// The arrays' names, in order, for [`sink`]: objects beyond them are called `arr_k`
-    /// (`k` their position), as `numpy.savez` calls positional arrays ([`crate::convert::convert`] keeps an input
-    /// archive's names here).
+    /// (`k` their position), as `numpy.savez` calls positional arrays
+    /// ([`crate::convert::convert`] keeps an input archive's names here).
     pub names: Vec<String>,
 }
 
@@ -129,6 +129,7 @@ pub fn source(path: impl AsRef<Path>) -> Result<NpzSource> {
 pub struct NpzSource {
     arrays: Vec<Member>,
     headers: Vec<Header>,
+    names: Vec<String>,
     input_len: u64,
 }
 
@@ -189,6 +190,11 @@ impl Source for Deflated {
 }
 
 impl NpzSource {
+    /// The arrays' names, in the archive's order.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
     /// Opens the archive at `path` (see [`source`]).
     ///
     /// # Errors
@@ -197,6 +203,7 @@ impl NpzSource {
         let archive = FileArchive::open(path)?;
         let input_len = archive.len() as u64;
         let mut arrays = Vec::new();
+        let mut names = Vec::new();
         for entry in entries(&archive)? {
             let name = array_name(&entry.name)?;
             let member = match entry.method {
@@ -214,6 +221,7 @@ impl NpzSource {
                 _ => deflated(&archive, entry, input_len, &name)?,
             };
             arrays.push(member);
+            names.push(name);
         }
         if arrays.is_empty() {
             return Err(NPZ.error("the archive holds no arrays"));
@@ -225,6 +233,7 @@ impl NpzSource {
         Ok(NpzSource {
             arrays,
             headers,
+            names,
             input_len,
         })
     }
@@ -409,17 +418,4 @@ pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
         to_writer(out, &named, &options)?;
         Ok(Vec::new())
     })
-}
-
-/// The names of the arrays of the archive at `path`, in order (from its central directory
-/// alone).
-///
-/// # Errors
-/// As [`read`], for the archive's directory.
-pub(crate) fn array_names(path: &Path) -> Result<Vec<String>> {
-    let archive = FileArchive::open(path)?;
-    entries(&archive)?
-        .iter()
-        .map(|entry| array_name(&entry.name))
-        .collect()
 }

@@ -241,24 +241,20 @@ fn invalid(message: String) -> Error {
 /// As [`check_arrays`].
 pub(crate) fn check_columns<I: CsrIndex>(cols: usize, indptr: &[I], indices: &[I]) -> Result<()> {
     let rows = indptr.len() - 1;
-    if indices.len() < 1 << 20 {
-        return match columns_hold(indptr, indices, cols, 0..rows) {
-            true => Ok(()),
-            false => Err(invalid(
-                first_column_fault(indptr, indices, cols, 0..rows).unwrap_or_default(),
-            )),
-        };
-    }
-    let runs = crate::threads::runs_of_rows(rows, indices.len(), |e| {
-        indptr.partition_point(|o| o.index_unchecked() < e)
-    });
-    let faults = crate::threads::on_every_core(runs, |rows| {
-        if columns_hold(indptr, indices, cols, rows.clone()) {
-            None
-        } else {
-            first_column_fault(indptr, indices, cols, rows)
+    let fault = |rows: Range<usize>| match columns_hold(indptr, indices, cols, rows.clone()) {
+        true => None,
+        false => first_column_fault(indptr, indices, cols, rows),
+    };
+    // Small arrays (a tile's) are checked here: no threads to start for them.
+    let faults = match indices.len() < 1 << 20 {
+        true => vec![fault(0..rows)],
+        false => {
+            let runs = crate::threads::runs_of_rows(rows, indices.len(), |e| {
+                indptr.partition_point(|o| o.index_unchecked() < e)
+            });
+            crate::threads::on_every_core(runs, fault)
         }
-    });
+    };
     match faults.into_iter().flatten().next() {
         Some(message) => Err(invalid(message)),
         None => Ok(()),

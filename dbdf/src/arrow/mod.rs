@@ -156,7 +156,7 @@ pub struct WriteOptions {
 /// Whether a key of a schema's metadata describes the table's schema itself, for its writer
 /// (Arrow's own schema, pandas', Spark's and ours): such keys are not user attributes, and
 /// would be wrong for a table of other columns.
-pub(crate) fn is_schema_key(key: &str) -> bool {
+fn is_schema_key(key: &str) -> bool {
     ["ARROW:", "daphne:", "org.apache.spark."]
         .iter()
         .any(|prefix| key.starts_with(prefix))
@@ -176,9 +176,7 @@ fn attributes_of(schema: &Schema) -> serde_json::Map<String, serde_json::Value> 
 impl WriteOptions {
     /// These options with an input's user attributes under the asked ones.
     pub(crate) fn keeping(mut self, metadata: &crate::pipe::InputMetadata) -> Self {
-        let mut attributes = metadata.attributes.clone();
-        attributes.append(&mut self.attributes);
-        self.attributes = attributes;
+        self.attributes = metadata.attributes_under(&self.attributes);
         self
     }
 

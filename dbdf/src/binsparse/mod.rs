@@ -285,9 +285,7 @@ impl WriteOptions {
         if self.format.is_none() {
             self.format = metadata.layout.and_then(Format::from_name);
         }
-        let mut attributes = metadata.attributes.clone();
-        attributes.append(&mut self.attributes);
-        self.attributes = attributes;
+        self.attributes = metadata.attributes_under(&self.attributes);
         self
     }
 

@@ -292,14 +292,14 @@ pub fn convert(
     let from = format_of(input, options.from, true)?;
     // Both formats are known before anything is read.
     let to = format_of(output, options.to, false)?;
-    let mut source = source(input, from, options)?;
     // Between archives the arrays keep their names, unless others are asked.
     if (from, to) == (Format::Npz, Format::Npz) && options.npz.names.is_empty() {
+        let mut source = crate::npz::source(input).map_err(|e| ConvertError::at(input, e))?;
         let mut options = options.clone();
-        options.npz.names =
-            crate::npz::array_names(input).map_err(|e| ConvertError::at(input, e))?;
-        return convert_from(&mut *source, input, output, &options);
+        options.npz.names = source.names().to_vec();
+        return convert_from(&mut source, input, output, &options);
     }
+    let mut source = source(input, from, options)?;
     convert_from(&mut *source, input, output, options)
 }
 

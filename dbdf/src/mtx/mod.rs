@@ -26,6 +26,8 @@ use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 use serde_daphne::__private_0_1_0::write_buffered;
 use serde_daphne::__private_0_1_0::{details, ErrorImpl};
 use serde_daphne::lowlevel::Progress;
+use serde_daphne::with_value_type;
+use serde_daphne::Element;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
@@ -352,8 +354,10 @@ pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
     if object.data_type() == DataType::DenseMatrix {
         let (rows, cols) = object.shape();
         write_head(&mut out, value_type, (rows, cols), None)?;
-        let whole = Band::of_object(0, object.clone())?;
-        return write_columns(&mut out, value_type, &whole);
+        // The values assembled once, row-major (not the object copied first).
+        let values =
+            with_value_type!(value_type, T => object.dense_vec::<T>().map(T::into_values))?;
+        return write_columns(&mut out, value_type, &Band::dense(0..rows, 0..cols, values));
     }
     let mut entries = Vec::new();
     object.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
@@ -518,7 +522,9 @@ fn write_columns(out: &mut dyn Write, value_type: ValueType, band: &Band) -> Res
     let (rows, cols) = (band.rows as usize, band.cols as usize);
     for c in 0..cols {
         for r in 0..rows {
-            let v = values.get(r * cols + c).unwrap_or(Value::F64(0.0));
+            let v = values
+                .get(r * cols + c)
+                .ok_or_else(|| Error::invalid("a dense band shorter than its shape"))?;
             let at = (band.first_row + r as u64, band.first_col + c as u64);
             writeln!(out, "{}", value_text(value_type, at, v)?)?;
         }

@@ -410,6 +410,7 @@ fn write_csr_band<T: Element>(
     let (mut rows_in_tile, mut cols_in_tile, mut tile_values) =
         (Vec::new(), Vec::new(), Vec::new());
     let mut offsets: Vec<usize> = Vec::with_capacity(tr + 1);
+    let mut next = Vec::with_capacity(tiles + 1);
     for r0 in (0..band.rows as usize).step_by(tr) {
         let rows = tr.min(band.rows as usize - r0);
         let entries = row_offsets[r0]..row_offsets[r0 + rows];
@@ -424,7 +425,7 @@ fn write_csr_band<T: Element>(
         rows_in_tile.resize(n, 0usize);
         cols_in_tile.resize(n, 0usize);
         tile_values.resize(n, T::default());
-        let mut next = tile_starts.clone();
+        next.clone_from(&tile_starts);
         for r in 0..rows {
             let row = row_offsets[r0 + r]..row_offsets[r0 + r + 1];
             for (&c, &v) in col_indices[row.clone()].iter().zip(&values[row]) {

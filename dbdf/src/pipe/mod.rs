@@ -240,6 +240,19 @@ pub struct InputMetadata {
     pub attributes: serde_json::Map<String, serde_json::Value>,
 }
 
+impl InputMetadata {
+    /// The input's user attributes with `asked` over them: what an output that holds
+    /// attributes writes.
+    pub(crate) fn attributes_under(
+        &self,
+        asked: &serde_json::Map<String, serde_json::Value>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut attributes = self.attributes.clone();
+        attributes.extend(asked.clone());
+        attributes
+    }
+}
+
 /// What a sink wants of an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Want {
