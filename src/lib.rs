@@ -74,14 +74,15 @@ pub use de::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use io::{
-    from_file, from_file_with, to_file, to_file_with, BlockInfo, DbdfFile, DbdfWriter, FileReader,
-    ObjectInfo,
+    from_file, from_file_with, index_path, to_file, to_file_with, BlockIndex, BlockInfo, DbdfFile,
+    DbdfWriter, FileReader, ObjectInfo,
 };
 pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};
 pub use ser::{
     append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
 };
+pub use wire::read_at::{Positional, ReadAt};
 pub use wire::{
     BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, Value, ValueType, Values,
 };

@@ -1,48 +1,11 @@
-//! Positional reads: a file read from a position of its own ([`At`]), and vectored reads
-//! (`preadv`) where one system call fills many buffers from consecutive bytes of a file.
-//! Neither moves the file's offset, so threads and other readers can share one handle.
+//! Positional reads of local files: on every core, and vectored (`preadv`), where one system
+//! call fills many buffers from consecutive bytes of a file. Neither moves the file's offset,
+//! so threads and other readers can share one handle.
 //! Used to read a tile's rows straight into their places in an array: a read into a scratch
 //! buffer and a copy out of it made tiled file reads much slower than untiled ones.
 
 use std::fs::File;
-use std::io::{self, IoSliceMut, Read, Seek, SeekFrom};
-
-/// A file read with positional reads from a position of its own: the file's offset,
-/// which other handles of it may rely on, is never moved.
-#[derive(Debug)]
-pub(crate) struct At<'a> {
-    file: &'a File,
-    pos: u64,
-    len: u64,
-}
-
-impl<'a> At<'a> {
-    /// `file`, of `len` bytes, read from its start.
-    pub fn new(file: &'a File, len: u64) -> Self {
-        At { file, pos: 0, len }
-    }
-}
-
-impl Read for At<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::unix::fs::FileExt;
-        let n = self.file.read_at(buf, self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl Seek for At<'_> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let pos = match to {
-            SeekFrom::Start(at) => Some(at),
-            SeekFrom::End(delta) => self.len.checked_add_signed(delta),
-            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
-        };
-        self.pos = pos.ok_or(io::ErrorKind::InvalidInput)?;
-        Ok(self.pos)
-    }
-}
+use std::io::{self, IoSliceMut};
 
 /// Fills `buf` from byte `at` of `file`, each core reading its share (and taking the page
 /// faults of the memory it fills).
@@ -147,8 +110,9 @@ mod tests {
         read_exact_vectored_at(&file, &mut bufs, 7).unwrap();
         assert_eq!(&a, &bytes[7..10]);
         assert_eq!(&b[..], &bytes[10..5010]);
-        // `At` reads and seeks on its own; the handle's offset stays where it was.
-        let mut at = At::new(&file, bytes.len() as u64);
+        // A positional cursor reads and seeks on its own; the handle's offset stays put.
+        use std::io::{Read, Seek, SeekFrom};
+        let mut at = crate::wire::read_at::Positional::new(&file, bytes.len() as u64);
         at.seek(SeekFrom::End(-4)).unwrap();
         let mut tail = Vec::new();
         at.read_to_end(&mut tail).unwrap();

@@ -312,6 +312,15 @@ pub enum ErrorImpl {
         message: String,
     },
 
+    /// A block index is damaged, or describes another version of the file it is read with.
+    #[error("the block index does not match the file at byte {offset}: {message}; write the index again (`dbdf index`) or open the file without it")]
+    StaleIndex {
+        /// Where in the file (or, for a damaged index, in the index) the two part.
+        offset: u64,
+        /// What differs.
+        message: String,
+    },
+
     /// A stored value does not fit the requested Rust type exactly.
     #[error("the value {value} in the block at byte {offset} cannot be represented exactly as {to}: read into a wider type")]
     LossyConversion {

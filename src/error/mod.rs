@@ -92,6 +92,8 @@ pub enum ErrorKind {
     NotInDialect,
     /// A `.meta` sidecar is unreadable or disagrees with its data file.
     Sidecar,
+    /// A block index is damaged, or describes another version of the file it is read with.
+    StaleIndex,
     /// A stored value does not fit the requested Rust type exactly.
     LossyConversion,
     /// A stored value meant as a `bool` is neither 0 nor 1.
@@ -153,6 +155,7 @@ impl Error {
             ErrorImpl::StringValueType { .. } => ErrorKind::StringValueType,
             ErrorImpl::NotInDialect { .. } => ErrorKind::NotInDialect,
             ErrorImpl::Sidecar { .. } => ErrorKind::Sidecar,
+            ErrorImpl::StaleIndex { .. } => ErrorKind::StaleIndex,
             ErrorImpl::LossyConversion { .. } => ErrorKind::LossyConversion,
             ErrorImpl::NotABool { .. } => ErrorKind::NotABool,
             ErrorImpl::ShapeMismatch { .. } => ErrorKind::ShapeMismatch,
@@ -339,7 +342,8 @@ impl ErrorImpl {
             | StringValueType { offset, .. }
             | NotABool { offset, .. }
             | ShapeMismatch { offset, .. }
-            | DataTypeMismatch { offset, .. } => Some(*offset),
+            | DataTypeMismatch { offset, .. }
+            | StaleIndex { offset, .. } => Some(*offset),
             ForeignInput { offset, .. } => *offset,
             _ => None,
         }

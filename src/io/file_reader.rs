@@ -1,5 +1,5 @@
-//! How a [`crate::DbdfFile`] reads its file: through a read-only memory map, or with plain
-//! (positional, on every core) reads.
+//! How a [`crate::DbdfFile`] reads its file: through a read-only memory map, with plain
+//! (positional, on every core) reads, or from any [`ReadAt`] source.
 
 use std::fs::File;
 use std::io::{Cursor, Read, Seek, SeekFrom};
@@ -10,9 +10,12 @@ use memmap2::Mmap;
 use super::parallel_file::ParallelFile;
 use crate::error::Result;
 use crate::options::Options;
+use crate::wire::read_at::{Positional, ReadAt};
+use std::sync::Arc;
 
-/// How [`crate::DbdfFile::open`] reads its file: through a read-only memory map, or with plain
-/// reads ([`Options::memory_map`]).
+/// How a [`crate::DbdfFile`] reads its file: through a read-only memory map or with plain
+/// reads ([`Options::memory_map`]), or from a [`ReadAt`] source
+/// ([`crate::DbdfFile::from_read_at`]).
 #[derive(Debug)]
 pub struct FileReader(pub(super) Backing);
 
@@ -20,6 +23,7 @@ pub struct FileReader(pub(super) Backing);
 pub(super) enum Backing {
     Mapped(Cursor<Mmap>),
     Plain(ParallelFile),
+    At(Positional<Arc<dyn ReadAt>>),
 }
 
 impl FileReader {
@@ -37,6 +41,24 @@ impl FileReader {
         }
         Ok(FileReader(Backing::Plain(ParallelFile(file))))
     }
+
+    /// A byte source over `source`, of `len` bytes, reading as its minimum request asks.
+    pub(super) fn source_over(
+        source: Arc<dyn ReadAt>,
+        len: u64,
+    ) -> crate::wire::SeekSource<FileReader> {
+        let min_request = source.min_request();
+        let reader = FileReader(Backing::At(Positional::new(source, len)));
+        crate::wire::SeekSource::new(reader, len).with_min_request(min_request)
+    }
+
+    /// The [`ReadAt`] source read, if this reader reads one.
+    pub(super) fn source(&self) -> Option<&Arc<dyn ReadAt>> {
+        match &self.0 {
+            Backing::At(cursor) => Some(cursor.source()),
+            _ => None,
+        }
+    }
 }
 
 impl Read for FileReader {
@@ -44,6 +66,7 @@ impl Read for FileReader {
         match &mut self.0 {
             Backing::Mapped(map) => map.read(buf),
             Backing::Plain(file) => file.read(buf),
+            Backing::At(source) => source.read(buf),
         }
     }
 
@@ -51,6 +74,7 @@ impl Read for FileReader {
         match &mut self.0 {
             Backing::Mapped(map) => map.read_exact(buf),
             Backing::Plain(file) => file.read_exact(buf),
+            Backing::At(source) => source.read_exact(buf),
         }
     }
 
@@ -59,6 +83,7 @@ impl Read for FileReader {
         match &mut self.0 {
             Backing::Mapped(map) => map.read_vectored(bufs),
             Backing::Plain(file) => file.read_vectored(bufs),
+            Backing::At(source) => source.read_vectored(bufs),
         }
     }
 }
@@ -68,6 +93,7 @@ impl Seek for FileReader {
         match &mut self.0 {
             Backing::Mapped(map) => map.seek(pos),
             Backing::Plain(file) => file.seek(pos),
+            Backing::At(source) => source.seek(pos),
         }
     }
 }

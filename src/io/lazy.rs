@@ -56,16 +56,16 @@ use crate::wire::{
 /// ```
 #[derive(Debug)]
 pub struct DbdfFile<R = FileReader> {
-    src: SeekSource<R>,
+    pub(super) src: SeekSource<R>,
     /// Shared by the handles [`DbdfFile::try_clone`] makes (a file of a million blocks has
     /// an index of a hundred MiB).
-    objects: Arc<Vec<ObjectInfo>>,
-    options: Options,
-    hint: Option<Meta>,
+    pub(super) objects: Arc<Vec<ObjectInfo>>,
+    pub(super) options: Options,
+    pub(super) hint: Option<Meta>,
     /// The file, for positional reads on every core, where it is read with plain reads.
     pub(super) positional: Option<File>,
     /// Where the rows of the sparse blocks read so far start.
-    sparse_rows: RowStarts,
+    pub(super) sparse_rows: RowStarts,
 }
 
 impl DbdfFile<FileReader> {
@@ -91,7 +91,7 @@ impl DbdfFile<FileReader> {
         let file = FileReader::open(path, options)?;
         let positional = match &file.0 {
             Backing::Plain(plain) => plain.positional_handle()?,
-            Backing::Mapped(_) => None,
+            _ => None,
         };
         let parallel = positional.is_some();
         let mut file = DbdfFile::build(file, options, hint)?;
@@ -112,7 +112,7 @@ impl DbdfFile<FileReader> {
         let file = FileReader::open(path.as_ref(), &self.options)?;
         let positional = match &file.0 {
             Backing::Plain(plain) => plain.positional_handle()?,
-            Backing::Mapped(_) => None,
+            _ => None,
         };
         let mut reader = file;
         let len = reader.seek(SeekFrom::End(0))?;
@@ -153,7 +153,14 @@ impl<R: Read + Seek> DbdfFile<R> {
 
     fn build(mut reader: R, options: &Options, hint: Option<Meta>) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0))?;
-        let mut src = SeekSource::new(reader, len);
+        DbdfFile::build_from(SeekSource::new(reader, len), options, hint)
+    }
+
+    pub(super) fn build_from(
+        mut src: SeekSource<R>,
+        options: &Options,
+        hint: Option<Meta>,
+    ) -> Result<Self> {
         let objects = index_all(&mut src, options, hint.clone())?;
         Ok(DbdfFile {
             src,

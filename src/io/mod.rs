@@ -15,6 +15,7 @@ use crate::ser::to_writer_with;
 use crate::wire::IoSource;
 
 mod atomic;
+mod block_index;
 mod csr_parts;
 mod file_reader;
 #[cfg(unix)]
@@ -22,6 +23,7 @@ mod frame_columns;
 mod index;
 mod lazy;
 pub mod meta;
+mod open_at;
 mod parallel_file;
 pub use parallel_file::read_file;
 pub mod progress;
@@ -34,6 +36,7 @@ pub use atomic::{
     write_atomically_synced, write_buffered,
 };
 pub(crate) use atomic::{Pending, Writeback};
+pub use block_index::{index_path, BlockIndex};
 pub use file_reader::FileReader;
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::DbdfFile;

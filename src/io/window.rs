@@ -236,6 +236,7 @@ fn read_block<T: Element, R: Read + Seek>(
         offset: block.range.start,
         object_type: object_type.filter(|&o| !widens_exactly(vt, o)),
     };
+    src.prefetch(part_bytes(block, part, vt.size() as u64))?;
     with_value_type!(vt, S => match block.block_type {
         BlockType::Empty => Ok(()),
         BlockType::Dense => read_dense::<S, T, R>(src, block, window, part, &checked, sink),
@@ -244,6 +245,22 @@ fn read_block<T: Element, R: Read + Seek>(
         }
         _ => read_sparse::<S, T, R>(src, block, window, part, &checked, sink),
     })
+}
+
+/// The bytes of `block` that reading `part` of it needs, from its header on (a remote source
+/// fetches them in one request): of a dense block, up to the end of the part's last row.
+fn part_bytes(block: &BlockInfo, part: &Window, size: u64) -> Range<u64> {
+    let p = block.place;
+    if block.block_type != BlockType::Dense {
+        return block.range.clone();
+    }
+    let row_bytes = u64::from(p.cols) * size;
+    let end = block.body() + (part.rows.end - p.row) * row_bytes;
+    match block.spec {
+        true => block.range.start..end,
+        // A runtime object is one block: from the part's first row.
+        false => block.body() + (part.rows.start - p.row) * row_bytes..end,
+    }
 }
 
 /// How stored values convert: to `T` exactly, and (for blocks stored in a type that does not

@@ -181,8 +181,10 @@ pub(crate) fn read_dense_tiles_at(
     #[cfg(unix)]
     {
         // Positional reads: the file's offset, which its other readers track, stays put.
-        let mut src =
-            crate::wire::SeekSource::new(crate::positional::At::new(file, file_len), file_len);
+        let mut src = crate::wire::SeekSource::new(
+            crate::wire::read_at::Positional::new(file, file_len),
+            file_len,
+        );
         src.seek_to(start);
         let found = scan(&mut src, wanted)?;
         let len = found.len;

@@ -7,9 +7,11 @@
 
 pub mod block;
 pub mod element;
+pub(crate) mod extents;
 pub mod header;
 pub(crate) mod le;
 pub(crate) mod probe;
+pub mod read_at;
 pub mod runtime;
 pub mod seek;
 pub(crate) mod sink;

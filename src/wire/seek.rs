@@ -6,9 +6,11 @@ use crate::error::ErrorImpl;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::element::Element;
+use super::extents::Extents;
 use super::source::{check_present, Source};
 use super::values::zeroed_vec;
 use crate::error::{Error, Result};
+use std::sync::Arc;
 
 /// Bytes read at once when a request is smaller: enough for many block headers in a row.
 const WINDOW: usize = 64 << 10;
@@ -16,6 +18,15 @@ const WINDOW: usize = 64 << 10;
 /// Bytes read at once after a jump: a block header and then some, not a window of values
 /// that will be jumped over next.
 const AFTER_JUMP: usize = 512;
+
+/// The most a source with a minimum request reads ahead: its window doubles on each
+/// sequential read up to this (as GDAL's /vsicurl/ does), so that walking many small blocks
+/// takes few requests.
+const MAX_READ_AHEAD: usize = 8 << 20;
+
+/// The largest range [`SeekSource::prefetch`] fetches in one request; larger blocks are read
+/// as their readers ask.
+const MAX_PREFETCH: u64 = 64 << 20;
 
 /// Input from a seekable reader (a file) whose length is known.
 pub struct SeekSource<R> {
@@ -32,6 +43,16 @@ pub struct SeekSource<R> {
     /// Whether the reader splits large reads between the cores itself (each core then takes
     /// the page faults of what it reads into), so that new vectors need no prefaulting.
     parallel_reads: bool,
+    /// The smallest read worth a request (0 for local files): see [`crate::ReadAt::min_request`].
+    min_request: usize,
+    /// The next sequential read's size, for a source with a minimum request.
+    ahead: usize,
+    /// Reads exactly the bytes asked for, no window ahead (for a walk over extents alone).
+    exact: bool,
+    /// The bytes consumed (taken or looked at), recorded for a block index.
+    record: Option<Extents>,
+    /// A block index's extents, which every read of bytes they hold must match.
+    verify: Option<Arc<Extents>>,
 }
 
 impl<R: std::fmt::Debug> std::fmt::Debug for SeekSource<R> {
@@ -56,13 +77,117 @@ impl<R: Read + Seek> SeekSource<R> {
             reader_at: None,
             jumped: false,
             parallel_reads: false,
+            min_request: 0,
+            ahead: 0,
+            exact: false,
+            record: None,
+            verify: None,
         }
+    }
+
+    /// Records the bytes consumed from now on ([`SeekSource::take_record`]).
+    pub(crate) fn recording(mut self) -> Self {
+        self.record = Some(Extents::default());
+        self
+    }
+
+    /// The bytes consumed since [`SeekSource::recording`], sorted and joined.
+    pub(crate) fn take_record(&mut self) -> Option<Extents> {
+        self.record.take().map(Extents::finish)
+    }
+
+    /// Reads exactly what is asked for: a reader of extents alone then reads nothing a walk
+    /// did not consume.
+    pub(crate) fn with_exact_reads(mut self) -> Self {
+        self.exact = true;
+        self
+    }
+
+    /// Checks every read that overlaps `extents` against them:
+    /// [`crate::ErrorKind::StaleIndex`] where they differ.
+    pub(crate) fn with_verify(mut self, extents: Option<Arc<Extents>>) -> Self {
+        self.verify = extents;
+        self
+    }
+
+    /// The extents reads are checked against.
+    pub(crate) fn verify(&self) -> Option<&Arc<Extents>> {
+        self.verify.as_ref()
+    }
+
+    fn note(&mut self, at: u64, n: usize) {
+        if let Some(record) = &mut self.record {
+            let from = (at - self.buf_at) as usize;
+            record.push(at, &self.buf[from..from + n]);
+        }
+    }
+
+    fn check(&self, at: u64, pieces: &[&[u8]]) -> Result<()> {
+        let Some(extents) = &self.verify else {
+            return Ok(());
+        };
+        match extents.first_difference(at, pieces) {
+            None => Ok(()),
+            Some(offset) => Err(ErrorImpl::StaleIndex {
+                offset,
+                message: "the file's header bytes differ from the index's".into(),
+            }
+            .into()),
+        }
+    }
+
+    /// Tells the source that reads below `bytes` cost as much as reads of `bytes` (a remote
+    /// reader's round trip): it then reads ahead in growing windows and prefetches blocks.
+    pub(crate) fn with_min_request(mut self, bytes: usize) -> Self {
+        self.min_request = bytes;
+        self.ahead = bytes;
+        self
+    }
+
+    /// Fetches `range` into the window in one read, for a source with a minimum request, so
+    /// that the reads of a block that follow cost no more requests. Ranges already in the
+    /// window and ranges over [`MAX_PREFETCH`] are left to the reads themselves.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::UnexpectedEof`] past the end of the input; I/O errors.
+    pub(crate) fn prefetch(&mut self, range: std::ops::Range<u64>) -> Result<()> {
+        let end = self.buf_at + self.buf.len() as u64;
+        let held = range.start >= self.buf_at && range.end <= end;
+        if self.min_request == 0 || held {
+            return Ok(());
+        }
+        if range.end - range.start > MAX_PREFETCH {
+            // Too large to fetch whole: its header alone, to compare with the index's.
+            let run = self.verify.as_ref().and_then(|v| v.run_from(range.start));
+            if let Some(len) = run {
+                let mut head = vec![0; len.min((range.end - range.start) as usize)];
+                self.read_exact_at(range.start, &mut head, "a block's header")?;
+            }
+            return Ok(());
+        }
+        let range = range.start..range.end.min(self.len);
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.resize((range.end - range.start) as usize, 0);
+        let result = self.read_exact_at(range.start, &mut buf, "a block");
+        self.buf = buf;
+        self.buf_at = range.start;
+        self.pos = 0;
+        if result.is_err() {
+            self.buf.clear();
+        }
+        result
     }
 
     /// Tells the source that `reader` reads large buffers on every core itself.
     pub(crate) fn with_parallel_reads(mut self, yes: bool) -> Self {
         self.parallel_reads = yes;
         self
+    }
+
+    /// The reader.
+    pub(crate) fn reader(&self) -> &R {
+        &self.reader
     }
 
     /// The input's length.
@@ -83,6 +208,11 @@ impl<R: Read + Seek> SeekSource<R> {
             jumped: self.jumped,
             // A wrapper may not forward the reader's own large reads.
             parallel_reads: false,
+            min_request: self.min_request,
+            ahead: self.ahead,
+            exact: self.exact,
+            record: self.record,
+            verify: self.verify,
         }
     }
 
@@ -97,7 +227,10 @@ impl<R: Read + Seek> SeekSource<R> {
             self.buf.clear();
             self.buf_at = offset;
             self.pos = 0;
-            self.jumped = true;
+            // For a remote source, a skip over less than the next read-ahead is still reading
+            // on: the read-ahead keeps growing.
+            self.jumped =
+                self.min_request == 0 || offset < end || offset - end >= self.ahead as u64;
         }
     }
 
@@ -167,11 +300,21 @@ impl<R: Read + Seek> SeekSource<R> {
             }
             .into());
         }
+        let end = self.buf_at + self.buf.len() as u64;
+        if offset >= self.buf_at && offset + needed <= end {
+            let mut at = (offset - self.buf_at) as usize;
+            for dst in dsts.iter_mut() {
+                let n = dst.len();
+                dst.copy_from_slice(&self.buf[at..at + n]);
+                at += n;
+            }
+            return Ok(());
+        }
         if self.reader_at != Some(offset) {
             self.reader_at = None;
             self.reader.seek(SeekFrom::Start(offset))?;
         }
-        let mut rest = dsts;
+        let mut rest = &mut *dsts;
         io::IoSliceMut::advance_slices(&mut rest, 0);
         let mut done = 0u64;
         while !rest.is_empty() {
@@ -198,6 +341,10 @@ impl<R: Read + Seek> SeekSource<R> {
             io::IoSliceMut::advance_slices(&mut rest, n);
         }
         self.reader_at = Some(offset + needed);
+        if self.verify.is_some() {
+            let pieces: Vec<&[u8]> = dsts.iter().map(|d| &d[..]).collect();
+            self.check(offset, &pieces)?;
+        }
         Ok(())
     }
 
@@ -209,7 +356,7 @@ impl<R: Read + Seek> SeekSource<R> {
         match self.reader.read_exact(dst) {
             Ok(()) => {
                 self.reader_at = Some(offset + dst.len() as u64);
-                Ok(())
+                self.check(offset, &[&*dst])
             }
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 self.reader_at = None;
@@ -239,10 +386,20 @@ impl<R: Read + Seek> SeekSource<R> {
         self.buf_at += self.pos as u64;
         self.pos = 0;
         let end = self.buf_at + self.buf.len() as u64;
-        let window = if std::mem::take(&mut self.jumped) {
-            AFTER_JUMP
-        } else {
-            WINDOW
+        let jumped = std::mem::take(&mut self.jumped);
+        let window = match (self.min_request, jumped) {
+            _ if self.exact => 0,
+            (0, true) => AFTER_JUMP,
+            (0, false) => WINDOW,
+            (min, true) => {
+                self.ahead = min;
+                min
+            }
+            (_, false) => {
+                let now = self.ahead;
+                self.ahead = (self.ahead * 2).min(MAX_READ_AHEAD);
+                now
+            }
         };
         let want = (n - self.buf.len()).max(window) as u64;
         let more = want.min(self.len - end) as usize;
@@ -285,6 +442,7 @@ impl<R: Read + Seek> Source for SeekSource<R> {
             return Err(self.eof(n, what));
         }
         self.fill(n, what)?;
+        self.note(self.offset(), n);
         let start = self.pos;
         self.pos += n;
         Ok(&self.buf[start..start + n])
@@ -293,6 +451,7 @@ impl<R: Read + Seek> Source for SeekSource<R> {
     fn peek(&mut self, n: usize) -> Result<&[u8]> {
         let n = n.min((self.len - self.offset()) as usize);
         self.fill(n, "bytes to look ahead at")?;
+        self.note(self.offset(), n);
         Ok(&self.buf[self.pos..self.pos + n])
     }
 
@@ -303,6 +462,9 @@ impl<R: Read + Seek> Source for SeekSource<R> {
         }
         let mut out = vec![0; n.min((self.len - at) as usize)];
         self.read_at(at, &mut out, "bytes to look ahead at")?;
+        if let Some(record) = &mut self.record {
+            record.push(at, &out);
+        }
         Ok(Some(out))
     }
 
@@ -320,6 +482,9 @@ impl<R: Read + Seek> Source for SeekSource<R> {
         dst[..from_buf].copy_from_slice(&self.buf[self.pos..self.pos + from_buf]);
         let rest_at = self.offset() + from_buf as u64;
         self.read_at(rest_at, &mut dst[from_buf..], what)?;
+        if let Some(record) = &mut self.record {
+            record.push(self.buf_at + self.pos as u64, dst);
+        }
         self.seek_to(self.offset() + total as u64);
         if cfg!(target_endian = "big") {
             out.iter_mut().for_each(|x| *x = x.to_le());

@@ -12,6 +12,7 @@ mod frames;
 mod golden_bytes;
 mod hostile;
 mod lazy;
+mod read_at;
 mod roundtrip;
 #[cfg(feature = "proptest")]
 mod stream;

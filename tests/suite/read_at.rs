@@ -1,0 +1,246 @@
+//! Lazy reads over the positional-read seam (`ReadAt`) and block indexes: the same objects
+//! and windows as from a local file, in the requests the seam promises a remote source.
+
+use std::io::IoSliceMut;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use ndarray::Array2;
+use serde_daphne::{BlockIndex, DbdfFile, Dense, DenseView, Object, Options, ReadAt};
+
+/// Bytes in memory that count their reads and ask for large ones, as a remote object would.
+#[derive(Debug, Default)]
+struct Counted {
+    bytes: Vec<u8>,
+    requests: AtomicU64,
+    fetched: AtomicU64,
+}
+
+impl Counted {
+    fn new(bytes: Vec<u8>) -> Arc<Counted> {
+        Arc::new(Counted {
+            bytes,
+            ..Counted::default()
+        })
+    }
+    fn take(&self) -> (u64, u64) {
+        (
+            self.requests.swap(0, Ordering::Relaxed),
+            self.fetched.swap(0, Ordering::Relaxed),
+        )
+    }
+}
+
+impl ReadAt for Counted {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.fetched.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        self.bytes.read_exact_at(buf, offset)
+    }
+    fn read_exact_vectored_at(
+        &self,
+        bufs: &mut [IoSliceMut<'_>],
+        offset: u64,
+    ) -> std::io::Result<()> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let mut at = offset as usize;
+        for buf in bufs.iter_mut() {
+            let n = buf.len();
+            self.fetched.fetch_add(n as u64, Ordering::Relaxed);
+            buf.copy_from_slice(&self.bytes[at..at + n]);
+            at += n;
+        }
+        Ok(())
+    }
+    fn min_request(&self) -> usize {
+        64 << 10
+    }
+}
+
+fn tiled(rows: usize, cols: usize, tile: (u32, u32)) -> (Array2<f64>, Vec<u8>) {
+    let m = Array2::from_shape_fn((rows, cols), |(i, j)| (i * cols + j) as f64);
+    let options = Options {
+        tile: Some(tile),
+        ..Options::new()
+    };
+    let bytes = serde_daphne::to_vec_with(&DenseView(m.view()), &options).unwrap();
+    (m, bytes)
+}
+
+fn indexed(source: &Arc<Counted>) -> DbdfFile {
+    let index = BlockIndex::of_read_at(source.clone(), &Options::new(), None).unwrap();
+    let index = BlockIndex::from_slice(&index.to_vec()).unwrap();
+    source.take();
+    DbdfFile::from_read_at_indexed(source.clone(), &Options::new(), Arc::new(index)).unwrap()
+}
+
+#[test]
+fn an_indexed_file_opens_in_one_request_and_reads_a_window_in_one_per_block() {
+    // 64 tiles of 128 x 128 (128 KiB each).
+    let (m, bytes) = tiled(1024, 1024, (128, 128));
+    let source = Counted::new(bytes.clone());
+    let mut file = indexed(&source);
+    assert_eq!(
+        source.take().0,
+        1,
+        "opening reads the first header bytes only"
+    );
+    let walked = DbdfFile::from_reader(std::io::Cursor::new(bytes)).unwrap();
+    assert_eq!(file.objects(), walked.objects());
+
+    // Rows 100..300, columns 200..400: 3 x 3 tiles (rows 0-383, columns 128-511).
+    let window = file.read_window::<f64>(0, 100..300, 200..400).unwrap();
+    assert_eq!(window, m.slice(ndarray::s![100..300, 200..400]));
+    let (requests, fetched) = source.take();
+    assert_eq!(requests, 9);
+    let tile_bytes = 128 * 128 * 8 + 50;
+    assert!(fetched <= 9 * tile_bytes, "{fetched} bytes for 9 tiles");
+    // A handle for another thread shares the source and index: no request to open.
+    let mut other = file.try_clone().unwrap();
+    assert_eq!(source.take().0, 0);
+    assert_eq!(
+        other.read_window::<f64>(0, 0..1, 0..2).unwrap()[[0, 1]],
+        1.0
+    );
+}
+
+#[test]
+fn without_an_index_a_walk_takes_at_most_one_request_per_block() {
+    for (tile, blocks) in [((128, 128), 64), ((16, 16), 4096)] {
+        let (m, bytes) = tiled(1024, 1024, tile);
+        let source = Counted::new(bytes);
+        let mut file = DbdfFile::from_read_at(source.clone(), &Options::new()).unwrap();
+        let (requests, _) = source.take();
+        assert!(
+            requests <= blocks + 1,
+            "{requests} requests for {blocks} blocks"
+        );
+        if blocks > 1000 {
+            // Small blocks: the read-ahead covers many at once.
+            assert!(
+                requests < 20,
+                "{requests} requests for {blocks} small blocks"
+            );
+        }
+        let window = file.read_window::<f64>(0, 1000..1024, 0..3).unwrap();
+        assert_eq!(window, m.slice(ndarray::s![1000..1024, 0..3]));
+    }
+}
+
+#[test]
+fn every_golden_runtime_file_opens_from_its_index_as_by_walking() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime");
+    let mut indexed_files = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "dbdf") {
+            continue;
+        }
+        let Ok(mut walked) = DbdfFile::open(&path) else {
+            assert!(BlockIndex::of_file(&path, &Options::new()).is_err());
+            continue;
+        };
+        let index = BlockIndex::of_file(&path, &Options::new()).unwrap();
+        let index = BlockIndex::from_slice(&index.to_vec()).unwrap();
+        let source = Counted::new(std::fs::read(&path).unwrap());
+        let mut file =
+            DbdfFile::from_read_at_indexed(source.clone(), &Options::new(), Arc::new(index))
+                .unwrap();
+        assert_eq!(file.objects(), walked.objects(), "{}", path.display());
+        let (a, b) = (file.object_at(0), walked.object_at(0));
+        assert_eq!(a.ok(), b.ok(), "{}", path.display());
+        file.validate().unwrap();
+        indexed_files += 1;
+    }
+    assert!(indexed_files >= 30, "{indexed_files} files");
+}
+
+#[test]
+fn several_objects_csr_and_frames_open_from_their_index() {
+    let csr = sprs::CsMat::new(
+        (3, 4),
+        vec![0, 1, 1, 3],
+        vec![2, 0, 3],
+        vec![1.5, -2.0, 4.0],
+    );
+    let mut bytes = serde_daphne::to_vec(&serde_daphne::Csr(csr.clone())).unwrap();
+    let (_, more) = tiled(40, 30, (16, 8));
+    bytes.extend_from_slice(&more);
+    let frame = Object::frame(vec![
+        ("a".into(), serde_daphne::Values::F64(vec![1.0, 2.0])),
+        ("b".into(), serde_daphne::Values::I64(vec![3, 4])),
+    ])
+    .unwrap();
+    serde_daphne::append_to_vec(&mut bytes, &frame).unwrap();
+    let source = Counted::new(bytes.clone());
+    let mut file = indexed(&source);
+    let walked = DbdfFile::from_reader(std::io::Cursor::new(bytes)).unwrap();
+    assert_eq!(file.objects(), walked.objects());
+    assert_eq!(file.objects().len(), 3);
+    let back: serde_daphne::Csr<f64> = file.read_object(0).unwrap();
+    assert_eq!(back.0, csr);
+    assert_eq!(file.object_at(2).unwrap(), frame);
+    assert_eq!(
+        file.read_window::<f64>(1, 39..40, 29..30).unwrap()[[0, 0]],
+        1199.0
+    );
+}
+
+#[test]
+fn an_index_of_another_file_or_damaged_is_a_typed_error() {
+    let (_, bytes) = tiled(64, 64, (16, 16));
+    let index = BlockIndex::of_read_at(Counted::new(bytes.clone()), &Options::new(), None).unwrap();
+    let index = Arc::new(index);
+    let open = |bytes: Vec<u8>| {
+        DbdfFile::from_read_at_indexed(Counted::new(bytes), &Options::new(), index.clone())
+    };
+
+    // Another length.
+    let (_, longer) = tiled(64, 80, (16, 16));
+    assert_error!(open(longer), StaleIndex { .. });
+    // The same length, the first header changed (64 x 64 read as 65 x 64 would not fit).
+    let mut first = bytes.clone();
+    first[2] ^= 1;
+    assert_error!(open(first), StaleIndex { offset: 2, .. });
+    // A block header further on changed: found when that block is read, never read as values.
+    let at = index_block_header(&bytes, 5);
+    let mut later = bytes.clone();
+    later[at] ^= 0x40;
+    let mut file = open(later).unwrap();
+    assert!(file.read_window::<f64>(0, 0..16, 0..16).is_ok());
+    assert_error!(file.read_window::<f64>(0, 0..64, 0..64), StaleIndex { .. });
+
+    // Damaged index bytes: any flipped byte fails its checksum.
+    let stored = index.to_vec();
+    for k in [0, 9, 20, stored.len() / 2, stored.len() - 1] {
+        let mut bad = stored.clone();
+        bad[k] ^= 0x10;
+        assert_error!(BlockIndex::from_slice(&bad), StaleIndex { .. });
+    }
+    assert_error!(
+        BlockIndex::from_slice(&stored[..10]),
+        StaleIndex { offset: 0, .. }
+    );
+}
+
+/// Where block `k`'s header starts.
+fn index_block_header(bytes: &[u8], k: usize) -> usize {
+    let file = DbdfFile::from_reader(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    file.objects()[0].blocks[k].range.start as usize + 16
+}
+
+#[test]
+fn a_local_file_reads_through_the_seam_as_through_a_path() {
+    let m = Array2::from_shape_fn((300, 200), |(i, j)| (i as f64) - (j as f64) / 7.0);
+    let path = std::env::temp_dir().join(format!("serde_daphne_at_{}.dbdf", std::process::id()));
+    serde_daphne::to_file(&path, &Dense(m.clone())).unwrap();
+    let source: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(&path).unwrap());
+    let mut file = DbdfFile::from_read_at(source, &Options::new()).unwrap();
+    let window = file.read_window::<f64>(0, 10..290, 3..199).unwrap();
+    assert_eq!(window, m.slice(ndarray::s![10..290, 3..199]));
+    std::fs::remove_file(&path).unwrap();
+}
