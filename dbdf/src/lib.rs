@@ -35,6 +35,8 @@ pub mod mtx;
 pub mod npy;
 pub mod npz;
 pub mod pipe;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod scipy;
 pub mod systemds;
 mod text;

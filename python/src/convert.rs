@@ -115,16 +115,22 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
 
 /// Converts the file `src` to `dst`; returns the conversion's warnings.
 #[pyfunction]
-#[pyo3(signature = (src, dst, **kwargs))]
+#[pyo3(signature = (src, dst, storage_options=None, **kwargs))]
 pub fn convert(
     py: Python<'_>,
     src: std::path::PathBuf,
     dst: std::path::PathBuf,
+    storage_options: Option<std::collections::HashMap<String, String>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<String>> {
     let options = options(kwargs)?;
+    let storage = crate::remote::storage(storage_options);
+    let remote = |p: &std::path::Path| p.to_str().is_some_and(dbdf::remote::is_url);
     let report = py
-        .detach(|| dbdf::convert::convert(&src, &dst, &options))
+        .detach(|| match remote(&src) || remote(&dst) {
+            true => dbdf::remote::convert_urls(&src, &dst, &options, &storage).map(|(r, _)| r),
+            false => dbdf::convert::convert(&src, &dst, &options),
+        })
         .map_err(convert_to_py)?;
     Ok(report.warnings)
 }

@@ -148,13 +148,25 @@ pub fn read_options(dialect: Option<&str>, max_alloc: Option<u64>) -> PyResult<O
 #[pyclass(module = "dbdf._dbdf", name = "Index")]
 pub struct Index {
     source: Mutex<Option<Source>>,
+    /// The requests of a file behind a URL.
+    stats: Option<std::sync::Arc<dbdf::remote::RequestStats>>,
 }
 
 impl Index {
     pub fn new(source: Source) -> Index {
         Index {
             source: Mutex::new(Some(source)),
+            stats: None,
         }
+    }
+
+    /// With the requests of a file behind a URL counted.
+    pub fn with_stats(
+        mut self,
+        stats: Option<std::sync::Arc<dbdf::remote::RequestStats>>,
+    ) -> Index {
+        self.stats = stats;
+        self
     }
 
     fn with<T: Send>(
@@ -174,6 +186,19 @@ impl Index {
 
 #[pymethods]
 impl Index {
+    /// The requests made for a file behind a URL, and the bytes they fetched (`None` for
+    /// local files).
+    fn requests<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(stats) = &self.stats else {
+            return Ok(None);
+        };
+        let out = PyDict::new(py);
+        out.set_item("requests", stats.requests())?;
+        out.set_item("bytes_fetched", stats.bytes_fetched())?;
+        out.set_item("bytes_sent", stats.bytes_sent())?;
+        Ok(Some(out))
+    }
+
     /// The objects' headers and blocks, as dictionaries.
     fn objects<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let infos: Vec<ObjectInfo> = self.with(py, |s| Ok(s.objects().to_vec()))?;

@@ -9,18 +9,22 @@
 //! - [`decoded`]: decoded objects to numpy arrays, without copies;
 //! - [`borrowed`]: numpy buffers borrowed for writing;
 //! - [`handle`]: the lazy index and window reads;
-//! - [`convert`]: file-to-file conversions.
+//! - [`convert`]: file-to-file conversions;
+//! - [`remote`]: URLs of object storage and HTTP wherever a path is taken.
 
 mod borrowed;
 mod convert;
 mod decoded;
 mod errors;
 mod handle;
+mod remote;
 
+use dbdf::remote::Location;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use serde_daphne::{BlockPolicy, Dialect, Options};
+use std::collections::HashMap;
 
 use borrowed::{Borrowed, Objects};
 use errors::{parse_name, IntoPy};
@@ -28,15 +32,17 @@ use handle::{read_options, Index, Source};
 
 /// Every object of the file at `path` (or only object `object`), as tuples of numpy arrays.
 #[pyfunction]
-#[pyo3(signature = (path, dialect=None, object=None, max_alloc=None))]
+#[pyo3(signature = (path, dialect=None, object=None, max_alloc=None, storage_options=None))]
 fn load<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
     dialect: Option<&str>,
     object: Option<usize>,
     max_alloc: Option<u64>,
+    storage_options: Option<HashMap<String, String>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let options = read_options(dialect, max_alloc)?;
+    let storage = remote::storage(storage_options);
     let decoded = py.detach(|| {
         // Plain reads: a whole-file load touches every byte once, so a memory map only adds
         // page-table work.
@@ -44,8 +50,8 @@ fn load<'py>(
             memory_map: false,
             ..options
         };
-        Source::open(&path, &options)
-            .and_then(|mut s| s.decode_all(object))
+        open_source(&path, &options, &storage)
+            .and_then(|(mut s, _)| s.decode_all(object))
             .map_err(|e| errors::in_file(e, &path))
     })?;
     let items: Vec<_> = decoded
@@ -113,7 +119,7 @@ fn borrow_all<'py>(items: &[Bound<'py, PyAny>]) -> PyResult<Vec<Borrowed<'py>>> 
 /// Writes `items` to `path` atomically (with DAPHNE's `.meta` sidecar for `dialect="daphne"`),
 /// synced to disk before the rename when `sync`.
 #[pyfunction]
-#[pyo3(signature = (path, items, dialect="spec", tile=None, block="auto", narrow=false, sync=false))]
+#[pyo3(signature = (path, items, dialect="spec", tile=None, block="auto", narrow=false, sync=false, storage_options=None))]
 #[allow(clippy::too_many_arguments)]
 fn save(
     py: Python<'_>,
@@ -124,6 +130,7 @@ fn save(
     block: &str,
     narrow: bool,
     sync: bool,
+    storage_options: Option<HashMap<String, String>>,
 ) -> PyResult<()> {
     let options = write_options(dialect, tile, block, narrow, sync)?;
     let borrowed = borrow_all(&items)?;
@@ -133,8 +140,15 @@ fn save(
             .map(Borrowed::view)
             .collect::<PyResult<_>>()?,
     );
+    let storage = remote::storage(storage_options);
     py.detach(|| {
-        serde_daphne::to_file_with(&path, &views, &options).map_err(|e| errors::in_file(e, &path))
+        let write = |local: &std::path::Path| serde_daphne::to_file_with(local, &views, &options);
+        match remote::locate(&path) {
+            Ok(Location::Remote(url)) => remote::save(&url, &storage, write),
+            Ok(Location::Local(local)) => write(&local),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| errors::in_file(e, &path))
     })
 }
 
@@ -163,17 +177,31 @@ fn dumps<'py>(
 
 /// Indexes the file at `path` (headers only) for lazy reads.
 #[pyfunction]
-#[pyo3(signature = (path, dialect=None, max_alloc=None))]
+#[pyo3(signature = (path, dialect=None, max_alloc=None, storage_options=None))]
 fn open(
     py: Python<'_>,
     path: std::path::PathBuf,
     dialect: Option<&str>,
     max_alloc: Option<u64>,
+    storage_options: Option<HashMap<String, String>>,
 ) -> PyResult<Index> {
     let options = read_options(dialect, max_alloc)?;
-    let source =
-        py.detach(|| Source::open(&path, &options).map_err(|e| errors::in_file(e, &path)))?;
-    Ok(Index::new(source))
+    let storage = remote::storage(storage_options);
+    let (source, stats) = py
+        .detach(|| open_source(&path, &options, &storage).map_err(|e| errors::in_file(e, &path)))?;
+    Ok(Index::new(source).with_stats(stats))
+}
+
+/// The file at `path` or behind a URL, indexed, and the requests a URL's reads make.
+fn open_source(
+    path: &std::path::Path,
+    options: &Options,
+    storage: &dbdf::remote::StorageOptions,
+) -> serde_daphne::Result<(Source, Option<std::sync::Arc<dbdf::remote::RequestStats>>)> {
+    match remote::locate(path)? {
+        Location::Remote(url) => remote::open(&url, options, storage).map(|(s, r)| (s, Some(r))),
+        Location::Local(local) => Source::open(&local, options).map(|s| (s, None)),
+    }
 }
 
 /// Indexes `data` for lazy reads.

@@ -19,9 +19,23 @@ impl DbdfFile<FileReader> {
     /// # Errors
     /// As [`DbdfFile::open`].
     pub fn from_read_at(source: Arc<dyn ReadAt>, options: &Options) -> Result<Self> {
+        DbdfFile::from_read_at_with_meta(source, options, None)
+    }
+
+    /// [`DbdfFile::from_read_at`] with the text of the file's `.meta` sidecar, which a
+    /// runtime-dialect file needs for its frame labels (and [`DbdfFile::open`] reads beside a
+    /// local file).
+    ///
+    /// # Errors
+    /// As [`DbdfFile::from_read_at`]; an invalid or disagreeing sidecar.
+    pub fn from_read_at_with_meta(
+        source: Arc<dyn ReadAt>,
+        options: &Options,
+        meta: Option<&str>,
+    ) -> Result<Self> {
         let len = source.size()?;
         let src = FileReader::source_over(source, len);
-        DbdfFile::build_from(src, options, None)
+        DbdfFile::build_from(src, options, super::block_index::hint(meta)?)
     }
 
     /// Another handle on the same [`ReadAt`] source and index, for reads on another thread

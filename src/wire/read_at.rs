@@ -123,6 +123,29 @@ impl ReadAt for std::fs::File {
     }
 }
 
+// Windows reads at an offset with `seek_read`, which also moves the handle's cursor.
+#[cfg(windows)]
+impl ReadAt for std::fs::File {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !buf.is_empty() {
+            match self.seek_read(buf, offset) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A [`ReadAt`] read as a `Read + Seek` cursor: each read is one positional read (one request
 /// of a remote source), never more than the source holds.
 #[derive(Debug)]

@@ -33,7 +33,9 @@ const OWN_TILE_BYTES: u64 = 64 << 20;
 
 /// The objects of a `.dbdf` file, read window by window.
 pub struct DbdfSource {
-    path: PathBuf,
+    /// The file's path, for handles of its own; `None` for a file read through a
+    /// [`serde_daphne::ReadAt`] source, whose handles share it.
+    path: Option<PathBuf>,
     /// The file's index of each object given out.
     picked: Vec<usize>,
     headers: Vec<Header>,
@@ -52,7 +54,15 @@ impl DbdfSource {
     /// As [`DbdfFile::open`].
     pub fn open(path: &Path) -> Result<DbdfSource> {
         // Plain reads (the default): a memory map would keep every page read resident.
-        let file = DbdfFile::open(path)?;
+        let mut source = DbdfSource::from_file(DbdfFile::open(path)?);
+        source.path = Some(path.to_owned());
+        Ok(source)
+    }
+
+    /// A source of `file`, opened already: by path, or from a [`serde_daphne::ReadAt`]
+    /// source such as an object in a store ([`DbdfFile::from_read_at`]), whose other handles
+    /// are its clones ([`DbdfFile::try_clone`]).
+    pub fn from_file(file: DbdfFile) -> DbdfSource {
         let headers = file.objects().iter().map(|o| o.header.clone()).collect();
         let stored = file
             .objects()
@@ -64,15 +74,15 @@ impl DbdfSource {
             .iter()
             .map(|o| own_tiles(&o.header, &o.blocks))
             .collect();
-        Ok(DbdfSource {
-            path: path.to_owned(),
+        DbdfSource {
+            path: None,
             picked: (0..file.objects().len()).collect(),
             headers,
             stored,
             tiles,
             input_len: file.file_len(),
             files: Mutex::new(vec![file]),
-        })
+        }
     }
 
     /// The same source giving out object `index` only.
@@ -98,13 +108,24 @@ impl DbdfSource {
             // Another thread's handle shares the first one's index.
             match files.len() {
                 0 => None,
-                1 => Some(files[0].reopen(&self.path)),
+                1 => Some(match &self.path {
+                    Some(path) => files[0].reopen(path),
+                    None => files[0].try_clone(),
+                }),
                 _ => files.pop().map(Ok),
             }
         });
         let mut file = match taken {
             Some(file) => file?,
-            None => DbdfFile::open(&self.path)?,
+            None => match &self.path {
+                Some(path) => DbdfFile::open(path)?,
+                // Every handle is out: one comes back when a thread is done with it.
+                None => {
+                    return Err(serde_daphne::Error::invalid(
+                        "no handle of the file is free",
+                    ))
+                }
+            },
         };
         let result = f(&mut file);
         if let Ok(mut files) = self.files.lock() {

@@ -64,8 +64,10 @@ def load(
     as_records: bool = False,
     as_arrow: bool = False,
     max_alloc: Optional[int] = None,
+    storage_options: Optional[dict[str, str]] = None,
 ) -> Any:
-    """Reads the ``.dbdf`` file at ``path``.
+    """Reads the ``.dbdf`` file at ``path``: a local path or a URL (``s3://``, ``az://``,
+    ``gs://``, ``http(s)://``, ``file://``; see :func:`open`).
 
     Returns its object (numpy array, ``scipy.sparse.csr_array``, dict of frame columns or,
     with ``as_pandas=True``, a ``pandas.DataFrame``; with ``as_records=True``, a frame is a
@@ -82,7 +84,7 @@ def load(
     Raises :class:`DbdfError` for a malformed file (with ``offset`` and ``kind``), OSError
     (FileNotFoundError, ...) when the file cannot be read.
     """
-    raws = _dbdf.load(os.fsdecode(path), dialect, object, max_alloc)
+    raws = _dbdf.load(os.fsdecode(path), dialect, object, max_alloc, storage_options)
     return _result(raws, as_pandas, object, as_records, as_arrow)
 
 
@@ -110,8 +112,12 @@ def save(
     block: str = "auto",
     narrow: bool = False,
     sync: bool = False,
+    storage_options: Optional[dict[str, str]] = None,
 ) -> None:
-    """Writes ``obj`` to ``path`` atomically (a temporary file renamed into place).
+    """Writes ``obj`` to ``path`` atomically (a temporary file renamed into place). A URL
+    (``s3://``, ...) is written as an object that appears only when complete (uploaded in
+    parts), with its block index beside it (``URL.index``) and, for ``dialect="daphne"``,
+    its ``.meta`` sidecar.
 
     ``obj`` is a numpy array (any memory order; bool is stored as uint8; 1-D as a column
     vector), any scipy sparse array or matrix (written as CSR), a ``pandas.DataFrame``, a
@@ -131,7 +137,9 @@ def save(
     Raises TypeError for values the format cannot hold (such as strings or complex numbers),
     :class:`DbdfError` for what the chosen dialect cannot express.
     """
-    _dbdf.save(os.fsdecode(path), _items(obj), dialect, tile, block, narrow, sync)
+    _dbdf.save(
+        os.fsdecode(path), _items(obj), dialect, tile, block, narrow, sync, storage_options
+    )
 
 
 def dumps(
@@ -147,9 +155,23 @@ def dumps(
 
 
 def open(
-    path: PathLike, *, dialect: Optional[str] = None, max_alloc: Optional[int] = None
+    path: PathLike,
+    *,
+    dialect: Optional[str] = None,
+    max_alloc: Optional[int] = None,
+    storage_options: Optional[dict[str, str]] = None,
 ) -> File:
     """Opens ``path`` lazily: reads headers only (any file size, milliseconds).
+
+    ``path`` may be a URL of object storage or HTTP (``s3://bucket/m.dbdf``, ``az://``,
+    ``gs://``, ``https://host/m.dbdf``): the file is then read with range requests, opened
+    through its block index (``URL.index``, written by ``dbdf index`` and by writers to
+    object storage) in two requests, and each window fetches each block it touches in one
+    request. Credentials and endpoints come from the environment as the ``object_store``
+    crate reads them (``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP``, ``AWS_ACCESS_KEY_ID``, ...)
+    and from ``storage_options`` (the same names, lower-case: ``{"aws_endpoint_url": ...}``).
+    ``f.requests`` counts the requests made. An object replaced while it is read raises
+    OSError (``"... was replaced while it was read"``), never a mix of two versions.
 
     ``f[i].shape``, ``.dtype``, ``.blocks`` describe object i; ``f[i][r0:r1, c0:c1]`` reads
     only the blocks (and rows of dense blocks) that window needs; ``f[i].read()`` reads it
@@ -157,7 +179,7 @@ def open(
     read with plain reads, so a file truncated meanwhile is an error, never a crash);
     ``max_alloc`` as in :func:`load`.
     """
-    return File(_dbdf.open(os.fsdecode(path), dialect, max_alloc))
+    return File(_dbdf.open(os.fsdecode(path), dialect, max_alloc, storage_options))
 
 
 def convert(
@@ -166,6 +188,7 @@ def convert(
     *,
     from_format: Optional[str] = None,
     to_format: Optional[str] = None,
+    storage_options: Optional[dict[str, str]] = None,
     **options: Any,
 ) -> None:
     """Converts the file ``src`` to ``dst``, exactly as ``dbdf convert`` does (the same Rust
@@ -192,11 +215,20 @@ def convert(
     in bounded memory (a few bands of rows or a tile; a MatrixMarket coordinate file holds
     the CSR arrays it builds); the GIL is released meanwhile.
 
+    ``src`` and ``dst`` may be URLs (see :func:`open`; ``storage_options`` as there): a
+    remote ``.dbdf`` streams with range requests, other remote inputs are downloaded first;
+    a remote output is uploaded when complete, a ``.dbdf`` one with its block index.
+
     What DAPHNE will make of the output, where it matters, comes as a ``UserWarning``.
     Raises :class:`DbdfError` (with ``file``, ``offset`` and ``kind``) or OSError; no output
     is left behind by a failure.
     """
     for warning in _dbdf.convert(
-        os.fsdecode(src), os.fsdecode(dst), from_format=from_format, to_format=to_format, **options
+        os.fsdecode(src),
+        os.fsdecode(dst),
+        storage_options,
+        from_format=from_format,
+        to_format=to_format,
+        **options,
     ):
         warnings.warn(warning, UserWarning, stacklevel=2)

@@ -41,12 +41,14 @@ class Index:
     def window(self, index: int, rows: tuple[int, int], cols: tuple[int, int]) -> _Raw: ...
     def frame(self, index: int, rows: tuple[int, int], labels: list[str]) -> _Raw: ...
     def close(self) -> None: ...
+    def requests(self) -> Optional[dict[str, int]]: ...
 
 def load(
     path: _Path,
     dialect: Optional[str] = None,
     object: Optional[int] = None,
     max_alloc: Optional[int] = None,
+    storage_options: Optional[dict[str, str]] = None,
 ) -> list[_Raw]: ...
 def loads(
     data: bytes,
@@ -62,6 +64,7 @@ def save(
     block: str = "auto",
     narrow: bool = False,
     sync: bool = False,
+    storage_options: Optional[dict[str, str]] = None,
 ) -> None: ...
 def dumps(
     items: list[tuple],
@@ -70,8 +73,15 @@ def dumps(
     block: str = "auto",
     narrow: bool = False,
 ) -> bytes: ...
-def open(path: _Path, dialect: Optional[str] = None, max_alloc: Optional[int] = None) -> Index: ...
+def open(
+    path: _Path,
+    dialect: Optional[str] = None,
+    max_alloc: Optional[int] = None,
+    storage_options: Optional[dict[str, str]] = None,
+) -> Index: ...
 def open_bytes(
     data: bytes, dialect: Optional[str] = None, max_alloc: Optional[int] = None
 ) -> Index: ...
-def convert(src: _Path, dst: _Path, **options: Any) -> list[str]: ...
+def convert(
+    src: _Path, dst: _Path, storage_options: Optional[dict[str, str]] = None, **options: Any
+) -> list[str]: ...

@@ -56,6 +56,13 @@ class File:
         self._index.close()
 
     @property
+    def requests(self) -> Optional[dict[str, int]]:
+        """For a file behind a URL, the requests made so far and the bytes they fetched
+        (``{"requests": ..., "bytes_fetched": ..., "bytes_sent": ...}``); ``None`` for a
+        local file."""
+        return self._index.requests()
+
+    @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
         return self._index.closed

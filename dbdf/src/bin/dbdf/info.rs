@@ -9,8 +9,8 @@ use serde_daphne::lowlevel::Progress;
 
 use serde::Serialize;
 use serde_daphne::Header;
+use serde_daphne::{BlockIndex, DbdfFile, Dialect, Options};
 use serde_daphne::{BlockInfo, ObjectInfo};
-use serde_daphne::{DbdfFile, Dialect};
 
 use crate::{emit, Failure};
 
@@ -30,9 +30,9 @@ fn labels(header: &Header) -> Vec<&str> {
     }
 }
 
-/// Opens a file lazily (plain reads), naming it in errors.
+/// Opens a file lazily (plain reads, or range requests for a URL), naming it in errors.
 pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
-    DbdfFile::open(file).map_err(|e| Failure::at(file, e))
+    crate::remote::open(file)
 }
 
 /// Non-zeros of object `index`, counted block by block, reporting the bytes read through.
@@ -278,7 +278,10 @@ struct BlockDoc {
 /// and exit code 1.
 pub fn validate(file: &Path) -> Result<ExitCode, Failure> {
     let bar = crate::files::progress_bar("validating", file).map(|b| Arc::new(b) as Progress);
-    let checked = DbdfFile::open(file).and_then(|mut f| f.validate_with_progress(bar.as_ref()));
+    let checked = match open(file) {
+        Ok(mut f) => f.validate_with_progress(bar.as_ref()),
+        Err(failure) => Err(serde_daphne::Error::invalid(failure.message())),
+    };
     match checked {
         Ok(()) => {
             emit("ok\n")?;
@@ -289,4 +292,31 @@ pub fn validate(file: &Path) -> Result<ExitCode, Failure> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// Writes the block index of `file` beside it (`FILE.index`), atomically; for a URL, as the
+/// object `URL.index`.
+pub fn index(file: &Path) -> Result<ExitCode, Failure> {
+    let fail = |e: serde_daphne::Error| Failure::at(file, e);
+    match dbdf::remote::Location::of_path(file).map_err(fail)? {
+        dbdf::remote::Location::Local(path) => {
+            let index = BlockIndex::of_file(&path, &Options::new()).map_err(fail)?;
+            let target = serde_daphne::index_path(&path);
+            serde_daphne::__private_0_1_0::write_atomically(&target, |out| index.write_to(out))
+                .map_err(|e| Failure::at(&target, e))?;
+        }
+        dbdf::remote::Location::Remote(url) => {
+            let object =
+                dbdf::remote::RemoteObject::new(&url, crate::remote::storage()).map_err(fail)?;
+            crate::remote::count(std::sync::Arc::clone(object.stats()));
+            let meta = object.sibling(".meta").get_if_present().map_err(fail)?;
+            let meta = meta.map(|m| String::from_utf8_lossy(&m).into_owned());
+            let reader = dbdf::remote::ObjectReader::open(object.clone()).map_err(fail)?;
+            let index = BlockIndex::of_read_at(std::sync::Arc::new(reader), &Options::new(), meta)
+                .map_err(fail)?;
+            object.sibling(".index").put(index.to_vec()).map_err(fail)?;
+        }
+    }
+    emit("ok\n")?;
+    Ok(ExitCode::SUCCESS)
 }

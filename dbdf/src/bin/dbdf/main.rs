@@ -7,6 +7,7 @@ mod convert;
 mod files;
 mod info;
 mod memory;
+mod remote;
 mod slice;
 mod spy;
 
@@ -24,14 +25,25 @@ struct Cli {
     /// No progress bars (they show only on a terminal, for inputs of 32 MiB or more).
     #[arg(long, short, global = true)]
     quiet: bool,
+    /// Print the requests made to object storage and the bytes fetched and sent (on
+    /// standard error, when the command ends).
+    #[arg(long, global = true)]
+    stats: bool,
+    /// A setting of object storage, KEY=VALUE, by object_store's names (aws_endpoint_url,
+    /// aws_allow_http, aws_access_key_id, azure_storage_account_name, timeout, ...; also
+    /// retry_timeout in seconds and max_retries), over the environment's (AWS_ENDPOINT_URL,
+    /// ...). Repeatable.
+    #[arg(long = "storage-option", global = true, value_name = "KEY=VALUE")]
+    storage_options: Vec<String>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Every object in a file: data type, shape, value types, labels, dialect and blocks,
-    /// from their headers alone (any file size, milliseconds).
+    /// from their headers alone (any file size, milliseconds; a remote file with its block
+    /// index in two requests).
     Info {
-        /// The .dbdf file.
+        /// The .dbdf file: a path or a URL (s3://, az://, gs://, http(s)://, file://).
         file: PathBuf,
         /// Print one JSON document instead of text.
         #[arg(long)]
@@ -43,7 +55,14 @@ enum Command {
     /// Strictly check a file block by block; print `ok`, or the first problem and its byte
     /// offset (exit 1).
     Validate {
-        /// The .dbdf file.
+        /// The .dbdf file: a path or a URL.
+        file: PathBuf,
+    },
+    /// Write the block index of a .dbdf file beside it (FILE.index): the bytes of every
+    /// header, so that the file opens with one read of the index instead of a walk over its
+    /// headers (a request each, for a remote file). The .dbdf file is not changed.
+    Index {
+        /// The .dbdf file: a path or a URL.
         file: PathBuf,
     },
     /// Convert between any two formats (the list is `convert::with_formats`'s).
@@ -129,9 +148,14 @@ fn main() -> ExitCode {
     let command = Cli::command().mut_subcommand("convert", convert::with_formats);
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     files::set_quiet(cli.quiet);
+    if let Err(failure) = remote::set_storage_options(&cli.storage_options) {
+        eprintln!("dbdf: {}", failure.message);
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Info { file, json, nnz } => info::run(&file, json, nnz),
         Command::Validate { file } => info::validate(&file),
+        Command::Index { file } => info::index(&file),
         Command::Convert(args) => convert::run(&args),
         Command::Slice(args) => slice::run(&args),
         Command::Spy {
@@ -140,6 +164,9 @@ fn main() -> ExitCode {
             output,
         } => spy::run(&file, width, output.as_deref()),
     };
+    if cli.stats {
+        eprintln!("dbdf: {}", remote::summary());
+    }
     match result {
         Ok(code) => code,
         Err(failure) => {

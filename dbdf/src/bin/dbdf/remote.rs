@@ -1,0 +1,67 @@
+//! URLs wherever a path is taken: the storage options of `--storage-option`, the requests
+//! counted for `--stats`, and `.dbdf` files opened from a path or a URL alike.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use dbdf::remote::{self, Location, RequestStats, StorageOptions};
+use serde_daphne::{DbdfFile, Options};
+
+use crate::Failure;
+
+static STORAGE: OnceLock<StorageOptions> = OnceLock::new();
+static STATS: Mutex<Vec<Arc<RequestStats>>> = Mutex::new(Vec::new());
+
+/// Takes the global `--storage-option KEY=VALUE` items.
+pub fn set_storage_options(items: &[String]) -> Result<(), Failure> {
+    let options =
+        StorageOptions::parse(items.iter().map(String::as_str)).map_err(Failure::plain)?;
+    let _ = STORAGE.set(options);
+    Ok(())
+}
+
+/// The storage options given.
+pub fn storage() -> &'static StorageOptions {
+    STORAGE.get_or_init(StorageOptions::default)
+}
+
+/// Counts `stats` in what `--stats` prints.
+pub fn count(stats: Arc<RequestStats>) {
+    if let Ok(mut all) = STATS.lock() {
+        all.push(stats);
+    }
+}
+
+/// The requests made by this command, for `--stats`: one line.
+pub fn summary() -> String {
+    let all = STATS.lock().map(|all| all.clone()).unwrap_or_default();
+    let sum = |f: fn(&RequestStats) -> u64| all.iter().map(|s| f(s)).sum::<u64>();
+    format!(
+        "requests: {}, bytes fetched: {}, bytes sent: {}",
+        sum(RequestStats::requests),
+        sum(RequestStats::bytes_fetched),
+        sum(RequestStats::bytes_sent)
+    )
+}
+
+/// Whether `path` is a URL of an object (not a local path).
+pub fn is_url(path: &Path) -> bool {
+    path.to_str().is_some_and(remote::is_url)
+}
+
+/// Opens a `.dbdf` file lazily, from a path (plain reads) or a URL (its block index if it
+/// has one), naming it in errors.
+pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
+    match Location::of_path(file).map_err(|e| Failure::at(file, e))? {
+        Location::Local(path) => DbdfFile::open(&path).map_err(|e| Failure::at(file, e)),
+        Location::Remote(url) => {
+            let opened = remote::open_dbdf(&url, storage(), &Options::new())
+                .map_err(|e| Failure::at(file, e))?;
+            count(opened.stats);
+            if let Some(why) = opened.stale_index {
+                eprintln!("dbdf: {url}: its block index was not used ({why})");
+            }
+            Ok(opened.file)
+        }
+    }
+}

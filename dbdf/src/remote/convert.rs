@@ -1,0 +1,162 @@
+//! Conversions whose input or output is an object behind a URL.
+//!
+//! A remote `.dbdf` input streams through the pipe with range requests (its block index
+//! opens it); other remote inputs are downloaded first, with their sidecars, into a private
+//! temporary folder. A remote output is written there, then uploaded with its sidecars (the
+//! object appears only when complete), and a `.dbdf` output gets its block index beside it.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde_daphne::{BlockIndex, Options, Result};
+
+use super::{download_to, open_dbdf, upload_from, Location, RemoteObject, StorageOptions};
+use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
+use crate::pipe::DbdfSource;
+
+/// Sidecars fetched and sent with a file: DAPHNE's `.meta` and SystemDS's `.mtd`.
+const SIDECARS: [&str; 2] = [".meta", ".mtd"];
+
+/// A folder of this process's own under the temporary directory, removed when dropped: where
+/// remote inputs are downloaded and remote outputs written before they are sent.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// A new, empty folder.
+    ///
+    /// # Errors
+    /// I/O errors creating it.
+    pub fn new() -> Result<Scratch> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "dbdf-remote-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Converts `input` to `output`, either of which may be a URL (the other a path, or `-` for
+/// standard output), as [`convert::convert`] does between paths. Requests are counted on
+/// each object's [`super::RequestStats`], returned (input's first).
+///
+/// # Errors
+/// As [`convert::convert`], and each request's error naming its URL; outputs that are
+/// folders (Zarr groups, SystemDS part folders) cannot be uploaded yet.
+pub fn convert_urls(
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    storage: &StorageOptions,
+) -> std::result::Result<(Report, Vec<std::sync::Arc<super::RequestStats>>), ConvertError> {
+    let scratch = Scratch::new().map_err(fail_at(input))?;
+    let mut stats = Vec::new();
+    let out_location = Location::of_path(output).map_err(fail_at(output))?;
+    let out_object = match &out_location {
+        Location::Remote(url) => Some(RemoteObject::new(url, storage).map_err(fail_at(output))?),
+        Location::Local(_) => None,
+    };
+    // The output is written under its own name, so that its extension names its format.
+    let local_output = match (&out_location, &out_object) {
+        (_, Some(object)) => scratch.0.join(object.file_name()),
+        (Location::Local(path), None) => path.clone(),
+        (Location::Remote(_), None) => unreachable!("a remote output has its object"),
+    };
+    let to = convert::format_of(output, options.to, false)?;
+    let report = match Location::of_path(input).map_err(fail_at(input))? {
+        Location::Local(path) => convert::convert(&path, &local_output, options)?,
+        Location::Remote(url) => {
+            let from = options.from.or_else(|| {
+                let name = Path::new(url.rsplit('/').next().unwrap_or(&url));
+                Format::of_path(name, false)
+            });
+            if from == Some(Format::Dbdf) {
+                let dialect = Options::new();
+                let opened = open_dbdf(&url, storage, &dialect).map_err(fail_at(input))?;
+                stats.push(opened.stats);
+                let mut source = DbdfSource::from_file(opened.file);
+                convert_from(&mut source, input, &local_output, options)?
+            } else {
+                let object = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
+                stats.push(std::sync::Arc::clone(object.stats()));
+                let local = fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
+                let options = ConvertOptions {
+                    to: Some(to),
+                    ..options.clone()
+                };
+                convert::convert(&local, &local_output, &options)
+                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?
+            }
+        }
+    };
+    if let Some(object) = out_object {
+        stats.push(std::sync::Arc::clone(object.stats()));
+        let index = (to == Format::Dbdf).then(|| BlockIndex::of_file(&local_output, &options.dbdf));
+        let index = index.transpose().map_err(fail_at(output))?;
+        upload_with_sidecars(&local_output, &object, index).map_err(fail_at(output))?;
+    }
+    Ok((report, stats))
+}
+
+fn fail_at(path: &Path) -> impl Fn(serde_daphne::Error) -> ConvertError + '_ {
+    move |e| ConvertError::at(path, e)
+}
+
+/// Downloads `object` and whichever of its sidecars exist into `dir`, under its name.
+fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<PathBuf> {
+    let local = dir.join(object.file_name());
+    download_to(object, &File::create(&local)?)?;
+    for suffix in SIDECARS {
+        if let Some(bytes) = object.sibling(suffix).get_if_present()? {
+            let mut name = local.clone().into_os_string();
+            name.push(suffix);
+            std::fs::write(name, &bytes)?;
+        }
+    }
+    Ok(local)
+}
+
+/// Uploads the file at `local` as `object`, then the sidecars written beside it (`.meta`,
+/// `.mtd`), then `index` as its block index (an older index is removed first: it would
+/// describe the old object).
+///
+/// # Errors
+/// A folder at `local`; as [`upload_from`].
+pub fn upload_with_sidecars(
+    local: &Path,
+    object: &RemoteObject,
+    index: Option<BlockIndex>,
+) -> Result<()> {
+    if local.is_dir() {
+        return Err(serde_daphne::Error::invalid(format!(
+            "{} would be a folder (a Zarr group or SystemDS parts): folders are not uploaded to object storage yet; write it locally",
+            object.url()
+        )));
+    }
+    let index_object = object.sibling(".index");
+    if index.is_some() {
+        index_object.delete_if_present()?;
+    }
+    upload_from(&File::open(local)?, object)?;
+    for suffix in SIDECARS {
+        let mut name = local.to_path_buf().into_os_string();
+        name.push(suffix);
+        if let Ok(file) = File::open(&name) {
+            upload_from(&file, &object.sibling(suffix))?;
+        }
+    }
+    if let Some(index) = index {
+        index_object.put(index.to_vec())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! One object behind a URL: its requests, counted, and their errors, in one line naming it.
+
+use std::io;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
+use serde_daphne::{Error, Result};
+
+use super::{one_line, runtime, store_for, RequestStats, StorageOptions};
+
+/// An object behind a URL, in a store built from the URL, the environment and the call's
+/// options; the requests of it and of its sidecars are counted together.
+#[derive(Clone, Debug)]
+pub struct RemoteObject {
+    pub(super) store: Arc<dyn ObjectStore>,
+    pub(super) path: ObjectPath,
+    url: String,
+    stats: Arc<RequestStats>,
+    options: StorageOptions,
+}
+
+/// What pins reads to one version of an object: its ETag, else its modification time.
+#[derive(Clone, Debug)]
+pub(super) struct Version {
+    e_tag: Option<String>,
+    last_modified: chrono::DateTime<chrono::Utc>,
+}
+
+impl Version {
+    pub(super) fn of(meta: &ObjectMeta) -> Version {
+        Version {
+            e_tag: meta.e_tag.clone(),
+            last_modified: meta.last_modified,
+        }
+    }
+
+    pub(super) fn pin(&self, options: &mut GetOptions) {
+        match &self.e_tag {
+            Some(tag) => options.if_match = Some(tag.clone()),
+            None => options.if_unmodified_since = Some(self.last_modified),
+        }
+    }
+}
+
+/// The error of an object replaced while it was read: find it with
+/// [`super::is_object_changed`].
+#[derive(Debug)]
+pub struct ObjectChanged {
+    /// The object's URL.
+    pub url: String,
+}
+
+impl std::fmt::Display for ObjectChanged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} was replaced while it was read (its ETag changed): nothing read from it is used; read it again",
+            self.url
+        )
+    }
+}
+
+impl std::error::Error for ObjectChanged {}
+
+impl RemoteObject {
+    /// The object at `url`, with the environment's settings and `options`; no request yet.
+    ///
+    /// # Errors
+    /// [`serde_daphne::ErrorKind::InvalidValue`] for a URL no store reads, or settings the
+    /// store refuses.
+    pub fn new(url: &str, options: &StorageOptions) -> Result<RemoteObject> {
+        let (store, path) = store_for(url, options)?;
+        Ok(RemoteObject {
+            store,
+            path,
+            url: url.to_owned(),
+            stats: Arc::default(),
+            options: options.clone(),
+        })
+    }
+
+    /// The object whose URL is this one's with `suffix` added (a sidecar), in the same store,
+    /// its requests counted with this one's.
+    pub fn sibling(&self, suffix: &str) -> RemoteObject {
+        RemoteObject {
+            store: Arc::clone(&self.store),
+            path: ObjectPath::from(format!("{}{suffix}", self.path)),
+            url: format!("{}{suffix}", self.url),
+            stats: Arc::clone(&self.stats),
+            options: self.options.clone(),
+        }
+    }
+
+    /// The object's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The requests made so far.
+    pub fn stats(&self) -> &Arc<RequestStats> {
+        &self.stats
+    }
+
+    /// The last part of the URL's path (the object's file name).
+    pub fn file_name(&self) -> &str {
+        self.path.filename().unwrap_or("object")
+    }
+
+    /// Runs one request, counting it.
+    pub(super) fn run<T>(
+        &self,
+        request: impl std::future::Future<Output = object_store::Result<T>> + Send,
+        bytes: impl FnOnce(&T) -> (u64, u64),
+    ) -> Result<T>
+    where
+        T: Send,
+    {
+        let result = runtime().block_on(request);
+        match &result {
+            Ok(value) => {
+                let (fetched, sent) = bytes(value);
+                self.stats.request(fetched, sent)
+            }
+            Err(_) => self.stats.request(0, 0),
+        }
+        result.map_err(|e| self.error(e))
+    }
+
+    /// The whole object, or `None` where there is none.
+    ///
+    /// # Errors
+    /// A failed request, in one line naming the URL (other than a missing object).
+    pub fn get_if_present(&self) -> Result<Option<Bytes>> {
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        let got = self.run(async move { store.get(&path).await?.bytes().await }, |b| {
+            (b.len() as u64, 0)
+        });
+        match got {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e)
+                if e.io_error()
+                    .is_some_and(|e| e.kind() == io::ErrorKind::NotFound) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Bytes `range` of the object (fewer at its end), with its metadata, from the version
+    /// `pinned` if given.
+    pub(super) fn get_range(
+        &self,
+        range: Range<u64>,
+        pinned: Option<&Version>,
+    ) -> Result<(Bytes, ObjectMeta)> {
+        let mut options = GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            ..GetOptions::default()
+        };
+        if let Some(version) = pinned {
+            version.pin(&mut options);
+        }
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        self.run(
+            async move {
+                let got = store.get_opts(&path, options).await?;
+                let meta = got.meta.clone();
+                Ok((got.bytes().await?, meta))
+            },
+            |(b, _)| (b.len() as u64, 0),
+        )
+    }
+
+    /// The object's metadata (a HEAD request).
+    pub(super) fn head(&self) -> Result<ObjectMeta> {
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        self.run(async move { store.head(&path).await }, |_| (0, 0))
+    }
+
+    /// Writes `bytes` as the whole object, in one request.
+    ///
+    /// # Errors
+    /// A failed request, in one line naming the URL.
+    pub fn put(&self, bytes: Vec<u8>) -> Result<()> {
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        let len = bytes.len() as u64;
+        self.run(async move { store.put(&path, bytes.into()).await }, |_| {
+            (0, len)
+        })?;
+        Ok(())
+    }
+
+    /// Deletes the object; none there is no error.
+    ///
+    /// # Errors
+    /// A failed request, in one line naming the URL.
+    pub fn delete_if_present(&self) -> Result<()> {
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        match self.run(async move { store.delete(&path).await }, |_| (0, 0)) {
+            Err(e)
+                if e.io_error()
+                    .is_some_and(|e| e.kind() == io::ErrorKind::NotFound) =>
+            {
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// An `object_store` error as this crate's, naming the URL in one line: a missing
+    /// object is `NotFound`, refused credentials `PermissionDenied`, a replaced object
+    /// [`ObjectChanged`].
+    pub(super) fn error(&self, e: object_store::Error) -> Error {
+        use object_store::Error as E;
+        let url = &self.url;
+        let io = match &e {
+            E::NotFound { .. } => {
+                io::Error::new(io::ErrorKind::NotFound, format!("no object at {url}"))
+            }
+            E::Precondition { .. } => io::Error::other(ObjectChanged { url: url.clone() }),
+            E::PermissionDenied { .. } => io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{url}: forbidden ({})", one_line(&e)),
+            ),
+            E::Unauthenticated { .. } => io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{url}: no valid credentials ({}); set them in the environment or as storage options",
+                    one_line(&e)
+                ),
+            ),
+            _ => io::Error::other(format!("{url}: {}", one_line(&e))),
+        };
+        io.into()
+    }
+}

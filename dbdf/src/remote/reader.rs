@@ -1,0 +1,208 @@
+//! Remote objects read positionally ([`ObjectReader`], the format crate's [`ReadAt`]), and
+//! `.dbdf` objects opened lazily through their block index when there is one.
+
+use std::io::{self, IoSliceMut};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_daphne::{BlockIndex, DbdfFile, Error, ErrorKind, Options, ReadAt, Result};
+
+use super::object::{ObjectChanged, RemoteObject, Version};
+use super::{RequestStats, StorageOptions};
+
+/// Bytes below which a request costs as much as a request of this many: what readers read
+/// ahead, and what opening fetches first.
+const MIN_REQUEST: usize = 256 << 10;
+
+/// An object read with range requests, each pinned to the version it had when opened.
+#[derive(Debug)]
+pub struct ObjectReader {
+    object: RemoteObject,
+    size: u64,
+    version: Version,
+    /// The object's first bytes, fetched by opening (which learns its size and version).
+    first: Bytes,
+}
+
+impl ObjectReader {
+    /// Opens `object` with one request: its first bytes, its size and its version.
+    ///
+    /// # Errors
+    /// A missing object (`NotFound`), refused credentials, other request failures, each
+    /// naming the URL.
+    pub fn open(object: RemoteObject) -> Result<ObjectReader> {
+        let (first, meta) = match object.get_range(0..MIN_REQUEST as u64, None) {
+            Ok(got) => got,
+            // An empty object has no range to ask for.
+            Err(e) if e.kind() == ErrorKind::Io && !is_not_found(&e) => {
+                let meta = object.head()?;
+                if meta.size > 0 {
+                    return Err(e);
+                }
+                (Bytes::new(), meta)
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(ObjectReader {
+            size: meta.size,
+            version: Version::of(&meta),
+            first,
+            object,
+        })
+    }
+
+    /// The object read.
+    pub fn object(&self) -> &RemoteObject {
+        &self.object
+    }
+
+    fn fetch(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        let end = offset + len as u64;
+        if end <= self.first.len() as u64 {
+            return Ok(self.first.slice(offset as usize..end as usize));
+        }
+        if end > self.size {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        let (bytes, _) = self
+            .object
+            .get_range(offset..end, Some(&self.version))
+            .map_err(into_io)?;
+        if bytes.len() != len {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{}: asked for {len} bytes at {offset}, got {}",
+                    self.object.url(),
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+}
+
+fn is_not_found(e: &Error) -> bool {
+    e.io_error()
+        .is_some_and(|e| e.kind() == io::ErrorKind::NotFound)
+}
+
+/// The I/O error inside a request's error (requests fail as I/O errors).
+fn into_io(e: Error) -> io::Error {
+    match e.io_error() {
+        Some(inner) => match inner
+            .get_ref()
+            .and_then(|r| r.downcast_ref::<ObjectChanged>())
+        {
+            Some(changed) => io::Error::other(ObjectChanged {
+                url: changed.url.clone(),
+            }),
+            None => io::Error::new(inner.kind(), inner.to_string()),
+        },
+        None => io::Error::other(e.to_string()),
+    }
+}
+
+impl ReadAt for ObjectReader {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.size)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        buf.copy_from_slice(&self.fetch(offset, buf.len())?);
+        Ok(())
+    }
+
+    fn read_exact_vectored_at(&self, bufs: &mut [IoSliceMut<'_>], offset: u64) -> io::Result<()> {
+        let len: usize = bufs.iter().map(|b| b.len()).sum();
+        let bytes = self.fetch(offset, len)?;
+        let mut at = 0;
+        for buf in bufs.iter_mut() {
+            let n = buf.len();
+            buf.copy_from_slice(&bytes[at..at + n]);
+            at += n;
+        }
+        Ok(())
+    }
+
+    fn min_request(&self) -> usize {
+        MIN_REQUEST
+    }
+}
+
+/// Whether `error` is that of an object replaced while it was read: reads are pinned to the
+/// object's version when it was opened, and a read of another version fails with this.
+pub fn is_object_changed(error: &Error) -> bool {
+    error
+        .io_error()
+        .and_then(|e| e.get_ref())
+        .is_some_and(|e| e.is::<ObjectChanged>())
+}
+
+/// A `.dbdf` object opened lazily, and how.
+#[derive(Debug)]
+pub struct OpenedDbdf {
+    /// The file, read with range requests.
+    pub file: DbdfFile,
+    /// The requests made for it (and its sidecars), so far and from now on.
+    pub stats: Arc<RequestStats>,
+    /// Whether its block index (`URL.index`) opened it.
+    pub indexed: bool,
+    /// Why a block index beside it was not used, if one was there.
+    pub stale_index: Option<String>,
+}
+
+/// Opens the `.dbdf` object at `url` lazily: its block index (`URL.index`) if there is one,
+/// then its first bytes (two requests in all), else a walk over its headers with read-ahead
+/// (at most one request per block). A runtime-dialect object's `.meta` sidecar is fetched
+/// when the walk finds one (an index carries it). An index that does not match the object
+/// is set aside (see [`OpenedDbdf::stale_index`]) and the object walked.
+///
+/// # Errors
+/// As [`ObjectReader::open`] and [`DbdfFile::from_read_at`].
+pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Result<OpenedDbdf> {
+    let object = RemoteObject::new(url, storage)?;
+    let stats = Arc::clone(object.stats());
+    let index = object.sibling(".index").get_if_present()?;
+    let reader = ObjectReader::open(object.clone())?;
+    let source: Arc<dyn ReadAt> = Arc::new(reader);
+    let mut stale_index = None;
+    if let Some(bytes) = index {
+        let opened = BlockIndex::from_slice(&bytes).and_then(|index| {
+            DbdfFile::from_read_at_indexed(Arc::clone(&source), options, Arc::new(index))
+        });
+        match opened {
+            Ok(file) => {
+                return Ok(OpenedDbdf {
+                    file,
+                    stats,
+                    indexed: true,
+                    stale_index,
+                })
+            }
+            Err(e) if e.kind() == ErrorKind::StaleIndex => stale_index = Some(e.to_string()),
+            Err(e) => return Err(e),
+        }
+    }
+    let walked = DbdfFile::from_read_at(Arc::clone(&source), options);
+    let runtime = walked.as_ref().map_or(true, |f| {
+        f.objects()[0].dialect == serde_daphne::Dialect::Runtime
+    });
+    let file = match runtime {
+        true => match object.sibling(".meta").get_if_present()? {
+            Some(meta) => {
+                let text = String::from_utf8(meta.to_vec())
+                    .map_err(|_| Error::invalid(format!("{url}.meta is not UTF-8 text")))?;
+                DbdfFile::from_read_at_with_meta(source, options, Some(&text))?
+            }
+            None => walked?,
+        },
+        false => walked?,
+    };
+    Ok(OpenedDbdf {
+        file,
+        stats,
+        indexed: false,
+        stale_index,
+    })
+}

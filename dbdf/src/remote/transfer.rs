@@ -1,0 +1,154 @@
+//! Whole objects to and from local files: downloads in concurrent range requests pinned to
+//! one version, uploads in parts that become the object only when all are there (a failed
+//! or killed upload leaves the old object, or none).
+
+use std::fs::File;
+use std::sync::Arc;
+
+use object_store::{GetOptions, GetRange, ObjectStoreExt, WriteMultipart};
+use serde_daphne::{ReadAt, Result};
+
+use super::object::{RemoteObject, Version};
+use super::runtime;
+
+/// Bytes per range request and per uploaded part.
+const PART: u64 = 16 << 20;
+/// Requests in flight at once: enough to fill a link that a single stream does not.
+const IN_FLIGHT: usize = 4;
+
+/// Downloads the whole object into `file` (from its start), with at most 4 range
+/// requests of 16 MiB at once, each pinned to the version the first one saw.
+/// Memory: those parts.
+///
+/// # Errors
+/// As [`RemoteObject::get_if_present`]; a replaced object
+/// ([`super::is_object_changed`]); I/O errors writing `file`.
+pub fn download_to(object: &RemoteObject, file: &File) -> Result<u64> {
+    let (first, meta) = object.get_range(0..PART, None)?;
+    write_all_at(file, &first, 0)?;
+    let size = meta.size;
+    let version = Version::of(&meta);
+    let mut next = first.len() as u64;
+    let file = Arc::new(file.try_clone()?);
+    runtime().block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        loop {
+            while next < size && tasks.len() < IN_FLIGHT {
+                let range = next..(next + PART).min(size);
+                next = range.end;
+                let mut options = GetOptions {
+                    range: Some(GetRange::Bounded(range.clone())),
+                    ..GetOptions::default()
+                };
+                version.pin(&mut options);
+                let (store, path) = (Arc::clone(&object.store), object.path.clone());
+                let file = Arc::clone(&file);
+                tasks.spawn(async move {
+                    let got = store.get_opts(&path, options).await;
+                    let bytes = match got {
+                        Ok(got) => got.bytes().await,
+                        Err(e) => Err(e),
+                    };
+                    let written = bytes.map(|b| {
+                        let len = b.len() as u64;
+                        (write_all_at(&file, &b, range.start), len)
+                    });
+                    (range, written)
+                });
+            }
+            let Some(done) = tasks.join_next().await else {
+                break;
+            };
+            let (range, result) = done.map_err(std::io::Error::other)?;
+            let (written, len) = match result {
+                Ok(ok) => ok,
+                Err(e) => {
+                    object.stats().request(0, 0);
+                    return Err(object.error(e));
+                }
+            };
+            object.stats().request(len, 0);
+            written?;
+            if len != range.end - range.start {
+                return Err(serde_daphne::Error::invalid(format!(
+                    "{}: asked for bytes {range:?}, got {len}",
+                    object.url()
+                )));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(size)
+}
+
+/// Uploads the whole of `file` as the object: one request when it is small, else a
+/// multipart upload of 16 MiB parts, 4 at once, completed only when every
+/// part is there (and aborted on failure). Memory: those parts.
+///
+/// # Errors
+/// As [`RemoteObject::put`]; I/O errors reading `file`.
+pub fn upload_from(file: &File, object: &RemoteObject) -> Result<u64> {
+    let len = file.metadata()?.len();
+    if len <= PART {
+        let mut bytes = vec![0; len as usize];
+        file.read_exact_at(&mut bytes, 0)?;
+        object.put(bytes)?;
+        return Ok(len);
+    }
+    let (store, path) = (Arc::clone(&object.store), object.path.clone());
+    let upload = object.run(async move { store.put_multipart(&path).await }, |_| (0, 0))?;
+    let mut writer = WriteMultipart::new_with_chunk_size(upload, PART as usize);
+    let mut buf = vec![0; PART as usize];
+    let sent = runtime().block_on(async {
+        let mut at = 0;
+        let mut written = Ok(());
+        while at < len && written.is_ok() {
+            let n = (len - at).min(PART) as usize;
+            written = match file.read_exact_at(&mut buf[..n], at) {
+                Ok(()) => writer.wait_for_capacity(IN_FLIGHT).await,
+                Err(e) => Err(object_store::Error::Generic {
+                    store: "the local file",
+                    source: Box::new(e),
+                }),
+            };
+            if written.is_ok() {
+                writer.write(&buf[..n]);
+                object.stats().request(0, n as u64);
+            }
+            at += n as u64;
+        }
+        match written {
+            Ok(()) => writer.finish().await,
+            Err(e) => {
+                // The parts sent are dropped; the object stays as it was.
+                let _ = writer.abort().await;
+                Err(e)
+            }
+        }
+    });
+    match sent {
+        Ok(_) => {
+            // The request that completes the upload.
+            object.stats().request(0, 0);
+            Ok(len)
+        }
+        Err(e) => Err(object.error(e)),
+    }
+}
+
+/// Writes all of `bytes` at `offset` of `file`.
+fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::write_all_at(file, bytes, offset);
+    #[cfg(windows)]
+    {
+        // `seek_write` moves the handle's cursor too; nothing else reads it.
+        let (mut bytes, mut offset) = (bytes, offset);
+        while !bytes.is_empty() {
+            let n = std::os::windows::fs::FileExt::seek_write(file, bytes, offset)?;
+            bytes = &bytes[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    }
+}

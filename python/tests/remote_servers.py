@@ -1,0 +1,192 @@
+"""Real servers on this machine for the remote-storage tests: moto's S3 server (PyPI's
+``moto[server]``), nginx serving a folder (Debian's ``nginx-light``), and a proxy of our own
+in front of S3 that fails or stops on cue. Each fixture skips when its server is missing."""
+
+import http.client
+import http.server
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+KEYS = {
+    "aws_access_key_id": "test",
+    "aws_secret_access_key": "test",
+    "aws_region": "us-east-1",
+    "aws_allow_http": "true",
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(port, proc, what):
+    for _ in range(300):
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on port {port}")
+
+
+class S3:
+    """A moto S3 server with a bucket ``data``."""
+
+    def __init__(self, tmp):
+        boto3 = pytest.importorskip("boto3")
+        server = shutil.which("moto_server") or str(Path(sys.executable).parent / "moto_server")
+        if not Path(server).is_file():
+            pytest.skip("moto's S3 server is not installed (pip install 'moto[server]')")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [server, "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp / "moto.log", "w"),
+        )
+        wait_for(self.port, self.proc, "moto_server")
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.client = boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            region_name="us-east-1",
+        )
+        self.client.create_bucket(Bucket="data")
+
+    def options(self, endpoint=None):
+        """Storage options for the Python API (object_store's names)."""
+        return {**KEYS, "aws_endpoint_url": endpoint or self.endpoint}
+
+    def env(self, endpoint=None):
+        """The environment the CLI reads its settings from."""
+        env = dict(os.environ)
+        env.update({k.upper(): v for k, v in self.options(endpoint).items()})
+        return env
+
+    def keys(self):
+        listed = self.client.list_objects_v2(Bucket="data").get("Contents", [])
+        return sorted(o["Key"] for o in listed)
+
+    def get(self, key):
+        return self.client.get_object(Bucket="data", Key=key)["Body"].read()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Nginx:
+    """nginx serving ``root`` with range requests, its access log counting requests."""
+
+    def __init__(self, tmp):
+        binary = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not Path(binary).is_file():
+            pytest.skip("nginx is not installed (Debian: nginx-light)")
+        self.root = tmp / "www"
+        self.root.mkdir()
+        self.log = tmp / "access.log"
+        self.port = free_port()
+        conf = tmp / "nginx.conf"
+        conf.write_text(
+            f"""daemon off; pid {tmp}/nginx.pid; error_log {tmp}/error.log;
+{"user root;" if os.geteuid() == 0 else ""}
+events {{}}
+http {{
+  access_log {self.log};
+  server {{ listen 127.0.0.1:{self.port}; root {self.root}; }}
+}}
+"""
+        )
+        self.proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(tmp)])
+        wait_for(self.port, self.proc, "nginx")
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def requests(self):
+        """Requests logged so far (nginx writes each line when the request ends)."""
+        return len(self.log.read_text().splitlines()) if self.log.exists() else 0
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Proxy:
+    """An HTTP proxy in front of ``target``: it fails every ``fail_every``-th request with a
+    503, calls ``on_request(method, path)`` before forwarding, and can stop listening."""
+
+    def __init__(self, target_port, fail_every=0):
+        self.target_port = target_port
+        self.fail_every = fail_every
+        self.count = 0
+        self.failed = 0
+        self.on_request = None
+        self.stopped = False
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                if proxy.stopped:
+                    # As a server that went away: the connection drops, no response.
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                with proxy.lock:
+                    proxy.count += 1
+                    fail = proxy.fail_every and proxy.count % proxy.fail_every == 0
+                    proxy.failed += bool(fail)
+                if proxy.on_request:
+                    proxy.on_request(self.command, self.path)
+                if fail:
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                upstream = http.client.HTTPConnection("127.0.0.1", proxy.target_port, timeout=30)
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                reply = upstream.getresponse()
+                data = reply.read()
+                self.send_response(reply.status)
+                for k, v in reply.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        """Stops listening and drops the connections it holds."""
+        self.stopped = True
+        self.server.shutdown()
+        self.server.server_close()

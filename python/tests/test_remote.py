@@ -1,0 +1,225 @@
+"""Files in object storage and behind HTTP, against real servers started here: moto's S3
+server, nginx, and a proxy that fails or stops on cue (remote_servers.py). Requests are
+counted by the tool (``--stats``), by the handle (``f.requests``) and by nginx's log."""
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dbdf
+
+sys.path.insert(0, str(Path(__file__).parent))
+from remote_servers import S3, Nginx, Proxy  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    server = S3(tmp_path_factory.mktemp("s3"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def nginx(tmp_path_factory):
+    server = Nginx(tmp_path_factory.mktemp("nginx"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def tool(cli):
+    """The CLI, run with an environment of its own (the S3 server's settings)."""
+    path = cli("--version").args[0]
+
+    def run(*args, env=None, check=True, timeout=120):
+        done = subprocess.run(
+            [path, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"dbdf {' '.join(map(str, args))} failed: {done.stderr}")
+        return done
+
+    return run
+
+
+def stats(stderr):
+    """The `--stats` line's numbers: requests, bytes fetched, bytes sent."""
+    m = re.search(r"requests: (\d+), bytes fetched: (\d+), bytes sent: (\d+)", stderr)
+    assert m, stderr
+    return tuple(map(int, m.groups()))
+
+
+def matrix(rows=512, cols=384):
+    return np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) / 7.0
+
+
+def test_a_tiled_matrix_goes_up_with_its_index_and_opens_in_two_requests(s3, tool, tmp_path):
+    m = matrix()
+    np.save(tmp_path / "m.npy", m)
+    done = tool("--stats", "convert", tmp_path / "m.npy", "s3://data/t1.dbdf",
+                "--tile", "128,128", env=s3.env())
+    assert {"t1.dbdf", "t1.dbdf.index"} <= set(s3.keys())
+    assert stats(done.stderr)[2] >= m.nbytes
+    # The object is the file a local conversion writes, byte for byte.
+    tool("convert", tmp_path / "m.npy", tmp_path / "t1.dbdf", "--tile", "128,128")
+    assert s3.get("t1.dbdf") == (tmp_path / "t1.dbdf").read_bytes()
+
+    info = tool("--stats", "info", "s3://data/t1.dbdf", env=s3.env())
+    assert "DenseMatrix 512 x 384" in info.stdout and "block 11:" in info.stdout
+    assert stats(info.stderr)[0] <= 3
+    # Without its index: a walk, at most a request per block (12) and one more.
+    s3.client.delete_object(Bucket="data", Key="t1.dbdf.index")
+    walked = tool("--stats", "info", "s3://data/t1.dbdf", env=s3.env())
+    assert walked.stdout == info.stdout
+    assert stats(walked.stderr)[0] <= 12 + 1
+    tool("index", "s3://data/t1.dbdf", env=s3.env())
+    assert "t1.dbdf.index" in s3.keys()
+    again = tool("--stats", "info", "s3://data/t1.dbdf", env=s3.env())
+    assert again.stdout == info.stdout and stats(again.stderr)[0] <= 3
+
+
+def test_a_window_reads_only_its_blocks_from_the_cli_and_python(s3, tool, tmp_path):
+    m = matrix(1024, 1024)
+    dbdf.save("s3://data/w.dbdf", m, tile=(256, 256), storage_options=s3.options())
+    assert "w.dbdf.index" in s3.keys()
+    # Rows 300..700, columns 10..260: 2 x 2 of the 16 tiles.
+    done = tool("--stats", "slice", "s3://data/w.dbdf", "--rows", "300:700", "--cols", "10:260",
+                tmp_path / "w.npy", env=s3.env())
+    assert np.array_equal(np.load(tmp_path / "w.npy"), m[300:700, 10:260])
+    requests, fetched, _ = stats(done.stderr)
+    tile = 256 * 256 * 8 + 42
+    # The index, the first bytes (they hold the first tile's header), a request per tile.
+    assert requests <= 2 + 4
+    assert fetched <= (256 << 10) + len(s3.get("w.dbdf.index")) + 1.25 * 4 * tile
+
+    with dbdf.open("s3://data/w.dbdf", storage_options=s3.options()) as f:
+        assert f.requests["requests"] == 2
+        assert np.array_equal(f[0][300:700, 10:260], m[300:700, 10:260])
+        assert f.requests["requests"] == 2 + 4
+        assert np.array_equal(f[0].read(), m)
+    assert np.array_equal(dbdf.load("s3://data/w.dbdf", storage_options=s3.options()), m)
+
+
+def test_every_format_converts_from_and_to_object_storage(s3, tool, tmp_path):
+    m = matrix(300, 20)
+    np.save(tmp_path / "a.npy", m)
+    tool("convert", tmp_path / "a.npy", "s3://data/a.parquet", env=s3.env())
+    tool("convert", "s3://data/a.parquet", "s3://data/a.dbdf", env=s3.env())
+    tool("convert", "s3://data/a.dbdf", tmp_path / "back.npy", env=s3.env())
+    assert np.array_equal(np.load(tmp_path / "back.npy"), m)
+    # A remote .parquet is fetched once, whole: no more than its bytes (and its absent
+    # sidecars' replies).
+    size = len(s3.get("a.parquet"))
+    done = tool("--stats", "convert", "s3://data/a.parquet", tmp_path / "p.dbdf", env=s3.env())
+    assert stats(done.stderr)[1] <= 1.05 * size
+    # Python: convert and save with storage options, DAPHNE's dialect with its sidecar.
+    opts = s3.options()
+    dbdf.convert(tmp_path / "a.npy", "s3://data/a.mtx", storage_options=opts)
+    dbdf.save("s3://data/d.dbdf", m, dialect="daphne", storage_options=opts)
+    assert "d.dbdf.meta" in s3.keys()
+    assert np.array_equal(dbdf.load("s3://data/d.dbdf", storage_options=opts), m)
+    dbdf.convert("s3://data/a.mtx", tmp_path / "from_mtx.npy", storage_options=opts)
+    assert np.array_equal(np.load(tmp_path / "from_mtx.npy"), m)
+
+
+def test_over_http_from_nginx_with_its_log_counting(nginx, tool, tmp_path):
+    m = matrix()
+    path = nginx.root / "h.dbdf"
+    dbdf.save(path, m, tile=(128, 128))
+    before = nginx.requests()
+    info = tool("--stats", "info", f"{nginx.url}/h.dbdf")
+    assert "DenseMatrix 512 x 384" in info.stdout
+    # No index (a 404), the first bytes, then at most one request per block.
+    assert nginx.requests() - before == stats(info.stderr)[0] <= 12 + 1
+    tool("index", path)
+    before = nginx.requests()
+    info = tool("--stats", "info", f"{nginx.url}/h.dbdf")
+    assert nginx.requests() - before == stats(info.stderr)[0] <= 3
+    with dbdf.open(f"{nginx.url}/h.dbdf") as f:
+        assert np.array_equal(f[0][500:512, 0:384], m[500:512])
+    missing = tool("info", f"{nginx.url}/nothing.dbdf", check=False)
+    assert missing.returncode == 1
+    assert missing.stderr.count("\n") == 1 and "nothing.dbdf" in missing.stderr
+
+
+def test_a_server_failing_one_request_in_five_is_retried_to_the_same_result(s3, tool, tmp_path):
+    proxy = Proxy(s3.port, fail_every=5)
+    try:
+        m = matrix(2048, 1024)
+        np.save(tmp_path / "f.npy", m)
+        env = s3.env(proxy.endpoint)
+        tool("convert", tmp_path / "f.npy", "s3://data/f.dbdf", "--tile", "256,256", env=env)
+        tool("convert", "s3://data/f.dbdf", tmp_path / "f_back.npy", env=env)
+        assert np.array_equal(np.load(tmp_path / "f_back.npy"), m)
+        assert proxy.failed >= 3
+    finally:
+        proxy.stop()
+
+
+def test_a_server_gone_mid_download_is_a_one_line_error_and_leaves_nothing(s3, tool, tmp_path):
+    m = matrix(4096, 1024)
+    dbdf.save("s3://data/g.dbdf", m, tile=(256, 256), storage_options=s3.options())
+    proxy = Proxy(s3.port)
+    gets = []
+
+    def stop_after_some(method, path):
+        gets.append(path)
+        if len(gets) == 6:
+            threading.Thread(target=proxy.stop).start()
+
+    proxy.on_request = stop_after_some
+    out = tmp_path / "g.npy"
+    started = time.monotonic()
+    done = tool("convert", "s3://data/g.dbdf", out, env=s3.env(proxy.endpoint), check=False)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "s3://data/g.dbdf" in done.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_an_upload_killed_midway_leaves_the_old_object_whole(s3, tool, tmp_path):
+    s3.client.put_object(Bucket="data", Key="k.dbdf", Body=b"the old object")
+    m = matrix(8192, 1024)  # 64 MiB: a multipart upload of several parts
+    np.save(tmp_path / "k.npy", m)
+    proxy = Proxy(s3.port)
+    parts = threading.Event()
+    proxy.on_request = lambda method, path: "partNumber=2" in path and parts.set()
+    proc = subprocess.Popen(
+        [tool("--version").args[0], "convert", tmp_path / "k.npy", "s3://data/k.dbdf"],
+        env=s3.env(proxy.endpoint), stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert parts.wait(60), "no second part was sent"
+        proc.kill()
+        proc.wait(10)
+    finally:
+        proxy.stop()
+    assert s3.get("k.dbdf") == b"the old object"
+    assert "k.dbdf.index" not in s3.keys()
+
+
+def test_an_object_replaced_while_it_is_read_is_an_error_not_a_mix(s3):
+    opts = s3.options()
+    dbdf.save("s3://data/r.dbdf", matrix(1024, 512), tile=(128, 128), storage_options=opts)
+    with dbdf.open("s3://data/r.dbdf", storage_options=opts) as f:
+        first = f[0][0:10, 0:10]
+        dbdf.save("s3://data/r.dbdf", matrix(1024, 512) + 1, tile=(128, 128), storage_options=opts)
+        with pytest.raises(OSError, match="replaced while it was read"):
+            f[0][900:1000, 400:500]
+    assert first[3, 4] == matrix(1024, 512)[3, 4]
+
+
+def test_errors_name_the_url_in_one_line(s3, tool):
+    missing = tool("info", "s3://data/none.dbdf", env=s3.env(), check=False)
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1
+    assert "no object at s3://data/none.dbdf" in missing.stderr
+    with pytest.raises(FileNotFoundError, match="none.dbdf"):
+        dbdf.open("s3://data/none.dbdf", storage_options=s3.options())
+    bad = tool("info", "s3://", env=s3.env(), check=False)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1
