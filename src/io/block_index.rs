@@ -158,12 +158,15 @@ impl BlockIndex {
         out
     }
 
-    /// Writes [`BlockIndex::to_vec`] to `writer`.
+    /// Writes the index beside the file at `path`, at [`index_path`], atomically (the old
+    /// index or the new one, never a part); returns where.
     ///
     /// # Errors
     /// I/O errors.
-    pub fn write_to(&self, mut writer: impl Write) -> Result<()> {
-        Ok(writer.write_all(&self.to_vec())?)
+    pub fn write_beside(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
+        let target = index_path(path);
+        super::write_atomically(&target, |file| Ok(file.write_all(&self.to_vec())?))?;
+        Ok(target)
     }
 
     /// Reads an index from its bytes, checking every size against the bytes there before

@@ -301,9 +301,9 @@ pub fn index(file: &Path) -> Result<ExitCode, Failure> {
     match dbdf::remote::Location::of_path(file).map_err(fail)? {
         dbdf::remote::Location::Local(path) => {
             let index = BlockIndex::of_file(&path, &Options::new()).map_err(fail)?;
-            let target = serde_daphne::index_path(&path);
-            serde_daphne::__private_0_1_0::write_atomically(&target, |out| index.write_to(out))
-                .map_err(|e| Failure::at(&target, e))?;
+            index
+                .write_beside(&path)
+                .map_err(|e| Failure::at(serde_daphne::index_path(&path), e))?;
         }
         dbdf::remote::Location::Remote(url) => {
             let object =
