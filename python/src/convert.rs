@@ -128,7 +128,7 @@ pub fn convert(
     let remote = |p: &std::path::Path| p.to_str().is_some_and(dbdf::remote::is_url);
     let report = py
         .detach(|| match remote(&src) || remote(&dst) {
-            true => dbdf::remote::convert_urls(&src, &dst, &options, &storage).map(|(r, _)| r),
+            true => dbdf::remote::convert_urls(&src, &dst, &options, &storage),
             false => dbdf::convert::convert(&src, &dst, &options),
         })
         .map_err(convert_to_py)?;

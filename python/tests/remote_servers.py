@@ -42,20 +42,31 @@ def wait_for(port, proc, what):
 
 
 class S3:
-    """A moto S3 server with a bucket ``data``."""
+    """A moto S3 server with a bucket ``data``; or, where ``DBDF_S3S_FS`` names the binary,
+    s3s-fs (crates.io's S3 server over a folder, whose range reads cost what they fetch:
+    moto's cost the whole object's size, which the benchmarks cannot use)."""
 
     def __init__(self, tmp):
         boto3 = pytest.importorskip("boto3")
-        server = shutil.which("moto_server") or str(Path(sys.executable).parent / "moto_server")
-        if not Path(server).is_file():
-            pytest.skip("moto's S3 server is not installed (pip install 'moto[server]')")
         self.port = free_port()
+        s3s_fs = os.environ.get("DBDF_S3S_FS")
+        if s3s_fs:
+            (tmp / "s3root").mkdir(exist_ok=True)
+            command = [s3s_fs, "--host", "127.0.0.1", "--port", str(self.port),
+                       "--access-key", KEYS["aws_access_key_id"],
+                       "--secret-key", KEYS["aws_secret_access_key"], str(tmp / "s3root")]
+        else:
+            server = (shutil.which("moto_server")
+                      or str(Path(sys.executable).parent / "moto_server"))
+            if not Path(server).is_file():
+                pytest.skip("moto's S3 server is not installed (pip install 'moto[server]')")
+            command = [server, "-p", str(self.port)]
         self.proc = subprocess.Popen(
-            [server, "-p", str(self.port)],
+            command,
             stdout=subprocess.DEVNULL,
-            stderr=open(tmp / "moto.log", "w"),
+            stderr=open(tmp / "s3.log", "w"),
         )
-        wait_for(self.port, self.proc, "moto_server")
+        wait_for(self.port, self.proc, command[0])
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.client = boto3.client(
             "s3",
@@ -125,11 +136,13 @@ http {{
 
 class Proxy:
     """An HTTP proxy in front of ``target``: it fails every ``fail_every``-th request with a
-    503, calls ``on_request(method, path)`` before forwarding, and can stop listening."""
+    503, drops the request headers named in ``drop`` (as a server that ignores them), calls
+    ``on_request(method, path)`` before forwarding, and can stop listening."""
 
-    def __init__(self, target_port, fail_every=0):
+    def __init__(self, target_port, fail_every=0, drop=()):
         self.target_port = target_port
         self.fail_every = fail_every
+        self.drop = {"connection", *(h.lower() for h in drop)}
         self.count = 0
         self.failed = 0
         self.on_request = None
@@ -163,7 +176,7 @@ class Proxy:
                     self.end_headers()
                     return
                 upstream = http.client.HTTPConnection("127.0.0.1", proxy.target_port, timeout=30)
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in proxy.drop}
                 upstream.request(self.command, self.path, body=body, headers=headers)
                 reply = upstream.getresponse()
                 data = reply.read()

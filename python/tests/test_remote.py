@@ -113,8 +113,8 @@ def test_every_format_converts_from_and_to_object_storage(s3, tool, tmp_path):
     tool("convert", "s3://data/a.parquet", "s3://data/a.dbdf", env=s3.env())
     tool("convert", "s3://data/a.dbdf", tmp_path / "back.npy", env=s3.env())
     assert np.array_equal(np.load(tmp_path / "back.npy"), m)
-    # A remote .parquet is fetched once, whole: no more than its bytes (and its absent
-    # sidecars' replies).
+    # A small remote .parquet comes with the first request: no more than its bytes (and its
+    # absent sidecars' replies).
     size = len(s3.get("a.parquet"))
     done = tool("--stats", "convert", "s3://data/a.parquet", tmp_path / "p.dbdf", env=s3.env())
     assert stats(done.stderr)[1] <= 1.05 * size
@@ -126,6 +126,27 @@ def test_every_format_converts_from_and_to_object_storage(s3, tool, tmp_path):
     assert np.array_equal(dbdf.load("s3://data/d.dbdf", storage_options=opts), m)
     dbdf.convert("s3://data/a.mtx", tmp_path / "from_mtx.npy", storage_options=opts)
     assert np.array_equal(np.load(tmp_path / "from_mtx.npy"), m)
+
+
+def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    rows = 1 << 18
+    table = pa.table({f"c{j}": np.arange(rows, dtype=np.float64) * (j + 1) / 3 for j in range(8)})
+    # pyarrow's file: 8 row groups of 2 MiB, no compression (the bytes are the data).
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=rows // 8, compression="none")
+    body = (tmp_path / "t.parquet").read_bytes()
+    s3.client.put_object(Bucket="data", Key="t.parquet", Body=body)
+    done = tool("--stats", "convert", "s3://data/t.parquet", tmp_path / "t.dbdf", env=s3.env())
+    requests, fetched, _ = stats(done.stderr)
+    # Opening (the first bytes), the footer with the last bytes, a request per row group,
+    # and the absent sidecars' two replies.
+    assert requests <= 1 + 1 + 8 + 2
+    assert fetched <= 1.05 * len(body)
+    tool("convert", tmp_path / "t.parquet", tmp_path / "local.dbdf")
+    assert (tmp_path / "t.dbdf").read_bytes() == (tmp_path / "local.dbdf").read_bytes()
+    frame = dbdf.load(tmp_path / "t.dbdf")
+    assert np.array_equal(np.asarray(frame["c7"]), table["c7"].to_numpy())
 
 
 def test_over_http_from_nginx_with_its_log_counting(nginx, tool, tmp_path):
@@ -151,26 +172,30 @@ def test_over_http_from_nginx_with_its_log_counting(nginx, tool, tmp_path):
 def test_a_server_failing_one_request_in_five_is_retried_to_the_same_result(s3, tool, tmp_path):
     proxy = Proxy(s3.port, fail_every=5)
     try:
-        m = matrix(2048, 1024)
+        m = matrix(4096, 2048)
         np.save(tmp_path / "f.npy", m)
         env = s3.env(proxy.endpoint)
         tool("convert", tmp_path / "f.npy", "s3://data/f.dbdf", "--tile", "256,256", env=env)
         tool("convert", "s3://data/f.dbdf", tmp_path / "f_back.npy", env=env)
         assert np.array_equal(np.load(tmp_path / "f_back.npy"), m)
-        assert proxy.failed >= 3
+        tool("slice", "s3://data/f.dbdf", "--rows", "100:900", "--cols", "0:600",
+             tmp_path / "f_w.npy", env=env)
+        assert np.array_equal(np.load(tmp_path / "f_w.npy"), m[100:900, 0:600])
+        assert proxy.failed >= 3 and proxy.failed == proxy.count // 5
     finally:
         proxy.stop()
 
 
 def test_a_server_gone_mid_download_is_a_one_line_error_and_leaves_nothing(s3, tool, tmp_path):
-    m = matrix(4096, 1024)
+    m = matrix(8192, 2048)
     dbdf.save("s3://data/g.dbdf", m, tile=(256, 256), storage_options=s3.options())
     proxy = Proxy(s3.port)
     gets = []
 
     def stop_after_some(method, path):
         gets.append(path)
-        if len(gets) == 6:
+        # The download's first range and some of the next (8 ranges of 16 MiB in all).
+        if len(gets) == 3:
             threading.Thread(target=proxy.stop).start()
 
     proxy.on_request = stop_after_some
@@ -213,6 +238,17 @@ def test_an_object_replaced_while_it_is_read_is_an_error_not_a_mix(s3):
         with pytest.raises(OSError, match="replaced while it was read"):
             f[0][900:1000, 400:500]
     assert first[3, 4] == matrix(1024, 512)[3, 4]
+    # A server that ignores If-Match still names the version it sends: that is checked too.
+    proxy = Proxy(s3.port, drop=("if-match",))
+    try:
+        deaf = s3.options(proxy.endpoint)
+        with dbdf.open("s3://data/r.dbdf", storage_options=deaf) as f:
+            f[0][0:10, 0:10]
+            dbdf.save("s3://data/r.dbdf", matrix(1024, 512), tile=(128, 128), storage_options=opts)
+            with pytest.raises(OSError, match="replaced while it was read"):
+                f[0][900:1000, 400:500]
+    finally:
+        proxy.stop()
 
 
 def test_errors_name_the_url_in_one_line(s3, tool):
@@ -223,3 +259,6 @@ def test_errors_name_the_url_in_one_line(s3, tool):
         dbdf.open("s3://data/none.dbdf", storage_options=s3.options())
     bad = tool("info", "s3://", env=s3.env(), check=False)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1
+    # What a failed command cost is counted too: the index's and the object's GETs.
+    counted = tool("--stats", "info", "s3://data/none.dbdf", env=s3.env(), check=False)
+    assert counted.returncode == 1 and stats(counted.stderr)[0] == 2

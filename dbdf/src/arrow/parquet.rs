@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -25,8 +26,7 @@ use super::{
 };
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, InputMetadata, Pieces, Sink, Source};
-use serde_daphne::Header;
-use serde_daphne::{Error, Object, Result};
+use serde_daphne::{Error, Header, Object, ReadAt, Result};
 
 pub(crate) const PARQUET: Foreign = Foreign("Parquet");
 
@@ -48,10 +48,19 @@ pub struct ParquetSource {
 /// # Errors
 /// A malformed footer; columns DAPHNE cannot hold (naming them); I/O errors.
 pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<ParquetSource> {
-    let path = path.as_ref();
-    let file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let file = Checked::new(file, len);
+    source_at(Arc::new(File::open(path.as_ref())?), options)
+}
+
+/// A Parquet file read through any source of positional reads, as [`source`] reads one at a
+/// path. From a remote source (one with a [`ReadAt::min_request`]) the footer comes with the
+/// file's last bytes, and each row group is fetched whole in one request (up to
+/// 64 MiB; larger ones a few MiB at a time), so a conversion fetches the file's bytes about once.
+///
+/// # Errors
+/// As [`source`].
+pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<ParquetSource> {
+    let len = reader.size()?;
+    let mut file = Checked::new(reader, len);
     let metadata = guarded(PARQUET, || {
         ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| PARQUET.error(e))
     })?;
@@ -64,6 +73,9 @@ pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<ParquetSo
             .checked_add(n)
             .ok_or_else(|| PARQUET.error("the row groups' rows overflow a u64"))?;
     }
+    if file.file.min_request() > 0 {
+        file.groups = groups.iter().filter_map(extent_of).collect();
+    }
     let layout = TablePlan::of(metadata.schema(), rows, options, PARQUET)?;
     Ok(ParquetSource {
         headers: [layout.header.clone()],
@@ -71,6 +83,15 @@ pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<ParquetSo
         metadata,
         layout,
     })
+}
+
+/// The bytes a row group's column chunks span (as its metadata records them: the reads of
+/// them are checked against the file's length all the same).
+fn extent_of(group: &parquet::file::metadata::RowGroupMetaData) -> Option<Range<u64>> {
+    let ranges = group.columns().iter().map(|c| c.byte_range());
+    let start = ranges.clone().map(|(at, _)| at).min()?;
+    let end = ranges.map(|(at, n)| at.saturating_add(n)).max()?;
+    Some(start..end)
 }
 
 impl Source for ParquetSource {
@@ -134,23 +155,29 @@ impl Source for ParquetSource {
 /// out of one window are one read and one fresh buffer (in huge pages) instead of a read, a
 /// duplicated handle and a buffer faulted in 4 KiB at a time for each.
 struct Checked {
-    file: Arc<File>,
+    file: Arc<dyn ReadAt>,
     len: u64,
+    /// The row groups' extents, each read whole from a remote source (none for local files).
+    groups: Arc<[Range<u64>]>,
     window: Mutex<(u64, Bytes)>,
 }
 
 /// Bytes read ahead of each page.
 const WINDOW: usize = 2 << 20;
 
+/// The largest row group fetched whole from a remote source.
+const GROUP_BYTES: u64 = 64 << 20;
+
 /// The most a page header is taken to need in one read (Thrift headers with statistics are
 /// hundreds of bytes; a longer one fails to parse and says so).
 const HEADER: u64 = 64 << 10;
 
 impl Checked {
-    fn new(file: File, len: u64) -> Checked {
+    fn new(file: Arc<dyn ReadAt>, len: u64) -> Checked {
         Checked {
-            file: Arc::new(file),
+            file,
             len,
+            groups: Arc::from([]),
             window: Mutex::new((0, Bytes::new())),
         }
     }
@@ -159,8 +186,35 @@ impl Checked {
         Checked {
             file: self.file.clone(),
             len: self.len,
+            groups: self.groups.clone(),
             window: Mutex::new((0, Bytes::new())),
         }
+    }
+
+    /// Where the read that brings `length` bytes at `start` into the window begins, and its
+    /// size: the rest of a row group a remote source holds it in; else a window from
+    /// `start`, or the one that ends at the end of the file (a footer and its length in one).
+    fn extent(&self, start: u64, length: usize) -> (u64, usize) {
+        let end = start + length as u64;
+        let group = self
+            .groups
+            .iter()
+            .find(|g| g.contains(&start) && end <= g.end);
+        if let Some(group) = group.filter(|g| g.end - start <= GROUP_BYTES) {
+            return (start, (group.end - start) as usize);
+        }
+        // A remote source's footer comes with one minimum request, its pages (in row groups
+        // too large to hold) a few windows at a time.
+        let (ahead, tail) = match self.file.min_request() {
+            0 => (WINDOW, WINDOW),
+            least => (4 * WINDOW, least),
+        };
+        let size = length.max(ahead) as u64;
+        if start + size <= self.len {
+            return (start, size as usize);
+        }
+        let from = self.len.saturating_sub(length.max(tail) as u64).min(start);
+        (from, (self.len - from) as usize)
     }
 
     fn check(&self, start: u64, length: u64) -> parquet::errors::Result<()> {
@@ -186,37 +240,16 @@ impl Checked {
             let from = (start - at) as usize;
             return Ok(held.slice(from..from + length));
         }
-        let size = length.max(WINDOW).min((self.len - start) as usize);
+        let (from, size) = self.extent(start, length);
         let mut buffer = serde_daphne::lowlevel::zeroed_vec::<u8>(size)
             .map_err(|e| ParquetError::General(e.to_string()))?;
-        read_exact_at(&self.file, &mut buffer, start)
+        self.file
+            .read_exact_at(&mut buffer, from)
             .map_err(|e| ParquetError::External(Box::new(e)))?;
         let fresh = Bytes::from(buffer);
-        *window = (start, fresh.clone());
-        Ok(fresh.slice(..length))
-    }
-}
-
-/// Fills `buf` from byte `at` of `file`, without moving a shared offset.
-fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
-    }
-    #[cfg(windows)]
-    {
-        let mut done = 0;
-        while done < buf.len() {
-            match std::os::windows::fs::FileExt::seek_read(
-                file,
-                &mut buf[done..],
-                at + done as u64,
-            )? {
-                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-                n => done += n,
-            }
-        }
-        Ok(())
+        *window = (from, fresh.clone());
+        let skip = (start - from) as usize;
+        Ok(fresh.slice(skip..skip + length))
     }
 }
 
@@ -233,7 +266,13 @@ impl ChunkReader for Checked {
     /// window's bytes, fewer at the end of the file.
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
         self.check(start, 0)?;
-        let header = (self.len - start).min(HEADER) as usize;
+        // A page header lies inside its column chunk: a read of one inside a row group ends
+        // with the group, which a remote source holds whole.
+        let end = match self.groups.iter().find(|g| g.contains(&start)) {
+            Some(group) => group.end.min(self.len),
+            None => self.len,
+        };
+        let header = (end - start).min(HEADER) as usize;
         let held = {
             let window = self
                 .window

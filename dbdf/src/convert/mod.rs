@@ -335,11 +335,7 @@ pub fn source(
         Format::Npz => Box::new(crate::npz::source(path).map_err(fail)?),
         #[cfg(feature = "parquet")]
         Format::Parquet | Format::Arrow => {
-            let read = crate::arrow::ReadOptions {
-                data_type: options.data_type,
-                value_type: options.value_type,
-                ..options.table_input.clone()
-            };
+            let read = table_input(options);
             match format {
                 Format::Parquet => {
                     Box::new(crate::arrow::parquet::source(path, &read).map_err(fail)?)
@@ -350,6 +346,16 @@ pub fn source(
         #[cfg(not(feature = "parquet"))]
         Format::Parquet | Format::Arrow => return Err(without_tables(path)),
     })
+}
+
+/// How a Parquet or Arrow input is read, from the options of a conversion.
+#[cfg(feature = "parquet")]
+pub(crate) fn table_input(options: &ConvertOptions) -> crate::arrow::ReadOptions {
+    crate::arrow::ReadOptions {
+        data_type: options.data_type,
+        value_type: options.value_type,
+        ..options.table_input.clone()
+    }
 }
 
 /// The error for Parquet and Arrow files in a build without them.

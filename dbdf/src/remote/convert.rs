@@ -1,18 +1,23 @@
 //! Conversions whose input or output is an object behind a URL.
 //!
-//! A remote `.dbdf` input streams through the pipe with range requests (its block index
-//! opens it); other remote inputs are downloaded first, with their sidecars, into a private
-//! temporary folder. A remote output is written there, then uploaded with its sidecars (the
+//! A remote Parquet input streams through the pipe with range requests (its footer, then its
+//! row groups), each byte fetched once however many passes the output makes
+//! ([`FetchedOnce`]). Other remote inputs are downloaded first, with their sidecars, into a
+//! private temporary folder: a whole `.dbdf` too, as concurrent large ranges fetch it faster
+//! than a block at a time (its windows are read lazily, block by block, by `dbdf slice` and
+//! [`super::open_dbdf`]). A remote output is written there, then uploaded with its sidecars (the
 //! object appears only when complete), and a `.dbdf` output gets its block index beside it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use serde_daphne::{BlockIndex, Options, Result};
+use serde_daphne::{BlockIndex, Result};
 
-use super::{download_to, open_dbdf, upload_from, Location, RemoteObject, StorageOptions};
+use super::{
+    download_to, upload_from, FetchedOnce, Location, ObjectReader, RemoteObject, StorageOptions,
+};
 use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
-use crate::pipe::DbdfSource;
+use crate::pipe::Source;
 
 /// Sidecars fetched and sent with a file: DAPHNE's `.meta` and SystemDS's `.mtd`.
 const SIDECARS: [&str; 2] = [".meta", ".mtd"];
@@ -40,6 +45,18 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// A new empty file in the folder, where a remote input's fetched bytes are kept.
+    fn keep_file(&self) -> Result<File> {
+        let path = self.0.join("fetched");
+        Ok(File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)?)
+    }
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -48,7 +65,7 @@ impl Drop for Scratch {
 
 /// Converts `input` to `output`, either of which may be a URL (the other a path, or `-` for
 /// standard output), as [`convert::convert`] does between paths. Requests are counted on
-/// each object's [`super::RequestStats`], returned (input's first).
+/// each object's [`super::RequestStats`] and the process's.
 ///
 /// # Errors
 /// As [`convert::convert`], and each request's error naming its URL; outputs that are
@@ -58,9 +75,8 @@ pub fn convert_urls(
     output: &Path,
     options: &ConvertOptions,
     storage: &StorageOptions,
-) -> std::result::Result<(Report, Vec<std::sync::Arc<super::RequestStats>>), ConvertError> {
+) -> std::result::Result<Report, ConvertError> {
     let scratch = Scratch::new().map_err(fail_at(input))?;
-    let mut stats = Vec::new();
     let out_location = Location::of_path(output).map_err(fail_at(output))?;
     let out_object = match &out_location {
         Location::Remote(url) => Some(RemoteObject::new(url, storage).map_err(fail_at(output))?),
@@ -73,6 +89,12 @@ pub fn convert_urls(
         (Location::Remote(_), None) => unreachable!("a remote output has its object"),
     };
     let to = convert::format_of(output, options.to, false)?;
+    // A file written only to be uploaded (and removed) need not reach the disk first.
+    let synced = ConvertOptions {
+        sync: options.sync && out_object.is_none(),
+        ..options.clone()
+    };
+    let options = &synced;
     let report = match Location::of_path(input).map_err(fail_at(input))? {
         Location::Local(path) => convert::convert(&path, &local_output, options)?,
         Location::Remote(url) => {
@@ -80,15 +102,15 @@ pub fn convert_urls(
                 let name = Path::new(url.rsplit('/').next().unwrap_or(&url));
                 Format::of_path(name, false)
             });
-            if from == Some(Format::Dbdf) {
-                let dialect = Options::new();
-                let opened = open_dbdf(&url, storage, &dialect).map_err(fail_at(input))?;
-                stats.push(opened.stats);
-                let mut source = DbdfSource::from_file(opened.file);
-                convert_from(&mut source, input, &local_output, options)?
+            if cfg!(feature = "parquet") && from == Some(Format::Parquet) {
+                let object = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
+                let reader = ObjectReader::open(object).map_err(fail_at(input))?;
+                let kept = scratch.keep_file().map_err(fail_at(input))?;
+                let reader = FetchedOnce::new(reader, kept);
+                let mut source = parquet_source(reader, options).map_err(fail_at(input))?;
+                convert_from(&mut *source, input, &local_output, options)?
             } else {
                 let object = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
-                stats.push(std::sync::Arc::clone(object.stats()));
                 let local = fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
                 let options = ConvertOptions {
                     to: Some(to),
@@ -100,12 +122,29 @@ pub fn convert_urls(
         }
     };
     if let Some(object) = out_object {
-        stats.push(std::sync::Arc::clone(object.stats()));
         let index = (to == Format::Dbdf).then(|| BlockIndex::of_file(&local_output, &options.dbdf));
         let index = index.transpose().map_err(fail_at(output))?;
         upload_with_sidecars(&local_output, &object, index).map_err(fail_at(output))?;
     }
-    Ok((report, stats))
+    Ok(report)
+}
+
+/// A remote Parquet file as a source: its footer and row groups fetched with range requests.
+#[cfg(feature = "parquet")]
+fn parquet_source(
+    reader: FetchedOnce<ObjectReader>,
+    options: &ConvertOptions,
+) -> Result<Box<dyn Source>> {
+    let read = convert::table_input(options);
+    Ok(Box::new(crate::arrow::parquet::source_at(
+        std::sync::Arc::new(reader),
+        &read,
+    )?))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet_source(_: FetchedOnce<ObjectReader>, _: &ConvertOptions) -> Result<Box<dyn Source>> {
+    unreachable!("Parquet inputs are read only with the feature `parquet`")
 }
 
 fn fail_at(path: &Path) -> impl Fn(serde_daphne::Error) -> ConvertError + '_ {

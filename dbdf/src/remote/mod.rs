@@ -10,6 +10,7 @@
 //! to the version (ETag) it had when opened, so that a replaced object is an error
 //! ([`is_object_changed`]), never a mix of two versions.
 
+mod cached;
 mod convert;
 mod object;
 mod reader;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
+pub use cached::FetchedOnce;
 pub use convert::{convert_urls, upload_with_sidecars, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{is_object_changed, open_dbdf, ObjectReader, OpenedDbdf};
@@ -146,10 +148,23 @@ pub struct RequestStats {
 }
 
 impl RequestStats {
+    /// Every request this process has made, to any object (failed ones included: what a
+    /// command that failed cost).
+    pub fn process() -> &'static RequestStats {
+        static PROCESS: RequestStats = RequestStats {
+            requests: AtomicU64::new(0),
+            bytes_in: AtomicU64::new(0),
+            bytes_out: AtomicU64::new(0),
+        };
+        &PROCESS
+    }
+
     pub(crate) fn request(&self, bytes_in: u64, bytes_out: u64) {
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        self.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
-        self.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
+        for stats in [self, RequestStats::process()] {
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            stats.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
+            stats.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
+        }
     }
 
     /// Requests so far (each GET, HEAD, PUT and multipart part, retries not counted twice).

@@ -37,6 +37,15 @@ impl Version {
         }
     }
 
+    /// Whether a response's metadata is of this version: a server that ignores the pin
+    /// (`If-Match`) still names the version it sent.
+    fn sent(&self, meta: &ObjectMeta) -> bool {
+        match (&self.e_tag, &meta.e_tag) {
+            (Some(pinned), Some(sent)) => pinned == sent,
+            _ => self.last_modified == meta.last_modified,
+        }
+    }
+
     pub(super) fn pin(&self, options: &mut GetOptions) {
         match &self.e_tag {
             Some(tag) => options.if_match = Some(tag.clone()),
@@ -165,12 +174,19 @@ impl RemoteObject {
         if let Some(version) = pinned {
             version.pin(&mut options);
         }
+        let pinned = pinned.cloned();
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
         self.run(
             async move {
                 let got = store.get_opts(&path, options).await?;
                 let meta = got.meta.clone();
+                if pinned.is_some_and(|v| !v.sent(&meta)) {
+                    return Err(object_store::Error::Precondition {
+                        path: path.to_string(),
+                        source: "the server sent another version than the one pinned".into(),
+                    });
+                }
                 Ok((got.bytes().await?, meta))
             },
             |(b, _)| (b.len() as u64, 0),

@@ -58,11 +58,20 @@ impl ObjectReader {
 
     fn fetch(&self, offset: u64, len: usize) -> io::Result<Bytes> {
         let end = offset + len as u64;
-        if end <= self.first.len() as u64 {
+        let held = self.first.len() as u64;
+        if end <= held {
             return Ok(self.first.slice(offset as usize..end as usize));
         }
         if end > self.size {
             return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        // What the first request brought is not asked for again.
+        if offset < held {
+            let rest = self.fetch(held, (end - held) as usize)?;
+            let mut joined = Vec::with_capacity(len);
+            joined.extend_from_slice(&self.first[offset as usize..]);
+            joined.extend_from_slice(&rest);
+            return Ok(Bytes::from(joined));
         }
         let (bytes, _) = self
             .object

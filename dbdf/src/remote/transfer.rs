@@ -137,7 +137,7 @@ pub fn upload_from(file: &File, object: &RemoteObject) -> Result<u64> {
 }
 
 /// Writes all of `bytes` at `offset` of `file`.
-fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+pub(super) fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     return std::os::unix::fs::FileExt::write_all_at(file, bytes, offset);
     #[cfg(windows)]

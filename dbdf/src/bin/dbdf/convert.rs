@@ -254,10 +254,9 @@ fn finish(report: Report) -> ExitCode {
 pub fn run(args: &Args) -> Result<ExitCode, Failure> {
     if crate::remote::is_url(&args.input) || crate::remote::is_url(&args.output) {
         let storage = crate::remote::storage();
-        let (report, stats) =
+        let report =
             dbdf::remote::convert_urls(&args.input, &args.output, &args.options(), storage)
                 .map_err(failure)?;
-        stats.into_iter().for_each(crate::remote::count);
         return Ok(finish(report));
     }
     let report = convert::convert(&args.input, &args.output, &args.options()).map_err(failure)?;

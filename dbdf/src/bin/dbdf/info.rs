@@ -308,7 +308,6 @@ pub fn index(file: &Path) -> Result<ExitCode, Failure> {
         dbdf::remote::Location::Remote(url) => {
             let object =
                 dbdf::remote::RemoteObject::new(&url, crate::remote::storage()).map_err(fail)?;
-            crate::remote::count(std::sync::Arc::clone(object.stats()));
             let meta = object.sibling(".meta").get_if_present().map_err(fail)?;
             let meta = meta.map(|m| String::from_utf8_lossy(&m).into_owned());
             let reader = dbdf::remote::ObjectReader::open(object.clone()).map_err(fail)?;

@@ -2,7 +2,7 @@
 //! counted for `--stats`, and `.dbdf` files opened from a path or a URL alike.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use dbdf::remote::{self, Location, RequestStats, StorageOptions};
 use serde_daphne::{DbdfFile, Options};
@@ -10,7 +10,6 @@ use serde_daphne::{DbdfFile, Options};
 use crate::Failure;
 
 static STORAGE: OnceLock<StorageOptions> = OnceLock::new();
-static STATS: Mutex<Vec<Arc<RequestStats>>> = Mutex::new(Vec::new());
 
 /// Takes the global `--storage-option KEY=VALUE` items.
 pub fn set_storage_options(items: &[String]) -> Result<(), Failure> {
@@ -25,22 +24,14 @@ pub fn storage() -> &'static StorageOptions {
     STORAGE.get_or_init(StorageOptions::default)
 }
 
-/// Counts `stats` in what `--stats` prints.
-pub fn count(stats: Arc<RequestStats>) {
-    if let Ok(mut all) = STATS.lock() {
-        all.push(stats);
-    }
-}
-
-/// The requests made by this command, for `--stats`: one line.
+/// The requests made by this command (failed ones too), for `--stats`: one line.
 pub fn summary() -> String {
-    let all = STATS.lock().map(|all| all.clone()).unwrap_or_default();
-    let sum = |f: fn(&RequestStats) -> u64| all.iter().map(|s| f(s)).sum::<u64>();
+    let all = RequestStats::process();
     format!(
         "requests: {}, bytes fetched: {}, bytes sent: {}",
-        sum(RequestStats::requests),
-        sum(RequestStats::bytes_fetched),
-        sum(RequestStats::bytes_sent)
+        all.requests(),
+        all.bytes_fetched(),
+        all.bytes_sent()
     )
 }
 
@@ -57,7 +48,6 @@ pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
         Location::Remote(url) => {
             let opened = remote::open_dbdf(&url, storage(), &Options::new())
                 .map_err(|e| Failure::at(file, e))?;
-            count(opened.stats);
             if let Some(why) = opened.stale_index {
                 eprintln!("dbdf: {url}: its block index was not used ({why})");
             }
