@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Remote storage against local servers (issue 45): requests, bytes and speed of `dbdf` on
-objects in moto's S3 server and behind nginx, with curl moving the same bytes from the same
-server in the same run as the baseline, and each process's peak resident memory.
+objects in an S3 server (moto's, or s3s-fs with --s3s-fs) and behind nginx, with curl
+moving the same bytes from the same server in the same run as the baseline (and boto3's
+multipart upload), and each process's peak resident memory.
 
     python3 benches/remote.py [--dbdf target/release/dbdf] [--quick] [--dir /tmp/remote-bench]
+                              [--s3s-fs PATH]
 
-Needs: moto[server], boto3, numpy, scipy and the `dbdf` package in this Python; nginx; curl.
+Needs: moto[server] (or s3s-fs), boto3, numpy, scipy and the `dbdf` package in this Python; nginx; curl.
 Files: a 1 GiB dense f64 matrix, 16384 x 8192 in tiles of 1024 x 1024 (128 blocks), and a
 1e6 x 1e6 CSR matrix with 1e7 non-zeros in tiles of 100,000 x 100,000 (--quick: smaller).
 Prints a Markdown table; the files are removed at the end.
@@ -29,15 +31,16 @@ from remote_servers import S3, Nginx  # noqa: E402
 
 
 def timed(cmd, env=None):
-    """Wall seconds, peak RSS (MiB) and stderr of one process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if status != 0:
-        raise SystemExit(f"{' '.join(map(str, cmd))} failed: {err}")
-    return wall, usage.ru_maxrss / 1024, err
+    """Wall seconds, peak RSS (MiB) and stderr of one process, from /usr/bin/time (a child's
+    rusage seen from here would count this Python's pages it was forked with)."""
+    with tempfile.NamedTemporaryFile("r") as out:
+        done = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", out.name, *map(str, cmd)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(map(str, cmd))} failed: {done.stderr}")
+        wall, kib = out.read().split()[-2:]
+    return float(wall), int(kib) / 1024, done.stderr
 
 
 def stats(err):
@@ -58,7 +61,12 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dir", default=None)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--s3s-fs", default=None,
+                    help="the S3 server: s3s-fs at this path (cargo install s3s-fs --features "
+                         "binary) instead of moto, whose range reads cost the whole object")
     args = ap.parse_args()
+    if args.s3s_fs:
+        os.environ["DBDF_S3S_FS"] = args.s3s_fs
     work = Path(args.dir or tempfile.mkdtemp(prefix="remote-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     dbdf_cli = args.dbdf
@@ -70,6 +78,10 @@ def main():
     except BaseException as e:  # pytest.skip's exception, outside pytest
         raise SystemExit(f"a server is missing: {e}")
     env = s3.env()
+    # curl signs its requests as ours are signed (the servers refuse anonymous writes).
+    signed = ["curl", "-sSf", "--aws-sigv4", "aws:amz:us-east-1:s3",
+              "--user", f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
+              "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
     run = lambda *a: subprocess.run([dbdf_cli, *map(str, a)], env=env, check=True,  # noqa: E731
                                      capture_output=True, text=True)
     out = []
@@ -97,10 +109,22 @@ def main():
         # Upload: ours (with its index) against curl's PUT of the same bytes.
         up = best(args.runs, lambda: timed([dbdf_cli, "--stats", "convert", dense_npy,
                                             "s3://data/d.dbdf", "--tile", f"{tile},{tile}"], env))
-        curl_up = best(args.runs, lambda: timed(["curl", "-sf", "-T", work / "d.dbdf",
+        curl_up = best(args.runs, lambda: timed([*signed, "-T", work / "d.dbdf",
                                                  f"{s3.endpoint}/data/curl.dbdf"]))
         out.append(("local .npy -> S3 .dbdf (+ index)", up, curl_up, stats(up[2])))
-        run("convert", work / "s.dbdf", "s3://data/s.dbdf")
+        # A multipart upload of the same bytes by boto3 (16 MiB parts, 4 at once, as ours):
+        # what the server's multipart path costs, beside curl's single PUT.
+        from boto3.s3.transfer import TransferConfig
+        config = TransferConfig(multipart_chunksize=16 << 20, max_concurrency=4)
+
+        def boto3_up():
+            start = time.perf_counter()
+            s3.client.upload_file(str(work / "d.dbdf"), "data", "boto3.dbdf", Config=config)
+            return time.perf_counter() - start, 0, ""
+        out.append(("local .npy -> S3 .dbdf, against boto3's multipart", up,
+                    best(args.runs, boto3_up), stats(up[2])))
+        for name in ("s.dbdf", "s.dbdf.index"):
+            s3.client.upload_file(str(work / name), "data", name)
 
         # Opening: with and without the index, S3 and nginx.
         for server, url, count in (
@@ -122,26 +146,28 @@ def main():
         run("index", "s3://data/d.dbdf")
         run("index", "s3://data/s.dbdf")
 
-        # A 1000 x 1000 window: requests and bytes against the blocks it touches.
-        r0, c0 = rows // 3, cols // 3
-        window = run("--stats", "slice", "s3://data/d.dbdf", "--rows", f"{r0}:{r0 + 1000}",
-                     "--cols", f"{c0}:{c0 + 1000}", work / "w.npy")
-        touched = len({(r // tile, c // tile) for r in (r0, r0 + 999) for c in (c0, c0 + 999)})
+        # A 1000 x 1000 window (smaller with --quick): requests and bytes against the blocks it touches.
+        r0, c0, w = rows // 3, cols // 3, min(1000, cols // 2)
+        window = run("--stats", "slice", "s3://data/d.dbdf", "--rows", f"{r0}:{r0 + w}",
+                     "--cols", f"{c0}:{c0 + w}", work / "w.npy")
+        touched = (((r0 + w - 1) // tile - r0 // tile + 1)
+                   * ((c0 + w - 1) // tile - c0 // tile + 1))
         block_bytes = tile * tile * 8 + 42
-        out.append(("window 1000 x 1000, CLI", stats(window.stderr), touched, block_bytes))
+        out.append((f"window {w} x {w}, CLI", stats(window.stderr), touched, block_bytes))
         import dbdf
         with dbdf.open("s3://data/d.dbdf", storage_options=s3.options()) as f:
-            w = f[0][r0:r0 + 1000, c0:c0 + 1000]
+            got = f[0][r0:r0 + w, c0:c0 + w]
             py = f.requests
-        local = np.load(dense_npy, mmap_mode="r")[r0:r0 + 1000, c0:c0 + 1000]
-        assert np.array_equal(w, local)
-        out.append(("window 1000 x 1000, Python", (py["requests"], py["bytes_fetched"], 0),
+        local = np.load(dense_npy, mmap_mode="r")[r0:r0 + w, c0:c0 + w]
+        assert np.array_equal(got, local)
+        assert np.array_equal(np.load(work / "w.npy"), local)
+        out.append((f"window {w} x {w}, Python", (py["requests"], py["bytes_fetched"], 0),
                     touched, block_bytes))
 
         # Download: remote .dbdf to a local .npy, against curl's GET of the same object.
         down = best(args.runs, lambda: timed([dbdf_cli, "--stats", "convert", "s3://data/d.dbdf",
                                               work / "back.npy", "--no-sync"], env))
-        curl_down = best(args.runs, lambda: timed(["curl", "-sf", "-o", work / "curl.out",
+        curl_down = best(args.runs, lambda: timed([*signed, "-o", work / "curl.out",
                                                    f"{s3.endpoint}/data/d.dbdf"]))
         assert np.array_equal(np.load(work / "back.npy", mmap_mode="r")[-3:],
                               np.load(dense_npy, mmap_mode="r")[-3:])
@@ -149,7 +175,7 @@ def main():
         down_n = best(args.runs, lambda: timed([dbdf_cli, "--stats", "convert",
                                                 f"{nginx.url}/d.dbdf", work / "back.npy",
                                                 "--no-sync"], env))
-        curl_n = best(args.runs, lambda: timed(["curl", "-sf", "-o", work / "curl.out",
+        curl_n = best(args.runs, lambda: timed(["curl", "-sSf", "-o", work / "curl.out",
                                                 f"{nginx.url}/d.dbdf"]))
         out.append(("nginx .dbdf -> local .npy", down_n, curl_n, stats(down_n[2])))
 
@@ -184,8 +210,10 @@ def main():
                   f"| {fetched / size:.3f}x |")
         else:
             ours, base, st = row[1], row[2], row[3]
+            who = "boto3" if "boto3" in name else "curl"
             print(f"| {name} | {ours[0]:.2f} s, {ours[1]:.0f} MiB peak, {st[0]} requests "
-                  f"| curl {base[0]:.2f} s, {base[1]:.0f} MiB | {base[0] / ours[0]:.2f}x curl's speed |")
+                  f"| {who} {base[0]:.2f} s, {base[1]:.0f} MiB | {base[0] / ours[0]:.2f}x "
+                  f"{who}'s speed |")
 
 
 if __name__ == "__main__":
