@@ -46,12 +46,39 @@ impl Version {
         }
     }
 
-    pub(super) fn pin(&self, options: &mut GetOptions) {
+    fn pin(&self, options: &mut GetOptions) {
         match &self.e_tag {
             Some(tag) => options.if_match = Some(tag.clone()),
             None => options.if_unmodified_since = Some(self.last_modified),
         }
     }
+}
+
+/// Bytes `range` of the object at `path` (fewer at its end), with its metadata, from the
+/// version `pinned` if given: asked for with the pin, and the reply's version checked too
+/// (a server that ignores `If-Match` still names the version it sends).
+pub(super) async fn get_pinned(
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+    range: Range<u64>,
+    pinned: Option<Version>,
+) -> object_store::Result<(Bytes, ObjectMeta)> {
+    let mut options = GetOptions {
+        range: Some(GetRange::Bounded(range)),
+        ..GetOptions::default()
+    };
+    if let Some(version) = &pinned {
+        version.pin(&mut options);
+    }
+    let got = store.get_opts(&path, options).await?;
+    let meta = got.meta.clone();
+    if pinned.is_some_and(|v| !v.sent(&meta)) {
+        return Err(object_store::Error::Precondition {
+            path: path.to_string(),
+            source: "the server sent another version than the one pinned".into(),
+        });
+    }
+    Ok((got.bytes().await?, meta))
 }
 
 /// The error of an object replaced while it was read: find it with
@@ -167,30 +194,13 @@ impl RemoteObject {
         range: Range<u64>,
         pinned: Option<&Version>,
     ) -> Result<(Bytes, ObjectMeta)> {
-        let mut options = GetOptions {
-            range: Some(GetRange::Bounded(range)),
-            ..GetOptions::default()
-        };
-        if let Some(version) = pinned {
-            version.pin(&mut options);
-        }
-        let pinned = pinned.cloned();
-        let store = Arc::clone(&self.store);
-        let path = self.path.clone();
-        self.run(
-            async move {
-                let got = store.get_opts(&path, options).await?;
-                let meta = got.meta.clone();
-                if pinned.is_some_and(|v| !v.sent(&meta)) {
-                    return Err(object_store::Error::Precondition {
-                        path: path.to_string(),
-                        source: "the server sent another version than the one pinned".into(),
-                    });
-                }
-                Ok((got.bytes().await?, meta))
-            },
-            |(b, _)| (b.len() as u64, 0),
-        )
+        let get = get_pinned(
+            Arc::clone(&self.store),
+            self.path.clone(),
+            range,
+            pinned.cloned(),
+        );
+        self.run(get, |(b, _)| (b.len() as u64, 0))
     }
 
     /// The object's metadata (a HEAD request).

@@ -5,10 +5,10 @@
 use std::fs::File;
 use std::sync::Arc;
 
-use object_store::{GetOptions, GetRange, ObjectStoreExt, WriteMultipart};
+use object_store::{ObjectStoreExt, WriteMultipart};
 use serde_daphne::{ReadAt, Result};
 
-use super::object::{RemoteObject, Version};
+use super::object::{get_pinned, RemoteObject, Version};
 use super::runtime;
 
 /// Bytes per range request and per uploaded part.
@@ -36,20 +36,11 @@ pub fn download_to(object: &RemoteObject, file: &File) -> Result<u64> {
             while next < size && tasks.len() < IN_FLIGHT {
                 let range = next..(next + PART).min(size);
                 next = range.end;
-                let mut options = GetOptions {
-                    range: Some(GetRange::Bounded(range.clone())),
-                    ..GetOptions::default()
-                };
-                version.pin(&mut options);
                 let (store, path) = (Arc::clone(&object.store), object.path.clone());
+                let get = get_pinned(store, path, range.clone(), Some(version.clone()));
                 let file = Arc::clone(&file);
                 tasks.spawn(async move {
-                    let got = store.get_opts(&path, options).await;
-                    let bytes = match got {
-                        Ok(got) => got.bytes().await,
-                        Err(e) => Err(e),
-                    };
-                    let written = bytes.map(|b| {
+                    let written = get.await.map(|(b, _)| {
                         let len = b.len() as u64;
                         (write_all_at(&file, &b, range.start), len)
                     });
