@@ -75,7 +75,7 @@ pub use de::{
 pub use error::{Error, ErrorKind, Result};
 pub use io::{
     from_file, from_file_with, index_path, to_file, to_file_with, BlockIndex, BlockInfo, DbdfFile,
-    DbdfWriter, FileReader, ObjectInfo,
+    DbdfWriter, DenseLayout, FileReader, ObjectInfo,
 };
 pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};

@@ -24,7 +24,7 @@
 //! - CSR arrays from entries in any order: [`RowCounts`], then [`CsrFill`], and
 //!   [`sort_rows`].
 //! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`], [`write_sidecar`],
-//!   [`sidecar_path`].
+//!   [`sidecar_path`], and the local one of a folder of segments, [`write_segments_sidecar`].
 //! - Progress of long reads and writes: [`Progress`].
 //!
 //! ```
@@ -55,7 +55,7 @@
 //! crate shares with the `dbdf` crate beyond them is `__private_0_1_0` (hidden, listed in
 //! `ARCHITECTURE.md`, no promise), which is why `dbdf` pins this crate's exact version.
 
-pub use crate::io::meta::{read_sidecar, sidecar_path, write_sidecar};
+pub use crate::io::meta::{read_sidecar, sidecar_path, write_segments_sidecar, write_sidecar};
 pub use crate::io::progress::Progress;
 pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
 pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};

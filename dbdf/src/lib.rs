@@ -1,6 +1,7 @@
 //! Moving DAPHNE objects between `.dbdf` files and the neighbouring formats: MatrixMarket,
 //! CSV, Futhark's binary values, NumPy's `.npy` and `.npz` files, scipy's sparse `.npz`,
-//! Binsparse (`.npz`, HDF5, Zarr), SystemDS binary blocks, Parquet and Arrow IPC; and
+//! Binsparse (`.npz`, HDF5, Zarr), SystemDS binary blocks, Parquet and Arrow IPC, DAPHNE's
+//! segmented layout; and
 //! [`convert`], file to file between any two of them.
 //!
 //! The format itself is the [`serde_daphne`] crate; this crate builds on its public API (its
@@ -38,6 +39,7 @@ pub mod pipe;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod scipy;
+pub mod segments;
 pub mod systemds;
 mod text;
 mod zip;

@@ -25,8 +25,20 @@ pub fn sidecar_path(path: impl AsRef<Path>) -> PathBuf {
     super::appended(path.as_ref(), ".meta")
 }
 
+/// Where a segmented object lives (DAPHNE's `HDFSMetaData`): the local sidecar of a
+/// folder of segments names it.
+#[derive(Serialize, Deserialize)]
+struct HdfsMeta {
+    #[serde(rename = "HDFSFilename")]
+    filename: String,
+    #[serde(rename = "isHDFS")]
+    is_hdfs: bool,
+}
+
 #[derive(Serialize)]
 struct MatrixMeta<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hdfs: Option<HdfsMeta>,
     #[serde(rename = "numCols")]
     num_cols: u64,
     #[serde(rename = "numNonZeros", skip_serializing_if = "Option::is_none")]
@@ -46,6 +58,8 @@ struct SchemaEntry {
 
 #[derive(Serialize)]
 struct FrameMeta {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hdfs: Option<HdfsMeta>,
     #[serde(rename = "numCols")]
     num_cols: u64,
     #[serde(rename = "numRows")]
@@ -64,6 +78,7 @@ struct AnyMeta {
     schema: Option<Vec<SchemaEntry>>,
     #[serde(rename = "numNonZeros")]
     num_non_zeros: Option<i64>,
+    hdfs: Option<HdfsMeta>,
 }
 
 fn name_of(value_type: ValueType) -> Result<&'static str> {
@@ -100,9 +115,20 @@ pub fn daphne_types_as_csr(rows: u64, cols: u64, nnz: u64) -> bool {
 /// # Errors
 /// [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks.
 pub fn meta_json(header: &Header, nnz: Option<u64>) -> Result<Option<String>> {
+    meta_json_with(header, nnz, None)
+}
+
+/// [`meta_json`], with the `hdfs` key of a segmented object's local sidecar when `hdfs` names
+/// its folder.
+fn meta_json_with(header: &Header, nnz: Option<u64>, hdfs: Option<&str>) -> Result<Option<String>> {
+    let hdfs = hdfs.map(|filename| HdfsMeta {
+        filename: filename.to_owned(),
+        is_hdfs: true,
+    });
     let json = match header {
         Header::Scalar { .. } => return Ok(None),
         Header::Frame { rows, columns } => serde_json::to_string(&FrameMeta {
+            hdfs,
             num_cols: columns.len() as u64,
             num_rows: *rows,
             schema: columns
@@ -125,6 +151,7 @@ pub fn meta_json(header: &Header, nnz: Option<u64>) -> Result<Option<String>> {
             cols,
             value_type,
         } => serde_json::to_string(&MatrixMeta {
+            hdfs,
             num_cols: *cols,
             num_non_zeros: nnz,
             num_rows: *rows,
@@ -170,6 +197,7 @@ pub fn parse_meta(text: &str, path: &Path) -> Result<Meta> {
         value_types,
         labels,
         nnz: meta.num_non_zeros.and_then(|n| u64::try_from(n).ok()),
+        hdfs: meta.hdfs.filter(|h| h.is_hdfs).map(|h| h.filename),
     })
 }
 
@@ -223,6 +251,28 @@ pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
     Ok(())
 }
 
+/// Writes the local sidecar of the folder of segments at `path` (DAPHNE's segmented layout,
+/// `NAME.hdfs/NAME.hdfs_segment_<i>`), atomically: the whole object's header, and the `hdfs`
+/// key naming the folder as DAPHNE's write kernel does, `/NAME.hdfs` (the root of its HDFS):
+/// `{"hdfs":{"HDFSFilename":"/m.dbdf.hdfs","isHDFS":true},"numCols":4,"numRows":3,"valueType":"f64"}`.
+///
+/// # Errors
+/// I/O errors; [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks;
+/// [`crate::ErrorKind::InvalidValue`] for a scalar or a path without a file name.
+pub fn write_segments_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
+    let path = path.as_ref();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Error::invalid(format!("{}: no folder name", path.display())))?;
+    let json = meta_json_with(header, None, Some(&format!("/{name}")))?
+        .ok_or_else(|| Error::invalid("a scalar has no segments"))?;
+    super::write_atomically(sidecar_path(path), |f| {
+        std::io::Write::write_all(f, json.as_bytes())?;
+        Ok(())
+    })
+}
+
 /// Reads the sidecar beside `path`, if there is one.
 ///
 /// # Errors
@@ -233,5 +283,30 @@ pub fn read_sidecar(path: impl AsRef<Path>) -> Result<Option<Meta>> {
         Ok(text) => parse_meta(&text, &meta).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ErrorImpl::Io(e).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The local sidecar of DAPHNE's `doc/HDFSUsage.md` ("Writing to HDFS": `randomSet.csv.hdfs.meta`,
+    /// compact as `MetaDataParser::writeMetaDataToString` dumps it), read back.
+    #[test]
+    fn segments_sidecar_as_daphne_writes_it() {
+        let dir = std::env::temp_dir().join(format!("segments_meta_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let folder = dir.join("randomSet.csv.hdfs");
+        let header = Header::matrix(crate::DataType::DenseMatrix, 10, 10, ValueType::F64);
+        write_segments_sidecar(&folder, &header).unwrap();
+        let text = std::fs::read_to_string(sidecar_path(&folder)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"hdfs":{"HDFSFilename":"/randomSet.csv.hdfs","isHDFS":true},"numCols":10,"numRows":10,"valueType":"f64"}"#
+        );
+        let meta = read_sidecar(&folder).unwrap().unwrap();
+        assert_eq!(meta.hdfs.as_deref(), Some("/randomSet.csv.hdfs"));
+        assert_eq!((meta.rows, meta.cols), (10, 10));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -17,6 +17,7 @@ use crate::wire::IoSource;
 mod atomic;
 mod block_index;
 mod csr_parts;
+mod dense_layout;
 mod file_reader;
 #[cfg(unix)]
 mod frame_columns;
@@ -37,6 +38,7 @@ pub use atomic::{
 };
 pub(crate) use atomic::{Pending, Writeback};
 pub use block_index::{index_path, BlockIndex};
+pub use dense_layout::DenseLayout;
 pub use file_reader::FileReader;
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::DbdfFile;

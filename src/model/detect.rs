@@ -45,6 +45,9 @@ pub struct Meta {
     pub labels: Option<Vec<String>>,
     /// `numNonZeros`, when given.
     pub nnz: Option<u64>,
+    /// Where a segmented object's segments are (`hdfs.HDFSFilename` in the local sidecar of
+    /// DAPHNE's segmented layout, when `isHDFS`).
+    pub hdfs: Option<String>,
 }
 
 impl Meta {

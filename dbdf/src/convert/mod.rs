@@ -64,6 +64,9 @@ pub enum Format {
     /// Arrow IPC files, also called Feather v2 (`.arrow`, `.feather`): a table, as Parquet
     /// (feature `parquet`).
     Arrow,
+    /// DAPHNE's segmented layout (its distributed runtime's): a folder `NAME.hdfs` of row
+    /// segments, each a runtime-dialect `.dbdf` with its `.meta`, and `NAME.hdfs.meta`.
+    Segments,
 }
 
 /// The names of the formats, as the CLI's `--from`/`--to` and Python's `dbdf.convert` take
@@ -84,11 +87,14 @@ const FORMAT_NAMES: &[(&str, Format)] = &[
     ("feather", Format::Arrow),
     ("ipc", Format::Arrow),
     ("fut", Format::Futhark),
+    ("segments", Format::Segments),
+    ("daphne-segments", Format::Segments),
+    ("hdfs", Format::Segments),
 ];
 
 /// `dbdf`, `mtx` (also `matrixmarket`), `csv`, `npy`, `futhark` (also `fut`), `binsparse`
 /// (`.npz`, `.h5` and `.zarr` alike), `systemds`, `scipy`, `npz`, `parquet` or `arrow` (also
-/// `feather`, `ipc`), in any case.
+/// `feather`, `ipc`) or `segments` (also `daphne-segments`, `hdfs`), in any case.
 impl std::str::FromStr for Format {
     type Err = Error;
 
@@ -117,6 +123,7 @@ impl Format {
         Format::Systemds,
         Format::Parquet,
         Format::Arrow,
+        Format::Segments,
     ];
 
     /// The extensions (lowercase, without the dot) that name this format; `.npz` names
@@ -131,6 +138,7 @@ impl Format {
             Format::Binsparse => &["npz", "h5", "hdf5", "zarr"],
             Format::Parquet => &["parquet", "pq"],
             Format::Arrow => &["arrow", "feather", "ipc"],
+            Format::Segments => &["hdfs"],
             Format::Systemds | Format::Scipy | Format::Npz => &[],
         }
     }
@@ -151,6 +159,9 @@ impl Format {
             }
             Format::Parquet => "Apache Parquet (.parquet, .pq)",
             Format::Arrow => "Arrow IPC files, also called Feather v2 (.arrow, .feather, .ipc)",
+            Format::Segments => {
+                "DAPHNE's segmented layout: a folder NAME.hdfs of row segments (.hdfs)"
+            }
         }
     }
 
@@ -333,6 +344,7 @@ pub fn source(
         Format::Binsparse => Box::new(binsparse::source(path).map_err(fail)?),
         Format::Scipy => Box::new(crate::scipy::source(path).map_err(fail)?),
         Format::Npz => Box::new(crate::npz::source(path).map_err(fail)?),
+        Format::Segments => Box::new(crate::segments::source(path).map_err(fail)?),
         #[cfg(feature = "parquet")]
         Format::Parquet | Format::Arrow => {
             let read = table_input(options);

@@ -70,6 +70,8 @@ pub struct ConvertOptions {
     pub npz: npz::WriteOptions,
     /// scipy's sparse `.npz` output.
     pub scipy: scipy::WriteOptions,
+    /// DAPHNE's segmented layout as output: how many segments.
+    pub segments: crate::segments::WriteOptions,
     /// Parquet and Arrow input (what becomes of nulls). The conversion's data and value
     /// types override the ones these options give.
     #[cfg(feature = "parquet")]
@@ -97,6 +99,7 @@ impl Default for ConvertOptions {
             systemds: systemds::WriteOptions::default(),
             npz: npz::WriteOptions::default(),
             scipy: scipy::WriteOptions::default(),
+            segments: crate::segments::WriteOptions::default(),
             #[cfg(feature = "parquet")]
             table_input: crate::arrow::ReadOptions::default(),
             #[cfg(feature = "parquet")]

@@ -90,6 +90,16 @@ pub fn convert_from(
             let sink = systemds::sink(output, &options.systemds);
             report.warnings = pump(Box::new(sink), true)?;
         }
+        Format::Segments => {
+            if !to_file {
+                return Err(ConvertError::message(
+                    output,
+                    "DAPHNE's segmented layout is a folder and its .meta: give a path, not -",
+                ));
+            }
+            let sink = crate::segments::sink(output, &options.segments);
+            report.warnings = pump(Box::new(sink), true)?;
+        }
         Format::Binsparse if binsparse::is_hdf5(output) || binsparse::is_zarr(output) => {
             let binsparse = options.binsparse.clone().keeping(&metadata);
             pump(binsparse::path_sink(output, &binsparse), true)?;

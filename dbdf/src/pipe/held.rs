@@ -148,7 +148,6 @@ impl Sink for Collect<'_> {
 ///
 /// # Errors
 /// The source's errors.
-#[cfg(feature = "parquet")]
 pub(crate) fn read_objects(source: &mut dyn Source) -> Result<Vec<Object>> {
     let mut objects = Vec::new();
     let collect = Collect::new(None, |read, _| {
@@ -164,7 +163,6 @@ pub(crate) fn read_objects(source: &mut dyn Source) -> Result<Vec<Object>> {
 ///
 /// # Errors
 /// The sink's errors.
-#[cfg(feature = "parquet")]
 pub(crate) fn write_object(object: &Object, sink: Box<dyn Sink + '_>) -> Result<()> {
     let mut held = Held::new(vec![object.clone()], 0, InputMetadata::default())?;
     super::copy(&mut held, sink).map(drop)

@@ -22,7 +22,6 @@ mod spill;
 pub(crate) use band::row_bytes;
 pub use band::{band_rows, Band, Cells};
 pub use dbdf::{DbdfSink, DbdfSource};
-#[cfg(feature = "parquet")]
 pub(crate) use held::{read_objects, write_object};
 pub use held::{Collect, Held};
 pub(crate) use in_place::{source_in_field, InPlaceOrHeld};

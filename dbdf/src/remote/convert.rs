@@ -178,7 +178,7 @@ pub fn upload_with_sidecars(
 ) -> Result<()> {
     if local.is_dir() {
         return Err(serde_daphne::Error::invalid(format!(
-            "{} would be a folder (a Zarr group or SystemDS parts): folders are not uploaded to object storage yet; write it locally",
+            "{} would be a folder (a Zarr group, SystemDS parts, DAPHNE segments): folders are not uploaded to object storage yet; write it locally",
             object.url()
         )));
     }

@@ -12,6 +12,7 @@ mod futhark;
 mod npy_stream;
 mod numpy_files;
 mod pipe;
+mod segments;
 mod systemds;
 #[cfg(feature = "parquet")]
 mod tables;

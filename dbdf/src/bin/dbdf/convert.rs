@@ -98,6 +98,10 @@ pub struct Args {
     /// them (default: one file up to 128 MiB, else one part per 128 MiB).
     #[arg(long)]
     parts: Option<usize>,
+    /// DAPHNE's segmented layout output (NAME.hdfs): N row segments, the rows split as
+    /// DAPHNE splits them between N workers (default: one per core).
+    #[arg(long)]
+    segments: Option<usize>,
     /// scipy and npz output: deflated members (save_npz's default, savez_compressed).
     #[arg(long)]
     compressed: bool,
@@ -206,6 +210,9 @@ impl Args {
             systemds: systemds::WriteOptions {
                 parts: self.parts,
                 ..Default::default()
+            },
+            segments: dbdf::segments::WriteOptions {
+                segments: self.segments,
             },
             npz: npz::WriteOptions {
                 compressed: self.compressed,

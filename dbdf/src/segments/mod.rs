@@ -1,0 +1,134 @@
+//! DAPHNE's segmented layout, the form its distributed runtime reads and writes (DAPHNE's
+//! `doc/HDFSUsage.md`, `src/runtime/local/io/HDFS/`): a matrix or frame as a folder
+//! `NAME.hdfs` of row segments `NAME.hdfs_segment_<i>` (i from 1, in row order), each a
+//! complete runtime-dialect file of one object with its own `.meta` sidecar, and a local
+//! sidecar `NAME.hdfs.meta` beside the folder naming it (`"hdfs": {"HDFSFilename": ...}`).
+//!
+//! - Reading: any number of segments, in order; each is checked against its sidecar (as any
+//!   runtime-dialect file is), all against each other (columns, types, labels) and against
+//!   the local sidecar where there is one (the total rows). Windows read only the segments
+//!   they overlap.
+//! - Writing: DAPHNE's row split for `W` segments (its `LoadPartitioningDistributed`:
+//!   `rows / W` rows each, the first `rows % W` one more; never more segments than rows),
+//!   each segment exactly what DAPHNE's `WriteDaphneHDFS` writes for its rows (the runtime
+//!   dialect's bytes, the sidecar `{"numCols":..,"numRows":..,"valueType":..}`), the folder
+//!   replaced in one step, then the local sidecar. DAPHNE reads dense matrices from
+//!   segments; CSR matrices and frames are written the same way (each segment a CSR or
+//!   frame file with its sidecar), which this crate reads back and DAPHNE does not yet.
+
+mod sink;
+mod source;
+
+use std::path::{Path, PathBuf};
+
+use crate::pipe;
+use serde_daphne::Object;
+use serde_daphne::{Error, Result};
+
+pub use sink::SegmentsSink;
+pub use source::SegmentsSource;
+
+/// How [`write_with`] splits an object into segments. Plain data: set the fields that differ
+/// from [`WriteOptions::default`] (one segment per core of this machine).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// How many segments (DAPHNE's workers); `None` for one per core. An object with fewer
+    /// rows gets one segment per row (one for no rows).
+    pub segments: Option<usize>,
+}
+
+impl WriteOptions {
+    /// The segments asked for, or one per core.
+    fn count(&self) -> usize {
+        self.segments
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+            .max(1)
+    }
+}
+
+/// The rows of each segment when `rows` are split between `workers`, as DAPHNE splits them
+/// (`LoadPartitioningDistributed.h`: worker `i` starts at `i * k + min(i, m)`, with
+/// `k = rows / workers`, `m = rows % workers`); workers that would get no rows get no
+/// segment, and an object without rows is one segment.
+pub fn row_split(rows: u64, workers: usize) -> Vec<std::ops::Range<u64>> {
+    let workers = (workers.max(1) as u64).min(rows.max(1));
+    let (k, m) = (rows / workers, rows % workers);
+    let start = |i: u64| i * k + i.min(m);
+    (0..workers).map(|i| start(i)..start(i + 1)).collect()
+}
+
+/// The path of segment `i` (from 1) of the folder at `folder`: `folder/NAME_segment_<i>`.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::InvalidValue`] for a folder path without a UTF-8 file name.
+pub fn segment_path(folder: &Path, i: usize) -> Result<PathBuf> {
+    Ok(folder.join(format!("{}_segment_{i}", folder_name(folder)?)))
+}
+
+fn folder_name(folder: &Path) -> Result<&str> {
+    folder.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+        Error::invalid(format!(
+            "{}: a folder of segments needs a UTF-8 name",
+            folder.display()
+        ))
+    })
+}
+
+/// The segments of the folder at `folder` as a source of the pipe ([`SegmentsSource`]).
+///
+/// # Errors
+/// As [`read`], for what opening finds.
+pub fn source(folder: impl AsRef<Path>) -> Result<SegmentsSource> {
+    SegmentsSource::open(folder.as_ref())
+}
+
+/// A sink of the pipe writing the folder of segments at `folder` and its local sidecar
+/// ([`SegmentsSink`]).
+pub fn sink(folder: impl AsRef<Path>, options: &WriteOptions) -> SegmentsSink {
+    SegmentsSink::new(folder.as_ref(), options)
+}
+
+/// Reads the object a folder of segments holds, whole.
+///
+/// # Errors
+/// [`serde_daphne::ErrorKind::InvalidValue`] for a folder without segments, a gap in their
+/// numbers, or segments that disagree (columns, types, labels) or disagree with the local
+/// sidecar; each segment's own errors (malformed bytes, a disagreeing sidecar) with its
+/// path; I/O errors.
+pub fn read(folder: impl AsRef<Path>) -> Result<Object> {
+    let mut objects = pipe::read_objects(&mut source(folder)?)?;
+    Ok(objects.remove(0))
+}
+
+/// Writes `object` as a folder of segments, one per core.
+///
+/// # Errors
+/// As [`write_with`].
+pub fn write(folder: impl AsRef<Path>, object: &Object) -> Result<()> {
+    write_with(folder, object, &WriteOptions::default())
+}
+
+/// Writes `object` as a folder of segments with `options`.
+///
+/// # Errors
+/// What the runtime dialect cannot hold (16-bit value types, long labels, scalars); I/O
+/// errors. Nothing is left at `folder` by a failure.
+pub fn write_with(folder: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    pipe::write_object(object, Box::new(sink(folder, options)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DAPHNE's split (`LoadPartitioningDistributed.h`), worked by hand.
+    #[test]
+    fn rows_split_as_daphne_splits_them() {
+        assert_eq!(row_split(10, 2), vec![0..5, 5..10]);
+        assert_eq!(row_split(10, 3), vec![0..4, 4..7, 7..10]);
+        assert_eq!(row_split(10, 4), vec![0..3, 3..6, 6..8, 8..10]);
+        assert_eq!(row_split(2, 4), vec![0..1, 1..2]);
+        assert_eq!(row_split(0, 4), vec![0..0]);
+        assert_eq!(row_split(7, 0), vec![0..7]);
+    }
+}

@@ -1,0 +1,382 @@
+//! A tiled dense matrix laid out before any value is written: every tile's place in the file
+//! is fixed by the shape, the value type and the tile size alone, so that any number of
+//! writers, in any processes, fill the tiles in any order with positional writes and no lock
+//! (as each chunk of a Zarr array has its own object). The file is built under a temporary
+//! name beside the target and renamed over it once every tile is written.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::wire::{Element, Header, ValueType};
+use crate::DataType;
+
+/// Bytes of a dense block's entry before its values: `rx`, `cx` (u64), `#r`, `#c` (u32),
+/// `bt` and `vt` (u8), as `docs/wire-format.md` lays them out.
+const DENSE_ENTRY_HEAD: u64 = 8 + 8 + 4 + 4 + 1 + 1;
+
+/// The layout of a dense matrix stored as tiles of one size on the grid from (0, 0), a row of
+/// tiles after another, each tile one dense block: where each tile's values go.
+///
+/// ```
+/// use serde_daphne::{DenseLayout, ValueType};
+///
+/// let target = std::env::temp_dir().join("serde_daphne_doc_layout.dbdf");
+/// let layout = DenseLayout::new(3, 4, ValueType::F64, (2, 2))?;
+/// let scratch = layout.create_scratch(&target)?;
+/// // Any process may write any tile, in any order.
+/// for (row, col) in layout.tile_origins().rev() {
+///     let (rows, cols) = layout.tile_shape(row, col)?;
+///     let values: Vec<f64> = (0..rows * cols).map(|i| (row * 10 + col) as f64 + i as f64).collect();
+///     layout.write_tile_at(&scratch, row, col, &values)?;
+/// }
+/// layout.commit(&scratch, &target, false)?;
+/// let m: ndarray::Array2<f64> = serde_daphne::from_file::<_, serde_daphne::Dense<f64>>(&target)?.0;
+/// assert_eq!(m[[2, 3]], 24.0 + 1.0);
+/// # std::fs::remove_file(&target).ok();
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DenseLayout {
+    header: Header,
+    tile: (u32, u32),
+    header_len: u64,
+}
+
+impl DenseLayout {
+    /// The layout of a `rows x cols` dense matrix of `value_type` in tiles of `tile` (rows,
+    /// columns; those of the last row and column of tiles are cut at the edges).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] for a matrix without cells (it has no tiles to
+    /// write) or a tile with a zero dimension; a file longer than `u64::MAX` bytes.
+    pub fn new(rows: u64, cols: u64, value_type: ValueType, tile: (u32, u32)) -> Result<Self> {
+        if rows == 0 || cols == 0 {
+            return Err(Error::invalid(format!(
+                "a {rows} x {cols} matrix has no tiles to write: write it whole"
+            )));
+        }
+        if tile.0 == 0 || tile.1 == 0 {
+            return Err(Error::invalid(format!(
+                "a tile of {} x {} has no cells",
+                tile.0, tile.1
+            )));
+        }
+        let header = Header::matrix(DataType::DenseMatrix, rows, cols, value_type);
+        let layout = DenseLayout {
+            header_len: header.encoded_len() as u64,
+            header,
+            tile,
+        };
+        let (grid_rows, grid_cols) = layout.grid();
+        let values = (u128::from(rows) * u128::from(cols)).checked_mul(value_type.size() as u128);
+        let total = (u128::from(grid_rows) * u128::from(grid_cols))
+            .checked_mul(u128::from(DENSE_ENTRY_HEAD))
+            .zip(values)
+            .and_then(|(heads, values)| heads.checked_add(values))
+            .and_then(|body| body.checked_add(u128::from(layout.header_len)))
+            .unwrap_or(u128::MAX);
+        if total > u128::from(u64::MAX) {
+            return Err(Error::invalid(format!(
+                "a {rows} x {cols} matrix of {value_type} is {total} bytes: too large for a file"
+            )));
+        }
+        Ok(layout)
+    }
+
+    /// The matrix's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The tile size, rows and columns.
+    pub fn tile(&self) -> (u32, u32) {
+        self.tile
+    }
+
+    /// How many rows and columns of tiles the matrix has.
+    pub fn grid(&self) -> (u64, u64) {
+        let (rows, cols) = self.header.shape();
+        (
+            rows.div_ceil(u64::from(self.tile.0)),
+            cols.div_ceil(u64::from(self.tile.1)),
+        )
+    }
+
+    /// The file's length in bytes.
+    pub fn file_len(&self) -> u64 {
+        let (grid_rows, _) = self.grid();
+        self.band_start(grid_rows)
+    }
+
+    /// Each tile's top-left cell, a row of tiles after another (the order of the file).
+    pub fn tile_origins(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
+        let (grid_rows, grid_cols) = self.grid();
+        let (tr, tc) = (u64::from(self.tile.0), u64::from(self.tile.1));
+        (0..grid_rows * grid_cols).map(move |k| (k / grid_cols * tr, k % grid_cols * tc))
+    }
+
+    /// The shape of the tile whose top-left cell is (`row`, `col`).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] when no tile starts there.
+    pub fn tile_shape(&self, row: u64, col: u64) -> Result<(usize, usize)> {
+        let (rows, cols) = self.header.shape();
+        let (tr, tc) = (u64::from(self.tile.0), u64::from(self.tile.1));
+        if !row.is_multiple_of(tr) || !col.is_multiple_of(tc) || row >= rows || col >= cols {
+            return Err(Error::invalid(format!(
+                "no tile starts at ({row}, {col}): tiles of {tr} x {tc} tile a {rows} x {cols} \
+                 matrix from (0, 0)"
+            )));
+        }
+        Ok((tr.min(rows - row) as usize, tc.min(cols - col) as usize))
+    }
+
+    /// Where the entries of the row of tiles starting at tile row `band` begin.
+    fn band_start(&self, band: u64) -> u64 {
+        let (rows, cols) = self.header.shape();
+        let (_, grid_cols) = self.grid();
+        let size = self.header.matrix_value_type().map_or(1, ValueType::size) as u64;
+        let rows_before = (band * u64::from(self.tile.0)).min(rows);
+        self.header_len + band * grid_cols * DENSE_ENTRY_HEAD + rows_before * cols * size
+    }
+
+    /// Where the entry of the tile at (`row`, `col`) starts (its block's `rx`).
+    fn entry_start(&self, row: u64, col: u64) -> u64 {
+        let (tr, tc) = (u64::from(self.tile.0), u64::from(self.tile.1));
+        let size = self.header.matrix_value_type().map_or(1, ValueType::size) as u64;
+        let band_rows = self.tile_shape(row, 0).map_or(0, |(r, _)| r as u64);
+        // Tiles to the left in this row of tiles are full width.
+        self.band_start(row / tr) + (col / tc) * (DENSE_ENTRY_HEAD + band_rows * tc * size)
+    }
+
+    /// Where the values of the tile at (`row`, `col`) start in the file, and how many bytes
+    /// they take.
+    ///
+    /// # Errors
+    /// As [`DenseLayout::tile_shape`].
+    pub fn tile_values(&self, row: u64, col: u64) -> Result<(u64, u64)> {
+        let (rows, cols) = self.tile_shape(row, col)?;
+        let size = self.header.matrix_value_type().map_or(1, ValueType::size) as u64;
+        Ok((
+            self.entry_start(row, col) + DENSE_ENTRY_HEAD,
+            (rows * cols) as u64 * size,
+        ))
+    }
+
+    /// Creates the file at a new temporary path beside `target` (removing those its dead
+    /// writers left), at its full length, with the header and every block's entry head in
+    /// place; the values read as zeros until written. Returns the path, for
+    /// [`DenseLayout::write_tile_at`] and [`DenseLayout::commit`].
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn create_scratch(&self, target: &Path) -> Result<PathBuf> {
+        super::remove_stale_temporaries(target);
+        let scratch = super::temporary_path(target);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&scratch)?;
+        let written = self.write_heads(&file);
+        if written.is_err() {
+            let _ = std::fs::remove_file(&scratch);
+        }
+        written.map(|()| scratch)
+    }
+
+    fn write_heads(&self, file: &File) -> Result<()> {
+        file.set_len(self.file_len())?;
+        let mut header = Vec::with_capacity(self.header_len as usize);
+        self.header.encode(&mut header)?;
+        write_all_at(file, &header, 0)?;
+        let vt = self.header.matrix_value_type().unwrap_or(ValueType::F64);
+        for (row, col) in self.tile_origins() {
+            let (rows, cols) = self.tile_shape(row, col)?;
+            let mut head = Vec::with_capacity(DENSE_ENTRY_HEAD as usize);
+            head.extend_from_slice(&row.to_le_bytes());
+            head.extend_from_slice(&col.to_le_bytes());
+            head.extend_from_slice(&(rows as u32).to_le_bytes());
+            head.extend_from_slice(&(cols as u32).to_le_bytes());
+            head.push(crate::BlockType::Dense.code());
+            head.push(vt.code());
+            write_all_at(file, &head, self.entry_start(row, col))?;
+        }
+        Ok(())
+    }
+
+    /// Writes the values of the tile at (`row`, `col`) (row-major, exactly the tile's cells,
+    /// in the matrix's value type) into `file` at their place.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] for no tile there, a count of values other than
+    /// the tile's or values of another type; I/O errors.
+    pub fn write_tile<T: Element>(
+        &self,
+        file: &File,
+        row: u64,
+        col: u64,
+        values: &[T],
+    ) -> Result<()> {
+        let (rows, cols) = self.tile_shape(row, col)?;
+        let vt = self.header.matrix_value_type();
+        if vt != Some(T::VALUE_TYPE) {
+            return Err(Error::invalid(format!(
+                "{} values for a matrix of {}",
+                T::VALUE_TYPE,
+                vt.map_or_else(|| "?".into(), |v| v.to_string())
+            )));
+        }
+        if values.len() != rows * cols {
+            return Err(Error::invalid(format!(
+                "the tile at ({row}, {col}) has {rows} x {cols} cells, not {}",
+                values.len()
+            )));
+        }
+        let (at, _) = self.tile_values(row, col)?;
+        let mut out = AtWriter { file, at };
+        T::write_le(values, &mut out)?;
+        Ok(())
+    }
+
+    /// [`DenseLayout::write_tile`] into the file at `scratch`, which
+    /// [`DenseLayout::create_scratch`] made (never created here: a scratch file removed by
+    /// an aborted write stays removed).
+    ///
+    /// # Errors
+    /// As [`DenseLayout::write_tile`]; the file missing or of another length.
+    pub fn write_tile_at<T: Element>(
+        &self,
+        scratch: &Path,
+        row: u64,
+        col: u64,
+        values: &[T],
+    ) -> Result<()> {
+        let file = OpenOptions::new().write(true).open(scratch)?;
+        self.check_len(&file, scratch)?;
+        self.write_tile(&file, row, col, values)
+    }
+
+    fn check_len(&self, file: &File, path: &Path) -> Result<()> {
+        let len = file.metadata()?.len();
+        if len != self.file_len() {
+            return Err(Error::invalid(format!(
+                "{} is {len} bytes, not the {} of this layout: another write's file",
+                path.display(),
+                self.file_len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Names the finished file at `scratch` `target` (replacing it in one step), synced to
+    /// disk first when `sync`. Call it once every tile is written: a tile never written
+    /// reads as zeros.
+    ///
+    /// # Errors
+    /// I/O errors; a file of another length (then it stays where it is).
+    pub fn commit(&self, scratch: &Path, target: &Path, sync: bool) -> Result<()> {
+        let file = File::open(scratch)?;
+        self.check_len(&file, scratch)?;
+        if sync {
+            file.sync_all()?;
+        }
+        std::fs::rename(scratch, target)?;
+        Ok(())
+    }
+}
+
+/// Writes at a position of a file, as a [`Write`] that moves on by what it wrote.
+struct AtWriter<'f> {
+    file: &'f File,
+    at: u64,
+}
+
+impl Write for AtWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        write_all_at(self.file, buf, self.at)?;
+        self.at += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn write_all_at(file: &File, buf: &[u8], at: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn write_all_at(file: &File, mut buf: &[u8], mut at: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_write(file, buf, at) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                buf = &buf[n..];
+                at += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layout's bytes are what the streaming writer writes for the same tiles in the
+    /// same order (the writer's own layout rules, not this file's arithmetic).
+    #[test]
+    fn same_bytes_as_the_writer() {
+        let dir = std::env::temp_dir().join(format!("dense_layout_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (rows, cols, tile) in [(5u64, 7u64, (2u32, 3u32)), (4, 4, (4, 4)), (1, 9, (5, 2))] {
+            let target = dir.join(format!("m{rows}x{cols}.dbdf"));
+            let layout = DenseLayout::new(rows, cols, ValueType::I32, tile).unwrap();
+            let scratch = layout.create_scratch(&target).unwrap();
+            let value = |r: u64, c: u64| (r * 100 + c) as i32;
+            for (row, col) in layout.tile_origins().rev() {
+                let (tr, tc) = layout.tile_shape(row, col).unwrap();
+                let values: Vec<i32> = (0..tr * tc)
+                    .map(|i| value(row + (i / tc) as u64, col + (i % tc) as u64))
+                    .collect();
+                layout.write_tile_at(&scratch, row, col, &values).unwrap();
+            }
+            layout.commit(&scratch, &target, false).unwrap();
+            let m = ndarray::Array2::from_shape_fn((rows as usize, cols as usize), |(r, c)| {
+                value(r as u64, c as u64)
+            });
+            let options = crate::Options {
+                tile: Some(tile),
+                block_policy: crate::BlockPolicy::Dense,
+                ..crate::Options::new()
+            };
+            let expected = crate::to_vec_with(&crate::Dense(m), &options).unwrap();
+            assert_eq!(std::fs::read(&target).unwrap(), expected, "{rows} x {cols}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_tile() {
+        let layout = DenseLayout::new(5, 7, ValueType::F64, (2, 3)).unwrap();
+        assert!(layout.tile_shape(1, 0).is_err());
+        assert!(layout.tile_shape(6, 0).is_err());
+        let file = tempfile_in_target();
+        assert!(layout.write_tile(&file, 0, 0, &[1.0f64; 5]).is_err());
+        assert!(layout.write_tile(&file, 0, 0, &[1i32; 6]).is_err());
+        assert!(DenseLayout::new(0, 3, ValueType::F64, (2, 2)).is_err());
+        assert!(DenseLayout::new(3, 3, ValueType::F64, (0, 2)).is_err());
+        assert!(DenseLayout::new(u64::MAX, u64::MAX, ValueType::F64, (1, 1)).is_err());
+    }
+
+    fn tempfile_in_target() -> File {
+        crate::io::scratch_file(&std::env::temp_dir().join("dense_layout.dbdf")).unwrap()
+    }
+}
