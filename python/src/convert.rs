@@ -74,6 +74,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                 "keep_blocks" => options.keep_tiles = flag()?,
                 "systemds_block_size" => options.systemds.block_size = value.extract()?,
                 "systemds_parts" => options.systemds.parts = Some(value.extract()?),
+                "segments" => options.segments.segments = Some(value.extract()?),
                 "compressed" => {
                     options.npz.compressed = flag()?;
                     options.scipy.compressed = options.npz.compressed;

@@ -10,13 +10,15 @@
 //! - [`borrowed`]: numpy buffers borrowed for writing;
 //! - [`handle`]: the lazy index and window reads;
 //! - [`convert`]: file-to-file conversions;
-//! - [`remote`]: URLs of object storage and HTTP wherever a path is taken.
+//! - [`remote`]: URLs of object storage and HTTP wherever a path is taken;
+//! - [`layout`]: tiled dense files whose tiles any process writes (Dask's workers).
 
 mod borrowed;
 mod convert;
 mod decoded;
 mod errors;
 mod handle;
+mod layout;
 mod remote;
 
 use dbdf::remote::Location;
@@ -223,6 +225,8 @@ fn open_bytes(
 fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DbdfError", m.py().get_type::<errors::DbdfError>())?;
     m.add_class::<Index>()?;
+    m.add_class::<layout::DenseLayout>()?;
+    m.add_function(wrap_pyfunction!(layout::commit_segments, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;

@@ -78,6 +78,23 @@ def test_any_memory_order(make):
     np.testing.assert_array_equal(back, a)
 
 
+def test_unaligned_arrays_are_written():
+    """Regression: an array at an odd address (as Dask's workers hand results over) made the
+    core panic ("The pointer must be aligned")."""
+    import scipy.sparse as sp
+
+    odd = np.frombuffer(b"\0" + np.arange(12.0).tobytes(), np.float64, 12, 1)
+    odd = odd.reshape(3, 4)
+    assert not odd.flags.aligned
+    np.testing.assert_array_equal(dbdf.loads(dbdf.dumps(odd)), np.arange(12.0).reshape(3, 4))
+    frame = {"a": odd[:, 0]}
+    assert dbdf.loads(dbdf.dumps(frame))["a"].tolist() == [0.0, 4.0, 8.0]
+    csr = sp.csr_array(np.eye(3))
+    data = np.frombuffer(b"\0" + csr.data.tobytes(), np.float64, 3, 1)
+    csr = sp.csr_array((data, csr.indices, csr.indptr), shape=(3, 3))
+    assert (dbdf.loads(dbdf.dumps(csr)) != sp.csr_array(np.eye(3))).nnz == 0
+
+
 @pytest.mark.parametrize("shape", [(0, 0), (0, 4), (4, 0), (1, 1)])
 def test_empty_and_tiny(shape):
     a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)

@@ -33,7 +33,8 @@ const DENSE_ENTRY_HEAD: u64 = 8 + 8 + 4 + 4 + 1 + 1;
 /// }
 /// layout.commit(&scratch, &target, false)?;
 /// let m: ndarray::Array2<f64> = serde_daphne::from_file::<_, serde_daphne::Dense<f64>>(&target)?.0;
-/// assert_eq!(m[[2, 3]], 24.0 + 1.0);
+/// // The tile at (2, 2) is 1 x 2: (2, 3) is its second value.
+/// assert_eq!(m[[2, 3]], 22.0 + 1.0);
 /// # std::fs::remove_file(&target).ok();
 /// # Ok::<(), serde_daphne::Error>(())
 /// ```

@@ -88,13 +88,12 @@ const FORMAT_NAMES: &[(&str, Format)] = &[
     ("ipc", Format::Arrow),
     ("fut", Format::Futhark),
     ("segments", Format::Segments),
-    ("daphne-segments", Format::Segments),
     ("hdfs", Format::Segments),
 ];
 
 /// `dbdf`, `mtx` (also `matrixmarket`), `csv`, `npy`, `futhark` (also `fut`), `binsparse`
 /// (`.npz`, `.h5` and `.zarr` alike), `systemds`, `scipy`, `npz`, `parquet` or `arrow` (also
-/// `feather`, `ipc`) or `segments` (also `daphne-segments`, `hdfs`), in any case.
+/// `feather`, `ipc`) or `segments` (also `hdfs`), in any case.
 impl std::str::FromStr for Format {
     type Err = Error;
 

@@ -117,6 +117,35 @@ pub fn write_with(folder: impl AsRef<Path>, object: &Object, options: &WriteOpti
     pipe::write_object(object, Box::new(sink(folder, options)))
 }
 
+/// Puts the folder of segments `staged` (written by several writers, each a segment and
+/// its sidecar, as Dask's workers write them; named as `folder` is) in place at `folder`:
+/// checks that the segments read as one object, moves them into a folder swapped in whole
+/// for any earlier one, writes the local sidecar, and removes `staged`.
+///
+/// # Errors
+/// As [`read`], for the staged segments (then nothing moves); I/O errors.
+pub fn commit(staged: &Path, folder: &Path) -> Result<()> {
+    if folder_name(staged)? != folder_name(folder)? {
+        return Err(Error::invalid(format!(
+            "{} is staged for another folder than {}",
+            staged.display(),
+            folder.display()
+        )));
+    }
+    let source = SegmentsSource::open(staged)?;
+    let header = crate::pipe::Source::headers(&source)[0].clone();
+    drop(source);
+    serde_daphne::__private_0_1_0::replace_directory(folder, sink::is_segment_folder, |dir| {
+        for entry in std::fs::read_dir(staged)? {
+            let entry = entry?;
+            std::fs::rename(entry.path(), dir.join(entry.file_name()))?;
+        }
+        Ok(())
+    })?;
+    std::fs::remove_dir(staged)?;
+    serde_daphne::lowlevel::write_segments_sidecar(folder, &header)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

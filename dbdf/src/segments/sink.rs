@@ -34,7 +34,7 @@ impl SegmentsSink {
 
 /// Whether the folder at `path` holds only segments and their sidecars and indexes, which a
 /// new write may replace.
-fn is_segment_folder(path: &Path) -> bool {
+pub(super) fn is_segment_folder(path: &Path) -> bool {
     let Ok(prefix) = super::folder_name(path).map(|n| format!("{n}_segment_")) else {
         return false;
     };

@@ -664,7 +664,7 @@ fn help_lists_every_format_the_library_knows_with_its_extensions() {
             assert_eq!(named, Some(format), ".{ext}");
         }
     }
-    assert_eq!(Format::ALL.len(), 11);
+    assert_eq!(Format::ALL.len(), 12);
 }
 
 #[test]

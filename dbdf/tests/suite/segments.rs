@@ -163,7 +163,7 @@ fn named_by_extension_and_names() {
         Format::of_path(Path::new("x/m.dbdf.hdfs"), false),
         Some(Format::Segments)
     );
-    for name in ["segments", "daphne-segments", "HDFS"] {
+    for name in ["segments", "HDFS"] {
         assert_eq!(name.parse::<Format>().unwrap(), Format::Segments);
     }
     let dir = scratch("names");

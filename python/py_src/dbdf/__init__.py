@@ -21,6 +21,7 @@ import warnings
 from typing import Any, Optional, Union
 
 from . import _dbdf
+from ._dask import store, to_dask
 from ._dbdf import DbdfError
 from ._lazy import File, LazyObject
 from ._values import items as _items
@@ -36,6 +37,8 @@ __all__ = [
     "loads",
     "open",
     "save",
+    "store",
+    "to_dask",
 ]
 __version__ = "0.1.0"
 
@@ -179,7 +182,11 @@ def open(
     read with plain reads, so a file truncated meanwhile is an error, never a crash);
     ``max_alloc`` as in :func:`load`.
     """
-    return File(_dbdf.open(os.fsdecode(path), dialect, max_alloc, storage_options))
+    opened = {"dialect": dialect, "storage_options": storage_options}
+    return File(
+        _dbdf.open(os.fsdecode(path), dialect, max_alloc, storage_options),
+        (os.fsdecode(path), {k: v for k, v in opened.items() if v is not None}),
+    )
 
 
 def convert(
@@ -199,14 +206,15 @@ def convert(
     IPC (Feather v2) tables. Formats come from the extensions (a ``.npz`` input by its
     members; a ``.npz`` output is Binsparse) unless ``from_format``/``to_format`` name them
     (``"dbdf"``, ``"mtx"``, ``"csv"``, ``"npy"``, ``"futhark"``, ``"binsparse"``,
-    ``"systemds"``, ``"scipy"``, ``"npz"``, ``"parquet"``, ``"arrow"``).
+    ``"systemds"``, ``"scipy"``, ``"npz"``, ``"parquet"``, ``"arrow"``, ``"segments"``).
 
     Options (all keyword): ``dialect`` (``"spec"``/``"daphne"``), ``tile=(r, c)``,
     ``block``, ``narrow``, ``value_type`` (``"u8"`` ... ``"f64"``, converted exactly or not
     at all), ``data_type`` (``"dense"``/``"csr"``), ``unguarded_labels``,
     ``binsparse_format`` (``"CSR"``, ``"COO"``, ...), ``index_type``, ``iso``, ``bint8``,
     ``binsparse_version`` (``"0.1"``/``"0.1.0"``), ``zarr_format`` (``3``/``2``),
-    ``keep_blocks``, ``systemds_block_size``, ``systemds_parts``, ``compressed`` (scipy and
+    ``keep_blocks``, ``systemds_block_size``, ``systemds_parts``, ``segments`` (DAPHNE's
+    segmented layout, ``"segments"`` or a ``.hdfs`` folder: how many), ``compressed`` (scipy and
     npz output deflated, as ``save_npz`` and ``savez_compressed``), ``nulls``
     (Parquet and Arrow input: ``"error"``, ``"nan"`` or ``"zero"``), ``compression``
     (``"zstd"``, ``"snappy"``, ``"lz4"``, ``"none"``), ``row_group_rows``, ``labels`` (a

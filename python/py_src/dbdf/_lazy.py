@@ -32,9 +32,11 @@ class File:
     Only headers have been read. Use it as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, index: "_dbdf.Index") -> None:
+    def __init__(self, index: "_dbdf.Index", opened: Optional[tuple] = None) -> None:
         self._index = index
-        self._objects = [LazyObject(index, i, info) for i, info in enumerate(index.objects())]
+        self._objects = [
+            LazyObject(index, i, info, opened) for i, info in enumerate(index.objects())
+        ]
 
     def __len__(self) -> int:
         return len(self._objects)
@@ -79,10 +81,14 @@ class LazyObject:
     ``obj[0:10, ["a", "b"]]``). ``obj.read()`` reads it whole.
     """
 
-    def __init__(self, index: "_dbdf.Index", position: int, info: dict) -> None:
+    def __init__(
+        self, index: "_dbdf.Index", position: int, info: dict, opened: Optional[tuple] = None
+    ) -> None:
         self._index = index
         self._position = position
         self._info = info
+        # The path and the options it was opened with, for Dask's workers to open it again.
+        self._opened = opened
 
     @property
     def data_type(self) -> str:
@@ -129,6 +135,16 @@ class LazyObject:
     def read(self, *, as_pandas: bool = False) -> Any:
         """The whole object (numpy array, csr_array, or dict of columns / DataFrame)."""
         return wrap(self._index.read(self._position), as_pandas)
+
+    def to_dask(self, chunks: Any = None) -> Any:
+        """This object as a ``dask.array.Array`` (a frame: a ``dask.dataframe.DataFrame``)
+        read on Dask's workers, chunked by the file's tiles: see :func:`dbdf.to_dask`."""
+        if self._opened is None:
+            raise TypeError("an object of bytes in memory has no file for Dask's workers to open")
+        from ._dask import to_dask
+
+        path, options = self._opened
+        return to_dask(path, self._position, chunks=chunks, **options)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = self.read()

@@ -39,7 +39,9 @@ def value_type(array: np.ndarray, what: str) -> tuple[str, np.ndarray]:
         )
     if not dtype.isnative:
         array = array.astype(dtype.newbyteorder("="))
-    return name, array
+    # An array at an odd address (Dask and pickle hand them over from inside a buffer) is
+    # copied: the core borrows buffers as typed slices, which must be aligned.
+    return name, np.require(array, requirements="A")
 
 
 def _is_sparse(obj: Any) -> bool:
@@ -183,8 +185,8 @@ def _csr_item(matrix: Any) -> tuple:
     index_dtype = np.promote_types(csr.indices.dtype, csr.indptr.dtype)
     if index_dtype not in (np.int32, np.int64):
         index_dtype = np.dtype(np.int64)
-    indices = np.ascontiguousarray(csr.indices, dtype=index_dtype)
-    indptr = np.ascontiguousarray(csr.indptr, dtype=index_dtype)
+    indices = np.require(csr.indices, dtype=index_dtype, requirements="CA")
+    indptr = np.require(csr.indptr, dtype=index_dtype, requirements="CA")
     return ("csr", name, (rows, cols), data, indices, indptr)
 
 

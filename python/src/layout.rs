@@ -1,0 +1,120 @@
+//! `DenseLayout`: a tiled dense file whose tiles any process writes at their fixed places
+//! (`serde_daphne::DenseLayout`), for `dbdf.store`'s lock-free writes from Dask's workers.
+//! It pickles as its shape, type and tile size: a few dozen bytes per task.
+
+use std::path::PathBuf;
+
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use serde_daphne::{with_value_type, ValueType};
+
+use crate::errors::IntoPy;
+
+/// The layout of a dense matrix in tiles of one size, each tile's values at a fixed offset.
+#[pyclass(module = "dbdf._dbdf", frozen)]
+pub struct DenseLayout {
+    inner: serde_daphne::DenseLayout,
+}
+
+impl DenseLayout {
+    fn value_type(&self) -> ValueType {
+        self.inner
+            .header()
+            .matrix_value_type()
+            .unwrap_or(ValueType::F64)
+    }
+}
+
+#[pymethods]
+impl DenseLayout {
+    /// The layout of a `shape` matrix of `value_type` (`"f64"`, ...) in tiles of `tile`.
+    #[new]
+    fn new(shape: (u64, u64), value_type: &str, tile: (u32, u32)) -> PyResult<Self> {
+        let vt: ValueType = crate::errors::parse_name(value_type)?;
+        let inner = serde_daphne::DenseLayout::new(shape.0, shape.1, vt, tile).py_err()?;
+        Ok(DenseLayout { inner })
+    }
+
+    /// Pickled as the arguments it was made with.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let this = slf.get();
+        let args = (
+            this.inner.header().shape(),
+            this.value_type().to_string(),
+            this.inner.tile(),
+        );
+        (slf.get_type(), args).into_pyobject(py)
+    }
+
+    /// `(rows, cols)`.
+    #[getter]
+    fn shape(&self) -> (u64, u64) {
+        self.inner.header().shape()
+    }
+
+    /// The tile size, `(rows, cols)`.
+    #[getter]
+    fn tile(&self) -> (u32, u32) {
+        self.inner.tile()
+    }
+
+    /// The file's length in bytes.
+    #[getter]
+    fn file_len(&self) -> u64 {
+        self.inner.file_len()
+    }
+
+    /// Creates the file under a new temporary name beside `target`, every header in place;
+    /// returns its path.
+    fn create_scratch(&self, py: Python<'_>, target: PathBuf) -> PyResult<PathBuf> {
+        py.detach(|| self.inner.create_scratch(&target)).py_err()
+    }
+
+    /// Writes `array` (2-D, C-contiguous, the tile's shape and the matrix's dtype) as the
+    /// tile whose top-left cell is (`row`, `col`) into the file at `scratch`.
+    fn write_tile(
+        &self,
+        py: Python<'_>,
+        scratch: PathBuf,
+        row: u64,
+        col: u64,
+        array: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (rows, cols) = self.inner.tile_shape(row, col).py_err()?;
+        with_value_type!(self.value_type(), T => {
+            let array: PyReadonlyArray2<'_, T> = array.extract()?;
+            if array.shape() != [rows, cols] {
+                return Err(PyValueError::new_err(format!(
+                    "the tile at ({row}, {col}) is {rows} x {cols}, the array {:?}",
+                    array.shape()
+                )));
+            }
+            let values = array
+                .as_slice()
+                .map_err(|_| PyValueError::new_err("a tile must be C-contiguous"))?;
+            py.detach(|| self.inner.write_tile_at(&scratch, row, col, values)).py_err()
+        })
+    }
+
+    /// Names the finished file at `scratch` `target`, synced first when `sync`.
+    fn commit(
+        &self,
+        py: Python<'_>,
+        scratch: PathBuf,
+        target: PathBuf,
+        sync: bool,
+    ) -> PyResult<()> {
+        py.detach(|| self.inner.commit(&scratch, &target, sync))
+            .py_err()
+    }
+}
+
+/// Puts the folder of segments `staged` in place at `folder` (`dbdf::segments::commit`).
+#[pyfunction]
+pub fn commit_segments(py: Python<'_>, staged: PathBuf, folder: PathBuf) -> PyResult<()> {
+    py.detach(|| dbdf::segments::commit(&staged, &folder))
+        .py_err()
+}
