@@ -128,6 +128,36 @@ def test_every_format_converts_from_and_to_object_storage(s3, tool, tmp_path):
     assert np.array_equal(np.load(tmp_path / "from_mtx.npy"), m)
 
 
+def test_daphne_segments_are_objects_under_their_folder(s3, tool, tmp_path):
+    m = matrix(100, 6)
+    np.save(tmp_path / "m.npy", m)
+    tool("convert", tmp_path / "m.npy", "s3://data/m.dbdf.hdfs", "--segments", "3", env=s3.env())
+    keys = sorted(k for k in s3.keys() if k.startswith("m.dbdf.hdfs"))
+    assert keys == ["m.dbdf.hdfs.meta"] + [
+        f"m.dbdf.hdfs/m.dbdf.hdfs_segment_{i}{x}" for i in (1, 2, 3) for x in ("", ".meta")
+    ]
+    assert s3.get("m.dbdf.hdfs/m.dbdf.hdfs_segment_3.meta") == (
+        b'{"numCols":6,"numRows":33,"valueType":"f64"}'
+    )
+    # The same bytes as the local layout's.
+    tool("convert", tmp_path / "m.npy", tmp_path / "m.dbdf.hdfs", "--segments", "3")
+    assert s3.get("m.dbdf.hdfs/m.dbdf.hdfs_segment_2") == (
+        tmp_path / "m.dbdf.hdfs" / "m.dbdf.hdfs_segment_2"
+    ).read_bytes()
+    assert s3.get("m.dbdf.hdfs.meta") == (tmp_path / "m.dbdf.hdfs.meta").read_bytes()
+    tool("convert", "s3://data/m.dbdf.hdfs", tmp_path / "back.npy", env=s3.env())
+    assert np.array_equal(np.load(tmp_path / "back.npy"), m)
+    # Written again with fewer segments: the third goes.
+    dbdf.convert(tmp_path / "m.npy", "s3://data/m.dbdf.hdfs", segments=2,
+                 storage_options=s3.options())
+    keys = sorted(k for k in s3.keys() if k.startswith("m.dbdf.hdfs"))
+    assert keys == ["m.dbdf.hdfs.meta"] + [
+        f"m.dbdf.hdfs/m.dbdf.hdfs_segment_{i}{x}" for i in (1, 2) for x in ("", ".meta")
+    ]
+    dbdf.convert("s3://data/m.dbdf.hdfs", tmp_path / "again.npy", storage_options=s3.options())
+    assert np.array_equal(np.load(tmp_path / "again.npy"), m)
+
+
 def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")

@@ -7,6 +7,8 @@
 //! than a block at a time (its windows are read lazily, block by block, by `dbdf slice` and
 //! [`super::open_dbdf`]). A remote output is written there, then uploaded with its sidecars (the
 //! object appears only when complete), and a `.dbdf` output gets its block index beside it.
+//! DAPHNE's segments (`NAME.hdfs`) are the objects under the prefix `NAME.hdfs/`, fetched
+//! and sent one by one, and `NAME.hdfs.meta`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -69,7 +71,8 @@ impl Drop for Scratch {
 ///
 /// # Errors
 /// As [`convert::convert`], and each request's error naming its URL; outputs that are
-/// folders (Zarr groups, SystemDS part folders) cannot be uploaded yet.
+/// folders (Zarr groups, SystemDS part folders) cannot be uploaded yet, except DAPHNE's
+/// segments (the objects under `NAME.hdfs/`, then `NAME.hdfs.meta`).
 pub fn convert_urls(
     input: &Path,
     output: &Path,
@@ -102,7 +105,17 @@ pub fn convert_urls(
                 let name = Path::new(url.rsplit('/').next().unwrap_or(&url));
                 Format::of_path(name, false)
             });
-            if cfg!(feature = "parquet") && from == Some(Format::Parquet) {
+            if from == Some(Format::Segments) {
+                let folder = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
+                let local = fetch_segments(&folder, &scratch.0).map_err(fail_at(input))?;
+                let options = ConvertOptions {
+                    from,
+                    to: Some(to),
+                    ..options.clone()
+                };
+                convert::convert(&local, &local_output, &options)
+                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?
+            } else if cfg!(feature = "parquet") && from == Some(Format::Parquet) {
                 let object = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
                 let reader = ObjectReader::open(object).map_err(fail_at(input))?;
                 let kept = scratch.keep_file().map_err(fail_at(input))?;
@@ -121,7 +134,9 @@ pub fn convert_urls(
             }
         }
     };
-    if let Some(object) = out_object {
+    if let (Some(folder), Format::Segments) = (&out_object, to) {
+        upload_segments(&local_output, folder).map_err(fail_at(output))?;
+    } else if let Some(object) = out_object {
         let index = (to == Format::Dbdf).then(|| BlockIndex::of_file(&local_output, &options.dbdf));
         let index = index.transpose().map_err(fail_at(output))?;
         upload_with_sidecars(&local_output, &object, index).map_err(fail_at(output))?;
@@ -165,6 +180,69 @@ fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<PathBuf> {
     Ok(local)
 }
 
+/// The object of segment `i` of the folder of segments `folder` (`NAME.hdfs/NAME.hdfs_segment_i`).
+fn segment(folder: &RemoteObject, i: usize) -> RemoteObject {
+    folder.sibling(&format!("/{}_segment_{i}", folder.file_name()))
+}
+
+/// Downloads the folder of segments behind `folder` (the objects under `NAME.hdfs/`) into
+/// `dir`, with its local sidecar: segments 1, 2, ... with their sidecars, up to the first
+/// without one (DAPHNE's segments each have theirs). Each segment is pinned to the version
+/// its first request saw; a folder rewritten meanwhile may mix segments of two writes, which
+/// the local sidecar's row count catches where the counts differ.
+fn fetch_segments(folder: &RemoteObject, dir: &Path) -> Result<PathBuf> {
+    let name = folder.file_name().to_owned();
+    let local = dir.join(&name);
+    std::fs::create_dir(&local)?;
+    if let Some(meta) = folder.sibling(".meta").get_if_present()? {
+        std::fs::write(dir.join(format!("{name}.meta")), &meta)?;
+    }
+    for i in 1.. {
+        let object = segment(folder, i);
+        let Some(meta) = object.sibling(".meta").get_if_present()? else {
+            break;
+        };
+        let path = local.join(format!("{name}_segment_{i}"));
+        download_to(&object, &File::create(&path)?)?;
+        std::fs::write(local.join(format!("{name}_segment_{i}.meta")), &meta)?;
+    }
+    Ok(local)
+}
+
+/// Uploads the folder of segments at `local` as the objects under `folder` (`NAME.hdfs/`):
+/// the local sidecar is removed first and sent last, so that a reader that needs it (DAPHNE)
+/// never takes a half-written folder for a whole one; segments an earlier, longer write left
+/// are removed.
+fn upload_segments(local: &Path, folder: &RemoteObject) -> Result<()> {
+    let local_meta = folder.sibling(".meta");
+    local_meta.delete_if_present()?;
+    let mut written = 0;
+    for i in 1.. {
+        let name = local.join(format!("{}_segment_{i}", folder.file_name()));
+        let Ok(file) = File::open(&name) else {
+            break;
+        };
+        let object = segment(folder, i);
+        upload_from(&file, &object)?;
+        let mut meta = name.into_os_string();
+        meta.push(".meta");
+        upload_from(&File::open(meta)?, &object.sibling(".meta"))?;
+        written = i;
+    }
+    for i in written + 1.. {
+        let stale = segment(folder, i);
+        if stale.sibling(".meta").get_if_present()?.is_none() {
+            stale.delete_if_present()?;
+            break;
+        }
+        stale.delete_if_present()?;
+        stale.sibling(".meta").delete_if_present()?;
+    }
+    let mut meta = local.to_path_buf().into_os_string();
+    meta.push(".meta");
+    upload_from(&File::open(meta)?, &local_meta).map(drop)
+}
+
 /// Uploads the file at `local` as `object`, then the sidecars written beside it (`.meta`,
 /// `.mtd`), then `index` as its block index (an older index is removed first: it would
 /// describe the old object).
@@ -178,7 +256,7 @@ pub fn upload_with_sidecars(
 ) -> Result<()> {
     if local.is_dir() {
         return Err(serde_daphne::Error::invalid(format!(
-            "{} would be a folder (a Zarr group, SystemDS parts, DAPHNE segments): folders are not uploaded to object storage yet; write it locally",
+            "{} would be a folder (a Zarr group, SystemDS parts): folders are not uploaded to object storage yet; write it locally",
             object.url()
         )));
     }
