@@ -158,6 +158,16 @@ def test_daphne_segments_are_objects_under_their_folder(s3, tool, tmp_path):
     assert np.array_equal(np.load(tmp_path / "again.npy"), m)
 
 
+def test_dask_reads_a_remote_file_in_worker_processes(s3):
+    """Regression: the storage options (a dict) made the per-process cache's key
+    unhashable."""
+    m = matrix(30, 20)
+    dbdf.save("s3://data/r.dbdf", m, tile=(10, 10), storage_options=s3.options())
+    x = dbdf.to_dask("s3://data/r.dbdf", storage_options=s3.options())
+    assert x.chunks == ((10, 10, 10), (10, 10))
+    assert np.array_equal(x.compute(scheduler="processes"), m)
+
+
 def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")

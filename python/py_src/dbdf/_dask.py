@@ -10,6 +10,7 @@ changed file is never served from a stale graph.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -64,7 +65,7 @@ class _Opened:
     def get(cls, path: str, stamp: tuple, options: dict) -> Any:
         from . import open as open_file
 
-        key = (path, stamp, tuple(sorted(options.items())))
+        key = (path, stamp, json.dumps(options, sort_keys=True))
         # Checked at every read, also of a file open already: a file replaced since keeps
         # its old bytes behind an open handle, which is the graph's version no longer.
         if stamp and _stamp(path) != stamp:
