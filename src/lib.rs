@@ -114,8 +114,8 @@ pub mod __private_0_1_0 {
         daphne_types_as_csr, meta_json, parse_meta, DAPHNE_SPARSITY_THRESHOLD,
     };
     pub use crate::io::{
-        appended, read_file, remove_stale_temporaries, replace_directory, scratch_file,
-        temporary_path, write_atomically, write_atomically_synced, write_buffered, Preallocating,
+        appended, read_file, remove_stale_temporaries, scratch_file, temporary_path,
+        write_atomically, write_atomically_synced, write_buffered, Preallocating,
     };
     pub use crate::names::{first_name, parse_name};
     pub use crate::options::check_alloc;

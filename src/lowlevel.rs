@@ -26,6 +26,8 @@
 //! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`], [`write_sidecar`],
 //!   [`sidecar_path`], and the local one of a folder of segments, [`write_segments_sidecar`].
 //! - Progress of long reads and writes: [`Progress`].
+//! - Formats that are folders (segments, part files, Zarr groups), written whole or not at
+//!   all: [`replace_directory`].
 //!
 //! ```
 //! use serde_daphne::lowlevel::{MatrixRef, RowCounts, CsrFill};
@@ -57,6 +59,7 @@
 
 pub use crate::io::meta::{read_sidecar, sidecar_path, write_segments_sidecar, write_sidecar};
 pub use crate::io::progress::Progress;
+pub use crate::io::replace_directory;
 pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
 pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 pub use crate::model::Meta;

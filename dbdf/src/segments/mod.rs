@@ -135,7 +135,7 @@ pub fn commit(staged: &Path, folder: &Path) -> Result<()> {
     let source = SegmentsSource::open(staged)?;
     let header = crate::pipe::Source::headers(&source)[0].clone();
     drop(source);
-    serde_daphne::__private_0_1_0::replace_directory(folder, sink::is_segment_folder, |dir| {
+    serde_daphne::lowlevel::replace_directory(folder, sink::is_segment_folder, |dir| {
         for entry in std::fs::read_dir(staged)? {
             let entry = entry?;
             std::fs::rename(entry.path(), dir.join(entry.file_name()))?;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{row_split, segment_path, WriteOptions};
 use crate::pipe::{Band, Cells, Pieces, Sink, Want};
-use serde_daphne::__private_0_1_0::replace_directory;
+use serde_daphne::lowlevel::replace_directory;
 use serde_daphne::lowlevel::write_segments_sidecar;
 use serde_daphne::with_value_type;
 use serde_daphne::DbdfWriter;

@@ -367,7 +367,7 @@ pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> ZarrSink {
 /// empty directory (it is left as it is).
 pub fn write(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();
-    serde_daphne::__private_0_1_0::replace_directory(path, is_zarr_group, |dir| {
+    serde_daphne::lowlevel::replace_directory(path, is_zarr_group, |dir| {
         write_store(&mut Directory(dir.to_owned()), object, options)
     })
 }

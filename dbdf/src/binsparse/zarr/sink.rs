@@ -93,7 +93,7 @@ impl Sink for ZarrSink {
         let options = &self.options;
         let v2 = options.zarr_version == ZarrVersion::V2;
         let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-        serde_daphne::__private_0_1_0::replace_directory(&self.path, is_zarr_group, |dir| {
+        serde_daphne::lowlevel::replace_directory(&self.path, is_zarr_group, |dir| {
             let mut arrays = arrays_of(format, vt, options, |name| {
                 let size = if name == "values" {
                     vt
