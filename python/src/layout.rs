@@ -118,3 +118,29 @@ pub fn commit_segments(py: Python<'_>, staged: PathBuf, folder: PathBuf) -> PyRe
     py.detach(|| dbdf::segments::commit(&staged, &folder))
         .py_err()
 }
+
+/// The segments of the folder of segments at `folder`, in row order, each as
+/// `(path, first_row, rows)`: opened and checked as one object (`dbdf::segments::source`).
+#[pyfunction]
+pub fn segment_files(py: Python<'_>, folder: PathBuf) -> PyResult<Vec<(PathBuf, u64, u64)>> {
+    py.detach(|| {
+        let source = dbdf::segments::source(&folder)?;
+        source
+            .segment_rows()
+            .into_iter()
+            .enumerate()
+            .map(|(k, rows)| {
+                let path = dbdf::segments::segment_path(&folder, k + 1)?;
+                Ok((path, rows.start, rows.end - rows.start))
+            })
+            .collect::<serde_daphne::Result<Vec<_>>>()
+    })
+    .py_err()
+}
+
+/// The file name of segment `i` (from 1) of a folder named `folder_name`
+/// (`dbdf::segments::segment_name`).
+#[pyfunction]
+pub fn segment_name(folder_name: &str, i: usize) -> String {
+    dbdf::segments::segment_name(folder_name, i)
+}

@@ -71,7 +71,7 @@ def test_a_changed_file_is_not_served_from_a_stale_graph(tmp_path, client):
     y = dbdf.to_dask(path)
     assert y.name != x.name
     assert y.sum().compute() == 2000
-    with pytest.raises(OSError, match="changed after the graph was built"):
+    with pytest.raises(OSError, match="changed after the read was planned"):
         x.sum().compute()
 
 

@@ -20,6 +20,7 @@ use super::{
 };
 use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
 use crate::pipe::Source;
+use crate::segments::segment_name;
 
 /// Sidecars fetched and sent with a file: DAPHNE's `.meta` and SystemDS's `.mtd`.
 const SIDECARS: [&str; 2] = [".meta", ".mtd"];
@@ -182,7 +183,7 @@ fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<PathBuf> {
 
 /// The object of segment `i` of the folder of segments `folder` (`NAME.hdfs/NAME.hdfs_segment_i`).
 fn segment(folder: &RemoteObject, i: usize) -> RemoteObject {
-    folder.sibling(&format!("/{}_segment_{i}", folder.file_name()))
+    folder.sibling(&format!("/{}", segment_name(folder.file_name(), i)))
 }
 
 /// Downloads the folder of segments behind `folder` (the objects under `NAME.hdfs/`) into
@@ -202,9 +203,12 @@ fn fetch_segments(folder: &RemoteObject, dir: &Path) -> Result<PathBuf> {
         let Some(meta) = object.sibling(".meta").get_if_present()? else {
             break;
         };
-        let path = local.join(format!("{name}_segment_{i}"));
+        let path = local.join(segment_name(&name, i));
         download_to(&object, &File::create(&path)?)?;
-        std::fs::write(local.join(format!("{name}_segment_{i}.meta")), &meta)?;
+        std::fs::write(
+            local.join(format!("{}.meta", segment_name(&name, i))),
+            &meta,
+        )?;
     }
     Ok(local)
 }
@@ -218,7 +222,7 @@ fn upload_segments(local: &Path, folder: &RemoteObject) -> Result<()> {
     local_meta.delete_if_present()?;
     let mut written = 0;
     for i in 1.. {
-        let name = local.join(format!("{}_segment_{i}", folder.file_name()));
+        let name = local.join(segment_name(folder.file_name(), i));
         let Ok(file) = File::open(&name) else {
             break;
         };

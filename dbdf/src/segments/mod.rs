@@ -62,7 +62,18 @@ pub fn row_split(rows: u64, workers: usize) -> Vec<std::ops::Range<u64>> {
 /// # Errors
 /// [`serde_daphne::ErrorKind::InvalidValue`] for a folder path without a UTF-8 file name.
 pub fn segment_path(folder: &Path, i: usize) -> Result<PathBuf> {
-    Ok(folder.join(format!("{}_segment_{i}", folder_name(folder)?)))
+    Ok(folder.join(segment_name(folder_name(folder)?, i)))
+}
+
+/// The file name of segment `i` (from 1) of a folder named `folder_name`:
+/// `NAME_segment_<i>`, the one place this rule of DAPHNE's layout is written down.
+pub fn segment_name(folder_name: &str, i: usize) -> String {
+    format!("{}{i}", segment_prefix(folder_name))
+}
+
+/// What the names of a folder's segments (and their sidecars) start with.
+pub(crate) fn segment_prefix(folder_name: &str) -> String {
+    format!("{folder_name}_segment_")
 }
 
 fn folder_name(folder: &Path) -> Result<&str> {

@@ -35,7 +35,7 @@ impl SegmentsSink {
 /// Whether the folder at `path` holds only segments and their sidecars and indexes, which a
 /// new write may replace.
 pub(super) fn is_segment_folder(path: &Path) -> bool {
-    let Ok(prefix) = super::folder_name(path).map(|n| format!("{n}_segment_")) else {
+    let Ok(prefix) = super::folder_name(path).map(super::segment_prefix) else {
         return false;
     };
     std::fs::read_dir(path).is_ok_and(|entries| {

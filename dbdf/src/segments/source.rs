@@ -71,7 +71,7 @@ impl SegmentsSource {
 /// (a missing one would drop its rows without a word).
 fn count_segments(folder: &Path) -> Result<usize> {
     let name = folder_name(folder)?;
-    let prefix = format!("{name}_segment_");
+    let prefix = super::segment_prefix(name);
     let entries = std::fs::read_dir(folder).map_err(|e| {
         Error::invalid(format!(
             "{}: not a folder of segments ({e})",

@@ -18,6 +18,8 @@ __all__ = [
     "open",
     "open_bytes",
     "save",
+    "segment_files",
+    "segment_name",
 ]
 
 
@@ -64,6 +66,8 @@ class DenseLayout:
     def commit(self, scratch: _Path, target: _Path, sync: bool) -> None: ...
 
 def commit_segments(staged: _Path, folder: _Path) -> None: ...
+def segment_files(folder: _Path) -> list[tuple[PathLike[str], int, int]]: ...
+def segment_name(folder_name: str, i: int) -> str: ...
 def load(
     path: _Path,
     dialect: Optional[str] = None,

@@ -1,0 +1,179 @@
+"""Where an object's rows are, for readers in other processes (Dask's workers, Spark's
+executors): one file, or the segments of a folder of DAPHNE's segmented layout, named by
+path and version so that a task carries a few hundred bytes, never an open handle.
+
+Each process opens a file once and keeps it (as xarray's ``CachingFileManager`` does); a
+file whose size or modification time is not the one the plan was made from is refused, so
+a changed file is never read as the plan's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from typing import Any, Iterator, Optional, Sequence
+
+from . import _dbdf
+
+
+def is_url(path: str) -> bool:
+    return "://" in path
+
+
+def stamp(path: str) -> tuple:
+    """What names a version of the file: its size and modification time (a URL: nothing
+    here; the store pins each read to the version it opened)."""
+    if is_url(path):
+        return ()
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns)
+
+
+class _Opened:
+    """The files this process has open, by path and version: opened once per process."""
+
+    lock = threading.Lock()
+    files: dict = {}
+
+    @classmethod
+    def get(cls, path: str, version: tuple, options: dict) -> Any:
+        from . import open as open_file
+
+        key = (path, version, json.dumps(options, sort_keys=True))
+        # Checked at every read, also of a file open already: a file replaced since keeps
+        # its old bytes behind an open handle, which is the plan's version no longer.
+        if version and stamp(path) != version:
+            raise OSError(
+                f"{path} changed after the read was planned (size, modification time): "
+                "plan it again"
+            )
+        with cls.lock:
+            handle = cls.files.get(key)
+        if handle is not None:
+            return handle
+        handle = open_file(path, **options)
+        with cls.lock:
+            return cls.files.setdefault(key, handle)
+
+
+class ObjectFiles:
+    """The rows of one object: object ``position`` of one file, or the one object of each
+    segment of a folder. It pickles as names and numbers."""
+
+    def __init__(self, files: list, position: int, rows: int, options: dict) -> None:
+        # files: [(path, stamp, first_row)] (one entry, or one per segment).
+        self.files = files
+        self.position = position
+        self.rows = rows
+        self.options = options
+
+    def token(self) -> tuple:
+        return ("dbdf", self.files, self.position, self.options)
+
+    def starts(self) -> list[int]:
+        """Where each file's rows start."""
+        return [first for _, _, first in self.files]
+
+    def pieces(self, r0: int, r1: int) -> Iterator[tuple[Any, int, int]]:
+        """Rows ``r0:r1`` as ``(lazy object, start, stop)`` of each file they overlap, in
+        order; one empty piece where they overlap none (an empty range), so that a reader
+        still gets the object's columns and types."""
+        given = False
+        for k, (path, version, first) in enumerate(self.files):
+            end = self.files[k + 1][2] if k + 1 < len(self.files) else self.rows
+            lo, hi = max(r0, first), min(r1, end)
+            if lo < hi or (not given and k + 1 == len(self.files)):
+                handle = _Opened.get(path, version, self.options)
+                obj = handle[0 if len(self.files) > 1 else self.position]
+                given = True
+                yield obj, lo - first, max(lo, hi) - first
+
+
+# Rows per part of an object stored as one block: about this many bytes of cells.
+BAND_BYTES = 128 << 20
+
+
+def grid(starts: Sequence[int], n: int) -> tuple:
+    """Part sizes along an axis of ``n`` from the positions where blocks start."""
+    edges = sorted({s for s in starts if 0 < s < n} | {0, n})
+    return tuple(b - a for a, b in zip(edges, edges[1:])) or (0,)
+
+
+def bands(n: int, per: int) -> tuple:
+    """Part sizes along an axis of ``n``: ``per`` each, the last what is left."""
+    per = max(1, per)
+    return tuple(min(per, n - s) for s in range(0, n, per)) or (0,)
+
+
+def row_bytes(obj: Any) -> int:
+    """About how many bytes a row of ``obj`` takes."""
+    rows, cols = obj.shape
+    if obj.data_type == "CSRMatrix":
+        return max(1, obj.nbytes_on_disk // max(1, rows))
+    if obj.data_type == "Frame":
+        return max(1, sum(t.itemsize for t in obj.dtype.values()))
+    return max(1, cols * obj.dtype.itemsize)
+
+
+def row_parts(where: "ObjectFiles", obj: Any) -> tuple:
+    """How many rows each part of a reading in parallel takes: the segments of a folder,
+    the file's rows of tiles where its blocks tile it, else bands of about ``BAND_BYTES``."""
+    if len(where.files) > 1:
+        return grid(where.starts(), where.rows)
+    row_starts = {b["row"] for b in obj.blocks}
+    if len(row_starts) > 1:
+        return grid(sorted(row_starts), where.rows)
+    return bands(where.rows, BAND_BYTES // row_bytes(obj))
+
+
+def locate(path: str, i: int, options: dict) -> tuple[ObjectFiles, Any]:
+    """Object ``i`` of the file at ``path``, or the object of the folder of segments at
+    ``path``: where its rows are, and a lazy object that tells its type and columns (of the
+    first segment, for a folder)."""
+    from . import open as open_file
+
+    if not is_url(path) and os.path.isdir(path):
+        segments = _dbdf.segment_files(path)
+        files = [(os.fspath(p), stamp(os.fspath(p)), first) for p, first, _ in segments]
+        rows = segments[-1][1] + segments[-1][2]
+        position = 0
+    else:
+        files = [(path, stamp(path), 0)]
+        position = i
+        rows = -1
+    where = ObjectFiles(files, position, rows, options)
+    with open_file(files[0][0], **options) as f:
+        obj = f[position]
+    if rows < 0:
+        where.rows = obj.shape[0]
+    return where, obj
+
+
+SEGMENTS_FORMATS = ("segments", "daphne-segments", "hdfs")
+
+
+def is_segments_target(target: str, to_format: Optional[str]) -> bool:
+    """Whether a write to ``target`` makes a folder of DAPHNE's segments: asked for by name,
+    or by the ``.hdfs`` extension (as ``dbdf convert`` decides)."""
+    if to_format is not None:
+        return to_format.lower() in SEGMENTS_FORMATS
+    return target.endswith(".hdfs")
+
+
+def stage_segments(target: str, writer: str) -> tuple[str, str]:
+    """A new scratch folder beside ``target`` (hidden, named for ``writer``) and in it the
+    folder, named as ``target``, where writers in any process put their segments before
+    ``_dbdf.commit_segments`` moves them in place: ``(scratch, staged)``."""
+    parent = os.path.dirname(os.path.abspath(target))
+    name = os.path.basename(os.path.normpath(target))
+    scratch = os.path.join(parent, f".{name}.tmp-{uuid.uuid4().hex[:12]}-{writer}")
+    staged = os.path.join(scratch, name)
+    os.makedirs(staged)
+    return scratch, staged
+
+
+def open_options(dialect: Optional[str], storage_options: Optional[dict]) -> dict:
+    options = {"dialect": dialect, "storage_options": storage_options}
+    return {k: v for k, v in options.items() if v is not None}
