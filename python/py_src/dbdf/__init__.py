@@ -45,6 +45,15 @@ __version__ = "0.1.0"
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 
+def __getattr__(name: str) -> Any:
+    # dbdf.spark imports pyspark: loaded on first use, not with the package.
+    if name == "spark":
+        import importlib
+
+        return importlib.import_module(".spark", __name__)
+    raise AttributeError(f"module 'dbdf' has no attribute {name!r}")
+
+
 def _result(
     raws: list,
     as_pandas: bool,

@@ -47,7 +47,7 @@ class _ObjectChunks:
     def __getitem__(self, key: tuple) -> Any:
         rows, cols = key
         r0, r1, _ = rows.indices(self.shape[0])
-        parts = [obj[lo:hi, cols] for obj, lo, hi in self.where.pieces(r0, r1)]
+        parts = [obj[lo:hi, cols] for obj, lo, hi, _ in self.where.pieces(r0, r1)]
         if self.sparse:
             import scipy.sparse as sp
 
@@ -159,7 +159,7 @@ def _read_rows(part: tuple) -> Any:
 
     where, r0, r1 = part
     columns: dict = {}
-    for obj, lo, hi in where.pieces(r0, r1):
+    for obj, lo, hi, _ in where.pieces(r0, r1):
         for label, values in obj.rows(lo, hi).items():
             columns.setdefault(label, []).append(values)
     frame = pd.DataFrame({k: np.concatenate(v) for k, v in columns.items()})

@@ -76,10 +76,11 @@ class ObjectFiles:
         """Where each file's rows start."""
         return [first for _, _, first in self.files]
 
-    def pieces(self, r0: int, r1: int) -> Iterator[tuple[Any, int, int]]:
-        """Rows ``r0:r1`` as ``(lazy object, start, stop)`` of each file they overlap, in
-        order; one empty piece where they overlap none (an empty range), so that a reader
-        still gets the object's columns and types."""
+    def pieces(self, r0: int, r1: int) -> Iterator[tuple[Any, int, int, int]]:
+        """Rows ``r0:r1`` as ``(lazy object, start, stop, first)`` of each file they overlap,
+        in order, ``first`` being where the file's rows start in the object; one empty piece
+        where they overlap none (an empty range), so that a reader still gets the object's
+        columns and types."""
         given = False
         for k, (path, version, first) in enumerate(self.files):
             end = self.files[k + 1][2] if k + 1 < len(self.files) else self.rows
@@ -88,7 +89,7 @@ class ObjectFiles:
                 handle = _Opened.get(path, version, self.options)
                 obj = handle[0 if len(self.files) > 1 else self.position]
                 given = True
-                yield obj, lo - first, max(lo, hi) - first
+                yield obj, lo - first, max(lo, hi) - first, first
 
 
 # Rows per part of an object stored as one block: about this many bytes of cells.
