@@ -144,3 +144,17 @@ pub fn segment_files(py: Python<'_>, folder: PathBuf) -> PyResult<Vec<(PathBuf, 
 pub fn segment_name(folder_name: &str, i: usize) -> String {
     dbdf::segments::segment_name(folder_name, i)
 }
+
+/// Whether a write to `target` makes a folder of DAPHNE's segments: `to_format` names the
+/// segments format, or, without one, `target`'s extension does (`dbdf::convert::Format`,
+/// as `dbdf convert` decides).
+#[pyfunction]
+#[pyo3(signature = (target, to_format=None))]
+pub fn writes_segments(target: PathBuf, to_format: Option<&str>) -> PyResult<bool> {
+    use dbdf::convert::Format;
+    let format = match to_format {
+        Some(name) => Some(crate::errors::parse_name::<Format>(name)?),
+        None => Format::of_path(&target, false),
+    };
+    Ok(format == Some(Format::Segments))
+}

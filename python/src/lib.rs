@@ -229,6 +229,7 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout::commit_segments, m)?)?;
     m.add_function(wrap_pyfunction!(layout::segment_files, m)?)?;
     m.add_function(wrap_pyfunction!(layout::segment_name, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::writes_segments, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -20,7 +20,6 @@ from ._files import (
     ObjectFiles,
     bands,
     grid,
-    is_segments_target,
     locate,
     open_options,
     row_parts,
@@ -204,7 +203,7 @@ def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
     if array.ndim != 2:
         raise ValueError(f"store writes 2-D arrays; this one has {array.ndim} dimensions")
     kind, _ = _value_type(np.empty(0, dtype=array.dtype), "the array")
-    segments = is_segments_target(target, to_format)
+    segments = _dbdf.writes_segments(target, to_format)
     if 0 in array.shape:
         from . import convert, save
 

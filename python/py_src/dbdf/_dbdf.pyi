@@ -20,6 +20,7 @@ __all__ = [
     "save",
     "segment_files",
     "segment_name",
+    "writes_segments",
 ]
 
 
@@ -68,6 +69,7 @@ class DenseLayout:
 def commit_segments(staged: _Path, folder: _Path) -> None: ...
 def segment_files(folder: _Path) -> list[tuple[PathLike[str], int, int]]: ...
 def segment_name(folder_name: str, i: int) -> str: ...
+def writes_segments(target: _Path, to_format: Optional[str] = None) -> bool: ...
 def load(
     path: _Path,
     dialect: Optional[str] = None,

@@ -152,17 +152,6 @@ def locate(path: str, i: int, options: dict) -> tuple[ObjectFiles, Any]:
     return where, obj
 
 
-SEGMENTS_FORMATS = ("segments", "daphne-segments", "hdfs")
-
-
-def is_segments_target(target: str, to_format: Optional[str]) -> bool:
-    """Whether a write to ``target`` makes a folder of DAPHNE's segments: asked for by name,
-    or by the ``.hdfs`` extension (as ``dbdf convert`` decides)."""
-    if to_format is not None:
-        return to_format.lower() in SEGMENTS_FORMATS
-    return target.endswith(".hdfs")
-
-
 def stage_segments(target: str, writer: str) -> tuple[str, str]:
     """A new scratch folder beside ``target`` (hidden, named for ``writer``) and in it the
     folder, named as ``target``, where writers in any process put their segments before

@@ -57,7 +57,6 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import (
     ArrayType,
     ByteType,
-    DataType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -89,12 +88,9 @@ _SPARK_TYPES = {
     "f32": FloatType(),
     "f64": DoubleType(),
 }
-_ARROW_TYPES = {
-    "u8": pa.uint8(),
-    "u16": pa.uint16(),
-    "u32": pa.uint32(),
-    "u64": pa.uint64(),
-}
+# The unsigned types, as Arrow has them and as Spark's widened types are in Arrow.
+_ARROW_TYPES = {"u8": pa.uint8(), "u16": pa.uint16(), "u32": pa.uint32(), "u64": pa.uint64()}
+_WIDENED = {"u8": pa.int16(), "u16": pa.int32(), "u32": pa.int64(), "u64": pa.decimal128(20, 0)}
 _LAYOUTS = ("columns", "array", "triples")
 
 
@@ -266,9 +262,7 @@ class _Reader(DataSourceReader):
 def _arrow(values: np.ndarray, value_type: str) -> pa.Array:
     """A column of the file's type as Spark takes it (unsigned types widened)."""
     if value_type in _ARROW_TYPES:
-        arr = pa.array(values, type=_ARROW_TYPES[value_type])
-        return arr.cast(pa.decimal128(20, 0) if value_type == "u64" else {
-            "u8": pa.int16(), "u16": pa.int32(), "u32": pa.int64()}[value_type])
+        return pa.array(values, type=_ARROW_TYPES[value_type]).cast(_WIDENED[value_type])
     return pa.array(values)
 
 
@@ -410,24 +404,20 @@ class _Writer(DataSourceArrowWriter):
                              key=lambda m: m.partition)
             # Empty partitions make no segment, unless all are: the layout needs one.
             kept = [m for m in written if m.rows] or written[:1]
-            name = os.path.basename(self.staged)
-            k = 0
+            earlier = []
             if not self.overwrite and os.path.exists(self.target):
                 if self.if_exists == "error":
                     raise FileExistsError(f"{self.target} appeared while the job ran")
                 # Appending: the segments there come first (linked, not copied), then ours.
-                for path, _, _ in _dbdf.segment_files(self.target):
-                    k += 1
-                    for suffix in ("", ".meta"):
-                        os.link(os.fspath(path) + suffix,
-                                os.path.join(self.staged, _dbdf.segment_name(name, k) + suffix))
-            if not kept and k == 0:
+                earlier = [os.fspath(p) for p, _, _ in _dbdf.segment_files(self.target)]
+            if not kept and not earlier:
                 kept = [self._empty_segment()]
-            for m in kept:
-                k += 1
-                for suffix in ("", ".meta"):
-                    os.rename(m.path + suffix,
-                              os.path.join(self.staged, _dbdf.segment_name(name, k) + suffix))
+            name = os.path.basename(self.staged)
+            sources = [(p, os.link) for p in earlier] + [(m.path, os.rename) for m in kept]
+            for k, (path, place) in enumerate(sources, 1):
+                for suffix in ("", ".meta"):  # the segment and its sidecar
+                    place(path + suffix,
+                          os.path.join(self.staged, _dbdf.segment_name(name, k) + suffix))
             _dbdf.commit_segments(self.staged, self.target)
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
