@@ -8,8 +8,10 @@ Needs the `dbdf` package with its `spark` extra (pyspark 4, Java 17).
 - `frame`: a frame of 8 f64 columns, `--gib` GiB, saved by `dbdf.save` (untiled: row bands
   of 128 MiB become the partitions) and converted to Parquet by `dbdf convert` (our Parquet
   sink, uncompressed).
-- `matrix`: a 16384 x 8192 f64 matrix (1 GiB), saved tiled by rows (2048 x 8192), as
-  columns `c0..c8191`; the same through our Parquet sink.
+- `matrix`: a 16384 x 8192 f64 matrix (1 GiB), saved tiled by rows (2048 x 8192), read as
+  columns `c0..c8191` and as one array column (`layout="array"`); the same through our
+  Parquet sink. Spark's 8192 per-column sums take minutes on either side, so they run only
+  with `--matrix-sums`.
 
 For each, `count()` and the per-column `sum()`s through `spark.read.format("dbdf")` and
 through `spark.read.parquet`, on `local[2]`, results against numpy's; then `df.write` of
@@ -75,15 +77,18 @@ def timed(f, repeat):
     return statistics.median(times), value, peak.peak
 
 
-def compare(spark, name, dbdf_path, parquet_path, want_sums, rows, repeat):
+def compare(spark, name, dbdf_path, parquet_path, want_sums, rows, repeat, layout="columns",
+            sums=True):
     from pyspark.sql import functions as F
 
-    ours = spark.read.format("dbdf").load(dbdf_path)
+    ours = spark.read.format("dbdf").option("layout", layout).load(dbdf_path)
     theirs = spark.read.parquet(parquet_path)
-    print(f"{name}: {ours.rdd.getNumPartitions()} partitions (dbdf), "
+    print(f"{name}, layout {layout}: {ours.rdd.getNumPartitions()} partitions (dbdf), "
           f"{theirs.rdd.getNumPartitions()} (parquet)")
-    for what, run in [("count", lambda df: df.count()),
-                      ("sums", lambda df: df.agg(*[F.sum(c) for c in df.columns]).first())]:
+    runs = [("count", lambda df: df.count())]
+    if sums:
+        runs.append(("sums", lambda df: df.agg(*[F.sum(c) for c in df.columns]).first()))
+    for what, run in runs:
         t_ours, v_ours, p_ours = timed(lambda: run(ours), repeat)
         t_theirs, v_theirs, p_theirs = timed(lambda: run(theirs), repeat)
         if what == "count":
@@ -101,6 +106,8 @@ def main():
     parser.add_argument("--gib", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-matrix", action="store_true")
+    parser.add_argument("--matrix-sums", action="store_true",
+                        help="also the 8192 per-column sums of the matrix (minutes on each side)")
     args = parser.parse_args()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     import dbdf
@@ -127,8 +134,9 @@ def main():
         sums = m.sum(axis=0)
         del m
         dbdf.convert(mpath, mpath.replace(".dbdf", ".parquet"), compression="none")
-        compare(spark, "matrix 16384 x 8192 f64", mpath, mpath.replace(".dbdf", ".parquet"),
-                sums, 16384, args.repeat)
+        for layout in ("columns", "array"):
+            compare(spark, "matrix 16384 x 8192 f64", mpath, mpath.replace(".dbdf", ".parquet"),
+                    sums, 16384, args.repeat, layout, args.matrix_sums and layout == "columns")
     out = os.path.join(args.dir, "r.dbdf.hdfs")
     table = spark.range(rows).selectExpr(*[f"cast(id + {j} as double) as x{j}"
                                           for j in range(8)])
