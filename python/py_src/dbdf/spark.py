@@ -54,6 +54,7 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
+from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
 from pyspark.sql.types import (
     ArrayType,
     ByteType,
@@ -88,9 +89,9 @@ _SPARK_TYPES = {
     "f32": FloatType(),
     "f64": DoubleType(),
 }
-# The unsigned types, as Arrow has them and as Spark's widened types are in Arrow.
+# The unsigned types as Arrow has them, and the Spark types that hold them, in Arrow.
 _ARROW_TYPES = {"u8": pa.uint8(), "u16": pa.uint16(), "u32": pa.uint32(), "u64": pa.uint64()}
-_WIDENED = {"u8": pa.int16(), "u16": pa.int32(), "u32": pa.int64(), "u64": pa.decimal128(20, 0)}
+_WIDENED = {vt: to_arrow_type(_SPARK_TYPES[vt]) for vt in _ARROW_TYPES}
 _LAYOUTS = ("columns", "array", "triples")
 
 
@@ -233,8 +234,6 @@ class _Rows(InputPartition):
 
 class _Reader(DataSourceReader):
     def __init__(self, plan: _Plan, schema: StructType) -> None:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         self.plan = plan
         self.wanted = to_arrow_schema(schema)
         self.given = to_arrow_schema(plan.schema)
@@ -346,8 +345,6 @@ class _Writer(DataSourceArrowWriter):
         obj = options.get("object", "frame").lower()
         if obj not in ("frame", "matrix"):
             raise ValueError(f"object must be 'frame' or 'matrix', not {obj!r}")
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         file_types = {f.name: f.metadata[_VALUE_TYPE_KEY] for f in schema.fields
                       if f.metadata.get(_VALUE_TYPE_KEY) in _ARROW_TYPES}
         _check_writable(schema, file_types)
