@@ -8,7 +8,9 @@
 //! default) and does nothing in `never` mode or on systems other than Linux; in `always` mode
 //! the kernel does it anyway. [`set_huge_pages`] turns it off for the process.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Buffers smaller than this are left alone: a huge page would be most of them.
 const FROM: usize = 4 << 20;
@@ -29,34 +31,106 @@ pub fn huge_pages() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Advises huge pages for the 2 MiB-aligned part of the `len` bytes at `ptr`, which must not
-/// have been touched yet to gain anything. Large buffers only; nothing outside Linux.
-pub(crate) fn advise<T>(ptr: *const T, len: usize) {
-    if !advised(len) {
-        return;
+/// Advises huge pages for the 2 MiB-aligned part of `fresh`, memory not touched yet, when
+/// they fault in faster than small pages now; whether it did. Large buffers only; nothing
+/// outside Linux.
+///
+/// Which kind of page faults in faster depends on the state of memory, not only on the
+/// machine: in a virtual machine whose free memory the host takes back (free page reporting
+/// does so for whole free 2 MiB blocks), a huge page may come from memory the host must back
+/// again. So a buffer of a few huge pages first faults in one huge page and one aligned 2 MiB
+/// range of small pages, and the faster decides for the rest.
+///
+/// A buffer advised huge pages must then be faulted in by one thread at a time (see
+/// [`fault_in_on_every_core`]).
+pub(crate) fn advise(fresh: &mut [MaybeUninit<u8>]) -> bool {
+    if !advised(fresh.len()) {
+        return false;
     }
-    let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
-    let end = (ptr as usize + len) / HUGE_PAGE * HUGE_PAGE;
+    let at = fresh.as_ptr() as usize;
+    let start = at.next_multiple_of(HUGE_PAGE) - at;
+    let end = (at + fresh.len()) / HUGE_PAGE * HUGE_PAGE - at;
     if end <= start {
-        return;
+        return false;
     }
+    let mut aligned = &mut fresh[start..end];
+    if aligned.len() >= PROBE_FROM {
+        let (probe, rest) = aligned.split_at_mut(2 * HUGE_PAGE);
+        let (huge, small) = probe.split_at_mut(HUGE_PAGE);
+        if !advise_range(huge) {
+            return false;
+        }
+        let took_huge = fault_in(huge);
+        if fault_in(small) < took_huge {
+            return false;
+        }
+        aligned = rest;
+    }
+    advise_range(aligned)
+}
+
+/// Aligned buffers of at least this many bytes decide by a probe (two of them).
+const PROBE_FROM: usize = 8 * HUGE_PAGE;
+
+/// Advises huge pages for `range`, whose ends are 2 MiB-aligned; whether the kernel took it.
+fn advise_range(range: &mut [MaybeUninit<u8>]) -> bool {
     #[cfg(target_os = "linux")]
-    // SAFETY: the range lies inside one live allocation the caller owns (its aligned
-    // middle), and MADV_HUGEPAGE is advice only: it changes neither the mapping's contents
-    // nor its validity, and an error (THP unavailable) leaves everything as it was.
+    // SAFETY: the range is memory the caller borrows exclusively, inside one live allocation,
+    // and MADV_HUGEPAGE is advice only: it changes neither the mapping's contents nor its
+    // validity, and an error (THP unavailable) leaves everything as it was.
     #[allow(unsafe_code)]
     unsafe {
-        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        libc::madvise(range.as_mut_ptr().cast(), range.len(), libc::MADV_HUGEPAGE) == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = range;
+        false
     }
 }
 
-/// Advises huge pages for a vector's spare capacity (before it is written).
-pub fn advise_huge_pages_spare<T>(v: &Vec<T>) {
-    let spare = v.capacity() - v.len();
-    advise(
-        v.as_ptr().wrapping_add(v.len()),
-        spare * std::mem::size_of::<T>(),
-    );
+/// Touches each 4 KiB page of `fresh` (a zero byte each) and says how long that took.
+fn fault_in(fresh: &mut [MaybeUninit<u8>]) -> Duration {
+    let started = Instant::now();
+    for byte in fresh.iter_mut().step_by(4096) {
+        // Through `black_box`: a store of zero into fresh memory must not be dropped.
+        *std::hint::black_box(byte) = MaybeUninit::new(0);
+    }
+    started.elapsed()
+}
+
+/// The bytes of `values`, which may be uninitialized or values of any type, to write zeros
+/// into.
+pub(crate) fn as_bytes_mut<T>(values: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
+    // SAFETY: the same memory, exclusively borrowed for the same lifetime; `MaybeUninit<u8>`
+    // has alignment 1 and no invalid bit pattern, and what callers write through it (zero
+    // bytes into memory not yet holding values, or zeros over zeros) leaves every `T` as it
+    // was allowed to be.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), std::mem::size_of_val(values))
+    }
+}
+
+/// Advises huge pages for a vector's spare capacity (before it is written) when they fault in
+/// faster now (see the module); whether it did.
+pub fn advise_huge_pages_spare<T>(v: &mut Vec<T>) -> bool {
+    advise(as_bytes_mut(v.spare_capacity_mut()))
+}
+
+/// Advises huge pages for a new zeroed buffer, not touched yet, as [`advise_huge_pages_spare`].
+pub(crate) fn advise_huge_pages_zeroed<T: bytemuck::Zeroable>(v: &mut [T]) -> bool {
+    // Zeros are written over zeros: every `T` stays zero.
+    let values: &mut [MaybeUninit<T>] = {
+        #[allow(unsafe_code)]
+        // SAFETY: `MaybeUninit<T>` has `T`'s layout; initialized values are valid
+        // `MaybeUninit`s, and only zero bytes are written through the view, which a
+        // `Zeroable` `T` holds.
+        unsafe {
+            std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len())
+        }
+    };
+    advise(as_bytes_mut(values))
 }
 
 /// Buffers at least this large are faulted in on every core before they are filled.
@@ -66,36 +140,39 @@ const PREFAULT_FROM: usize = 32 << 20;
 /// zeroes the fresh pages in parallel: reading a 168 MB file into new vectors spent half its
 /// time in the kernel's page clearing on one core (measured with `perf`), before the copy.
 /// The values stay what they were (zeros are written over zeros).
+///
+/// A buffer that may be in huge pages is touched from this thread only: huge-page faults
+/// taken by two threads at once stall for up to a hundred milliseconds (a 128 MiB copy on two
+/// cores in a virtual machine took 20 ms or 150 ms), while small pages fault well in parallel.
 pub fn fault_in_on_every_core<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
     let threads = crate::threads::workers();
-    if std::mem::size_of_val(buffer) < PREFAULT_FROM || threads < 2 {
+    let size = std::mem::size_of_val(buffer);
+    if size < PREFAULT_FROM {
         return;
     }
     let stride = (4096 / std::mem::size_of::<T>().max(1)).max(1);
-    let per_thread = buffer.len().div_ceil(threads);
-    crate::threads::on_every_core(buffer.chunks_mut(per_thread), |part| {
+    let touch = |part: &mut [T]| {
         for i in (0..part.len()).step_by(stride) {
             // Through `black_box`: the compiler may know calloc's memory is zero and drop a
             // store of zero into it.
             *std::hint::black_box(&mut part[i]) = T::zeroed();
         }
-    });
+    };
+    if threads < 2 || advised(size) {
+        return touch(buffer);
+    }
+    let per_thread = buffer.len().div_ceil(threads);
+    crate::threads::on_every_core(buffer.chunks_mut(per_thread), touch);
+}
+
+/// Touches each 4 KiB page of a new buffer advised huge pages, not touched yet, on the
+/// calling thread, so that the copies that fill it next on every core take no page faults
+/// (see [`fault_in_on_every_core`]).
+pub(crate) fn fault_in_on_this_thread(buffer: &mut [MaybeUninit<u8>]) {
+    fault_in(buffer);
 }
 
 /// Whether a new buffer of `len` bytes is advised huge pages.
 fn advised(len: usize) -> bool {
     cfg!(target_os = "linux") && len >= FROM && huge_pages() && !crate::platform::portable()
-}
-
-/// Touches each 4 KiB page of a new, not yet touched buffer on the calling thread, so that
-/// the copies that fill it next take no page faults. One thread at a time: huge-page faults
-/// taken by several threads at once can stall for a long time. Buffers not advised huge
-/// pages are left to fault 4 KiB at a time in the copies, on every core, which is faster.
-pub(crate) fn fault_in_on_this_thread(buffer: &mut [std::mem::MaybeUninit<u8>]) {
-    if !advised(buffer.len()) {
-        return;
-    }
-    for byte in buffer.iter_mut().step_by(4096) {
-        *byte = std::mem::MaybeUninit::new(0);
-    }
 }

@@ -84,7 +84,7 @@ fn as_usize<N: CsrIndex>(indices: &[N]) -> Cow<'_, [usize]> {
         return Cow::Borrowed(bytemuck::cast_slice(indices));
     }
     let mut wide = Vec::with_capacity(indices.len());
-    crate::pages::advise_huge_pages_spare(&wide);
+    crate::pages::advise_huge_pages_spare(&mut wide);
     wide.extend(indices.iter().map(|i| i.index_unchecked()));
     Cow::Owned(wide)
 }

@@ -315,7 +315,7 @@ pub(crate) fn records_from_columns<'de, R: Deserialize<'de>>(
         Some(column) => column.len(),
         None => rows.min(1 << 12),
     });
-    crate::pages::advise_huge_pages_spare(&out);
+    crate::pages::advise_huge_pages_spare(&mut out);
     let frame = FrameData {
         labels,
         columns,

@@ -172,7 +172,7 @@ pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>
             bytes: (indices.len() * std::mem::size_of::<I>()) as u128,
         })
     })?;
-    crate::pages::advise_huge_pages_spare(&out);
+    crate::pages::advise_huge_pages_spare(&mut out);
     out.extend(indices.iter().map(|&i| I::from_usize_unchecked(i)));
     Ok(out)
 }

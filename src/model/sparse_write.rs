@@ -185,8 +185,8 @@ fn write_rows<T: Element, N: CsrIndex, P: CsrIndex, W: Write>(
             let new_buffer = || {
                 let kept = KEPT.lock().ok().and_then(|mut kept| kept.pop());
                 kept.unwrap_or_else(|| {
-                    let buf = Vec::with_capacity(RUN + RUN / 2);
-                    crate::pages::advise_huge_pages_spare(&buf);
+                    let mut buf = Vec::with_capacity(RUN + RUN / 2);
+                    crate::pages::advise_huge_pages_spare(&mut buf);
                     buf
                 })
             };

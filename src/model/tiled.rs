@@ -325,10 +325,9 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
             bytes: total as u128,
         })
     })?;
-    crate::pages::advise_huge_pages_spare(out);
-    // The fresh pages are faulted in here, on one thread, before the copies run on every core:
-    // huge-page faults taken by two threads at once stall some writes for a long time.
-    crate::pages::fault_in_on_this_thread(&mut out.spare_capacity_mut()[..total]);
+    if crate::pages::advise_huge_pages_spare(out) {
+        crate::pages::fault_in_on_this_thread(&mut out.spare_capacity_mut()[..total]);
+    }
     // Each tile's bytes, in order, then gathered into a run per thread of about equal size.
     let mut rest = &mut out.spare_capacity_mut()[..total];
     let per_thread = total.div_ceil(workers());

@@ -331,9 +331,9 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
     let mut col_indices: Vec<usize> = Vec::with_capacity(capacity);
     let mut values: Vec<T> = Vec::with_capacity(capacity);
     // Fresh output: huge pages before the first touch.
-    crate::pages::advise_huge_pages_spare(&row_offsets);
-    crate::pages::advise_huge_pages_spare(&col_indices);
-    crate::pages::advise_huge_pages_spare(&values);
+    crate::pages::advise_huge_pages_spare(&mut row_offsets);
+    crate::pages::advise_huge_pages_spare(&mut col_indices);
+    crate::pages::advise_huge_pages_spare(&mut values);
     row_offsets.push(0);
     let mut counted: u64 = 0;
     for row in 0..rows {

@@ -32,13 +32,13 @@ impl_swap!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i8 => u8, i16 => u16, i
 /// `len` zeros, allocated fallibly and zeroed by the allocator: pages that stay zero (a
 /// large matrix stored as empty blocks) are never touched.
 pub fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
-    let v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| {
+    let mut v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| {
         Error::from(ErrorImpl::OutOfMemory {
             bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
         })
     })?;
     // Large zeroed allocations are fresh pages, not yet touched.
-    crate::pages::advise(v.as_ptr(), len * std::mem::size_of::<T>());
+    crate::pages::advise_huge_pages_zeroed(&mut v);
     Ok(v)
 }
 
@@ -85,8 +85,11 @@ pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
             bytes: bytes.len() as u128,
         })
     })?;
-    crate::pages::advise_huge_pages_spare(&v);
-    // Large copies run on every core: each core takes the faults of its own fresh pages.
+    // Large copies run on every core, each core taking the faults of its own fresh pages;
+    // huge pages are faulted in first, here, as they fault one thread at a time (see `pages`).
+    if crate::pages::advise_huge_pages_spare(&mut v) {
+        crate::pages::fault_in_on_this_thread(crate::pages::as_bytes_mut(v.spare_capacity_mut()));
+    }
     let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
     let spare = &mut v.spare_capacity_mut()[..n];
     let parts = spare

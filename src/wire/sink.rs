@@ -201,7 +201,7 @@ impl<W: Write> Sink<W> {
         if self.direct && self.buf.capacity() - self.buf.len() < len {
             // The output grows into fresh memory: huge pages before its first touch.
             self.buf.reserve(len);
-            crate::pages::advise_huge_pages_spare(&self.buf);
+            crate::pages::advise_huge_pages_spare(&mut self.buf);
         }
         extend_le(&mut self.buf, values);
         self.after_push()
@@ -221,7 +221,7 @@ impl<W: Write> Sink<W> {
                     bytes: u128::from(bytes),
                 })
             })?;
-            crate::pages::advise_huge_pages_spare(&self.buf);
+            crate::pages::advise_huge_pages_spare(&mut self.buf);
         }
         Ok(())
     }
@@ -238,7 +238,7 @@ impl<W: Write> Sink<W> {
         if self.direct {
             if self.buf.capacity() - self.buf.len() < bytes {
                 self.buf.reserve(bytes);
-                crate::pages::advise_huge_pages_spare(&self.buf);
+                crate::pages::advise_huge_pages_spare(&mut self.buf);
             }
             rows.for_each(|row| extend_le(&mut self.buf, row));
             return Ok(());

@@ -387,7 +387,7 @@ fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) 
         let src = array.values();
         // A fresh buffer in huge pages: a band's columns are new memory every time.
         let mut values = Vec::with_capacity(src.len());
-        serde_daphne::__private_0_1_0::advise_huge_pages_spare(&values);
+        serde_daphne::__private_0_1_0::advise_huge_pages_spare(&mut values);
         values.extend_from_slice(src);
         if let (Some(nan_fill), Some(mask)) = (fill, array.nulls()) {
             let with = if nan_fill { nan } else { T::Native::default() };
