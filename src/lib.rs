@@ -80,7 +80,8 @@ pub use io::{
 pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};
 pub use ser::{
-    append_to_vec, append_to_vec_with, to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
+    append_to_vec, append_to_vec_with, serialized_len, serialized_len_with, to_uninit_slice_with,
+    to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
 };
 pub use wire::read_at::{Positional, ReadAt};
 pub use wire::{

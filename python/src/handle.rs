@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyDict;
 use serde_daphne::CsrIndex;
 use serde_daphne::CsrParts;
@@ -20,7 +21,9 @@ use crate::decoded::{csr, decode, dims, CsrSource, Decoded};
 /// A file or an in-memory buffer, indexed.
 pub enum Source {
     File(DbdfFile<FileReader>),
-    Bytes(DbdfFile<Cursor<Vec<u8>>>),
+    /// A Python `bytes` object, read where it is (it is immutable, and held until the source
+    /// is dropped).
+    Bytes(DbdfFile<Cursor<PyBackedBytes>>),
 }
 
 impl Source {
@@ -28,7 +31,7 @@ impl Source {
         DbdfFile::open_with(path, options).map(Source::File)
     }
 
-    pub fn from_bytes(bytes: Vec<u8>, options: &Options) -> Result<Source> {
+    pub fn from_bytes(bytes: PyBackedBytes, options: &Options) -> Result<Source> {
         DbdfFile::from_reader_with(Cursor::new(bytes), options).map(Source::Bytes)
     }
 

@@ -8,12 +8,14 @@
 //! - [`errors`]: the crate's errors as `DbdfError`/`OSError`;
 //! - [`decoded`]: decoded objects to numpy arrays, without copies;
 //! - [`borrowed`]: numpy buffers borrowed for writing;
+//! - [`bytes`]: new `bytes` objects filled without a copy;
 //! - [`handle`]: the lazy index and window reads;
 //! - [`convert`]: file-to-file conversions;
 //! - [`remote`]: URLs of object storage and HTTP wherever a path is taken;
 //! - [`layout`]: tiled dense files whose tiles any process writes (Dask's workers).
 
 mod borrowed;
+mod bytes;
 mod convert;
 mod decoded;
 mod errors;
@@ -24,6 +26,7 @@ mod remote;
 use dbdf::remote::Location;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyList};
 use serde_daphne::{BlockPolicy, Dialect, Options};
 use std::collections::HashMap;
@@ -68,7 +71,7 @@ fn load<'py>(
 #[pyo3(signature = (data, dialect=None, object=None, max_alloc=None))]
 fn loads<'py>(
     py: Python<'py>,
-    data: Vec<u8>,
+    data: PyBackedBytes,
     dialect: Option<&str>,
     object: Option<usize>,
     max_alloc: Option<u64>,
@@ -154,7 +157,8 @@ fn save(
     })
 }
 
-/// `items` as the bytes of a `.dbdf` file.
+/// `items` as the bytes of a `.dbdf` file: measured first, then encoded once, straight into
+/// the new `bytes` object.
 #[pyfunction]
 #[pyo3(signature = (items, dialect="spec", tile=None, block="auto", narrow=false))]
 fn dumps<'py>(
@@ -173,8 +177,19 @@ fn dumps<'py>(
             .map(Borrowed::view)
             .collect::<PyResult<_>>()?,
     );
-    let bytes = py.detach(|| serde_daphne::to_vec_with(&views, &options).py_err())?;
-    Ok(PyBytes::new(py, &bytes))
+    let len = py.detach(|| serde_daphne::serialized_len_with(&views, &options).py_err())?;
+    let len = usize::try_from(len).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(len))?;
+    bytes::filled(py, len, |out| {
+        py.detach(|| {
+            let written = serde_daphne::to_uninit_slice_with(out, &views, &options).py_err()?;
+            match written == len {
+                true => Ok(()),
+                false => Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "internal: {written} bytes written where {len} were measured"
+                ))),
+            }
+        })
+    })
 }
 
 /// Indexes the file at `path` (headers only) for lazy reads.
@@ -211,7 +226,7 @@ fn open_source(
 #[pyo3(signature = (data, dialect=None, max_alloc=None))]
 fn open_bytes(
     py: Python<'_>,
-    data: Vec<u8>,
+    data: PyBackedBytes,
     dialect: Option<&str>,
     max_alloc: Option<u64>,
 ) -> PyResult<Index> {

@@ -284,3 +284,27 @@ def test_paths_that_are_not_utf8(tmp_path):
     np.testing.assert_array_equal(np.load(out), a)
     with pytest.raises(FileNotFoundError):
         dbdf.load(os.fsencode(tmp_path) + b"/missing\xff.dbdf")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"tile": (1000, 700)}, {"narrow": True}, {"block": "sparse"}])
+def test_dumps_writes_the_bytes_save_writes(tmp_path, kwargs):
+    # Large enough (tens of MiB) for the in-place encoding's huge-page path.
+    import scipy.sparse as sp
+
+    dense = values(np.float64, (2500, 1700), seed=3)
+    dense[::7] = 0
+    csr = sp.random(3000, 2000, density=0.2, format="csr", random_state=4, dtype=np.float32)
+    frame = {"a": np.arange(3_000_000, dtype=np.int64), "b": np.linspace(0, 1, 3_000_000)}
+    for obj in (dense, csr, frame, [dense, csr]):
+        if isinstance(obj, dict) and "tile" in kwargs:
+            continue
+        path = tmp_path / "x.dbdf"
+        dbdf.save(path, obj, **kwargs)
+        assert dbdf.dumps(obj, **kwargs) == path.read_bytes()
+
+
+def test_loads_takes_any_bytes_like_object():
+    a = values(np.int32, (300, 200), seed=5)
+    data = dbdf.dumps(a)
+    for like in (data, bytearray(data), memoryview(data), np.frombuffer(data, np.uint8)):
+        assert dbdf.loads(like).tobytes() == a.tobytes()

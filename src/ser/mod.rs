@@ -21,6 +21,9 @@ mod answer;
 mod chunks;
 mod probe;
 mod seq;
+mod sized;
+
+pub use sized::{serialized_len, serialized_len_with, to_uninit_slice_with};
 
 use std::io::Write;
 

@@ -110,7 +110,9 @@ def loads(
     as_arrow: bool = False,
     max_alloc: Optional[int] = None,
 ) -> Any:
-    """Like :func:`load`, from the bytes of a ``.dbdf`` file."""
+    """Like :func:`load`, from the bytes of a ``.dbdf`` file: a ``bytes`` object is decoded
+    where it is (no copy, without the GIL); other bytes-like objects (``bytearray``,
+    ``memoryview``, numpy arrays) are copied into one first."""
     raws = _dbdf.loads(bytes(data), dialect, object, max_alloc)
     return _result(raws, as_pandas, object, as_records, as_arrow)
 
@@ -162,7 +164,8 @@ def dumps(
     block: str = "auto",
     narrow: bool = False,
 ) -> bytes:
-    """Like :func:`save`, returning the file's bytes (no sidecar)."""
+    """Like :func:`save`, returning the file's bytes (no sidecar): measured first, then
+    encoded once into the new ``bytes`` object, without the GIL."""
     return _dbdf.dumps(_items(obj), dialect, tile, block, narrow)
 
 

@@ -1,0 +1,106 @@
+//! Encodings of a known length: measured without being built, then written once into memory
+//! another allocator gave (a Python `bytes` object being built, a shared-memory segment).
+
+use std::io::{self, Write};
+use std::mem::MaybeUninit;
+
+use serde::Serialize;
+
+use super::to_writer_with;
+use crate::error::Result;
+use crate::options::Options;
+
+/// The number of bytes `value` encodes to with the default options, without building the
+/// encoding (dense values are counted, not copied).
+///
+/// ```
+/// let value = vec![1.5f64, 2.5];
+/// let len = serde_daphne::serialized_len(&value)?;
+/// assert_eq!(len, serde_daphne::to_vec(&value)?.len() as u64);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`to_writer`](crate::to_writer), but never an I/O error.
+pub fn serialized_len<T: ?Sized + Serialize>(value: &T) -> Result<u64> {
+    serialized_len_with(value, &Options::new())
+}
+
+/// The number of bytes `value` encodes to with the given options (see [`serialized_len`]).
+///
+/// # Errors
+/// As [`to_writer`](crate::to_writer), but never an I/O error.
+pub fn serialized_len_with<T: ?Sized + Serialize>(value: &T, options: &Options) -> Result<u64> {
+    let mut counter = Counter(0);
+    to_writer_with(&mut counter, value, options)?;
+    Ok(counter.0)
+}
+
+/// Serializes `value` with the given options into `out`, memory that need not be
+/// initialized, from its start; returns the number of bytes written, which are then
+/// initialized. Size `out` with [`serialized_len_with`] to write the encoding exactly once,
+/// into its final place. Large buffers are advised huge pages first, as this crate's own
+/// new buffers are.
+///
+/// ```
+/// use std::mem::MaybeUninit;
+///
+/// let value = vec![1.5f64, 2.5];
+/// let options = serde_daphne::Options::new();
+/// let len = serde_daphne::serialized_len_with(&value, &options)? as usize;
+/// let mut out = vec![MaybeUninit::<u8>::uninit(); len];
+/// assert_eq!(serde_daphne::to_uninit_slice_with(&mut out, &value, &options)?, len);
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`to_writer`](crate::to_writer); an I/O error of kind `WriteZero` when the encoding is
+/// longer than `out`.
+pub fn to_uninit_slice_with<T: ?Sized + Serialize>(
+    out: &mut [MaybeUninit<u8>],
+    value: &T,
+    options: &Options,
+) -> Result<usize> {
+    crate::pages::advise(out);
+    let mut slice = UninitSlice { out, at: 0 };
+    to_writer_with(&mut slice, value, options)?;
+    Ok(slice.at)
+}
+
+/// A writer that only counts.
+struct Counter(u64);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer into memory that need not be initialized.
+struct UninitSlice<'a> {
+    out: &'a mut [MaybeUninit<u8>],
+    /// Bytes written so far.
+    at: usize,
+}
+
+impl Write for UninitSlice<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = &mut self.out[self.at..];
+        let n = buf.len().min(room.len());
+        // The compiler turns this into a vectorized copy.
+        for (to, &from) in room[..n].iter_mut().zip(buf) {
+            *to = MaybeUninit::new(from);
+        }
+        self.at += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
