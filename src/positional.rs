@@ -7,17 +7,22 @@
 use std::fs::File;
 use std::io::{self, IoSliceMut};
 
-/// Fills `buf` from byte `at` of `file`, each core reading its share (and taking the page
-/// faults of the memory it fills).
+use crate::wire::read_at::ReadAt;
+
+/// Fills `buf` from byte `at` of `source` (a file, memory), each core reading its share (and
+/// taking the page faults of the memory it fills).
 ///
 /// # Errors
-/// I/O errors; `UnexpectedEof` if the file ends first.
-pub(crate) fn read_exact_at_on_every_core(file: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
+/// I/O errors; `UnexpectedEof` if the source ends first.
+pub(crate) fn read_exact_at_on_every_core(
+    source: &dyn ReadAt,
+    buf: &mut [u8],
+    at: u64,
+) -> io::Result<()> {
     let share = crate::threads::share(buf.len(), true);
     let parts = buf.chunks_mut(share).enumerate();
     let results = crate::threads::on_every_core(parts, |(k, part)| {
-        file.read_exact_at(part, at + (k * share) as u64)
+        source.read_exact_at(part, at + (k * share) as u64)
     });
     results.into_iter().collect()
 }

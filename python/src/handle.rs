@@ -1,6 +1,5 @@
 //! The lazy handle: a file's index (headers only) and reads of whole objects or windows.
 
-use std::io::Cursor;
 use std::sync::Mutex;
 
 use pyo3::exceptions::PyValueError;
@@ -12,58 +11,62 @@ use serde_daphne::CsrParts;
 use serde_daphne::FileReader;
 use serde_daphne::Header;
 use serde_daphne::ObjectInfo;
+use serde_daphne::ReadAt;
 use serde_daphne::{
     with_value_type, DbdfFile, Dense, Dialect, Element, Object, Options, Result, ValueType,
 };
 
 use crate::decoded::{csr, decode, dims, CsrSource, Decoded};
 
-/// A file or an in-memory buffer, indexed.
-pub enum Source {
-    File(DbdfFile<FileReader>),
-    /// A Python `bytes` object, read where it is (it is immutable, and held until the source
-    /// is dropped).
-    Bytes(DbdfFile<Cursor<PyBackedBytes>>),
+/// A file, an object behind a URL or a Python `bytes` object, indexed.
+pub struct Source(pub DbdfFile<FileReader>);
+
+/// A Python `bytes` object read at any offset, where it is: it is immutable, and held as long
+/// as the source. Reads take the paths of files (several blocks at once, on every core).
+#[derive(Debug)]
+struct InMemory(PyBackedBytes);
+
+impl ReadAt for InMemory {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let bytes = usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.0.get(start..start.checked_add(buf.len())?))
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(bytes);
+        Ok(())
+    }
 }
 
 impl Source {
     pub fn open(path: &std::path::Path, options: &Options) -> Result<Source> {
-        DbdfFile::open_with(path, options).map(Source::File)
+        DbdfFile::open_with(path, options).map(Source)
     }
 
     pub fn from_bytes(bytes: PyBackedBytes, options: &Options) -> Result<Source> {
-        DbdfFile::from_reader_with(Cursor::new(bytes), options).map(Source::Bytes)
+        DbdfFile::from_read_at(std::sync::Arc::new(InMemory(bytes)), options).map(Source)
     }
 
     pub fn objects(&self) -> &[ObjectInfo] {
-        match self {
-            Source::File(f) => f.objects(),
-            Source::Bytes(f) => f.objects(),
-        }
+        self.0.objects()
     }
 
     /// Object `index`, checked to fit `max_alloc` when held whole (it is decoded next).
     pub fn object_at(&mut self, index: usize) -> Result<Object> {
-        match self {
-            Source::File(f) => f.object_checked(index),
-            Source::Bytes(f) => f.object_checked(index),
-        }
+        self.0.object_checked(index)
     }
 
     fn window(&mut self, index: usize, rows: (u64, u64), cols: (u64, u64)) -> Result<Object> {
         let (rows, cols) = (rows.0..rows.1, cols.0..cols.1);
-        match self {
-            Source::File(f) => f.read_window_object(index, rows, cols),
-            Source::Bytes(f) => f.read_window_object(index, rows, cols),
-        }
+        self.0.read_window_object(index, rows, cols)
     }
 
     fn frame(&mut self, index: usize, rows: (u64, u64), labels: &[&str]) -> Result<Object> {
         let rows = rows.0..rows.1;
-        match self {
-            Source::File(f) => f.read_frame(index, rows, labels),
-            Source::Bytes(f) => f.read_frame(index, rows, labels),
-        }
+        self.0.read_frame(index, rows, labels)
     }
 
     /// Every object (or only `only`), decoded.
@@ -88,10 +91,7 @@ impl Source {
     /// tiles on every core, each row into its place), as `Dense<T>` reads it.
     fn dense_at(&mut self, index: usize, value_type: ValueType) -> Result<Decoded> {
         with_value_type!(value_type, T => {
-            let dense: Dense<T> = match self {
-                Source::File(f) => f.read_object(index)?,
-                Source::Bytes(f) => f.read_object(index)?,
-            };
+            let dense: Dense<T> = self.0.read_object(index)?;
             let (rows, cols) = dense.0.dim();
             let values = match dense.0.is_standard_layout() {
                 true => dense.0.into_raw_vec_and_offset().0,
@@ -104,14 +104,9 @@ impl Source {
     /// Frame `index`, each column read straight into one vector (blocks of rows into their
     /// places, on every core), as `DbdfFile::read_frame_columns` reads it.
     fn frame_at(&mut self, index: usize) -> Result<Decoded> {
-        let info = &self.objects()[index];
-        let (rows, cols) = info.header.shape();
+        let (rows, cols) = self.objects()[index].header.shape();
         let all: Vec<usize> = (0..cols as usize).collect();
-        match self {
-            Source::File(f) => decode(f.read_frame_columns(index, 0..rows, &all)?),
-            // In memory: the object's blocks moved into the columns where they are whole.
-            Source::Bytes(_) => self.object_at(index).and_then(decode),
-        }
+        decode(self.0.read_frame_columns(index, 0..rows, &all)?)
     }
 
     /// CSR matrix `index` read straight into scipy's index type (one sparse block on every
@@ -128,10 +123,7 @@ struct ObjectOf<'s>(&'s mut Source, usize);
 
 impl CsrSource for ObjectOf<'_> {
     fn read<T: Element, I: CsrIndex>(self) -> Result<CsrParts<T, I>> {
-        match self.0 {
-            Source::File(f) => f.read_csr_parts(self.1),
-            Source::Bytes(f) => f.read_csr_parts(self.1),
-        }
+        self.0 .0.read_csr_parts(self.1)
     }
 }
 

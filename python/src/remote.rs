@@ -30,7 +30,7 @@ pub fn open(
     storage: &StorageOptions,
 ) -> Result<(Source, Arc<RequestStats>)> {
     let opened = remote::open_dbdf(url, storage, options)?;
-    Ok((Source::File(opened.file), opened.stats))
+    Ok((Source(opened.file), opened.stats))
 }
 
 /// Writes a file with `write` into a scratch folder under the object's name, then uploads it

@@ -67,7 +67,7 @@ pub struct Deserializer<S> {
     hint: Option<Meta>,
     /// The file the source reads from start to end, and its length, for the objects read
     /// with positional reads on every core (tiled dense matrices into arrays).
-    file: Option<(std::fs::File, u64)>,
+    file: Option<(std::sync::Arc<dyn crate::wire::read_at::ReadAt>, u64)>,
 }
 
 impl<'a> Deserializer<SliceSource<'a>> {
@@ -123,7 +123,11 @@ impl<S: Source> Deserializer<S> {
 
     /// Tells the deserializer that its source reads `file` (of `len` bytes) from its start,
     /// so that tiled dense matrices can be read from it on every core.
-    pub(crate) fn with_file(mut self, file: std::fs::File, len: u64) -> Self {
+    pub(crate) fn with_file(
+        mut self,
+        file: std::sync::Arc<dyn crate::wire::read_at::ReadAt>,
+        len: u64,
+    ) -> Self {
         self.file = Some((file, len));
         self
     }
@@ -210,7 +214,7 @@ impl<S: Source> Deserializer<S> {
                 return self.check_materialize(start, object, false, 0);
             }
         } else if let Some((file, file_len)) = &self.file {
-            if let Some(read) = read_dense_tiles_at(file, *file_len, start, wanted) {
+            if let Some(read) = read_dense_tiles_at(&**file, *file_len, start, wanted) {
                 let (object, len) = read?;
                 self.src.skip(len, "the object")?;
                 return self.check_materialize(start, object, false, 0);

@@ -58,11 +58,11 @@ impl<R: Read + Seek> DbdfFile<R> {
         #[cfg(unix)]
         if let Some(file) = &self.positional {
             if let Some(body) = one_sparse_block::<T, I>(info) {
-                return crate::model::sparse_read::read_sparse_block_at(file, body);
+                return crate::model::sparse_read::read_sparse_block_at(&**file, body);
             }
             if let Some(head) = runtime_csr::<T, I>(info) {
                 // Malformed input goes on to the general reader, which names the fault.
-                if let Some(parts) = read_runtime_csr_at(file, head)? {
+                if let Some(parts) = read_runtime_csr_at(&**file, head)? {
                     return Ok(parts);
                 }
             }

@@ -3,7 +3,7 @@
 //! frame of blocks of rows read column by column on one core was several times slower than
 //! one of whole columns, which the reader splits between the cores.
 
-use std::fs::File;
+use crate::wire::read_at::ReadAt;
 use std::ops::Range;
 
 use super::index::{ObjectInfo, StoredBody};
@@ -21,7 +21,7 @@ const PIECE: usize = 8 << 20;
 /// I/O errors (such as a file that shrank since it was indexed); values past the memory
 /// this machine has.
 pub(crate) fn read_dense_frame_columns(
-    file: &File,
+    file: &dyn ReadAt,
     info: &ObjectInfo,
     rows: &Range<u64>,
     wanted: &[usize],
@@ -84,7 +84,6 @@ pub(crate) fn read_dense_frame_columns(
         shares[k % workers].push(job);
     }
     let results = crate::threads::on_every_core(shares, |share| {
-        use std::os::unix::fs::FileExt;
         share
             .into_iter()
             .try_for_each(|(at, piece)| file.read_exact_at(piece, at))

@@ -2,7 +2,7 @@
 //! rows and blocks are read on demand, each touching only the bytes it needs.
 
 use crate::error::ErrorImpl;
-use std::fs::File;
+use crate::wire::read_at::ReadAt;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
@@ -63,7 +63,7 @@ pub struct DbdfFile<R = FileReader> {
     pub(super) options: Options,
     pub(super) hint: Option<Meta>,
     /// The file, for positional reads on every core, where it is read with plain reads.
-    pub(super) positional: Option<File>,
+    pub(super) positional: Option<Arc<dyn ReadAt>>,
     /// Where the rows of the sparse blocks read so far start.
     pub(super) sparse_rows: RowStarts,
 }
@@ -239,7 +239,7 @@ impl<R: Read + Seek> DbdfFile<R> {
             de = de.with_hint(hint);
         }
         if let Some(file) = &self.positional {
-            de = de.with_file(file.try_clone()?, len);
+            de = de.with_file(Arc::clone(file), len);
         }
         let value = T::deserialize(&mut de)?;
         if de.offset() != range.end {
@@ -537,7 +537,7 @@ impl<R: Read + Seek> DbdfFile<R> {
         #[cfg(unix)]
         let positional = match &self.positional {
             Some(file) => {
-                super::frame_columns::read_dense_frame_columns(file, &object, &rows, wanted)?
+                super::frame_columns::read_dense_frame_columns(&**file, &object, &rows, wanted)?
             }
             None => None,
         };

@@ -34,8 +34,11 @@ impl DbdfFile<FileReader> {
         meta: Option<&str>,
     ) -> Result<Self> {
         let len = source.size()?;
+        let positional = local(&source);
         let src = FileReader::source_over(source, len);
-        DbdfFile::build_from(src, options, super::block_index::hint(meta)?)
+        let mut file = DbdfFile::build_from(src, options, super::block_index::hint(meta)?)?;
+        file.positional = positional;
+        Ok(file)
     }
 
     /// Another handle on the same [`ReadAt`] source and index, for reads on another thread
@@ -54,7 +57,7 @@ impl DbdfFile<FileReader> {
             objects: Arc::clone(&self.objects),
             options: self.options.clone(),
             hint: self.hint.clone(),
-            positional: None,
+            positional: self.positional.clone(),
             sparse_rows: RowStarts::new(),
         })
     }
@@ -99,4 +102,12 @@ impl DbdfFile<FileReader> {
             sparse_rows: RowStarts::new(),
         })
     }
+}
+
+/// `source` again, for the positional reads on every core that files opened by path get
+/// (large blocks, tiles and frame columns read straight into place), when a read costs
+/// nothing beyond its bytes: memory, a local file. Not for remote sources, whose every
+/// request is a round trip, nor under an index, whose header checks those reads would skip.
+fn local(source: &Arc<dyn ReadAt>) -> Option<Arc<dyn ReadAt>> {
+    (source.min_request() == 0 && crate::platform::positional_reads()).then(|| Arc::clone(source))
 }

@@ -6,8 +6,10 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::Result;
+use crate::wire::read_at::ReadAt;
 use crate::wire::values::zeroed_vec;
 
 /// Reads of at least this many bytes are split between the cores (on Unix).
@@ -30,9 +32,9 @@ impl ParallelFile {
 
     /// A second handle on the file for positional reads on every core (they leave this
     /// handle's offset alone), where files are read so.
-    pub(crate) fn positional_handle(&self) -> io::Result<Option<File>> {
+    pub(crate) fn positional_handle(&self) -> io::Result<Option<Arc<dyn ReadAt>>> {
         match crate::platform::positional_reads() {
-            true => self.0.try_clone().map(Some),
+            true => Ok(Some(Arc::new(self.0.try_clone()?))),
             false => Ok(None),
         }
     }

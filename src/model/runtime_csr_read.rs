@@ -7,8 +7,7 @@
 //! A Python `dbdf.load` of 1e7 entries read the `u64` indices into memory, then narrowed
 //! them to scipy's `int32` in a second pass over fresh memory.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use crate::wire::read_at::ReadAt;
 
 use crate::error::Result;
 use crate::model::csr::check_columns;
@@ -29,7 +28,7 @@ const INDICES_AT_ONCE: usize = 1 << 17;
 /// # Errors
 /// I/O errors; [`crate::ErrorKind::OutOfMemory`].
 pub(crate) fn read_runtime_csr_at<T: Element, I: CsrIndex>(
-    file: &File,
+    file: &dyn ReadAt,
     head: &RuntimeHead,
 ) -> Result<Option<CsrParts<T, I>>> {
     let size = |n: u64| usize::try_from(n).ok();
@@ -75,7 +74,12 @@ pub(crate) fn read_runtime_csr_at<T: Element, I: CsrIndex>(
 /// Reads `out.len()` little-endian `u64` column indices from byte `at` into `out`, a piece
 /// at a time, each clamped to `cols` (which fits `I`): no branch per index, so the loop
 /// vectorizes.
-fn narrow_indices<I: CsrIndex>(file: &File, at: u64, out: &mut [I], cols: usize) -> Result<()> {
+fn narrow_indices<I: CsrIndex>(
+    file: &dyn ReadAt,
+    at: u64,
+    out: &mut [I],
+    cols: usize,
+) -> Result<()> {
     let mut buf = vec![0u64; INDICES_AT_ONCE.min(out.len())];
     for (piece, out) in out.chunks_mut(INDICES_AT_ONCE).enumerate() {
         let wide = &mut buf[..out.len()];

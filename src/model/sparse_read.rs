@@ -9,9 +9,8 @@
 //! indices, then narrowing them to scipy's `int32` in a second pass over fresh memory.
 
 use crate::error::ErrorImpl;
-use std::fs::File;
+use crate::wire::read_at::ReadAt;
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
@@ -77,7 +76,7 @@ struct Rows<'o, T, I> {
 /// ([`crate::ErrorKind::SparseCountMismatch`], [`crate::ErrorKind::ColumnOutOfRange`], [`crate::ErrorKind::UnsortedColumns`]);
 /// I/O errors; [`crate::ErrorKind::OutOfMemory`].
 pub(crate) fn read_sparse_block_at<T: Element, I: CsrIndex>(
-    file: &File,
+    file: &dyn ReadAt,
     body: SparseBody,
 ) -> Result<CsrParts<T, I>> {
     let entry = 4 + std::mem::size_of::<T>() as u64;
@@ -327,7 +326,7 @@ fn changed(offset: u64) -> Error {
 
 /// A thread's buffer of the rows' bytes, refilled with positional reads.
 struct Window<'f> {
-    file: &'f File,
+    file: &'f dyn ReadAt,
     /// File offset of the rows' first byte, and their length.
     at: u64,
     len: u64,
@@ -337,7 +336,7 @@ struct Window<'f> {
 }
 
 impl<'f> Window<'f> {
-    fn new(file: &'f File, at: u64, len: u64) -> Self {
+    fn new(file: &'f dyn ReadAt, at: u64, len: u64) -> Self {
         Window {
             file,
             at,
@@ -419,7 +418,7 @@ mod tests {
         ];
         for bytes in cases {
             std::fs::write(&path, &bytes).unwrap();
-            let file = File::open(&path).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
             let body = SparseBody {
                 at: 0,
                 rows: 1,

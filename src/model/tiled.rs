@@ -116,7 +116,7 @@ enum Bodies<'a> {
     Memory { bytes: &'a [u8], base: u64 },
     /// A file, read with positional reads.
     #[cfg(unix)]
-    File(&'a std::fs::File),
+    File(&'a dyn crate::wire::read_at::ReadAt),
 }
 
 impl Tiles {
@@ -173,7 +173,7 @@ pub(crate) fn read_dense_tiles(
 /// tile with positional reads. `None` as there; an error only for a failed read (the file
 /// changed under the reader, or the disk failed).
 pub(crate) fn read_dense_tiles_at(
-    file: &std::fs::File,
+    file: &dyn crate::wire::read_at::ReadAt,
     file_len: u64,
     start: u64,
     wanted: ValueType,
@@ -265,7 +265,7 @@ fn fill_rows(
                         .map(|row| std::io::IoSliceMut::new(&mut row[col_at..col_at + width]))
                         .collect();
                     let at = tile.body_at + ((r - r0) * width) as u64;
-                    crate::positional::read_exact_vectored_at(file, &mut rows, at)?;
+                    file.read_exact_vectored_at(&mut rows, at)?;
                     r += n;
                 }
             }

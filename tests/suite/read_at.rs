@@ -244,3 +244,63 @@ fn a_local_file_reads_through_the_seam_as_through_a_path() {
     assert_eq!(window, m.slice(ndarray::s![10..290, 3..199]));
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Bytes in memory take the reads on every core that a file opened by path takes (one
+/// sparse block straight into CSR arrays, tiles' rows into place, frame columns, DAPHNE's
+/// CSR layout), with the same values.
+#[test]
+fn memory_reads_as_a_file_by_path_reads() {
+    let m = sprs::CsMat::csr_from_dense(
+        Array2::from_shape_fn((500, 300), |(i, j)| {
+            if (i * 7 + j) % 5 == 0 {
+                (i + j) as f64
+            } else {
+                0.0
+            }
+        })
+        .view(),
+        0.0,
+    );
+    let (dense, tiled_bytes) = tiled(700, 500, (128, 96));
+    let csr_bytes = serde_daphne::to_vec(&serde_daphne::CsrView(m.view())).unwrap();
+    let runtime = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime/csr_f64_5x6.dbdf"),
+    )
+    .unwrap();
+    let open = |bytes: &[u8]| {
+        let source: Arc<dyn ReadAt> = Arc::new(bytes.to_vec());
+        DbdfFile::from_read_at(source, &Options::new()).unwrap()
+    };
+    let parts = open(&csr_bytes).read_csr_parts::<f64, i32>(0).unwrap();
+    let offsets: Vec<i32> = m
+        .indptr()
+        .as_slice()
+        .unwrap()
+        .iter()
+        .map(|&o| o as i32)
+        .collect();
+    assert_eq!(parts.row_offsets, offsets);
+    assert_eq!(
+        parts.col_indices,
+        m.indices().iter().map(|&c| c as i32).collect::<Vec<_>>()
+    );
+    assert_eq!(parts.values, m.data());
+    let back: Dense<f64> = open(&tiled_bytes).read_object(0).unwrap();
+    assert_eq!(back.0, dense);
+    let path = std::env::temp_dir().join(format!("serde_daphne_mem_{}.dbdf", std::process::id()));
+    std::fs::write(&path, &runtime).unwrap();
+    let by_path = DbdfFile::open(&path)
+        .unwrap()
+        .read_csr_parts::<f64, u32>(0)
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let in_memory = open(&runtime).read_csr_parts::<f64, u32>(0).unwrap();
+    assert_eq!(
+        (
+            in_memory.row_offsets,
+            in_memory.col_indices,
+            in_memory.values
+        ),
+        (by_path.row_offsets, by_path.col_indices, by_path.values)
+    );
+}
