@@ -115,7 +115,12 @@ pub(crate) fn as_bytes_mut<T>(values: &mut [MaybeUninit<T>]) -> &mut [MaybeUnini
 /// Advises huge pages for a vector's spare capacity (before it is written) when they fault in
 /// faster now (see the module); whether it did.
 pub fn advise_huge_pages_spare<T>(v: &mut Vec<T>) -> bool {
-    advise(as_bytes_mut(v.spare_capacity_mut()))
+    advise_huge_pages(v.spare_capacity_mut())
+}
+
+/// Advises huge pages for memory not written yet, as [`advise_huge_pages_spare`].
+pub(crate) fn advise_huge_pages<T>(fresh: &mut [MaybeUninit<T>]) -> bool {
+    advise(as_bytes_mut(fresh))
 }
 
 /// Advises huge pages for a new zeroed buffer, not touched yet, as [`advise_huge_pages_spare`].
@@ -165,6 +170,40 @@ pub fn fault_in_on_every_core<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
     crate::threads::on_every_core(buffer.chunks_mut(per_thread), touch);
 }
 
+/// Fills `out`, a new buffer advised huge pages, not touched yet: this thread faults its
+/// pages in, 2 MiB at a time, and hands each piece to another thread, which fills it with
+/// `fill(start, piece)` (`start`: the piece's first index in `out`). Huge pages fault one
+/// thread at a time (see [`fault_in_on_every_core`]); this keeps it so while the copies run
+/// beside the faults, not after them.
+pub(crate) fn fill_behind_faults<T: Send>(
+    out: &mut [MaybeUninit<T>],
+    fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
+) {
+    let per_piece = (HUGE_PAGE / std::mem::size_of::<T>().max(1)).max(1);
+    if crate::threads::workers() < 2 {
+        for (k, piece) in out.chunks_mut(per_piece).enumerate() {
+            fill(k * per_piece, piece);
+        }
+        return;
+    }
+    let (faulted, pieces) = std::sync::mpsc::channel::<(usize, &mut [MaybeUninit<T>])>();
+    std::thread::scope(|scope| {
+        let fill = &fill;
+        scope.spawn(move || {
+            for (start, piece) in pieces {
+                fill(start, piece);
+            }
+        });
+        for (k, piece) in out.chunks_mut(per_piece).enumerate() {
+            fault_in(as_bytes_mut(piece));
+            if faulted.send((k * per_piece, piece)).is_err() {
+                break;
+            }
+        }
+        drop(faulted);
+    });
+}
+
 /// Touches each 4 KiB page of a new buffer advised huge pages, not touched yet, on the
 /// calling thread, so that the copies that fill it next on every core take no page faults
 /// (see [`fault_in_on_every_core`]).
@@ -175,4 +214,31 @@ pub(crate) fn fault_in_on_this_thread(buffer: &mut [MaybeUninit<u8>]) {
 /// Whether a new buffer of `len` bytes is advised huge pages.
 fn advised(len: usize) -> bool {
     cfg!(target_os = "linux") && len >= FROM && huge_pages() && !crate::platform::portable()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn pieces_filled_behind_the_faults_cover_the_buffer_once_in_place() {
+        // 5 MiB and 3 values of u32: two whole 2 MiB pieces and a short one.
+        let n = (5 << 20) / 4 + 3;
+        let mut v: Vec<u32> = Vec::with_capacity(n);
+        let huge = advise_huge_pages(&mut v.spare_capacity_mut()[..n]);
+        assert!(!huge || advised(n * 4));
+        fill_behind_faults(&mut v.spare_capacity_mut()[..n], |start, piece| {
+            for (k, value) in piece.iter_mut().enumerate() {
+                *value = MaybeUninit::new((start + k) as u32 * 3);
+            }
+        });
+        let filled = v.spare_capacity_mut()[..n]
+            .iter()
+            .enumerate()
+            // SAFETY: every value was written above (the pieces cover the buffer); checked
+            // against the value written at each index.
+            .all(|(i, x)| unsafe { x.assume_init() } == i as u32 * 3);
+        assert!(filled);
+    }
 }

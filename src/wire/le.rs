@@ -4,6 +4,8 @@
 
 use std::io::{self, Write};
 
+use std::mem::MaybeUninit;
+
 use crate::error::{Error, ErrorImpl, Result};
 
 /// The plain-bytes types whose little-endian order can be restored: the ten element types.
@@ -85,24 +87,26 @@ pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
             bytes: bytes.len() as u128,
         })
     })?;
-    // Large copies run on every core, each core taking the faults of its own fresh pages;
-    // huge pages are faulted in first, here, as they fault one thread at a time (see `pages`).
-    if crate::pages::advise_huge_pages_spare(&mut v) {
-        crate::pages::fault_in_on_this_thread(crate::pages::as_bytes_mut(v.spare_capacity_mut()));
-    }
-    let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
     let spare = &mut v.spare_capacity_mut()[..n];
-    let parts = spare
-        .chunks_mut(per_thread)
-        .zip(bytes.chunks(per_thread * size));
-    crate::threads::on_every_core(parts, |(dst, src)| {
-        // SAFETY: `dst` is `src.len() / size` values of spare capacity, exactly `src.len()`
-        // bytes, in a new allocation that cannot overlap `src`; `T: Pod`, so any bytes are
-        // valid values, and `u8` has no alignment to violate.
-        unsafe {
-            std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len());
-        }
-    });
+    // SAFETY (both copies): `dst` is `src.len() / size` values of spare capacity, exactly
+    // `src.len()` bytes, in a new allocation that cannot overlap `src`; `T: Pod`, so any bytes
+    // are valid values, and `u8` has no alignment to violate.
+    let copy = |dst: &mut [MaybeUninit<T>], src: &[u8]| unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len());
+    };
+    if crate::pages::advise_huge_pages(spare) {
+        // Huge pages fault one thread at a time: the copy follows the faults.
+        crate::pages::fill_behind_faults(spare, |start, dst| {
+            copy(dst, &bytes[start * size..][..dst.len() * size]);
+        });
+    } else {
+        // Large copies run on every core, each core taking the faults of its own pages.
+        let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
+        let parts = spare
+            .chunks_mut(per_thread)
+            .zip(bytes.chunks(per_thread * size));
+        crate::threads::on_every_core(parts, |(dst, src)| copy(dst, src));
+    }
     // SAFETY: the copies above wrote all `n` values (the chunks of `spare` cover it).
     unsafe {
         v.set_len(n);
