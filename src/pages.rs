@@ -7,6 +7,13 @@
 //! It helps where transparent huge pages are in `madvise` mode (Debian's and Ubuntu's
 //! default) and does nothing in `never` mode or on systems other than Linux; in `always` mode
 //! the kernel does it anyway. [`set_huge_pages`] turns it off for the process.
+//!
+//! Two things measured on a virtual machine shape how: huge-page faults taken by two threads
+//! at once stall (a 128 MiB read took 20 ms or, one call in three, 150 to 300 ms), so huge
+//! pages are faulted in by one thread, with the copies or reads that fill them following on
+//! another ([`fill_behind_faults`], [`read_behind_faults`]); and a huge page can be slower to
+//! fault in than 512 small ones, depending on where free memory is, so each large buffer is
+//! probed first ([`advise`]).
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -204,6 +211,44 @@ pub(crate) fn fill_behind_faults<T: Send>(
     });
 }
 
+/// Reads into `buf`, a new buffer (zeroed by the allocator) that may be in huge pages, as
+/// [`fill_behind_faults`] fills: this thread faults it in 2 MiB at a time, another reads each
+/// piece with `read(start, piece)`. The first error is returned, and no piece is read after it.
+pub(crate) fn read_behind_faults<E: Send>(
+    buf: &mut [u8],
+    read: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    let (faulted, pieces) = std::sync::mpsc::channel::<(usize, &mut [u8])>();
+    std::thread::scope(|scope| {
+        let read = &read;
+        let reader = scope.spawn(move || {
+            for (start, piece) in pieces {
+                read(start, piece)?;
+            }
+            Ok(())
+        });
+        for (k, piece) in buf.chunks_mut(HUGE_PAGE).enumerate() {
+            for i in (0..piece.len()).step_by(4096) {
+                // Zeros over the allocator's zeros, before the read overwrites them.
+                *std::hint::black_box(&mut piece[i]) = 0;
+            }
+            if faulted.send((k * HUGE_PAGE, piece)).is_err() {
+                break; // the reader stopped at an error
+            }
+        }
+        drop(faulted);
+        reader
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
+/// Whether a new buffer of `len` bytes may be in huge pages, to fill as
+/// [`read_behind_faults`] does.
+pub(crate) fn may_be_huge(len: usize) -> bool {
+    advised(len) && crate::threads::workers() > 1
+}
+
 /// Touches each 4 KiB page of a new buffer advised huge pages, not touched yet, on the
 /// calling thread, so that the copies that fill it next on every core take no page faults
 /// (see [`fault_in_on_every_core`]).
@@ -240,5 +285,24 @@ mod tests {
             // against the value written at each index.
             .all(|(i, x)| unsafe { x.assume_init() } == i as u32 * 3);
         assert!(filled);
+    }
+
+    #[test]
+    fn reads_behind_the_faults_fill_every_piece_or_stop_at_the_first_error() {
+        let mut buf = vec![0u8; (5 << 20) + 3];
+        let read = |start: usize, piece: &mut [u8]| -> Result<(), usize> {
+            piece
+                .iter_mut()
+                .enumerate()
+                .for_each(|(k, b)| *b = ((start + k) % 251) as u8);
+            Ok(())
+        };
+        read_behind_faults(&mut buf, read).unwrap();
+        assert!(buf.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+        let read = |start: usize, _: &mut [u8]| match start {
+            0 => Ok(()),
+            at => Err(at),
+        };
+        assert_eq!(read_behind_faults(&mut buf, read), Err(HUGE_PAGE));
     }
 }

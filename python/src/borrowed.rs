@@ -163,10 +163,18 @@ impl<'py> Borrowed<'py> {
                 for (label, column) in labels.into_iter().zip(columns) {
                     let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
                     let array = column.get_item(1)?;
-                    // A frame's columns are copied into the object (one copy per column).
+                    // A frame's columns are copied into the object (one copy per column), into
+                    // fresh memory advised huge pages as the crate's own new buffers are.
                     let values = with_value_type!(vt, T => {
                         let a: PyReadonlyArray1<'py, T> = array.extract()?;
-                        T::into_values(a.as_array().to_vec())
+                        let a = a.as_array();
+                        let mut copy = Vec::with_capacity(a.len());
+                        serde_daphne::__private_0_1_0::advise_huge_pages_spare(&mut copy);
+                        match a.as_slice() {
+                            Some(values) => copy.extend_from_slice(values),
+                            None => copy.extend(a.iter().copied()),
+                        }
+                        T::into_values(copy)
                     });
                     named.push((label, values));
                 }
