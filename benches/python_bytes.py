@@ -1,7 +1,8 @@
 """Python's bytes API (issue 48): `dbdf.loads` and `dbdf.dumps` of a 4096 x 4096 f64 matrix
 (128 MiB) against `np.load(io.BytesIO(...))`, `pickle.loads` and `pickle.dumps(protocol=5)`,
-and of a 1e6 x 1e6 CSR matrix with 1e7 non-zeros against scipy's `load_npz` from a `BytesIO`
-(uncompressed) and pickle. Medians of N runs in one process, taken in alternating turns; the
+of a 1e6 x 1e6 CSR matrix with 1e7 non-zeros against scipy's `load_npz` from a `BytesIO`
+(uncompressed) and pickle, and of a frame (8 f64 columns, 128 MiB) against pickle; `dbdf.load`
+of the matrices' files against `np.load` and `load_npz` of theirs. Medians of N runs in one process, taken in alternating turns; the
 results are checked against the originals. Peak resident memory of the process at the end.
 
 In two states of memory: as found, and with the page cache full (`--fill-cache GIB`: a file
@@ -56,6 +57,7 @@ def main():
     runs, gib = option("--runs", 7), option("--fill-cache", 0)
     directory = option("--dir", tempfile.gettempdir())
     filler = fill_page_cache(gib, directory) if gib else None
+    files = []
     try:
         with open("/proc/meminfo") as f:
             info = dict(line.split(":", 1) for line in f)
@@ -67,9 +69,15 @@ def main():
         np.save(npy, a)
         npy = npy.getvalue()
         assert np.array_equal(dbdf.loads(data), a)
+        dense_file, npy_file = os.path.join(directory, "m.dbdf"), os.path.join(directory, "m.npy")
+        files = [dense_file, npy_file]
+        dbdf.save(dense_file, a)
+        np.save(npy_file, a)
         dense = medians({
             "dbdf.loads": lambda: dbdf.loads(data),
             "np.load(BytesIO)": lambda: np.load(io.BytesIO(npy)),
+            "dbdf.load(file)": lambda: dbdf.load(dense_file),
+            "np.load(file)": lambda: np.load(npy_file),
             "pickle.loads": lambda: pickle.loads(pickled),
             "dbdf.dumps": lambda: dbdf.dumps(a),
             "pickle.dumps(5)": lambda: pickle.dumps(a, protocol=5),
@@ -84,21 +92,43 @@ def main():
         npz = npz.getvalue()
         assert (dbdf.loads(csr_data) != m).nnz == 0
         csr_pickled = pickle.dumps(m, protocol=5)
+        csr_file, npz_file = os.path.join(directory, "m.csr.dbdf"), os.path.join(directory, "m.npz")
+        files += [csr_file, npz_file]
+        dbdf.save(csr_file, m)
+        sp.save_npz(npz_file, m, compressed=False)
         csr = medians({
             "dbdf.loads": lambda: dbdf.loads(csr_data),
             "load_npz(BytesIO)": lambda: sp.load_npz(io.BytesIO(npz)),
+            "dbdf.load(file)": lambda: dbdf.load(csr_file),
+            "load_npz(file)": lambda: sp.load_npz(npz_file),
             "pickle.loads": lambda: pickle.loads(csr_pickled),
             "dbdf.dumps": lambda: dbdf.dumps(m),
             "pickle.dumps(5)": lambda: pickle.dumps(m, protocol=5),
         }, runs)
+
+        # A frame of 8 f64 columns, 2^21 rows (128 MiB), as a dict of columns.
+        frame = {f"c{k}": np.random.default_rng(k).random(1 << 21) for k in range(8)}
+        frame_data, frame_pickled = dbdf.dumps(frame), pickle.dumps(frame, protocol=5)
+        assert all(np.array_equal(v, frame[k]) for k, v in dbdf.loads(frame_data).items())
+        frames = medians({
+            "dbdf.loads": lambda: dbdf.loads(frame_data),
+            "pickle.loads": lambda: pickle.loads(frame_pickled),
+            "dbdf.dumps": lambda: dbdf.dumps(frame),
+            "pickle.dumps(5)": lambda: pickle.dumps(frame, protocol=5),
+        }, runs)
     finally:
-        if filler:
-            os.remove(filler)
+        for path in files + ([filler] if filler else []):
+            if os.path.exists(path):
+                os.remove(path)
     for title, t, base in [("4096 x 4096 f64", dense, "np.load(BytesIO)"),
-                           (f"CSR {m.nnz} non-zeros", csr, "load_npz(BytesIO)")]:
+                           (f"CSR {m.nnz} non-zeros", csr, "load_npz(BytesIO)"),
+                           ("frame of 8 f64 columns, 2^21 rows", frames, "pickle.loads")]:
         print(title)
         for name, ms in t.items():
             print(f"  {name:18} {ms:7.1f} ms")
+        if "np.load(file)" in t or "load_npz(file)" in t:
+            other = "np.load(file)" if "np.load(file)" in t else "load_npz(file)"
+            print(f"  load: {t[other] / t['dbdf.load(file)']:.2f}x {other}")
         print(f"  loads: {t[base] / t['dbdf.loads']:.2f}x {base}, "
               f"{t['pickle.loads'] / t['dbdf.loads']:.2f}x pickle.loads; "
               f"dumps: {t['pickle.dumps(5)'] / t['dbdf.dumps']:.2f}x pickle.dumps(5)")

@@ -45,6 +45,10 @@ pub(crate) fn read_dense_frame_columns(
         .iter()
         .map(|&c| Values::zeros(columns[c].value_type, len))
         .collect::<Result<Vec<Values>>>()?;
+    // Huge pages fault one thread at a time (see `pages`): in before the reads on every core.
+    for column in &mut out {
+        crate::wire::values::with_values!(column, v => crate::pages::fault_in_on_every_core(v));
+    }
     // Each wanted column's bytes, cut into the pieces the blocks fill (in row order).
     let mut jobs: Vec<(u64, &mut [u8])> = Vec::new();
     for (column, &c) in out.iter_mut().zip(wanted) {
