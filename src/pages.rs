@@ -153,13 +153,15 @@ const PREFAULT_FROM: usize = 32 << 20;
 /// time in the kernel's page clearing on one core (measured with `perf`), before the copy.
 /// The values stay what they were (zeros are written over zeros).
 ///
-/// A buffer that may be in huge pages is touched from this thread only: huge-page faults
+/// A buffer that may be in huge pages (4 MiB or more) is touched from this thread only, as
+/// the threads that fill it next must not fault them in together: huge-page faults
 /// taken by two threads at once stall for up to a hundred milliseconds (a 128 MiB copy on two
 /// cores in a virtual machine took 20 ms or 150 ms), while small pages fault well in parallel.
 pub fn fault_in_on_every_core<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
     let threads = crate::threads::workers();
     let size = std::mem::size_of_val(buffer);
-    if size < PREFAULT_FROM {
+    let huge = advised(size);
+    if size < PREFAULT_FROM && !huge {
         return;
     }
     let stride = (4096 / std::mem::size_of::<T>().max(1)).max(1);
@@ -170,7 +172,7 @@ pub fn fault_in_on_every_core<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
             *std::hint::black_box(&mut part[i]) = T::zeroed();
         }
     };
-    if threads < 2 || advised(size) {
+    if threads < 2 || huge {
         return touch(buffer);
     }
     let per_thread = buffer.len().div_ceil(threads);
