@@ -216,6 +216,7 @@ pub(crate) fn fill_behind_faults<T: Send>(
 /// Reads into `buf`, a new buffer (zeroed by the allocator) that may be in huge pages, as
 /// [`fill_behind_faults`] fills: this thread faults it in 2 MiB at a time, another reads each
 /// piece with `read(start, piece)`. The first error is returned, and no piece is read after it.
+#[cfg_attr(not(unix), allow(dead_code))] // the positional paths are Unix's
 pub(crate) fn read_behind_faults<E: Send>(
     buf: &mut [u8],
     read: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync,
@@ -247,6 +248,7 @@ pub(crate) fn read_behind_faults<E: Send>(
 
 /// Whether a new buffer of `len` bytes may be in huge pages, to fill as
 /// [`read_behind_faults`] does.
+#[cfg_attr(not(unix), allow(dead_code))] // the positional paths are Unix's
 pub(crate) fn may_be_huge(len: usize) -> bool {
     advised(len) && crate::threads::workers() > 1
 }

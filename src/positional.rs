@@ -1,37 +1,12 @@
-//! Positional reads of local files: on every core, and vectored (`preadv`), where one system
-//! call fills many buffers from consecutive bytes of a file. Neither moves the file's offset,
+//! Vectored positional reads of local files (`preadv`), where one system call fills many
+//! buffers from consecutive bytes of a file (reads of any source on every core are in
+//! `wire/read_at.rs`). Neither moves the file's offset,
 //! so threads and other readers can share one handle.
 //! Used to read a tile's rows straight into their places in an array: a read into a scratch
 //! buffer and a copy out of it made tiled file reads much slower than untiled ones.
 
 use std::fs::File;
 use std::io::{self, IoSliceMut};
-
-use crate::wire::read_at::ReadAt;
-
-/// Fills `buf` from byte `at` of `source` (a file, memory), each core reading its share (and
-/// taking the page faults of the memory it fills).
-///
-/// # Errors
-/// I/O errors; `UnexpectedEof` if the source ends first.
-pub(crate) fn read_exact_at_on_every_core(
-    source: &dyn ReadAt,
-    buf: &mut [u8],
-    at: u64,
-) -> io::Result<()> {
-    if crate::pages::may_be_huge(buf.len()) {
-        // Huge pages fault one thread at a time (see `pages`): the reads follow the faults.
-        return crate::pages::read_behind_faults(buf, |start, piece| {
-            source.read_exact_at(piece, at + start as u64)
-        });
-    }
-    let share = crate::threads::share(buf.len(), true);
-    let parts = buf.chunks_mut(share).enumerate();
-    let results = crate::threads::on_every_core(parts, |(k, part)| {
-        source.read_exact_at(part, at + (k * share) as u64)
-    });
-    results.into_iter().collect()
-}
 
 /// At most this many buffers per call (Linux's `IOV_MAX`).
 pub(crate) const MAX_BUFFERS: usize = 1024;

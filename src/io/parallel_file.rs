@@ -42,7 +42,7 @@ impl ParallelFile {
     /// Fills `buf` from `at` on every core; `Ok(false)` if the file ends first.
     #[cfg(unix)]
     fn read_exact_at_on_every_core(&self, buf: &mut [u8], at: u64) -> io::Result<bool> {
-        match crate::positional::read_exact_at_on_every_core(&self.0, buf, at) {
+        match crate::wire::read_at::read_exact_at_on_every_core(&self.0, buf, at) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
             Err(e) => Err(e),
