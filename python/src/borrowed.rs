@@ -11,6 +11,7 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde::ser::{Serialize, SerializeTupleStruct, Serializer};
+use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::CsrIndex;
 use serde_daphne::{with_value_type, CsrView, DenseView, Element, Object, ValueType};
 
@@ -164,15 +165,14 @@ impl<'py> Borrowed<'py> {
                     let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
                     let array = column.get_item(1)?;
                     // A frame's columns are copied into the object (one copy per column), into
-                    // fresh memory advised huge pages as the crate's own new buffers are.
+                    // new memory as the crate allocates its own (`zeroed_vec`: huge pages).
                     let values = with_value_type!(vt, T => {
                         let a: PyReadonlyArray1<'py, T> = array.extract()?;
                         let a = a.as_array();
-                        let mut copy = Vec::with_capacity(a.len());
-                        serde_daphne::__private_0_1_0::advise_huge_pages_spare(&mut copy);
+                        let mut copy = zeroed_vec::<T>(a.len()).map_err(crate::errors::to_py)?;
                         match a.as_slice() {
-                            Some(values) => copy.extend_from_slice(values),
-                            None => copy.extend(a.iter().copied()),
+                            Some(values) => copy.copy_from_slice(values),
+                            None => copy.iter_mut().zip(a.iter()).for_each(|(c, &v)| *c = v),
                         }
                         T::into_values(copy)
                     });
