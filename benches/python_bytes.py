@@ -129,8 +129,9 @@ def main():
         if "np.load(file)" in t or "load_npz(file)" in t:
             other = "np.load(file)" if "np.load(file)" in t else "load_npz(file)"
             print(f"  load: {t[other] / t['dbdf.load(file)']:.2f}x {other}")
-        print(f"  loads: {t[base] / t['dbdf.loads']:.2f}x {base}, "
-              f"{t['pickle.loads'] / t['dbdf.loads']:.2f}x pickle.loads; "
+        against = [base] + (["pickle.loads"] if base != "pickle.loads" else [])
+        loads = ", ".join(f"{t[b] / t['dbdf.loads']:.2f}x {b}" for b in against)
+        print(f"  loads: {loads}; "
               f"dumps: {t['pickle.dumps(5)'] / t['dbdf.dumps']:.2f}x pickle.dumps(5)")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory: {peak:.0f} MiB")

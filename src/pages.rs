@@ -108,7 +108,7 @@ fn fault_in(fresh: &mut [MaybeUninit<u8>]) -> Duration {
 
 /// The bytes of `values`, which may be uninitialized or values of any type, to write zeros
 /// into.
-pub(crate) fn as_bytes_mut<T>(values: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
+fn as_bytes_mut<T>(values: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
     // SAFETY: the same memory, exclusively borrowed for the same lifetime; `MaybeUninit<u8>`
     // has alignment 1 and no invalid bit pattern, and what callers write through it (zero
     // bytes into memory not yet holding values, or zeros over zeros) leaves every `T` as it
@@ -189,28 +189,14 @@ pub(crate) fn fill_behind_faults<T: Send>(
     fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
 ) {
     let per_piece = (HUGE_PAGE / std::mem::size_of::<T>().max(1)).max(1);
-    if crate::threads::workers() < 2 {
-        for (k, piece) in out.chunks_mut(per_piece).enumerate() {
-            fill(k * per_piece, piece);
-        }
-        return;
-    }
-    let (faulted, pieces) = std::sync::mpsc::channel::<(usize, &mut [MaybeUninit<T>])>();
-    std::thread::scope(|scope| {
-        let fill = &fill;
-        scope.spawn(move || {
-            for (start, piece) in pieces {
-                fill(start, piece);
-            }
-        });
-        for (k, piece) in out.chunks_mut(per_piece).enumerate() {
-            fault_in(as_bytes_mut(piece));
-            if faulted.send((k * per_piece, piece)).is_err() {
-                break;
-            }
-        }
-        drop(faulted);
-    });
+    let touch = |piece: &mut [MaybeUninit<T>]| {
+        fault_in(as_bytes_mut(piece));
+    };
+    let fill = |start, piece: &mut [MaybeUninit<T>]| {
+        fill(start, piece);
+        Ok::<(), std::convert::Infallible>(())
+    };
+    let Ok(()) = behind_faults(out, per_piece, touch, fill);
 }
 
 /// Reads into `buf`, a new buffer (zeroed by the allocator) that may be in huge pages, as
@@ -221,26 +207,47 @@ pub(crate) fn read_behind_faults<E: Send>(
     buf: &mut [u8],
     read: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync,
 ) -> Result<(), E> {
-    let (faulted, pieces) = std::sync::mpsc::channel::<(usize, &mut [u8])>();
+    let touch = |piece: &mut [u8]| {
+        for i in (0..piece.len()).step_by(4096) {
+            // Zeros over the allocator's zeros, before the read overwrites them.
+            *std::hint::black_box(&mut piece[i]) = 0;
+        }
+    };
+    behind_faults(buf, HUGE_PAGE, touch, read)
+}
+
+/// `buf` in pieces of `per_piece` items: this thread `touch`es each (faulting it in) and
+/// hands it to another thread, which `fill`s it, stopping at its first error; on one core,
+/// each piece is filled in turn.
+fn behind_faults<X: Send, E: Send>(
+    buf: &mut [X],
+    per_piece: usize,
+    touch: impl Fn(&mut [X]),
+    fill: impl Fn(usize, &mut [X]) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    if crate::threads::workers() < 2 {
+        for (k, piece) in buf.chunks_mut(per_piece).enumerate() {
+            fill(k * per_piece, piece)?;
+        }
+        return Ok(());
+    }
+    let (faulted, pieces) = std::sync::mpsc::channel::<(usize, &mut [X])>();
     std::thread::scope(|scope| {
-        let read = &read;
-        let reader = scope.spawn(move || {
+        let fill = &fill;
+        let filler = scope.spawn(move || {
             for (start, piece) in pieces {
-                read(start, piece)?;
+                fill(start, piece)?;
             }
             Ok(())
         });
-        for (k, piece) in buf.chunks_mut(HUGE_PAGE).enumerate() {
-            for i in (0..piece.len()).step_by(4096) {
-                // Zeros over the allocator's zeros, before the read overwrites them.
-                *std::hint::black_box(&mut piece[i]) = 0;
-            }
-            if faulted.send((k * HUGE_PAGE, piece)).is_err() {
-                break; // the reader stopped at an error
+        for (k, piece) in buf.chunks_mut(per_piece).enumerate() {
+            touch(piece);
+            if faulted.send((k * per_piece, piece)).is_err() {
+                break; // the filler stopped at an error
             }
         }
         drop(faulted);
-        reader
+        filler
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e))
     })

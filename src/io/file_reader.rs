@@ -2,7 +2,7 @@
 //! (positional, on every core) reads, or from any [`ReadAt`] source.
 
 use std::fs::File;
-use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use memmap2::Mmap;
@@ -49,7 +49,9 @@ impl FileReader {
     ) -> crate::wire::SeekSource<FileReader> {
         let min_request = source.min_request();
         let reader = FileReader(Backing::At(Positional::new(source, len)));
-        crate::wire::SeekSource::new(reader, len).with_min_request(min_request)
+        crate::wire::SeekSource::new(reader, len)
+            .with_min_request(min_request)
+            .with_parallel_reads(min_request == 0 && crate::platform::positional_reads())
     }
 
     /// The [`ReadAt`] source read, if this reader reads one.
@@ -66,7 +68,7 @@ impl Read for FileReader {
         match &mut self.0 {
             Backing::Mapped(map) => map.read(buf),
             Backing::Plain(file) => file.read(buf),
-            Backing::At(source) => source.read(buf),
+            Backing::At(source) => read_positional(source, buf),
         }
     }
 
@@ -74,7 +76,13 @@ impl Read for FileReader {
         match &mut self.0 {
             Backing::Mapped(map) => map.read_exact(buf),
             Backing::Plain(file) => file.read_exact(buf),
-            Backing::At(source) => source.read_exact(buf),
+            Backing::At(source) => {
+                let n = read_positional(source, buf)?;
+                match n == buf.len() {
+                    true => Ok(()),
+                    false => source.read_exact(&mut buf[n..]),
+                }
+            }
         }
     }
 
@@ -86,6 +94,16 @@ impl Read for FileReader {
             Backing::At(source) => source.read_vectored(bufs),
         }
     }
+}
+
+/// A read of a source that needs no minimum request (memory, a local file) on every core
+/// when it is large, as a file opened by path is read; one request otherwise.
+fn read_positional(cursor: &mut Positional<Arc<dyn ReadAt>>, buf: &mut [u8]) -> io::Result<usize> {
+    #[cfg(unix)]
+    if cursor.source().min_request() == 0 && super::parallel_file::splits(buf.len()) {
+        return cursor.read_on_every_core(buf);
+    }
+    cursor.read(buf)
 }
 
 impl Seek for FileReader {

@@ -21,15 +21,13 @@ const IN_PARALLEL_FROM: usize = 32 << 20;
 #[derive(Debug)]
 pub(crate) struct ParallelFile(pub(crate) File);
 
-impl ParallelFile {
-    /// Whether a read into `len` bytes is split between the cores.
-    #[cfg_attr(not(unix), allow(dead_code))]
-    fn splits(len: usize) -> bool {
-        crate::platform::positional_reads()
-            && len >= IN_PARALLEL_FROM
-            && crate::threads::workers() > 1
-    }
+/// Whether a read into `len` bytes is split between the cores.
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(super) fn splits(len: usize) -> bool {
+    crate::platform::positional_reads() && len >= IN_PARALLEL_FROM && crate::threads::workers() > 1
+}
 
+impl ParallelFile {
     /// A second handle on the file for positional reads on every core (they leave this
     /// handle's offset alone), where files are read so.
     pub(crate) fn positional_handle(&self) -> io::Result<Option<Arc<dyn ReadAt>>> {
@@ -53,7 +51,7 @@ impl ParallelFile {
 impl Read for ParallelFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         #[cfg(unix)]
-        if Self::splits(buf.len()) {
+        if splits(buf.len()) {
             let at = self.0.stream_position()?;
             if self.read_exact_at_on_every_core(buf, at)? {
                 self.0.seek(SeekFrom::Start(at + buf.len() as u64))?;

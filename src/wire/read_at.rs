@@ -194,6 +194,18 @@ impl<T: ReadAt> Positional<T> {
     pub fn source(&self) -> &T {
         &self.source
     }
+
+    /// [`Read::read`], each core reading its share of `buf` (for a local source).
+    ///
+    /// # Errors
+    /// As [`ReadAt::read_exact_at`].
+    #[cfg_attr(not(unix), allow(dead_code))] // the positional paths are Unix's
+    pub(crate) fn read_on_every_core(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = (buf.len() as u64).min(self.len.saturating_sub(self.pos)) as usize;
+        read_exact_at_on_every_core(&self.source, &mut buf[..n], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
 }
 
 impl<T: ReadAt> Read for Positional<T> {

@@ -304,3 +304,46 @@ fn memory_reads_as_a_file_by_path_reads() {
         (by_path.row_offsets, by_path.col_indices, by_path.values)
     );
 }
+
+/// Bytes in memory whose reads fail at and past `fail_from`, as a disk that goes away would.
+#[derive(Debug)]
+struct FailingFrom {
+    bytes: Vec<u8>,
+    fail_from: u64,
+}
+
+impl ReadAt for FailingFrom {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        if offset + buf.len() as u64 > self.fail_from {
+            return Err(std::io::Error::other("the disk went away"));
+        }
+        self.bytes.read_exact_at(buf, offset)
+    }
+}
+
+#[test]
+fn a_large_block_in_memory_is_read_whole_or_fails_with_the_sources_error() {
+    // 40 MB of values in one block: read on every core, behind the page faults.
+    let m = Array2::from_shape_fn((5000, 1000), |(i, j)| (i * 1000 + j) as f64);
+    let bytes = serde_daphne::to_vec(&DenseView(m.view())).unwrap();
+    let len = bytes.len() as u64;
+    let source: Arc<dyn ReadAt> = Arc::new(bytes.clone());
+    let back: Dense<f64> = DbdfFile::from_read_at(source, &Options::new())
+        .unwrap()
+        .read_object(0)
+        .unwrap();
+    assert_eq!(back.0, m);
+    let failing: Arc<dyn ReadAt> = Arc::new(FailingFrom {
+        bytes,
+        fail_from: len - 1000,
+    });
+    let err = DbdfFile::from_read_at(failing, &Options::new())
+        .unwrap()
+        .read_object::<Dense<f64>>(0)
+        .unwrap_err();
+    assert_eq!(err.kind(), serde_daphne::ErrorKind::Io, "{err}");
+    assert!(err.to_string().contains("the disk went away"), "{err}");
+}
