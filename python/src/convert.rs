@@ -94,6 +94,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                     options.table.row_group_rows = Some(rows);
                 }
                 "labels" => options.table.labels = Some(value.extract()?),
+                "columns" => options.columns = Some(crate::columns::columns_of(&value)?),
                 "futhark_bool" => options.futhark.bools = flag()?,
                 "futhark_f16" => options.futhark.f16 = flag()?,
                 "futhark_matrices" => options.futhark.matrices = flag()?,

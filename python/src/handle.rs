@@ -17,6 +17,7 @@ use serde_daphne::{
 };
 
 use crate::decoded::{csr, decode, dims, CsrSource, Decoded};
+use dbdf::pipe::Projection;
 
 /// A file, an object behind a URL or a Python `bytes` object, indexed.
 pub struct Source(pub DbdfFile<FileReader>);
@@ -69,22 +70,38 @@ impl Source {
         self.0.read_frame(index, rows, labels)
     }
 
-    /// Every object (or only `only`), decoded.
-    pub fn decode_all(&mut self, only: Option<usize>) -> Result<Vec<Decoded>> {
+    /// Every object (or only `only`), decoded; of frames, only the `columns` picked.
+    pub fn decode_all(
+        &mut self,
+        only: Option<usize>,
+        columns: Option<&Projection>,
+    ) -> Result<Vec<Decoded>> {
         let indices: Vec<usize> = match only {
             Some(i) => vec![i],
             None => (0..self.objects().len()).collect(),
         };
         indices
             .into_iter()
-            .map(|i| match self.objects().get(i).map(|o| &o.header) {
-                Some(&Header::DenseMatrix { value_type, .. }) => self.dense_at(i, value_type),
-                Some(&Header::CsrMatrix { value_type, .. }) => self.csr_at(i, value_type),
-                Some(Header::Frame { .. }) => self.frame_at(i),
-                // Other objects, and an index past the last (whose error this reports).
-                _ => self.object_at(i).and_then(decode),
+            .map(|i| {
+                if let (Some(columns), Some(info)) = (columns, self.objects().get(i)) {
+                    let (picked, positions) = dbdf::pipe::project(&info.header, columns)?;
+                    let rows = 0..picked.shape().0;
+                    return decode(self.0.read_frame_columns(i, rows, &positions)?);
+                }
+                self.decode_at(i)
             })
             .collect()
+    }
+
+    /// Object `index`, decoded.
+    fn decode_at(&mut self, i: usize) -> Result<Decoded> {
+        match self.objects().get(i).map(|o| &o.header) {
+            Some(&Header::DenseMatrix { value_type, .. }) => self.dense_at(i, value_type),
+            Some(&Header::CsrMatrix { value_type, .. }) => self.csr_at(i, value_type),
+            Some(Header::Frame { .. }) => self.frame_at(i),
+            // Other objects, and an index past the last (whose error this reports).
+            _ => self.object_at(i).and_then(decode),
+        }
     }
 
     /// Dense matrix `index` read straight into one vector of `value_type` (a tiled file's

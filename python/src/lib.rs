@@ -16,6 +16,7 @@
 
 mod borrowed;
 mod bytes;
+mod columns;
 mod convert;
 mod decoded;
 mod errors;
@@ -37,7 +38,7 @@ use handle::{read_options, Index, Source};
 
 /// Every object of the file at `path` (or only object `object`), as tuples of numpy arrays.
 #[pyfunction]
-#[pyo3(signature = (path, dialect=None, object=None, max_alloc=None, storage_options=None))]
+#[pyo3(signature = (path, dialect=None, object=None, max_alloc=None, storage_options=None, columns=None))]
 fn load<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
@@ -45,8 +46,10 @@ fn load<'py>(
     object: Option<usize>,
     max_alloc: Option<u64>,
     storage_options: Option<HashMap<String, String>>,
+    columns: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let options = read_options(dialect, max_alloc)?;
+    let columns = columns.map(|c| columns::columns_of(&c)).transpose()?;
     let storage = remote::storage(storage_options);
     let decoded = py.detach(|| {
         // Plain reads: a whole-file load touches every byte once, so a memory map only adds
@@ -56,7 +59,7 @@ fn load<'py>(
             ..options
         };
         open_source(&path, &options, &storage)
-            .and_then(|(mut s, _)| s.decode_all(object))
+            .and_then(|(mut s, _)| s.decode_all(object, columns.as_ref()))
             .map_err(|e| errors::in_file(e, &path))
     })?;
     let items: Vec<_> = decoded
@@ -79,7 +82,7 @@ fn loads<'py>(
     let options = read_options(dialect, max_alloc)?;
     let decoded = py.detach(|| {
         Source::from_bytes(data, &options)
-            .and_then(|mut s| s.decode_all(object))
+            .and_then(|mut s| s.decode_all(object, None))
             .py_err()
     })?;
     let items: Vec<_> = decoded
@@ -245,6 +248,7 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout::segment_files, m)?)?;
     m.add_function(wrap_pyfunction!(layout::segment_name, m)?)?;
     m.add_function(wrap_pyfunction!(layout::writes_segments, m)?)?;
+    m.add_function(wrap_pyfunction!(columns::pick_columns, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;

@@ -105,6 +105,13 @@ def test_frames_are_data_frames(tmp_path, client):
     back = df.compute()
     pd.testing.assert_frame_equal(back, frame)
     assert df["a"].sum().compute() == frame["a"].sum()
+    # Columns picked: only they are read, on the workers, and the lazy handle's view agrees.
+    picked = dbdf.to_dask(path, chunks=1024, columns=["c", 0])
+    pd.testing.assert_frame_equal(picked.compute(), frame[["c", "a"]])
+    with dbdf.open(path, columns=["b"]) as f:
+        pd.testing.assert_frame_equal(f[0].to_dask(chunks=1024).compute(), frame[["b"]])
+    with pytest.raises(dbdf.DbdfError, match="no column"):
+        dbdf.to_dask(path, columns=["z"])
 
 
 def test_segments_are_chunks(tmp_path, client, cli):

@@ -153,3 +153,41 @@ def test_schema_metadata_is_kept_as_user_attributes_between_tables(tmp_path):
         assert schema.metadata[b"origin"] == b"sensor-7", name
         assert b"pandas" not in schema.metadata, name
         assert schema.metadata[b"daphne:data_type"] == b"Frame", name
+
+
+def test_columns_picked_by_label_or_position_read_alone(tmp_path):
+    """pyarrow's projection is the reference: the same columns, in the order picked."""
+    cols = columns()
+    table = pa.table(dict(cols, name=[f"n{i}" for i in range(ROWS)]))
+    pq.write_table(table, tmp_path / "t.parquet")
+    picks = ["c_f8", 0, "flag"]
+    labels = ["c_f8", "c_u1", "flag"]
+    with pytest.raises(dbdf.DbdfError, match="--columns"):
+        dbdf.convert(tmp_path / "t.parquet", tmp_path / "all.dbdf")
+    dbdf.convert(tmp_path / "t.parquet", tmp_path / "t.dbdf", columns=picks)
+    want = pq.read_table(tmp_path / "t.parquet", columns=labels)
+    same(dbdf.load(tmp_path / "t.dbdf", as_arrow=True), {k: cols[k] for k in labels})
+    assert want.column_names == labels
+    # Read from a .dbdf frame: load, open and a window of what open shows.
+    dbdf.convert(tmp_path / "t.parquet", tmp_path / "num.dbdf", columns=list(cols))
+    got = dbdf.load(tmp_path / "num.dbdf", columns=picks)
+    assert list(got) == labels
+    for k in labels:
+        want_k = cols[k].astype(np.uint8) if cols[k].dtype == bool else cols[k]
+        assert got[k].tobytes() == want_k.tobytes(), k
+    with dbdf.open(tmp_path / "num.dbdf", columns="c_i4") as f:
+        assert f[0].labels == ["c_i4"] and f[0].shape == (ROWS, 1)
+        assert list(f[0].dtype) == ["c_i4"]
+        assert np.array_equal(f[0].read()["c_i4"], cols["c_i4"])
+        assert np.array_equal(f[0][10:20, 0]["c_i4"], cols["c_i4"][10:20])
+        with pytest.raises(KeyError):
+            f[0].rows(0, 5, ["c_f8"])
+    with pytest.raises(dbdf.DbdfError, match='no column "nope"'):
+        dbdf.load(tmp_path / "num.dbdf", columns=["nope"])
+    with pytest.raises(TypeError):
+        dbdf.load(tmp_path / "num.dbdf", columns=[1.5])
+    dbdf.save(tmp_path / "m.dbdf", np.eye(3))
+    with pytest.raises(dbdf.DbdfError, match="columns are picked from a table"):
+        dbdf.load(tmp_path / "m.dbdf", columns=[0])
+    with pytest.raises(ValueError, match="columns are picked from a table"):
+        dbdf.open(tmp_path / "m.dbdf", columns=[0])

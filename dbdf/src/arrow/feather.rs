@@ -212,7 +212,12 @@ impl Source for FeatherSource {
     ) -> Result<()> {
         let file = BufReader::new(File::open(&self.path)?);
         let reader = guarded(IPC, || {
-            FileReader::try_new(file, None).map_err(|e| IPC.error(e))
+            let projection = self
+                .layout
+                .projection
+                .as_ref()
+                .map(|(read, _)| read.clone());
+            FileReader::try_new(file, projection).map_err(|e| IPC.error(e))
         })?;
         let batches = reader.map(|b| b.map_err(|e| IPC.error(e)));
         stream_bands(batches, &self.layout, IPC, multiple, each)

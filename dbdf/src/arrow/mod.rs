@@ -24,21 +24,22 @@
 
 pub mod feather;
 pub mod parquet;
+mod table_plan;
+
+pub(crate) use table_plan::{stream_bands, TablePlan};
 
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 
-use crate::input::{not_in_daphne, Foreign};
-use crate::pipe::{Band, Cells};
+use crate::input::Foreign;
+use crate::pipe::{Band, Cells, Projection};
 use serde_daphne::__private_0_1_0::first_name;
 use serde_daphne::__private_0_1_0::parse_name;
 use serde_daphne::with_values;
-use serde_daphne::Column;
 use serde_daphne::Element;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Result, ValueType, Values};
@@ -98,6 +99,9 @@ pub struct ReadOptions {
     /// The value type of a matrix read from columns of several types (each value converted
     /// exactly, or an error).
     pub value_type: Option<ValueType>,
+    /// Reads only these columns, in this order (and only their bytes, from Parquet); the
+    /// others need not be of a type DAPHNE holds.
+    pub columns: Option<Projection>,
 }
 
 /// Compression of Parquet pages or Arrow IPC buffers.
@@ -201,279 +205,6 @@ pub(crate) fn arrow_type(value_type: ValueType) -> ArrowType {
     }
 }
 
-/// The value type a column of `arrow` type is read as, if any.
-fn value_type_of(arrow: &ArrowType) -> Option<ValueType> {
-    Some(match arrow {
-        ArrowType::Boolean | ArrowType::UInt8 => ValueType::U8,
-        ArrowType::UInt16 => ValueType::U16,
-        ArrowType::UInt32 => ValueType::U32,
-        ArrowType::UInt64 => ValueType::U64,
-        ArrowType::Int8 => ValueType::I8,
-        ArrowType::Int16 => ValueType::I16,
-        ArrowType::Int32 => ValueType::I32,
-        ArrowType::Int64 => ValueType::I64,
-        ArrowType::Float32 => ValueType::F32,
-        ArrowType::Float64 => ValueType::F64,
-        ArrowType::Dictionary(_, values) => return value_type_of(values),
-        _ => return None,
-    })
-}
-
-/// The DAPHNE data type a schema's metadata records.
-fn recorded_data_type(schema: &Schema, format: Foreign) -> Result<Option<DataType>> {
-    let Some(recorded) = schema.metadata().get(DATA_TYPE_KEY) else {
-        return Ok(None);
-    };
-    // The names `DataType` displays (the spec's) are the ones written.
-    match recorded.parse::<DataType>() {
-        Ok(data_type) => Ok(Some(data_type)),
-        _ => Err(format.error(format!(
-            "the metadata {DATA_TYPE_KEY} is {recorded:?}, not DenseMatrix, CSRMatrix or Frame"
-        ))),
-    }
-}
-
-/// How a table is read: its header (a frame, or a dense matrix whose bands interleave the
-/// columns), and the data type its metadata asks the output to be (CSR).
-pub(crate) struct TablePlan {
-    pub(crate) header: Header,
-    pub(crate) kept: Option<DataType>,
-    pub(crate) nulls: Nulls,
-    /// The schema's user attributes.
-    pub(crate) attributes: serde_json::Map<String, serde_json::Value>,
-}
-
-impl TablePlan {
-    /// The layout of a table of `rows` rows with `schema`, read with `options`.
-    ///
-    /// # Errors
-    /// Columns DAPHNE cannot hold (naming the column and its type); a matrix asked of columns
-    /// of several types without a value type.
-    pub(crate) fn of(
-        schema: &Schema,
-        rows: u64,
-        options: &ReadOptions,
-        format: Foreign,
-    ) -> Result<TablePlan> {
-        let columns = schema
-            .fields()
-            .iter()
-            .map(|field| {
-                let value_type = value_type_of(field.data_type()).ok_or_else(|| {
-                    not_in_daphne(
-                        format!("column {:?} of type {}", field.name(), field.data_type()),
-                        "DAPHNE's binary format holds numbers only (integers, floats, bools as \
-                         u8)",
-                    )
-                })?;
-                Ok(Column {
-                    label: field.name().clone(),
-                    value_type,
-                })
-            })
-            .collect::<Result<Vec<Column>>>()?;
-        let recorded = recorded_data_type(schema, format)?;
-        let asked = options.data_type.or(recorded);
-        let header = match asked {
-            Some(data_type) if data_type.is_matrix() => {
-                let value_type = match options.value_type {
-                    Some(vt) => vt,
-                    None => one_value_type(&columns)?,
-                };
-                Header::matrix(
-                    DataType::DenseMatrix,
-                    rows,
-                    columns.len() as u64,
-                    value_type,
-                )
-            }
-            _ => Header::Frame { rows, columns },
-        };
-        // The recorded type is kept only where it is the one read (and not asked over).
-        let kept = match (options.data_type, recorded) {
-            (None, Some(DataType::CsrMatrix)) => Some(DataType::CsrMatrix),
-            _ => None,
-        };
-        Ok(TablePlan {
-            header,
-            kept,
-            nulls: options.nulls,
-            attributes: attributes_of(schema),
-        })
-    }
-
-    /// The band of rows from `first_row` a record batch is.
-    ///
-    /// # Errors
-    /// Nulls (as [`Nulls`] says); values that do not convert exactly to a matrix's type;
-    /// a batch that does not match the schema.
-    pub(crate) fn band(&self, batch: RecordBatch, first_row: u64) -> Result<Band> {
-        let (names, arrays, rows) = batch.into_parts();
-        // Each array freed once copied: memory holds the band and one column of the batch
-        // more, not the batch twice.
-        let columns = arrays
-            .into_iter()
-            .zip(names.fields())
-            .map(|(array, field)| column_values(&array, field, first_row, self.nulls))
-            .collect::<Result<Vec<Values>>>()?;
-        let cols = columns.len() as u64;
-        let cells = match &self.header {
-            Header::Frame { .. } => Cells::Frame(columns),
-            header => {
-                let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-                Cells::Dense(interleave(columns, rows, vt, names.fields(), first_row)?)
-            }
-        };
-        Ok(Band {
-            first_row,
-            first_col: 0,
-            rows: rows as u64,
-            cols,
-            cells,
-        })
-    }
-}
-
-/// The value type all `columns` share.
-fn one_value_type(columns: &[Column]) -> Result<ValueType> {
-    let first = columns.first().map_or(ValueType::F64, |c| c.value_type);
-    match columns.iter().find(|c| c.value_type != first) {
-        None => Ok(first),
-        Some(other) => Err(Error::invalid(format!(
-            "column {:?} is {} but column {:?} is {}: a matrix has one value type; give one \
-             (--value-type) or read a frame",
-            columns[0].label, first, other.label, other.value_type
-        ))),
-    }
-}
-
-/// The cells of one column, nulls dealt with as `nulls` says.
-fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) -> Result<Values> {
-    if let ArrowType::Dictionary(..) = array.data_type() {
-        let dictionary = array.as_any_dictionary();
-        let decoded = arrow_select::take::take(dictionary.values(), dictionary.keys(), None)
-            .map_err(|e| Error::invalid(format!("column {:?}: {e}", field.name())))?;
-        return column_values(&decoded, field, first_row, nulls);
-    }
-    let float = matches!(array.data_type(), ArrowType::Float32 | ArrowType::Float64);
-    let fill = match (array.logical_null_count(), nulls, float) {
-        (0, ..) => None,
-        (_, Nulls::Zero, _) => Some(false),
-        (_, Nulls::Nan, true) => Some(true),
-        (..) => {
-            let row = (0..array.len()).find(|&r| array.is_null(r)).unwrap_or(0);
-            let hint = match (nulls, float) {
-                (Nulls::Nan, false) => "NaN is no integer: --nulls zero fills them with 0",
-                _ => {
-                    "DAPHNE has no nulls: --nulls nan (floating columns) or --nulls zero fills them"
-                }
-            };
-            return Err(not_in_daphne(
-                format!(
-                    "the null at row {} of column {:?}",
-                    first_row + row as u64,
-                    field.name()
-                ),
-                hint,
-            ));
-        }
-    };
-    fn primitive<T: ArrowPrimitiveType>(
-        array: &ArrayRef,
-        fill: Option<bool>,
-        nan: T::Native,
-    ) -> Vec<T::Native> {
-        let array = array.as_primitive::<T>();
-        let src = array.values();
-        // A fresh buffer in huge pages: a band's columns are new memory every time.
-        let mut values = Vec::with_capacity(src.len());
-        serde_daphne::__private_0_1_0::advise_huge_pages_spare(&mut values);
-        values.extend_from_slice(src);
-        if let (Some(nan_fill), Some(mask)) = (fill, array.nulls()) {
-            let with = if nan_fill { nan } else { T::Native::default() };
-            for r in mask
-                .iter()
-                .enumerate()
-                .filter(|(_, valid)| !valid)
-                .map(|(r, _)| r)
-            {
-                values[r] = with;
-            }
-        }
-        values
-    }
-    Ok(match array.data_type() {
-        ArrowType::Boolean => {
-            let array = array.as_boolean();
-            // A null's value bit may be set: nulls become 0.
-            let valid = |r: usize| array.nulls().is_none_or(|n| n.is_valid(r));
-            Values::U8(
-                (0..array.len())
-                    .map(|r| u8::from(array.value(r) && valid(r)))
-                    .collect(),
-            )
-        }
-        ArrowType::UInt8 => Values::U8(primitive::<UInt8Type>(array, fill, 0)),
-        ArrowType::UInt16 => Values::U16(primitive::<UInt16Type>(array, fill, 0)),
-        ArrowType::UInt32 => Values::U32(primitive::<UInt32Type>(array, fill, 0)),
-        ArrowType::UInt64 => Values::U64(primitive::<UInt64Type>(array, fill, 0)),
-        ArrowType::Int8 => Values::I8(primitive::<Int8Type>(array, fill, 0)),
-        ArrowType::Int16 => Values::I16(primitive::<Int16Type>(array, fill, 0)),
-        ArrowType::Int32 => Values::I32(primitive::<Int32Type>(array, fill, 0)),
-        ArrowType::Int64 => Values::I64(primitive::<Int64Type>(array, fill, 0)),
-        ArrowType::Float32 => Values::F32(primitive::<Float32Type>(array, fill, f32::NAN)),
-        ArrowType::Float64 => Values::F64(primitive::<Float64Type>(array, fill, f64::NAN)),
-        other => {
-            return Err(not_in_daphne(
-                format!("column {:?} of type {other}", field.name()),
-                "DAPHNE's binary format holds numbers only",
-            ))
-        }
-    })
-}
-
-/// Columns of `rows` values each as one row-major matrix of `value_type` (each value
-/// converted exactly).
-fn interleave(
-    columns: Vec<Values>,
-    rows: usize,
-    value_type: ValueType,
-    fields: &arrow_schema::Fields,
-    first_row: u64,
-) -> Result<Values> {
-    let cols = columns.len();
-    serde_daphne::with_value_type!(value_type, T => {
-        let mut out = vec![T::default(); rows * cols];
-        for (c, column) in columns.into_iter().enumerate() {
-            let column = typed_column::<T>(column, &fields[c], first_row)?;
-            for (r, x) in column.into_iter().enumerate() {
-                out[r * cols + c] = x;
-            }
-        }
-        Ok(T::into_values(out))
-    })
-}
-
-/// A column's values as `T`, converted exactly.
-fn typed_column<T: Element>(column: Values, field: &Field, first_row: u64) -> Result<Vec<T>> {
-    let column = match column.value_type() == T::VALUE_TYPE {
-        true => column,
-        false => {
-            let copy = column.clone();
-            column.convert(T::VALUE_TYPE).map_err(|at| {
-                Error::invalid(format!(
-                    "column {:?} row {}: {} is not exactly a {}",
-                    field.name(),
-                    first_row + at as u64,
-                    copy.get(at).map_or_else(String::new, |v| v.to_string()),
-                    T::VALUE_TYPE
-                ))
-            })?
-        }
-    };
-    T::try_from_values(column).map_err(|_| Error::invalid("internal: a converted column's type"))
-}
-
 /// The Arrow schema an object with `header` is written as.
 ///
 /// # Errors
@@ -572,68 +303,6 @@ fn array_of(values: Values) -> ArrayRef {
         Values::F32(v) => Arc::new(PrimitiveArray::<Float32Type>::from(v)),
         Values::F64(v) => Arc::new(PrimitiveArray::<Float64Type>::from(v)),
     }
-}
-
-/// Calls `each` with the bands `batches` are, a multiple of `multiple` rows high, until it
-/// returns `false`: each batch decoded and made a band on a thread of its own while `each`
-/// takes the band before (handed over, not queued: memory holds two bands). Every row the
-/// header announces must come, and no more.
-///
-/// # Errors
-/// The batches' errors, the layout's and `each`'s; rows other than the header's.
-pub(crate) fn stream_bands(
-    batches: impl Iterator<Item = Result<RecordBatch>> + Send,
-    layout: &TablePlan,
-    format: Foreign,
-    multiple: u64,
-    each: &mut dyn FnMut(Band) -> Result<bool>,
-) -> Result<()> {
-    let (rows, cols) = layout.header.shape();
-    let mut regroup = crate::pipe::Regroup::new(multiple);
-    std::thread::scope(|scope| {
-        let (send, receive) = std::sync::mpsc::sync_channel::<Result<Band>>(0);
-        scope.spawn(move || {
-            let mut first_row = 0;
-            let mut batches = batches;
-            loop {
-                let next = guarded(format, || Ok(batches.next()));
-                let batch = match next {
-                    Ok(Some(batch)) => batch,
-                    Ok(None) => return,
-                    Err(e) => Err(e),
-                };
-                let band = batch.and_then(|b| layout.band(b, first_row));
-                let failed = band.is_err();
-                if let Ok(band) = &band {
-                    first_row += band.rows;
-                }
-                if send.send(band).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        let mut read = 0;
-        for band in receive {
-            let band = band?;
-            read += band.rows;
-            if read > rows || band.cols != cols {
-                break;
-            }
-            if !regroup.push(band, each)? {
-                return Ok(());
-            }
-        }
-        if read != rows {
-            return Err(format.error(format!(
-                "the file says {rows} rows, but its columns hold {}",
-                match read > rows {
-                    true => "more".to_owned(),
-                    false => read.to_string(),
-                }
-            )));
-        }
-        regroup.finish(each).map(drop)
-    })
 }
 
 thread_local! {

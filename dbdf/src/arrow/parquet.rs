@@ -15,7 +15,7 @@ use bytes::{Buf, Bytes};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
@@ -73,10 +73,15 @@ pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Parqu
             .checked_add(n)
             .ok_or_else(|| PARQUET.error("the row groups' rows overflow a u64"))?;
     }
-    if file.file.min_request() > 0 {
-        file.groups = groups.iter().filter_map(extent_of).collect();
-    }
     let layout = TablePlan::of(metadata.schema(), rows, options, PARQUET)?;
+    let picked = layout.projection.as_ref().map(|(read, _)| read.as_slice());
+    if file.file.min_request() > 0 || picked.is_some() {
+        let schema = metadata.metadata().file_metadata().schema_descr();
+        file.extents = groups
+            .iter()
+            .flat_map(|group| extents_of(group, schema, picked))
+            .collect();
+    }
     Ok(ParquetSource {
         headers: [layout.header.clone()],
         file,
@@ -85,13 +90,33 @@ pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Parqu
     })
 }
 
-/// The bytes a row group's column chunks span (as its metadata records them: the reads of
-/// them are checked against the file's length all the same).
-fn extent_of(group: &parquet::file::metadata::RowGroupMetaData) -> Option<Range<u64>> {
-    let ranges = group.columns().iter().map(|c| c.byte_range());
-    let start = ranges.clone().map(|(at, _)| at).min()?;
-    let end = ranges.map(|(at, n)| at.saturating_add(n)).max()?;
-    Some(start..end)
+/// The bytes of a row group's column chunks read (all, or those of the `picked` columns:
+/// positions in the schema's root), as runs of adjacent chunks (as its metadata records them:
+/// the reads of them are checked against the file's length all the same).
+fn extents_of(
+    group: &parquet::file::metadata::RowGroupMetaData,
+    schema: &parquet::schema::types::SchemaDescriptor,
+    picked: Option<&[usize]>,
+) -> Vec<Range<u64>> {
+    let mut runs: Vec<Range<u64>> = Vec::new();
+    for (leaf, chunk) in group.columns().iter().enumerate() {
+        let read = picked.is_none_or(|p| {
+            leaf < schema.num_columns() && p.contains(&schema.get_column_root_idx(leaf))
+        });
+        if !read {
+            continue;
+        }
+        let (at, n) = chunk.byte_range();
+        let chunk = at..at.saturating_add(n);
+        match runs.last_mut() {
+            Some(run) if run.end == chunk.start || picked.is_none() => {
+                run.start = run.start.min(chunk.start);
+                run.end = run.end.max(chunk.end);
+            }
+            _ => runs.push(chunk),
+        }
+    }
+    runs
 }
 
 impl Source for ParquetSource {
@@ -122,11 +147,21 @@ impl Source for ParquetSource {
         let batch = largest.min(by_bytes).min(rows) as usize;
         let file = self.file.try_clone();
         let metadata = self.metadata.clone();
+        let projection = self.layout.projection.as_ref().map(|(read, _)| {
+            ProjectionMask::roots(
+                self.metadata.metadata().file_metadata().schema_descr(),
+                read.iter().copied(),
+            )
+        });
         let reader = guarded(PARQUET, || {
-            ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
-                .with_batch_size(batch)
-                .build()
-                .map_err(|e| PARQUET.error(e))
+            let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
+                .with_batch_size(batch);
+            match projection {
+                Some(mask) => builder.with_projection(mask),
+                None => builder,
+            }
+            .build()
+            .map_err(|e| PARQUET.error(e))
         })?;
         let batches = reader.map(|b| b.map_err(|e| PARQUET.error(e)));
         stream_bands(batches, &self.layout, PARQUET, multiple, each)
@@ -157,8 +192,9 @@ impl Source for ParquetSource {
 struct Checked {
     file: Arc<dyn ReadAt>,
     len: u64,
-    /// The row groups' extents, each read whole from a remote source (none for local files).
-    groups: Arc<[Range<u64>]>,
+    /// What is read of each row group: the whole group from a remote source, the picked
+    /// columns' chunks when some are picked (each run read whole); none for all of a local file.
+    extents: Arc<[Range<u64>]>,
     window: Mutex<(u64, Bytes)>,
 }
 
@@ -177,7 +213,7 @@ impl Checked {
         Checked {
             file,
             len,
-            groups: Arc::from([]),
+            extents: Arc::from([]),
             window: Mutex::new((0, Bytes::new())),
         }
     }
@@ -186,29 +222,36 @@ impl Checked {
         Checked {
             file: self.file.clone(),
             len: self.len,
-            groups: self.groups.clone(),
+            extents: self.extents.clone(),
             window: Mutex::new((0, Bytes::new())),
         }
     }
 
     /// Where the read that brings `length` bytes at `start` into the window begins, and its
-    /// size: the rest of a row group a remote source holds it in; else a window from
-    /// `start`, or the one that ends at the end of the file (a footer and its length in one).
+    /// size: the rest of the extent it lies in (a remote source's row group, a picked
+    /// column's chunks) when at most [`GROUP_BYTES`], windows that end with it when larger;
+    /// else a window from `start`, or the one that ends at the end of the file (a footer and
+    /// its length in one).
     fn extent(&self, start: u64, length: usize) -> (u64, usize) {
         let end = start + length as u64;
-        let group = self
-            .groups
-            .iter()
-            .find(|g| g.contains(&start) && end <= g.end);
-        if let Some(group) = group.filter(|g| g.end - start <= GROUP_BYTES) {
-            return (start, (group.end - start) as usize);
-        }
         // A remote source's footer comes with one minimum request, its pages (in row groups
         // too large to hold) a few windows at a time.
         let (ahead, tail) = match self.file.min_request() {
             0 => (WINDOW, WINDOW),
             least => (4 * WINDOW, least),
         };
+        let within = self
+            .extents
+            .iter()
+            .find(|g| g.contains(&start) && end <= g.end);
+        if let Some(extent) = within {
+            let rest = extent.end - start;
+            let size = match rest <= GROUP_BYTES {
+                true => rest,
+                false => (length.max(ahead) as u64).min(rest),
+            };
+            return (start, size as usize);
+        }
         let size = length.max(ahead) as u64;
         if start + size <= self.len {
             return (start, size as usize);
@@ -268,7 +311,7 @@ impl ChunkReader for Checked {
         self.check(start, 0)?;
         // A page header lies inside its column chunk: a read of one inside a row group ends
         // with the group, which a remote source holds whole.
-        let end = match self.groups.iter().find(|g| g.contains(&start)) {
+        let end = match self.extents.iter().find(|g| g.contains(&start)) {
             Some(group) => group.end.min(self.len),
             None => self.len,
         };

@@ -27,7 +27,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::binsparse;
-use crate::pipe::{DbdfSource, Source};
+use crate::pipe::{DbdfSource, Projected, Source};
 use crate::{csv, futhark, mtx, npy, systemds};
 use serde_daphne::__private_0_1_0::first_name;
 use serde_daphne::__private_0_1_0::parse_name;
@@ -326,6 +326,24 @@ pub fn source(
     options: &ConvertOptions,
 ) -> Result<Box<dyn Source>, ConvertError> {
     let fail = |e: Error| ConvertError::at(path, e);
+    let source = whole_source(path, format, options)?;
+    match &options.columns {
+        // Tables read only the picked columns themselves.
+        Some(columns) if !matches!(format, Format::Parquet | Format::Arrow) => {
+            Ok(Box::new(Projected::new(source, columns).map_err(fail)?))
+        }
+        _ => Ok(source),
+    }
+}
+
+/// [`source`] without the projection of [`ConvertOptions::columns`], but for Parquet and
+/// Arrow inputs, which read only the picked columns.
+fn whole_source(
+    path: &Path,
+    format: Format,
+    options: &ConvertOptions,
+) -> Result<Box<dyn Source>, ConvertError> {
+    let fail = |e: Error| ConvertError::at(path, e);
     Ok(match format {
         Format::Dbdf => Box::new(DbdfSource::open(path).map_err(fail)?),
         Format::Npy => Box::new(npy::source(path).map_err(fail)?),
@@ -365,6 +383,7 @@ pub(crate) fn table_input(options: &ConvertOptions) -> crate::arrow::ReadOptions
     crate::arrow::ReadOptions {
         data_type: options.data_type,
         value_type: options.value_type,
+        columns: options.columns.clone(),
         ..options.table_input.clone()
     }
 }

@@ -40,6 +40,10 @@ pub struct ConvertOptions {
     pub data_type: Option<DataType>,
     /// Converts every value to `value_type`, exactly or not at all.
     pub value_type: Option<ValueType>,
+    /// Reads only these columns of a table input (a frame), in this order: Parquet and Arrow
+    /// IPC inputs read only their bytes; a column DAPHNE cannot hold is no obstacle when it is
+    /// not picked. An input holding a matrix is an error.
+    pub columns: Option<crate::pipe::Projection>,
     /// Whether single-file outputs are synced to disk before they are renamed into place
     /// (default: yes; it overrides [`Options::sync`] of [`ConvertOptions::dbdf`]). Without
     /// the sync an output is still atomic for readers and survives the process being killed
@@ -88,6 +92,7 @@ impl Default for ConvertOptions {
             to: None,
             data_type: None,
             value_type: None,
+            columns: None,
             sync: true,
             progress: None,
             dbdf: Options::new(),
@@ -115,6 +120,7 @@ impl fmt::Debug for ConvertOptions {
             .field("to", &self.to)
             .field("data_type", &self.data_type)
             .field("value_type", &self.value_type)
+            .field("columns", &self.columns)
             .field("sync", &self.sync)
             .field("dbdf", &self.dbdf)
             .field("keep_tiles", &self.keep_tiles)

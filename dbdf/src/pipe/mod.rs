@@ -16,6 +16,7 @@ mod band;
 mod dbdf;
 mod held;
 mod in_place;
+mod projected;
 mod regroup;
 mod spill;
 
@@ -25,6 +26,7 @@ pub use dbdf::{DbdfSink, DbdfSource};
 pub(crate) use held::{read_objects, write_object};
 pub use held::{Collect, Held};
 pub(crate) use in_place::{source_in_field, InPlaceOrHeld};
+pub use projected::{project, Projected, Projection};
 pub(crate) use regroup::Regroup;
 pub(crate) use spill::Spilled;
 

@@ -8,6 +8,8 @@ mod assert_error;
 
 mod binsparse;
 mod cli;
+#[cfg(feature = "parquet")]
+mod columns;
 mod futhark;
 mod npy_stream;
 mod numpy_files;

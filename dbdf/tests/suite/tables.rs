@@ -8,7 +8,7 @@ use dbdf::arrow::{self, Compression, Nulls, ReadOptions, WriteOptions};
 use dbdf::convert::{convert, ConvertOptions, Format};
 use serde_daphne::{DataType, Object, ValueType, Values};
 
-fn data(name: &str) -> PathBuf {
+pub(crate) fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/arrow")
         .join(name)
@@ -22,7 +22,7 @@ fn dir(name: &str) -> PathBuf {
 }
 
 /// What a Parquet or IPC file holds, read whole with `options`.
-fn read(path: &Path, options: &ReadOptions) -> serde_daphne::Result<Object> {
+pub(crate) fn read(path: &Path, options: &ReadOptions) -> serde_daphne::Result<Object> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("parquet") => arrow::parquet::read_with(path, options),
         _ => arrow::feather::read_with(path, options),
@@ -30,7 +30,7 @@ fn read(path: &Path, options: &ReadOptions) -> serde_daphne::Result<Object> {
 }
 
 /// numpy's record array of the same table (bools as u8).
-fn expected() -> Object {
+pub(crate) fn expected() -> Object {
     dbdf::npy::read(data("types.npy")).unwrap()
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from . import _dbdf
 from ._dask import store, to_dask
@@ -43,6 +43,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+Columns = Union[str, Sequence[Union[str, int]]]
 
 
 def __getattr__(name: str) -> Any:
@@ -77,6 +78,7 @@ def load(
     as_arrow: bool = False,
     max_alloc: Optional[int] = None,
     storage_options: Optional[dict[str, str]] = None,
+    columns: Optional[Columns] = None,
 ) -> Any:
     """Reads the ``.dbdf`` file at ``path``: a local path or a URL (``s3://``, ``az://``,
     ``gs://``, ``http(s)://``, ``file://``; see :func:`open`).
@@ -91,12 +93,14 @@ def load(
     is used as DAPHNE uses it. Blocks stored in narrower types are widened exactly to the
     object's value type. An object is refused before allocating when holding it takes more
     than its bytes in the file plus ``max_alloc`` (default 4 GiB: a few bytes of empty
-    blocks can describe any size); raise it for trusted files.
+    blocks can describe any size); raise it for trusted files. ``columns`` reads only those
+    columns of each frame, in that order: labels, or positions from 0 (a pick that is a
+    label is that column); a file holding a matrix is then an error.
 
     Raises :class:`DbdfError` for a malformed file (with ``offset`` and ``kind``), OSError
     (FileNotFoundError, ...) when the file cannot be read.
     """
-    raws = _dbdf.load(os.fsdecode(path), dialect, object, max_alloc, storage_options)
+    raws = _dbdf.load(os.fsdecode(path), dialect, object, max_alloc, storage_options, columns)
     return _result(raws, as_pandas, object, as_records, as_arrow)
 
 
@@ -175,6 +179,7 @@ def open(
     dialect: Optional[str] = None,
     max_alloc: Optional[int] = None,
     storage_options: Optional[dict[str, str]] = None,
+    columns: Optional[Columns] = None,
 ) -> File:
     """Opens ``path`` lazily: reads headers only (any file size, milliseconds).
 
@@ -192,12 +197,14 @@ def open(
     only the blocks (and rows of dense blocks) that window needs; ``f[i].read()`` reads it
     whole. Use as a context manager. The file stays open (not memory-mapped: windows are
     read with plain reads, so a file truncated meanwhile is an error, never a crash);
-    ``max_alloc`` as in :func:`load`.
+    ``max_alloc`` as in :func:`load`. ``columns`` (as in :func:`load`) makes each frame
+    show only those columns: its ``labels``, ``shape``, ``dtype`` and reads.
     """
     opened = {"dialect": dialect, "storage_options": storage_options}
     return File(
         _dbdf.open(os.fsdecode(path), dialect, max_alloc, storage_options),
         (os.fsdecode(path), {k: v for k, v in opened.items() if v is not None}),
+        columns,
     )
 
 
@@ -230,7 +237,8 @@ def convert(
     npz output deflated, as ``save_npz`` and ``savez_compressed``), ``nulls``
     (Parquet and Arrow input: ``"error"``, ``"nan"`` or ``"zero"``), ``compression``
     (``"zstd"``, ``"snappy"``, ``"lz4"``, ``"none"``), ``row_group_rows``, ``labels`` (a
-    matrix's column names),
+    matrix's column names), ``columns`` (a table input's columns to read, as ``--columns``:
+    labels or positions; Parquet and Arrow read only those, beside columns of any type),
     ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. Every pair of formats streams
     in bounded memory (a few bands of rows or a tile; a MatrixMarket coordinate file holds
     the CSR arrays it builds); the GIL is released meanwhile.

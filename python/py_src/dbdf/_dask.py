@@ -100,7 +100,7 @@ def _chunks(where: ObjectFiles, obj: Any) -> tuple:
 
 
 def to_dask(path: Any, i: int = 0, *, chunks: Any = None, dialect: Optional[str] = None,
-            storage_options: Optional[dict] = None) -> Any:
+            storage_options: Optional[dict] = None, columns: Any = None) -> Any:
     """Object ``i`` of the ``.dbdf`` file at ``path`` (or the object of a folder of DAPHNE's
     segments, ``NAME.hdfs``) as a ``dask.array.Array`` or, for a frame, a
     ``dask.dataframe.DataFrame``, read lazily on Dask's workers.
@@ -110,13 +110,19 @@ def to_dask(path: Any, i: int = 0, *, chunks: Any = None, dialect: Optional[str]
     ``scipy.sparse.csr_array`` chunks (``meta`` says so; ``sum`` works), frames pandas
     partitions of rows with their row numbers as index. ``chunks`` asks for others (as
     ``dask.array.from_array`` takes them; for a frame, rows per partition or each
-    partition's rows). Needs the ``dask`` extra.
+    partition's rows). ``columns`` (labels or positions, as in :func:`dbdf.load`) gives a
+    frame's partitions only those columns, read alone. Needs the ``dask`` extra.
     """
     path = os.fsdecode(path)
     where, obj = locate(path, i, open_options(dialect, storage_options))
     shape = (where.rows, obj.shape[1])
     if obj.data_type == "Frame":
-        return _frame(where, obj, chunks)
+        labels = obj.labels
+        if columns is not None:
+            labels = [labels[p] for p in _dbdf.pick_columns(labels, columns)]
+        return _frame(where, obj, chunks, labels)
+    if columns is not None:
+        raise ValueError(f"columns are picked from a table (a frame); object {i} is a {obj.data_type}")
     sparse = obj.data_type == "CSRMatrix"
     import dask.array as da
 
@@ -136,7 +142,7 @@ def _token(source: Any) -> str:
     return tokenize(source)
 
 
-def _frame(where: ObjectFiles, obj: Any, chunks: Any) -> Any:
+def _frame(where: ObjectFiles, obj: Any, chunks: Any, labels: list) -> Any:
     import dask.dataframe as dd
     import pandas as pd
 
@@ -147,8 +153,9 @@ def _frame(where: ObjectFiles, obj: Any, chunks: Any) -> Any:
         sizes = tuple(chunks) if chunks is not None else row_parts(where, obj)
     starts = [int(s) for s in np.cumsum((0,) + sizes[:-1])]
     ends = starts[1:] + [rows]
-    meta = pd.DataFrame({k: pd.Series([], dtype=t) for k, t in obj.dtype.items()})
-    parts = [(where, a, b) for a, b in zip(starts, ends)]
+    dtypes = obj.dtype
+    meta = pd.DataFrame({k: pd.Series([], dtype=dtypes[k]) for k in labels})
+    parts = [(where, a, b, labels) for a, b in zip(starts, ends)]
     divisions = tuple(starts) + (max(rows - 1, 0),)
     return dd.from_map(_read_rows, parts, meta=meta, divisions=divisions, enforce_metadata=False)
 
@@ -156,10 +163,10 @@ def _frame(where: ObjectFiles, obj: Any, chunks: Any) -> Any:
 def _read_rows(part: tuple) -> Any:
     import pandas as pd
 
-    where, r0, r1 = part
+    where, r0, r1, labels = part
     columns: dict = {}
     for obj, lo, hi, _ in where.pieces(r0, r1):
-        for label, values in obj.rows(lo, hi).items():
+        for label, values in obj.rows(lo, hi, labels).items():
             columns.setdefault(label, []).append(values)
     frame = pd.DataFrame({k: np.concatenate(v) for k, v in columns.items()})
     frame.index = pd.RangeIndex(r0, r0 + len(frame))

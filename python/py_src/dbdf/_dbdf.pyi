@@ -4,7 +4,7 @@ CI checks them against the built module: `python -m mypy.stubtest dbdf._dbdf`.
 """
 
 from os import PathLike
-from typing import Any, Optional, Union, final
+from typing import Any, Optional, Sequence, Union, final
 
 __all__ = [
     "DbdfError",
@@ -17,6 +17,7 @@ __all__ = [
     "loads",
     "open",
     "open_bytes",
+    "pick_columns",
     "save",
     "segment_files",
     "segment_name",
@@ -76,7 +77,9 @@ def load(
     object: Optional[int] = None,
     max_alloc: Optional[int] = None,
     storage_options: Optional[dict[str, str]] = None,
+    columns: Union[str, Sequence[Union[str, int]], None] = None,
 ) -> list[_Raw]: ...
+def pick_columns(labels: list[str], columns: Union[str, Sequence[Union[str, int]]]) -> list[int]: ...
 def loads(
     data: bytes,
     dialect: Optional[str] = None,

@@ -32,11 +32,14 @@ class File:
     Only headers have been read. Use it as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, index: "_dbdf.Index", opened: Optional[tuple] = None) -> None:
+    def __init__(
+        self, index: "_dbdf.Index", opened: Optional[tuple] = None, columns: Any = None
+    ) -> None:
         self._index = index
-        self._objects = [
-            LazyObject(index, i, info, opened) for i, info in enumerate(index.objects())
-        ]
+        infos = index.objects()
+        if columns is not None:
+            infos = [_projected(i, info, columns) for i, info in enumerate(infos)]
+        self._objects = [LazyObject(index, i, info, opened) for i, info in enumerate(infos)]
 
     def __len__(self) -> int:
         return len(self._objects)
@@ -134,6 +137,8 @@ class LazyObject:
 
     def read(self, *, as_pandas: bool = False) -> Any:
         """The whole object (numpy array, csr_array, or dict of columns / DataFrame)."""
+        if "picked" in self._info:
+            return self.rows(0, self.shape[0], as_pandas=as_pandas)
         return wrap(self._index.read(self._position), as_pandas)
 
     def to_dask(self, chunks: Any = None) -> Any:
@@ -144,6 +149,8 @@ class LazyObject:
         from ._dask import to_dask
 
         path, options = self._opened
+        if "picked" in self._info:
+            options = dict(options, columns=self.labels)
         return to_dask(path, self._position, chunks=chunks, **options)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -165,6 +172,12 @@ class LazyObject:
         """Rows ``start:stop`` of a frame's columns (all, or those labelled ``columns``)."""
         if self.data_type != "Frame":
             raise TypeError(f"rows() reads frames; this object is a {self.data_type}")
+        if not columns:
+            columns = self.labels if "picked" in self._info else None
+        elif "picked" in self._info:
+            unknown = [c for c in columns if c not in (self.labels or [])]
+            if unknown:
+                raise KeyError(f"column {unknown[0]!r} is not among the columns opened")
         start, stop, _ = slice(start, stop).indices(self.shape[0])
         raw = self._index.frame(self._position, (start, max(start, stop)), list(columns or []))
         return wrap(raw, as_pandas)
@@ -197,6 +210,22 @@ class LazyObject:
         rows, cols = self.shape
         what = self._info.get("value_type") or f"{len(self.labels or [])} columns"
         return f"<dbdf.LazyObject {self.data_type} {rows} x {cols} {what}, {len(self.blocks)} block(s)>"
+
+
+def _projected(position: int, info: dict, columns: Any) -> dict:
+    """An object's description with only the frame columns ``columns`` picks."""
+    if info["data_type"] != "Frame":
+        raise ValueError(
+            f"columns are picked from a table (a frame); object {position} is a {info['data_type']}"
+        )
+    picked = _dbdf.pick_columns(info["labels"], columns)
+    return dict(
+        info,
+        labels=[info["labels"][p] for p in picked],
+        value_types=[info["value_types"][p] for p in picked],
+        shape=(info["shape"][0], len(picked)),
+        picked=picked,
+    )
 
 
 def _range(key: Any, n: int, what: str) -> tuple[int, int, slice, bool]:

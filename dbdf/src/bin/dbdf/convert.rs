@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use dbdf::convert::{self, ConvertError, ConvertOptions, Format, Report};
-use dbdf::pipe::{Held, InputMetadata};
+use dbdf::pipe::{Held, InputMetadata, Projection};
 use dbdf::{arrow, binsparse, futhark, npz, scipy, systemds};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, ValueType};
 
@@ -43,6 +43,12 @@ pub struct Args {
     /// i32, i64, f32 or f64.
     #[arg(long = "value-type", value_parser = parse_name::<ValueType>)]
     value_type: Option<ValueType>,
+    /// Read only these columns of a table (Parquet, Arrow IPC, CSV, a record .npy, a .dbdf
+    /// or SystemDS frame), in this order: labels or positions from 0, e.g. price,qty or 0,3.
+    /// Parquet and Arrow inputs read only these columns, which may then sit beside columns
+    /// DAPHNE cannot hold (strings, dates).
+    #[arg(long, value_parser = parse_name::<Projection>)]
+    columns: Option<Projection>,
     /// Store each .dbdf block in the smallest value type that holds its values exactly.
     #[arg(long)]
     narrow: bool,
@@ -189,6 +195,7 @@ impl Args {
             to: self.to,
             data_type: self.data_type,
             value_type: self.value_type,
+            columns: self.columns.clone(),
             sync: !self.no_sync,
             progress: progress_bar("converting", &self.input).map(|bar| Arc::new(bar) as _),
             dbdf,
