@@ -95,6 +95,9 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
                 }
                 "labels" => options.table.labels = Some(value.extract()?),
                 "columns" => options.columns = Some(crate::columns::columns_of(&value)?),
+                "mtx_layout" => {
+                    options.mtx.layout = Some(parse_argument::<dbdf::mtx::Layout>(&key, &text()?)?)
+                }
                 "futhark_bool" => options.futhark.bools = flag()?,
                 "futhark_f16" => options.futhark.f16 = flag()?,
                 "futhark_matrices" => options.futhark.matrices = flag()?,

@@ -55,6 +55,34 @@ def test_dense_matrices_are_matrix_market_array_files_scipy_and_fmm_read(tmp_pat
     assert np.array_equal(fmm.mmread(tmp_path / "a.mtx"), a)
 
 
+def test_mtx_layout_writes_every_matrix_as_asked_scipy_and_fmm_read_it(tmp_path, cli):
+    scipy_io = pytest.importorskip("scipy.io")
+    sparse = pytest.importorskip("scipy.sparse")
+    fmm = pytest.importorskip("fast_matrix_market")
+    a = np.where(np.arange(60).reshape(6, 10) % 7 == 0, np.arange(60.0).reshape(6, 10), 0.0)
+    np.save(tmp_path / "a.npy", a)
+    # Dense as coordinate: the non-zeros, which scipy reads as a sparse matrix.
+    dbdf.convert(tmp_path / "a.npy", tmp_path / "c.mtx", mtx_layout="coordinate")
+    assert (tmp_path / "c.mtx").read_text().startswith("%%MatrixMarket matrix coordinate real")
+    got = scipy_io.mmread(tmp_path / "c.mtx")
+    assert sparse.issparse(got) and got.nnz == np.count_nonzero(a)
+    assert np.array_equal(got.toarray(), a)
+    assert np.array_equal(fmm.mmread(tmp_path / "c.mtx").toarray(), a)
+    # CSR as array: every value, column by column, as scipy writes a dense array.
+    sparse.save_npz(tmp_path / "s.npz", sparse.csr_array(a))
+    cli("convert", tmp_path / "s.npz", tmp_path / "s.mtx", "--mtx-layout", "array")
+    scipy_io.mmwrite(tmp_path / "scipy.mtx", a)
+    ours = (tmp_path / "s.mtx").read_text().splitlines()
+    theirs = (tmp_path / "scipy.mtx").read_text().splitlines()
+    assert ours[0] == theirs[0] == "%%MatrixMarket matrix array real general"
+    assert np.array_equal(scipy_io.mmread(tmp_path / "s.mtx"), a)
+    assert np.array_equal(fmm.mmread(tmp_path / "s.mtx"), a)
+    with pytest.raises(dbdf.DbdfError, match="array layout writes a DenseMatrix"):
+        dbdf.convert(tmp_path / "s.npz", tmp_path / "x.mtx", mtx_layout="array", data_type="csr")
+    with pytest.raises(ValueError, match="mtx_layout"):
+        dbdf.convert(tmp_path / "s.npz", tmp_path / "x.mtx", mtx_layout="dense")
+
+
 def test_npy_streams_to_tiled_dbdf_and_back_bit_identical(tmp_path):
     a = np.random.default_rng(1).standard_normal((300, 170))
     np.save(tmp_path / "a.npy", a)

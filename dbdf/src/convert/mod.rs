@@ -42,7 +42,8 @@ pub use sinks::{convert_from, write_output};
 pub enum Format {
     /// DAPHNE binary data format (`.dbdf`).
     Dbdf,
-    /// MatrixMarket (`.mtx`): coordinate and array on input, coordinate general on output.
+    /// MatrixMarket (`.mtx`): coordinate and array on input; general on output, a dense
+    /// matrix as an array file, a CSR one as a coordinate file (or as asked).
     Mtx,
     /// Comma-separated values (`.csv`), with DAPHNE's `.meta` sidecar.
     Csv,

@@ -60,6 +60,9 @@ pub struct ConvertOptions {
     pub keep_tiles: bool,
     /// CSV output.
     pub csv: csv::WriteOptions,
+    /// MatrixMarket output: the layout, which decides the data type written (`array` dense,
+    /// `coordinate` CSR; by default each matrix's own).
+    pub mtx: crate::mtx::WriteOptions,
     /// Futhark output: how objects map onto Futhark values.
     pub futhark: futhark::WriteOptions,
     /// Binsparse output. Without a format of its own it takes the input's when that is
@@ -98,6 +101,7 @@ impl Default for ConvertOptions {
             dbdf: Options::new(),
             keep_tiles: false,
             csv: csv::WriteOptions::default(),
+            mtx: crate::mtx::WriteOptions::default(),
             futhark: futhark::WriteOptions::default(),
             binsparse: binsparse::WriteOptions::default(),
             systemds_input: systemds::ReadOptions::default(),

@@ -36,10 +36,24 @@ pub fn convert_from(
     let to = super::format_of(output, options.to, false)?;
     let to_file = output != Path::new("-");
     let metadata = source.metadata();
+    let asked = match (to, options.mtx.layout) {
+        // A MatrixMarket layout is a data type: the pump turns the bands into it.
+        (Format::Mtx, Some(layout)) => {
+            let wanted = layout.data_type();
+            if let Some(given) = options.data_type.filter(|&d| d != wanted) {
+                return Err(ConvertError::message(
+                    output,
+                    format!("the {layout} layout writes a {wanted}, not the {given} asked for"),
+                ));
+            }
+            Some(wanted)
+        }
+        _ => options.data_type,
+    };
     let pump_options = PumpOptions {
         value_type: options.value_type,
         // A table's metadata may record a CSR matrix, read in dense bands.
-        data_type: options.data_type.or(metadata.data_type),
+        data_type: asked.or(metadata.data_type),
         progress: options.progress.clone(),
         cancel: None,
     };

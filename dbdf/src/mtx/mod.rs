@@ -25,6 +25,7 @@ use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
 use serde_daphne::__private_0_1_0::write_buffered;
 use serde_daphne::__private_0_1_0::{details, ErrorImpl};
+use serde_daphne::__private_0_1_0::{first_name, parse_name};
 use serde_daphne::lowlevel::Progress;
 use serde_daphne::with_value_type;
 use serde_daphne::Element;
@@ -39,6 +40,53 @@ pub use source::MtxSource;
 pub struct ReadOptions {
     /// Tells `progress` of the bytes of coordinate data read.
     pub progress: Option<Progress>,
+}
+
+/// How a matrix is laid out in a MatrixMarket file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Layout {
+    /// Every value, column by column: a dense matrix.
+    Array,
+    /// Every non-zero with its row and column: a sparse matrix.
+    Coordinate,
+}
+
+const LAYOUT_NAMES: &[(&str, Layout)] =
+    &[("array", Layout::Array), ("coordinate", Layout::Coordinate)];
+
+/// `array` or `coordinate`.
+impl std::str::FromStr for Layout {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        parse_name(text, "a MatrixMarket layout", LAYOUT_NAMES)
+    }
+}
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(first_name(LAYOUT_NAMES, self))
+    }
+}
+
+impl Layout {
+    /// The data type a matrix is written in this layout as.
+    pub fn data_type(self) -> DataType {
+        match self {
+            Layout::Array => DataType::DenseMatrix,
+            Layout::Coordinate => DataType::CsrMatrix,
+        }
+    }
+}
+
+/// How MatrixMarket files are written. Plain data, as every format's options: set the fields
+/// that differ from [`WriteOptions::default`] (each matrix in its own layout).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Every matrix in this layout, instead of a dense matrix as an `array` file and a CSR
+    /// matrix as a `coordinate` file.
+    pub layout: Option<Layout>,
 }
 
 /// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
@@ -329,12 +377,20 @@ fn read_array(
     Object::dense(rows, cols, cells).map_err(|e| e.to_string())
 }
 
-/// Writes a matrix as a coordinate general MatrixMarket file (atomically).
+/// Writes a matrix as a general MatrixMarket file (atomically), as [`to_writer`] writes it.
 ///
 /// # Errors
 /// As [`to_writer`].
 pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_buffered(path.as_ref(), |w| to_writer(w, object))
+    write_with(path, object, &WriteOptions::default())
+}
+
+/// [`write`] with `options`.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+    write_buffered(path.as_ref(), |w| to_writer_with(w, object, options))
 }
 
 /// Writes a matrix as general MatrixMarket to `out`: a dense matrix as an `array` file, a CSR
@@ -343,7 +399,15 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// # Errors
 /// [`serde_daphne::ErrorKind::NotConvertible`] for frames (no MatrixMarket form) and values
 /// text cannot hold; I/O errors.
-pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
+pub fn to_writer<W: Write>(out: W, object: &Object) -> Result<()> {
+    to_writer_with(out, object, &WriteOptions::default())
+}
+
+/// [`to_writer`] with `options`: a matrix in the layout they ask for.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_writer_with<W: Write>(mut out: W, object: &Object, options: &WriteOptions) -> Result<()> {
     if !object.data_type().is_matrix() && object.data_type() != DataType::Scalar {
         return Err(refused(object.data_type()));
     }
@@ -351,7 +415,11 @@ pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
         .header()
         .matrix_value_type()
         .unwrap_or(ValueType::F64);
-    if object.data_type() == DataType::DenseMatrix {
+    let array = match options.layout {
+        Some(layout) => object.data_type().is_matrix() && layout == Layout::Array,
+        None => object.data_type() == DataType::DenseMatrix,
+    };
+    if array {
         let (rows, cols) = object.shape();
         write_head(&mut out, value_type, (rows, cols), None)?;
         // The values assembled once, row-major (not the object copied first).

@@ -239,7 +239,8 @@ def convert(
     (``"zstd"``, ``"snappy"``, ``"lz4"``, ``"none"``), ``row_group_rows``, ``labels`` (a
     matrix's column names), ``columns`` (a table input's columns to read, as ``--columns``:
     labels or positions; Parquet and Arrow read only those, beside columns of any type),
-    ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. Every pair of formats streams
+    ``mtx_layout`` (``"array"`` or ``"coordinate"``: MatrixMarket out, every matrix dense or
+    sparse), ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. Every pair of formats streams
     in bounded memory (a few bands of rows or a tile; a MatrixMarket coordinate file holds
     the CSR arrays it builds); the GIL is released meanwhile.
 

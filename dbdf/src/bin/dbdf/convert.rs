@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use dbdf::convert::{self, ConvertError, ConvertOptions, Format, Report};
 use dbdf::pipe::{Held, InputMetadata, Projection};
-use dbdf::{arrow, binsparse, futhark, npz, scipy, systemds};
+use dbdf::{arrow, binsparse, futhark, mtx, npz, scipy, systemds};
 use serde_daphne::{BlockPolicy, DataType, Dialect, Object, ValueType};
 
 use crate::files::progress_bar;
@@ -61,6 +61,11 @@ pub struct Args {
     /// frame reader (longer than 32 bytes x the columns from theirs to the last).
     #[arg(long = "unguarded-labels")]
     unguarded_labels: bool,
+    /// MatrixMarket output: array (every value, column by column: a dense matrix) or
+    /// coordinate (the non-zeros: a CSR matrix); default, a dense matrix as array, a CSR one
+    /// as coordinate.
+    #[arg(long = "mtx-layout", value_parser = parse_name::<mtx::Layout>)]
+    mtx_layout: Option<mtx::Layout>,
     /// Futhark output: write u8 matrices as Futhark bools (values must be 0 or 1).
     #[arg(long = "futhark-bool")]
     futhark_bool: bool,
@@ -201,6 +206,9 @@ impl Args {
             dbdf,
             keep_tiles: self.keep_blocks,
             csv: dbdf::csv::WriteOptions { daphne },
+            mtx: mtx::WriteOptions {
+                layout: self.mtx_layout,
+            },
             futhark: futhark::WriteOptions {
                 bools: self.futhark_bool,
                 f16: self.futhark_f16,
