@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 import dbdf
+from conftest import REPO
+
+DATA = REPO / "dbdf" / "tests" / "data"
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -191,3 +194,20 @@ def test_columns_picked_by_label_or_position_read_alone(tmp_path):
         dbdf.load(tmp_path / "m.dbdf", columns=[0])
     with pytest.raises(ValueError, match="columns are picked from a table"):
         dbdf.open(tmp_path / "m.dbdf", columns=[0])
+
+
+def test_big_endian_ipc_files_read_as_pyarrow_swaps_them(tmp_path):
+    """The Arrow project's integration file written on a big-endian machine: pyarrow swaps
+    its values on read, and so do we."""
+    ipc = pytest.importorskip("pyarrow.ipc")
+    path = DATA / "arrow" / "arrow-testing" / "primitive_bigendian.arrow_file"
+    want = ipc.open_file(path).read_all()
+    picks = ["int32_nonnullable", "float64_nonnullable", "uint16_nonnullable", "bool_nullable"]
+    dbdf.convert(path, tmp_path / "p.dbdf", from_format="arrow", columns=picks, nulls="zero")
+    got = dbdf.load(tmp_path / "p.dbdf")
+    assert list(got) == picks
+    for name in picks:
+        column = want.column(name).fill_null(False if name.startswith("bool") else 0)
+        expected = column.to_numpy()
+        expected = expected.astype(np.uint8) if expected.dtype == bool else expected
+        assert got[name].tobytes() == expected.tobytes(), name

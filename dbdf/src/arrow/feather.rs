@@ -3,8 +3,9 @@
 //! a record batch per band, uncompressed by default so that readers can memory-map it.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
@@ -12,13 +13,11 @@ use arrow_ipc::CompressionType;
 
 use super::{
     batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
+    IPC,
 };
-use crate::input::Foreign;
 use crate::pipe::{Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::Header;
 use serde_daphne::{Error, Object, Result};
-
-pub(crate) const IPC: Foreign = Foreign("Arrow IPC");
 
 /// `ARROW1`, at both ends of an IPC file.
 const MAGIC: &[u8; 6] = b"ARROW1";
@@ -26,6 +25,8 @@ const MAGIC: &[u8; 6] = b"ARROW1";
 /// An Arrow IPC file, its footer and every batch's place and length checked at open.
 pub struct FeatherSource {
     path: std::path::PathBuf,
+    /// A file of big-endian data, held whole and made little-endian.
+    swapped: Option<Arc<[u8]>>,
     layout: TablePlan,
     headers: [Header; 1],
     len: u64,
@@ -36,15 +37,28 @@ pub struct FeatherSource {
 ///
 /// # Errors
 /// A malformed footer or batch header; batches past the end of the file; columns DAPHNE
-/// cannot hold (naming them); I/O errors.
+/// cannot hold (naming them); I/O errors. A file of big-endian data is held whole and its
+/// values swapped (see `big_endian.rs`), or refused naming what it holds that is not swapped.
 pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<FeatherSource> {
     let path = path.as_ref();
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
-    let (rows, schema) = check_blocks(&mut file, len)?;
+    let (rows, schema, big_endian) = check_blocks(&mut file, len)?;
     let layout = TablePlan::of(&schema, rows, options, IPC)?;
+    let swapped = match big_endian {
+        Some((footer_at, footer_len)) => {
+            let mut bytes = std::fs::read(path)?;
+            if bytes.len() as u64 != len {
+                return Err(Error::invalid("the file changed while it was read"));
+            }
+            super::big_endian::to_little_endian(&mut bytes, footer_at, footer_len)?;
+            Some(Arc::from(bytes))
+        }
+        None => None,
+    };
     Ok(FeatherSource {
         path: path.to_owned(),
+        swapped,
         headers: [layout.header.clone()],
         layout,
         len,
@@ -53,8 +67,8 @@ pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<FeatherSo
 
 /// Reads the footer and the header of every record batch, checking each place and length
 /// against the file's `len` (the Arrow crate trusts them); the rows of all batches and the
-/// footer's schema.
-fn check_blocks(file: &mut File, len: u64) -> Result<(u64, arrow_schema::Schema)> {
+/// footer's schema; for a file of big-endian data, where its footer is and its length.
+fn check_blocks(file: &mut File, len: u64) -> Result<(u64, arrow_schema::Schema, BigEndian)> {
     let at_end = |what: &str| IPC.at(len as usize, format!("the file ends before {what}"));
     if len < 2 * MAGIC.len() as u64 + 4 {
         return Err(at_end("its magic and footer"));
@@ -87,9 +101,10 @@ fn check_blocks(file: &mut File, len: u64) -> Result<(u64, arrow_schema::Schema)
     let ipc_schema = footer
         .schema()
         .ok_or_else(|| malformed("without a schema"))?;
-    if !ipc_schema.endianness().equals_to_target_endianness() {
+    let big_endian = !ipc_schema.endianness().equals_to_target_endianness();
+    if big_endian && cfg!(target_endian = "big") {
         return Err(malformed(
-            "of big-endian data, which this host does not read",
+            "of little-endian data, which this host does not read",
         ));
     }
     let schema = guarded(IPC, || {
@@ -148,8 +163,13 @@ fn check_blocks(file: &mut File, len: u64) -> Result<(u64, arrow_schema::Schema)
             .checked_add(length)
             .ok_or_else(|| IPC.at(offset as usize, "the batches' rows overflow a u64"))?;
     }
-    Ok((rows, schema))
+    let big_endian = big_endian.then_some((footer_at as usize, footer_len as usize));
+    Ok((rows, schema, big_endian))
 }
+
+/// Where the footer of a file of big-endian data is, and its length; `None` for a file in the
+/// host's order.
+type BigEndian = Option<(usize, usize)>;
 
 /// Memory a compressed buffer may ask for beyond the bytes its batch takes in the file (as
 /// [`serde_daphne::Options::max_alloc`] allows objects): the Arrow crate allocates what the
@@ -210,17 +230,10 @@ impl Source for FeatherSource {
         multiple: u64,
         each: &mut dyn FnMut(Band) -> Result<bool>,
     ) -> Result<()> {
-        let file = BufReader::new(File::open(&self.path)?);
-        let reader = guarded(IPC, || {
-            let projection = self
-                .layout
-                .projection
-                .as_ref()
-                .map(|(read, _)| read.clone());
-            FileReader::try_new(file, projection).map_err(|e| IPC.error(e))
-        })?;
-        let batches = reader.map(|b| b.map_err(|e| IPC.error(e)));
-        stream_bands(batches, &self.layout, IPC, multiple, each)
+        match &self.swapped {
+            Some(bytes) => self.stream(Cursor::new(Arc::clone(bytes)), multiple, each),
+            None => self.stream(BufReader::new(File::open(&self.path)?), multiple, each),
+        }
     }
 
     fn input_len(&self) -> u64 {
@@ -237,6 +250,27 @@ impl Source for FeatherSource {
             attributes: self.layout.attributes.clone(),
             ..InputMetadata::default()
         }
+    }
+}
+
+impl FeatherSource {
+    /// The bands of the file read through `file`.
+    fn stream<R: Read + Seek + Send>(
+        &self,
+        file: R,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        let reader = guarded(IPC, || {
+            let projection = self
+                .layout
+                .projection
+                .as_ref()
+                .map(|(read, _)| read.clone());
+            FileReader::try_new(file, projection).map_err(|e| IPC.error(e))
+        })?;
+        let batches = reader.map(|b| b.map_err(|e| IPC.error(e)));
+        stream_bands(batches, &self.layout, IPC, multiple, each)
     }
 }
 

@@ -22,6 +22,7 @@
 //! Row groups (Parquet) and record batches (IPC) are the bands: memory holds a band or two,
 //! not the table.
 
+mod big_endian;
 pub mod feather;
 pub mod parquet;
 mod table_plan;
@@ -43,6 +44,9 @@ use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Result, ValueType, Values};
+
+/// Errors of Arrow IPC input.
+pub(crate) const IPC: Foreign = Foreign("Arrow IPC");
 
 /// The key of the schema metadata that records the DAPHNE data type a table was.
 pub(crate) const DATA_TYPE_KEY: &str = "daphne:data_type";
