@@ -1,6 +1,7 @@
 //! How the tool takes memory from the system: buffers of a MiB or more (bands, chunks,
 //! blocks, the Arrow crates' arrays) are mapped on their own and returned to the system when
-//! freed, and those of 2 MiB or more are mapped here, in whole huge pages aligned to them.
+//! freed, and those of 2 MiB or more are mapped here, in whole huge pages aligned to them
+//! (up to 32 MiB of freed ones kept for the next buffer of the same length).
 //!
 //! glibc otherwise raises its mapping threshold after the first large free, and the next
 //! bands come from its heaps, where freed memory stays resident (a conversion's peak then
@@ -26,6 +27,57 @@ const HUGE: usize = 2 << 20;
 #[cfg(target_os = "linux")]
 fn large(layout: Layout) -> bool {
     layout.size() >= LARGE && layout.align() <= HUGE
+}
+
+/// Freed mappings kept for the next buffer of the same length, at most [`KEPT_BYTES`] in all:
+/// a conversion frees and takes buffers of a few sizes over and over (a band's columns, a
+/// Parquet window), and a mapping made afresh is faulted in and cleared by the kernel every
+/// time (half of a Parquet conversion's time, in `clear_page_erms`).
+#[cfg(target_os = "linux")]
+static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Kept {
+    mappings: [(0, 0); KEPT_SLOTS],
+    bytes: 0,
+});
+
+/// At most this many bytes of freed mappings are kept (resident, counted in the peak).
+#[cfg(target_os = "linux")]
+const KEPT_BYTES: usize = 32 << 20;
+
+#[cfg(target_os = "linux")]
+const KEPT_SLOTS: usize = 16;
+
+/// Freed mappings: (address, length) pairs, (0, 0) where a slot is free.
+#[cfg(target_os = "linux")]
+struct Kept {
+    mappings: [(usize, usize); KEPT_SLOTS],
+    bytes: usize,
+}
+
+/// A kept mapping of exactly `len` bytes, taken out of the cache.
+#[cfg(target_os = "linux")]
+fn reuse(len: usize) -> Option<*mut u8> {
+    let mut kept = KEPT.lock().ok()?;
+    let slot = kept.mappings.iter().position(|&(_, l)| l == len)?;
+    let (address, _) = std::mem::take(&mut kept.mappings[slot]);
+    kept.bytes -= len;
+    Some(address as *mut u8)
+}
+
+/// Keeps the freed mapping at `ptr` of `len` bytes for reuse; `false` when the cache is full.
+#[cfg(target_os = "linux")]
+fn keep(ptr: *mut u8, len: usize) -> bool {
+    let Ok(mut kept) = KEPT.lock() else {
+        return false;
+    };
+    if kept.bytes + len > KEPT_BYTES {
+        return false;
+    }
+    let Some(slot) = kept.mappings.iter().position(|&(_, l)| l == 0) else {
+        return false;
+    };
+    kept.mappings[slot] = (ptr as usize, len);
+    kept.bytes += len;
+    true
 }
 
 /// A fresh mapping of `size` bytes (rounded up to whole huge pages) at a huge page's
@@ -74,7 +126,8 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         #[cfg(target_os = "linux")]
         if large(layout) {
-            return map(layout.size());
+            let len = layout.size().next_multiple_of(HUGE);
+            return reuse(len).unwrap_or_else(|| map(layout.size()));
         }
         // SAFETY: forwarded as given.
         unsafe { System.alloc(layout) }
@@ -83,6 +136,12 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         #[cfg(target_os = "linux")]
         if large(layout) {
+            let len = layout.size().next_multiple_of(HUGE);
+            if let Some(ptr) = reuse(len) {
+                // SAFETY: a kept mapping of `len` bytes, this buffer's alone from now on.
+                unsafe { std::ptr::write_bytes(ptr, 0, layout.size()) };
+                return ptr;
+            }
             // A fresh anonymous mapping is zeros.
             return map(layout.size());
         }
@@ -93,9 +152,12 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         #[cfg(target_os = "linux")]
         if large(layout) {
-            // SAFETY: `ptr` came from `map` with this layout's size (see above).
-            unsafe {
-                libc::munmap(ptr.cast(), layout.size().next_multiple_of(HUGE));
+            let len = layout.size().next_multiple_of(HUGE);
+            if !keep(ptr, len) {
+                // SAFETY: `ptr` came from `map` with this layout's size (see above).
+                unsafe {
+                    libc::munmap(ptr.cast(), len);
+                }
             }
             return;
         }
@@ -132,5 +194,32 @@ pub fn release_large_buffers() {
     // SAFETY: mallopt only sets an allocator parameter; it is called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_mapping_is_reused_and_zeroed_again_when_zeros_are_asked() {
+        let layout = Layout::from_size_align(3 << 20, 64).unwrap();
+        // SAFETY: each buffer is used within its layout and freed once, with it.
+        unsafe {
+            let first = Allocator.alloc_zeroed(layout);
+            assert!(!first.is_null());
+            std::ptr::write_bytes(first, 0xAB, layout.size());
+            Allocator.dealloc(first, layout);
+            // The same length again: the kept mapping, cleared.
+            let again = Allocator.alloc_zeroed(layout);
+            assert_eq!(again, first);
+            let bytes = std::slice::from_raw_parts(again, layout.size());
+            assert!(bytes.iter().all(|&b| b == 0));
+            Allocator.dealloc(again, layout);
+            let plain = Allocator.alloc(layout);
+            assert!(!plain.is_null() && (plain as usize).is_multiple_of(HUGE));
+            std::ptr::write_bytes(plain, 1, layout.size());
+            Allocator.dealloc(plain, layout);
+        }
     }
 }
