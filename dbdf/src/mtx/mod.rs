@@ -385,7 +385,7 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
     write_with(path, object, &WriteOptions::default())
 }
 
-/// [`write`] with `options`.
+/// [`write()`] with `options`.
 ///
 /// # Errors
 /// As [`to_writer`].
