@@ -3,13 +3,13 @@
 //! bytes reversed, and the footer's schema then says little-endian. The Arrow crate reads only
 //! the host's byte order, so the file is held whole, swapped, and read from memory.
 
-use arrow_schema::{DataType, Field, IntervalUnit, UnionMode};
+use arrow_schema::{DataType, Field, IntervalUnit, Schema, UnionMode};
 
 use super::IPC;
 use serde_daphne::Result;
 
 /// The bytes of the IPC file `bytes` (checked by the source: blocks and buffers lie inside
-/// it), its footer of `footer_len` bytes at `footer_at`, made little-endian.
+/// it), its footer of `footer_len` bytes at `footer_at` and its `schema`, made little-endian.
 ///
 /// # Errors
 /// Compressed buffers, dictionary batches and types whose values have no one width
@@ -17,6 +17,7 @@ use serde_daphne::Result;
 /// its schema.
 pub(super) fn to_little_endian(
     bytes: &mut [u8],
+    schema: &Schema,
     footer_at: usize,
     footer_len: usize,
 ) -> Result<()> {
@@ -26,7 +27,6 @@ pub(super) fn to_little_endian(
     let fb_schema = footer
         .schema()
         .ok_or_else(|| IPC.at(footer_at, "a footer without a schema"))?;
-    let schema = arrow_ipc::convert::try_fb_to_schema(fb_schema).map_err(|e| IPC.error(e))?;
     // Unions of metadata version 4 have a validity buffer; later ones have none.
     let v4 = footer.version() < arrow_ipc::MetadataVersion::V5;
     let mut widths = Vec::new();

@@ -47,11 +47,13 @@ pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<FeatherSo
     let layout = TablePlan::of(&schema, rows, options, IPC)?;
     let swapped = match big_endian {
         Some((footer_at, footer_len)) => {
-            let mut bytes = std::fs::read(path)?;
+            let mut bytes = Vec::with_capacity(len as usize);
+            file.seek(SeekFrom::Start(0))?;
+            file.read_to_end(&mut bytes)?;
             if bytes.len() as u64 != len {
                 return Err(Error::invalid("the file changed while it was read"));
             }
-            super::big_endian::to_little_endian(&mut bytes, footer_at, footer_len)?;
+            super::big_endian::to_little_endian(&mut bytes, &schema, footer_at, footer_len)?;
             Some(Arc::from(bytes))
         }
         None => None,
