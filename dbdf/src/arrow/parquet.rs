@@ -18,9 +18,11 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::errors::ParquetError;
+use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{ChunkReader, Length};
 
+use super::parquet_footer;
 use super::{
     batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
 };
@@ -62,7 +64,17 @@ pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Parqu
     let len = reader.size()?;
     let mut file = Checked::new(reader, len);
     let metadata = guarded(PARQUET, || {
-        ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| PARQUET.error(e))
+        let metadata = match ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()) {
+            Ok(metadata) => metadata,
+            // A footer the Parquet crate misreads may be one with mistyped fields.
+            Err(e) => mended_metadata(&file, len)?.ok_or_else(|| PARQUET.error(e))?,
+        };
+        match parquet_footer::without_stray_dictionary_offsets(metadata.metadata()) {
+            Ok(None) => Ok(metadata),
+            Ok(Some(mended)) => ArrowReaderMetadata::try_new(Arc::new(mended), Default::default())
+                .map_err(|e| PARQUET.error(e)),
+            Err(e) => Err(PARQUET.error(e)),
+        }
     })?;
     let groups = metadata.metadata().row_groups();
     let mut rows: u64 = 0;
@@ -88,6 +100,30 @@ pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Parqu
         metadata,
         layout,
     })
+}
+
+/// The metadata of a footer read without its mistyped fields ([`parquet_footer`]), or `None`
+/// when it has none (or is not a plain footer): the Parquet crate's error then stands.
+fn mended_metadata(file: &Checked, len: u64) -> Result<Option<ArrowReaderMetadata>> {
+    let fail = |e: ParquetError| PARQUET.error(e);
+    if len < 12 {
+        return Ok(None);
+    }
+    let tail = file.get_bytes(len - 8, 8).map_err(fail)?;
+    let footer_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if &tail[4..] != b"PAR1" || footer_len > len - 12 {
+        return Ok(None);
+    }
+    let footer = file
+        .get_bytes(len - 8 - footer_len, footer_len as usize)
+        .map_err(fail)?;
+    let Ok(Some(mended)) = parquet_footer::without_mistyped_fields(&footer) else {
+        return Ok(None);
+    };
+    let metadata = ParquetMetaDataReader::decode_metadata(&mended).map_err(fail)?;
+    ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
+        .map(Some)
+        .map_err(fail)
 }
 
 /// The bytes of a row group's column chunks read (all, or those of the `picked` columns:

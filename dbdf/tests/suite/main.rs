@@ -13,6 +13,8 @@ mod columns;
 mod futhark;
 mod npy_stream;
 mod numpy_files;
+#[cfg(feature = "parquet")]
+mod peer_files;
 mod pipe;
 mod segments;
 mod systemds;
