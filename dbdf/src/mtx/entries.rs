@@ -68,6 +68,9 @@ pub(super) fn quick_index(line: &[u8], at: &mut usize, max: u64) -> Option<u64> 
     }
     let start = i;
     let mut x: u64 = 0;
+    if let Some((digits, n)) = line.get(i..i + 8).and_then(short_number) {
+        (x, i) = (digits, i + n);
+    }
     while i < line.len() && line[i].is_ascii_digit() {
         if i - start == 19 {
             return None; // might overflow: the checked path decides
@@ -79,6 +82,28 @@ pub(super) fn quick_index(line: &[u8], at: &mut usize, max: u64) -> Option<u64> 
     let x = (i > start && ended && (1..=max).contains(&x)).then(|| x - 1)?;
     *at = i;
     Some(x)
+}
+
+/// The number that the digits starting `eight` spell, and how many there are, when 1 to 7
+/// digits are followed by another byte: all eight at once, not a digit at a time.
+#[inline]
+fn short_number(eight: &[u8]) -> Option<(u64, usize)> {
+    let word = u64::from_le_bytes(eight.try_into().ok()?);
+    // A byte's top bit is set here when it is below b'0' or above b'9'. Borrows and carries
+    // only run towards later bytes, so the first byte flagged is the first non-digit.
+    let flags = (word.wrapping_sub(0x3030_3030_3030_3030)
+        | word.wrapping_add(0x4646_4646_4646_4646))
+        & 0x8080_8080_8080_8080;
+    let n = (flags.trailing_zeros() / 8) as usize;
+    if n == 0 || n == 8 {
+        return None;
+    }
+    // The digits moved to the top bytes behind zeros (leading zeros), then combined in
+    // pairs, fours and eights, each step one multiplication.
+    let digits = (word << (8 * (8 - n))) & 0x0F0F_0F0F_0F0F_0F0F;
+    let pairs = digits.wrapping_mul(10 << 8 | 1) >> 8 & 0x00FF_00FF_00FF_00FF;
+    let fours = pairs.wrapping_mul(100 << 16 | 1) >> 16 & 0x0000_FFFF_0000_FFFF;
+    Some((fours.wrapping_mul(10_000 << 32 | 1) >> 32, n))
 }
 
 /// The row and column (from 0) of the line at `*at` when both are plain numbers in range,
@@ -115,8 +140,27 @@ pub(super) fn parse_lines(
 }
 
 /// Where the line after the one holding byte `at` starts (the end, after the last).
+#[inline]
 pub(super) fn next_line(text: &[u8], at: usize) -> usize {
-    memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1)
+    // Most lines end right after their last word: no search for those.
+    match text.get(at) {
+        Some(b'\n') => at + 1,
+        _ => memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1),
+    }
+}
+
+/// Calls `each` with where every line of `text` starts (none for empty text).
+#[inline]
+pub(super) fn for_each_line(text: &[u8], mut each: impl FnMut(usize)) {
+    if text.is_empty() {
+        return;
+    }
+    each(0);
+    for p in memchr::memchr_iter(b'\n', text) {
+        if p + 1 < text.len() {
+            each(p + 1);
+        }
+    }
 }
 
 /// The next word of the line at `*at` (words end at whitespace; the line at `\n`).
@@ -292,5 +336,69 @@ impl ColIndex for usize {
 
     fn index(self) -> usize {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_numbers_are_read_as_their_digits_spell() {
+        for text in ["7 ", "10\n", "1234567\t", "0012 3", "999999 8", "5x"] {
+            let mut eight = [b' '; 8];
+            eight[..text.len()].copy_from_slice(text.as_bytes());
+            let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+            let expected = text[..digits].parse::<u64>().unwrap();
+            assert_eq!(short_number(&eight), Some((expected, digits)), "{text:?}");
+        }
+        // No digit first, or eight of them: the byte-at-a-time reading decides.
+        for eight in [
+            b" 1234567",
+            b"12345678",
+            b"/1234567",
+            b":1234567",
+            b"\xff1234567",
+        ] {
+            assert_eq!(short_number(eight), None);
+        }
+        // Bytes just outside '0'..='9', and non-ASCII bytes, end a number.
+        for end in [b'/', b':', 0x80, 0xBA, 0xFF, 0] {
+            let eight = [b'4', b'2', end, b'1', b'1', b'1', b'1', b'1'];
+            assert_eq!(short_number(&eight), Some((42, 2)), "{end:#x}");
+        }
+    }
+
+    #[test]
+    fn quick_indices_agree_with_the_checked_reading() {
+        let layout = MtxHeader {
+            rows: 10_000_000_000,
+            cols: 10_000_000_000,
+            entries: 1,
+            value_type: ValueType::F64,
+            typed_by_comment: false,
+            pattern: false,
+            symmetry: Symmetry::General,
+        };
+        for line in [
+            "1 1",
+            "12345678 9 1.5",
+            "  3\t4 0",
+            "9999999999 1 0",
+            "7 12345670\n",
+        ] {
+            let (mut quick, mut checked) = (0, 0);
+            let q = quick_indices(line.as_bytes(), &mut quick, &layout);
+            let r = index(word(line, &mut checked), "row", layout.rows).unwrap();
+            let c = index(word(line, &mut checked), "column", layout.cols).unwrap();
+            assert_eq!((q, quick), (Some((r, c)), checked), "{line:?}");
+        }
+        for line in ["0 1", "1 0", "1x 2", "10000000001 1", "1"] {
+            assert_eq!(
+                quick_indices(line.as_bytes(), &mut 0, &layout),
+                None,
+                "{line:?}"
+            );
+        }
     }
 }

@@ -7,7 +7,8 @@ use std::sync::{Barrier, RwLock};
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
 use super::entries::{
-    entry_indices, next_line, parse_lines, quick_index, ColIndex, MtxHeader, Parsed, Symmetry,
+    entry_indices, for_each_line, next_line, parse_lines, quick_index, ColIndex, MtxHeader, Parsed,
+    Symmetry,
 };
 use serde_daphne::__private_0_1_0::workers;
 use serde_daphne::lowlevel::Progress;
@@ -55,34 +56,34 @@ pub(super) fn count_rows(
 }
 
 fn count_lines(text: &[u8], layout: &MtxHeader, counts: &mut [u32]) {
-    // A chunk that is not text is left to the second pass.
-    let Ok(text) = std::str::from_utf8(text) else {
-        return;
-    };
     let mirrored = layout.symmetry != Symmetry::General;
-    let mut at = 0;
-    while at < text.len() {
-        let mut i = at;
+    // Saturating: a count that overflows can only be a file the second pass refuses.
+    let mut count = |r: u64| counts[r as usize] = counts[r as usize].saturating_add(1);
+    for_each_line(text, |start| {
+        let mut i = start;
         // A general file's line counts in its row alone: the second pass checks its words.
-        let row = match mirrored {
-            false => quick_index(text.as_bytes(), &mut i, layout.rows),
-            true => None,
-        };
-        if let Some(r) = row {
-            counts[r as usize] = counts[r as usize].saturating_add(1);
-        } else if let Ok(Some((r, c))) = entry_indices(text, &mut i, layout) {
-            // Saturating: a count that overflows can only be a file the second pass refuses.
-            counts[r as usize] = counts[r as usize].saturating_add(1);
-            if mirrored && r > c {
-                counts[c as usize] = counts[c as usize].saturating_add(1);
+        if !mirrored {
+            if let Some(r) = quick_index(text, &mut i, layout.rows) {
+                return count(r);
             }
         }
-        at = next_line(text.as_bytes(), i);
-    }
+        // A line that is not text is left to the second pass.
+        let Ok(line) = std::str::from_utf8(&text[start..next_line(text, start)]) else {
+            return;
+        };
+        if let Ok(Some((r, c))) = entry_indices(line, &mut 0, layout) {
+            count(r);
+            if mirrored && r > c {
+                count(c);
+            }
+        }
+    });
 }
 
 /// Places the parsed entries of rows `rows.0..rows.1` at their rows' cursors (the arrays
-/// and cursors are those rows' parts); `Err` for a row with more entries than counted.
+/// and cursors are those rows' parts); `Err` for an entry beyond those parts. A row with
+/// more entries than counted (the file changed) is found after the pass, its cursor past its
+/// end.
 pub(super) fn place<I: ColIndex>(
     parts: &[&Parsed],
     (cols, values, cursors): (&mut [I], &mut [u64], &mut [usize]),
@@ -90,19 +91,20 @@ pub(super) fn place<I: ColIndex>(
     offsets: &[usize],
 ) -> Result<(), ()> {
     let base = offsets[first];
+    let mine = |r: u32| (r as usize).checked_sub(first).filter(|&r| r < end - first);
     for part in parts {
         for ((&r, &c), &v) in part.rows.iter().zip(&part.cols).zip(&part.values) {
-            let r = r as usize;
-            if r < first || r >= end {
+            let Some(r) = mine(r) else {
                 continue;
-            }
-            let k = cursors[r - first];
-            if k >= offsets[r + 1] {
+            };
+            let k = cursors[r];
+            let (Some(col), Some(value)) = (cols.get_mut(k - base), values.get_mut(k - base))
+            else {
                 return Err(());
-            }
-            cols[k - base] = I::of(u64::from(c));
-            values[k - base] = v;
-            cursors[r - first] = k + 1;
+            };
+            *col = I::of(u64::from(c));
+            *value = v;
+            cursors[r] = k + 1;
         }
     }
     Ok(())
