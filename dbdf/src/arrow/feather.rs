@@ -12,8 +12,8 @@ use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 
 use super::{
-    batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
-    IPC,
+    batch_of, guarded, schema_for, stream_bands, Batches, Compression, ReadOptions, TablePlan,
+    Unit, WriteOptions, IPC,
 };
 use crate::pipe::{Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::Header;
@@ -271,8 +271,13 @@ impl FeatherSource {
                 .map(|(read, _)| read.clone());
             FileReader::try_new(file, projection).map_err(|e| IPC.error(e))
         })?;
-        let batches = reader.map(|b| b.map_err(|e| IPC.error(e)));
-        stream_bands(batches, &self.layout, IPC, multiple, each)
+        let batches: Batches = Box::new(reader.map(|b| b.map_err(|e| IPC.error(e))));
+        // One unit: the file's batches are decoded in turn, on a thread of their own.
+        let whole = Unit {
+            first_row: 0,
+            open: Box::new(move || Ok(batches)),
+        };
+        stream_bands(vec![whole], 1, &self.layout, IPC, multiple, each)
     }
 }
 

@@ -28,7 +28,7 @@ pub mod parquet;
 mod parquet_footer;
 mod table_plan;
 
-pub(crate) use table_plan::{stream_bands, TablePlan};
+pub(crate) use table_plan::{stream_bands, Batches, TablePlan, Unit};
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! Parquet files on the pipe: a source whose bands are record batches of about a row group
-//! (decoded on a thread of their own while the sink writes the band before), and a sink that
-//! writes row groups through the Arrow crates' `ArrowWriter`.
+//! (decoded on a thread of their own, compressed row groups on every core, while the sink
+//! writes the band before), and a sink that writes row groups through the Arrow crates'
+//! `ArrowWriter`.
 
 use std::fs::File;
 use std::io::Write;
@@ -24,16 +25,18 @@ use parquet::file::reader::{ChunkReader, Length};
 
 use super::parquet_footer;
 use super::{
-    batch_of, guarded, schema_for, stream_bands, Compression, ReadOptions, TablePlan, WriteOptions,
+    batch_of, guarded, schema_for, stream_bands, Batches, Compression, ReadOptions, TablePlan,
+    Unit, WriteOptions,
 };
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, InputMetadata, Pieces, Sink, Source};
+use serde_daphne::__private_0_1_0::workers;
 use serde_daphne::{Error, Header, Object, ReadAt, Result};
 
 pub(crate) const PARQUET: Foreign = Foreign("Parquet");
 
-/// Bytes of cells per band read (at most a row group): two bands are in memory at once, the
-/// one written and the one decoded.
+/// Bytes of cells per band read (at most a row group): a band per decoding thread is in
+/// memory at once, and the one written.
 const BAND_BYTES: u64 = 32 << 20;
 
 /// A Parquet file, its footer read and every column checked at open.
@@ -181,26 +184,60 @@ impl Source for ParquetSource {
             .unwrap_or(1);
         let by_bytes = (BAND_BYTES / row_bytes(header, None).max(1)).max(1);
         let batch = largest.min(by_bytes).min(rows) as usize;
-        let file = self.file.try_clone();
-        let metadata = self.metadata.clone();
         let projection = self.layout.projection.as_ref().map(|(read, _)| {
             ProjectionMask::roots(
                 self.metadata.metadata().file_metadata().schema_descr(),
                 read.iter().copied(),
             )
         });
-        let reader = guarded(PARQUET, || {
-            let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
-                .with_batch_size(batch);
-            match projection {
-                Some(mask) => builder.with_projection(mask),
-                None => builder,
-            }
-            .build()
-            .map_err(|e| PARQUET.error(e))
-        })?;
-        let batches = reader.map(|b| b.map_err(|e| PARQUET.error(e)));
-        stream_bands(batches, &self.layout, PARQUET, multiple, each)
+        // Compressed row groups are decoded on every core, as pyarrow decodes them, a unit
+        // (and a reader) per row group; decompressing scales with the cores. Uncompressed
+        // pages are copies bound by memory: one reader reads them all on one thread, its
+        // buffers kept from group to group (readers made per group, or a second thread,
+        // measured slower).
+        let compressed = (self.metadata.metadata().row_groups().iter())
+            .flat_map(|g| g.columns())
+            .any(|c| c.compression() != Codec::UNCOMPRESSED);
+        let groups: Vec<Option<usize>> = match compressed {
+            true => (0..self.metadata.metadata().num_row_groups())
+                .map(Some)
+                .collect(),
+            false => vec![None],
+        };
+        let mut first_row = 0;
+        let units = groups
+            .into_iter()
+            .map(|group| {
+                let (file, metadata) = (self.file.try_clone(), self.metadata.clone());
+                let projection = projection.clone();
+                let open = move || {
+                    let builder =
+                        ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
+                            .with_batch_size(batch);
+                    let builder = match group {
+                        Some(g) => builder.with_row_groups(vec![g]),
+                        None => builder,
+                    };
+                    let reader = match projection {
+                        Some(mask) => builder.with_projection(mask),
+                        None => builder,
+                    }
+                    .build()
+                    .map_err(|e| PARQUET.error(e))?;
+                    Ok(Box::new(reader.map(|b| b.map_err(|e| PARQUET.error(e)))) as Batches)
+                };
+                let unit = Unit {
+                    first_row,
+                    open: Box::new(open),
+                };
+                if let Some(g) = group {
+                    first_row += self.metadata.metadata().row_group(g).num_rows().max(0) as u64;
+                }
+                unit
+            })
+            .collect();
+        let threads = if compressed { workers() } else { 1 };
+        stream_bands(units, threads, &self.layout, PARQUET, multiple, each)
     }
 
     fn input_len(&self) -> u64 {
@@ -254,12 +291,19 @@ impl Checked {
         }
     }
 
+    /// Another handle on the file, with a window of its own that starts as this one's (the
+    /// bytes shared): a small remote file that came whole with its footer is not fetched
+    /// again by each row group's reader.
     fn try_clone(&self) -> Checked {
+        let held = match self.window.lock() {
+            Ok(window) => window.clone(),
+            Err(_) => (0, Bytes::new()),
+        };
         Checked {
             file: self.file.clone(),
             len: self.len,
             extents: self.extents.clone(),
-            window: Mutex::new((0, Bytes::new())),
+            window: Mutex::new(held),
         }
     }
 

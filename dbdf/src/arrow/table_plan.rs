@@ -316,54 +316,72 @@ fn typed_column<T: Element>(column: Values, field: &Field, first_row: u64) -> Re
     T::try_from_values(column).map_err(|_| Error::invalid("internal: a converted column's type"))
 }
 
-/// Calls `each` with the bands `batches` are, a multiple of `multiple` rows high, until it
-/// returns `false`: each batch decoded and made a band on a thread of its own while `each`
-/// takes the band before (handed over, not queued: memory holds two bands). Every row the
-/// header announces must come, and no more.
+/// A table's record batches, in order.
+pub(crate) type Batches<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + Send + 'a>;
+
+/// A part of a table decoded by one thread (a Parquet row group; an IPC file whole): its
+/// first row, and how to open its batches.
+pub(crate) struct Unit<'a> {
+    pub(crate) first_row: u64,
+    pub(crate) open: Box<dyn FnOnce() -> Result<Batches<'a>> + Send + 'a>,
+}
+
+/// What a decoding thread hands over: a band, or the end of a unit.
+enum Piece {
+    Band(Band),
+    End,
+}
+
+/// Calls `each` with the bands the `units`' batches are, a multiple of `multiple` rows high,
+/// until it returns `false`. Up to `threads` threads decode the units (unit `u` by thread
+/// `u % threads`) and make their batches bands while `each` takes the band before; each
+/// hands its band over, not queued, so memory holds a band per thread and the one taken.
+/// Every row the header announces must come, and no more.
 ///
 /// # Errors
 /// The batches' errors, the layout's and `each`'s; rows other than the header's.
 pub(crate) fn stream_bands(
-    batches: impl Iterator<Item = Result<RecordBatch>> + Send,
+    units: Vec<Unit<'_>>,
+    threads: usize,
     layout: &TablePlan,
     format: Foreign,
     multiple: u64,
     each: &mut dyn FnMut(Band) -> Result<bool>,
 ) -> Result<()> {
     let (rows, cols) = layout.header.shape();
+    let count = units.len();
+    let threads = threads.clamp(1, count.max(1));
+    let mut shares: Vec<Vec<Unit>> = (0..threads).map(|_| Vec::new()).collect();
+    for (u, unit) in units.into_iter().enumerate() {
+        shares[u % threads].push(unit);
+    }
     let mut regroup = crate::pipe::Regroup::new(multiple);
     std::thread::scope(|scope| {
-        let (send, receive) = std::sync::mpsc::sync_channel::<Result<Band>>(0);
-        scope.spawn(move || {
-            let mut first_row = 0;
-            let mut batches = batches;
-            loop {
-                let next = guarded(format, || Ok(batches.next()));
-                let batch = match next {
-                    Ok(Some(batch)) => batch,
-                    Ok(None) => return,
-                    Err(e) => Err(e),
-                };
-                let band = batch.and_then(|b| layout.band(b, first_row));
-                let failed = band.is_err();
-                if let Ok(band) = &band {
-                    first_row += band.rows;
-                }
-                if send.send(band).is_err() || failed {
-                    return;
-                }
-            }
-        });
+        let receivers: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                let (send, receive) = std::sync::mpsc::sync_channel::<Result<Piece>>(0);
+                scope.spawn(move || decode_units(share, layout, format, send));
+                receive
+            })
+            .collect();
         let mut read = 0;
-        for band in receive {
-            let band = band?;
-            read += band.rows;
-            if read > rows || band.cols != cols {
-                break;
+        'units: for u in 0..count {
+            // A thread that stopped without ending its unit sent its error, or panicked.
+            while let Ok(piece) = receivers[u % threads].recv() {
+                let band = match piece? {
+                    Piece::Band(band) => band,
+                    Piece::End => continue 'units,
+                };
+                read += band.rows;
+                if read > rows || band.cols != cols {
+                    break 'units;
+                }
+                if !regroup.push(band, each)? {
+                    return Ok(());
+                }
             }
-            if !regroup.push(band, each)? {
-                return Ok(());
-            }
+            break;
         }
         if read != rows {
             return Err(format.error(format!(
@@ -376,4 +394,41 @@ pub(crate) fn stream_bands(
         }
         regroup.finish(each).map(drop)
     })
+}
+
+/// A decoding thread: its units' batches as bands, each unit's followed by its end, sent
+/// until the first error (sent too) or until nobody takes them.
+fn decode_units(
+    units: Vec<Unit<'_>>,
+    layout: &TablePlan,
+    format: Foreign,
+    send: std::sync::mpsc::SyncSender<Result<Piece>>,
+) {
+    for unit in units {
+        let mut first_row = unit.first_row;
+        let mut batches = match guarded(format, unit.open) {
+            Ok(batches) => batches,
+            Err(e) => {
+                let _ = send.send(Err(e));
+                return;
+            }
+        };
+        loop {
+            let band = match guarded(format, || Ok(batches.next())) {
+                Ok(Some(batch)) => batch.and_then(|b| layout.band(b, first_row)),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            let failed = band.is_err();
+            if let Ok(band) = &band {
+                first_row += band.rows;
+            }
+            if send.send(band.map(Piece::Band)).is_err() || failed {
+                return;
+            }
+        }
+        if send.send(Ok(Piece::End)).is_err() {
+            return;
+        }
+    }
 }

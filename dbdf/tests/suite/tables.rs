@@ -637,3 +637,43 @@ fn big_endian_ipc_files_read_as_their_little_endian_twins() {
         assert!(cells.iter().any(|c| c != &cells[0]), "{cells:?}");
     }
 }
+
+/// A file of many compressed row groups: its bands come in the file's order, a row group
+/// each, and a reader that stops early stops the decoding thread.
+#[test]
+fn row_groups_come_in_order_and_a_reader_may_stop_early() {
+    let rows = 200_000usize;
+    let object = Object::frame(vec![
+        (
+            "x".into(),
+            Values::F64((0..rows).map(|r| r as f64 / 7.0).collect()),
+        ),
+        (
+            "n".into(),
+            Values::I32((0..rows).map(|r| r as i32 * 3).collect()),
+        ),
+        (
+            "b".into(),
+            Values::U8((0..rows).map(|r| (r % 251) as u8).collect()),
+        ),
+    ])
+    .unwrap();
+    let dir = dir("row_groups");
+    let path = dir.join("t.parquet");
+    let options = WriteOptions {
+        compression: Some(Compression::Zstd),
+        row_group_rows: Some(30_000),
+        ..Default::default()
+    };
+    std::fs::write(&path, arrow::parquet::to_vec(&object, &options).unwrap()).unwrap();
+    assert_eq!(read(&path, &ReadOptions::default()).unwrap(), object);
+    let mut source = arrow::parquet::source(&path, &ReadOptions::default()).unwrap();
+    let mut firsts = Vec::new();
+    dbdf::pipe::Source::for_each_band(&mut source, 0, 1, &mut |band| {
+        firsts.push(band.rows);
+        Ok(firsts.len() < 2)
+    })
+    .unwrap();
+    assert_eq!(firsts, [30_000, 30_000]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
