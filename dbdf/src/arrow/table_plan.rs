@@ -248,12 +248,18 @@ fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) 
         ArrowType::Boolean => {
             let array = array.as_boolean();
             // A null's value bit may be set: nulls become 0.
-            let valid = |r: usize| array.nulls().is_none_or(|n| n.is_valid(r));
-            Values::U8(
-                (0..array.len())
-                    .map(|r| u8::from(array.value(r) && valid(r)))
-                    .collect(),
-            )
+            let bits = match array.nulls() {
+                Some(valid) => array.values() & valid.inner(),
+                None => array.values().clone(),
+            };
+            // 64 values a word (the word's bits spread to bytes, vectorised), not a lookup
+            // per value.
+            let mut values = Vec::with_capacity(bits.len().next_multiple_of(64));
+            for word in bits.bit_chunks().iter_padded() {
+                values.extend((0..64).map(|j| (word >> j) as u8 & 1));
+            }
+            values.truncate(bits.len());
+            Values::U8(values)
         }
         ArrowType::UInt8 => Values::U8(primitive::<UInt8Type>(array, fill, 0)),
         ArrowType::UInt16 => Values::U16(primitive::<UInt16Type>(array, fill, 0)),
