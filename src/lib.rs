@@ -124,7 +124,7 @@ pub mod __private_0_1_0 {
         advise_huge_pages_spare, fault_in_on_every_core, huge_pages, set_huge_pages,
     };
     pub use crate::platform::portable;
-    pub use crate::threads::{pipeline, workers, Producer};
+    pub use crate::threads::{pipeline, Producer};
     pub use crate::wire::runtime::max_daphne_label_len;
     pub use crate::wire::{IoSource, SliceSource};
 

@@ -63,4 +63,5 @@ pub use crate::io::replace_directory;
 pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
 pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 pub use crate::model::Meta;
+pub use crate::threads::workers;
 pub use crate::wire::le::zeroed_vec;

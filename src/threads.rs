@@ -1,6 +1,7 @@
 //! How many threads the parallel paths use, and the one way they split work.
 
-/// Threads for work split across cores: the cores there are, at most 4.
+/// Threads for work split across cores: the cores there are, at most 4. Converters use it
+/// for their own parallel reads, so that every path agrees on the count.
 pub fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }

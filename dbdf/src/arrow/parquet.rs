@@ -30,7 +30,7 @@ use super::{
 };
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, InputMetadata, Pieces, Sink, Source};
-use serde_daphne::__private_0_1_0::workers;
+use serde_daphne::lowlevel::workers;
 use serde_daphne::{Error, Header, Object, ReadAt, Result};
 
 pub(crate) const PARQUET: Foreign = Foreign("Parquet");

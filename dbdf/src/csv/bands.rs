@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use super::records::{Inference, Records, Start, CSV};
-use serde_daphne::__private_0_1_0::workers;
+use serde_daphne::lowlevel::workers;
 use serde_daphne::lowlevel::Meta;
 use serde_daphne::lowlevel::Progress;
 use serde_daphne::{Result, ValueType, Values};

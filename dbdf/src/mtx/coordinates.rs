@@ -21,7 +21,7 @@ use std::sync::{Barrier, RwLock};
 use super::chunks::{split_runs, Chunks};
 use super::entries::{entry_indices, ColIndex, MtxHeader, Parsed, Symmetry};
 use super::passes::{count_rows, Lockstep, RunFound};
-use serde_daphne::__private_0_1_0::workers;
+use serde_daphne::lowlevel::workers;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::lowlevel::Progress;
 use serde_daphne::{Object, ValueType, Values};

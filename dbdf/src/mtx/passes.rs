@@ -10,7 +10,7 @@ use super::entries::{
     entry_indices, for_each_line, next_line, parse_lines, quick_index, ColIndex, MtxHeader, Parsed,
     Symmetry,
 };
-use serde_daphne::__private_0_1_0::workers;
+use serde_daphne::lowlevel::workers;
 use serde_daphne::lowlevel::Progress;
 
 /// Bytes of the file each thread parses at a time, twice over (tests: a few lines, so that
