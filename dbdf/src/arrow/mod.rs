@@ -25,6 +25,7 @@
 mod big_endian;
 pub mod feather;
 pub mod parquet;
+mod parquet_file;
 mod parquet_footer;
 mod table_plan;
 

@@ -5,13 +5,11 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::ops::Range;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, RecordBatch};
-use bytes::{Buf, Bytes};
 
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
@@ -23,6 +21,7 @@ use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{ChunkReader, Length};
 
+use super::parquet_file::{chunks_of, extents_of, Checked};
 use super::parquet_footer;
 use super::{
     batch_of, guarded, schema_for, stream_bands, Batches, Compression, ReadOptions, TablePlan,
@@ -90,13 +89,19 @@ pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Parqu
     }
     let layout = TablePlan::of(metadata.schema(), rows, options, PARQUET)?;
     let picked = layout.projection.as_ref().map(|(read, _)| read.as_slice());
-    if file.file.min_request() > 0 || picked.is_some() {
-        let schema = metadata.metadata().file_metadata().schema_descr();
-        file.extents = groups
-            .iter()
+    let schema = metadata.metadata().file_metadata().schema_descr();
+    let extents: Vec<_> = match file.file.min_request() {
+        0 => (groups.iter())
+            .flat_map(|group| chunks_of(group, schema, picked))
+            .collect(),
+        _ => (groups.iter())
             .flat_map(|group| extents_of(group, schema, picked))
-            .collect();
-    }
+            .collect(),
+    };
+    let columns = groups
+        .first()
+        .map_or(0, |g| chunks_of(g, schema, picked).count());
+    file = file.reading(extents, columns);
     Ok(ParquetSource {
         headers: [layout.header.clone()],
         file,
@@ -127,35 +132,6 @@ fn mended_metadata(file: &Checked, len: u64) -> Result<Option<ArrowReaderMetadat
     ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
         .map(Some)
         .map_err(fail)
-}
-
-/// The bytes of a row group's column chunks read (all, or those of the `picked` columns:
-/// positions in the schema's root), as runs of adjacent chunks (as its metadata records them:
-/// the reads of them are checked against the file's length all the same).
-fn extents_of(
-    group: &parquet::file::metadata::RowGroupMetaData,
-    schema: &parquet::schema::types::SchemaDescriptor,
-    picked: Option<&[usize]>,
-) -> Vec<Range<u64>> {
-    let mut runs: Vec<Range<u64>> = Vec::new();
-    for (leaf, chunk) in group.columns().iter().enumerate() {
-        let read = picked.is_none_or(|p| {
-            leaf < schema.num_columns() && p.contains(&schema.get_column_root_idx(leaf))
-        });
-        if !read {
-            continue;
-        }
-        let (at, n) = chunk.byte_range();
-        let chunk = at..at.saturating_add(n);
-        match runs.last_mut() {
-            Some(run) if run.end == chunk.start || picked.is_none() => {
-                run.start = run.start.min(chunk.start);
-                run.end = run.end.max(chunk.end);
-            }
-            _ => runs.push(chunk),
-        }
-    }
-    runs
 }
 
 impl Source for ParquetSource {
@@ -241,11 +217,11 @@ impl Source for ParquetSource {
     }
 
     fn input_len(&self) -> u64 {
-        self.file.len
+        self.file.len()
     }
 
     fn stored_bytes(&self, _: usize) -> Option<u64> {
-        Some(self.file.len)
+        Some(self.file.len())
     }
 
     fn metadata(&self) -> InputMetadata {
@@ -254,166 +230,6 @@ impl Source for ParquetSource {
             attributes: self.layout.attributes.clone(),
             ..InputMetadata::default()
         }
-    }
-}
-
-/// A file whose reads are checked against its length before anything is allocated for them
-/// (a footer's sizes are the input's word), read a window of [`WINDOW`] bytes at a time:
-/// the reader asks for each page (about a MiB) and each page header apart, and pages cut
-/// out of one window are one read and one fresh buffer (in huge pages) instead of a read, a
-/// duplicated handle and a buffer faulted in 4 KiB at a time for each.
-struct Checked {
-    file: Arc<dyn ReadAt>,
-    len: u64,
-    /// What is read of each row group: the whole group from a remote source, the picked
-    /// columns' chunks when some are picked (each run read whole); none for all of a local file.
-    extents: Arc<[Range<u64>]>,
-    window: Mutex<(u64, Bytes)>,
-}
-
-/// Bytes read ahead of each page.
-const WINDOW: usize = 2 << 20;
-
-/// The largest row group fetched whole from a remote source.
-const GROUP_BYTES: u64 = 64 << 20;
-
-/// The most a page header is taken to need in one read (Thrift headers with statistics are
-/// hundreds of bytes; a longer one fails to parse and says so).
-const HEADER: u64 = 64 << 10;
-
-impl Checked {
-    fn new(file: Arc<dyn ReadAt>, len: u64) -> Checked {
-        Checked {
-            file,
-            len,
-            extents: Arc::from([]),
-            window: Mutex::new((0, Bytes::new())),
-        }
-    }
-
-    /// Another handle on the file, with a window of its own that starts as this one's (the
-    /// bytes shared): a small remote file that came whole with its footer is not fetched
-    /// again by each row group's reader.
-    fn try_clone(&self) -> Checked {
-        let held = match self.window.lock() {
-            Ok(window) => window.clone(),
-            Err(_) => (0, Bytes::new()),
-        };
-        Checked {
-            file: self.file.clone(),
-            len: self.len,
-            extents: self.extents.clone(),
-            window: Mutex::new(held),
-        }
-    }
-
-    /// Where the read that brings `length` bytes at `start` into the window begins, and its
-    /// size: the rest of the extent it lies in (a remote source's row group, a picked
-    /// column's chunks) when at most [`GROUP_BYTES`], windows that end with it when larger;
-    /// else a window from `start`, or the one that ends at the end of the file (a footer and
-    /// its length in one).
-    fn extent(&self, start: u64, length: usize) -> (u64, usize) {
-        let end = start + length as u64;
-        // A remote source's footer comes with one minimum request, its pages (in row groups
-        // too large to hold) a few windows at a time.
-        let (ahead, tail) = match self.file.min_request() {
-            0 => (WINDOW, WINDOW),
-            least => (4 * WINDOW, least),
-        };
-        let within = self
-            .extents
-            .iter()
-            .find(|g| g.contains(&start) && end <= g.end);
-        if let Some(extent) = within {
-            let rest = extent.end - start;
-            let size = match rest <= GROUP_BYTES {
-                true => rest,
-                false => (length.max(ahead) as u64).min(rest),
-            };
-            return (start, size as usize);
-        }
-        let size = length.max(ahead) as u64;
-        if start + size <= self.len {
-            return (start, size as usize);
-        }
-        let from = self.len.saturating_sub(length.max(tail) as u64).min(start);
-        (from, (self.len - from) as usize)
-    }
-
-    fn check(&self, start: u64, length: u64) -> parquet::errors::Result<()> {
-        match start.checked_add(length) {
-            Some(end) if end <= self.len => Ok(()),
-            _ => Err(ParquetError::General(format!(
-                "{length} bytes at byte {start} run past the end of the {}-byte file",
-                self.len
-            ))),
-        }
-    }
-
-    /// `length` bytes from `start` (checked), out of the window that holds them, read anew
-    /// where none does.
-    fn bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.check(start, length as u64)?;
-        let mut window = self
-            .window
-            .lock()
-            .map_err(|_| ParquetError::General("a reader panicked".into()))?;
-        let (at, held) = &*window;
-        if start >= *at && start + length as u64 <= at + held.len() as u64 {
-            let from = (start - at) as usize;
-            return Ok(held.slice(from..from + length));
-        }
-        let (from, size) = self.extent(start, length);
-        let mut buffer = serde_daphne::lowlevel::zeroed_vec::<u8>(size)
-            .map_err(|e| ParquetError::General(e.to_string()))?;
-        self.file
-            .read_exact_at(&mut buffer, from)
-            .map_err(|e| ParquetError::External(Box::new(e)))?;
-        let fresh = Bytes::from(buffer);
-        *window = (from, fresh.clone());
-        let skip = (start - from) as usize;
-        Ok(fresh.slice(skip..skip + length))
-    }
-}
-
-impl Length for Checked {
-    fn len(&self) -> u64 {
-        self.len
-    }
-}
-
-impl ChunkReader for Checked {
-    type T = bytes::buf::Reader<Bytes>;
-
-    /// A page header (and what follows it in its window): headers are small, so at most a
-    /// window's bytes, fewer at the end of the file.
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        self.check(start, 0)?;
-        // A page header lies inside its column chunk: a read of one inside a row group ends
-        // with the group, which a remote source holds whole.
-        let end = match self.extents.iter().find(|g| g.contains(&start)) {
-            Some(group) => group.end.min(self.len),
-            None => self.len,
-        };
-        let header = (end - start).min(HEADER) as usize;
-        let held = {
-            let window = self
-                .window
-                .lock()
-                .map_err(|_| ParquetError::General("a reader panicked".into()))?;
-            let (at, held) = &*window;
-            let end = at + held.len() as u64;
-            (start >= *at && start + header as u64 <= end)
-                .then(|| held.slice((start - at) as usize..))
-        };
-        match held {
-            Some(rest) => Ok(rest.reader()),
-            None => Ok(self.bytes(start, header)?.reader()),
-        }
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.bytes(start, length)
     }
 }
 
