@@ -2,7 +2,7 @@
 //! blocks, the Arrow crates' arrays, a Parquet dictionary page's values) are mapped here, in
 //! whole huge pages aligned to them, and returned to the system when freed (up to 32 MiB of
 //! freed ones kept for the next buffer of the same length, until a buffer larger than that
-//! is taken).
+//! is taken or the thread that freed them ends).
 //!
 //! glibc otherwise raises its mapping threshold after the first large free, and the next
 //! bands come from its heaps, where freed memory stays resident (a conversion's peak then
@@ -38,7 +38,7 @@ fn large(layout: Layout) -> bool {
 /// time (half of a Parquet conversion's time, in `clear_page_erms`).
 #[cfg(target_os = "linux")]
 static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Kept {
-    mappings: [(0, 0); KEPT_SLOTS],
+    mappings: [(0, 0, 0); KEPT_SLOTS],
     bytes: 0,
 });
 
@@ -49,19 +49,54 @@ const KEPT_BYTES: usize = 32 << 20;
 #[cfg(target_os = "linux")]
 const KEPT_SLOTS: usize = 16;
 
-/// Freed mappings: (address, length) pairs, (0, 0) where a slot is free.
+/// Freed mappings: (address, length, [`freer`]) triples, zeros where a slot is free.
 #[cfg(target_os = "linux")]
 struct Kept {
-    mappings: [(usize, usize); KEPT_SLOTS],
+    mappings: [(usize, usize, usize); KEPT_SLOTS],
     bytes: usize,
+}
+
+/// The thread's number among those that freed a kept mapping (0 until it does). When the
+/// thread ends, the mappings it freed are released: its part of a conversion is over (a
+/// MatrixMarket file's parsing passes: their buffers stayed beside the matrix while it was
+/// written, over issue 36's bound), and what comes next takes buffers of other lengths.
+#[cfg(target_os = "linux")]
+struct Freer(std::cell::Cell<usize>);
+
+#[cfg(target_os = "linux")]
+impl Drop for Freer {
+    fn drop(&mut self) {
+        let ended = self.0.get();
+        release_kept_where(|freer| freer == ended);
+    }
+}
+
+#[cfg(target_os = "linux")]
+thread_local! {
+    static FREER: Freer = const { Freer(std::cell::Cell::new(0)) };
+}
+
+#[cfg(target_os = "linux")]
+static FREERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
+/// This thread's [`Freer`] number; `None` while the thread ends.
+#[cfg(target_os = "linux")]
+fn freer() -> Option<usize> {
+    let number = |f: &Freer| {
+        if f.0.get() == 0 {
+            f.0.set(FREERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        }
+        f.0.get()
+    };
+    FREER.try_with(number).ok()
 }
 
 /// A kept mapping of exactly `len` bytes, taken out of the cache.
 #[cfg(target_os = "linux")]
 fn reuse(len: usize) -> Option<*mut u8> {
     let mut kept = KEPT.lock().ok()?;
-    let slot = kept.mappings.iter().position(|&(_, l)| l == len)?;
-    let (address, _) = std::mem::take(&mut kept.mappings[slot]);
+    let slot = kept.mappings.iter().position(|&(_, l, _)| l == len)?;
+    let (address, _, _) = std::mem::take(&mut kept.mappings[slot]);
     kept.bytes -= len;
     Some(address as *mut u8)
 }
@@ -69,16 +104,20 @@ fn reuse(len: usize) -> Option<*mut u8> {
 /// Keeps the freed mapping at `ptr` of `len` bytes for reuse; `false` when the cache is full.
 #[cfg(target_os = "linux")]
 fn keep(ptr: *mut u8, len: usize) -> bool {
+    // Before the lock: the first call in a thread may allocate (its end is registered).
+    let Some(freer) = freer() else {
+        return false;
+    };
     let Ok(mut kept) = KEPT.lock() else {
         return false;
     };
     if kept.bytes + len > KEPT_BYTES {
         return false;
     }
-    let Some(slot) = kept.mappings.iter().position(|&(_, l)| l == 0) else {
+    let Some(slot) = kept.mappings.iter().position(|&(_, l, _)| l == 0) else {
         return false;
     };
-    kept.mappings[slot] = (ptr as usize, len);
+    kept.mappings[slot] = (ptr as usize, len, freer);
     kept.bytes += len;
     true
 }
@@ -88,18 +127,30 @@ fn keep(ptr: *mut u8, len: usize) -> bool {
 /// raise the peak (a MatrixMarket file's CSR arrays, a tiled file's sparse band).
 #[cfg(target_os = "linux")]
 fn release_kept() {
+    release_kept_where(|_| true);
+}
+
+/// Unmaps the kept mappings whose [`freer`] number passes `which`.
+#[cfg(target_os = "linux")]
+fn release_kept_where(which: impl Fn(usize) -> bool) {
     let Ok(mut kept) = KEPT.lock() else {
         return;
     };
-    for slot in kept.mappings.iter_mut() {
-        let (address, len) = std::mem::take(slot);
+    let mut released = 0;
+    for slot in kept
+        .mappings
+        .iter_mut()
+        .filter(|(_, _, freer)| which(*freer))
+    {
+        let (address, len, _) = std::mem::take(slot);
         if len > 0 {
+            released += len;
             // SAFETY: a mapping of `len` bytes from `map`, freed by its owner and kept here
             // alone; taken out of the cache first, so nothing else can hand it out.
             unsafe { libc::munmap(address as *mut libc::c_void, len) };
         }
     }
-    kept.bytes = 0;
+    kept.bytes -= released;
 }
 
 /// A kept mapping of `len` bytes (`true`), or a fresh one for `size` bytes (see
@@ -236,6 +287,11 @@ pub fn release_large_buffers() {
 mod tests {
     use super::*;
 
+    /// The kept bytes (the lock released before an assertion can fail: its panic frees).
+    fn kept_bytes() -> usize {
+        KEPT.lock().unwrap().bytes
+    }
+
     #[test]
     fn a_kept_mapping_is_reused_and_zeroed_again_when_zeros_are_asked() {
         let layout = Layout::from_size_align(3 << 20, 64).unwrap();
@@ -257,15 +313,25 @@ mod tests {
             Allocator.dealloc(plain, layout);
             // (In one test: the cache is the process's.) A buffer larger than the cache
             // empties it; one that fits it does not.
-            assert_eq!(KEPT.lock().unwrap().bytes, 4 << 20);
+            assert_eq!(kept_bytes(), 4 << 20);
             let small = Layout::from_size_align(1 << 20, 64).unwrap();
             Allocator.dealloc(Allocator.alloc(small), small);
-            assert_eq!(KEPT.lock().unwrap().bytes, 6 << 20);
+            assert_eq!(kept_bytes(), 6 << 20);
             let large = Layout::from_size_align(KEPT_BYTES + 1, 64).unwrap();
             let big = Allocator.alloc(large);
             assert!(!big.is_null());
-            assert_eq!(KEPT.lock().unwrap().bytes, 0);
+            assert_eq!(kept_bytes(), 0);
             Allocator.dealloc(big, large);
+            // What a thread freed is kept while it runs, released when it ends; what this
+            // thread freed stays.
+            let before = kept_bytes();
+            std::thread::spawn(move || {
+                Allocator.dealloc(Allocator.alloc(small), small);
+                assert_eq!(kept_bytes(), before + (2 << 20));
+            })
+            .join()
+            .unwrap();
+            assert_eq!(kept_bytes(), before);
         }
     }
 }
