@@ -17,7 +17,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{ChunkReader, Length};
 
@@ -118,8 +118,14 @@ fn mended_metadata(file: &Checked, len: u64) -> Result<Option<ArrowReaderMetadat
         return Ok(None);
     }
     let tail = file.get_bytes(len - 8, 8).map_err(fail)?;
-    let footer_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
-    if &tail[4..] != b"PAR1" || footer_len > len - 12 {
+    let Some(tail) = <[u8; 8]>::try_from(&tail[..])
+        .ok()
+        .and_then(|tail| FooterTail::try_new(&tail).ok())
+    else {
+        return Ok(None);
+    };
+    let footer_len = tail.metadata_length() as u64;
+    if tail.is_encrypted_footer() || footer_len > len - 12 {
         return Ok(None);
     }
     let footer = file
