@@ -1,7 +1,8 @@
 """Parquet in at pyarrow's speed (issue 47): `dbdf convert t.parquet t.dbdf --no-sync` (the
 whole process, with its peak resident memory) against pyarrow doing the same work in one
 warm process, `write_feather(read_table(t), compression="uncompressed")`, and `read_table`
-alone; in alternating turns, medians. The tables, written by pyarrow (made once in DIR), in
+alone (after the others); in alternating turns (ABBA, each right after the previous turn's
+output was removed), medians. The tables, written by pyarrow (made once in DIR), in
 the page cache:
 - f64x8: 8 f64 columns, 512 MiB, 16 row groups, uncompressed;
 - mixed: 1 GiB of the ten numeric types and bools (43 bytes a row, 25 M rows), 24 row
@@ -90,15 +91,27 @@ def main():
         copy = os.path.join(folder, "parquet_in.feather")
         pq.read_table(src)  # the page cache and this process warm
         mine, peaks, theirs, alone = [], [], [], []
-        for _ in range(runs):
+
+        def our_turn():
             secs, peak = ours(src, out)
             mine.append(secs)
             peaks.append(peak)
             os.remove(out)
+
+        def their_turn():
             t = time.perf_counter()
             feather.write_feather(pq.read_table(src), copy, compression="uncompressed")
             theirs.append(time.perf_counter() - t)
             os.remove(copy)
+
+        # Every timed write starts right after the turn before removed its output, and the
+        # two sides take turns in the order ABBA: on this host (VM) memory freed a moment
+        # ago comes back fast and memory freed earlier comes back slowly (the host took it
+        # back; see BENCHMARKS.md), so a fixed order favoured whoever followed a removal.
+        for run in range(runs):
+            for turn in ((our_turn, their_turn) if run % 2 == 0 else (their_turn, our_turn)):
+                turn()
+        for _ in range(runs):
             t = time.perf_counter()
             pq.read_table(src)
             alone.append(time.perf_counter() - t)
