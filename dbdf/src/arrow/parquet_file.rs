@@ -137,10 +137,10 @@ impl Checked {
         (self.windows.lock()).map_err(|_| ParquetError::General("a reader panicked".into()))
     }
 
-    /// The held bytes from `start` to the end of a window that holds `length` of them.
-    fn held(windows: &[(u64, Bytes)], start: u64, length: u64) -> Option<Bytes> {
+    /// The held bytes from `start` to the end of the latest window that holds `start`.
+    fn held(windows: &[(u64, Bytes)], start: u64) -> Option<Bytes> {
         let (at, held) = (windows.iter().rev())
-            .find(|(at, held)| start >= *at && start + length <= at + held.len() as u64)?;
+            .find(|(at, held)| (*at..at + held.len() as u64).contains(&start))?;
         Some(held.slice((start - at) as usize..))
     }
 
@@ -149,7 +149,8 @@ impl Checked {
     fn bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
         self.check(start, length as u64)?;
         let mut windows = self.windows()?;
-        if let Some(held) = Self::held(&windows, start, length as u64) {
+        let held = Self::held(&windows, start).unwrap_or_default();
+        if held.len() >= length {
             return Ok(held.slice(..length));
         }
         let (from, size) = self.extent(start, length);
@@ -157,9 +158,10 @@ impl Checked {
             .map_err(|e| ParquetError::General(e.to_string()))?;
         // What a window holds of the start (the read-ahead of a header, or of the page
         // before) is copied, not read again: each byte of a chunk is read once.
-        let held = (windows.iter().rev())
-            .find(|(at, held)| (*at..at + held.len() as u64).contains(&from))
-            .map_or(&[][..], |(at, held)| &held[(from - at) as usize..]);
+        let held = match from == start {
+            true => held,
+            false => Self::held(&windows, from).unwrap_or_default(),
+        };
         let copied = held.len().min(size);
         buffer[..copied].copy_from_slice(&held[..copied]);
         self.file
@@ -195,7 +197,7 @@ impl ChunkReader for Checked {
         let end = self
             .extent_at(start)
             .map_or(self.len, |g| g.end.min(self.len));
-        let held = Self::held(&self.windows()?, start, 1);
+        let held = Self::held(&self.windows()?, start);
         let held = match held {
             Some(held) => held,
             None if end > start => self.bytes(start, (end - start).min(HEADER) as usize)?,
