@@ -6,6 +6,8 @@ array, with failures that leave nothing."""
 import os
 import pickle
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -168,6 +170,34 @@ def test_a_failed_store_leaves_nothing(tmp_path, client):
         dbdf.store(z, tmp_path / "z.dbdf")
     assert (tmp_path / "z.dbdf").read_bytes() == before
     assert os.listdir(tmp_path) == ["z.dbdf"]
+
+
+def test_a_scratch_folder_is_removed_while_a_late_task_writes_into_it(tmp_path):
+    # Regression: a Spark job's abort left its scratch folder when a task still running
+    # made a file while the folder was being emptied (a failed job's tasks run on).
+    from dbdf._files import remove_scratch, stage_segments
+
+    scratch, _ = stage_segments(str(tmp_path / "t.hdfs"), "test")
+    made, stop = [], threading.Event()
+
+    def late_task():
+        while not stop.is_set():
+            try:
+                with open(os.path.join(scratch, f"part-{len(made)}"), "wb") as f:
+                    f.write(b"x")
+                made.append(1)
+            except FileNotFoundError:
+                pass
+
+    task = threading.Thread(target=late_task)
+    task.start()
+    while len(made) < 3000:  # enough files that emptying the folder outlasts a thread switch
+        time.sleep(0.001)
+    remove_scratch(scratch)
+    time.sleep(0.05)
+    stop.set()
+    task.join()
+    assert os.listdir(tmp_path) == []
 
 
 def test_store_writes_daphne_segments(tmp_path, client, cli):

@@ -10,7 +10,6 @@ changed file is never served from a stale graph.
 from __future__ import annotations
 
 import os
-import shutil
 from typing import Any, Optional
 
 import numpy as np
@@ -22,6 +21,7 @@ from ._files import (
     grid,
     locate,
     open_options,
+    remove_scratch,
     row_parts,
     stage_segments,
 )
@@ -234,7 +234,7 @@ def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
             dask.compute(*tasks)
             _dbdf.commit_segments(staged, target)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_scratch(scratch)
         return
     if tile is None:
         tile = (array.chunksize[0], array.chunksize[1])

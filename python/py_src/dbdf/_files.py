@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import uuid
 from typing import Any, Iterator, Optional, Sequence
@@ -162,6 +163,24 @@ def stage_segments(target: str, writer: str) -> tuple[str, str]:
     staged = os.path.join(scratch, name)
     os.makedirs(staged)
     return scratch, staged
+
+
+def remove_scratch(scratch: str) -> None:
+    """Removes a scratch folder that tasks of a failed job may still be writing into.
+
+    A failed job's other tasks run on after the driver gives up (Spark calls ``abort`` and
+    Dask's ``compute`` raises without waiting for them): a file one of them made while the
+    folder was being emptied would keep the folder. Renamed first, the folder takes no new
+    file, since a task names its files from the scratch's old path and that path is gone.
+    """
+    gone = f"{scratch}-removed"
+    try:
+        os.rename(scratch, gone)
+    except FileNotFoundError:
+        return
+    except OSError:
+        gone = scratch
+    shutil.rmtree(gone, ignore_errors=True)
 
 
 def open_options(dialect: Optional[str], storage_options: Optional[dict]) -> dict:

@@ -41,7 +41,6 @@ types DAPHNE lacks (strings, dates, decimals but ``dbdf.value_type``'s, 16-bit i
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -69,7 +68,8 @@ from pyspark.sql.types import (
 )
 
 from . import _dbdf
-from ._files import ObjectFiles, is_url, locate, open_options, row_bytes, row_parts, stage_segments
+from ._files import (ObjectFiles, is_url, locate, open_options, remove_scratch, row_bytes,
+                     row_parts, stage_segments)
 
 __all__ = ["DbdfDataSource", "register", "save"]
 
@@ -417,14 +417,14 @@ class _Writer(DataSourceArrowWriter):
                           os.path.join(self.staged, _dbdf.segment_name(name, k) + suffix))
             _dbdf.commit_segments(self.staged, self.target)
         finally:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            remove_scratch(self.scratch)
 
     def _empty_segment(self) -> _Written:
         """The segment of a job without partitions: no rows, the schema's columns."""
         return self.write(iter([]))
 
     def abort(self, messages: list) -> None:
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_scratch(self.scratch)
 
     def _to_file_types(self, batch: Any) -> pa.RecordBatch:
         """Columns read from a file with an unsigned type (``dbdf.value_type`` in their
