@@ -4,6 +4,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 
 use super::{attributes_of, guarded, Nulls, ReadOptions, DATA_TYPE_KEY};
@@ -156,7 +157,7 @@ impl TablePlan {
         // more, not the batch twice.
         let columns = fields
             .into_iter()
-            .map(|(array, field)| column_values(&array, field, first_row, self.nulls))
+            .map(|(array, field)| column_values(array, field, first_row, self.nulls))
             .collect::<Result<Vec<Values>>>()?;
         let cols = columns.len() as u64;
         let cells = match &self.header {
@@ -190,12 +191,12 @@ fn one_value_type(columns: &[Column]) -> Result<ValueType> {
 }
 
 /// The cells of one column, nulls dealt with as `nulls` says.
-fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) -> Result<Values> {
+fn column_values(array: ArrayRef, field: &Field, first_row: u64, nulls: Nulls) -> Result<Values> {
     if let ArrowType::Dictionary(..) = array.data_type() {
         let dictionary = array.as_any_dictionary();
         let decoded = arrow_select::take::take(dictionary.values(), dictionary.keys(), None)
             .map_err(|e| Error::invalid(format!("column {:?}: {e}", field.name())))?;
-        return column_values(&decoded, field, first_row, nulls);
+        return column_values(decoded, field, first_row, nulls);
     }
     let float = matches!(array.data_type(), ArrowType::Float32 | ArrowType::Float64);
     let fill = match (array.logical_null_count(), nulls, float) {
@@ -221,17 +222,26 @@ fn column_values(array: &ArrayRef, field: &Field, first_row: u64, nulls: Nulls) 
         }
     };
     fn primitive<T: ArrowPrimitiveType>(
-        array: &ArrayRef,
+        array: ArrayRef,
         fill: Option<bool>,
         nan: T::Native,
     ) -> Vec<T::Native> {
-        let array = array.as_primitive::<T>();
-        let src = array.values();
-        // A fresh buffer in huge pages: a band's columns are new memory every time.
-        let mut values = Vec::with_capacity(src.len());
-        serde_daphne::__private_0_1_0::advise_huge_pages_spare(&mut values);
-        values.extend_from_slice(src);
-        if let (Some(nan_fill), Some(mask)) = (fill, array.nulls()) {
+        let (_, values, nulls) = array.as_primitive::<T>().clone().into_parts();
+        drop(array);
+        // The decoder's own buffer, where this array alone holds it and it is a `Vec`'s (the
+        // Parquet reader's values of a type it stores as they are): moved, not copied.
+        let mut values = match values.into_inner().into_vec::<T::Native>() {
+            Ok(values) => values,
+            Err(shared) => {
+                let src = ScalarBuffer::<T::Native>::from(shared);
+                // A fresh buffer in huge pages: a band's columns are new memory every time.
+                let mut values = Vec::with_capacity(src.len());
+                serde_daphne::__private_0_1_0::advise_huge_pages_spare(&mut values);
+                values.extend_from_slice(&src);
+                values
+            }
+        };
+        if let (Some(nan_fill), Some(mask)) = (fill, nulls) {
             let with = if nan_fill { nan } else { T::Native::default() };
             for r in mask
                 .iter()
@@ -435,6 +445,53 @@ fn decode_units(
         }
         if send.send(Ok(Piece::End)).is_err() {
             return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, Int32Array};
+    use std::sync::Arc;
+
+    fn field(name: &str, kind: ArrowType) -> Field {
+        Field::new(name, kind, true)
+    }
+
+    #[test]
+    fn a_column_only_its_array_holds_is_moved_and_a_shared_one_copied() {
+        let values = vec![1.5, 2.5, 3.5];
+        let at = values.as_ptr();
+        let alone: ArrayRef = Arc::new(Float64Array::from(values));
+        let moved = column_values(alone, &field("x", ArrowType::Float64), 0, Nulls::Refuse);
+        match moved.unwrap() {
+            Values::F64(v) => assert_eq!((v.as_ptr(), v), (at, vec![1.5, 2.5, 3.5])),
+            other => panic!("{other:?}"),
+        }
+        // Held by another array too, or a slice of it: copied, the others unchanged.
+        let whole = Int32Array::from(vec![4, 5, 6, 7]);
+        let kept = whole.clone();
+        for (array, expected) in [
+            (Arc::new(whole.clone()) as ArrayRef, vec![4, 5, 6, 7]),
+            (Arc::new(whole.slice(1, 2)) as ArrayRef, vec![5, 6]),
+        ] {
+            let kind = field("k", ArrowType::Int32);
+            match column_values(array, &kind, 0, Nulls::Refuse).unwrap() {
+                Values::I32(mut v) => {
+                    assert_eq!(v, expected);
+                    assert_ne!(v.as_ptr(), kept.values().as_ptr());
+                    v[0] = -1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(kept.values().to_vec(), vec![4, 5, 6, 7]);
+        // Nulls filled in the moved buffer.
+        let with_null: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0), None]));
+        match column_values(with_null, &field("n", ArrowType::Float64), 0, Nulls::Nan).unwrap() {
+            Values::F64(v) => assert!(v[0] == 1.0 && v[1].is_nan()),
+            other => panic!("{other:?}"),
         }
     }
 }
