@@ -308,7 +308,12 @@ impl Write for AtWriter<'_> {
 
 #[cfg(unix)]
 fn write_all_at(file: &File, buf: &[u8], at: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(file, buf, at)
+    // In pieces, for the page cache (see `MOST_PER_WRITE`).
+    for (k, piece) in buf.chunks(super::MOST_PER_WRITE).enumerate() {
+        let offset = at + (k * super::MOST_PER_WRITE) as u64;
+        std::os::unix::fs::FileExt::write_all_at(file, piece, offset)?;
+    }
+    Ok(())
 }
 
 #[cfg(windows)]

@@ -119,6 +119,60 @@ pub fn remove_if_present(path: &Path) -> Result<()> {
     }
 }
 
+/// The most bytes handed to the kernel in one write to a file. The page cache takes a write's
+/// bytes in folios as large as the write, up to a huge page (2 MiB), and a huge page's folio
+/// needs a whole free 2 MiB block: in a virtual machine whose host takes back free memory
+/// (free page reporting does so for whole free 2 MiB blocks) that is memory the host must back
+/// again, 4 KiB at a time, when the copy touches it. Writes of 1 MiB take smaller folios, from
+/// memory freed a moment ago; where nothing is taken back they cost the same.
+pub(crate) const MOST_PER_WRITE: usize = 1 << 20;
+
+/// What of `buf` one write passes on (see [`MOST_PER_WRITE`]).
+pub(crate) fn one_write(buf: &[u8]) -> &[u8] {
+    &buf[..buf.len().min(MOST_PER_WRITE)]
+}
+
+/// Whether `bufs` fit one write (see [`MOST_PER_WRITE`]); where not, a writer writes the first
+/// non-empty one alone, as [`Write::write_vectored`]'s default does.
+pub(crate) fn fit_one_write(bufs: &[std::io::IoSlice<'_>]) -> bool {
+    bufs.iter().map(|b| b.len()).sum::<usize>() <= MOST_PER_WRITE
+}
+
+/// The first non-empty of `bufs` (empty if none is).
+pub(crate) fn first_non_empty<'a>(bufs: &'a [std::io::IoSlice<'a>]) -> &'a [u8] {
+    bufs.iter()
+        .find(|b| !b.is_empty())
+        .map_or(&[][..], |b| &**b)
+}
+
+/// A writer that counts the bytes it passes on: the file offset of what comes next.
+pub(crate) struct Counted<W> {
+    pub(crate) inner: W,
+    pub(crate) written: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // In pieces: a buffered writer passes a piece as large as its buffer on to the file.
+        let n = self.inner.write(one_write(buf))?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        if !fit_one_write(bufs) {
+            return self.write(first_non_empty(bufs));
+        }
+        let n = self.inner.write_vectored(bufs)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Once a file reaches this many bytes, its disk space is reserved ahead of the writes.
 const PREALLOCATE_FROM: u64 = 1 << 20;
 
@@ -165,6 +219,7 @@ impl<'f> Preallocating<'f> {
 
 impl Write for Preallocating<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let buf = one_write(buf);
         self.reserve(buf.len());
         let n = self.file.write(buf)?;
         self.position += n as u64;
@@ -172,6 +227,9 @@ impl Write for Preallocating<'_> {
     }
 
     fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        if !fit_one_write(bufs) {
+            return self.write(first_non_empty(bufs));
+        }
         self.reserve(bufs.iter().map(|b| b.len()).sum());
         let n = self.file.write_vectored(bufs)?;
         self.position += n as u64;
@@ -328,7 +386,14 @@ mod tests {
             let mut file = File::create(&path).unwrap();
             let mut w = Preallocating::new(&mut file);
             w.write_all(b"head").unwrap();
-            w.write_all(&big).unwrap();
+            // One write hands the kernel at most MOST_PER_WRITE bytes, vectored or not.
+            assert_eq!(w.write(&big).unwrap(), MOST_PER_WRITE);
+            let halves = [
+                std::io::IoSlice::new(&[]),
+                std::io::IoSlice::new(&big[MOST_PER_WRITE..]),
+            ];
+            assert_eq!(w.write_vectored(&halves).unwrap(), MOST_PER_WRITE);
+            w.write_all(&big[2 * MOST_PER_WRITE..]).unwrap();
             // Small writes past 1 MiB reserve ahead of themselves.
             for piece in big.chunks(100_000) {
                 w.write_all(piece).unwrap();
@@ -350,5 +415,46 @@ mod tests {
         assert_eq!(&back[4..4 + big.len()], &big[..]);
         assert_eq!(&back[4 + big.len()..4 + 2 * big.len()], &big[..]);
         assert_eq!(&back[4 + 2 * big.len()..], b"tail");
+    }
+
+    /// The lengths of the writes it was handed, and their bytes.
+    #[derive(Default)]
+    struct Recorded(Vec<usize>, Vec<u8>);
+
+    impl Write for Recorded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.push(buf.len());
+            self.1.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_large_write_reaches_the_file_in_pieces_of_at_most_most_per_write() {
+        let big: Vec<u8> = (0..(5 << 20) + 7).map(|i: u32| (i % 251) as u8).collect();
+        let mut counted = Counted {
+            inner: BufWriter::with_capacity(1 << 20, Recorded::default()),
+            written: 0,
+        };
+        counted.write_all(b"head").unwrap();
+        counted.write_all(&big).unwrap();
+        let two = [std::io::IoSlice::new(&big), std::io::IoSlice::new(b"tail")];
+        let n = counted.write_vectored(&two).unwrap();
+        assert_eq!(n, MOST_PER_WRITE);
+        counted.write_all(&big[n..]).unwrap();
+        counted.write_all(b"tail").unwrap();
+        counted.flush().unwrap();
+        let recorded = counted.inner.into_inner().map_err(|_| ()).unwrap();
+        assert!(
+            recorded.0.iter().all(|&n| n <= MOST_PER_WRITE),
+            "{:?}",
+            recorded.0
+        );
+        assert_eq!(counted.written as usize, recorded.1.len());
+        assert_eq!(recorded.1, [&b"head"[..], &big, &big, b"tail"].concat());
     }
 }

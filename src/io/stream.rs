@@ -13,7 +13,7 @@ use sprs::CsMatView;
 
 use crate::error::{Error, Result};
 use crate::io::meta::{sidecar_path, write_sidecar_for};
-use crate::io::{remove_if_present, scratch_file, Pending, Writeback};
+use crate::io::{remove_if_present, scratch_file, Counted, Pending, Writeback};
 use crate::model::encode::{
     places, tile_dims, write_block, write_block_in_bands, MatrixCells, MatrixRef, RowBands,
 };
@@ -25,30 +25,6 @@ use crate::wire::runtime::{self, CSR_NNZ_AT};
 use crate::wire::sink::Sink;
 use crate::wire::values::{with_value_type, with_values, write_le};
 use crate::wire::{BlockPlace, DataType, Element, Header, ValueType, Values};
-
-/// A writer that counts the bytes it passes on: the file offset of what comes next.
-struct Counted<W> {
-    inner: W,
-    written: u64,
-}
-
-impl<W: Write> Write for Counted<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let n = self.inner.write_vectored(bufs)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
 
 /// Writes a DAPHNE file tile by tile.
 ///
