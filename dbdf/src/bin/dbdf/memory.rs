@@ -1,22 +1,22 @@
 //! How the tool takes memory from the system: buffers of a MiB or more (bands, chunks,
-//! blocks, the Arrow crates' arrays, a Parquet dictionary page's values) are mapped here, in
-//! whole huge pages aligned to them, and returned to the system when freed (up to 32 MiB of
-//! freed ones kept for the next buffer of the same length, until a buffer larger than that
-//! is taken or the thread that freed them ends).
+//! blocks, the Arrow crates' arrays, a Parquet dictionary page's values) are mapped here, at
+//! a huge page's boundary, and returned to the system when freed (up to 32 MiB of freed ones
+//! kept for the next buffer of the same length, until a buffer larger than that is taken or
+//! the thread that freed them ends).
 //!
 //! glibc otherwise raises its mapping threshold after the first large free, and the next
 //! bands come from its heaps, where freed memory stays resident (a conversion's peak then
-//! grows by about a third). But memory mapped afresh for every band is faulted in again
-//! 4 KiB at a time, several times the page faults and CPU of glibc's heaps. glibc's own
-//! mappings start a few bytes past a page, so advice for huge pages covers only their
-//! aligned middle (a band still took a third of its pages 4 KiB at a time); mappings of
-//! whole, aligned huge pages take none, within the same peak memory. Buffers of 1 to 2 MiB
-//! were left to glibc's mappings once: a 512 MiB Parquet file took 35,000 page faults for
-//! its dictionary pages' values alone (2,300 in all since).
+//! grows by about a third).
+//!
+//! The mappings are not advised huge pages. A huge page needs a whole free 2 MiB block, and
+//! in a virtual machine whose host takes back free memory (free page reporting does so for
+//! whole free 2 MiB blocks) that is memory the host must back again when it is touched: once
+//! another process had run, conversions took markedly longer with the advice. Small pages come
+//! from memory freed a moment ago; where nothing was taken back the two measured alike.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-/// The system allocator; on Linux, buffers of [`LARGE`] bytes or more mapped in huge pages.
+/// The system allocator; on Linux, buffers of [`LARGE`] bytes or more mapped of their own.
 pub struct Allocator;
 
 /// Buffers from this size on are mapped here.
@@ -167,8 +167,8 @@ fn reuse_or_map(len: usize, size: usize) -> (*mut u8, bool) {
 }
 
 /// A fresh mapping of `size` bytes (rounded up to whole huge pages) at a huge page's
-/// boundary, advised to use huge pages; zeros, as every fresh anonymous mapping. Null on
-/// failure.
+/// boundary (which satisfies every alignment [`large`] admits); zeros, as every fresh
+/// anonymous mapping. Null on failure.
 #[cfg(target_os = "linux")]
 fn map(size: usize) -> *mut u8 {
     let len = size.next_multiple_of(HUGE);
@@ -195,9 +195,6 @@ fn map(size: usize) -> *mut u8 {
         let (end, mapped_end) = (start + len, first + len + HUGE);
         if mapped_end > end {
             libc::munmap(end as *mut libc::c_void, mapped_end - end);
-        }
-        if serde_daphne::__private_0_1_0::huge_pages() {
-            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
         start as *mut u8
     }
