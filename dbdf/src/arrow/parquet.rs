@@ -173,14 +173,28 @@ impl Source for ParquetSource {
             )
         });
         // Compressed row groups are decoded on every core, as pyarrow decodes them, a unit
-        // (and a reader) per row group; decompressing scales with the cores. Uncompressed
-        // pages are copies bound by memory: one reader reads them all on one thread, its
-        // buffers kept from group to group (readers made per group, or a second thread,
-        // measured slower).
+        // (and a reader) per row group; decompressing scales with the cores, and so does
+        // converting columns (bools unpacked from bits, integers stored wider or signed).
+        // Uncompressed pages of the other types are copies bound by memory: one reader
+        // reads them all on one thread, its buffers kept from group to group (readers made
+        // per group, or a second thread, measured slower).
         let compressed = (self.metadata.metadata().row_groups().iter())
             .flat_map(|g| g.columns())
             .any(|c| c.compression() != Codec::UNCOMPRESSED);
-        let groups: Vec<Option<usize>> = match compressed {
+        let fields = self.metadata.schema().fields();
+        let read: Vec<usize> = match &self.layout.projection {
+            Some((read, _)) => read.clone(),
+            None => (0..fields.len()).collect(),
+        };
+        let converted = read.iter().filter_map(|&k| fields.get(k)).any(|f| {
+            use arrow_schema::DataType as T;
+            matches!(
+                f.data_type(),
+                T::Boolean | T::Int8 | T::Int16 | T::UInt8 | T::UInt16 | T::UInt32 | T::UInt64
+            )
+        });
+        let per_group = compressed || converted;
+        let groups: Vec<Option<usize>> = match per_group {
             true => (0..self.metadata.metadata().num_row_groups())
                 .map(Some)
                 .collect(),
@@ -218,7 +232,7 @@ impl Source for ParquetSource {
                 unit
             })
             .collect();
-        let threads = if compressed { workers() } else { 1 };
+        let threads = if per_group { workers() } else { 1 };
         stream_bands(units, threads, &self.layout, PARQUET, multiple, each)
     }
 
