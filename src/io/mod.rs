@@ -132,17 +132,15 @@ pub(crate) fn one_write(buf: &[u8]) -> &[u8] {
     &buf[..buf.len().min(MOST_PER_WRITE)]
 }
 
-/// Whether `bufs` fit one write (see [`MOST_PER_WRITE`]); where not, a writer writes the first
-/// non-empty one alone, as [`Write::write_vectored`]'s default does.
-pub(crate) fn fit_one_write(bufs: &[std::io::IoSlice<'_>]) -> bool {
-    bufs.iter().map(|b| b.len()).sum::<usize>() <= MOST_PER_WRITE
-}
-
-/// The first non-empty of `bufs` (empty if none is).
-pub(crate) fn first_non_empty<'a>(bufs: &'a [std::io::IoSlice<'a>]) -> &'a [u8] {
-    bufs.iter()
-        .find(|b| !b.is_empty())
-        .map_or(&[][..], |b| &**b)
+/// Where `bufs` do not fit one write (see [`MOST_PER_WRITE`]), the first non-empty one, for
+/// the writer to write alone, as [`Write::write_vectored`]'s default does.
+pub(crate) fn over_one_write<'a>(bufs: &'a [std::io::IoSlice<'a>]) -> Option<&'a [u8]> {
+    let total = bufs.iter().map(|b| b.len()).sum::<usize>();
+    (total > MOST_PER_WRITE).then(|| {
+        bufs.iter()
+            .find(|b| !b.is_empty())
+            .map_or(&[][..], |b| &**b)
+    })
 }
 
 /// A writer that counts the bytes it passes on: the file offset of what comes next.
@@ -160,8 +158,8 @@ impl<W: Write> Write for Counted<W> {
     }
 
     fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-        if !fit_one_write(bufs) {
-            return self.write(first_non_empty(bufs));
+        if let Some(first) = over_one_write(bufs) {
+            return self.write(first);
         }
         let n = self.inner.write_vectored(bufs)?;
         self.written += n as u64;
@@ -227,8 +225,8 @@ impl Write for Preallocating<'_> {
     }
 
     fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-        if !fit_one_write(bufs) {
-            return self.write(first_non_empty(bufs));
+        if let Some(first) = over_one_write(bufs) {
+            return self.write(first);
         }
         self.reserve(bufs.iter().map(|b| b.len()).sum());
         let n = self.file.write_vectored(bufs)?;

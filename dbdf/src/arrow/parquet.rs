@@ -182,17 +182,19 @@ impl Source for ParquetSource {
             .flat_map(|g| g.columns())
             .any(|c| c.compression() != Codec::UNCOMPRESSED);
         let fields = self.metadata.schema().fields();
-        let read: Vec<usize> = match &self.layout.projection {
-            Some((read, _)) => read.clone(),
-            None => (0..fields.len()).collect(),
-        };
-        let converted = read.iter().filter_map(|&k| fields.get(k)).any(|f| {
+        let converted = |k: &usize| {
             use arrow_schema::DataType as T;
-            matches!(
-                f.data_type(),
-                T::Boolean | T::Int8 | T::Int16 | T::UInt8 | T::UInt16 | T::UInt32 | T::UInt64
-            )
-        });
+            fields.get(*k).is_some_and(|f| {
+                matches!(
+                    f.data_type(),
+                    T::Boolean | T::Int8 | T::Int16 | T::UInt8 | T::UInt16 | T::UInt32 | T::UInt64
+                )
+            })
+        };
+        let converted = match &self.layout.projection {
+            Some((read, _)) => read.iter().any(converted),
+            None => (0..fields.len()).any(|k| converted(&k)),
+        };
         let per_group = compressed || converted;
         let groups: Vec<Option<usize>> = match per_group {
             true => (0..self.metadata.metadata().num_row_groups())
