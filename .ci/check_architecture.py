@@ -9,7 +9,7 @@ import sys
 root = pathlib.Path(__file__).resolve().parent.parent
 text = root.joinpath("ARCHITECTURE.md").read_text()
 named = set(re.findall(r"`([A-Za-z0-9_/]+\.rs)`", text))
-trees = ["src", "dbdf/src", "python/src"]
+trees = ["src", "dbdf/src", "python/src", "spark/src"]
 files = [p for t in trees for p in root.joinpath(t).rglob("*.rs")]
 # Entry points and folders' own modules are named by their folder.
 skip = {"mod.rs", "lib.rs", "main.rs"}
