@@ -9,6 +9,13 @@ Installing the wheel also registers the source by itself (module ``pyspark_dbdf`
 Spark's lookup of Python data sources), so ``register`` is needed only where the package is
 not importable by Spark's own Python workers.
 
+This is the source's Python half. Its JVM half, the jar at :func:`jar` given to a session as
+it starts (``spark.jars``), then holds the name ``"dbdf"``: it reads into Spark's column
+vectors without a Python worker, only the columns a query uses, and answers ``count()``
+from the headers; it hands writes to this half, registered a second time as
+``"dbdf_python"`` (module ``pyspark_dbdf_python``), which also reads what the JVM half does
+not (URLs, the ``array`` and ``triples`` layouts).
+
 **Reading** (``spark.read.format("dbdf")``): a frame gives its labels and column types; a
 matrix gives columns ``c0`` ... ``c{n-1}`` of its value type, or one array column
 ``values`` (``layout="array"``), or ``(row, col, value)`` triples of its non-zero cells
@@ -71,7 +78,7 @@ from . import _dbdf
 from ._files import (ObjectFiles, is_url, locate, open_options, remove_scratch, row_bytes,
                      row_parts, stage_segments)
 
-__all__ = ["DbdfDataSource", "register", "save"]
+__all__ = ["DbdfDataSource", "DbdfPythonDataSource", "jar", "register", "save"]
 
 # Rows per record batch handed to Spark: about this many bytes of cells.
 _BATCH_BYTES = 8 << 20
@@ -96,8 +103,28 @@ _LAYOUTS = ("columns", "array", "triples")
 
 
 def register(spark: Any) -> None:
-    """Registers the data source ``"dbdf"`` with the session ``spark``."""
+    """Registers the data source ``"dbdf"`` with the session ``spark``, and again as
+    ``"dbdf_python"`` (the name the JVM source's writes use)."""
     spark.dataSource.register(DbdfDataSource)
+    spark.dataSource.register(DbdfPythonDataSource)
+
+
+def jar() -> str:
+    """The path of the jar of the JVM data source ``"dbdf"``, shipped in the wheel: give it
+    to the session as it starts, ``SparkSession.builder.config("spark.jars", dbdf.spark.jar())``.
+
+    In the JVM, reads take only the columns a query uses, answer ``count()`` from the headers
+    and fill Spark's column vectors without a Python worker; writes still run on the Python
+    workers (through ``"dbdf_python"``).
+
+    Raises:
+        FileNotFoundError: a package built without the jar (``spark/build.sh`` makes it).
+    """
+    path = os.path.join(os.path.dirname(__file__), "jars", "dbdf-spark.jar")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: this dbdf package was built without the JVM data "
+                                "source (spark/build.sh builds it)")
+    return path
 
 
 def save(df: Any, path: str, mode: str = "errorifexists", **options: Any) -> None:
@@ -159,6 +186,14 @@ class DbdfDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         return _Writer.make(self._path(), schema, overwrite, self.options)
+
+
+class DbdfPythonDataSource(DbdfDataSource):
+    """The same source, named ``"dbdf_python"``: where the JVM source holds ``"dbdf"``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "dbdf_python"
 
 
 @dataclass
