@@ -13,8 +13,9 @@ Needs the `dbdf` package with its `spark` extra (pyspark 4, Java 17).
   Parquet sink. Spark's 8192 per-column sums take minutes on either side, so they run only
   with `--matrix-sums`.
 
-For each, `count()` and the per-column `sum()`s through `spark.read.format("dbdf")` and
-through `spark.read.parquet`, on `local[2]`, results against numpy's; then `df.write` of
+For each, `count()` and the per-column `sum()`s through `spark.read.format("dbdf")` (the
+JVM source, where the package ships its jar), through the Python source (`"dbdf_python"`)
+and through `spark.read.parquet`, on `local[2]`, results against numpy's; then `df.write` of
 `spark.range()`'s table of 8 columns (`--gib` GiB) to DAPHNE's segments, read back and
 compared. Times are medians of `--repeat` runs, ratios Parquet's time over ours (above 1:
 we are faster). Peak resident memory is the largest sum over Spark's processes (the JVM
@@ -77,8 +78,10 @@ def timed(f, repeat):
     return statistics.median(times), value, peak.peak
 
 
-def compare(spark, name, dbdf_path, want_sums, rows, repeat, layouts=("columns",), sums=True):
-    """Times each layout of ours and Spark's Parquet reader (once) on the same table."""
+def compare(spark, name, dbdf_path, want_sums, rows, repeat, sources, layouts=("columns",),
+            sums=True):
+    """Times each source and layout of ours and Spark's Parquet reader (once) on the same
+    table. The JVM source (``"dbdf"`` with the jar) reads columns only."""
     from pyspark.sql import functions as F
 
     runs = [("count", lambda df: df.count())]
@@ -89,16 +92,26 @@ def compare(spark, name, dbdf_path, want_sums, rows, repeat, layouts=("columns",
     for what, run in runs:
         t_theirs, v_theirs, p_theirs = timed(lambda: run(theirs), repeat)
         print(f"  {what}: parquet {t_theirs:.2f} s (peak {p_theirs:.0f} MiB)")
-        for layout in layouts if what == "count" else ("columns",):
-            ours = spark.read.format("dbdf").option("layout", layout).load(dbdf_path)
+        for source, layout in [(s, lay) for s in sources
+                               for lay in (layouts if what == "count" else ("columns",))
+                               if lay == "columns" or not jvm(s, sources)]:
+            ours = spark.read.format(source).option("layout", layout).load(dbdf_path)
             t_ours, v_ours, p_ours = timed(lambda: run(ours), repeat)
             for v in (v_ours, v_theirs):
                 if what == "count":
                     assert v == rows, (v_ours, v_theirs)
                 else:
                     np.testing.assert_allclose(list(v), want_sums, rtol=1e-9)
-            print(f"  {what}, layout {layout} ({ours.rdd.getNumPartitions()} partitions): "
+            print(f"  {what}, {source}, layout {layout} ({ours.rdd.getNumPartitions()} partitions): "
                   f"dbdf {t_ours:.2f} s (peak {p_ours:.0f} MiB): {t_theirs / t_ours:.2f}x parquet")
+
+
+JVM = []  # whether "dbdf" is the JVM source (the jar loaded)
+
+
+def jvm(source, sources):
+    """Whether ``source`` is the JVM's (which reads columns only)."""
+    return source == "dbdf" and bool(JVM)
 
 
 def parquet_of(dbdf_path):
@@ -112,11 +125,15 @@ def main():
     parser.add_argument("--gib", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-matrix", action="store_true")
+    parser.add_argument("--sources", default=None,
+                        help="comma-separated: dbdf, dbdf_python (default: every one there is)")
+    parser.add_argument("--skip-frame", action="store_true")
     parser.add_argument("--matrix-sums", action="store_true",
                         help="also the 8192 per-column sums of the matrix (minutes on each side)")
     args = parser.parse_args()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     import dbdf
+    import dbdf.spark
     from pyspark.sql import SparkSession
 
     os.makedirs(args.dir, exist_ok=True)
@@ -128,10 +145,20 @@ def main():
     dbdf.save(fpath, frame)
     del frame
     dbdf.convert(fpath, parquet_of(fpath), compression="none")
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.driver.memory", "4g").getOrCreate())
+    builder = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+               .config("spark.driver.memory", "4g"))
+    try:
+        builder = builder.config("spark.jars", dbdf.spark.jar())
+        sources = ("dbdf", "dbdf_python")
+        JVM.append(True)
+    except FileNotFoundError:
+        sources = ("dbdf",)
+    if args.sources:
+        sources = tuple(args.sources.split(","))
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    compare(spark, f"frame {rows} x 8 f64", fpath, frame_sums, rows, args.repeat)
+    if not args.skip_frame:
+        compare(spark, f"frame {rows} x 8 f64", fpath, frame_sums, rows, args.repeat, sources)
     if not args.skip_matrix:
         m = rng.random((16384, 8192))
         mpath = os.path.join(args.dir, "m.dbdf")
@@ -139,7 +166,7 @@ def main():
         sums = m.sum(axis=0)
         del m
         dbdf.convert(mpath, parquet_of(mpath), compression="none")
-        compare(spark, "matrix 16384 x 8192 f64", mpath, sums, 16384, args.repeat,
+        compare(spark, "matrix 16384 x 8192 f64", mpath, sums, 16384, args.repeat, sources,
                 ("columns", "array"), args.matrix_sums)
     out = os.path.join(args.dir, "r.dbdf.hdfs")
     table = spark.range(rows).selectExpr(*[f"cast(id + {j} as double) as x{j}"
