@@ -70,6 +70,8 @@ pub fn with_file<T>(
     let key: Key = (path.to_path_buf(), stamp, dialect.map(str::to_owned));
     let taken = {
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+        // Handles of the file's earlier versions go: each keeps a replaced file's disk space.
+        idle.retain(|(k, _)| k.0 != key.0 || k.1 == stamp);
         let at = idle.iter().position(|(k, _)| *k == key);
         at.map(|i| idle.swap_remove(i).1)
     };
@@ -120,10 +122,18 @@ mod tests {
                 .contains("changed after the read was planned"),
             "{err}"
         );
-        // The plan of the new version reads it (the pool holds the old one's handle apart).
+        // The plan of the new version reads it; the old version's handle has left the pool.
         let now = Stamp::of(&path).unwrap();
         let rows = with_file(&path, now, None, |f| Ok(f.objects()[0].header.rows()));
         assert_eq!(rows.unwrap(), 4);
+        let pooled = super::IDLE.lock().unwrap();
+        let versions: Vec<Stamp> = pooled
+            .iter()
+            .filter(|(k, _)| k.0 == path)
+            .map(|(k, _)| k.1)
+            .collect();
+        assert_eq!(versions, vec![now]);
+        drop(pooled);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
