@@ -94,7 +94,7 @@ def compare(spark, name, dbdf_path, want_sums, rows, repeat, sources, layouts=("
         print(f"  {what}: parquet {t_theirs:.2f} s (peak {p_theirs:.0f} MiB)")
         for source, layout in [(s, lay) for s in sources
                                for lay in (layouts if what == "count" else ("columns",))
-                               if lay == "columns" or not jvm(s, sources)]:
+                               if lay == "columns" or not jvm(s)]:
             ours = spark.read.format(source).option("layout", layout).load(dbdf_path)
             t_ours, v_ours, p_ours = timed(lambda: run(ours), repeat)
             for v in (v_ours, v_theirs):
@@ -109,7 +109,7 @@ def compare(spark, name, dbdf_path, want_sums, rows, repeat, sources, layouts=("
 JVM = []  # whether "dbdf" is the JVM source (the jar loaded)
 
 
-def jvm(source, sources):
+def jvm(source):
     """Whether ``source`` is the JVM's (which reads columns only)."""
     return source == "dbdf" and bool(JVM)
 

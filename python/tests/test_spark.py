@@ -274,7 +274,7 @@ def test_a_changed_file_is_never_mixed_with_the_planned_one(tmp_path, spark, sou
         with pytest.raises(Exception, match="changed after the read was planned"):
             df.collect()
     else:
-        # Spark plans a JVM source's read again at each action: the new file, whole.
+        # The JVM source plans a DataFrame's read at its first action: the new file, whole.
         np.testing.assert_array_equal(np.array(df.collect()), np.zeros((12, 2)))
 
 

@@ -23,15 +23,22 @@ const BAND_BYTES: u64 = 128 << 20;
 pub fn describe(path: &Path, object: usize, dialect: Option<&str>) -> Result<String> {
     let options = options(dialect)?;
     let mut pieces = Vec::new();
-    let (first_file, position, segment_starts) = if path.is_dir() {
+    // A folder: where each segment's rows start, and the rows of all of them.
+    let (first_file, position, segments) = if path.is_dir() {
         let source = dbdf::segments::source(path)?;
         let mut starts = Vec::new();
+        let mut end = 0;
         for (k, rows) in source.segment_rows().into_iter().enumerate() {
             let file = dbdf::segments::segment_path(path, k + 1)?;
             pieces.push(piece(&file, 0, rows.start, rows.end - rows.start)?);
             starts.push(rows.start);
+            end = rows.end;
         }
-        (dbdf::segments::segment_path(path, 1)?, 0, Some(starts))
+        (
+            dbdf::segments::segment_path(path, 1)?,
+            0,
+            Some((starts, end)),
+        )
     } else {
         (path.to_path_buf(), object, None)
     };
@@ -43,16 +50,14 @@ pub fn describe(path: &Path, object: usize, dialect: Option<&str>) -> Result<Str
             file.objects().len()
         ))
     })?;
-    let rows = match &segment_starts {
-        Some(_) => pieces.iter().map(|p| p["rows"].as_u64().unwrap_or(0)).sum(),
-        None => info.header.rows(),
-    };
-    if segment_starts.is_none() {
-        pieces.push(piece(path, object, 0, rows)?);
-    }
-    let parts = match segment_starts {
-        Some(starts) if starts.len() > 1 => grid(&starts, rows),
-        _ => row_parts(&info, rows),
+    let (rows, parts) = match segments {
+        Some((starts, rows)) if starts.len() > 1 => (rows, grid(&starts, rows)),
+        Some((_, rows)) => (rows, row_parts(&info, rows)),
+        None => {
+            let rows = info.header.rows();
+            pieces.push(piece(path, object, 0, rows)?);
+            (rows, row_parts(&info, rows))
+        }
     };
     let mut plan = json!({
         "dataType": info.header.data_type().to_string(),
