@@ -120,9 +120,7 @@ pub mod __private_0_1_0 {
     };
     pub use crate::names::{first_name, parse_name};
     pub use crate::options::check_alloc;
-    pub use crate::pages::{
-        advise_huge_pages_spare, fault_in_on_every_core, huge_pages, set_huge_pages,
-    };
+    pub use crate::pages::{fault_in_on_every_core, fault_in_spare, huge_pages, set_huge_pages};
     pub use crate::platform::portable;
     pub use crate::threads::{pipeline, Producer};
     pub use crate::wire::runtime::max_daphne_label_len;

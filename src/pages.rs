@@ -1,22 +1,32 @@
-//! Huge pages for large new buffers: the first touch of each 4 KiB page of fresh memory costs
-//! a page fault, which caps any copy into a new 128 MiB array at about a fifth of memory
-//! speed. Advising the kernel (`madvise(MADV_HUGEPAGE)`) before the first touch lets it back
-//! the buffer with 2 MiB pages: 512 times fewer faults. The advice changes neither the
-//! allocation nor its contents, so the buffer frees as usual.
+//! Filling large new buffers. The first touch of each page of fresh memory is a page fault,
+//! in which the kernel finds a free page and clears it: a 128 MiB buffer takes 32768 of them
+//! in 4 KiB pages, or 64 in 2 MiB (huge) pages, which the kernel uses where advised
+//! (`madvise(MADV_HUGEPAGE)`; transparent huge pages in `madvise` mode, Debian's and
+//! Ubuntu's default). Which kind faults in faster depends on where the free memory is, not
+//! only on the machine, so it is measured for each buffer as it fills:
 //!
-//! It helps where transparent huge pages are in `madvise` mode (Debian's and Ubuntu's
-//! default) and does nothing in `never` mode or on systems other than Linux; in `always` mode
-//! the kernel does it anyway. [`set_huge_pages`] turns it off for the process.
+//! - **a probe**: one huge page and 2 MiB of small pages are faulted in and timed first, and
+//!   the rest of the buffer is advised huge pages only when the huge one was faster;
+//! - **a watch**: each further 2 MiB piece is faulted in, and timed, before it is filled;
+//!   once the huge pages have lost more against the probe's small pages than a quarter of
+//!   what small pages would take for the whole buffer, the rest turns to small pages
+//!   (`MADV_NOHUGEPAGE`);
+//! - pieces are faulted in and filled on every core.
 //!
-//! Two things measured on a virtual machine shape how: huge-page faults taken by two threads
-//! at once stall (a 128 MiB read took 20 ms or, one call in three, 150 to 300 ms), so huge
-//! pages are faulted in by one thread, with the copies or reads that fill them following on
-//! another ([`fill_behind_faults`], [`read_behind_faults`]); and a huge page can be slower to
-//! fault in than 512 small ones, depending on where free memory is, so each large buffer is
-//! probed first ([`advise`]).
+//! The watch is what makes it robust. In a virtual machine whose free memory the host takes
+//! back (free page reporting returns whole free 2 MiB blocks to the host), a huge page the
+//! host must back again faults in several times slower than 512 small pages, while one still
+//! backed faults in several times faster. A buffer's first huge pages tend to be backed ones
+//! (blocks freed a moment ago), so a probe alone chose huge pages, and a buffer filled a few
+//! seconds after the last one took ten times as long as in small pages. Among buffers filled
+//! one after another, a few huge pages are slow and the rest fast: the allowance keeps them.
+//!
+//! Nothing changes outside Linux, in `never` mode, or with [`set_huge_pages`] off: there,
+//! large buffers are filled on every core in small pages.
 
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Buffers smaller than this are left alone: a huge page would be most of them.
@@ -25,7 +35,20 @@ const FROM: usize = 4 << 20;
 /// The size of a huge page on the platforms this knows (x86-64 and aarch64 with 4 KiB pages).
 const HUGE_PAGE: usize = 2 << 20;
 
+/// Buffers whose huge-page-aligned part is at least this large probe for themselves; smaller
+/// ones go by the last probe's small pages, or stay in small pages before any probe. Every
+/// large buffer probes, even right after another: the probe's huge page is also how a
+/// process gets back memory the host backs in huge pages once it was taken back.
+const PROBE_FROM: usize = 8 * HUGE_PAGE;
+
+/// Zeroed buffers at least this large are faulted in before they are filled even in small
+/// pages, so that the kernel clears their pages on every core.
+const PREFAULT_FROM: usize = 32 << 20;
+
 static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// The last probe's time for 2 MiB of small pages, in nanoseconds; 0 before the first.
+static SMALL_PIECE_NANOS: AtomicU64 = AtomicU64::new(0);
 
 /// Whether reads and writes ask for huge pages for large new buffers (default: yes): a
 /// switch for the benchmarks, which measure both.
@@ -38,72 +61,294 @@ pub fn huge_pages() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Advises huge pages for the 2 MiB-aligned part of `fresh`, memory not touched yet, when
-/// they fault in faster than small pages now; whether it did. Large buffers only; nothing
-/// outside Linux.
-///
-/// Which kind of page faults in faster depends on the state of memory, not only on the
-/// machine: in a virtual machine whose free memory the host takes back (free page reporting
-/// does so for whole free 2 MiB blocks), a huge page may come from memory the host must back
-/// again. So a buffer of a few huge pages first faults in one huge page and one aligned 2 MiB
-/// range of small pages, and the faster decides for the rest.
-///
-/// A buffer advised huge pages must then be faulted in by one thread at a time (see
-/// [`fault_in_on_every_core`]).
-pub(crate) fn advise(fresh: &mut [MaybeUninit<u8>]) -> bool {
-    if !advised(fresh.len()) {
-        return false;
-    }
-    let at = fresh.as_ptr() as usize;
-    let start = at.next_multiple_of(HUGE_PAGE) - at;
-    let end = (at + fresh.len()) / HUGE_PAGE * HUGE_PAGE - at;
-    if end <= start {
-        return false;
-    }
-    let mut aligned = &mut fresh[start..end];
-    if aligned.len() >= PROBE_FROM {
-        let (probe, rest) = aligned.split_at_mut(2 * HUGE_PAGE);
-        let (huge, small) = probe.split_at_mut(HUGE_PAGE);
-        if !advise_range(huge) {
-            return false;
-        }
-        let took_huge = fault_in(huge);
-        if fault_in(small) < took_huge {
-            return false;
-        }
-        aligned = rest;
-    }
-    advise_range(aligned)
+/// Whether a new buffer of `len` bytes may be advised huge pages.
+fn advised(len: usize) -> bool {
+    cfg!(target_os = "linux") && len >= FROM && huge_pages() && !crate::platform::portable()
 }
 
-/// Aligned buffers of at least this many bytes decide by a probe (two of them).
-const PROBE_FROM: usize = 8 * HUGE_PAGE;
+/// Fills `out`, new memory not touched yet, with `fill(start, piece)` (`start`: the piece's
+/// first index in `out`), on every core when `parallel`, in huge pages while they fault in
+/// faster (see the module).
+pub(crate) fn fill_fresh<T: Send>(
+    out: &mut [MaybeUninit<T>],
+    parallel: bool,
+    fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
+) {
+    let fill = |start, piece: &mut [MaybeUninit<T>]| {
+        fill(start, piece);
+        Ok::<(), std::convert::Infallible>(())
+    };
+    let Ok(()) = in_pieces(out, 1, parallel, touch_uninit, fill);
+}
 
-/// Advises huge pages for `range`, whose ends are 2 MiB-aligned; whether the kernel took it.
-fn advise_range(range: &mut [MaybeUninit<u8>]) -> bool {
+/// Reads into `buf`, a new zeroed buffer not touched yet, with `read(start, piece)` on every
+/// core, as [`fill_fresh`] fills. The error of the first failed piece is returned, and no
+/// piece starts after a failure.
+#[cfg_attr(not(unix), allow(dead_code))] // the positional paths are Unix's
+pub(crate) fn read_fresh<E: Send>(
+    buf: &mut [u8],
+    read: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    in_pieces(buf, 1, true, touch_zeros, read)
+}
+
+/// Fills `out`, a new zeroed buffer not touched yet, as [`read_fresh`] reads, in pieces of
+/// whole rows of `row` bytes: `fill(start, piece)` gets rows from byte `start` on.
+pub(crate) fn fill_fresh_rows<E: Send>(
+    out: &mut [u8],
+    row: usize,
+    parallel: bool,
+    fill: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    in_pieces(out, row, parallel, touch_zeros, fill)
+}
+
+/// Faults in a new zeroed buffer, not touched yet, on every core and in huge pages where they
+/// fault in faster now (see the module), so that what fills it next takes no page faults.
+/// The values stay zero.
+pub fn fault_in_on_every_core<T: bytemuck::Zeroable>(buffer: &mut [T]) {
+    let values: &mut [MaybeUninit<T>] = {
+        // SAFETY: `MaybeUninit<T>` has `T`'s layout and initialized values are valid
+        // `MaybeUninit`s; only zero bytes are written through the view, over zeros, which a
+        // `Zeroable` `T` holds.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast(), buffer.len())
+        }
+    };
+    fault_in_fresh(values);
+}
+
+/// Faults in the next `additional` values of `v`'s spare capacity (fewer if it has less), as
+/// [`fault_in_on_every_core`]: for a vector about to be filled by pushes.
+pub fn fault_in_spare<T>(v: &mut Vec<T>, additional: usize) {
+    let spare = v.spare_capacity_mut();
+    let len = additional.min(spare.len());
+    fault_in_fresh(&mut spare[..len]);
+}
+
+/// Faults in `fresh`, memory not touched yet, as [`fault_in_on_every_core`].
+pub(crate) fn fault_in_fresh<T>(fresh: &mut [MaybeUninit<T>]) {
+    let bytes = as_bytes_mut(fresh);
+    if bytes.len() < FROM {
+        return;
+    }
+    // Pieces under a watch are touched before the fill; small pages are touched here only
+    // where the kernel's clearing is worth spreading over the cores.
+    let all = bytes.len() >= PREFAULT_FROM;
+    let touch_rest = |_, piece: &mut [MaybeUninit<u8>]| {
+        if all {
+            touch_uninit(piece);
+        }
+        Ok::<(), std::convert::Infallible>(())
+    };
+    let Ok(()) = in_pieces(bytes, 1, true, touch_uninit, touch_rest);
+}
+
+/// Huge pages advised for part of a new buffer, watched as they fault in.
+struct Watch {
+    /// The advised range: its address and length in bytes, both 2 MiB-aligned.
+    at: usize,
+    len: usize,
+    /// What 2 MiB of small pages took to fault in, in nanoseconds.
+    small: i64,
+    /// Nanoseconds the huge pages have saved so far against small ones, plus the loss
+    /// allowed; the range turns to small pages when it falls below zero.
+    credit: std::sync::atomic::AtomicI64,
+    huge: AtomicBool,
+}
+
+impl Watch {
+    /// A watch over `len` bytes at `at` (advised huge pages here), against `small` for
+    /// 2 MiB of small pages. Huge pages may lose a quarter of what small pages would take
+    /// for the whole range before it turns to small pages: a few slow huge pages among fast
+    /// ones are worth keeping, a run of them is not.
+    fn new(at: usize, len: usize, small: Duration, saved: Duration) -> Watch {
+        let small = i64::try_from(small.as_nanos()).unwrap_or(i64::MAX).max(1);
+        let pieces = i64::try_from(len / HUGE_PAGE).unwrap_or(i64::MAX);
+        let allowed = small.saturating_mul(pieces) / 4;
+        let saved = i64::try_from(saved.as_nanos()).unwrap_or(0);
+        Watch {
+            at,
+            len,
+            small,
+            credit: std::sync::atomic::AtomicI64::new(allowed.saturating_add(saved)),
+            huge: AtomicBool::new(advise(at, len, Advice::Huge)),
+        }
+    }
+
+    /// Faults in `piece` with `touch`, timed when it is in the range and huge pages are
+    /// still wanted there.
+    fn fault_in<X>(&self, piece: &mut [X], touch: &impl Fn(&mut [X])) {
+        let at = piece.as_ptr() as usize;
+        let inside = at >= self.at && at < self.at + self.len;
+        if !inside || !self.huge.load(Ordering::Relaxed) {
+            return touch(piece);
+        }
+        let took = timed(|| touch(piece));
+        let took = i64::try_from(took.as_nanos()).unwrap_or(i64::MAX);
+        let saved = self.small.saturating_sub(took);
+        let credit = self
+            .credit
+            .fetch_add(saved, Ordering::Relaxed)
+            .saturating_add(saved);
+        if credit < 0 && self.huge.swap(false, Ordering::Relaxed) {
+            advise(self.at, self.len, Advice::Small);
+        }
+    }
+}
+
+/// `buf` in pieces of whole units of `unit` items: this thread and, when `parallel`, every
+/// other core take the next piece, fault it in with `touch` if huge pages are tried for it
+/// (see the module), and `fill` it. Stops at the first error; the error of the lowest piece
+/// that failed is returned.
+fn in_pieces<X: Send, E: Send>(
+    buf: &mut [X],
+    unit: usize,
+    parallel: bool,
+    touch: impl Fn(&mut [X]) + Sync,
+    fill: impl Fn(usize, &mut [X]) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    let unit = unit.max(1);
+    let (watch, per_piece) = match probe(buf, &touch) {
+        Some((watch, per_piece)) => (Some(watch), per_piece),
+        None => (None, crate::threads::share(buf.len(), parallel)),
+    };
+    let per_piece = per_piece.next_multiple_of(unit);
+    let first = match &watch {
+        // The first piece ends where the first huge page starts, when pieces may end anywhere.
+        Some(_) if unit == 1 => {
+            (buf.as_ptr() as *const u8).align_offset(HUGE_PAGE) / size_of_item::<X>()
+        }
+        _ => 0,
+    };
+    let (head, rest) = buf.split_at_mut(first.min(buf.len()));
+    let pieces = (!head.is_empty()).then_some((0, head)).into_iter().chain(
+        rest.chunks_mut(per_piece.max(1))
+            .enumerate()
+            .map(|(k, piece)| (first + k * per_piece, piece)),
+    );
+    let pieces = Mutex::new(pieces);
+    let failed: Mutex<Option<(usize, E)>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    let work = |_| {
+        while !stop.load(Ordering::Relaxed) {
+            let next = pieces.lock().unwrap_or_else(|p| p.into_inner()).next();
+            let Some((start, piece)) = next else { return };
+            if let Some(watch) = &watch {
+                watch.fault_in(piece, &touch);
+            }
+            if let Err(e) = fill(start, piece) {
+                stop.store(true, Ordering::Relaxed);
+                let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
+                if failed.as_ref().is_none_or(|(at, _)| start < *at) {
+                    *failed = Some((start, e));
+                }
+                return;
+            }
+        }
+    };
+    let threads = if parallel {
+        crate::threads::workers()
+    } else {
+        1
+    };
+    crate::threads::on_every_core(0..threads, work);
+    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Decides whether `buf`, memory not touched yet, tries huge pages: probes its first two
+/// huge pages (faulting them in with `touch`) when it is large enough, otherwise goes by the
+/// last probe. Returns the watch over the rest and the items in a huge page.
+fn probe<X>(buf: &mut [X], touch: &impl Fn(&mut [X])) -> Option<(Watch, usize)> {
+    let size = size_of_item::<X>();
+    let at = buf.as_ptr() as usize;
+    let skip = (at as *const u8).align_offset(HUGE_PAGE);
+    let whole_bytes = (std::mem::size_of_val(buf).checked_sub(skip)?) / HUGE_PAGE * HUGE_PAGE;
+    if !advised(std::mem::size_of_val(buf))
+        || !HUGE_PAGE.is_multiple_of(size)
+        || !skip.is_multiple_of(size)
+        || whole_bytes == 0
+    {
+        return None;
+    }
+    let per_piece = HUGE_PAGE / size;
+    let aligned = &mut buf[skip / size..][..whole_bytes / size];
+    let (aligned, small, saved) = if whole_bytes >= PROBE_FROM {
+        let (huge, rest) = aligned.split_at_mut(per_piece);
+        let (small, rest) = rest.split_at_mut(per_piece);
+        if !advise(huge.as_ptr() as usize, HUGE_PAGE, Advice::Huge) {
+            return None;
+        }
+        let took_huge = timed(|| touch(huge));
+        let small = timed(|| touch(small));
+        let nanos = u64::try_from(small.as_nanos()).unwrap_or(u64::MAX).max(1);
+        SMALL_PIECE_NANOS.store(nanos, Ordering::Relaxed);
+        if took_huge > small {
+            return None;
+        }
+        (rest, small, small - took_huge)
+    } else {
+        match SMALL_PIECE_NANOS.load(Ordering::Relaxed) {
+            0 => return None,
+            nanos => (aligned, Duration::from_nanos(nanos), Duration::ZERO),
+        }
+    };
+    let (at, len) = (aligned.as_ptr() as usize, std::mem::size_of_val(aligned));
+    Some((Watch::new(at, len, small, saved), per_piece))
+}
+
+/// How long `f` took.
+fn timed(f: impl FnOnce()) -> Duration {
+    let started = Instant::now();
+    f();
+    started.elapsed()
+}
+
+/// The size of an item, for pieces of a buffer of them (never 0).
+fn size_of_item<X>() -> usize {
+    std::mem::size_of::<X>().max(1)
+}
+
+/// Which pages a range should fault in as.
+#[derive(Clone, Copy)]
+enum Advice {
+    Huge,
+    Small,
+}
+
+/// Advises the kernel to back `len` bytes at `at`, 2 MiB-aligned memory of a buffer the
+/// caller borrows, with huge or small pages from their next fault on; whether it took it.
+fn advise(at: usize, len: usize, advice: Advice) -> bool {
     #[cfg(target_os = "linux")]
-    // SAFETY: the range is memory the caller borrows exclusively, inside one live allocation,
-    // and MADV_HUGEPAGE is advice only: it changes neither the mapping's contents nor its
-    // validity, and an error (THP unavailable) leaves everything as it was.
+    // SAFETY: the range lies in one live allocation the caller borrows exclusively (its
+    // pieces may be lent to other threads meanwhile), and MADV_HUGEPAGE and MADV_NOHUGEPAGE
+    // are advice only: they change neither the mapping's contents nor its validity, and an
+    // error (THP unavailable) leaves everything as it was.
     #[allow(unsafe_code)]
     unsafe {
-        libc::madvise(range.as_mut_ptr().cast(), range.len(), libc::MADV_HUGEPAGE) == 0
+        let advice = match advice {
+            Advice::Huge => libc::MADV_HUGEPAGE,
+            Advice::Small => libc::MADV_NOHUGEPAGE,
+        };
+        libc::madvise(at as *mut libc::c_void, len, advice) == 0
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = range;
+        let _ = (at, len, advice);
         false
     }
 }
 
-/// Touches each 4 KiB page of `fresh` (a zero byte each) and says how long that took.
-fn fault_in(fresh: &mut [MaybeUninit<u8>]) -> Duration {
-    let started = Instant::now();
-    for byte in fresh.iter_mut().step_by(4096) {
+/// Touches each 4 KiB page of `fresh` (a zero byte each), faulting it in.
+fn touch_uninit<T>(fresh: &mut [MaybeUninit<T>]) {
+    for byte in as_bytes_mut(fresh).iter_mut().step_by(4096) {
         // Through `black_box`: a store of zero into fresh memory must not be dropped.
         *std::hint::black_box(byte) = MaybeUninit::new(0);
     }
-    started.elapsed()
 }
 
 /// The bytes of `values`, which may be uninitialized or values of any type, to write zeros
@@ -119,188 +364,43 @@ fn as_bytes_mut<T>(values: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
     }
 }
 
-/// Advises huge pages for a vector's spare capacity (before it is written) when they fault in
-/// faster now (see the module); whether it did.
-pub fn advise_huge_pages_spare<T>(v: &mut Vec<T>) -> bool {
-    advise_huge_pages(v.spare_capacity_mut())
-}
-
-/// Advises huge pages for memory not written yet, as [`advise_huge_pages_spare`].
-pub(crate) fn advise_huge_pages<T>(fresh: &mut [MaybeUninit<T>]) -> bool {
-    advise(as_bytes_mut(fresh))
-}
-
-/// Advises huge pages for a new zeroed buffer, not touched yet, as [`advise_huge_pages_spare`].
-pub(crate) fn advise_huge_pages_zeroed<T: bytemuck::Zeroable>(v: &mut [T]) -> bool {
-    // Zeros are written over zeros: every `T` stays zero.
-    let values: &mut [MaybeUninit<T>] = {
-        #[allow(unsafe_code)]
-        // SAFETY: `MaybeUninit<T>` has `T`'s layout; initialized values are valid
-        // `MaybeUninit`s, and only zero bytes are written through the view, which a
-        // `Zeroable` `T` holds.
-        unsafe {
-            std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len())
-        }
-    };
-    advise(as_bytes_mut(values))
-}
-
-/// Buffers at least this large are faulted in on every core before they are filled.
-const PREFAULT_FROM: usize = 32 << 20;
-
-/// Touches each page of a new, not yet touched buffer from every core, so that the kernel
-/// zeroes the fresh pages in parallel: reading a 168 MB file into new vectors spent half its
-/// time in the kernel's page clearing on one core (measured with `perf`), before the copy.
-/// The values stay what they were (zeros are written over zeros).
-///
-/// A buffer that may be in huge pages (4 MiB or more) is touched from this thread only, as
-/// the threads that fill it next must not fault them in together: huge-page faults
-/// taken by two threads at once stall for up to a hundred milliseconds (a 128 MiB copy on two
-/// cores in a virtual machine took 20 ms or 150 ms), while small pages fault well in parallel.
-pub fn fault_in_on_every_core<T: bytemuck::Zeroable + Send>(buffer: &mut [T]) {
-    let threads = crate::threads::workers();
-    let size = std::mem::size_of_val(buffer);
-    let huge = advised(size);
-    if size < PREFAULT_FROM && !huge {
-        return;
+/// Touches each 4 KiB page of `zeros`, a new zeroed buffer (a zero over each zero),
+/// faulting it in.
+fn touch_zeros(zeros: &mut [u8]) {
+    for i in (0..zeros.len()).step_by(4096) {
+        // Through `black_box`: a store of zero into calloc's memory must not be dropped.
+        *std::hint::black_box(&mut zeros[i]) = 0;
     }
-    let stride = (4096 / std::mem::size_of::<T>().max(1)).max(1);
-    let touch = |part: &mut [T]| {
-        for i in (0..part.len()).step_by(stride) {
-            // Through `black_box`: the compiler may know calloc's memory is zero and drop a
-            // store of zero into it.
-            *std::hint::black_box(&mut part[i]) = T::zeroed();
-        }
-    };
-    if threads < 2 || huge {
-        return touch(buffer);
-    }
-    let per_thread = buffer.len().div_ceil(threads);
-    crate::threads::on_every_core(buffer.chunks_mut(per_thread), touch);
-}
-
-/// Fills `out`, a new buffer advised huge pages, not touched yet: this thread faults its
-/// pages in, 2 MiB at a time, and hands each piece to another thread, which fills it with
-/// `fill(start, piece)` (`start`: the piece's first index in `out`). Huge pages fault one
-/// thread at a time (see [`fault_in_on_every_core`]); this keeps it so while the copies run
-/// beside the faults, not after them.
-pub(crate) fn fill_behind_faults<T: Send>(
-    out: &mut [MaybeUninit<T>],
-    fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
-) {
-    let per_piece = (HUGE_PAGE / std::mem::size_of::<T>().max(1)).max(1);
-    let touch = |piece: &mut [MaybeUninit<T>]| {
-        fault_in(as_bytes_mut(piece));
-    };
-    let fill = |start, piece: &mut [MaybeUninit<T>]| {
-        fill(start, piece);
-        Ok::<(), std::convert::Infallible>(())
-    };
-    let Ok(()) = behind_faults(out, per_piece, touch, fill);
-}
-
-/// Reads into `buf`, a new buffer (zeroed by the allocator) that may be in huge pages, as
-/// [`fill_behind_faults`] fills: this thread faults it in 2 MiB at a time, another reads each
-/// piece with `read(start, piece)`. The first error is returned, and no piece is read after it.
-#[cfg_attr(not(unix), allow(dead_code))] // the positional paths are Unix's
-pub(crate) fn read_behind_faults<E: Send>(
-    buf: &mut [u8],
-    read: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync,
-) -> Result<(), E> {
-    let touch = |piece: &mut [u8]| {
-        for i in (0..piece.len()).step_by(4096) {
-            // Zeros over the allocator's zeros, before the read overwrites them.
-            *std::hint::black_box(&mut piece[i]) = 0;
-        }
-    };
-    behind_faults(buf, HUGE_PAGE, touch, read)
-}
-
-/// `buf` in pieces of `per_piece` items: this thread `touch`es each (faulting it in) and
-/// hands it to another thread, which `fill`s it, stopping at its first error; on one core,
-/// each piece is filled in turn.
-fn behind_faults<X: Send, E: Send>(
-    buf: &mut [X],
-    per_piece: usize,
-    touch: impl Fn(&mut [X]),
-    fill: impl Fn(usize, &mut [X]) -> Result<(), E> + Sync,
-) -> Result<(), E> {
-    if crate::threads::workers() < 2 {
-        for (k, piece) in buf.chunks_mut(per_piece).enumerate() {
-            fill(k * per_piece, piece)?;
-        }
-        return Ok(());
-    }
-    let (faulted, pieces) = std::sync::mpsc::channel::<(usize, &mut [X])>();
-    std::thread::scope(|scope| {
-        let fill = &fill;
-        let filler = scope.spawn(move || {
-            for (start, piece) in pieces {
-                fill(start, piece)?;
-            }
-            Ok(())
-        });
-        for (k, piece) in buf.chunks_mut(per_piece).enumerate() {
-            touch(piece);
-            if faulted.send((k * per_piece, piece)).is_err() {
-                break; // the filler stopped at an error
-            }
-        }
-        drop(faulted);
-        filler
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
-    })
-}
-
-/// Whether a new buffer of `len` bytes may be in huge pages, to fill as
-/// [`read_behind_faults`] does.
-#[cfg_attr(not(unix), allow(dead_code))] // the positional paths are Unix's
-pub(crate) fn may_be_huge(len: usize) -> bool {
-    advised(len) && crate::threads::workers() > 1
-}
-
-/// Touches each 4 KiB page of a new buffer advised huge pages, not touched yet, on the
-/// calling thread, so that the copies that fill it next on every core take no page faults
-/// (see [`fault_in_on_every_core`]).
-pub(crate) fn fault_in_on_this_thread(buffer: &mut [MaybeUninit<u8>]) {
-    fault_in(buffer);
-}
-
-/// Whether a new buffer of `len` bytes is advised huge pages.
-fn advised(len: usize) -> bool {
-    cfg!(target_os = "linux") && len >= FROM && huge_pages() && !crate::platform::portable()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// 17 MiB and 3 values: large enough to probe, and to be split between threads.
+    const LEN: usize = (17 << 20) / 4 + 3;
+
     #[test]
     #[allow(unsafe_code)]
-    fn pieces_filled_behind_the_faults_cover_the_buffer_once_in_place() {
-        // 5 MiB and 3 values of u32: two whole 2 MiB pieces and a short one.
-        let n = (5 << 20) / 4 + 3;
-        let mut v: Vec<u32> = Vec::with_capacity(n);
-        let huge = advise_huge_pages(&mut v.spare_capacity_mut()[..n]);
-        assert!(!huge || advised(n * 4));
-        fill_behind_faults(&mut v.spare_capacity_mut()[..n], |start, piece| {
+    fn pieces_filled_fresh_cover_the_buffer_once_in_place() {
+        let mut v: Vec<u32> = Vec::with_capacity(LEN);
+        let calls = AtomicU64::new(0);
+        fill_fresh(&mut v.spare_capacity_mut()[..LEN], true, |start, piece| {
+            calls.fetch_add(1, Ordering::Relaxed);
             for (k, value) in piece.iter_mut().enumerate() {
                 *value = MaybeUninit::new((start + k) as u32 * 3);
             }
         });
-        let filled = v.spare_capacity_mut()[..n]
-            .iter()
-            .enumerate()
-            // SAFETY: every value was written above (the pieces cover the buffer); checked
-            // against the value written at each index.
-            .all(|(i, x)| unsafe { x.assume_init() } == i as u32 * 3);
-        assert!(filled);
+        assert!(calls.into_inner() >= 2);
+        // SAFETY: every value was written above (the pieces cover the buffer); checked
+        // against the value written at each index.
+        unsafe { v.set_len(LEN) };
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32 * 3));
     }
 
     #[test]
-    fn reads_behind_the_faults_fill_every_piece_or_stop_at_the_first_error() {
-        let mut buf = vec![0u8; (5 << 20) + 3];
+    fn reads_fill_every_piece_or_return_the_first_failed_one() {
+        let mut buf = vec![0u8; LEN * 4];
         let read = |start: usize, piece: &mut [u8]| -> Result<(), usize> {
             piece
                 .iter_mut()
@@ -308,12 +408,85 @@ mod tests {
                 .for_each(|(k, b)| *b = ((start + k) % 251) as u8);
             Ok(())
         };
-        read_behind_faults(&mut buf, read).unwrap();
+        read_fresh(&mut buf, read).unwrap();
         assert!(buf.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
-        let read = |start: usize, _: &mut [u8]| match start {
-            0 => Ok(()),
-            at => Err(at),
+        // Every piece but the first fails: the second piece's error is returned, whichever
+        // thread failed first.
+        let starts = Mutex::new(Vec::new());
+        let read = |start: usize, _: &mut [u8]| {
+            starts.lock().unwrap().push(start);
+            match start {
+                0 => Ok(()),
+                at => Err(at),
+            }
         };
-        assert_eq!(read_behind_faults(&mut buf, read), Err(HUGE_PAGE));
+        let failed = read_fresh(&mut buf, read).unwrap_err();
+        let starts = starts.into_inner().unwrap();
+        assert_eq!(Some(&failed), starts.iter().filter(|&&s| s > 0).min());
+    }
+
+    #[test]
+    fn huge_pages_that_lose_more_than_allowed_turn_the_rest_to_small_pages() {
+        let mut buf = vec![0u8; 10 * HUGE_PAGE];
+        let skip = buf.as_ptr().align_offset(HUGE_PAGE);
+        let at = buf.as_ptr() as usize + skip;
+        // Small pages "took" 1 ns: every huge page loses, and the allowance (a quarter of 8
+        // pieces' 1 ns) is gone at the first.
+        let watch = Watch::new(at, 8 * HUGE_PAGE, Duration::from_nanos(1), Duration::ZERO);
+        let advised = watch.huge.load(Ordering::Relaxed);
+        let (outside, aligned) = buf.split_at_mut(skip);
+        watch.fault_in(outside, &touch_zeros);
+        assert_eq!(
+            watch.huge.load(Ordering::Relaxed),
+            advised,
+            "outside: not timed"
+        );
+        watch.fault_in(&mut aligned[..HUGE_PAGE], &touch_zeros);
+        assert!(!watch.huge.load(Ordering::Relaxed));
+        assert!(buf.iter().all(|&b| b == 0));
+        // Small pages "took" an hour: huge pages save, and stay.
+        let mut buf = vec![0u8; 10 * HUGE_PAGE];
+        let skip = buf.as_ptr().align_offset(HUGE_PAGE);
+        let at = buf.as_ptr() as usize + skip;
+        let hour = Duration::from_secs(3600);
+        let watch = Watch::new(at, 8 * HUGE_PAGE, hour, Duration::ZERO);
+        let advised = watch.huge.load(Ordering::Relaxed);
+        for piece in buf[skip..].chunks_mut(HUGE_PAGE).take(8) {
+            watch.fault_in(piece, &touch_zeros);
+        }
+        assert_eq!(watch.huge.load(Ordering::Relaxed), advised);
+    }
+
+    #[test]
+    fn pieces_of_whole_rows_cover_the_buffer_once() {
+        // Rows of 8000 bytes: a huge page holds no whole number of them.
+        let (row, rows) = (8000, 2500);
+        let mut out = vec![0u8; row * rows];
+        let calls = AtomicU64::new(0);
+        fill_fresh_rows(&mut out, row, true, |start, band| {
+            assert!(start.is_multiple_of(row) && band.len().is_multiple_of(row));
+            calls.fetch_add(1, Ordering::Relaxed);
+            for (k, b) in band.iter_mut().enumerate() {
+                *b = ((start + k) / row % 251) as u8;
+            }
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert!(calls.into_inner() >= 2);
+        assert!(out
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b == (i / row % 251) as u8));
+    }
+
+    #[test]
+    fn faulting_in_keeps_zeros_and_leaves_spare_capacity_spare() {
+        let mut zeros = vec![0u64; (33 << 20) / 8 + 1];
+        fault_in_on_every_core(&mut zeros);
+        assert!(zeros.iter().all(|&x| x == 0));
+        let mut v: Vec<u8> = Vec::with_capacity(40 << 20);
+        v.push(7);
+        fault_in_spare(&mut v, 1 << 30);
+        assert_eq!(v, [7]);
     }
 }

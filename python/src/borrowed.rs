@@ -165,11 +165,12 @@ impl<'py> Borrowed<'py> {
                     let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
                     let array = column.get_item(1)?;
                     // A frame's columns are copied into the object (one copy per column), into
-                    // new memory as the crate allocates its own (`zeroed_vec`: huge pages).
+                    // new memory faulted in on every core first, as the crate's own.
                     let values = with_value_type!(vt, T => {
                         let a: PyReadonlyArray1<'py, T> = array.extract()?;
                         let a = a.as_array();
                         let mut copy = zeroed_vec::<T>(a.len()).map_err(crate::errors::to_py)?;
+                        serde_daphne::__private_0_1_0::fault_in_on_every_core(&mut copy);
                         match a.as_slice() {
                             Some(values) => copy.copy_from_slice(values),
                             None => copy.iter_mut().zip(a.iter()).for_each(|(c, &v)| *c = v),

@@ -78,13 +78,13 @@ where
 }
 
 /// Indices as `usize`: borrowed when they have its width (a valid sprs matrix holds no
-/// negative index), widened into fresh huge-page memory otherwise.
+/// negative index), widened into fresh memory faulted in first otherwise.
 fn as_usize<N: CsrIndex>(indices: &[N]) -> Cow<'_, [usize]> {
     if std::mem::size_of::<N>() == std::mem::size_of::<usize>() {
         return Cow::Borrowed(bytemuck::cast_slice(indices));
     }
     let mut wide = Vec::with_capacity(indices.len());
-    crate::pages::advise_huge_pages_spare(&mut wide);
+    crate::pages::fault_in_spare(&mut wide, indices.len());
     wide.extend(indices.iter().map(|i| i.index_unchecked()));
     Cow::Owned(wide)
 }

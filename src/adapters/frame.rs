@@ -311,11 +311,12 @@ pub(crate) fn records_from_columns<'de, R: Deserialize<'de>>(
 ) -> Result<Vec<R>> {
     // Room for every record when the columns' values show the rows are there; grown as
     // records arrive otherwise (a frame without columns has only the header's claim).
-    let mut out = Vec::with_capacity(match columns.first() {
+    let records = match columns.first() {
         Some(column) => column.len(),
         None => rows.min(1 << 12),
-    });
-    crate::pages::advise_huge_pages_spare(&mut out);
+    };
+    let mut out = Vec::with_capacity(records);
+    crate::pages::fault_in_spare(&mut out, records);
     let frame = FrameData {
         labels,
         columns,

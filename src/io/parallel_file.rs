@@ -68,7 +68,7 @@ impl Read for ParallelFile {
 }
 
 /// The whole file at `path` in a new vector, as `std::fs::read` gives it, but read on
-/// every core into fresh huge pages: `std::fs::read` of a 168 MB archive spent as long in
+/// every core into fresh memory (see `pages`): `std::fs::read` of a 168 MB archive spent as long in
 /// page faults on one core as in the copy. A file that grows or shrinks while it is read is
 /// read to its new end.
 ///

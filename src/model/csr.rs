@@ -160,7 +160,7 @@ pub trait CsrIndex: sprs::SpIndex + bytemuck::Pod {
 impl<I: sprs::SpIndex + bytemuck::Pod> CsrIndex for I {}
 
 /// `indices` as `I`, every one known to fit: moved when `I` has `usize`'s layout (all fit
-/// in its sign), else copied into fresh memory with huge pages.
+/// in its sign), else copied into fresh memory faulted in first (see `pages`).
 pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>> {
     let indices = match bytemuck::allocation::try_cast_vec::<usize, I>(indices) {
         Ok(moved) => return Ok(moved),
@@ -172,7 +172,7 @@ pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>
             bytes: (indices.len() * std::mem::size_of::<I>()) as u128,
         })
     })?;
-    crate::pages::advise_huge_pages_spare(&mut out);
+    crate::pages::fault_in_spare(&mut out, indices.len());
     out.extend(indices.iter().map(|&i| I::from_usize_unchecked(i)));
     Ok(out)
 }

@@ -92,7 +92,7 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
     if sink.is_direct() && matches!(matrix.layout, MatrixCells::Dense(_)) {
         // Room for every block stored dense (no block type the writer picks is larger):
-        // one allocation, advised huge pages, instead of growing tile by tile.
+        // one allocation, faulted in on every core, instead of growing tile by tile.
         sink.reserve(dense_len(rows, cols, tile_dims(options), T::VALUE_TYPE))?;
     }
     for place in places(rows, cols, tile_dims(options)) {

@@ -50,6 +50,8 @@ pub(crate) fn read_runtime_csr_at<T: Element, I: CsrIndex>(
         .collect();
     drop(offsets);
     let (mut col_indices, mut values): (Vec<I>, Vec<T>) = (zeroed_vec(nnz)?, zeroed_vec(nnz)?);
+    // The values are read in place (faulted in as they are read); every index is written.
+    crate::pages::fault_in_on_every_core(&mut col_indices);
     read_exact_at_on_every_core(file, bytemuck::cast_slice_mut(&mut values), values_at)?;
     let per = share(nnz, nnz >= 1 << 20);
     let parts = col_indices.chunks_mut(per).enumerate();

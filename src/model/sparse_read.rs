@@ -89,6 +89,9 @@ pub(crate) fn read_sparse_block_at<T: Element, I: CsrIndex>(
     let mut row_offsets: Vec<I> = zeroed_vec(body.rows as usize + 1)?;
     let mut col_indices: Vec<I> = zeroed_vec(nnz)?;
     let mut values: Vec<T> = zeroed_vec(nnz)?;
+    // Every entry is written, by runs decoded on every core: faulted in on every core first.
+    crate::pages::fault_in_on_every_core(&mut col_indices);
+    crate::pages::fault_in_on_every_core(&mut values);
     let runs = len.div_ceil(RUN) as usize;
     let walk = Mutex::new(Walk {
         next: 0,

@@ -186,7 +186,7 @@ fn write_rows<T: Element, N: CsrIndex, P: CsrIndex, W: Write>(
                 let kept = KEPT.lock().ok().and_then(|mut kept| kept.pop());
                 kept.unwrap_or_else(|| {
                     let mut buf = Vec::with_capacity(RUN + RUN / 2);
-                    crate::pages::advise_huge_pages_spare(&mut buf);
+                    crate::pages::fault_in_spare(&mut buf, RUN + RUN / 2);
                     buf
                 })
             };

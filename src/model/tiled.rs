@@ -198,8 +198,9 @@ pub(crate) fn read_dense_tiles_at(
     }
 }
 
-/// Fills `out` (row-major bytes, `row_bytes` to a matrix row, values of `size` bytes) from
-/// every tile, each thread a band of rows.
+/// Fills `out` (new zeroed memory, row-major bytes, `row_bytes` to a matrix row, values of
+/// `size` bytes) from every tile, in bands of rows on every core, each band faulted in just
+/// before it is filled (see `pages`).
 fn fill(
     out: &mut [u8],
     row_bytes: usize,
@@ -207,18 +208,10 @@ fn fill(
     tiles: &[Tile],
     bodies: Bodies<'_>,
 ) -> Result<()> {
-    let rows = out.len() / row_bytes;
-    let threads = if out.len() < PARALLEL_FROM {
-        1
-    } else {
-        workers().min(rows)
-    };
-    let per_thread = rows.div_ceil(threads);
-    let results = on_every_core(
-        out.chunks_mut(per_thread * row_bytes).enumerate(),
-        |(k, band)| fill_rows(band, k * per_thread, row_bytes, size, tiles, bodies),
-    );
-    results.into_iter().collect()
+    let parallel = out.len() >= PARALLEL_FROM;
+    crate::pages::fill_fresh_rows(out, row_bytes, parallel, |start, band| {
+        fill_rows(band, start / row_bytes, row_bytes, size, tiles, bodies)
+    })
 }
 
 /// Fills the rows of every tile that fall in `band`, rows `first..` of the matrix, with
@@ -325,9 +318,7 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
             bytes: total as u128,
         })
     })?;
-    if crate::pages::advise_huge_pages_spare(out) {
-        crate::pages::fault_in_on_this_thread(&mut out.spare_capacity_mut()[..total]);
-    }
+    crate::pages::fault_in_spare(out, total);
     // Each tile's bytes, in order, then gathered into a run per thread of about equal size.
     let mut rest = &mut out.spare_capacity_mut()[..total];
     let per_thread = total.div_ceil(workers());

@@ -39,8 +39,8 @@ pub fn serialized_len_with<T: ?Sized + Serialize>(value: &T, options: &Options) 
 /// Serializes `value` with the given options into `out`, memory that need not be
 /// initialized, from its start; returns the number of bytes written, which are then
 /// initialized. Size `out` with [`serialized_len_with`] to write the encoding exactly once,
-/// into its final place. Large buffers are advised huge pages first, as this crate's own
-/// new buffers are.
+/// into its final place. Large buffers are faulted in on every core first, in huge pages
+/// where they fault in faster, as this crate's own new buffers are.
 ///
 /// ```
 /// use std::mem::MaybeUninit;
@@ -61,7 +61,7 @@ pub fn to_uninit_slice_with<T: ?Sized + Serialize>(
     value: &T,
     options: &Options,
 ) -> Result<usize> {
-    crate::pages::advise(out);
+    crate::pages::fault_in_fresh(out);
     let mut slice = UninitSlice { out, at: 0 };
     to_writer_with(&mut slice, value, options)?;
     Ok(slice.at)

@@ -327,13 +327,14 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
         }
     }
     let capacity = bounded_capacity(src, nnz, entry as u64);
-    let mut row_offsets = Vec::with_capacity(bounded_capacity(src, u64::from(rows) + 1, 4));
+    let offsets = bounded_capacity(src, u64::from(rows) + 1, 4);
+    let mut row_offsets = Vec::with_capacity(offsets);
     let mut col_indices: Vec<usize> = Vec::with_capacity(capacity);
     let mut values: Vec<T> = Vec::with_capacity(capacity);
-    // Fresh output: huge pages before the first touch.
-    crate::pages::advise_huge_pages_spare(&mut row_offsets);
-    crate::pages::advise_huge_pages_spare(&mut col_indices);
-    crate::pages::advise_huge_pages_spare(&mut values);
+    // Fresh output, filled next: faulted in on every core first.
+    crate::pages::fault_in_spare(&mut row_offsets, offsets);
+    crate::pages::fault_in_spare(&mut col_indices, capacity);
+    crate::pages::fault_in_spare(&mut values, capacity);
     row_offsets.push(0);
     let mut counted: u64 = 0;
     for row in 0..rows {

@@ -34,14 +34,11 @@ impl_swap!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i8 => u8, i16 => u16, i
 /// `len` zeros, allocated fallibly and zeroed by the allocator: pages that stay zero (a
 /// large matrix stored as empty blocks) are never touched.
 pub fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
-    let mut v = bytemuck::allocation::try_zeroed_vec(len).map_err(|()| {
+    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| {
         Error::from(ErrorImpl::OutOfMemory {
             bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
         })
-    })?;
-    // Large zeroed allocations are fresh pages, not yet touched.
-    crate::pages::advise_huge_pages_zeroed(&mut v);
-    Ok(v)
+    })
 }
 
 /// Appends the little-endian bytes of `src` to `out`: one copy on little-endian hosts.
@@ -94,19 +91,10 @@ pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
     let copy = |dst: &mut [MaybeUninit<T>], src: &[u8]| unsafe {
         std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len());
     };
-    if crate::pages::advise_huge_pages(spare) {
-        // Huge pages fault one thread at a time: the copy follows the faults.
-        crate::pages::fill_behind_faults(spare, |start, dst| {
-            copy(dst, &bytes[start * size..][..dst.len() * size]);
-        });
-    } else {
-        // Large copies run on every core, each core taking the faults of its own pages.
-        let per_thread = crate::threads::share(n, bytes.len() >= COPY_IN_PARALLEL_FROM);
-        let parts = spare
-            .chunks_mut(per_thread)
-            .zip(bytes.chunks(per_thread * size));
-        crate::threads::on_every_core(parts, |(dst, src)| copy(dst, src));
-    }
+    let parallel = bytes.len() >= COPY_IN_PARALLEL_FROM;
+    crate::pages::fill_fresh(spare, parallel, |start, dst| {
+        copy(dst, &bytes[start * size..][..dst.len() * size]);
+    });
     // SAFETY: the copies above wrote all `n` values (the chunks of `spare` cover it).
     unsafe {
         v.set_len(n);

@@ -157,18 +157,9 @@ pub(crate) fn read_exact_at_on_every_core(
     buf: &mut [u8],
     at: u64,
 ) -> io::Result<()> {
-    if crate::pages::may_be_huge(buf.len()) {
-        // Huge pages fault one thread at a time (see `pages`): the reads follow the faults.
-        return crate::pages::read_behind_faults(buf, |start, piece| {
-            source.read_exact_at(piece, at + start as u64)
-        });
-    }
-    let share = crate::threads::share(buf.len(), true);
-    let parts = buf.chunks_mut(share).enumerate();
-    let results = crate::threads::on_every_core(parts, |(k, part)| {
-        source.read_exact_at(part, at + (k * share) as u64)
-    });
-    results.into_iter().collect()
+    crate::pages::read_fresh(buf, |start, piece| {
+        source.read_exact_at(piece, at + start as u64)
+    })
 }
 
 /// A [`ReadAt`] read as a `Read + Seek` cursor: each read is one positional read (one request

@@ -199,16 +199,16 @@ impl<W: Write> Sink<W> {
             return Ok(());
         }
         if self.direct && self.buf.capacity() - self.buf.len() < len {
-            // The output grows into fresh memory: huge pages before its first touch.
+            // The output grows into fresh memory: faulted in before its first touch.
             self.buf.reserve(len);
-            crate::pages::advise_huge_pages_spare(&mut self.buf);
+            crate::pages::fault_in_spare(&mut self.buf, len);
         }
         extend_le(&mut self.buf, values);
         self.after_push()
     }
 
-    /// Makes room for `bytes` more in a direct sink's output, advised huge pages (nothing for
-    /// a buffered sink).
+    /// Makes room for `bytes` more in a direct sink's output, faulted in on every core
+    /// (nothing for a buffered sink).
     pub fn reserve(&mut self, bytes: u64) -> Result<()> {
         let additional = usize::try_from(bytes).map_err(|_| {
             Error::from(ErrorImpl::OutOfMemory {
@@ -221,7 +221,7 @@ impl<W: Write> Sink<W> {
                     bytes: u128::from(bytes),
                 })
             })?;
-            crate::pages::advise_huge_pages_spare(&mut self.buf);
+            crate::pages::fault_in_spare(&mut self.buf, additional);
         }
         Ok(())
     }
@@ -238,7 +238,7 @@ impl<W: Write> Sink<W> {
         if self.direct {
             if self.buf.capacity() - self.buf.len() < bytes {
                 self.buf.reserve(bytes);
-                crate::pages::advise_huge_pages_spare(&mut self.buf);
+                crate::pages::fault_in_spare(&mut self.buf, bytes);
             }
             rows.for_each(|row| extend_le(&mut self.buf, row));
             return Ok(());

@@ -141,13 +141,13 @@ impl Values {
         with_values!(self, v => Element::into_values(order.iter().map(|&k| v[k]).collect()))
     }
 
-    /// Room for `additional` more values, advised huge pages when large (fresh memory that
-    /// is about to be filled).
+    /// Room for `additional` more values, faulted in when large (fresh memory that is about to
+    /// be filled).
     #[doc(hidden)]
     pub fn reserve(&mut self, additional: usize) {
         with_values!(self, v => {
             v.reserve_exact(additional);
-            crate::pages::advise_huge_pages_spare(v);
+            crate::pages::fault_in_spare(v, additional);
         });
     }
 
