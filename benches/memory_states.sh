@@ -8,21 +8,29 @@
 #     (from_slice, to_vec, against memcpy);
 #   - Python (benches/python_bytes.py, the installed dbdf): loads, dumps, load of a file,
 #     against numpy, pickle and scipy.
-# Criterion's middle estimate, milliseconds; the ratios are in each state's own run.
+# Criterion's middle estimate, milliseconds, after 3 s of warm-up: after the caches are
+# dropped, memory the host took back is backed again over the first calls of each path; the
+# ratios are in each state's own run.
+# Then, with the page cache still full, a third state, "idle": the same paths each called
+# after --idle seconds asleep (benches/idle.rs, python_bytes.py --idle), so that memory freed
+# by the last call has gone back to the host of a virtual machine that takes back free memory.
 #
-# Usage: benches/memory_states.sh [--fill GIB] [--python PYTHON] [--dir DIR]
+# Usage: benches/memory_states.sh [--fill GIB] [--python PYTHON] [--dir DIR] [--idle S]
 #   --fill    GiB of page cache for the full state (default: 60% of MemTotal)
 #   --python  the Python with dbdf installed (default: python3)
+#   --idle    seconds between calls in the idle state (default 3; 0 leaves it out)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 fill=$(awk '/MemTotal/ { printf "%d", $2 * 0.6 / 1048576 }' /proc/meminfo)
 python=python3
 dir=${TMPDIR:-/tmp}
+idle=3
 while [ $# -gt 0 ]; do
     case $1 in
         --fill) fill=$2; shift 2 ;;
         --python) python=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
+        --idle) idle=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -31,7 +39,7 @@ trap 'rm -f "$filler"' EXIT
 
 criterion() {
     # Each benchmark's name, then its time (the middle estimate); change lines (%) skipped.
-    (cd "$root" && cargo bench -q --bench "$1" -- "$2" --warm-up-time 1 --measurement-time 4 \
+    (cd "$root" && cargo bench -q --bench "$1" -- "$2" --warm-up-time 3 --measurement-time 4 \
         --noplot 2>/dev/null) | awk '
         /^[a-z_]+\/[^ ]+/ { name = $1 }
         /time:/ && !/%/ {
@@ -49,7 +57,7 @@ state() {
     "$python" "$root/benches/python_bytes.py" --runs 7 --dir "$dir" | sed 's/^/  /'
 }
 
-(cd "$root" && cargo bench -q --no-run --bench dense --bench csr 2>/dev/null)
+(cd "$root" && cargo bench -q --no-run --bench dense --bench csr --bench idle 2>/dev/null)
 if [ "$(id -u)" = 0 ]; then
     sync
     echo 3 > /proc/sys/vm/drop_caches
@@ -59,3 +67,8 @@ state clean
 dd if=/dev/zero of="$filler" bs=1M count=$((fill * 1024)) status=none
 dd if="$filler" of=/dev/null bs=1M status=none
 state "full (a ${fill} GiB file written and read back)"
+if [ "$idle" != 0 ]; then
+    echo "== idle, page cache full: each call after $idle s asleep"
+    (cd "$root" && cargo bench -q --bench idle -- --idle "$idle" --runs 5 2>/dev/null) | sed 's/^/  /'
+    "$python" "$root/benches/python_bytes.py" --runs 3 --idle "$idle" --dir "$dir" | sed 's/^/  /'
+fi

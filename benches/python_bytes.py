@@ -7,9 +7,11 @@ results are checked against the originals. Peak resident memory of the process a
 
 In two states of memory: as found, and with the page cache full (`--fill-cache GIB`: a file
 of that many GiB written and read back first, then removed after the run; 14 on a 24 GiB
-machine), since a machine that has been running has a full page cache.
+machine), since a machine that has been running has a full page cache. With `--idle SECONDS`,
+each call comes after that long asleep, so that memory freed by the last one has gone back to
+the host of a virtual machine that takes back free memory.
 
-Usage: python benches/python_bytes.py [--runs N] [--fill-cache GIB] [--dir DIR]
+Usage: python benches/python_bytes.py [--runs N] [--fill-cache GIB] [--dir DIR] [--idle S]
 """
 
 import io
@@ -41,11 +43,13 @@ def fill_page_cache(gib, directory):
     return path
 
 
-def medians(cases, runs):
-    """Median milliseconds of each case, the cases taken in turns."""
+def medians(cases, runs, idle=0.0):
+    """Median milliseconds of each case, the cases taken in turns, each call after `idle`
+    seconds of sleep."""
     times = {name: [] for name in cases}
     for _ in range(runs):
         for name, f in cases.items():
+            time.sleep(idle)
             started = time.perf_counter()
             result = f()
             times[name].append((time.perf_counter() - started) * 1e3)
@@ -54,7 +58,7 @@ def medians(cases, runs):
 
 
 def main():
-    runs, gib = option("--runs", 7), option("--fill-cache", 0)
+    runs, gib, idle = option("--runs", 7), option("--fill-cache", 0), option("--idle", 0.0)
     directory = option("--dir", tempfile.gettempdir())
     filler = fill_page_cache(gib, directory) if gib else None
     files = []
@@ -62,7 +66,8 @@ def main():
         with open("/proc/meminfo") as f:
             info = dict(line.split(":", 1) for line in f)
         cached = int(info["Cached"].split()[0]) / 2**20
-        print(f"page cache: {cached:.1f} GiB{' (filled)' if gib else ''}")
+        print(f"page cache: {cached:.1f} GiB{' (filled)' if gib else ''}"
+              + (f"; each call after {idle:g} s idle" if idle else ""))
 
         a = np.random.default_rng(1).random((4096, 4096))
         data, npy, pickled = dbdf.dumps(a), io.BytesIO(), pickle.dumps(a, protocol=5)
@@ -81,7 +86,7 @@ def main():
             "pickle.loads": lambda: pickle.loads(pickled),
             "dbdf.dumps": lambda: dbdf.dumps(a),
             "pickle.dumps(5)": lambda: pickle.dumps(a, protocol=5),
-        }, runs)
+        }, runs, idle)
 
         rng, nnz, n = np.random.default_rng(2), 10_000_000, 1_000_000
         rows = np.sort(rng.integers(0, n, nnz))
@@ -104,7 +109,7 @@ def main():
             "pickle.loads": lambda: pickle.loads(csr_pickled),
             "dbdf.dumps": lambda: dbdf.dumps(m),
             "pickle.dumps(5)": lambda: pickle.dumps(m, protocol=5),
-        }, runs)
+        }, runs, idle)
 
         # A frame of 8 f64 columns, 2^21 rows (128 MiB), as a dict of columns.
         frame = {f"c{k}": np.random.default_rng(k).random(1 << 21) for k in range(8)}
@@ -115,7 +120,7 @@ def main():
             "pickle.loads": lambda: pickle.loads(frame_pickled),
             "dbdf.dumps": lambda: dbdf.dumps(frame),
             "pickle.dumps(5)": lambda: pickle.dumps(frame, protocol=5),
-        }, runs)
+        }, runs, idle)
     finally:
         for path in files + ([filler] if filler else []):
             if os.path.exists(path):
