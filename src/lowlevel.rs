@@ -8,7 +8,7 @@
 //!   types), and [`Element`](crate::Element)'s little-endian coding
 //!   ([`read_le`](crate::Element::read_le), [`decode_le`](crate::Element::decode_le),
 //!   [`write_le`](crate::Element::write_le), [`count_nonzero`](crate::Element::count_nonzero)),
-//!   and [`zeroed_vec`].
+//!   and new vectors: [`zeroed_vec`], [`copied_vec`].
 //! - Errors of a foreign format: [`Error::foreign`](crate::Error::foreign),
 //!   [`Error::not_convertible`](crate::Error::not_convertible),
 //!   [`Error::invalid`](crate::Error::invalid), placed with
@@ -64,4 +64,4 @@ pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
 pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 pub use crate::model::Meta;
 pub use crate::threads::workers;
-pub use crate::wire::le::zeroed_vec;
+pub use crate::wire::le::{copied_vec, zeroed_vec};

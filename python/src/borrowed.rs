@@ -11,7 +11,7 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde::ser::{Serialize, SerializeTupleStruct, Serializer};
-use serde_daphne::lowlevel::zeroed_vec;
+use serde_daphne::lowlevel::{copied_vec, zeroed_vec};
 use serde_daphne::CsrIndex;
 use serde_daphne::{with_value_type, CsrView, DenseView, Element, Object, ValueType};
 
@@ -165,17 +165,18 @@ impl<'py> Borrowed<'py> {
                     let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
                     let array = column.get_item(1)?;
                     // A frame's columns are copied into the object (one copy per column), into
-                    // new memory faulted in on every core first, as the crate's own.
+                    // new memory filled as the crate fills its own.
                     let values = with_value_type!(vt, T => {
                         let a: PyReadonlyArray1<'py, T> = array.extract()?;
                         let a = a.as_array();
-                        let mut copy = zeroed_vec::<T>(a.len()).map_err(crate::errors::to_py)?;
-                        serde_daphne::__private_0_1_0::fault_in_on_every_core(&mut copy);
-                        match a.as_slice() {
-                            Some(values) => copy.copy_from_slice(values),
-                            None => copy.iter_mut().zip(a.iter()).for_each(|(c, &v)| *c = v),
-                        }
-                        T::into_values(copy)
+                        let copy = match a.as_slice() {
+                            Some(values) => copied_vec(values),
+                            None => zeroed_vec::<T>(a.len()).map(|mut copy| {
+                                copy.iter_mut().zip(a.iter()).for_each(|(c, &v)| *c = v);
+                                copy
+                            }),
+                        };
+                        T::into_values(copy.map_err(crate::errors::to_py)?)
                     });
                     named.push((label, values));
                 }

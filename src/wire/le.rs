@@ -73,10 +73,29 @@ pub(crate) fn write_le<T: LeValue, W: Write + ?Sized>(w: &mut W, src: &[T]) -> i
 /// One copy into a new vector that is never initialised first: a zeroed allocation would cost
 /// an extra pass wherever the allocator reuses memory (every vector below glibc's mmap
 /// threshold), about a third of the time of a 2 MiB read.
-#[allow(unsafe_code)]
 pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
+    let mut v = copied_from_bytes::<T>(bytes)?;
+    if cfg!(target_endian = "big") {
+        v.iter_mut().for_each(|x| *x = x.swap_if_big_endian());
+    }
+    Ok(v)
+}
+
+/// A copy of `values` in a new vector, as the crate fills its own: large ones on every
+/// core, into memory faulted in piece by piece, in huge pages while they are faster.
+///
+/// # Errors
+/// [`crate::ErrorKind::OutOfMemory`] when the vector cannot be allocated.
+pub fn copied_vec<T: bytemuck::Pod + Send>(values: &[T]) -> Result<Vec<T>> {
+    copied_from_bytes(bytemuck::cast_slice(values))
+}
+
+/// `bytes` as values of `T` in host order, copied once into a new vector; `bytes.len()`
+/// must be a multiple of the element size.
+#[allow(unsafe_code)]
+fn copied_from_bytes<T: bytemuck::Pod + Send>(bytes: &[u8]) -> Result<Vec<T>> {
     let size = std::mem::size_of::<T>();
-    assert_eq!(bytes.len() % size, 0, "decode_le takes whole values");
+    assert_eq!(bytes.len() % size, 0, "whole values only");
     let n = bytes.len() / size;
     let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(n).map_err(|_| {
@@ -98,9 +117,6 @@ pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
     // SAFETY: the copies above wrote all `n` values (the chunks of `spare` cover it).
     unsafe {
         v.set_len(n);
-    }
-    if cfg!(target_endian = "big") {
-        v.iter_mut().for_each(|x| *x = x.swap_if_big_endian());
     }
     Ok(v)
 }
@@ -157,6 +173,8 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, &x)| x == i as u64 * 3 + 1));
+        let source: Vec<u64> = (0..n as u64).map(|i| i * 5 + 2).collect();
+        assert_eq!(copied_vec(&source).unwrap(), source);
         let mut zeros = zeroed_vec::<u32>(n).unwrap();
         crate::pages::fault_in_on_every_core(&mut zeros);
         assert!(zeros.iter().all(|&x| x == 0));
