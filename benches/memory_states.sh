@@ -15,27 +15,36 @@
 # after --idle seconds asleep (benches/idle.rs, python_bytes.py --idle), so that memory freed
 # by the last call has gone back to the host of a virtual machine that takes back free memory.
 #
+# With --rounds N the clean and full states take N turns (clean, full, clean, full, ...), so that
+# a host busier for a while slows both; benches/memory_states_table.py then prints each ratio's
+# median over the rounds, and its lowest and highest, against issue 48's targets.
+#
 # Usage: benches/memory_states.sh [--fill GIB] [--python PYTHON] [--dir DIR] [--idle S]
+#                                 [--rounds N]
 #   --fill    GiB of page cache for the full state (default: 60% of MemTotal)
 #   --python  the Python with dbdf installed (default: python3)
 #   --idle    seconds between calls in the idle state (default 3; 0 leaves it out)
+#   --rounds  turns of the clean and the full state (default 1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 fill=$(awk '/MemTotal/ { printf "%d", $2 * 0.6 / 1048576 }' /proc/meminfo)
 python=python3
 dir=${TMPDIR:-/tmp}
 idle=3
+rounds=1
 while [ $# -gt 0 ]; do
     case $1 in
         --fill) fill=$2; shift 2 ;;
         --python) python=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
         --idle) idle=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
 filler="$dir/memory-states-filler.$$"
-trap 'rm -f "$filler"' EXIT
+log="$dir/memory-states.$$.log"
+trap 'rm -f "$filler" "$log"' EXIT
 
 criterion() {
     # Each benchmark's name, then its time (the middle estimate); change lines (%) skipped.
@@ -58,17 +67,22 @@ state() {
 }
 
 (cd "$root" && cargo bench -q --no-run --bench dense --bench csr --bench idle 2>/dev/null)
-if [ "$(id -u)" = 0 ]; then
-    sync
-    echo 3 > /proc/sys/vm/drop_caches
-    echo 1 > /proc/sys/vm/compact_memory
-fi
-state clean
-dd if=/dev/zero of="$filler" bs=1M count=$((fill * 1024)) status=none
-dd if="$filler" of=/dev/null bs=1M status=none
-state "full (a ${fill} GiB file written and read back)"
+for round in $(seq "$rounds"); do
+    if [ "$(id -u)" = 0 ]; then
+        sync
+        echo 3 > /proc/sys/vm/drop_caches
+        echo 1 > /proc/sys/vm/compact_memory
+    fi
+    state "clean, round $round"
+    dd if=/dev/zero of="$filler" bs=1M count=$((fill * 1024)) status=none
+    dd if="$filler" of=/dev/null bs=1M status=none
+    state "full, round $round (a ${fill} GiB file written and read back)"
+    [ "$round" = "$rounds" ] || rm -f "$filler"
+done 2>&1 | tee "$log"
 if [ "$idle" != 0 ]; then
     echo "== idle, page cache full: each call after $idle s asleep"
     (cd "$root" && cargo bench -q --bench idle -- --idle "$idle" --runs 5 2>/dev/null) | sed 's/^/  /'
     "$python" "$root/benches/python_bytes.py" --runs 3 --idle "$idle" --dir "$dir" | sed 's/^/  /'
 fi
+echo
+python3 "$root/benches/memory_states_table.py" "$log"
