@@ -68,7 +68,9 @@ pub mod strategies;
 mod threads;
 mod wire;
 
-pub use adapters::{csr, dense, frame, Columns, Csr, CsrView, Dense, DenseView, Frame};
+pub use adapters::{
+    csr, dense, frame, Columns, ColumnsView, Csr, CsrView, Dense, DenseView, Frame,
+};
 pub use de::{
     from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
 };
@@ -86,6 +88,7 @@ pub use ser::{
 pub use wire::read_at::{Positional, ReadAt};
 pub use wire::{
     BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, Value, ValueType, Values,
+    ValuesRef,
 };
 
 /// The README's and the guides' Rust examples, compiled and run as doctests (`cargo test

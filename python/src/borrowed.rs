@@ -11,9 +11,8 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde::ser::{Serialize, SerializeTupleStruct, Serializer};
-use serde_daphne::lowlevel::{copied_vec, zeroed_vec};
-use serde_daphne::CsrIndex;
-use serde_daphne::{with_value_type, CsrView, DenseView, Element, Object, ValueType};
+use serde_daphne::{with_value_type, ColumnsView, CsrIndex, CsrView, DenseView, Element};
+use serde_daphne::{ValueType, Values, ValuesRef};
 
 /// Borrowed numpy arrays, kept alive (and locked against writes from Rust) while serializing.
 pub enum Borrowed<'py> {
@@ -24,7 +23,39 @@ pub enum Borrowed<'py> {
         data: AnyValues<'py>,
         indexes: IndexArrays<'py>,
     },
-    Frame(Object),
+    Frame {
+        labels: Vec<String>,
+        columns: Vec<FrameColumn<'py>>,
+    },
+}
+
+/// A frame's column: borrowed when contiguous, else copied (numpy's strided views).
+pub enum FrameColumn<'py> {
+    Borrowed(AnyValues<'py>),
+    Copied(Values),
+}
+
+impl<'py> FrameColumn<'py> {
+    fn extract(column: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
+        let array = column.get_item(1)?;
+        let values = AnyValues::extract(vt, &array)?;
+        if values.is_contiguous() {
+            return Ok(FrameColumn::Borrowed(values));
+        }
+        with_value_type!(vt, T => {
+            let a: PyReadonlyArray1<'py, T> = array.extract()?;
+            let copy: Vec<T> = a.as_array().iter().copied().collect();
+            Ok(FrameColumn::Copied(T::into_values(copy)))
+        })
+    }
+
+    fn values_ref(&self) -> ValuesRef<'_> {
+        match self {
+            FrameColumn::Borrowed(values) => values.values_ref(),
+            FrameColumn::Copied(values) => values.as_values_ref(),
+        }
+    }
 }
 
 macro_rules! typed_enums {
@@ -38,7 +69,7 @@ macro_rules! typed_enums {
             $($variant(DenseView<'a, $t>),)*
             Csr32(CsrAny<'a, i32>),
             Csr64(CsrAny<'a, i64>),
-            Object(&'a Object),
+            Frame(ColumnsView<'a>),
         }
         /// A borrowed CSR matrix of one of the ten value types, with scipy's indices.
         pub enum CsrAny<'a, I: CsrIndex> { $($variant(CsrView<'a, $t, I>)),* }
@@ -55,7 +86,7 @@ macro_rules! typed_enums {
                     $(View::$variant(v) => v.serialize(s),)*
                     View::Csr32(c) => c.serialize(s),
                     View::Csr64(c) => c.serialize(s),
-                    View::Object(o) => o.serialize(s),
+                    View::Frame(f) => f.serialize(s),
                 }
             }
         }
@@ -72,6 +103,13 @@ macro_rules! typed_enums {
         impl<'py> AnyValues<'py> {
             fn extract(value_type: ValueType, array: &Bound<'py, PyAny>) -> PyResult<Self> {
                 Ok(match value_type { $(ValueType::$variant => AnyValues::$variant(array.extract()?),)* })
+            }
+            fn is_contiguous(&self) -> bool {
+                match self { $(AnyValues::$variant(a) => a.as_slice().is_ok(),)* }
+            }
+            /// The values, which must be contiguous ([`Self::is_contiguous`]).
+            fn values_ref(&self) -> ValuesRef<'_> {
+                match self { $(AnyValues::$variant(a) => ValuesRef::from(a.as_slice().unwrap_or_default()),)* }
             }
             fn csr<'a, I: CsrIndex>(&'a self, shape: (usize, usize), indptr: &'a [I], indices: &'a [I]) -> PyResult<CsrAny<'a, I>> {
                 Ok(match self {
@@ -160,28 +198,11 @@ impl<'py> Borrowed<'py> {
             "frame" => {
                 let labels: Vec<String> = item.get_item(1)?.extract()?;
                 let columns: Vec<Bound<'py, PyAny>> = item.get_item(2)?.extract()?;
-                let mut named = Vec::with_capacity(columns.len());
-                for (label, column) in labels.into_iter().zip(columns) {
-                    let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
-                    let array = column.get_item(1)?;
-                    // A frame's columns are copied into the object (one copy per column), into
-                    // new memory filled as the crate fills its own.
-                    let values = with_value_type!(vt, T => {
-                        let a: PyReadonlyArray1<'py, T> = array.extract()?;
-                        let a = a.as_array();
-                        let copy = match a.as_slice() {
-                            Some(values) => copied_vec(values),
-                            None => zeroed_vec::<T>(a.len()).map(|mut copy| {
-                                copy.iter_mut().zip(a.iter()).for_each(|(c, &v)| *c = v);
-                                copy
-                            }),
-                        };
-                        T::into_values(copy.map_err(crate::errors::to_py)?)
-                    });
-                    named.push((label, values));
-                }
-                let frame = Object::frame(named).map_err(crate::errors::to_py)?;
-                Ok(Borrowed::Frame(frame))
+                let columns = columns
+                    .iter()
+                    .map(FrameColumn::extract)
+                    .collect::<PyResult<_>>()?;
+                Ok(Borrowed::Frame { labels, columns })
             }
             other => Err(PyTypeError::new_err(format!("unknown item kind {other:?}"))),
         }
@@ -207,7 +228,14 @@ impl<'py> Borrowed<'py> {
                     }
                 })
             }
-            Borrowed::Frame(object) => Ok(View::Object(object)),
+            Borrowed::Frame { labels, columns } => {
+                let mut view = ColumnsView::new();
+                for (label, column) in labels.iter().zip(columns) {
+                    view.push(label, column.values_ref())
+                        .map_err(crate::errors::to_py)?;
+                }
+                Ok(View::Frame(view))
+            }
         }
     }
 }

@@ -12,7 +12,7 @@ use super::frame::{collect_columns, records_from_columns};
 use crate::adapter_protocol;
 use crate::error::{Error, Result};
 use crate::model::encode::write_frame;
-use crate::wire::{DataType, Element, Values};
+use crate::wire::{DataType, Element, Values, ValuesRef};
 
 /// A frame as named columns, each a `Vec` of one of the ten value types (bools as `u8`).
 ///
@@ -57,19 +57,7 @@ impl Columns {
     /// label is taken.
     pub fn push(&mut self, label: impl Into<String>, values: impl Into<Values>) -> Result<()> {
         let (label, values) = (label.into(), values.into());
-        if !self.columns.is_empty() && values.len() != self.rows {
-            return Err(Error::invalid(format!(
-                "column \"{label}\" has {} values but the frame has {} rows",
-                values.len(),
-                self.rows
-            )));
-        }
-        if self.columns.iter().any(|(l, _)| *l == label) {
-            return Err(Error::invalid(format!(
-                "the frame has two columns \"{label}\""
-            )));
-        }
-        self.rows = values.len();
+        self.rows = check_column(self.rows, self.labels(), &label, values.len())?;
         self.columns.push((label, values));
         Ok(())
     }
@@ -108,6 +96,18 @@ impl Columns {
         self.columns
     }
 
+    /// The frame with its columns borrowed (what [`Columns`] is written as).
+    pub fn view(&self) -> ColumnsView<'_> {
+        ColumnsView {
+            rows: self.rows,
+            columns: self
+                .columns
+                .iter()
+                .map(|(label, values)| (label.as_str(), values.as_values_ref()))
+                .collect(),
+        }
+    }
+
     /// The columns of records: each field a column, labelled and typed by the field (as the
     /// [`frame`](crate::frame) adapter writes them).
     ///
@@ -135,20 +135,100 @@ impl Columns {
 
 impl Serialize for Columns {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.view().serialize(serializer)
+    }
+}
+
+/// The rows a frame has once a column of `len` values labelled `label` joins the columns
+/// labelled `labels` (of `rows` rows, if any).
+fn check_column<'a>(
+    rows: usize,
+    labels: impl Iterator<Item = &'a str>,
+    label: &str,
+    len: usize,
+) -> Result<usize> {
+    let mut labels = labels.peekable();
+    if labels.peek().is_some() && len != rows {
+        return Err(Error::invalid(format!(
+            "column \"{label}\" has {len} values but the frame has {rows} rows"
+        )));
+    }
+    if labels.any(|l| l == label) {
+        return Err(Error::invalid(format!(
+            "the frame has two columns \"{label}\""
+        )));
+    }
+    Ok(len)
+}
+
+/// A frame of borrowed columns: written as [`Columns`] is (each column a dense block copied
+/// straight from its slice) without owning them, for columns that live elsewhere (numpy
+/// arrays, Arrow buffers). It reads back as [`Columns`].
+///
+/// ```
+/// use serde_daphne::{Columns, ColumnsView};
+///
+/// let (ids, prices) = (vec![1u32, 2, 3], vec![9.5f64, 10.0, 10.5]);
+/// let mut view = ColumnsView::new();
+/// view.push("id", &ids)?;
+/// view.push("price", &prices[..])?;
+/// let bytes = serde_daphne::to_vec(&view)?;
+/// let back: Columns = serde_daphne::from_slice(&bytes)?;
+/// assert_eq!(back.column::<f64>("price"), Some(&prices[..]));
+/// # Ok::<(), serde_daphne::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ColumnsView<'a> {
+    rows: usize,
+    columns: Vec<(&'a str, ValuesRef<'a>)>,
+}
+
+impl<'a> ColumnsView<'a> {
+    /// A frame without columns (and rows).
+    pub fn new() -> ColumnsView<'a> {
+        ColumnsView::default()
+    }
+
+    /// Adds a column at the right.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] when its length differs from the columns before it or its
+    /// label is taken.
+    pub fn push(&mut self, label: &'a str, values: impl Into<ValuesRef<'a>>) -> Result<()> {
+        let values = values.into();
+        let labels = self.columns.iter().map(|(l, _)| *l);
+        self.rows = check_column(self.rows, labels, label, values.len())?;
+        self.columns.push((label, values));
+        Ok(())
+    }
+
+    /// The number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The labelled columns, left to right.
+    pub fn columns(&self) -> &[(&'a str, ValuesRef<'a>)] {
+        &self.columns
+    }
+}
+
+impl Serialize for ColumnsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_newtype_struct(adapter_protocol::FRAME, &Payload(self))
     }
 }
 
-struct Payload<'a>(&'a Columns);
+struct Payload<'a, 'b>(&'a ColumnsView<'b>);
 
-impl Serialize for Payload<'_> {
+impl Serialize for Payload<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let columns = self.0;
+        let view = self.0;
         match adapter_protocol::take_capture() {
             Some(options) => adapter_protocol::emit(serializer, |sink| {
-                write_frame(sink, columns.rows, &columns.columns, &options)
+                write_frame(sink, view.rows, &view.columns, &options)
             }),
-            None => serializer.collect_map(columns.columns.iter().map(|(l, v)| (l, v))),
+            None => serializer.collect_map(view.columns.iter().copied()),
         }
     }
 }

@@ -85,6 +85,10 @@ impl<R: Serialize> Serialize for Payload<'_, R> {
         match adapter_protocol::take_capture() {
             Some(options) => {
                 let columns = collect_columns(self.0).map_err(adapter_protocol::park)?;
+                let columns: Vec<_> = columns
+                    .iter()
+                    .map(|(label, values)| (label.as_str(), values.as_values_ref()))
+                    .collect();
                 adapter_protocol::emit(serializer, |sink| {
                     write_frame(sink, self.0.len(), &columns, &options)
                 })

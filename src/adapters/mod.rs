@@ -8,5 +8,5 @@ pub mod frame;
 mod newtypes;
 mod object;
 
-pub use columns::Columns;
+pub use columns::{Columns, ColumnsView};
 pub use newtypes::{Csr, CsrView, Dense, DenseView, Frame};

@@ -500,7 +500,7 @@ impl DbdfWriter {
                             .map_err(|_| Error::invalid("internal: a checked conversion failed"))
                     })
                     .collect::<Result<_>>()?;
-                let refs: Vec<&Values> = typed.iter().collect();
+                let refs: Vec<_> = typed.iter().map(Values::as_values_ref).collect();
                 runtime::write_frame_rows(w.sink(), &refs)
             });
         }

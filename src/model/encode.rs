@@ -12,10 +12,11 @@ use crate::wire::block::{
     block_len, sparse_rows_len, start_dense, start_sparse, start_sparse_row, start_ultra_sparse,
     write_empty, write_sparse_entry, write_ultra_sparse_entry, POSITION_LEN,
 };
+use crate::wire::element::{with_values_ref, ValuesRef};
 use crate::wire::runtime;
 use crate::wire::sink::Sink;
-use crate::wire::values::{count_nonzero, with_values};
-use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, ValueType, Values};
+use crate::wire::values::count_nonzero;
+use crate::wire::{BlockPlace, BlockType, DataType, Element, Header, ValueType};
 
 pub(crate) use super::matrix_ref::MatrixCells;
 pub use super::matrix_ref::MatrixRef;
@@ -105,13 +106,14 @@ pub(crate) fn write_matrix<T: Element, W: Write>(
 pub(crate) fn write_frame<W: Write>(
     sink: &mut Sink<W>,
     rows: usize,
-    columns: &[(String, Values)],
+    columns: &[(&str, ValuesRef<'_>)],
     options: &Options,
 ) -> Result<()> {
     if options.runtime_writer()? {
         return runtime::write_frame(sink, rows as u64, columns, options.guard_daphne_labels);
     }
-    write_header(sink, &Header::frame_of(rows as u64, columns))?;
+    let types = columns.iter().map(|&(label, v)| (label, v.value_type()));
+    write_header(sink, &Header::frame_of(rows as u64, types))?;
     if rows == 0 || columns.is_empty() {
         // No values and no one value type: the blocks of an object without cells are empty.
         for place in places(rows as u64, columns.len() as u64, tile_dims(options)) {
@@ -127,14 +129,14 @@ pub(crate) fn write_frame<W: Write>(
             .map(|(_, v)| dense_len(rows as u64, 1, (tile_rows, 1), v.value_type()));
         sink.reserve(bytes.sum())?;
     }
-    for (col, (label, values)) in columns.iter().enumerate() {
+    for (col, &(label, values)) in columns.iter().enumerate() {
         if values.len() != rows {
             return Err(Error::invalid(format!(
                 "frame column \"{label}\" has {} values but the frame has {rows} rows",
                 values.len()
             )));
         }
-        with_values!(values, v => {
+        with_values_ref!(values, v => {
             let column = MatrixRef::dense_unchecked(rows, 1, v);
             for place in places(rows as u64, 1, (tile_rows, 1)) {
                 write_block(sink, &column, place, (0, col as u64), options)?;

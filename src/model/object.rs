@@ -408,7 +408,10 @@ impl Object {
         }
         let rows32 = u32::try_from(rows)
             .map_err(|_| Error::invalid("frame columns longer than u32::MAX rows"))?;
-        let header = Header::frame_of(rows as u64, &columns);
+        let types = columns
+            .iter()
+            .map(|(label, v)| (label.as_str(), v.value_type()));
+        let header = Header::frame_of(rows as u64, types);
         let count = columns.len();
         if rows == 0 || count == 0 {
             let cols = u32::try_from(count)

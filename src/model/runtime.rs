@@ -272,10 +272,11 @@ pub(crate) fn write_runtime<W: Write>(
             runtime::write_csr(sink, rows, cols, &parts.row_offsets, &parts.col_indices, &parts.values)
         }),
         Header::Frame { columns, .. } => {
+            let values = object.columns()?;
             let columns = columns
                 .iter()
-                .map(|column| column.label.clone())
-                .zip(object.columns()?)
+                .map(|column| column.label.as_str())
+                .zip(values.iter().map(Values::as_values_ref))
                 .collect::<Vec<_>>();
             runtime::write_frame(sink, rows, &columns, options.guard_daphne_labels)
         }

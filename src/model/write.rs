@@ -10,7 +10,7 @@ use crate::model::runtime::write_runtime;
 use crate::options::Options;
 use crate::wire::sink::Sink;
 use crate::wire::values::with_value_type;
-use crate::wire::{BlockData, DataType, Element, Header, ValueType};
+use crate::wire::{BlockData, DataType, Element, Header, ValueType, Values};
 
 impl Object {
     /// Writes the object's content anew with `options`: block types, tiling and narrowing as
@@ -30,10 +30,11 @@ impl Object {
         let (rows, cols) = self.matrix_dims().unwrap_or((0, 0));
         match &self.header {
             Header::Frame { columns, rows } => {
+                let values = self.columns()?;
                 let columns = columns
                     .iter()
-                    .map(|column| column.label.clone())
-                    .zip(self.columns()?)
+                    .map(|column| column.label.as_str())
+                    .zip(values.iter().map(Values::as_values_ref))
                     .collect::<Vec<_>>();
                 write_frame(&mut sink, *rows as usize, &columns, options)?;
             }

@@ -35,6 +35,8 @@ mod sealed {
         fn from_i64(x: i64) -> Self;
         /// `x as Self`.
         fn from_f64(x: f64) -> Self;
+        /// The slice as the [`super::ValuesRef`] variant of this type.
+        fn values_ref(values: &[Self]) -> super::ValuesRef<'_>;
     }
 }
 
@@ -97,6 +99,104 @@ pub enum Values {
 impl<T: Element> From<Vec<T>> for Values {
     fn from(values: Vec<T>) -> Values {
         T::into_values(values)
+    }
+}
+
+/// A borrowed slice of values of one value type: [`Values`] without owning them, as a frame
+/// of borrowed columns ([`ColumnsView`](crate::ColumnsView)) holds them.
+///
+/// Through other serde formats it looks as [`Values`] does (`{"F64": [1.5]}` in JSON), so
+/// what is written from it reads back as [`Values`].
+///
+/// ```
+/// use serde_daphne::{Values, ValuesRef, ValueType};
+///
+/// let prices = [9.5f64, 10.0];
+/// let values = ValuesRef::from(&prices[..]);
+/// assert_eq!((values.value_type(), values.len()), (ValueType::F64, 2));
+/// assert_eq!(values.to_values(), Values::F64(vec![9.5, 10.0]));
+/// ```
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+#[allow(missing_docs)]
+pub enum ValuesRef<'a> {
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+/// Calls `$body` with `$v` bound to the slice inside any [`ValuesRef`] variant.
+macro_rules! with_values_ref {
+    ($values:expr, $v:ident => $body:expr) => {
+        match $values {
+            ValuesRef::U8($v) => $body,
+            ValuesRef::U16($v) => $body,
+            ValuesRef::U32($v) => $body,
+            ValuesRef::U64($v) => $body,
+            ValuesRef::I8($v) => $body,
+            ValuesRef::I16($v) => $body,
+            ValuesRef::I32($v) => $body,
+            ValuesRef::I64($v) => $body,
+            ValuesRef::F32($v) => $body,
+            ValuesRef::F64($v) => $body,
+        }
+    };
+}
+pub(crate) use with_values_ref;
+
+impl<'a, T: Element> From<&'a [T]> for ValuesRef<'a> {
+    fn from(values: &'a [T]) -> ValuesRef<'a> {
+        sealed::Sealed::values_ref(values)
+    }
+}
+
+impl<'a, T: Element> From<&'a Vec<T>> for ValuesRef<'a> {
+    fn from(values: &'a Vec<T>) -> ValuesRef<'a> {
+        sealed::Sealed::values_ref(values.as_slice())
+    }
+}
+
+impl<'a> From<&'a Values> for ValuesRef<'a> {
+    fn from(values: &'a Values) -> ValuesRef<'a> {
+        values.as_values_ref()
+    }
+}
+
+impl ValuesRef<'_> {
+    /// The value type of the elements.
+    pub fn value_type(self) -> ValueType {
+        fn of<T: Element>(_: &[T]) -> ValueType {
+            T::VALUE_TYPE
+        }
+        with_values_ref!(self, v => of(v))
+    }
+
+    /// The number of values.
+    pub fn len(self) -> usize {
+        with_values_ref!(self, v => v.len())
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The values copied into a vector of their type.
+    pub fn to_values(self) -> Values {
+        with_values_ref!(self, v => Element::into_values(v.to_vec()))
+    }
+}
+
+impl Values {
+    /// The values borrowed as a slice of their type.
+    pub fn as_values_ref(&self) -> ValuesRef<'_> {
+        crate::with_values!(self, v => sealed::Sealed::values_ref(v.as_slice()))
     }
 }
 
@@ -227,6 +327,9 @@ macro_rules! impl_element {
             #[allow(clippy::cast_possible_truncation)]
             fn from_f64(x: f64) -> Self {
                 x as $t
+            }
+            fn values_ref(values: &[Self]) -> ValuesRef<'_> {
+                ValuesRef::$variant(values)
             }
         }
         impl Element for $t {

@@ -5,7 +5,6 @@
 //! frame:  | 1 | dt | #r u64 | #c u64 | vt[0..#c] | (len u16, label bytes)[0..#c] |
 //! ```
 
-use super::element::Values;
 use super::source::Source;
 use crate::codes::{DataType, ValueType};
 use crate::error::ErrorImpl;
@@ -86,14 +85,17 @@ impl Header {
     }
 
     /// A frame header for labelled columns of values.
-    pub(crate) fn frame_of(rows: u64, columns: &[(String, Values)]) -> Header {
+    pub(crate) fn frame_of<'a>(
+        rows: u64,
+        columns: impl IntoIterator<Item = (&'a str, ValueType)>,
+    ) -> Header {
         Header::Frame {
             rows,
             columns: columns
-                .iter()
-                .map(|(label, values)| Column {
-                    label: label.clone(),
-                    value_type: values.value_type(),
+                .into_iter()
+                .map(|(label, value_type)| Column {
+                    label: label.to_owned(),
+                    value_type,
                 })
                 .collect(),
         }

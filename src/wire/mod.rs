@@ -21,7 +21,7 @@ pub mod values;
 
 pub use crate::codes::{BlockType, DataType, Value, ValueType};
 pub use block::{BlockData, BlockPlace};
-pub use element::{Element, Values};
+pub use element::{Element, Values, ValuesRef};
 pub use header::{Column, Header};
 pub use seek::SeekSource;
 pub use source::{IoSource, SliceSource, Source};

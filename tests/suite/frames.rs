@@ -201,6 +201,9 @@ fn columns_and_records_write_the_same_frame() {
     a.push("a", vec![1u8, 2]).unwrap();
     let json = serde_json::to_string(&a).unwrap();
     assert_eq!(json, r#"{"a":{"U8":[1,2]}}"#);
+    let mut view = serde_daphne::ColumnsView::new();
+    view.push("a", &[1u8, 2][..]).unwrap();
+    assert_eq!(serde_json::to_string(&view).unwrap(), json);
     assert_eq!(
         serde_json::from_str::<Columns>(&json).unwrap().values("a"),
         Some(&Values::U8(vec![1, 2]))
@@ -219,6 +222,15 @@ fn columns_must_make_a_frame() {
         "column \"b\" has 1 values but the frame has 2 rows"
     );
     assert!(one.push("a", vec![3u8, 4]).is_err());
+    let (a, b) = ([1u8, 2], [1.0f32]);
+    let mut view = serde_daphne::ColumnsView::new();
+    view.push("a", &a[..]).unwrap();
+    let err = view.clone().push("b", &b[..]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "column \"b\" has 1 values but the frame has 2 rows"
+    );
+    assert_error!(view.push("a", &a[..]), InvalidValue);
     let matrix = to_vec(&vec![1.0f64, 2.0]).unwrap();
     assert_error!(
         from_slice::<Columns>(&matrix),

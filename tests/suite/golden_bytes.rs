@@ -188,10 +188,10 @@ struct Row {
     x: f64,
 }
 
-#[test]
-fn frame_header_and_column_blocks() {
+/// The spec's frame of two columns, `id: i64 = [5, -7]` and `x: f64 = [0.5, 1e10]`.
+fn id_x_frame() -> Vec<u8> {
     // | 1 | 3 | #r | #c | vt[0..#c] | (len u16, lbl)... then one #r x 1 block per column.
-    let expected = Layout::new()
+    Layout::new()
         .u8(1)
         .u8(FRAME)
         .u64(2)
@@ -210,10 +210,31 @@ fn frame_header_and_column_blocks() {
         .u8(10)
         .bytes(&0.5f64.to_le_bytes())
         .bytes(&1e10f64.to_le_bytes())
-        .0;
+        .0
+}
+
+#[test]
+fn frame_header_and_column_blocks() {
+    let expected = id_x_frame();
     let frame = Frame(vec![Row { id: 5, x: 0.5 }, Row { id: -7, x: 1e10 }]);
     assert_eq!(to_vec(&frame).unwrap(), expected);
     assert_eq!(from_slice::<Frame<Row>>(&expected).unwrap(), frame);
+}
+
+/// Borrowed columns and owned ones are written as the spec lays out a frame.
+#[test]
+fn frame_of_borrowed_and_owned_columns() {
+    let (ids, xs) = (vec![5i64, -7], [0.5f64, 1e10]);
+    let mut view = serde_daphne::ColumnsView::new();
+    view.push("id", &ids).unwrap();
+    view.push("x", &xs[..]).unwrap();
+    assert_eq!(to_vec(&view).unwrap(), id_x_frame());
+    let mut columns = serde_daphne::Columns::new();
+    columns.push("id", ids.clone()).unwrap();
+    columns.push("x", xs.to_vec()).unwrap();
+    assert_eq!(to_vec(&columns).unwrap(), id_x_frame());
+    let back: serde_daphne::Columns = from_slice(&id_x_frame()).unwrap();
+    assert_eq!(back.column::<i64>("id"), Some(&ids[..]));
 }
 
 #[test]

@@ -6,10 +6,9 @@ use std::io::Write;
 use super::runtime_code;
 use crate::codes::{with_value, Value, ValueType};
 use crate::error::{Error, Result};
-use crate::wire::element::{Element, Values};
+use crate::wire::element::{with_values_ref, Element, ValuesRef};
 use crate::wire::header::{Column, VERSION};
 use crate::wire::sink::Sink;
-use crate::wire::values::with_values;
 
 fn check_dims(rows: u64, cols: u64) -> Result<()> {
     if rows > u64::from(u32::MAX) || cols > u64::from(u32::MAX) {
@@ -164,10 +163,13 @@ pub(crate) fn start_frame<W: Write>(
 }
 
 /// Writes rows of a frame, interleaving the columns (of equal lengths).
-pub(crate) fn write_frame_rows<W: Write>(sink: &mut Sink<W>, columns: &[&Values]) -> Result<()> {
+pub(crate) fn write_frame_rows<W: Write>(
+    sink: &mut Sink<W>,
+    columns: &[ValuesRef<'_>],
+) -> Result<()> {
     for r in 0..columns.first().map_or(0, |v| v.len()) {
-        for values in columns {
-            with_values!(values, v => sink.value(v[r]))?;
+        for &values in columns {
+            with_values_ref!(values, v => sink.value(v[r]))?;
         }
     }
     Ok(())
@@ -177,18 +179,18 @@ pub(crate) fn write_frame_rows<W: Write>(sink: &mut Sink<W>, columns: &[&Values]
 pub(crate) fn write_frame<W: Write>(
     sink: &mut Sink<W>,
     rows: u64,
-    columns: &[(String, Values)],
+    columns: &[(&str, ValuesRef<'_>)],
     guard_labels: bool,
 ) -> Result<()> {
     let schema: Vec<Column> = columns
         .iter()
-        .map(|(label, values)| Column {
-            label: label.clone(),
+        .map(|&(label, values)| Column {
+            label: label.to_owned(),
             value_type: values.value_type(),
         })
         .collect();
     start_frame(sink, rows, &schema, guard_labels)?;
-    let values: Vec<&Values> = columns.iter().map(|(_, v)| v).collect();
+    let values: Vec<ValuesRef<'_>> = columns.iter().map(|&(_, v)| v).collect();
     write_frame_rows(sink, &values)
 }
 
