@@ -391,7 +391,8 @@ mod tests {
                 *value = MaybeUninit::new((start + k) as u32 * 3);
             }
         });
-        assert!(calls.into_inner() >= 2);
+        // Split between threads where there are several cores.
+        assert!(calls.into_inner() >= crate::threads::workers().min(2) as u64);
         // SAFETY: every value was written above (the pieces cover the buffer); checked
         // against the value written at each index.
         unsafe { v.set_len(LEN) };
@@ -411,7 +412,7 @@ mod tests {
         read_fresh(&mut buf, read).unwrap();
         assert!(buf.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
         // Every piece but the first fails: the second piece's error is returned, whichever
-        // thread failed first.
+        // thread failed first (nothing fails where one core reads the buffer as one piece).
         let starts = Mutex::new(Vec::new());
         let read = |start: usize, _: &mut [u8]| {
             starts.lock().unwrap().push(start);
@@ -420,9 +421,10 @@ mod tests {
                 at => Err(at),
             }
         };
-        let failed = read_fresh(&mut buf, read).unwrap_err();
+        let failed = read_fresh(&mut buf, read).err();
         let starts = starts.into_inner().unwrap();
-        assert_eq!(Some(&failed), starts.iter().filter(|&&s| s > 0).min());
+        assert_eq!(failed, starts.iter().filter(|&&s| s > 0).min().copied());
+        assert!(failed.is_some() || crate::threads::workers() == 1);
     }
 
     #[test]
@@ -472,7 +474,7 @@ mod tests {
             Ok::<(), ()>(())
         })
         .unwrap();
-        assert!(calls.into_inner() >= 2);
+        assert!(calls.into_inner() >= crate::threads::workers().min(2) as u64);
         assert!(out
             .iter()
             .enumerate()
