@@ -40,20 +40,19 @@ impl<'py> FrameColumn<'py> {
         let vt = value_type(&column.get_item(0)?.extract::<String>()?)?;
         let array = column.get_item(1)?;
         let values = AnyValues::extract(vt, &array)?;
-        if values.is_contiguous() {
+        if values.values_ref().is_ok() {
             return Ok(FrameColumn::Borrowed(values));
         }
         with_value_type!(vt, T => {
             let a: PyReadonlyArray1<'py, T> = array.extract()?;
-            let copy: Vec<T> = a.as_array().iter().copied().collect();
-            Ok(FrameColumn::Copied(T::into_values(copy)))
+            Ok(FrameColumn::Copied(T::into_values(a.as_array().to_vec())))
         })
     }
 
-    fn values_ref(&self) -> ValuesRef<'_> {
+    fn values_ref(&self) -> PyResult<ValuesRef<'_>> {
         match self {
             FrameColumn::Borrowed(values) => values.values_ref(),
-            FrameColumn::Copied(values) => values.as_values_ref(),
+            FrameColumn::Copied(values) => Ok(values.as_values_ref()),
         }
     }
 }
@@ -104,12 +103,9 @@ macro_rules! typed_enums {
             fn extract(value_type: ValueType, array: &Bound<'py, PyAny>) -> PyResult<Self> {
                 Ok(match value_type { $(ValueType::$variant => AnyValues::$variant(array.extract()?),)* })
             }
-            fn is_contiguous(&self) -> bool {
-                match self { $(AnyValues::$variant(a) => a.as_slice().is_ok(),)* }
-            }
-            /// The values, which must be contiguous ([`Self::is_contiguous`]).
-            fn values_ref(&self) -> ValuesRef<'_> {
-                match self { $(AnyValues::$variant(a) => ValuesRef::from(a.as_slice().unwrap_or_default()),)* }
+            /// The values, when contiguous.
+            fn values_ref(&self) -> PyResult<ValuesRef<'_>> {
+                Ok(match self { $(AnyValues::$variant(a) => ValuesRef::from(contiguous(a)?),)* })
             }
             fn csr<'a, I: CsrIndex>(&'a self, shape: (usize, usize), indptr: &'a [I], indices: &'a [I]) -> PyResult<CsrAny<'a, I>> {
                 Ok(match self {
@@ -231,7 +227,7 @@ impl<'py> Borrowed<'py> {
             Borrowed::Frame { labels, columns } => {
                 let mut view = ColumnsView::new();
                 for (label, column) in labels.iter().zip(columns) {
-                    view.push(label, column.values_ref())
+                    view.push(label, column.values_ref()?)
                         .map_err(crate::errors::to_py)?;
                 }
                 Ok(View::Frame(view))

@@ -12,6 +12,7 @@ use super::frame::{collect_columns, records_from_columns};
 use crate::adapter_protocol;
 use crate::error::{Error, Result};
 use crate::model::encode::write_frame;
+use crate::wire::element::borrowed_columns;
 use crate::wire::{DataType, Element, Values, ValuesRef};
 
 /// A frame as named columns, each a `Vec` of one of the ten value types (bools as `u8`).
@@ -100,11 +101,7 @@ impl Columns {
     pub fn view(&self) -> ColumnsView<'_> {
         ColumnsView {
             rows: self.rows,
-            columns: self
-                .columns
-                .iter()
-                .map(|(label, values)| (label.as_str(), values.as_values_ref()))
-                .collect(),
+            columns: borrowed_columns(&self.columns),
         }
     }
 

@@ -50,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::model::encode::write_frame;
 use crate::model::Object;
 use crate::ser::{answer_serializer_methods, ColumnPush, ScalarProbe};
+use crate::wire::element::borrowed_columns;
 use crate::wire::{DataType, Values};
 
 /// Serializes records as a Frame, one row per record.
@@ -85,12 +86,8 @@ impl<R: Serialize> Serialize for Payload<'_, R> {
         match adapter_protocol::take_capture() {
             Some(options) => {
                 let columns = collect_columns(self.0).map_err(adapter_protocol::park)?;
-                let columns: Vec<_> = columns
-                    .iter()
-                    .map(|(label, values)| (label.as_str(), values.as_values_ref()))
-                    .collect();
                 adapter_protocol::emit(serializer, |sink| {
-                    write_frame(sink, self.0.len(), &columns, &options)
+                    write_frame(sink, self.0.len(), &borrowed_columns(&columns), &options)
                 })
             }
             None => serializer.collect_seq(self.0),

@@ -200,6 +200,14 @@ impl Values {
     }
 }
 
+/// Labelled columns borrowed, as the frame writers take them.
+pub(crate) fn borrowed_columns(columns: &[(String, Values)]) -> Vec<(&str, ValuesRef<'_>)> {
+    columns
+        .iter()
+        .map(|(label, values)| (label.as_str(), values.as_values_ref()))
+        .collect()
+}
+
 /// A Rust type that DAPHNE stores as one of its ten value types: `u8`..`u64`, `i8`..`i64`,
 /// `f32`, `f64`.
 ///
