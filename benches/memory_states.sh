@@ -3,9 +3,9 @@
 # caches dropped and memory compacted first; otherwise as found) and "full" (a file of most of
 # the machine's memory written and read back first, so the page cache holds it, as on a
 # machine that has been running; removed afterwards). Each state runs, in one go:
-#   - criterion: dense 4096 x 4096 f64 (from_slice, to_vec, tiled from_slice, against warm and
-#     fresh memcpy and ndarray-npy's read) and the 1e6 x 1e6 random CSR with 1e7 non-zeros
-#     (from_slice, to_vec, against memcpy);
+#   - criterion: dense 4096 x 4096 f64 (from_slice, also in small pages only, to_vec, tiled
+#     from_slice, against warm and fresh memcpy and ndarray-npy's read) and the 1e6 x 1e6
+#     random CSR with 1e7 non-zeros (from_slice, to_vec, against memcpy);
 #   - Python (benches/python_bytes.py, the installed dbdf): loads, dumps, load of a file,
 #     against numpy, pickle and scipy.
 # Criterion's middle estimate, milliseconds, after 3 s of warm-up: after the caches are
@@ -61,7 +61,7 @@ criterion() {
 
 state() {
     echo "== $1: page cache $(awk '/^Cached/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo) GiB, free $(awk '/MemFree/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo) GiB"
-    criterion dense 'dense/4096x4096/(memcpy/(warm|fresh)|daphne/(from_slice|to_vec|from_slice_tiled_1000)$|npy/read_npy)'
+    criterion dense 'dense/4096x4096/(memcpy/(warm|fresh)|daphne/(from_slice|from_slice_small_pages|to_vec|from_slice_tiled_1000)$|npy/read_npy)'
     criterion csr 'csr_random/spec/(memcpy/(warm|fresh)|daphne/(from_slice|to_vec))$'
     "$python" "$root/benches/python_bytes.py" --runs 7 --dir "$dir" | sed 's/^/  /'
 }

@@ -17,6 +17,8 @@ RATIOS = [
      "dense/4096x4096/memcpy/warm", 0.5),
     ("`from_slice` / `read_npy`", "dense/4096x4096/daphne/from_slice",
      "dense/4096x4096/npy/read_npy", 2.5),
+    ("`from_slice` in small pages / warm memcpy",
+     "dense/4096x4096/daphne/from_slice_small_pages", "dense/4096x4096/memcpy/warm", None),
     ("tiled `from_slice` / warm memcpy", "dense/4096x4096/daphne/from_slice_tiled_1000",
      "dense/4096x4096/memcpy/warm", "clean"),
     ("`to_vec` / fresh memcpy", "dense/4096x4096/daphne/to_vec",
