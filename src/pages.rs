@@ -368,6 +368,7 @@ fn fault_in_small<X>(piece: &mut [X], touch: &impl Fn(&mut [X])) {
 }
 
 /// Whether `MADV_POPULATE_WRITE` is still worth trying (the kernel refuses it before 5.14).
+#[cfg(target_os = "linux")]
 static POPULATE: AtomicBool = AtomicBool::new(true);
 
 /// Faults in the whole pages of `buf` with one `madvise(MADV_POPULATE_WRITE)`: the kernel
