@@ -14,7 +14,7 @@
 //! - pieces are faulted in and filled on every core;
 //! - small pages are faulted in a piece at a time in one call where the kernel can
 //!   (`MADV_POPULATE_WRITE`, Linux 5.14 on), not by a trap per page, which takes them in
-//!   about twice as fast. Huge pages are faulted in by a touch: populating them holds the
+//!   about two thirds of the time. Huge pages are faulted in by a touch: populating them holds the
 //!   address space's lock across what can be a long fault (a huge page the host must back
 //!   again), which stalls the other cores' faults with it.
 //!
