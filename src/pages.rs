@@ -14,9 +14,9 @@
 //! - pieces are faulted in and filled on every core;
 //! - small pages are faulted in a piece at a time in one call where the kernel can
 //!   (`MADV_POPULATE_WRITE`, Linux 5.14 on), not by a trap per page, which takes them in
-//!   about two thirds of the time. Huge pages are faulted in by a touch: populating them holds the
-//!   address space's lock across what can be a long fault (a huge page the host must back
-//!   again), which stalls the other cores' faults with it.
+//!   about two thirds of the time. Huge pages are faulted in by a touch: populating them
+//!   holds the address space's lock across what can be a long fault (a huge page the host
+//!   must back again), which stalls the other cores' faults with it.
 //!
 //! The watch is what makes it robust. In a virtual machine whose free memory the host takes
 //! back (free page reporting returns whole free 2 MiB blocks to the host), a huge page the
@@ -371,13 +371,19 @@ fn fault_in_small<X>(piece: &mut [X], touch: &impl Fn(&mut [X])) {
 #[cfg(target_os = "linux")]
 static POPULATE: AtomicBool = AtomicBool::new(true);
 
+/// Whether [`populate`] asks the kernel: not for the portable paths, nor once it refused.
+#[cfg(target_os = "linux")]
+fn populating() -> bool {
+    POPULATE.load(Ordering::Relaxed) && !crate::platform::portable()
+}
+
 /// Faults in the whole pages of `buf` with one `madvise(MADV_POPULATE_WRITE)`: the kernel
 /// prepares each page as a first write to it would, without a trap per page. No byte
 /// changes. Does nothing outside Linux, for the portable paths, or where the kernel refuses
 /// (then the pages fault in as they are touched).
 fn populate<X>(buf: &[X]) {
     #[cfg(target_os = "linux")]
-    if POPULATE.load(Ordering::Relaxed) && !crate::platform::portable() {
+    if populating() {
         // SAFETY: `sysconf` only reads a value.
         #[allow(unsafe_code)]
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -591,8 +597,7 @@ mod tests {
         bytes[..100].iter_mut().for_each(|b| *b = 7);
         bytes[len - 100..].iter_mut().for_each(|b| *b = 9);
         populate(&bytes[page / 2..len - page / 2]);
-        let populated = POPULATE.load(Ordering::Relaxed) && !crate::platform::portable();
-        let expected = if populated { 64 } else { 2 };
+        let expected = if populating() { 64 } else { 2 };
         assert_eq!(resident_pages(bytes, page), expected);
         assert!(bytes[..100].iter().all(|&b| b == 7));
         assert!(bytes[100..len - 100].iter().all(|&b| b == 0));
