@@ -34,27 +34,32 @@ thread_local! {
     static CAPTURE: RefCell<Option<Options>> = const { RefCell::new(None) };
     /// The output vector, while a serializer that appends to one is capturing.
     static DIRECT: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
+    /// Whether the capturing serializer only measures its output.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
     static OBJECT_SLOT: RefCell<Option<Object>> = const { RefCell::new(None) };
     static ERROR: RefCell<Option<Error>> = const { RefCell::new(None) };
     /// The element type a dense adapter is about to read into.
     static WANTED: Cell<Option<ValueType>> = const { Cell::new(None) };
 }
 
-/// Runs `f` with capture options set, and `direct`'s output vector lent to [`emit`]; both are
-/// taken back afterwards whatever happens.
+/// Runs `f` with capture options set, and `direct`'s output vector lent to [`emit`] (or, when
+/// `counting`, the output only measured); all are taken back afterwards whatever happens.
 pub(crate) fn with_capture<R>(
     options: &Options,
     direct: &mut Option<Vec<u8>>,
+    counting: bool,
     f: impl FnOnce() -> R,
 ) -> R {
     struct Reset<'a>(&'a mut Option<Vec<u8>>);
     impl Drop for Reset<'_> {
         fn drop(&mut self) {
             CAPTURE.with(|c| c.borrow_mut().take());
+            COUNTING.with(|c| c.set(false));
             *self.0 = DIRECT.with(|d| d.borrow_mut().take());
         }
     }
     CAPTURE.with(|c| *c.borrow_mut() = Some(options.clone()));
+    COUNTING.with(|c| c.set(counting));
     DIRECT.with(|d| *d.borrow_mut() = direct.take());
     let _reset = Reset(direct);
     f()
@@ -187,7 +192,11 @@ pub(crate) fn emit<S: serde::Serializer>(
         return writer.finish(result);
     }
     let result = {
-        let mut sink = Sink::new(&mut writer as &mut dyn Write);
+        let writer = &mut writer as &mut dyn Write;
+        let mut sink = match COUNTING.with(Cell::get) {
+            true => Sink::counting(writer),
+            false => Sink::new(writer),
+        };
         encode(&mut sink).and_then(|()| sink.finish().map(drop))
     };
     writer.finish(result)

@@ -65,6 +65,8 @@ pub struct Serializer<W> {
     options: Options,
     /// When set, the output: everything is appended here and `writer` is unused.
     direct: Option<Vec<u8>>,
+    /// Only the output's length is wanted (`writer` counts): encoders may skip building bytes.
+    counting: bool,
 }
 
 impl<W: Write> Serializer<W> {
@@ -79,6 +81,16 @@ impl<W: Write> Serializer<W> {
             writer,
             options,
             direct: None,
+            counting: false,
+        }
+    }
+
+    /// A serializer that only measures its output: `writer` must count the bytes it is
+    /// given, and stands for what the encoders skip with as many zeros.
+    pub(crate) fn counting(writer: W, options: Options) -> Self {
+        Serializer {
+            counting: true,
+            ..Serializer::with_options(writer, options)
         }
     }
 
@@ -100,6 +112,7 @@ impl<W: Write> Serializer<W> {
     ) -> Result<()> {
         let mut sink = match self.direct.take() {
             Some(out) => Sink::direct(&mut self.writer, out),
+            None if self.counting => Sink::counting(&mut self.writer),
             None => Sink::new(&mut self.writer),
         };
         let result = write(&mut sink, &self.options);
@@ -146,14 +159,14 @@ impl<W: Write> Serializer<W> {
         let options = self.options.clone();
         if self.direct.is_none() {
             let writer = &mut self.writer;
-            return adapter_protocol::with_capture(&options, &mut None, || {
+            return adapter_protocol::with_capture(&options, &mut None, self.counting, || {
                 value.serialize(ChunkSink { writer })
             })
             .map_err(adapter_protocol::recover);
         }
         // An adapter appends to the output itself; anything sent as chunks follows it.
         let mut chunks = Vec::new();
-        let result = adapter_protocol::with_capture(&options, &mut self.direct, || {
+        let result = adapter_protocol::with_capture(&options, &mut self.direct, false, || {
             value.serialize(ChunkSink {
                 writer: &mut chunks,
             })
@@ -366,6 +379,7 @@ pub fn append_to_vec_with<T: ?Sized + Serialize>(
         writer: std::io::sink(),
         options: options.clone(),
         direct: Some(std::mem::take(out)),
+        counting: false,
     };
     let result = value.serialize(&mut ser);
     *out = ser.direct.take().unwrap_or_default();

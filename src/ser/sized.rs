@@ -6,12 +6,13 @@ use std::mem::MaybeUninit;
 
 use serde::Serialize;
 
-use super::to_writer_with;
+use super::{to_writer_with, Serializer};
 use crate::error::Result;
 use crate::options::Options;
 
 /// The number of bytes `value` encodes to with the default options, without building the
-/// encoding (dense values are counted, not copied).
+/// encoding (dense values, sparse rows and converted values are counted, not copied or
+/// encoded).
 ///
 /// ```
 /// let value = vec![1.5f64, 2.5];
@@ -31,8 +32,10 @@ pub fn serialized_len<T: ?Sized + Serialize>(value: &T) -> Result<u64> {
 /// # Errors
 /// As [`to_writer`](crate::to_writer), but never an I/O error.
 pub fn serialized_len_with<T: ?Sized + Serialize>(value: &T, options: &Options) -> Result<u64> {
+    // Sparse rows and converted values are counted, not built: a CSR matrix's length took
+    // as long as its encoding.
     let mut counter = Counter(0);
-    to_writer_with(&mut counter, value, options)?;
+    value.serialize(&mut Serializer::counting(&mut counter, options.clone()))?;
     Ok(counter.0)
 }
 

@@ -25,6 +25,9 @@ pub(crate) struct Sink<W: Write> {
     buf: Vec<u8>,
     /// `buf` is the output: never drained, `writer` unused.
     direct: bool,
+    /// Only the length counts (`writer` counts what it is given): encoders that build their
+    /// bytes may [`Sink::skip`] them instead.
+    counting: bool,
 }
 
 impl<W: Write> Sink<W> {
@@ -33,6 +36,16 @@ impl<W: Write> Sink<W> {
             writer,
             buf: Vec::new(),
             direct: false,
+            counting: false,
+        }
+    }
+
+    /// A sink whose output is only measured: `writer` counts the bytes it is given, and
+    /// encoders may [`Sink::skip`] the bytes they would build.
+    pub(crate) fn counting(writer: W) -> Self {
+        Sink {
+            counting: true,
+            ..Sink::new(writer)
         }
     }
 
@@ -42,11 +55,36 @@ impl<W: Write> Sink<W> {
             writer,
             buf: out,
             direct: true,
+            counting: false,
         }
     }
 
     pub(crate) fn is_direct(&self) -> bool {
         self.direct
+    }
+
+    /// Whether only the length counts (see [`Sink::counting`]).
+    pub(crate) fn is_counting(&self) -> bool {
+        self.counting
+    }
+
+    /// In a counting sink, stands for `len` bytes an encoder would write: the writer is given
+    /// that many zeros, which it only counts. An error in any other sink (nothing written).
+    pub(crate) fn skip(&mut self, len: usize) -> Result<()> {
+        if !self.counting {
+            return Err(Error::from(io::Error::other(
+                "internal: bytes skipped in a sink that is not counting",
+            )));
+        }
+        static ZEROS: [u8; BULK_LEN] = [0; BULK_LEN];
+        self.drain()?;
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(BULK_LEN);
+            self.writer.write_all(&ZEROS[..n])?;
+            left -= n;
+        }
+        Ok(())
     }
 
     /// The output vector of a direct sink, for writers that fill parts of it in parallel.
@@ -126,6 +164,9 @@ impl<W: Write> Sink<W> {
         if vt == T::VALUE_TYPE {
             return self.values(values);
         }
+        if self.counting {
+            return self.skip(values.len() * vt.size());
+        }
         // Converted into a typed piece, then written as a run (past the writer's buffer): a
         // byte copy per value into this buffer measured slower, for a DAPHNE-layout write
         // whose `int32` indices are widened.
@@ -159,6 +200,9 @@ impl<W: Write> Sink<W> {
         len: usize,
         first: usize,
     ) -> Result<()> {
+        if self.counting {
+            return self.skip(len);
+        }
         let entry = 4 + std::mem::size_of::<U>();
         // The room is zero-filled once (the whole block when direct, else the buffer), not once
         // per row; `pos` is where the built bytes end.
@@ -301,6 +345,23 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// A counting sink gives its writer as many bytes as it skips; any other sink refuses to
+    /// skip and writes nothing.
+    #[test]
+    fn only_counting_sinks_skip() {
+        let mut counting = Sink::counting(Vec::new());
+        counting.u8(1).unwrap();
+        counting.skip(3 * BULK_LEN + 5).unwrap();
+        assert_eq!(counting.finish().unwrap().len(), 1 + 3 * BULK_LEN + 5);
+        let mut plain = Sink::new(Vec::new());
+        plain.u8(1).unwrap();
+        assert_eq!(plain.skip(7).unwrap_err().kind(), crate::ErrorKind::Io);
+        assert_eq!(plain.finish().unwrap(), [1]);
+        let mut direct = Sink::direct(io::sink(), vec![2]);
+        assert!(direct.skip(7).is_err());
+        assert_eq!(direct.into_output(), [2]);
     }
 
     /// Rows go out whole and in order through a writer that takes a part of each write,

@@ -8,8 +8,10 @@ use serde_daphne::CsrParts;
 use serde_daphne::{
     from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, ErrorKind, Object,
 };
+use serde_daphne::{serialized_len_with, to_uninit_slice_with};
 use serde_daphne::{Dialect, Element, Options, Values};
 use sprs::CsMat;
+use std::mem::MaybeUninit;
 
 /// `rows x cols` with row `r` holding about `density * cols` entries (none in every 7th row),
 /// and row `long` holding every column: a row longer than a 1 MiB run when `cols` is large.
@@ -279,6 +281,19 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
                 to_vec_with(&CsrView(i32_matrix.view()), &options).unwrap(),
                 "i32 to_vec",
             );
+            if one_block {
+                // The spec's sizes: the header (19 bytes), the block's place (16), then the
+                // sparse block: 18 bytes, 4 per row, 4 + 8 per non-zero.
+                let (rows, nnz) = (m.rows(), m.nnz());
+                assert_eq!(
+                    expected.len(),
+                    19 + 16 + 18 + 4 * rows + 12 * nnz,
+                    "{name} {what}"
+                );
+            }
+            let label = format!("{name} {what}");
+            measured_and_in_place(&CsrView(m.view()), &options, &expected, &label);
+            measured_and_in_place(&CsrView(i32_matrix.view()), &options, &expected, &label);
             let path = temp(name);
             serde_daphne::to_file_with(&path, &CsrView(i32_matrix.view()), &options).unwrap();
             let written = std::fs::read(&path).unwrap();
@@ -287,6 +302,28 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
             same(written, "to_file");
         }
     }
+}
+
+/// `value` measured without being built (sparse rows and converted values are counted, not
+/// encoded) and written in place: `expected`'s length and bytes.
+fn measured_and_in_place<T: serde::Serialize>(
+    value: &T,
+    options: &Options,
+    expected: &[u8],
+    label: &str,
+) {
+    let len = serialized_len_with(value, options).unwrap();
+    assert_eq!(len, expected.len() as u64, "{label}: measured");
+    let mut out = vec![MaybeUninit::new(0xA5u8); expected.len()];
+    let written = to_uninit_slice_with(&mut out, value, options).unwrap();
+    assert_eq!(written, expected.len(), "{label}: written in place");
+    // SAFETY: every byte of `out` was initialized (the marker, then what was written).
+    let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
+    assert!(
+        got == expected,
+        "{label} in place: {}",
+        first_difference(&got, expected)
+    );
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> String {
