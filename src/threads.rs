@@ -115,11 +115,11 @@ pub fn pipeline<T: Send>(
     produce: impl FnOnce(&Producer<T>) -> crate::Result<()>,
     consume: impl FnMut(&mut T) -> crate::Result<()> + Send,
 ) -> crate::Result<()> {
-    let (adapter_protocol, items, give_back) = channels(0);
+    let (producer, items, give_back) = channels(0);
     std::thread::scope(|scope| {
         let consumer = scope.spawn(move || consume_all(items, give_back, consume));
-        let produced = produce(&adapter_protocol);
-        drop(adapter_protocol);
+        let produced = produce(&producer);
+        drop(producer);
         let consumed = consumer
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -135,11 +135,11 @@ pub(crate) fn pipeline_to_caller<T: Send>(
     produce: impl FnOnce(&Producer<T>) -> crate::Result<()> + Send,
     consume: impl FnMut(&mut T) -> crate::Result<()>,
 ) -> crate::Result<()> {
-    let (adapter_protocol, items, give_back) = channels(waiting);
+    let (producer, items, give_back) = channels(waiting);
     std::thread::scope(|scope| {
-        let producer = scope.spawn(move || produce(&adapter_protocol));
+        let producing = scope.spawn(move || produce(&producer));
         let consumed = consume_all(items, give_back, consume);
-        let produced = producer
+        let produced = producing
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
         consumed.and(produced)
@@ -180,12 +180,12 @@ mod tests {
     use crate::{Error, Result};
 
     /// Sends 0..100, one to an item from `item` (a spare one or a new one).
-    fn send_hundred(adapter_protocol: &Producer<Vec<i32>>, mut item: impl FnMut() -> Vec<i32>) {
+    fn send_hundred(producer: &Producer<Vec<i32>>, mut item: impl FnMut() -> Vec<i32>) {
         for k in 0..100 {
             let mut item = item();
             item.clear();
             item.push(k);
-            assert!(adapter_protocol.send(item));
+            assert!(producer.send(item));
         }
     }
 
@@ -207,9 +207,9 @@ mod tests {
         };
         pipeline_to_caller(
             2,
-            |adapter_protocol| {
-                send_hundred(adapter_protocol, || {
-                    adapter_protocol.recycled(&mut made, 4, Vec::new).unwrap()
+            |producer| {
+                send_hundred(producer, || {
+                    producer.recycled(&mut made, 4, Vec::new).unwrap()
                 });
                 assert!(made <= 4, "{made}");
                 Ok(())
@@ -222,12 +222,10 @@ mod tests {
         // an item back, learns that it stopped.
         let err = pipeline_to_caller(
             0,
-            |adapter_protocol| {
+            |producer| {
                 let mut made = 0;
                 for k in 0..10 {
-                    if adapter_protocol.recycled(&mut made, 2, || 0).is_none()
-                        || !adapter_protocol.send(k)
-                    {
+                    if producer.recycled(&mut made, 2, || 0).is_none() || !producer.send(k) {
                         break;
                     }
                 }
@@ -243,10 +241,8 @@ mod tests {
     fn a_pipeline_consumes_in_order_and_reports_the_first_error_in_that_order() {
         let mut seen = Vec::new();
         pipeline(
-            |adapter_protocol| {
-                send_hundred(adapter_protocol, || {
-                    adapter_protocol.spare().unwrap_or_default()
-                });
+            |producer| {
+                send_hundred(producer, || producer.spare().unwrap_or_default());
                 Ok(())
             },
             |item: &mut Vec<i32>| {
@@ -260,9 +256,9 @@ mod tests {
         // wins, and the producer learns that it stopped.
         let mut sent_after_failure = false;
         let err = pipeline(
-            |adapter_protocol| {
+            |producer| {
                 for k in 0..10 {
-                    if !adapter_protocol.send(k) {
+                    if !producer.send(k) {
                         sent_after_failure = true;
                         break;
                     }

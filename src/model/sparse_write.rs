@@ -180,7 +180,7 @@ fn write_rows<T: Element, N: CsrIndex, P: CsrIndex, W: Write>(
     }
     pipeline_to_caller(
         WAITING,
-        |adapter_protocol| {
+        |producer| {
             // Buffers are reused: one being filled, one being written, the rest waiting (a
             // new one whenever none was back yet, zeroed and faulted in on this thread, left
             // the writer idle a quarter of a Python save), and kept for the next write.
@@ -196,19 +196,18 @@ fn write_rows<T: Element, N: CsrIndex, P: CsrIndex, W: Write>(
             while from < rows {
                 let to = matrix.rows_for(from, RUN);
                 let bytes = matrix.row_at(to) - matrix.row_at(from);
-                let Some(mut buf) = adapter_protocol.recycled(&mut made, BUFFERS, new_buffer)
-                else {
+                let Some(mut buf) = producer.recycled(&mut made, BUFFERS, new_buffer) else {
                     break;
                 };
                 // Reused buffers are overwritten whole: zeroed only where they grow.
                 buf.resize(bytes, 0);
                 matrix.encode(&mut buf, from..to);
-                if !adapter_protocol.send(buf) {
+                if !producer.send(buf) {
                     break;
                 }
                 from = to;
             }
-            let back = adapter_protocol.take_back(made);
+            let back = producer.take_back(made);
             if let Ok(mut kept) = KEPT.lock() {
                 kept.extend(back.into_iter().filter(|b| b.capacity() <= 2 * RUN));
                 kept.truncate(BUFFERS);
