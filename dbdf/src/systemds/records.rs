@@ -169,11 +169,11 @@ pub(super) fn for_each_record<T: Send>(
     mut each: impl FnMut(T, &mut Cursor<'_>) -> Result<()> + Send,
 ) -> Result<()> {
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let produce = |adapter_protocol: &Producer<Batch<T>>| {
+    let produce = |producer: &Producer<Batch<T>>| {
         let hand_over = |batch: &mut Batch<T>| {
-            let mut spare = adapter_protocol.spare().unwrap_or_default();
+            let mut spare = producer.spare().unwrap_or_default();
             spare.items.clear();
-            adapter_protocol.send(std::mem::replace(batch, spare))
+            producer.send(std::mem::replace(batch, spare))
         };
         let mut batch = Batch::default();
         let read = read_records(files, &names, classes, &mut batch, &mut check, hand_over);
