@@ -23,11 +23,19 @@ const PIECE: usize = 1 << 18;
 pub(crate) struct Sink<W: Write> {
     writer: W,
     buf: Vec<u8>,
+    kind: Kind,
+}
+
+/// What a sink's bytes are for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Gathered in `buf`, then written to `writer`.
+    Buffered,
     /// `buf` is the output: never drained, `writer` unused.
-    direct: bool,
+    Direct,
     /// Only the length counts (`writer` counts what it is given): encoders that build their
     /// bytes may [`Sink::skip`] them instead.
-    counting: bool,
+    Counting,
 }
 
 impl<W: Write> Sink<W> {
@@ -35,8 +43,7 @@ impl<W: Write> Sink<W> {
         Sink {
             writer,
             buf: Vec::new(),
-            direct: false,
-            counting: false,
+            kind: Kind::Buffered,
         }
     }
 
@@ -44,7 +51,7 @@ impl<W: Write> Sink<W> {
     /// encoders may [`Sink::skip`] the bytes they would build.
     pub(crate) fn counting(writer: W) -> Self {
         Sink {
-            counting: true,
+            kind: Kind::Counting,
             ..Sink::new(writer)
         }
     }
@@ -54,28 +61,28 @@ impl<W: Write> Sink<W> {
         Sink {
             writer,
             buf: out,
-            direct: true,
-            counting: false,
+            kind: Kind::Direct,
         }
     }
 
     pub(crate) fn is_direct(&self) -> bool {
-        self.direct
+        self.kind == Kind::Direct
     }
 
     /// Whether only the length counts (see [`Sink::counting`]).
     pub(crate) fn is_counting(&self) -> bool {
-        self.counting
+        self.kind == Kind::Counting
     }
 
     /// In a counting sink, stands for `len` bytes an encoder would write: the writer is given
     /// that many zeros, which it only counts. An error in any other sink (nothing written).
     pub(crate) fn skip(&mut self, len: usize) -> Result<()> {
-        if !self.counting {
+        if !self.is_counting() {
             return Err(Error::from(io::Error::other(
                 "internal: bytes skipped in a sink that is not counting",
             )));
         }
+        // One block of zeros for every write: `io::repeat` would fill a buffer for each.
         static ZEROS: [u8; BULK_LEN] = [0; BULK_LEN];
         self.drain()?;
         let mut left = len;
@@ -89,18 +96,18 @@ impl<W: Write> Sink<W> {
 
     /// The output vector of a direct sink, for writers that fill parts of it in parallel.
     pub(crate) fn output_mut(&mut self) -> &mut Vec<u8> {
-        debug_assert!(self.direct);
+        debug_assert!(self.is_direct());
         &mut self.buf
     }
 
     /// The output vector of a direct sink.
     pub(crate) fn into_output(self) -> Vec<u8> {
-        debug_assert!(self.direct);
+        debug_assert!(self.is_direct());
         self.buf
     }
 
     fn drain(&mut self) -> Result<()> {
-        if !self.direct && !self.buf.is_empty() {
+        if !self.is_direct() && !self.buf.is_empty() {
             self.writer.write_all(&self.buf)?;
             self.buf.clear();
         }
@@ -116,7 +123,7 @@ impl<W: Write> Sink<W> {
     }
 
     pub(crate) fn bytes(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() >= BULK_LEN && !self.direct {
+        if bytes.len() >= BULK_LEN && !self.is_direct() {
             self.drain()?;
             self.writer.write_all(bytes)?;
             return Ok(());
@@ -164,7 +171,7 @@ impl<W: Write> Sink<W> {
         if vt == T::VALUE_TYPE {
             return self.values(values);
         }
-        if self.counting {
+        if self.is_counting() {
             return self.skip(values.len() * vt.size());
         }
         // Converted into a typed piece, then written as a run (past the writer's buffer): a
@@ -200,14 +207,14 @@ impl<W: Write> Sink<W> {
         len: usize,
         first: usize,
     ) -> Result<()> {
-        if self.counting {
+        if self.is_counting() {
             return self.skip(len);
         }
         let entry = 4 + std::mem::size_of::<U>();
         // The room is zero-filled once (the whole block when direct, else the buffer), not once
         // per row; `pos` is where the built bytes end.
         let mut pos = self.buf.len();
-        let room = if self.direct {
+        let room = if self.is_direct() {
             pos + len
         } else {
             pos.max(BUFFER_LEN)
@@ -217,7 +224,7 @@ impl<W: Write> Sink<W> {
             for (cols, values) in rows {
                 let need = 4 + cols.len() * entry;
                 if pos + need > self.buf.len() {
-                    if !self.direct {
+                    if !self.is_direct() {
                         self.writer.write_all(&self.buf[..pos])?;
                         pos = 0;
                     }
@@ -237,12 +244,12 @@ impl<W: Write> Sink<W> {
     /// Writes a run of values: copied into the buffer when short, written directly when long.
     pub(crate) fn values<T: Element>(&mut self, values: &[T]) -> Result<()> {
         let len = std::mem::size_of_val(values);
-        if len >= BULK_LEN && !self.direct {
+        if len >= BULK_LEN && !self.is_direct() {
             self.drain()?;
             write_le(&mut self.writer, values)?;
             return Ok(());
         }
-        if self.direct && self.buf.capacity() - self.buf.len() < len {
+        if self.is_direct() && self.buf.capacity() - self.buf.len() < len {
             // The output grows into fresh memory: faulted in before its first touch.
             self.buf.reserve(len);
             crate::pages::fault_in_spare(&mut self.buf, len);
@@ -259,7 +266,7 @@ impl<W: Write> Sink<W> {
                 bytes: u128::from(bytes),
             })
         })?;
-        if self.direct && self.buf.capacity() - self.buf.len() < additional {
+        if self.is_direct() && self.buf.capacity() - self.buf.len() < additional {
             self.buf.try_reserve(additional).map_err(|_| {
                 Error::from(ErrorImpl::OutOfMemory {
                     bytes: u128::from(bytes),
@@ -279,7 +286,7 @@ impl<W: Write> Sink<W> {
         len: usize,
     ) -> Result<()> {
         let bytes = len * std::mem::size_of::<T>();
-        if self.direct {
+        if self.is_direct() {
             if self.buf.capacity() - self.buf.len() < bytes {
                 self.buf.reserve(bytes);
                 crate::pages::fault_in_spare(&mut self.buf, bytes);
@@ -300,7 +307,10 @@ impl<W: Write> Sink<W> {
 
     /// The writer, and the bytes buffered for it.
     pub(crate) fn writer(&self) -> (&W, usize) {
-        (&self.writer, if self.direct { 0 } else { self.buf.len() })
+        (
+            &self.writer,
+            if self.is_direct() { 0 } else { self.buf.len() },
+        )
     }
 
     /// Flushes the buffer and returns the writer.

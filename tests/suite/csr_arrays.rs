@@ -8,10 +8,8 @@ use serde_daphne::CsrParts;
 use serde_daphne::{
     from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, ErrorKind, Object,
 };
-use serde_daphne::{serialized_len_with, to_uninit_slice_with};
 use serde_daphne::{Dialect, Element, Options, Values};
 use sprs::CsMat;
-use std::mem::MaybeUninit;
 
 /// `rows x cols` with row `r` holding about `density * cols` entries (none in every 7th row),
 /// and row `long` holding every column: a row longer than a 1 MiB run when `cols` is large.
@@ -272,7 +270,7 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
                 assert!(
                     got == expected,
                     "{name} {what} {how}: {}",
-                    first_difference(&got, &expected)
+                    crate::first_difference(&got, &expected)
                 );
             };
             same(usize_bytes, "usize to_vec");
@@ -291,9 +289,14 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
                     "{name} {what}"
                 );
             }
-            let label = format!("{name} {what}");
-            measured_and_in_place(&CsrView(m.view()), &options, &expected, &label);
-            measured_and_in_place(&CsrView(i32_matrix.view()), &options, &expected, &label);
+            // Measured without being built (sparse rows and converted values are counted,
+            // not encoded) and written in place: the bytes above.
+            crate::assert_sized(&CsrView(m.view()), &options, &format!("{name} {what}"));
+            crate::assert_sized(
+                &CsrView(i32_matrix.view()),
+                &options,
+                &format!("{name} {what} i32"),
+            );
             let path = temp(name);
             serde_daphne::to_file_with(&path, &CsrView(i32_matrix.view()), &options).unwrap();
             let written = std::fs::read(&path).unwrap();
@@ -302,41 +305,6 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
             same(written, "to_file");
         }
     }
-}
-
-/// `value` measured without being built (sparse rows and converted values are counted, not
-/// encoded) and written in place: `expected`'s length and bytes.
-fn measured_and_in_place<T: serde::Serialize>(
-    value: &T,
-    options: &Options,
-    expected: &[u8],
-    label: &str,
-) {
-    let len = serialized_len_with(value, options).unwrap();
-    assert_eq!(len, expected.len() as u64, "{label}: measured");
-    let mut out = vec![MaybeUninit::new(0xA5u8); expected.len()];
-    let written = to_uninit_slice_with(&mut out, value, options).unwrap();
-    assert_eq!(written, expected.len(), "{label}: written in place");
-    // SAFETY: every byte of `out` was initialized (the marker, then what was written).
-    let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
-    assert!(
-        got == expected,
-        "{label} in place: {}",
-        first_difference(&got, expected)
-    );
-}
-
-fn first_difference(a: &[u8], b: &[u8]) -> String {
-    let at = a
-        .iter()
-        .zip(b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()));
-    format!(
-        "lengths {} and {}, first difference at byte {at}",
-        a.len(),
-        b.len()
-    )
 }
 
 #[test]

@@ -55,3 +55,51 @@ impl Layout {
         self.u64(rx).u64(cx).u32(rows).u32(cols).u8(bt)
     }
 }
+
+/// `serialized_len_with` and `to_uninit_slice_with` agree with `to_vec_with` byte for byte:
+/// the length measured, the bytes written in place (and none past them), and a buffer one
+/// byte short refused as an I/O error of kind `WriteZero`.
+pub fn assert_sized<T: serde::Serialize + ?Sized>(
+    value: &T,
+    options: &serde_daphne::Options,
+    label: &str,
+) {
+    use serde_daphne::{serialized_len_with, to_uninit_slice_with, to_vec_with, ErrorKind};
+    use std::mem::MaybeUninit;
+    let bytes = to_vec_with(value, options).unwrap();
+    let len = serialized_len_with(value, options).unwrap();
+    assert_eq!(len, bytes.len() as u64, "{label}: measured");
+    // Prefilled with a marker: every byte is initialized, and those not written show it.
+    let mut out = vec![MaybeUninit::new(0xA5u8); bytes.len() + 3];
+    let written = to_uninit_slice_with(&mut out, value, options).unwrap();
+    assert_eq!(written, bytes.len(), "{label}: written in place");
+    // SAFETY: every byte of `out` was initialized (the marker, or what was written).
+    let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
+    let (got, past) = got.split_at(bytes.len());
+    assert!(got == bytes, "{label}: {}", first_difference(got, &bytes));
+    assert_eq!(past, [0xA5; 3], "{label}: written past the encoding");
+    if !bytes.is_empty() {
+        let mut short = vec![MaybeUninit::<u8>::uninit(); bytes.len() - 1];
+        let e = to_uninit_slice_with(&mut short, value, options).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Io, "{label}: one byte short");
+        assert_eq!(
+            e.io_error().map(|e| e.kind()),
+            Some(std::io::ErrorKind::WriteZero),
+            "{label}: one byte short"
+        );
+    }
+}
+
+/// Where two byte strings first differ, for a failure message.
+pub fn first_difference(a: &[u8], b: &[u8]) -> String {
+    let at = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    format!(
+        "lengths {} and {}, first difference at byte {at}",
+        a.len(),
+        b.len()
+    )
+}

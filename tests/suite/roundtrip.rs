@@ -6,9 +6,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_daphne::strategies::{array2, csmat, element, object};
 use serde_daphne::{
-    from_slice, from_slice_with, serialized_len_with, to_uninit_slice_with, to_vec, to_vec_with,
-    to_writer_with, BlockPolicy, Csr, CsrView, Dense, DenseView, Dialect, Element, ErrorKind,
-    Object, Options,
+    from_slice, from_slice_with, to_uninit_slice_with, to_vec, to_vec_with, to_writer_with,
+    BlockPolicy, Csr, CsrView, Dense, DenseView, Dialect, Element, ErrorKind, Object, Options,
 };
 use sprs::{CsMat, CsMatI};
 use std::mem::MaybeUninit;
@@ -312,39 +311,6 @@ fn measure_ambiguity() {
     eprintln!("ambiguous: {ambiguous} of {total}");
 }
 
-/// `serialized_len_with` and `to_uninit_slice_with` agree with `to_vec_with` byte for byte.
-fn check_sized<T: serde::Serialize + ?Sized>(
-    value: &T,
-    options: &Options,
-) -> Result<(), TestCaseError> {
-    let bytes = to_vec_with(value, options).unwrap();
-    prop_assert_eq!(
-        serialized_len_with(value, options).unwrap(),
-        bytes.len() as u64
-    );
-    // Prefilled with a marker: every byte is initialized, and those not written show it.
-    let mut out = vec![MaybeUninit::new(0xA5u8); bytes.len() + 3];
-    prop_assert_eq!(
-        to_uninit_slice_with(&mut out, value, options).unwrap(),
-        bytes.len()
-    );
-    // SAFETY: every byte of `out` was initialized (the marker, or what was written).
-    let written: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
-    prop_assert_eq!(&written[..bytes.len()], &bytes[..]);
-    prop_assert_eq!(&written[bytes.len()..], &[0xA5; 3]);
-    // One byte short: refused as an I/O error of kind `WriteZero`.
-    if !bytes.is_empty() {
-        let mut short = vec![MaybeUninit::<u8>::uninit(); bytes.len() - 1];
-        let e = to_uninit_slice_with(&mut short, value, options).unwrap_err();
-        prop_assert_eq!(e.kind(), ErrorKind::Io);
-        prop_assert_eq!(
-            e.io_error().map(|e| e.kind()),
-            Some(std::io::ErrorKind::WriteZero)
-        );
-    }
-    Ok(())
-}
-
 proptest! {
     #[test]
     fn measured_and_written_in_place_as_to_vec_writes(
@@ -353,9 +319,9 @@ proptest! {
         m in csmat::<i32>(7, 7),
         options in options(),
     ) {
-        check_sized(&o, &options)?;
-        check_sized(&DenseView(a.view()), &options)?;
-        check_sized(&CsrView(m.view()), &options)?;
+        crate::assert_sized(&o, &options, "object");
+        crate::assert_sized(&DenseView(a.view()), &options, "dense");
+        crate::assert_sized(&CsrView(m.view()), &options, "csr");
     }
 }
 
