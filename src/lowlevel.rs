@@ -59,7 +59,7 @@
 
 pub use crate::io::meta::{read_sidecar, sidecar_path, write_segments_sidecar, write_sidecar};
 pub use crate::io::progress::Progress;
-pub use crate::io::replace_directory;
+pub use crate::io::{replace_directory, FileSet};
 pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
 pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 pub use crate::model::Meta;

@@ -20,13 +20,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::Preallocating;
 
 /// Ends the process on the spot, as `kill -9` would (no destructors, no flushing), when the
 /// environment variable `SERDE_DAPHNE_CRASH_AT` names this point: how the crash tests land a
 /// kill exactly between two steps of a write. Debug builds only; release builds have none.
-fn crash_point(name: &str) {
+pub(crate) fn crash_point(name: &str) {
     #[cfg(debug_assertions)]
     if std::env::var_os("SERDE_DAPHNE_CRASH_AT").is_some_and(|at| at == name) {
         std::process::exit(137);
@@ -55,7 +55,7 @@ fn temporary_prefix(path: &Path) -> String {
 }
 
 /// The folder `path` is in (`.` for a bare file name).
-fn folder_of(path: &Path) -> &Path {
+pub(crate) fn folder_of(path: &Path) -> &Path {
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -172,6 +172,66 @@ impl Pending {
     }
 }
 
+impl Pending {
+    /// Syncs `file` (when `sync`) and gives it a temporary name beside the target (its own,
+    /// when it has one already): the first half of [`Pending::commit`], for files put in
+    /// place together with others ([`super::FileSet`]).
+    pub(crate) fn into_temporary(mut self, file: File, sync: bool) -> Result<Temporary> {
+        if sync {
+            file.sync_all()?;
+        }
+        if let Some(named) = self.named.take() {
+            return Ok(Temporary(named));
+        }
+        #[cfg(target_os = "linux")]
+        {
+            let named = temporary_path(&self.target);
+            unnamed::link_as(&file, &named)?;
+            Ok(Temporary(named))
+        }
+        #[cfg(not(target_os = "linux"))]
+        unreachable!("unnamed files are made on Linux only")
+    }
+}
+
+/// A file or folder under a temporary name, removed when dropped unless taken.
+pub(crate) struct Temporary(pub(crate) PathBuf);
+
+impl Temporary {
+    /// The path, no longer removed when dropped.
+    pub(crate) fn keep(mut self) -> PathBuf {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if !self.0.as_os_str().is_empty() {
+            remove_any(&self.0);
+        }
+    }
+}
+
+/// Removes the file or folder at `path`, if it can.
+pub(crate) fn remove_any(path: &Path) {
+    match path.symlink_metadata() {
+        Ok(m) if m.is_dir() => drop(fs::remove_dir_all(path)),
+        Ok(_) => drop(fs::remove_file(path)),
+        Err(_) => {}
+    }
+}
+
+/// Swaps the names of `a` and `b` (files or folders) in one step: `Ok(false)` where the
+/// file system or the system cannot (then nothing changed).
+pub(crate) fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    if !crate::platform::portable() {
+        return unnamed::exchange(a, b);
+    }
+    let _ = (a, b);
+    Ok(false)
+}
+
 impl Drop for Pending {
     fn drop(&mut self) {
         if let Some(named) = self.named.take() {
@@ -181,7 +241,7 @@ impl Drop for Pending {
 }
 
 /// Syncs `target`'s folder, so that its new name survives a power loss (when `sync`).
-fn finish(target: &Path, sync: bool) -> Result<()> {
+pub(crate) fn finish(target: &Path, sync: bool) -> Result<()> {
     if sync {
         if let Ok(dir) = File::open(folder_of(target)) {
             let _ = dir.sync_all();
@@ -298,68 +358,6 @@ impl Drop for Writeback {
     }
 }
 
-/// Writes a directory through `write`, as atomically as directories allow: it is written
-/// under a temporary name beside `path`, then renamed into place. An earlier directory at
-/// `path` is replaced only when it is empty or `may_replace` accepts it: on Linux the two
-/// swap names in one step (`renameat2(RENAME_EXCHANGE)`), elsewhere the old one is moved
-/// aside and the new one renamed in; the old one is then removed. An unfinished write
-/// leaves nothing under `path`'s name.
-///
-/// # Errors
-/// Whatever `write` returns; [`std::io::ErrorKind::AlreadyExists`] when `path` holds
-/// something else; I/O errors creating, renaming or removing directories.
-pub fn replace_directory(
-    path: &Path,
-    may_replace: impl Fn(&Path) -> bool,
-    write: impl FnOnce(&Path) -> Result<()>,
-) -> Result<()> {
-    let existing = path.symlink_metadata().ok();
-    if let Some(meta) = &existing {
-        let replaceable =
-            meta.is_dir() && (fs::read_dir(path)?.next().is_none() || may_replace(path));
-        if !replaceable {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} exists and is not a directory this write may replace; remove it first",
-                    path.display()
-                ),
-            )
-            .into());
-        }
-    }
-    remove_stale_temporaries(path);
-    let temp = temporary_path(path);
-    fs::create_dir(&temp)?;
-    let result = write(&temp).and_then(|()| {
-        crash_point("directory-built");
-        if existing.is_none() {
-            return fs::rename(&temp, path).map_err(Error::from);
-        }
-        // The new directory and the old swap names in one step; the old one, now under the
-        // temporary name, is removed after (a kill meanwhile leaves it to the next write).
-        #[cfg(target_os = "linux")]
-        if !crate::platform::portable() && unnamed::exchange(&temp, path)? {
-            crash_point("directory-swapped");
-            let _ = fs::remove_dir_all(&temp);
-            return Ok(());
-        }
-        let old = temporary_path(path);
-        fs::rename(path, &old)?;
-        crash_point("directory-moved-aside");
-        if let Err(e) = fs::rename(&temp, path) {
-            let _ = fs::rename(&old, path);
-            return Err(e.into());
-        }
-        let _ = fs::remove_dir_all(&old);
-        Ok(())
-    });
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&temp);
-    }
-    result
-}
-
 #[cfg(target_os = "linux")]
 mod unnamed {
     //! Linux's files without names: `O_TMPFILE`, and `linkat(2)` to give one a name.
@@ -412,7 +410,7 @@ mod unnamed {
         Ok(Linked::As(named))
     }
 
-    fn link_as(file: &File, name: &Path) -> io::Result<()> {
+    pub(super) fn link_as(file: &File, name: &Path) -> io::Result<()> {
         let to = CString::new(name.as_os_str().as_bytes())
             .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         // Through /proc, which any process may do (linkat with AT_EMPTY_PATH needs
@@ -468,11 +466,12 @@ mod unnamed {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::io::Write;
 
-    fn dir(name: &str) -> PathBuf {
+    /// A fresh folder for one test.
+    pub(in crate::io) fn dir(name: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("serde_daphne_atomic_{name}_{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
@@ -480,7 +479,8 @@ mod tests {
         dir
     }
 
-    fn names(dir: &Path) -> Vec<String> {
+    /// The names in `dir`, sorted.
+    pub(in crate::io) fn names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -552,32 +552,6 @@ mod tests {
         }
         expected.sort();
         assert_eq!(names(&dir), expected);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn directories_are_swapped_whole() {
-        let dir = dir("swap");
-        let target = dir.join("m.sysds");
-        let write = |text: &'static [u8]| {
-            move |d: &Path| -> Result<()> { Ok(fs::write(d.join("0-m"), text)?) }
-        };
-        replace_directory(&target, |_| true, write(b"old")).unwrap();
-        replace_directory(&target, |_| true, write(b"new")).unwrap();
-        assert_eq!(fs::read(target.join("0-m")).unwrap(), b"new");
-        assert_eq!(names(&dir), ["m.sysds"]);
-        // A failing write leaves the old directory as it was, and nothing else.
-        let failed = replace_directory(
-            &target,
-            |_| true,
-            |d| {
-                fs::write(d.join("0-m"), b"half")?;
-                Err(Error::invalid("stopped"))
-            },
-        );
-        assert!(failed.is_err());
-        assert_eq!(fs::read(target.join("0-m")).unwrap(), b"new");
-        assert_eq!(names(&dir), ["m.sysds"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -211,28 +211,18 @@ pub(crate) fn runtime_meta_json(prefix: &[u8], total: u64) -> Result<Option<Stri
     }
 }
 
-/// Writes (atomically) the sidecar DAPHNE needs beside the runtime-dialect file at `path`,
-/// from the file's own bytes (`numNonZeros` included for CSR); removes a stale one when the
-/// file is not one object DAPHNE reads (several objects, a scalar).
-///
-/// # Errors
-/// I/O errors; [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks.
-pub fn write_sidecar_for(path: impl AsRef<Path>) -> Result<()> {
-    let path = path.as_ref();
-    let file = std::fs::File::open(path)?;
+/// The sidecar for the runtime-dialect file `file` (read from its start, whatever the
+/// handle's position), as [`runtime_meta_json`] makes it.
+pub(crate) fn runtime_meta_of(file: &std::fs::File) -> Result<Option<String>> {
+    use std::io::{Read, Seek, SeekFrom};
     let total = file.metadata()?.len();
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(0))?;
     let mut prefix = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, super::PREFIX_LEN as u64),
-        &mut prefix,
-    )?;
-    match runtime_meta_json(&prefix, total)? {
-        Some(json) => super::write_atomically(sidecar_path(path), |f| {
-            std::io::Write::write_all(f, json.as_bytes())?;
-            Ok(())
-        }),
-        None => super::remove_if_present(&sidecar_path(path)),
-    }
+    reader
+        .take(super::PREFIX_LEN as u64)
+        .read_to_end(&mut prefix)?;
+    runtime_meta_json(&prefix, total)
 }
 
 /// Writes the sidecar for an object with this header beside `path` (atomically), without
@@ -261,16 +251,21 @@ pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
 /// [`crate::ErrorKind::InvalidValue`] for a scalar or a path without a file name.
 pub fn write_segments_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
     let path = path.as_ref();
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| Error::invalid(format!("{}: no folder name", path.display())))?;
-    let json = meta_json_with(header, None, Some(&format!("/{name}")))?
-        .ok_or_else(|| Error::invalid("a scalar has no segments"))?;
+    let json = segments_meta_json(path, header)?;
     super::write_atomically(sidecar_path(path), |f| {
         std::io::Write::write_all(f, json.as_bytes())?;
         Ok(())
     })
+}
+
+/// The text of [`write_segments_sidecar`]'s sidecar for the folder at `path`.
+pub(crate) fn segments_meta_json(path: &Path, header: &Header) -> Result<String> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Error::invalid(format!("{}: no folder name", path.display())))?;
+    meta_json_with(header, None, Some(&format!("/{name}")))?
+        .ok_or_else(|| Error::invalid("a scalar has no segments"))
 }
 
 /// Reads the sidecar beside `path`, if there is one.

@@ -1,7 +1,6 @@
 //! Files: atomic writes and reads sized by the file's length; DAPHNE's `.meta` sidecars.
 
-use crate::error::ErrorImpl;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -19,6 +18,7 @@ mod block_index;
 mod csr_parts;
 mod dense_layout;
 mod file_reader;
+mod file_set;
 #[cfg(unix)]
 mod frame_columns;
 mod index;
@@ -33,13 +33,14 @@ mod stream;
 mod window;
 
 pub use atomic::{
-    remove_stale_temporaries, replace_directory, scratch_file, temporary_path, write_atomically,
+    remove_stale_temporaries, scratch_file, temporary_path, write_atomically,
     write_atomically_synced, write_buffered,
 };
 pub(crate) use atomic::{Pending, Writeback};
 pub use block_index::{index_path, BlockIndex};
 pub use dense_layout::DenseLayout;
 pub use file_reader::FileReader;
+pub use file_set::{replace_directory, FileSet};
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::DbdfFile;
 pub use stream::DbdfWriter;
@@ -81,42 +82,43 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
     options: &Options,
 ) -> Result<()> {
     let path = path.as_ref();
-    write_atomically_synced(path, options.sync, |file| {
-        let mut recorder = Recorder {
-            inner: BufWriter::with_capacity(1 << 20, Preallocating::new(file)),
-            prefix: Vec::new(),
-            prefix_len: if options.writes_runtime() {
-                PREFIX_LEN
-            } else {
-                0
-            },
-            total: 0,
-        };
-        to_writer_with(&mut recorder, value, options)?;
-        recorder.inner.flush()?;
-        if options.writes_runtime() {
-            let sidecar = sidecar_path(path);
-            match meta::runtime_meta_json(&recorder.prefix, recorder.total)? {
-                Some(json) => write_atomically_synced(&sidecar, options.sync, |f| {
-                    Ok(f.write_all(json.as_bytes())?)
-                })?,
-                None => remove_if_present(&sidecar)?,
-            }
-        } else {
-            // A sidecar left by an earlier runtime-dialect file at this path describes
-            // another file: reading this one would follow it and fail.
-            remove_if_present(&sidecar_path(path))?;
-        }
+    let (mut file, pending) = Pending::create(path)?;
+    let writeback = Writeback::start(&file, options.sync);
+    let written = (|| -> Result<()> {
+        let mut out = BufWriter::with_capacity(1 << 20, Preallocating::new(&mut file));
+        to_writer_with(&mut out, value, options)?;
+        out.flush()?;
         Ok(())
-    })
+    })();
+    drop(writeback);
+    written?;
+    commit_dbdf(path, file, pending, options.writes_runtime(), options.sync)
 }
 
-/// Removes the file at `path`; a file that is not there is no error.
-pub fn remove_if_present(path: &Path) -> Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ErrorImpl::Io(e).into()),
-        _ => Ok(()),
+/// Puts the finished `.dbdf` file `file` in place at `path` with its sidecars, as one set
+/// ([`FileSet`]): in the runtime dialect the `.meta` DAPHNE needs, made from the file's own
+/// first bytes (none where the file is not one object DAPHNE reads); no sidecar otherwise,
+/// since one left by an earlier runtime-dialect file would describe another file; and no
+/// block index, since an earlier one describes the old file.
+pub(crate) fn commit_dbdf(
+    path: &Path,
+    file: File,
+    pending: Pending,
+    runtime: bool,
+    sync: bool,
+) -> Result<()> {
+    let meta = match runtime {
+        true => meta::runtime_meta_of(&file)?,
+        false => None,
+    };
+    let mut set = FileSet::new(sync);
+    set.pending(path, file, pending);
+    match meta {
+        Some(json) => set.bytes(sidecar_path(path), json.as_bytes())?,
+        None => set.remove(sidecar_path(path)),
     }
+    set.remove(index_path(path));
+    set.commit()
 }
 
 /// The most bytes handed to the kernel in one write to a file. The page cache takes a write's
@@ -274,41 +276,8 @@ fn preallocate(file: &File, offset: u64, len: u64) {
 #[cfg(not(target_os = "linux"))]
 fn preallocate(_: &File, _: u64, _: u64) {}
 
-/// A writer that keeps the first bytes written (for the sidecar) and counts the rest.
-struct Recorder<W> {
-    inner: W,
-    prefix: Vec<u8>,
-    /// How many bytes to keep: none unless a sidecar may be needed.
-    prefix_len: usize,
-    total: u64,
-}
-
 /// Enough for any header this crate writes short of frames with megabytes of labels.
 pub(crate) const PREFIX_LEN: usize = 1 << 20;
-
-impl<W: Write> Write for Recorder<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        let keep = n.min(self.prefix_len.saturating_sub(self.prefix.len()));
-        self.prefix.extend_from_slice(&buf[..keep]);
-        self.total += n as u64;
-        Ok(n)
-    }
-
-    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-        if self.prefix.len() < self.prefix_len {
-            // Rare (a sidecar's prefix still wanted): one slice at a time keeps it simple.
-            return self.write(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b));
-        }
-        let n = self.inner.write_vectored(bufs)?;
-        self.total += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
 
 /// `path` with `suffix` appended to its last component (`x.dbdf` -> `x.dbdf.meta`): how
 /// DAPHNE names sidecars and SystemDS its `.mtd` files.
@@ -373,6 +342,7 @@ pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     /// Reserving space never changes what the file holds or its length.
     #[test]

@@ -12,8 +12,7 @@ use ndarray::ArrayView2;
 use sprs::CsMatView;
 
 use crate::error::{Error, Result};
-use crate::io::meta::{sidecar_path, write_sidecar_for};
-use crate::io::{remove_if_present, scratch_file, Counted, Pending, Writeback};
+use crate::io::{scratch_file, Counted, Pending, Writeback};
 use crate::model::encode::{
     places, tile_dims, write_block, write_block_in_bands, MatrixCells, MatrixRef, RowBands,
 };
@@ -630,17 +629,10 @@ impl DbdfWriter {
         }
         let sink = self.sink.take().expect("the sink lives until finish");
         let pending = self.pending.take().expect("the name waits until finish");
-        into_file(sink).and_then(|file| {
-            drop(self.writeback.take());
-            pending.commit(file, self.options.sync)
-        })?;
-        if self.runtime() {
-            write_sidecar_for(&self.path)?;
-        } else {
-            // A sidecar of an earlier runtime-dialect file here would describe another file.
-            remove_if_present(&sidecar_path(&self.path))?;
-        }
-        Ok(())
+        let runtime = self.runtime();
+        let file = into_file(sink)?;
+        drop(self.writeback.take());
+        super::commit_dbdf(&self.path, file, pending, runtime, self.options.sync)
     }
 }
 

@@ -1,18 +1,14 @@
 //! The output side of conversions: each target format's sink, fed by the pipe.
 
-use serde_daphne::__private_0_1_0::{into_details, ErrorImpl};
 use std::io::Write;
 use std::path::Path;
 
 use super::{ConvertError, ConvertOptions, Format, Report};
 use crate::pipe::{self, DbdfSink, Failed, InputMetadata, PumpOptions, Sink, Source};
 use crate::{binsparse, csv, futhark, mtx, npy, systemds};
-use serde_daphne::__private_0_1_0::write_atomically_synced;
-use serde_daphne::lowlevel::sidecar_path;
-use serde_daphne::lowlevel::write_sidecar;
+use serde_daphne::lowlevel::{sidecar_path, FileSet};
 use serde_daphne::Dialect;
 use serde_daphne::Error;
-use serde_daphne::Header;
 
 /// Converts what `source` (read from `input`) holds to `output`: value and data type changes
 /// on the way, then the output format's sink (by default the extension's), built from that
@@ -121,14 +117,26 @@ pub fn convert_from(
         #[cfg(not(feature = "parquet"))]
         Format::Parquet | Format::Arrow => return Err(super::without_tables(output)),
         _ => {
-            write_output_synced(output, options.sync, |out| {
+            // CSV's `.meta` is part of the CSV's own write: both or neither.
+            let mut sidecar_warning = None;
+            let sidecars = |set: &mut FileSet| -> Result<(), Error> {
+                if to == Format::Csv {
+                    sidecar_warning = match headers.as_deref() {
+                        Ok([header]) => csv::add_sidecar(set, output, header)?,
+                        _ => {
+                            set.remove(sidecar_path(output));
+                            None
+                        }
+                    };
+                }
+                Ok(())
+            };
+            write_output_with(output, options.sync, sidecars, |out| {
                 let sink = stream_sink(to, out, options, &metadata)
                     .map_err(|e| ConvertError::at(output, e))?;
                 pump(sink, false).map(drop)
             })?;
-            if let (Format::Csv, true, Ok([header])) = (to, to_file, headers.as_deref()) {
-                csv_sidecar(output, header, &mut report)?;
-            }
+            report.warnings.extend(sidecar_warning);
         }
     }
     Ok(report)
@@ -174,26 +182,6 @@ fn stream_sink<'w>(
     })
 }
 
-/// Writes the `.meta` sidecar of a CSV file, so that its types survive; where DAPHNE's
-/// sidecars cannot name them (16-bit types), the CSV stands alone and the report says so.
-pub(super) fn csv_sidecar(
-    output: &Path,
-    header: &Header,
-    report: &mut Report,
-) -> Result<(), ConvertError> {
-    match write_sidecar(output, header).map_err(into_details) {
-        Err(ErrorImpl::NotInDialect { what, .. }) => {
-            report.warnings.push(format!(
-                "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
-                 read back as i64",
-                output.display()
-            ));
-            Ok(())
-        }
-        other => other.map_err(|e| remove_and_fail(output, Error::from(e))),
-    }
-}
-
 /// Writes the bytes `write` produces to `output` (`-` is standard output), atomically for
 /// files: on failure nothing is left behind (the `dbdf` tool's outputs all go through here).
 ///
@@ -226,6 +214,17 @@ pub fn write_output_synced<E: From<ConvertError>>(
     sync: bool,
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<(), E>,
 ) -> Result<(), E> {
+    write_output_with(output, sync, |_| Ok(()), write)
+}
+
+/// [`write_output_synced`], with the sidecars `sidecars` adds (a file's only) put in place
+/// together with the file, or not at all ([`FileSet`]).
+fn write_output_with<E: From<ConvertError>>(
+    output: &Path,
+    sync: bool,
+    sidecars: impl FnOnce(&mut FileSet) -> Result<(), Error>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<(), E>,
+) -> Result<(), E> {
     if output == Path::new("-") {
         // Built in memory first, so a failure prints nothing.
         let mut bytes = Vec::new();
@@ -235,7 +234,8 @@ pub fn write_output_synced<E: From<ConvertError>>(
             .map_err(|e| ConvertError::message(output, format!("standard output: {e}")).into());
     }
     let mut failure = None;
-    let result = write_atomically_synced(output, sync, |file| {
+    let mut set = FileSet::new(sync);
+    let result = set.file(output, |file| {
         let file = serde_daphne::__private_0_1_0::Preallocating::new(file);
         let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
         if let Err(f) = write(&mut writer) {
@@ -245,15 +245,12 @@ pub fn write_output_synced<E: From<ConvertError>>(
         writer.flush()?;
         Ok(())
     });
+    let result = result
+        .and_then(|()| sidecars(&mut set))
+        .and_then(|()| set.commit());
     match (failure, result) {
         (Some(f), _) => Err(f),
         (None, Err(e)) => Err(ConvertError::at(output, e).into()),
         (None, Ok(())) => Ok(()),
     }
-}
-
-/// A sidecar that could not be written: the data file goes too, so nothing half-done stays.
-fn remove_and_fail(output: &Path, error: Error) -> ConvertError {
-    let _ = std::fs::remove_file(output);
-    ConvertError::at(&sidecar_path(output), error)
 }

@@ -34,10 +34,8 @@ mod write;
 
 pub use self::pipe::{CsvSink, CsvSource};
 use self::write::{write_labels, write_records};
-use serde_daphne::__private_0_1_0::write_buffered;
-use serde_daphne::lowlevel::read_sidecar;
-use serde_daphne::lowlevel::write_sidecar;
-use serde_daphne::{DataType, Error, Object, Result};
+use serde_daphne::lowlevel::{read_sidecar, sidecar_path, FileSet};
+use serde_daphne::{DataType, Error, Header, Object, Result};
 
 /// How CSV is written. Plain data, as every format's options: set the fields that differ
 /// from [`WriteOptions::default`] (frames with a header record of their labels).
@@ -75,10 +73,37 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
 /// As [`to_writer`]; I/O errors.
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();
-    write_buffered(path, |w| to_writer(w, object, options))?;
-    match write_sidecar(path, object.header()).map_err(into_details) {
-        Err(ErrorImpl::NotInDialect { .. }) => Ok(()),
-        other => other.map_err(Error::from),
+    let mut set = FileSet::new(true);
+    set.file(path, |file| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        to_writer(&mut out, object, options)?;
+        Ok(out.flush()?)
+    })?;
+    add_sidecar(&mut set, path, object.header())?;
+    set.commit()
+}
+
+/// Adds to `set` the `.meta` sidecar of the CSV file at `path` holding an object with
+/// `header`, so that its types survive; where DAPHNE's sidecars cannot name them (16-bit
+/// types), the removal of an older one instead, and a warning saying so.
+///
+/// # Errors
+/// I/O errors writing the sidecar.
+pub(crate) fn add_sidecar(
+    set: &mut FileSet,
+    path: &Path,
+    header: &Header,
+) -> Result<Option<String>> {
+    match set.sidecar(path, header).map_err(into_details) {
+        Err(ErrorImpl::NotInDialect { what, .. }) => {
+            set.remove(sidecar_path(path));
+            Ok(Some(format!(
+                "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
+                 read back as i64",
+                path.display()
+            )))
+        }
+        other => other.map(|()| None).map_err(Error::from),
     }
 }
 

@@ -146,15 +146,20 @@ pub fn commit(staged: &Path, folder: &Path) -> Result<()> {
     let source = SegmentsSource::open(staged)?;
     let header = crate::pipe::Source::headers(&source)[0].clone();
     drop(source);
-    serde_daphne::lowlevel::replace_directory(folder, sink::is_segment_folder, |dir| {
+    // The folder and its local sidecar as one set: both or neither.
+    let mut set = serde_daphne::lowlevel::FileSet::new(false);
+    set.folder(folder, sink::is_segment_folder, |dir| {
         for entry in std::fs::read_dir(staged)? {
             let entry = entry?;
             std::fs::rename(entry.path(), dir.join(entry.file_name()))?;
         }
         Ok(())
     })?;
-    std::fs::remove_dir(staged)?;
-    serde_daphne::lowlevel::write_segments_sidecar(folder, &header)
+    set.segments_sidecar(folder, &header)?;
+    set.commit()?;
+    // Emptied, in the caller's scratch folder, which its caller removes in any case.
+    let _ = std::fs::remove_dir(staged);
+    Ok(())
 }
 
 #[cfg(test)]

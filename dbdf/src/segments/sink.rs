@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{row_split, segment_path, WriteOptions};
 use crate::pipe::{Band, Cells, Pieces, Sink, Want};
-use serde_daphne::lowlevel::replace_directory;
-use serde_daphne::lowlevel::write_segments_sidecar;
+use serde_daphne::lowlevel::FileSet;
 use serde_daphne::with_value_type;
 use serde_daphne::DbdfWriter;
 use serde_daphne::Dialect;
@@ -73,7 +72,9 @@ impl Sink for SegmentsSink {
             ..Options::new()
         };
         let folder = self.folder.clone();
-        replace_directory(&self.folder, is_segment_folder, |dir| {
+        // The folder and its local sidecar as one set: both or neither.
+        let mut set = FileSet::new(false);
+        set.folder(&self.folder, is_segment_folder, |dir| {
             // Named as in the final folder, written in the temporary one.
             let start = |k: usize| -> Result<Open> {
                 let mut part = header.clone();
@@ -121,7 +122,8 @@ impl Sink for SegmentsSink {
             }
             last.writer.finish()
         })?;
-        write_segments_sidecar(&self.folder, header)?;
+        set.segments_sidecar(&self.folder, header)?;
+        set.commit()?;
         if header.data_type() != DataType::DenseMatrix {
             self.warnings.push(format!(
                 "{}: DAPHNE's runtime reads dense matrices from segments; this {} reads back \

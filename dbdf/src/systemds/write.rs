@@ -13,8 +13,7 @@ use super::cells::{matrix_records, Cells, Emit, InOrderRows, SourceRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
 use crate::pipe::{self, Band, Pieces, Sink};
-use serde_daphne::__private_0_1_0::write_atomically;
-use serde_daphne::lowlevel::replace_directory;
+use serde_daphne::lowlevel::FileSet;
 use serde_daphne::DataType;
 use serde_daphne::Header;
 use serde_daphne::Object;
@@ -280,9 +279,11 @@ fn write_files(
     let parts = parts.or_else(|| {
         (estimate > PART_BYTES).then(|| estimate.div_ceil(PART_BYTES).min(block_rows) as usize)
     });
+    // The data and its `.mtd` as one set: both or neither.
+    let mut set = FileSet::new(true);
     match parts {
-        None => write_atomically(path, |file| write_part(file.try_clone()?, 0..block_rows))?,
-        Some(parts) => replace_directory(path, is_part_directory, |dir| {
+        None => set.file(path, |file| write_part(file.try_clone()?, 0..block_rows))?,
+        Some(parts) => set.folder(path, is_part_directory, |dir| {
             let next = AtomicUsize::new(0);
             let workers = match in_order {
                 true => 1,
@@ -319,9 +320,8 @@ fn write_files(
         })?,
     }
     let text = serde_json::to_string_pretty(&mtd()).expect("JSON values serialize");
-    write_atomically(metadata_path(path), |file| {
-        Ok(std::io::Write::write_all(file, text.as_bytes())?)
-    })
+    set.bytes(metadata_path(path), text.as_bytes())?;
+    set.commit()
 }
 
 /// Whether an existing directory holds only what a Spark or SystemDS write leaves (part

@@ -17,6 +17,7 @@ mod numpy_files;
 mod peer_files;
 mod pipe;
 mod segments;
+mod sets;
 mod systemds;
 #[cfg(feature = "parquet")]
 mod tables;

@@ -267,7 +267,7 @@ fn failure(error: ConvertError) -> Failure {
 
 fn finish(report: Report) -> ExitCode {
     for warning in report.warnings {
-        eprintln!("dbdf: {warning}");
+        crate::say(format_args!("{warning}"));
     }
     ExitCode::SUCCESS
 }

@@ -1,7 +1,10 @@
 //! `dbdf`: inspect, validate, convert and picture DAPHNE binary data files.
 //!
 //! Every error is one line naming the file, what is wrong and where; the exit code is 1 (2 for
-//! usage errors); no output file is left behind by a failed command.
+//! usage errors); no output file is left behind by a failed command. Messages go through
+//! [`say`], never `eprintln!` (which panics when standard error fails; clippy refuses it here).
+
+#![deny(clippy::print_stderr, clippy::print_stdout)]
 
 mod convert;
 mod files;
@@ -121,6 +124,14 @@ impl From<dbdf::convert::ConvertError> for Failure {
     }
 }
 
+/// Prints a line to standard error, prefixed `dbdf: `. A standard error that cannot be written
+/// (closed, full, failing) loses the line, not the command: the exit code still says how it
+/// went.
+pub fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "dbdf: {line}");
+}
+
 /// Prints `text` to standard output; a closed pipe (as with `| head`) ends quietly.
 pub fn emit(text: &str) -> Result<(), Failure> {
     use std::io::Write;
@@ -149,7 +160,7 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     files::set_quiet(cli.quiet);
     if let Err(failure) = remote::set_storage_options(&cli.storage_options) {
-        eprintln!("dbdf: {}", failure.message);
+        say(format_args!("{}", failure.message));
         return ExitCode::from(2);
     }
     let result = match cli.command {
@@ -165,14 +176,14 @@ fn main() -> ExitCode {
         } => spy::run(&file, width, output.as_deref()),
     };
     if cli.stats {
-        eprintln!("dbdf: {}", remote::summary());
+        say(format_args!("{}", remote::summary()));
     }
     match result {
         Ok(code) => code,
         Err(failure) => {
             match failure.file {
-                Some(file) => eprintln!("dbdf: {file}: {}", failure.message),
-                None => eprintln!("dbdf: {}", failure.message),
+                Some(file) => say(format_args!("{file}: {}", failure.message)),
+                None => say(format_args!("{}", failure.message)),
             }
             ExitCode::FAILURE
         }

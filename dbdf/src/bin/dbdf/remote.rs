@@ -49,7 +49,7 @@ pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
             let opened = remote::open_dbdf(&url, storage(), &Options::new())
                 .map_err(|e| Failure::at(file, e))?;
             if let Some(why) = opened.stale_index {
-                eprintln!("dbdf: {url}: its block index was not used ({why})");
+                crate::say(format_args!("{url}: its block index was not used ({why})"));
             }
             Ok(opened.file)
         }
