@@ -137,7 +137,8 @@ http {{
 class Proxy:
     """An HTTP proxy in front of ``target``: it fails every ``fail_every``-th request with a
     503, drops the request headers named in ``drop`` (as a server that ignores them), calls
-    ``on_request(method, path)`` before forwarding, and can stop listening."""
+    ``on_request(method, path)`` before forwarding, answers the requests ``refuse`` picks
+    with the status it gives, and can stop listening."""
 
     def __init__(self, target_port, fail_every=0, drop=()):
         self.target_port = target_port
@@ -146,6 +147,8 @@ class Proxy:
         self.count = 0
         self.failed = 0
         self.on_request = None
+        # ``refuse(method, path)``: a status to answer instead of forwarding, or None.
+        self.refuse = None
         self.stopped = False
         self.lock = threading.Lock()
         proxy = self
@@ -170,6 +173,14 @@ class Proxy:
                     proxy.failed += bool(fail)
                 if proxy.on_request:
                     proxy.on_request(self.command, self.path)
+                refused = proxy.refuse and proxy.refuse(self.command, self.path)
+                if refused:
+                    # An answer no client retries (403: forbidden), as a server that refuses
+                    # this one request for good.
+                    self.send_response(refused)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if fail:
                     self.send_response(503)
                     self.send_header("Content-Length", "0")

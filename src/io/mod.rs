@@ -70,9 +70,10 @@ pub fn to_file<P: AsRef<Path>, T: ?Sized + Serialize>(path: P, value: &T) -> Res
 /// Serializes `value` to the file at `path`, atomically, with the given options.
 ///
 /// In the runtime dialect ([`Options::dialect`]) a file holding one matrix or frame also gets
-/// the `.meta` sidecar DAPHNE's `read` kernel needs, written first as DAPHNE does; a stale
-/// sidecar beside `path` (left by an earlier file there) is removed whenever the new file is
-/// not one object DAPHNE reads, spec-dialect files included.
+/// the `.meta` sidecar DAPHNE's `read` kernel needs; a stale sidecar beside `path` (left by an
+/// earlier file there) is removed whenever the new file is not one object DAPHNE reads,
+/// spec-dialect files included, and so is a block index (`.index`) of the old file. The file
+/// and its sidecars change together or not at all ([`crate::lowlevel::FileSet`]).
 ///
 /// # Errors
 /// As [`to_file`].

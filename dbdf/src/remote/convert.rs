@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde_daphne::{BlockIndex, Result};
 
-use super::{
-    download_to, upload_from, FetchedOnce, Location, ObjectReader, RemoteObject, StorageOptions,
-};
+use super::sets::{segment, upload_segments, upload_with_sidecars};
+use super::{download_to, FetchedOnce, Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
 use crate::pipe::Source;
 use crate::segments::segment_name;
@@ -181,11 +180,6 @@ fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<PathBuf> {
     Ok(local)
 }
 
-/// The object of segment `i` of the folder of segments `folder` (`NAME.hdfs/NAME.hdfs_segment_i`).
-fn segment(folder: &RemoteObject, i: usize) -> RemoteObject {
-    folder.sibling(&format!("/{}", segment_name(folder.file_name(), i)))
-}
-
 /// Downloads the folder of segments behind `folder` (the objects under `NAME.hdfs/`) into
 /// `dir`, with its local sidecar: segments 1, 2, ... with their sidecars, up to the first
 /// without one (DAPHNE's segments each have theirs). Each segment is pinned to the version
@@ -211,73 +205,4 @@ fn fetch_segments(folder: &RemoteObject, dir: &Path) -> Result<PathBuf> {
         )?;
     }
     Ok(local)
-}
-
-/// Uploads the folder of segments at `local` as the objects under `folder` (`NAME.hdfs/`):
-/// the local sidecar is removed first and sent last, so that a reader that needs it (DAPHNE)
-/// never takes a half-written folder for a whole one; segments an earlier, longer write left
-/// are removed.
-fn upload_segments(local: &Path, folder: &RemoteObject) -> Result<()> {
-    let local_meta = folder.sibling(".meta");
-    local_meta.delete_if_present()?;
-    let mut written = 0;
-    for i in 1.. {
-        let name = local.join(segment_name(folder.file_name(), i));
-        let Ok(file) = File::open(&name) else {
-            break;
-        };
-        let object = segment(folder, i);
-        upload_from(&file, &object)?;
-        let mut meta = name.into_os_string();
-        meta.push(".meta");
-        upload_from(&File::open(meta)?, &object.sibling(".meta"))?;
-        written = i;
-    }
-    for i in written + 1.. {
-        let stale = segment(folder, i);
-        if stale.sibling(".meta").get_if_present()?.is_none() {
-            stale.delete_if_present()?;
-            break;
-        }
-        stale.delete_if_present()?;
-        stale.sibling(".meta").delete_if_present()?;
-    }
-    let mut meta = local.to_path_buf().into_os_string();
-    meta.push(".meta");
-    upload_from(&File::open(meta)?, &local_meta).map(drop)
-}
-
-/// Uploads the file at `local` as `object`, then the sidecars written beside it (`.meta`,
-/// `.mtd`), then `index` as its block index (an older index is removed first: it would
-/// describe the old object).
-///
-/// # Errors
-/// A folder at `local`; as [`upload_from`].
-pub fn upload_with_sidecars(
-    local: &Path,
-    object: &RemoteObject,
-    index: Option<BlockIndex>,
-) -> Result<()> {
-    if local.is_dir() {
-        return Err(serde_daphne::Error::invalid(format!(
-            "{} would be a folder (a Zarr group, SystemDS parts): folders are not uploaded to object storage yet; write it locally",
-            object.url()
-        )));
-    }
-    let index_object = object.sibling(".index");
-    if index.is_some() {
-        index_object.delete_if_present()?;
-    }
-    upload_from(&File::open(local)?, object)?;
-    for suffix in SIDECARS {
-        let mut name = local.to_path_buf().into_os_string();
-        name.push(suffix);
-        if let Ok(file) = File::open(&name) {
-            upload_from(&file, &object.sibling(suffix))?;
-        }
-    }
-    if let Some(index) = index {
-        index_object.put(index.to_vec())?;
-    }
-    Ok(())
 }

@@ -14,6 +14,7 @@ mod cached;
 mod convert;
 mod object;
 mod reader;
+mod sets;
 mod transfer;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,9 +25,10 @@ use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
 pub use cached::FetchedOnce;
-pub use convert::{convert_urls, upload_with_sidecars, Scratch};
+pub use convert::{convert_urls, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{is_object_changed, open_dbdf, ObjectReader, OpenedDbdf};
+pub use sets::upload_with_sidecars;
 pub use transfer::{download_to, upload_from};
 
 /// Where a command's file is: a local path, standard input or output (`-`), or an object

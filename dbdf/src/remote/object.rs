@@ -224,6 +224,16 @@ impl RemoteObject {
         Ok(())
     }
 
+    /// Copies the object to `to` (in the same store), on the server.
+    ///
+    /// # Errors
+    /// A failed request, in one line naming the URL.
+    pub(super) fn copy_to(&self, to: &RemoteObject) -> Result<()> {
+        let store = Arc::clone(&self.store);
+        let (from, to) = (self.path.clone(), to.path.clone());
+        self.run(async move { store.copy(&from, &to).await }, |_| (0, 0))
+    }
+
     /// Deletes the object; none there is no error.
     ///
     /// # Errors
