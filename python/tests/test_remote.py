@@ -339,6 +339,7 @@ WRITERS = [
     ("m.sysds", ["m.sysds.mtd"], ["--to", "systemds"], None),
     ("s.dbdf", ["s.dbdf.meta", "s.dbdf.index"], [], None),
     ("g.hdfs", ["g.hdfs.meta"], ["--segments", "2"], "g.hdfs"),
+    ("n.npy", [], [], None),
 ]
 
 

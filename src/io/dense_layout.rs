@@ -271,20 +271,25 @@ impl DenseLayout {
         Ok(())
     }
 
-    /// Names the finished file at `scratch` `target` (replacing it in one step), synced to
-    /// disk first when `sync`. Call it once every tile is written: a tile never written
-    /// reads as zeros.
+    /// Names the finished file at `scratch` `target` (replacing it in one step, with a
+    /// `.meta` or `.index` an earlier file left there, as one set: [`super::FileSet`]),
+    /// synced to disk first when `sync`. Call it once every tile is written: a tile never
+    /// written reads as zeros.
     ///
     /// # Errors
-    /// I/O errors; a file of another length (then it stays where it is).
+    /// A file of another length (then it stays where it is); I/O errors (then the old file
+    /// stays, and the scratch file is removed).
     pub fn commit(&self, scratch: &Path, target: &Path, sync: bool) -> Result<()> {
         let file = File::open(scratch)?;
         self.check_len(&file, scratch)?;
         if sync {
             file.sync_all()?;
         }
-        std::fs::rename(scratch, target)?;
-        Ok(())
+        let mut set = super::FileSet::new(sync);
+        set.named(target, scratch.to_owned());
+        set.remove(super::sidecar_path(target));
+        set.remove(super::index_path(target));
+        set.commit()
     }
 }
 
@@ -354,7 +359,12 @@ mod tests {
                     .collect();
                 layout.write_tile_at(&scratch, row, col, &values).unwrap();
             }
+            // A runtime sidecar and a block index of an earlier file there go with it.
+            std::fs::write(crate::io::sidecar_path(&target), b"{}").unwrap();
+            std::fs::write(crate::io::index_path(&target), b"old").unwrap();
             layout.commit(&scratch, &target, false).unwrap();
+            assert!(!crate::io::sidecar_path(&target).exists());
+            assert!(!crate::io::index_path(&target).exists());
             let m = ndarray::Array2::from_shape_fn((rows as usize, cols as usize), |(r, c)| {
                 value(r as u64, c as u64)
             });
@@ -366,6 +376,12 @@ mod tests {
             let expected = crate::to_vec_with(&crate::Dense(m), &options).unwrap();
             assert_eq!(std::fs::read(&target).unwrap(), expected, "{rows} x {cols}");
         }
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["m1x9.dbdf", "m4x4.dbdf", "m5x7.dbdf"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -61,6 +61,7 @@ struct Member {
 /// What a member's target becomes.
 enum New {
     File(File, Pending),
+    Named(Temporary),
     Folder(Temporary),
     Gone,
 }
@@ -129,6 +130,16 @@ impl FileSet {
         self.members.push(Member {
             target: target.to_owned(),
             new: New::File(file, pending),
+        });
+    }
+
+    /// Adds the finished file at `temporary` (a temporary name beside `target`, as
+    /// [`super::temporary_path`] gives), to be named `target`; removed if the set is dropped
+    /// or fails.
+    pub(crate) fn named(&mut self, target: &Path, temporary: PathBuf) {
+        self.members.push(Member {
+            target: target.to_owned(),
+            new: New::Named(Temporary(temporary)),
         });
     }
 
@@ -223,6 +234,7 @@ impl FileSet {
         for member in self.members {
             let new = match member.new {
                 New::File(file, pending) => Some(pending.into_temporary(file, sync)?),
+                New::Named(temp) => Some(temp),
                 New::Folder(temp) => {
                     folders = true;
                     Some(temp)

@@ -11,7 +11,8 @@ spread over them), then seeded random runs fail calls of every kind with mixed e
 --random runs have had a failure. The failures come from tests/faults/inject.c, a preload
 built here with the C compiler.
 
-    python3 tests/faults/run.py --dbdf target/debug/dbdf [--random 100] [--only NAME]
+    python3 tests/faults/run.py --dbdf target/debug/dbdf [--python PY] [--random 100]
+        [--only NAME]
 """
 import argparse
 import os
@@ -26,10 +27,26 @@ KINDS = ["open", "write", "fsync", "rename", "link", "close", "unlink", "mkdir"]
 
 
 class Writer:
-    """A command writing version 0 (old) or 1 (new) of `names` in the output folder."""
+    """A command writing version 0 (old) or 1 (new) of `names` in the output folder: `dbdf`
+    with `args(v)`, or (`python`) the Python package's `dbdf.save` of that version."""
 
-    def __init__(self, name, names, args, old=None):
+    def __init__(self, name, names, args, old=None, python=False):
         self.name, self.names, self.args, self.old = name, names, args, old
+        self.python = python
+
+
+# The Python package's writer, as a program: one line and exit 1 for an exception (a Rust
+# panic is a BaseException, and its traceback fails the run).
+SAVE = """
+import sys, numpy, dbdf
+out, v = sys.argv[1], int(sys.argv[2])
+m = numpy.arange((50 + 10 * v) * 4, dtype=numpy.float64).reshape(-1, 4) + v
+try:
+    dbdf.save(out + "/p.dbdf", m, dialect="daphne")
+except Exception as e:
+    print(f"dbdf: {e}", file=sys.stderr)
+    sys.exit(1)
+"""
 
 
 def writers():
@@ -59,6 +76,7 @@ def writers():
         Writer("spy", ["m.png"], lambda v: ["spy", f"{{in}}/m{v}.dbdf", "--output", "m.png"]),
         # The block index of a file already there: the old set has none.
         Writer("index", ["i.dbdf.index"], lambda v: ["index", "i.dbdf"], old="remove"),
+        Writer("python save", ["p.dbdf", "p.dbdf.meta"], None, python=True),
     ]
 
 
@@ -82,8 +100,8 @@ def snapshot(folder, names):
 
 
 class Suite:
-    def __init__(self, dbdf, shim, work):
-        self.dbdf, self.shim, self.work = dbdf, shim, work
+    def __init__(self, dbdf, python, shim, work):
+        self.dbdf, self.python, self.shim, self.work = dbdf, python, shim, work
         self.inputs = os.path.join(work, "in")
         self.out = os.path.join(work, "out")
         os.makedirs(self.inputs)
@@ -91,15 +109,20 @@ class Suite:
         self.problems = []
 
     def run(self, writer, version, faults=None):
-        args = [a.replace("{in}", self.inputs) for a in writer.args(version)]
+        if writer.python:
+            # Isolated (-I), from outside the output folder: only the save's own calls there
+            # can fail, not the interpreter's imports.
+            command, cwd = [self.python, "-I", "-c", SAVE, self.out, str(version)], self.work
+        else:
+            args = [a.replace("{in}", self.inputs) for a in writer.args(version)]
+            command, cwd = [self.dbdf, "--quiet", *args], self.out
         env = dict(os.environ)
         env.pop("LD_PRELOAD", None)
         if faults is not None:
             env.update(faults)
             env["LD_PRELOAD"] = self.shim
             env["FAULT_DIR"] = self.out
-        return subprocess.run([self.dbdf, "--quiet", *args], cwd=self.out, env=env,
-                              capture_output=True, timeout=120)
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, timeout=120)
 
     def clean(self, writer, version):
         if version == 0 and writer.old == "remove":
@@ -204,6 +227,7 @@ def main():
     parser.add_argument("--dbdf", required=True)
     parser.add_argument("--random", type=int, default=100)
     parser.add_argument("--per-kind", type=int, default=25)
+    parser.add_argument("--python", help="a Python with the dbdf package: its save too")
     parser.add_argument("--only", action="append")
     args = parser.parse_args()
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -215,11 +239,14 @@ def main():
         shim = os.path.join(work, "inject.so")
         subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", shim,
                         os.path.join(HERE, "inject.c"), "-ldl"], check=True)
-        suite = Suite(os.path.abspath(args.dbdf), shim, work)
+        suite = Suite(os.path.abspath(args.dbdf), args.python, shim, work)
         make_inputs(suite)
         start, runs = time.time(), 0
         for writer in writers():
             if args.only and writer.name not in args.only:
+                continue
+            if writer.python and not args.python:
+                print(f"faults: {writer.name}: SKIPPED (no --python)")
                 continue
             runs += suite.check(writer, args.per_kind, args.random)
         if suite.problems:
