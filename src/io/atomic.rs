@@ -67,14 +67,22 @@ pub(crate) fn folder_of(path: &Path) -> &Path {
 /// are theirs. Returns how many were removed. Best effort: what cannot be listed or removed
 /// stays.
 pub fn remove_stale_temporaries(path: &Path) -> usize {
-    let prefix = temporary_prefix(path);
-    let Ok(entries) = fs::read_dir(folder_of(path)) else {
+    remove_stale_temporaries_of(folder_of(path), &[path])
+}
+
+/// [`remove_stale_temporaries`] for several targets in `folder`, in one look at it.
+pub(crate) fn remove_stale_temporaries_of(folder: &Path, targets: &[&Path]) -> usize {
+    let prefixes: Vec<String> = targets.iter().map(|t| temporary_prefix(t)).collect();
+    let Ok(entries) = fs::read_dir(folder) else {
         return 0;
     };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| prefixes.iter().find_map(|p| n.strip_prefix(p.as_str())))
+        else {
             continue;
         };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {

@@ -24,8 +24,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::atomic::{
-    crash_point, exchange, finish, folder_of, remove_any, remove_stale_temporaries, temporary_path,
-    Pending, Temporary, Writeback,
+    crash_point, exchange, finish, folder_of, remove_any, remove_stale_temporaries,
+    remove_stale_temporaries_of, temporary_path, Pending, Temporary, Writeback,
 };
 use super::meta::{meta_json, segments_meta_json, sidecar_path};
 use crate::error::Result;
@@ -229,6 +229,7 @@ impl FileSet {
     pub fn commit(self) -> Result<()> {
         let sync = self.sync;
         let several = self.members.len() > 1;
+        clear_stale(&self.members);
         let mut named = Vec::with_capacity(self.members.len());
         let mut folders = false;
         for member in self.members {
@@ -239,10 +240,7 @@ impl FileSet {
                     folders = true;
                     Some(temp)
                 }
-                New::Gone => {
-                    remove_stale_temporaries(&member.target);
-                    None
-                }
+                New::Gone => None,
             };
             named.push((member.target, new));
         }
@@ -287,6 +285,26 @@ impl FileSet {
             }
         }
         Ok(())
+    }
+}
+
+/// Removes what killed writers left of the members to remove, in one look per folder (the
+/// other members' were cleared when they were made).
+fn clear_stale(members: &[Member]) {
+    let gone: Vec<&Path> = (members.iter())
+        .filter(|m| matches!(m.new, New::Gone))
+        .map(|m| m.target.as_path())
+        .collect();
+    let mut seen: Vec<&Path> = Vec::new();
+    for target in &gone {
+        let folder = folder_of(target);
+        if !seen.contains(&folder) {
+            let here: Vec<&Path> = (gone.iter().copied())
+                .filter(|t| folder_of(t) == folder)
+                .collect();
+            remove_stale_temporaries_of(folder, &here);
+            seen.push(folder);
+        }
     }
 }
 

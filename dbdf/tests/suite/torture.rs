@@ -82,7 +82,7 @@ struct Writer {
     /// The command writing version `v` (0: the old, 1: the new).
     command: Box<dyn Fn(u8) -> Command>,
     /// The steps between which a crash point stops it.
-    crash_points: &'static [&'static str],
+    crash_points: Vec<&'static str>,
 }
 
 fn dbdf_cli(dir: &Path, args: Vec<String>) -> Command {
@@ -178,6 +178,15 @@ fn library_writer_child() {
     }
 }
 
+/// A writer's crash points, and for one with sidecars the moment between putting its data
+/// in place and its sidecars (each file is then the old or the new one on its own).
+fn with_sidecars(mut points: Vec<&'static str>, outputs: &[String]) -> Vec<&'static str> {
+    if outputs.len() > 1 {
+        points.push("set-partly-replaced");
+    }
+    points
+}
+
 fn writers(dir: &Path) -> Vec<Writer> {
     // The portable paths differ in how a file or a directory is put in place, not in what is
     // written: there, one library writer, one converter to a file and the two converters to
@@ -198,9 +207,9 @@ fn writers(dir: &Path) -> Vec<Writer> {
         all.extend(outputs.iter().map(|s| s.to_string()));
         writers.push(Writer {
             name: kind,
+            crash_points: with_sidecars(vec!["file-named"], &all),
             outputs: all,
             command: Box::new(move |v| library(&dir, kind, target, v)),
-            crash_points: &["file-named"],
         });
     }
     // `dbdf convert` to every format (from the two versions of a .dbdf matrix), and `slice`.
@@ -225,6 +234,18 @@ fn writers(dir: &Path) -> Vec<Writer> {
         let mut outputs = vec![target.clone()];
         outputs.extend(extra.iter().map(|s| s.to_string()));
         let dir = dir.to_owned();
+        // Under SERDE_DAPHNE_PORTABLE directories are swapped in two renames, as on systems
+        // without renameat2: a stop between them leaves the target missing.
+        let crash_points = with_sidecars(
+            if dirs && !every {
+                vec!["directory-built", "directory-moved-aside"]
+            } else if dirs {
+                vec!["directory-built", "directory-swapped"]
+            } else {
+                vec!["file-named"]
+            },
+            &outputs,
+        );
         writers.push(Writer {
             name: Box::leak(
                 format!("convert {from}.. {target} {}", args.join(" ")).into_boxed_str(),
@@ -239,15 +260,7 @@ fn writers(dir: &Path) -> Vec<Writer> {
                 all.extend(args.iter().cloned());
                 dbdf_cli(&dir, all)
             }),
-            // Under SERDE_DAPHNE_PORTABLE directories are swapped in two renames, as on
-            // systems without renameat2: a stop between them leaves the target missing.
-            crash_points: if dirs && !every {
-                &["directory-built", "directory-moved-aside"]
-            } else if dirs {
-                &["directory-built", "directory-swapped"]
-            } else {
-                &["file-named"]
-            },
+            crash_points,
         });
     };
     for (target, extra) in small {
@@ -281,7 +294,7 @@ fn writers(dir: &Path) -> Vec<Writer> {
             ];
             dbdf_cli(&dir_owned, args.iter().map(|s| s.to_string()).collect())
         }),
-        crash_points: &["file-named"],
+        crash_points: vec!["file-named"],
     });
     writers
 }
@@ -363,7 +376,7 @@ fn kills_at_any_moment_leave_the_old_or_the_new_outputs_and_no_litter() {
             child.wait().unwrap();
             check(&format!("after a kill at {at:?} (kill {k})"), &mut outcomes);
         }
-        for point in writer.crash_points {
+        for point in &writer.crash_points {
             let mut command = (writer.command)(1);
             command.env("SERDE_DAPHNE_CRASH_AT", point);
             let status = command
