@@ -27,7 +27,8 @@
 //!   [`sidecar_path`], and the local one of a folder of segments, [`write_segments_sidecar`].
 //! - Progress of long reads and writes: [`Progress`].
 //! - Formats that are folders (segments, part files, Zarr groups), written whole or not at
-//!   all: [`replace_directory`].
+//!   all: [`replace_directory`]; a file (or folder) and its sidecars replaced together, the
+//!   old set kept whole on any failure: [`FileSet`].
 //!
 //! ```
 //! use serde_daphne::lowlevel::{MatrixRef, RowCounts, CsrFill};
