@@ -394,14 +394,18 @@ def test_a_refused_request_leaves_the_old_set_or_the_new(s3, cli, tmp_path, outp
                 assert now == old, f"{what}: exit 1 without the old set"
             outcomes[done.returncode] += 1
             if now != old:
-                proxy.refuse = None
-                assert write(0).returncode == 0
+                # The old set put back as it was (cheaper than writing it again).
+                for key in set(now) - set(old):
+                    s3.client.delete_object(Bucket="data", Key=key)
+                for key, body in old.items():
+                    s3.client.put_object(Bucket="data", Key=key, Body=body)
+                assert keys_of(s3, names, folder) == old
         assert outcomes[1] >= total // 2, outcomes
     finally:
         proxy.stop()
     # Nothing beside the set once a clean write has run (copies of old segments included).
     assert write(1).returncode == 0
-    stem = output.split(".")[0]
-    litter = [k for k in s3.keys() if k.startswith(stem + ".")
+    # (Other tests' objects share the bucket: only names that start as the output's count.)
+    litter = [k for k in s3.keys() if k.startswith(output)
               and k not in names and not (folder and k.startswith(folder + "/"))]
     assert litter == []

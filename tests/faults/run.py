@@ -15,6 +15,7 @@ built here with the C compiler.
         [--only NAME]
 """
 import argparse
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -102,6 +103,7 @@ def snapshot(folder, names):
 class Suite:
     def __init__(self, dbdf, python, shim, work):
         self.dbdf, self.python, self.shim, self.work = dbdf, python, shim, work
+        os.makedirs(work, exist_ok=True)
         self.inputs = os.path.join(work, "in")
         self.out = os.path.join(work, "out")
         os.makedirs(self.inputs)
@@ -239,19 +241,30 @@ def main():
         shim = os.path.join(work, "inject.so")
         subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", shim,
                         os.path.join(HERE, "inject.c"), "-ldl"], check=True)
-        suite = Suite(os.path.abspath(args.dbdf), args.python, shim, work)
-        make_inputs(suite)
-        start, runs = time.time(), 0
+        chosen = []
         for writer in writers():
             if args.only and writer.name not in args.only:
                 continue
             if writer.python and not args.python:
                 print(f"faults: {writer.name}: SKIPPED (no --python)")
                 continue
-            runs += suite.check(writer, args.per_kind, args.random)
-        if suite.problems:
-            print("\n".join(suite.problems[:50]))
-            print(f"faults: {len(suite.problems)} problems in {runs} runs")
+            chosen.append(writer)
+
+        def one(k, writer):
+            # Each writer in a folder of its own, so that they run side by side.
+            suite = Suite(os.path.abspath(args.dbdf), args.python, shim,
+                          os.path.join(work, f"writer{k}"))
+            make_inputs(suite)
+            return suite.check(writer, args.per_kind, args.random), suite.problems
+
+        start = time.time()
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            done = list(pool.map(one, range(len(chosen)), chosen))
+        runs = sum(n for n, _ in done)
+        problems = [p for _, found in done for p in found]
+        if problems:
+            print("\n".join(problems[:50]))
+            print(f"faults: {len(problems)} problems in {runs} runs")
             sys.exit(1)
         print(f"faults: {runs} runs in {time.time() - start:.0f} s: no old set lost, "
               "no mixed set, no panic, no litter after the next clean write")
