@@ -178,9 +178,7 @@ impl Pending {
         }
         finish(&target, sync)
     }
-}
 
-impl Pending {
     /// Syncs `file` (when `sync`) and gives it a temporary name beside the target (its own,
     /// when it has one already): the first half of [`Pending::commit`], for files put in
     /// place together with others ([`super::FileSet`]).
@@ -215,17 +213,18 @@ impl Temporary {
 impl Drop for Temporary {
     fn drop(&mut self) {
         if !self.0.as_os_str().is_empty() {
-            remove_any(&self.0);
+            // Best effort: what stays is a temporary name the next write clears.
+            let _ = remove_any(&self.0);
         }
     }
 }
 
-/// Removes the file or folder at `path`, if it can.
-pub(crate) fn remove_any(path: &Path) {
+/// Removes the file or folder at `path`; nothing there is no error.
+pub(crate) fn remove_any(path: &Path) -> std::io::Result<()> {
     match path.symlink_metadata() {
-        Ok(m) if m.is_dir() => drop(fs::remove_dir_all(path)),
-        Ok(_) => drop(fs::remove_file(path)),
-        Err(_) => {}
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(_) => Ok(()),
     }
 }
 

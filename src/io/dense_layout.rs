@@ -376,12 +376,10 @@ mod tests {
             let expected = crate::to_vec_with(&crate::Dense(m), &options).unwrap();
             assert_eq!(std::fs::read(&target).unwrap(), expected, "{rows} x {cols}");
         }
-        let mut names: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["m1x9.dbdf", "m4x4.dbdf", "m5x7.dbdf"]);
+        assert_eq!(
+            crate::io::atomic::tests::names(&dir),
+            ["m1x9.dbdf", "m4x4.dbdf", "m5x7.dbdf"]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

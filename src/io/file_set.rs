@@ -20,7 +20,7 @@
 //! a moment) and renamed back on failure.
 
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::atomic::{
@@ -28,6 +28,7 @@ use super::atomic::{
     remove_stale_temporaries_of, temporary_path, Pending, Temporary, Writeback,
 };
 use super::meta::{meta_json, segments_meta_json, sidecar_path};
+use super::Preallocating;
 use crate::error::Result;
 use crate::Header;
 
@@ -117,6 +118,23 @@ impl FileSet {
         Ok(())
     }
 
+    /// Adds a new file at `target`, written now through `write` into a 1 MiB buffer over
+    /// it (what the formats' writers share).
+    ///
+    /// # Errors
+    /// As [`FileSet::file`].
+    pub fn buffered(
+        &mut self,
+        target: impl AsRef<Path>,
+        write: impl FnOnce(&mut (dyn Write + Send)) -> Result<()>,
+    ) -> Result<()> {
+        self.file(target, |file| {
+            let mut out = BufWriter::with_capacity(1 << 20, Preallocating::new(file));
+            write(&mut out)?;
+            Ok(out.flush()?)
+        })
+    }
+
     /// Adds a new file at `target` holding `bytes`.
     ///
     /// # Errors
@@ -131,6 +149,14 @@ impl FileSet {
             target: target.to_owned(),
             new: New::File(file, pending),
         });
+    }
+
+    /// The new file the set holds for `target`, if it holds one written through it.
+    pub(crate) fn file_of(&self, target: &Path) -> Option<&File> {
+        self.members.iter().find_map(|m| match &m.new {
+            New::File(file, _) if m.target == target => Some(file),
+            _ => None,
+        })
     }
 
     /// Adds the finished file at `temporary` (a temporary name beside `target`, as
@@ -386,11 +412,7 @@ fn put_back(moved: Vec<Moved>) -> Vec<String> {
             Moved::Nothing => {}
             Moved::Created(target) => {
                 // Best effort: what is left is the new member alone, with no old one lost.
-                let _ = again(|| match target.symlink_metadata() {
-                    Ok(m) if m.is_dir() => fs::remove_dir_all(&target),
-                    Ok(_) => fs::remove_file(&target),
-                    Err(_) => Ok(()),
-                });
+                let _ = again(|| remove_any(&target));
             }
             Moved::Exchanged { target, old } => {
                 // Swapped back, `old` holds the new member and goes with it.
@@ -403,7 +425,7 @@ fn put_back(moved: Vec<Moved>) -> Vec<String> {
                     if target.is_dir() {
                         let new = temporary_path(&target);
                         fs::rename(&target, &new)?;
-                        remove_any(&new);
+                        let _ = remove_any(&new);
                     }
                     fs::rename(&old.0, &target)
                 });

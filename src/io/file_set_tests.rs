@@ -2,6 +2,12 @@ use super::*;
 use crate::error::Error;
 use crate::io::atomic::tests::{dir, names};
 
+/// A folder at `path` with a file in it: no file can take that name.
+fn obstruct(path: &Path) {
+    fs::create_dir(path).unwrap();
+    fs::write(path.join("x"), b"in the way").unwrap();
+}
+
 fn pair(dir: &Path, data: &[u8], meta: &[u8]) -> Result<()> {
     let mut set = FileSet::new(false);
     set.bytes(dir.join("t.csv"), data)?;
@@ -26,8 +32,7 @@ fn a_set_is_replaced_whole() {
 fn a_sidecar_that_cannot_be_placed_puts_the_old_data_back() {
     let dir = dir("back");
     fs::write(dir.join("t.csv"), b"old").unwrap();
-    fs::create_dir(dir.join("t.csv.meta")).unwrap();
-    fs::write(dir.join("t.csv.meta").join("x"), b"in the way").unwrap();
+    obstruct(&dir.join("t.csv.meta"));
     let error = pair(&dir, b"new", b"new meta").unwrap_err();
     assert_eq!(error.kind(), crate::ErrorKind::Io);
     let message = error.to_string();
@@ -54,8 +59,7 @@ fn a_sidecar_that_cannot_be_placed_puts_the_old_data_back() {
 fn a_removed_sidecar_comes_back_with_the_old_data() {
     let dir = dir("removed");
     pair(&dir, b"old", b"old meta").unwrap();
-    fs::create_dir(dir.join("t.csv.index")).unwrap();
-    fs::write(dir.join("t.csv.index").join("x"), b"in the way").unwrap();
+    obstruct(&dir.join("t.csv.index"));
     let mut set = FileSet::new(false);
     set.bytes(dir.join("t.csv"), b"new").unwrap();
     set.remove(dir.join("t.csv.meta"));
@@ -104,8 +108,7 @@ fn a_folder_and_its_sidecar_are_replaced_whole() {
     set.bytes(dir.join("m.hdfs.meta"), b"old meta").unwrap();
     set.commit().unwrap();
     fs::rename(dir.join("m.hdfs.meta"), dir.join("kept")).unwrap();
-    fs::create_dir(dir.join("m.hdfs.meta")).unwrap();
-    fs::write(dir.join("m.hdfs.meta").join("x"), b"in the way").unwrap();
+    obstruct(&dir.join("m.hdfs.meta"));
     let mut set = FileSet::new(false);
     set.folder(&folder, |_| true, write(b"new")).unwrap();
     set.bytes(dir.join("m.hdfs.meta"), b"new meta").unwrap();

@@ -1,7 +1,7 @@
 //! Files: atomic writes and reads sized by the file's length; DAPHNE's `.meta` sidecars.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -83,37 +83,21 @@ pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
     options: &Options,
 ) -> Result<()> {
     let path = path.as_ref();
-    let (mut file, pending) = Pending::create(path)?;
-    let writeback = Writeback::start(&file, options.sync);
-    let written = (|| -> Result<()> {
-        let mut out = BufWriter::with_capacity(1 << 20, Preallocating::new(&mut file));
-        to_writer_with(&mut out, value, options)?;
-        out.flush()?;
-        Ok(())
-    })();
-    drop(writeback);
-    written?;
-    commit_dbdf(path, file, pending, options.writes_runtime(), options.sync)
+    let mut set = FileSet::new(options.sync);
+    set.buffered(path, |out| to_writer_with(out, value, options))?;
+    commit_dbdf(set, path, options.writes_runtime())
 }
 
-/// Puts the finished `.dbdf` file `file` in place at `path` with its sidecars, as one set
-/// ([`FileSet`]): in the runtime dialect the `.meta` DAPHNE needs, made from the file's own
-/// first bytes (none where the file is not one object DAPHNE reads); no sidecar otherwise,
-/// since one left by an earlier runtime-dialect file would describe another file; and no
-/// block index, since an earlier one describes the old file.
-pub(crate) fn commit_dbdf(
-    path: &Path,
-    file: File,
-    pending: Pending,
-    runtime: bool,
-    sync: bool,
-) -> Result<()> {
-    let meta = match runtime {
-        true => meta::runtime_meta_of(&file)?,
-        false => None,
+/// Commits `set`, which holds the finished `.dbdf` file for `path`, with that file's
+/// sidecars ([`FileSet`]): in the runtime dialect the `.meta` DAPHNE needs, made from the
+/// file's own first bytes (none where the file is not one object DAPHNE reads); no sidecar
+/// otherwise, since one left by an earlier runtime-dialect file would describe another file;
+/// and no block index, since an earlier one describes the old file.
+pub(crate) fn commit_dbdf(mut set: FileSet, path: &Path, runtime: bool) -> Result<()> {
+    let meta = match set.file_of(path) {
+        Some(file) if runtime => meta::runtime_meta_of(file)?,
+        _ => None,
     };
-    let mut set = FileSet::new(sync);
-    set.pending(path, file, pending);
     match meta {
         Some(json) => set.bytes(sidecar_path(path), json.as_bytes())?,
         None => set.remove(sidecar_path(path)),
@@ -344,6 +328,7 @@ pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
 mod tests {
     use super::*;
     use std::fs;
+    use std::io::BufWriter;
 
     /// Reserving space never changes what the file holds or its length.
     #[test]

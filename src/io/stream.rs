@@ -632,7 +632,9 @@ impl DbdfWriter {
         let runtime = self.runtime();
         let file = into_file(sink)?;
         drop(self.writeback.take());
-        super::commit_dbdf(&self.path, file, pending, runtime, self.options.sync)
+        let mut set = super::FileSet::new(self.options.sync);
+        set.pending(&self.path, file, pending);
+        super::commit_dbdf(set, &self.path, runtime)
     }
 }
 

@@ -85,6 +85,11 @@ static int inside(const char *path) {
 
 static int watched(int fd) { return fd >= 0 && fd < MAX_FD && watched_fd[fd]; }
 
+/* A path relative to a descriptor (the *at calls) is in the folder when the descriptor is. */
+static int inside_at(int dirfd, const char *path) {
+    return (dirfd != AT_FDCWD && path && path[0] != '/') ? watched(dirfd) : inside(path);
+}
+
 /* splitmix64 of the call's number: the same draws for the same seed. */
 static double draw(long call) {
     uint64_t z = seed * 0x9E3779B97F4A7C15ull + (uint64_t)call * 0xBF58476D1CE4E5B9ull;
@@ -161,7 +166,7 @@ static void watch(int fd, int yes) {
 static int open_common(int (*real)(), int dirfd, int at, const char *path, int flags,
                        mode_t mode) {
     setup();
-    int in = (at && dirfd != AT_FDCWD && path && path[0] != '/') ? watched(dirfd) : inside(path);
+    int in = at ? inside_at(dirfd, path) : inside(path);
     if (in && fail(OPEN))
         return -1;
     int fd = at ? real(dirfd, path, flags, mode) : real(path, flags, mode);
@@ -311,8 +316,7 @@ int unlink(const char *path) {
 int unlinkat(int fd, const char *path, int flags) {
     REAL(unlinkat)
     setup();
-    int in = (fd != AT_FDCWD && path[0] != '/') ? watched(fd) : inside(path);
-    if (in && fail(UNLINK))
+    if (inside_at(fd, path) && fail(UNLINK))
         return -1;
     return real_unlinkat(fd, path, flags);
 }

@@ -235,15 +235,11 @@ fn write_output_with<E: From<ConvertError>>(
     }
     let mut failure = None;
     let mut set = FileSet::new(sync);
-    let result = set.file(output, |file| {
-        let file = serde_daphne::__private_0_1_0::Preallocating::new(file);
-        let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
-        if let Err(f) = write(&mut writer) {
+    let result = set.buffered(output, |out| {
+        write(out).map_err(|f| {
             failure = Some(f);
-            return Err(Error::from(std::io::Error::other("failed")));
-        }
-        writer.flush()?;
-        Ok(())
+            Error::from(std::io::Error::other("failed"))
+        })
     });
     let result = result
         .and_then(|()| sidecars(&mut set))

@@ -74,11 +74,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();
     let mut set = FileSet::new(true);
-    set.file(path, |file| {
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        to_writer(&mut out, object, options)?;
-        Ok(out.flush()?)
-    })?;
+    set.buffered(path, |out| to_writer(out, object, options))?;
     add_sidecar(&mut set, path, object.header())?;
     set.commit()
 }

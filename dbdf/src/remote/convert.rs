@@ -22,7 +22,7 @@ use crate::pipe::Source;
 use crate::segments::segment_name;
 
 /// Sidecars fetched and sent with a file: DAPHNE's `.meta` and SystemDS's `.mtd`.
-const SIDECARS: [&str; 2] = [".meta", ".mtd"];
+pub(super) const SIDECARS: [&str; 2] = [".meta", ".mtd"];
 
 /// A folder of this process's own under the temporary directory, removed when dropped: where
 /// remote inputs are downloaded and remote outputs written before they are sent.

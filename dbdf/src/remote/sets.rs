@@ -28,6 +28,7 @@ use std::path::Path;
 use bytes::Bytes;
 use serde_daphne::{BlockIndex, Result};
 
+use super::convert::SIDECARS;
 use super::transfer::{stage, Staged};
 use super::RemoteObject;
 use crate::segments::segment_name;
@@ -53,7 +54,7 @@ pub fn upload_with_sidecars(
     let dbdf = index.is_some();
     let csv = object.file_name().ends_with(".csv");
     let mut sidecars = Vec::new();
-    for suffix in [".meta", ".mtd"] {
+    for suffix in SIDECARS {
         let written = std::fs::read(serde_daphne::__private_0_1_0::appended(local, suffix));
         let new = match written {
             Ok(bytes) => Some(bytes),
