@@ -15,14 +15,11 @@ use std::path::{Path, PathBuf};
 
 use serde_daphne::{BlockIndex, Result};
 
-use super::sets::{segment, upload_segments, upload_with_sidecars};
+use super::sets::{segment, upload_segments, upload_with_sidecars, SIDECARS};
 use super::{download_to, FetchedOnce, Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
 use crate::pipe::Source;
 use crate::segments::segment_name;
-
-/// Sidecars fetched and sent with a file: DAPHNE's `.meta` and SystemDS's `.mtd`.
-pub(super) const SIDECARS: [&str; 2] = [".meta", ".mtd"];
 
 /// A folder of this process's own under the temporary directory, removed when dropped: where
 /// remote inputs are downloaded and remote outputs written before they are sent.

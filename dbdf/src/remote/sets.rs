@@ -28,10 +28,12 @@ use std::path::Path;
 use bytes::Bytes;
 use serde_daphne::{BlockIndex, Result};
 
-use super::convert::SIDECARS;
 use super::transfer::{stage, Staged};
 use super::RemoteObject;
 use crate::segments::segment_name;
+
+/// Sidecars fetched and sent with a file: DAPHNE's `.meta` and SystemDS's `.mtd`.
+pub(super) const SIDECARS: [&str; 2] = [".meta", ".mtd"];
 
 /// Uploads the file at `local` as `object` with its sidecars as one set: the sidecars written
 /// beside `local` (`.meta`, `.mtd`) and `index` as its block index (`.index`); a `.meta` or
