@@ -2,6 +2,7 @@
 server, nginx, and a proxy that fails or stops on cue (remote_servers.py). Requests are
 counted by the tool (``--stats``), by the handle (``f.requests``) and by nginx's log."""
 
+import json
 import random
 import re
 import subprocess
@@ -127,6 +128,14 @@ def test_every_format_converts_from_and_to_object_storage(s3, tool, tmp_path):
     assert np.array_equal(dbdf.load("s3://data/d.dbdf", storage_options=opts), m)
     dbdf.convert("s3://data/a.mtx", tmp_path / "from_mtx.npy", storage_options=opts)
     assert np.array_equal(np.load(tmp_path / "from_mtx.npy"), m)
+    # Every command takes them: info, validate and slice of a remote .mtx and .parquet.
+    for name in ("a.mtx", "a.parquet"):
+        info = json.loads(tool("info", "--json", f"s3://data/{name}", env=s3.env()).stdout)
+        assert (info["objects"][0]["rows"], info["objects"][0]["cols"]) == (300, 20)
+        assert tool("validate", f"s3://data/{name}", env=s3.env()).stdout == "ok\n"
+        tool("slice", f"s3://data/{name}", tmp_path / "w.npy", "--rows", "10:20", "--cols", "5:7",
+             env=s3.env())
+        assert np.array_equal(np.load(tmp_path / "w.npy"), m[10:20, 5:7])
 
 
 def test_daphne_segments_are_objects_under_their_folder(s3, tool, tmp_path):
@@ -148,6 +157,8 @@ def test_daphne_segments_are_objects_under_their_folder(s3, tool, tmp_path):
     assert s3.get("m.dbdf.hdfs.meta") == (tmp_path / "m.dbdf.hdfs.meta").read_bytes()
     tool("convert", "s3://data/m.dbdf.hdfs", tmp_path / "back.npy", env=s3.env())
     assert np.array_equal(np.load(tmp_path / "back.npy"), m)
+    info = json.loads(tool("info", "--json", "s3://data/m.dbdf.hdfs", env=s3.env()).stdout)
+    assert (info["format"], info["objects"][0]["rows"]) == ("segments", 100)
     # Written again with fewer segments: the third goes.
     dbdf.convert(tmp_path / "m.npy", "s3://data/m.dbdf.hdfs", segments=2,
                  storage_options=s3.options())

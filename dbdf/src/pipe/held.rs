@@ -167,3 +167,54 @@ pub(crate) fn write_object(object: &Object, sink: Box<dyn Sink + '_>) -> Result<
     let mut held = Held::new(vec![object.clone()], 0, InputMetadata::default())?;
     super::copy(&mut held, sink).map(drop)
 }
+
+/// Rows `rows` and columns `cols` of object `index` of `source`, read into memory: by the
+/// source's windows where it has them, else from its bands, keeping only the window's cells
+/// (a band at a time beyond them), stopping after the window's last row.
+///
+/// # Errors
+/// A window outside the object, or no object `index`; the source's errors.
+pub fn read_window(
+    source: &mut dyn Source,
+    index: usize,
+    rows: Range<u64>,
+    cols: Range<u64>,
+) -> Result<Object> {
+    let Some(header) = source.headers().get(index).cloned() else {
+        return Err(serde_daphne::Error::invalid(format!(
+            "there is no object {index}: the input holds {}",
+            source.headers().len()
+        )));
+    };
+    let (r, c) = header.shape();
+    if rows.start > rows.end || rows.end > r || cols.start > cols.end || cols.end > c {
+        return Err(serde_daphne::Error::invalid(format!(
+            "rows {}..{} and columns {}..{} were asked for, but object {index} is {r} x {c}",
+            rows.start, rows.end, cols.start, cols.end
+        )));
+    }
+    if rows.is_empty() {
+        return Band::empty(&header).window(0..0, cols).into_object(&header);
+    }
+    if let Some(windows) = source.windows() {
+        return windows.window(index, rows, cols)?.into_object(&header);
+    }
+    let mut picked: Option<Band> = None;
+    source.for_each_band(index, 1, &mut |band| {
+        let (start, end) = (band.first_row, band.first_row + band.rows);
+        if end > rows.start && start < rows.end {
+            let part = band.window(start.max(rows.start)..end.min(rows.end), cols.clone());
+            match &mut picked {
+                Some(picked) => picked.append(part)?,
+                None => picked = Some(part),
+            }
+        }
+        Ok(end < rows.end)
+    })?;
+    match picked {
+        Some(band) if band.rows == rows.end - rows.start => band.into_object(&header),
+        _ => Err(serde_daphne::Error::invalid(format!(
+            "the input gave fewer rows of object {index} than its header's {r}"
+        ))),
+    }
+}

@@ -24,7 +24,7 @@ pub(crate) use band::row_bytes;
 pub use band::{band_rows, Band, Cells};
 pub use dbdf::{DbdfSink, DbdfSource};
 pub(crate) use held::{read_objects, write_object};
-pub use held::{Collect, Held};
+pub use held::{read_window, Collect, Held};
 pub(crate) use in_place::{source_in_field, InPlaceOrHeld};
 pub use projected::{project, Projected, Projection};
 pub(crate) use regroup::Regroup;

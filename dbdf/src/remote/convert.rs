@@ -97,14 +97,8 @@ pub fn convert_urls(
     let options = &synced;
     let report = match Location::of_path(input).map_err(fail_at(input))? {
         Location::Local(path) => convert::convert(&path, &local_output, options)?,
-        Location::Remote(url) => {
-            let from = options.from.or_else(|| {
-                let name = Path::new(url.rsplit('/').next().unwrap_or(&url));
-                Format::of_path(name, false)
-            });
-            if from == Some(Format::Segments) {
-                let folder = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
-                let local = fetch_segments(&folder, &scratch.0).map_err(fail_at(input))?;
+        Location::Remote(url) => match fetch_input(&url, input, options, storage, &scratch)? {
+            Fetched::Copy(local, from) => {
                 let options = ConvertOptions {
                     from,
                     to: Some(to),
@@ -112,24 +106,11 @@ pub fn convert_urls(
                 };
                 convert::convert(&local, &local_output, &options)
                     .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?
-            } else if cfg!(feature = "parquet") && from == Some(Format::Parquet) {
-                let object = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
-                let reader = ObjectReader::open(object).map_err(fail_at(input))?;
-                let kept = scratch.keep_file().map_err(fail_at(input))?;
-                let reader = FetchedOnce::new(reader, kept);
-                let mut source = parquet_source(reader, options).map_err(fail_at(input))?;
-                convert_from(&mut *source, input, &local_output, options)?
-            } else {
-                let object = RemoteObject::new(&url, storage).map_err(fail_at(input))?;
-                let local = fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
-                let options = ConvertOptions {
-                    to: Some(to),
-                    ..options.clone()
-                };
-                convert::convert(&local, &local_output, &options)
-                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?
             }
-        }
+            Fetched::Streamed(mut source) => {
+                convert_from(&mut *source, input, &local_output, options)?
+            }
+        },
     };
     if let (Some(folder), Format::Segments) = (&out_object, to) {
         upload_segments(&local_output, folder).map_err(fail_at(output))?;
@@ -139,6 +120,95 @@ pub fn convert_urls(
         upload_with_sidecars(&local_output, &object, index).map_err(fail_at(output))?;
     }
     Ok(report)
+}
+
+/// A remote input, fetched: a local copy (with the format asked for, if one), or a source
+/// reading the object with range requests (Parquet).
+enum Fetched {
+    Copy(PathBuf, Option<Format>),
+    Streamed(Box<dyn Source>),
+}
+
+/// Fetches the object at `url` (`input` as given) into `scratch` for reading: DAPHNE's
+/// segments and other formats downloaded with their sidecars, Parquet read in place.
+fn fetch_input(
+    url: &str,
+    input: &Path,
+    options: &ConvertOptions,
+    storage: &StorageOptions,
+    scratch: &Scratch,
+) -> std::result::Result<Fetched, ConvertError> {
+    let from = options.from.or_else(|| {
+        let name = Path::new(url.rsplit('/').next().unwrap_or(url));
+        Format::of_path(name, false)
+    });
+    let object = RemoteObject::new(url, storage).map_err(fail_at(input))?;
+    if from == Some(Format::Segments) {
+        let local = fetch_segments(&object, &scratch.0).map_err(fail_at(input))?;
+        Ok(Fetched::Copy(local, from))
+    } else if cfg!(feature = "parquet") && from == Some(Format::Parquet) {
+        let reader = ObjectReader::open(object).map_err(fail_at(input))?;
+        let kept = scratch.keep_file().map_err(fail_at(input))?;
+        let reader = FetchedOnce::new(reader, kept);
+        let source = parquet_source(reader, options).map_err(fail_at(input))?;
+        Ok(Fetched::Streamed(source))
+    } else {
+        let local = fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
+        Ok(Fetched::Copy(local, options.from))
+    }
+}
+
+/// An input of any format opened for reading, from a path or a URL: its format and its
+/// source. A remote input is fetched as [`convert_urls`] fetches it, into a folder that lives
+/// as long as this.
+pub struct OpenedInput {
+    /// The input's format.
+    pub format: Format,
+    /// Its objects, as a source of the pipe ([`convert::source`]).
+    pub source: Box<dyn Source>,
+    // Dropped after the source, which may read from it.
+    _scratch: Option<Scratch>,
+}
+
+/// Opens `input` (a path or a URL) as a source of the pipe, in [`ConvertOptions::from`] or the
+/// format its extension (or content, for a local file) names; with no format named, `.dbdf`.
+///
+/// # Errors
+/// As [`convert::source`], and each request's error naming its URL.
+pub fn open_input(
+    input: &Path,
+    options: &ConvertOptions,
+    storage: &StorageOptions,
+) -> std::result::Result<OpenedInput, ConvertError> {
+    let local = |path: &Path, from: Option<Format>| {
+        let format = from
+            .or_else(|| Format::of_path(path, true))
+            .unwrap_or(Format::Dbdf);
+        convert::source(path, format, options).map(|source| (format, source))
+    };
+    match Location::of_path(input).map_err(fail_at(input))? {
+        Location::Local(path) => {
+            let (format, source) = local(&path, options.from)?;
+            Ok(OpenedInput {
+                format,
+                source,
+                _scratch: None,
+            })
+        }
+        Location::Remote(url) => {
+            let scratch = Scratch::new().map_err(fail_at(input))?;
+            let (format, source) = match fetch_input(&url, input, options, storage, &scratch)? {
+                Fetched::Copy(copy, from) => local(&copy, from)
+                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?,
+                Fetched::Streamed(source) => (Format::Parquet, source),
+            };
+            Ok(OpenedInput {
+                format,
+                source,
+                _scratch: Some(scratch),
+            })
+        }
+    }
 }
 
 /// A remote Parquet file as a source: its footer and row groups fetched with range requests.

@@ -25,7 +25,7 @@ use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
 pub use cached::FetchedOnce;
-pub use convert::{convert_urls, Scratch};
+pub use convert::{convert_urls, open_input, OpenedInput, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{is_object_changed, open_dbdf, ObjectReader, OpenedDbdf};
 pub use sets::upload_with_sidecars;

@@ -10,6 +10,7 @@ mod binsparse;
 mod cli;
 #[cfg(feature = "parquet")]
 mod columns;
+mod every_format;
 mod futhark;
 mod npy_stream;
 mod numpy_files;

@@ -182,7 +182,7 @@ impl Args {
     }
 
     /// The library's options for these arguments: each format's own, nested.
-    fn options(&self) -> ConvertOptions {
+    pub fn options(&self) -> ConvertOptions {
         // `--dialect runtime` is for DAPHNE: `.dbdf` in its dialect, CSV as it reads it.
         let daphne = self.dialect == Some(Dialect::Runtime);
         let mut dbdf = serde_daphne::Options {

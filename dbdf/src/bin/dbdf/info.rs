@@ -12,9 +12,12 @@ use serde_daphne::Header;
 use serde_daphne::{BlockIndex, DbdfFile, Dialect, Options};
 use serde_daphne::{BlockInfo, ObjectInfo};
 
+use dbdf::convert::{ConvertOptions, Format};
+
 use crate::{emit, Failure};
 
-fn value_types(header: &Header) -> Vec<String> {
+/// The value type of a matrix, or of each column of a frame.
+pub fn value_types(header: &Header) -> Vec<String> {
     match header {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.to_string()).collect(),
         header => vec![header
@@ -23,7 +26,22 @@ fn value_types(header: &Header) -> Vec<String> {
     }
 }
 
-fn labels(header: &Header) -> Vec<&str> {
+/// The line of `info` that gives a matrix's value type or a frame's labelled columns.
+pub fn types_line(header: &Header) -> String {
+    let (labels, types) = (labels(header), value_types(header));
+    if labels.is_empty() {
+        return format!("  value type: {}\n", types.join(", "));
+    }
+    let columns: Vec<String> = labels
+        .iter()
+        .zip(&types)
+        .map(|(l, t)| format!("{l:?}: {t}"))
+        .collect();
+    format!("  columns: {}\n", columns.join(", "))
+}
+
+/// A frame's column labels (none for a matrix).
+pub fn labels(header: &Header) -> Vec<&str> {
     match header {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.label.as_str()).collect(),
         _ => Vec::new(),
@@ -61,8 +79,20 @@ fn count_nonzeros<R: std::io::Read + std::io::Seek>(
 
 /// Prints every object of `file`: from headers alone, or with `count` also the non-zeros
 /// (reading every block once). Written as it goes: a file of a million blocks lists them
-/// without holding its listing.
-pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure> {
+/// without holding its listing. A file of another format, as a conversion reads it.
+pub fn run(
+    file: &Path,
+    from: Option<Format>,
+    as_json: bool,
+    count: bool,
+) -> Result<ExitCode, Failure> {
+    if crate::inputs::format_of(file, from) != Format::Dbdf {
+        let options = ConvertOptions {
+            from,
+            ..ConvertOptions::default()
+        };
+        return crate::inputs::info(file, &options, as_json, count);
+    }
     let mut dbdf = open(file)?;
     let size = dbdf.file_len();
     let bar = match count {
@@ -130,17 +160,7 @@ pub fn run(file: &Path, as_json: bool, count: bool) -> Result<ExitCode, Failure>
             object.stored(),
             nnz(index).map_or(String::new(), |n| format!(", {n} non-zeros")),
         );
-        let (labels, types) = (labels(header), value_types(header));
-        if labels.is_empty() {
-            out.text += &format!("  value type: {}\n", types.join(", "));
-        } else {
-            let columns: Vec<String> = labels
-                .iter()
-                .zip(&types)
-                .map(|(l, t)| format!("{l:?}: {t}"))
-                .collect();
-            out.text += &format!("  columns: {}\n", columns.join(", "));
-        }
+        out.text += &types_line(header);
         let runtime = object.dialect == Dialect::Runtime;
         for (b, block) in object.blocks.iter().enumerate() {
             let p = block.place;
@@ -275,8 +295,15 @@ struct BlockDoc {
 }
 
 /// Checks `file` strictly, block by block: `ok`, or the first problem with its byte offset
-/// and exit code 1.
-pub fn validate(file: &Path) -> Result<ExitCode, Failure> {
+/// and exit code 1. A file of another format is read cell by cell.
+pub fn validate(file: &Path, from: Option<Format>) -> Result<ExitCode, Failure> {
+    if crate::inputs::format_of(file, from) != Format::Dbdf {
+        let options = ConvertOptions {
+            from,
+            ..ConvertOptions::default()
+        };
+        return crate::inputs::validate(file, &options);
+    }
     let bar = crate::files::progress_bar("validating", file).map(|b| Arc::new(b) as Progress);
     let checked = match open(file) {
         Ok(mut f) => f.validate_with_progress(bar.as_ref()),

@@ -9,6 +9,7 @@
 mod convert;
 mod files;
 mod info;
+mod inputs;
 mod memory;
 mod remote;
 mod slice;
@@ -44,10 +45,15 @@ struct Cli {
 enum Command {
     /// Every object in a file: data type, shape, value types, labels, dialect and blocks,
     /// from their headers alone (any file size, milliseconds; a remote file with its block
-    /// index in two requests).
+    /// index in two requests). A file of another format: each object as a conversion reads
+    /// it (data type, shape, value types, labels).
     Info {
-        /// The .dbdf file: a path or a URL (s3://, az://, gs://, http(s)://, file://).
+        /// The file, in any format `convert` reads: a path or a URL (s3://, az://, gs://,
+        /// http(s)://, file://).
         file: PathBuf,
+        /// The file's format (default: from the extension; .dbdf where none names one).
+        #[arg(long, value_parser = parse_name::<dbdf::convert::Format>)]
+        from: Option<dbdf::convert::Format>,
         /// Print one JSON document instead of text.
         #[arg(long)]
         json: bool,
@@ -56,10 +62,13 @@ enum Command {
         nnz: bool,
     },
     /// Strictly check a file block by block; print `ok`, or the first problem and its byte
-    /// offset (exit 1).
+    /// offset (exit 1). A file of another format is read cell by cell, as `convert` reads it.
     Validate {
-        /// The .dbdf file: a path or a URL.
+        /// The file, in any format `convert` reads: a path or a URL.
         file: PathBuf,
+        /// The file's format (default: from the extension; .dbdf where none names one).
+        #[arg(long, value_parser = parse_name::<dbdf::convert::Format>)]
+        from: Option<dbdf::convert::Format>,
     },
     /// Write the block index of a .dbdf file beside it (FILE.index): the bytes of every
     /// header, so that the file opens with one read of the index instead of a walk over its
@@ -75,8 +84,11 @@ enum Command {
     Slice(slice::SliceArgs),
     /// Picture a matrix's sparsity pattern in the terminal, or as a PNG with -o.
     Spy {
-        /// The .dbdf file (its first object).
+        /// The file (its first object), in any format `convert` reads.
         file: PathBuf,
+        /// The file's format (default: from the extension; .dbdf where none names one).
+        #[arg(long, value_parser = parse_name::<dbdf::convert::Format>)]
+        from: Option<dbdf::convert::Format>,
         /// Width in characters (terminal) or pixels (PNG).
         #[arg(long)]
         width: Option<usize>,
@@ -164,16 +176,22 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let result = match cli.command {
-        Command::Info { file, json, nnz } => info::run(&file, json, nnz),
-        Command::Validate { file } => info::validate(&file),
+        Command::Info {
+            file,
+            from,
+            json,
+            nnz,
+        } => info::run(&file, from, json, nnz),
+        Command::Validate { file, from } => info::validate(&file, from),
         Command::Index { file } => info::index(&file),
         Command::Convert(args) => convert::run(&args),
         Command::Slice(args) => slice::run(&args),
         Command::Spy {
             file,
+            from,
             width,
             output,
-        } => spy::run(&file, width, output.as_deref()),
+        } => spy::run(&file, from, width, output.as_deref()),
     };
     if cli.stats {
         say(format_args!("{}", remote::summary()));

@@ -45,6 +45,10 @@ fn resolve((start, end): (Option<u64>, Option<u64>), len: u64) -> Range<u64> {
 /// Runs `slice`.
 pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
     let input = args.convert.input();
+    let options = args.convert.options();
+    if crate::inputs::format_of(input, options.from) != dbdf::convert::Format::Dbdf {
+        return other_format(args, &options);
+    }
     let mut file = crate::info::open(input)?;
     let Some(object) = file.objects().get(args.object) else {
         return Err(Failure::at(
@@ -83,5 +87,31 @@ pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
         None => file.read_window_object(args.object, rows, cols),
     }
     .map_err(|e| Failure::at(input, e))?;
+    convert::write_objects(&args.convert, vec![window])
+}
+
+/// `slice` of a file in another format: the window read through the format's source (by its
+/// windows where it has them, else band by band, keeping only the window's rows).
+fn other_format(
+    args: &SliceArgs,
+    options: &dbdf::convert::ConvertOptions,
+) -> Result<ExitCode, Failure> {
+    let input = args.convert.input();
+    let mut opened = crate::inputs::open(input, options)?;
+    let headers = opened.source.headers();
+    let Some(header) = headers.get(args.object) else {
+        return Err(Failure::at(
+            input,
+            format!(
+                "has {} objects: there is no object {}",
+                headers.len(),
+                args.object
+            ),
+        ));
+    };
+    let (rows, cols) = header.shape();
+    let (rows, cols) = (resolve(args.rows, rows), resolve(args.cols, cols));
+    let window = dbdf::pipe::read_window(&mut *opened.source, args.object, rows, cols)
+        .map_err(|e| Failure::at(input, e))?;
     convert::write_objects(&args.convert, vec![window])
 }

@@ -3,22 +3,67 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_daphne::Options;
+use dbdf::convert::{ConvertOptions, Format};
+use serde_daphne::{Header, Options};
 
 use crate::files::read_objects;
 use crate::{emit, Failure};
 use dbdf::convert::write_output;
 
-/// Non-zero counts on a `width x height` grid over the matrix.
-fn density(object: &serde_daphne::Object, width: usize, height: usize) -> Vec<u64> {
-    let (rows, cols) = object.shape();
+/// Visits every non-zero (row, column) of the matrix drawn, once.
+type Visit<'v> = Box<dyn FnMut(&mut dyn FnMut(u64, u64)) -> Result<(), Failure> + 'v>;
+
+/// Non-zero counts on a `width x height` grid over a `rows x cols` matrix.
+fn density(
+    (rows, cols): (u64, u64),
+    visit: &mut Visit<'_>,
+    width: usize,
+    height: usize,
+) -> Result<Vec<u64>, Failure> {
     let mut grid = vec![0u64; width * height];
-    object.for_each_nonzero(|r, c, _| {
+    visit(&mut |r, c| {
         let y = (u128::from(r) * height as u128 / u128::from(rows.max(1))) as usize;
         let x = (u128::from(c) * width as u128 / u128::from(cols.max(1))) as usize;
         grid[y.min(height - 1) * width + x.min(width - 1)] += 1;
-    });
-    grid
+    })?;
+    Ok(grid)
+}
+
+/// The first object of `file` (in `from`'s format, by default the extension's): its
+/// header, its non-zeros where the format counts them, and a visit of its non-zeros. A
+/// `.dbdf` file is read whole; other formats band by band.
+fn first_object<'f>(
+    file: &'f Path,
+    from: Option<Format>,
+) -> Result<(Header, Option<u64>, Visit<'f>), Failure> {
+    if crate::inputs::format_of(file, from) == Format::Dbdf {
+        let (objects, _) = read_objects(file, &Options::new())?;
+        let object = objects.into_iter().next().map(|(o, _)| o);
+        let object = object.ok_or_else(|| Failure::at(file, "holds no object to draw"))?;
+        let (header, nnz) = (object.header().clone(), object.nnz());
+        let visit = move |f: &mut dyn FnMut(u64, u64)| {
+            object.for_each_nonzero(|r, c, _| f(r, c));
+            Ok(())
+        };
+        return Ok((header, Some(nnz), Box::new(visit)));
+    }
+    let options = ConvertOptions {
+        from,
+        ..ConvertOptions::default()
+    };
+    let mut opened = crate::inputs::open(file, &options)?;
+    let header = opened.source.headers().first().cloned();
+    let header = header.ok_or_else(|| Failure::at(file, "holds no object to draw"))?;
+    let visit = move |f: &mut dyn FnMut(u64, u64)| {
+        let source = &mut opened.source;
+        source
+            .for_each_band(0, 1, &mut |band| {
+                band.for_each_nonzero(|r, c, _| f(r, c));
+                Ok(true)
+            })
+            .map_err(|e| Failure::at(file, e))
+    };
+    Ok((header, None, Box::new(visit)))
 }
 
 /// Height for a picture `width` wide keeping the matrix's aspect (`cell_aspect` = a cell's
@@ -28,21 +73,25 @@ fn height_for(rows: u64, cols: u64, width: usize, cell_aspect: f64, max: usize) 
     h.clamp(1, max)
 }
 
-/// Draws the first object of `file`.
-pub fn run(file: &Path, width: Option<usize>, png: Option<&Path>) -> Result<ExitCode, Failure> {
-    let (objects, _) = read_objects(file, &Options::new())?;
-    let object = &objects[0].0;
-    if !object.data_type().is_matrix() {
+/// Draws the first object of `file`, in `from`'s format (by default the extension's).
+pub fn run(
+    file: &Path,
+    from: Option<Format>,
+    width: Option<usize>,
+    png: Option<&Path>,
+) -> Result<ExitCode, Failure> {
+    let (header, nnz, mut visit) = first_object(file, from)?;
+    if !header.data_type().is_matrix() {
         return Err(Failure::at(
             file,
-            format!("a {} has no sparsity pattern to draw", object.data_type()),
+            format!("a {} has no sparsity pattern to draw", header.data_type()),
         ));
     }
-    let (rows, cols) = object.shape();
+    let (rows, cols) = header.shape();
     if let Some(png) = png {
         let w = width.unwrap_or(512).clamp(1, 8192);
         let h = height_for(rows, cols, w, 1.0, 8192);
-        let grid = density(object, w, h);
+        let grid = density((rows, cols), &mut visit, w, h)?;
         let cells = (rows as f64 / h as f64).max(1.0) * (cols as f64 / w as f64).max(1.0);
         // Any non-zero cell is clearly dark; full cells are black.
         let pixels: Vec<u8> = grid
@@ -64,13 +113,13 @@ pub fn run(file: &Path, width: Option<usize>, png: Option<&Path>) -> Result<Exit
     // Braille: 2 x 4 dots per character.
     let chars_w = width.unwrap_or(64).clamp(1, 1000);
     let (dots_w, dots_h) = (chars_w * 2, height_for(rows, cols, chars_w * 2, 1.0, 4000));
-    let grid = density(object, dots_w, dots_h);
+    let grid = density((rows, cols), &mut visit, dots_w, dots_h)?;
     const BITS: [[u32; 4]; 2] = [[0x01, 0x02, 0x04, 0x40], [0x08, 0x10, 0x20, 0x80]];
     let mut text = format!(
         "{}: {} {rows} x {cols}, {} non-zeros\n",
         file.display(),
-        object.data_type(),
-        object.nnz()
+        header.data_type(),
+        nnz.unwrap_or_else(|| grid.iter().sum())
     );
     for cy in 0..dots_h.div_ceil(4) {
         let mut line = String::with_capacity(chars_w * 3);
