@@ -1,19 +1,36 @@
 #!/usr/bin/env python3
-"""Counts a crate's public API from rustdoc's JSON, as issue 30 counts it: the modules,
+"""Counts the crates' public API from rustdoc's JSON, as issue 30 counts it: the modules,
 functions, types, traits, constants and macros reachable by a public path, plus the inherent
 methods of public types (variants and fields are not counted; `#[doc(hidden)]` items are
-not in the JSON, so not counted).
+not in the JSON, so not counted). Default features.
 
-    cargo +nightly rustdoc -p serde_daphne --lib -- -Z unstable-options --output-format json
-    python3 benches/api_count.py target/doc/serde_daphne.json [--list]
+    python3 .ci/check_api.py            # every crate of .ci/api_budget.json, against it
+    python3 .ci/check_api.py dbdf --list
+
+Fails when a crate has more public items than .ci/api_budget.json allows (issue 70): the
+face grows only by a reviewed edit of that file, which says why.
 """
 import collections
 import json
+import pathlib
+import subprocess
 import sys
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TARGET = ROOT / "target" / "api"
 
-def main():
-    data = json.load(open(sys.argv[1]))
+
+def rustdoc_json(crate):
+    """rustdoc's JSON of `crate`'s library (nightly: the format is not stable)."""
+    subprocess.run(
+        ["cargo", "+nightly", "rustdoc", "-q", "-p", crate, "--lib", "--target-dir", str(TARGET),
+         "--", "-Z", "unstable-options", "--output-format", "json"],
+        cwd=ROOT, check=True)
+    return json.loads((TARGET / "doc" / f"{crate}.json").read_text())
+
+
+def count(data, list_items):
+    """The crate's public items, by kind; printed one per line with `list_items`."""
     index, root = data["index"], data["root"]
     seen, counted = set(), collections.Counter()
     listing = []
@@ -74,11 +91,26 @@ def main():
             listing.append(("macro", "::".join(name)))
 
     visit(root, [])
-    if "--list" in sys.argv:
+    if list_items:
         for kind, name in sorted(listing, key=lambda x: x[1]):
             print(f"{kind:9} {name}")
-    total = sum(counted.values())
-    print(f"{total} public items: " + ", ".join(f"{v} {k}" for k, v in sorted(counted.items())))
+    return counted
+
+
+def main():
+    budget = json.loads((ROOT / ".ci" / "api_budget.json").read_text())["budget"]
+    crates = [a for a in sys.argv[1:] if not a.startswith("--")] or sorted(budget)
+    over = []
+    for crate in crates:
+        counted = count(rustdoc_json(crate), "--list" in sys.argv)
+        total = sum(counted.values())
+        kinds = ", ".join(f"{v} {k}" for k, v in sorted(counted.items()))
+        print(f"api: {crate}: {total} public items (budget {budget[crate]}): {kinds}")
+        if total > budget[crate]:
+            over.append(crate)
+    if over:
+        sys.exit(f"api: over budget: {', '.join(over)}; take items out of the face, or raise "
+                 ".ci/api_budget.json in a reviewed edit that says why")
 
 
 main()
