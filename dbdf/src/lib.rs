@@ -36,6 +36,7 @@ pub mod mtx;
 pub mod npy;
 pub mod npz;
 pub mod pipe;
+pub mod plan;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod scipy;

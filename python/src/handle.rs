@@ -217,6 +217,34 @@ impl Index {
         infos.iter().map(|info| describe(py, info)).collect()
     }
 
+    /// The sizes of the partitions engines read object `index` in, `rows` rows in all
+    /// (`dbdf::plan::partitions`): rows, then columns; `segment_starts` the first rows of a
+    /// folder's segments (this file its first).
+    fn partitions(
+        &self,
+        py: Python<'_>,
+        index: usize,
+        rows: u64,
+        segment_starts: Vec<u64>,
+    ) -> PyResult<(Vec<u64>, Vec<u64>)> {
+        self.with(py, |s| match s.objects().get(index) {
+            Some(info) => Ok(dbdf::plan::partitions(info, rows, &segment_starts)),
+            None => Err(serde_daphne::Error::invalid(format!(
+                "there is no object {index}"
+            ))),
+        })
+    }
+
+    /// About how many bytes a row of object `index` takes (`dbdf::plan::row_bytes`).
+    fn row_bytes(&self, py: Python<'_>, index: usize) -> PyResult<u64> {
+        self.with(py, |s| match s.objects().get(index) {
+            Some(info) => Ok(dbdf::plan::row_bytes(info, info.header.rows())),
+            None => Err(serde_daphne::Error::invalid(format!(
+                "there is no object {index}"
+            ))),
+        })
+    }
+
     /// Object `index` whole.
     fn read<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
         self.with(py, |s| s.object_at(index).and_then(decode))?

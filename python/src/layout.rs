@@ -158,3 +158,36 @@ pub fn writes_segments(target: PathBuf, to_format: Option<&str>) -> PyResult<boo
     };
     Ok(format == Some(Format::Segments))
 }
+
+/// Part sizes along an axis of `n`: `per` each, the last what is left
+/// (`dbdf::plan::bands`).
+#[pyfunction]
+pub fn bands(n: u64, per: u64) -> Vec<u64> {
+    dbdf::plan::bands(n, per)
+}
+
+/// Whether `path` names an object behind a URL, not a local path (`dbdf::remote::is_url`).
+#[pyfunction]
+pub fn is_url(path: &str) -> bool {
+    dbdf::remote::is_url(path)
+}
+
+/// Spark's SQL type of a column of `value_type`, unsigned types widened
+/// (`dbdf::plan::spark_type`).
+#[pyfunction]
+pub fn spark_type(value_type: &str) -> PyResult<&'static str> {
+    let value_type = crate::errors::parse_name::<serde_daphne::ValueType>(value_type)?;
+    Ok(dbdf::plan::spark_type(value_type))
+}
+
+/// The names of a matrix's `n` columns seen as a table (`dbdf::plan::column_names`).
+#[pyfunction]
+pub fn matrix_column_names(n: u64) -> Vec<String> {
+    let header = serde_daphne::Header::matrix(
+        serde_daphne::DataType::DenseMatrix,
+        0,
+        n,
+        serde_daphne::ValueType::F64,
+    );
+    dbdf::plan::column_names(&header)
+}

@@ -247,6 +247,10 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout::commit_segments, m)?)?;
     m.add_function(wrap_pyfunction!(layout::segment_files, m)?)?;
     m.add_function(wrap_pyfunction!(layout::segment_name, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::bands, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::spark_type, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::matrix_column_names, m)?)?;
     m.add_function(wrap_pyfunction!(layout::writes_segments, m)?)?;
     m.add_function(wrap_pyfunction!(columns::pick_columns, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;

@@ -1,46 +1,10 @@
 //! Rows of an object's columns written into the JVM's column buffers, each value in the type
-//! Spark gives the column: DAPHNE's unsigned types widen to the next signed type that holds
-//! them (`u64` to a 128-bit decimal's unscaled value), as the Python source gives them.
+//! Spark gives the column ([`dbdf::plan::Widened`]), as the Python source gives them.
 
 use std::ops::Range;
 
+use dbdf::plan::Widened;
 use serde_daphne::{with_value_type, DbdfFile, Element, Error, FileReader, Header, Result, Values};
-
-/// A value type and the type of Spark's column of it.
-pub trait Widened: Element {
-    /// The column's type in memory (little-endian, as the JVM's off-heap vectors hold it).
-    type Out: bytemuck::Pod;
-    /// The value in the column's type, exactly.
-    fn widened(self) -> Self::Out;
-}
-
-macro_rules! widened {
-    ($($t:ty => $out:ty),*) => {$(
-        impl Widened for $t {
-            type Out = $out;
-            fn widened(self) -> $out {
-                <$out>::from(self).to_le()
-            }
-        }
-    )*};
-}
-
-widened!(u8 => i16, u16 => i32, u32 => i64, u64 => i128, i8 => i8, i16 => i16, i32 => i32,
-    i64 => i64);
-
-impl Widened for f32 {
-    type Out = u32;
-    fn widened(self) -> u32 {
-        self.to_bits().to_le()
-    }
-}
-
-impl Widened for f64 {
-    type Out = u64;
-    fn widened(self) -> u64 {
-        self.to_bits().to_le()
-    }
-}
 
 /// Rows `rows` of the columns at `columns` of object `object` into `outs`, one buffer per
 /// column, each holding at least the rows in the column's widened type.

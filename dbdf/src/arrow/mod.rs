@@ -249,7 +249,7 @@ pub(crate) fn schema_for(
                         labels.len()
                     )))
                 }
-                None => (0..cols).map(|c| format!("c{c}")).collect(),
+                None => crate::plan::column_names(header),
             };
             names
                 .iter()

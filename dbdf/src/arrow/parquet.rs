@@ -36,7 +36,7 @@ pub(crate) const PARQUET: Foreign = Foreign("Parquet");
 
 /// Bytes of cells per band read (at most a row group): a band per decoding thread is in
 /// memory at once, and the one written.
-const BAND_BYTES: u64 = 32 << 20;
+const ROW_GROUP_BAND_BYTES: u64 = 32 << 20;
 
 /// A Parquet file, its footer read and every column checked at open.
 pub struct ParquetSource {
@@ -164,7 +164,7 @@ impl Source for ParquetSource {
             .map(|g| g.num_rows().max(1) as u64)
             .max()
             .unwrap_or(1);
-        let by_bytes = (BAND_BYTES / row_bytes(header, None).max(1)).max(1);
+        let by_bytes = (ROW_GROUP_BAND_BYTES / row_bytes(header, None).max(1)).max(1);
         let batch = largest.min(by_bytes).min(rows) as usize;
         let projection = self.layout.projection.as_ref().map(|(read, _)| {
             ProjectionMask::roots(

@@ -191,7 +191,7 @@ pub fn write_output<E: From<ConvertError>>(
     output: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<(), E>,
 ) -> Result<(), E> {
-    write_output_synced(output, true, write)
+    write_output_with(output, true, |_| Ok(()), write)
 }
 
 /// Copies the finished file at `path` to standard output (by the kernel where it can, so
@@ -205,19 +205,8 @@ fn print_and_remove(path: &Path) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// [`write_output`], the sync to disk before the rename optional.
-///
-/// # Errors
-/// As [`write_output`].
-pub fn write_output_synced<E: From<ConvertError>>(
-    output: &Path,
-    sync: bool,
-    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<(), E>,
-) -> Result<(), E> {
-    write_output_with(output, sync, |_| Ok(()), write)
-}
-
-/// [`write_output_synced`], with the sidecars `sidecars` adds (a file's only) put in place
+/// [`write_output`], the sync to disk before the rename optional, with the sidecars
+/// `sidecars` adds (a file's only) put in place
 /// together with the file, or not at all ([`FileSet`]).
 fn write_output_with<E: From<ConvertError>>(
     output: &Path,

@@ -87,7 +87,7 @@ impl Band {
     ///
     /// # Errors
     /// Values that do not fit the object's value types (a malformed object).
-    pub fn of_object(first_row: u64, object: Object) -> Result<Band> {
+    pub(crate) fn of_object(first_row: u64, object: Object) -> Result<Band> {
         let (rows, cols) = object.shape();
         let data_type = object.data_type();
         let value_type = object.header().matrix_value_type();

@@ -24,12 +24,12 @@ use std::time::Duration;
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
-pub use cached::FetchedOnce;
+pub(crate) use cached::FetchedOnce;
 pub use convert::{convert_urls, open_input, OpenedInput, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{is_object_changed, open_dbdf, ObjectReader, OpenedDbdf};
 pub use sets::upload_with_sidecars;
-pub use transfer::{download_to, upload_from};
+pub(crate) use transfer::download_to;
 
 /// Where a command's file is: a local path, standard input or output (`-`), or an object
 /// behind a URL.

@@ -238,7 +238,7 @@ impl RemoteObject {
     ///
     /// # Errors
     /// A failed request, in one line naming the URL.
-    pub fn delete_if_present(&self) -> Result<()> {
+    pub(crate) fn delete_if_present(&self) -> Result<()> {
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
         match self.run(async move { store.delete(&path).await }, |_| (0, 0)) {

@@ -41,7 +41,8 @@ pub(super) const SIDECARS: [&str; 2] = [".meta", ".mtd"];
 /// which `index` marks, and a CSV).
 ///
 /// # Errors
-/// A folder at `local`; as [`super::upload_from`]. The old object and sidecars stay then.
+/// A folder at `local`; a failed request ([`RemoteObject::put`]'s errors) or I/O errors
+/// reading `local`. The old object and sidecars stay then.
 pub fn upload_with_sidecars(
     local: &Path,
     object: &RemoteObject,

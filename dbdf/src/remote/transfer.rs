@@ -72,18 +72,6 @@ pub fn download_to(object: &RemoteObject, file: &File) -> Result<u64> {
     Ok(size)
 }
 
-/// Uploads the whole of `file` as the object: one request when it is small, else a
-/// multipart upload of 16 MiB parts, 4 at once, completed only when every
-/// part is there (and aborted on failure). Memory: those parts.
-///
-/// # Errors
-/// As [`RemoteObject::put`]; I/O errors reading `file`.
-pub fn upload_from(file: &File, object: &RemoteObject) -> Result<u64> {
-    let len = file.metadata()?.len();
-    stage(file, object)?.complete(object)?;
-    Ok(len)
-}
-
 /// An object's new bytes, sent but not yet visible: [`Staged::complete`] makes them the
 /// object in one step, [`Staged::abort`] (or a failed completion) drops them.
 pub(super) enum Staged {

@@ -38,7 +38,7 @@ use std::path::Path;
 pub use self::names::metadata_path;
 pub use self::read::ReadOptions;
 pub use self::source::SystemdsSource;
-pub use self::write::{write, write_with, SystemdsSink, WriteOptions, PART_BYTES};
+pub use self::write::{write, write_with, SystemdsSink, WriteOptions};
 use serde_daphne::Object;
 use serde_daphne::Result;
 

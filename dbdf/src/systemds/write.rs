@@ -22,12 +22,12 @@ use serde_daphne::{Error, Result};
 
 /// The bytes of output per part file when [`WriteOptions::parts`] is not given: HDFS's
 /// block size, so that each part is one HDFS block and one Spark input split.
-pub const PART_BYTES: u64 = 128 << 20;
+pub(crate) const PART_BYTES: u64 = 128 << 20;
 
 /// How [`write_with`] blocks the object and splits it into files. Plain data, as every
 /// format's options: set the fields that differ from [`WriteOptions::default`] (blocks of
-/// 1000 x 1000, frames 1000 rows, SystemDS's default; one file for objects up to
-/// [`PART_BYTES`], else a directory of one part per [`PART_BYTES`]).
+/// 1000 x 1000, frames 1000 rows, SystemDS's default; one file for objects up to 128 MiB,
+/// HDFS's block size, else a directory of one part per 128 MiB).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Square blocks of `size` x `size` (frames: blocks of `size` rows; 0 counts as 1).

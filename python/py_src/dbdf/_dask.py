@@ -18,11 +18,9 @@ from . import _dbdf
 from ._files import (
     ObjectFiles,
     bands,
-    grid,
     locate,
     open_options,
     remove_scratch,
-    row_parts,
     stage_segments,
 )
 from ._values import value_type as _value_type
@@ -91,14 +89,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def _chunks(where: ObjectFiles, obj: Any) -> tuple:
-    cols = obj.shape[1]
-    col_starts = {b["col"] for b in obj.blocks}
-    if len(where.files) == 1 and len(col_starts) > 1:
-        return (row_parts(where, obj), grid(sorted(col_starts), cols))
-    return (row_parts(where, obj), (cols,))
-
-
 def to_dask(path: Any, i: int = 0, *, chunks: Any = None, dialect: Optional[str] = None,
             storage_options: Optional[dict] = None, columns: Any = None) -> Any:
     """Object ``i`` of the ``.dbdf`` file at ``path`` (or the object of a folder of DAPHNE's
@@ -132,7 +122,7 @@ def to_dask(path: Any, i: int = 0, *, chunks: Any = None, dialect: Optional[str]
     else:
         meta = np.empty((0, 0), dtype=dtype)
     source = _ObjectChunks(where, shape, dtype, sparse)
-    return da.from_array(source, chunks=chunks or _chunks(where, obj), meta=meta, asarray=False, fancy=False,
+    return da.from_array(source, chunks=chunks or where.parts, meta=meta, asarray=False, fancy=False,
                          lock=False, inline_array=True, name="dbdf-" + _token(source))
 
 
@@ -150,7 +140,7 @@ def _frame(where: ObjectFiles, obj: Any, chunks: Any, labels: list) -> Any:
     if isinstance(chunks, int):
         sizes = bands(rows, chunks)
     else:
-        sizes = tuple(chunks) if chunks is not None else row_parts(where, obj)
+        sizes = tuple(chunks) if chunks is not None else where.parts[0]
     starts = [int(s) for s in np.cumsum((0,) + sizes[:-1])]
     ends = starts[1:] + [rows]
     dtypes = obj.dtype

@@ -14,13 +14,14 @@ import os
 import shutil
 import threading
 import uuid
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 from . import _dbdf
 
 
 def is_url(path: str) -> bool:
-    return "://" in path
+    """Whether ``path`` names an object behind a URL (``dbdf::remote::is_url``)."""
+    return _dbdf.is_url(path)
 
 
 def stamp(path: str) -> tuple:
@@ -69,6 +70,10 @@ class ObjectFiles:
         self.position = position
         self.rows = rows
         self.options = options
+        # The partitions an engine reads the object in (``dbdf::plan``): rows, then columns;
+        # and about how many bytes a row takes. Set by ``locate``.
+        self.parts: tuple[tuple, tuple] = ((rows,), ())
+        self.row_bytes = 1
 
     def token(self) -> tuple:
         return ("dbdf", self.files, self.position, self.options)
@@ -93,41 +98,9 @@ class ObjectFiles:
                 yield obj, lo - first, max(lo, hi) - first, first
 
 
-# Rows per part of an object stored as one block: about this many bytes of cells.
-BAND_BYTES = 128 << 20
-
-
-def grid(starts: Sequence[int], n: int) -> tuple:
-    """Part sizes along an axis of ``n`` from the positions where blocks start."""
-    edges = sorted({s for s in starts if 0 < s < n} | {0, n})
-    return tuple(b - a for a, b in zip(edges, edges[1:])) or (0,)
-
-
 def bands(n: int, per: int) -> tuple:
     """Part sizes along an axis of ``n``: ``per`` each, the last what is left."""
-    per = max(1, per)
-    return tuple(min(per, n - s) for s in range(0, n, per)) or (0,)
-
-
-def row_bytes(obj: Any) -> int:
-    """About how many bytes a row of ``obj`` takes."""
-    rows, cols = obj.shape
-    if obj.data_type == "CSRMatrix":
-        return max(1, obj.nbytes_on_disk // max(1, rows))
-    if obj.data_type == "Frame":
-        return max(1, sum(t.itemsize for t in obj.dtype.values()))
-    return max(1, cols * obj.dtype.itemsize)
-
-
-def row_parts(where: "ObjectFiles", obj: Any) -> tuple:
-    """How many rows each part of a reading in parallel takes: the segments of a folder,
-    the file's rows of tiles where its blocks tile it, else bands of about ``BAND_BYTES``."""
-    if len(where.files) > 1:
-        return grid(where.starts(), where.rows)
-    row_starts = {b["row"] for b in obj.blocks}
-    if len(row_starts) > 1:
-        return grid(sorted(row_starts), where.rows)
-    return bands(where.rows, BAND_BYTES // row_bytes(obj))
+    return tuple(_dbdf.bands(n, per))
 
 
 def locate(path: str, i: int, options: dict) -> tuple[ObjectFiles, Any]:
@@ -148,8 +121,12 @@ def locate(path: str, i: int, options: dict) -> tuple[ObjectFiles, Any]:
     where = ObjectFiles(files, position, rows, options)
     with open_file(files[0][0], **options) as f:
         obj = f[position]
-    if rows < 0:
-        where.rows = obj.shape[0]
+        if rows < 0:
+            where.rows = obj.shape[0]
+        starts = where.starts() if len(files) > 1 else []
+        row_parts, col_parts = obj._index.partitions(position, where.rows, starts)
+        where.parts = (tuple(row_parts), tuple(col_parts))
+        where.row_bytes = obj._index.row_bytes(position)
     return where, obj
 
 

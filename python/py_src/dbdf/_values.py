@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _dbdf
+
 # numpy dtype (kind, itemsize) -> the DAPHNE value type's name.
 _VALUE_TYPES = {
     ("u", 1): "u8",
@@ -219,7 +221,7 @@ def arrow_table(raw: tuple) -> Any:
         arrays, data_type = [pyarrow.array(c) for c in columns], b"Frame"
     elif kind == "dense":
         matrix = raw[1]
-        labels = [f"c{c}" for c in range(matrix.shape[1])]
+        labels = _dbdf.matrix_column_names(matrix.shape[1])
         arrays = [pyarrow.array(np.ascontiguousarray(matrix[:, c])) for c in range(matrix.shape[1])]
         data_type = b"DenseMatrix"
     else:

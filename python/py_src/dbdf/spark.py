@@ -75,8 +75,7 @@ from pyspark.sql.types import (
 )
 
 from . import _dbdf
-from ._files import (ObjectFiles, is_url, locate, open_options, remove_scratch, row_bytes,
-                     row_parts, stage_segments)
+from ._files import ObjectFiles, is_url, locate, open_options, remove_scratch, stage_segments
 
 __all__ = ["DbdfDataSource", "DbdfPythonDataSource", "jar", "register", "save"]
 
@@ -84,18 +83,13 @@ __all__ = ["DbdfDataSource", "DbdfPythonDataSource", "jar", "register", "save"]
 _BATCH_BYTES = 8 << 20
 # The field metadata key that keeps a column's value type in the file.
 _VALUE_TYPE_KEY = "dbdf.value_type"
-_SPARK_TYPES = {
-    "u8": ShortType(),
-    "u16": IntegerType(),
-    "u32": LongType(),
-    "u64": DecimalType(20, 0),
-    "i8": ByteType(),
-    "i16": ShortType(),
-    "i32": IntegerType(),
-    "i64": LongType(),
-    "f32": FloatType(),
-    "f64": DoubleType(),
-}
+# Spark's types by the names the planner gives them (``dbdf::plan::spark_type``), and so
+# each value type's Spark type (unsigned ones widened).
+_BY_NAME = {"tinyint": ByteType(), "smallint": ShortType(), "int": IntegerType(),
+            "bigint": LongType(), "decimal(20,0)": DecimalType(20, 0), "float": FloatType(),
+            "double": DoubleType()}
+_SPARK_TYPES = {vt: _BY_NAME[_dbdf.spark_type(vt)]
+                for vt in ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64")}
 # The unsigned types as Arrow has them, and the Spark types that hold them, in Arrow.
 _ARROW_TYPES = {"u8": pa.uint8(), "u16": pa.uint16(), "u32": pa.uint32(), "u64": pa.uint64()}
 _WIDENED = {vt: to_arrow_type(_SPARK_TYPES[vt]) for vt in _ARROW_TYPES}
@@ -235,11 +229,12 @@ class _Plan:
             if obj.data_type not in ("DenseMatrix", "CSRMatrix"):
                 raise ValueError(f"{path}: a {obj.data_type} is not a table")
             cols = obj.shape[1]
-            columns = [_column_index(c, cols, path) for c in chosen] or list(range(cols))
+            names = _dbdf.matrix_column_names(cols)
+            columns = [_column_index(c, names, path) for c in chosen] or list(range(cols))
             vt = obj._info["value_type"]
             value_types = [vt] * len(columns)
             if layout == "columns":
-                fields = [_field(f"c{j}", vt) for j in columns]
+                fields = [_field(names[j], vt) for j in columns]
             elif layout == "array":
                 fields = [StructField("values", ArrayType(_SPARK_TYPES[vt], containsNull=False),
                                       nullable=False, metadata={_VALUE_TYPE_KEY: vt})]
@@ -248,17 +243,20 @@ class _Plan:
                           StructField("col", LongType(), nullable=False), _field("value", vt)]
         if row_index:
             fields.insert(0, StructField(row_index, LongType(), nullable=False))
-        per_row = row_bytes(obj) * max(1, len(columns)) // max(1, obj.shape[1])
+        per_row = where.row_bytes * max(1, len(columns)) // max(1, obj.shape[1])
         return _Plan(where, obj.data_type, value_types, columns, layout, row_index,
                      StructType(fields), max(1, _BATCH_BYTES // max(1, per_row)),
-                     row_parts(where, obj))
+                     where.parts[0])
 
 
-def _column_index(name: str, cols: int, path: str) -> int:
-    text = name[1:] if name.startswith("c") else name
-    if not text.isdigit() or int(text) >= cols:
-        raise ValueError(f"{path}: no column {name!r}; the matrix has c0 to c{cols - 1}")
-    return int(text)
+def _column_index(name: str, names: list, path: str) -> int:
+    """A matrix's column by its name or its position."""
+    if name in names:
+        return names.index(name)
+    if name.isdigit() and int(name) < len(names):
+        return int(name)
+    raise ValueError(f"{path}: no column {name!r}; the matrix has {names[0]} to {names[-1]}"
+                     if names else f"{path}: no column {name!r}; the matrix has none")
 
 
 @dataclass

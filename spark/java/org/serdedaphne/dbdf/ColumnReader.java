@@ -68,7 +68,7 @@ final class ColumnReader implements PartitionReader<ColumnarBatch> {
     }
     for (int k = 0; k < vectors.length; k++) {
       int j = source.columns[k];
-      vectors[k] = vector(source.plan.names[j], Plan.sparkType(source.plan.valueTypes[j]));
+      vectors[k] = vector(source.plan.names[j], source.plan.sparkTypes[j]);
       prepare(vectors[k]);
       columns[at++] = new Reused(vectors[k]);
     }

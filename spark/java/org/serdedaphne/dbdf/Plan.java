@@ -7,7 +7,6 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.MetadataBuilder;
 import org.apache.spark.sql.types.StructField;
@@ -44,9 +43,13 @@ final class Plan implements Serializable {
   final String dataType;
   final long rows;
   final long cols;
-  /** A column's name and its value type in the file, for every column of the object. */
+  /**
+   * A column's name, its value type in the file and its Spark type, for every column of the
+   * object.
+   */
   final String[] names;
   final String[] valueTypes;
+  final DataType[] sparkTypes;
   final List<Piece> pieces = new ArrayList<>();
   final long[] parts;
   final String dialect;
@@ -56,26 +59,19 @@ final class Plan implements Serializable {
     dataType = node.get("dataType").asText();
     rows = node.get("rows").asLong();
     cols = node.get("cols").asLong();
+    // Names and types as the native planner gives them (dbdf::plan): one type for all of a
+    // matrix's columns.
+    JsonNode given = node.get("names");
     JsonNode types = node.get("valueTypes");
-    if (dataType.equals("Frame")) {
-      JsonNode labels = node.get("labels");
-      names = new String[labels.size()];
-      valueTypes = new String[labels.size()];
-      for (int j = 0; j < names.length; j++) {
-        names[j] = labels.get(j).asText();
-        valueTypes[j] = types.get(j).asText();
-      }
-    } else {
-      if (cols > Integer.MAX_VALUE) {
-        throw new IllegalArgumentException("a matrix of " + cols + " columns is no table");
-      }
-      names = new String[(int) cols];
-      valueTypes = new String[(int) cols];
-      String type = types.size() > 0 ? types.get(0).asText() : "f64";
-      for (int j = 0; j < names.length; j++) {
-        names[j] = "c" + j;
-        valueTypes[j] = type;
-      }
+    JsonNode spark = node.get("sparkTypes");
+    names = new String[given.size()];
+    valueTypes = new String[names.length];
+    sparkTypes = new DataType[names.length];
+    for (int j = 0; j < names.length; j++) {
+      int k = types.size() == names.length ? j : 0;
+      names[j] = given.get(j).asText();
+      valueTypes[j] = types.get(k).asText();
+      sparkTypes[j] = DataType.fromDDL(spark.get(k).asText());
     }
     for (JsonNode piece : node.get("pieces")) {
       pieces.add(new Piece(piece));
@@ -97,35 +93,10 @@ final class Plan implements Serializable {
     return new Plan(node, dialect);
   }
 
-  /** The Spark type of a column of {@code valueType}: unsigned types widen exactly. */
-  static DataType sparkType(String valueType) {
-    switch (valueType) {
-      case "u8":
-      case "i16":
-        return DataTypes.ShortType;
-      case "u16":
-      case "i32":
-        return DataTypes.IntegerType;
-      case "u32":
-      case "i64":
-        return DataTypes.LongType;
-      case "u64":
-        return DataTypes.createDecimalType(20, 0);
-      case "i8":
-        return DataTypes.ByteType;
-      case "f32":
-        return DataTypes.FloatType;
-      case "f64":
-        return DataTypes.DoubleType;
-      default:
-        throw new IllegalArgumentException("unknown value type " + valueType);
-    }
-  }
-
   /** Column {@code j} as a field: non-nullable, its value type in its metadata. */
   StructField field(int j) {
     Metadata meta = new MetadataBuilder().putString(VALUE_TYPE_KEY, valueTypes[j]).build();
-    return new StructField(names[j], sparkType(valueTypes[j]), false, meta);
+    return new StructField(names[j], sparkTypes[j], false, meta);
   }
 
   /** The position of the column named {@code name}, or -1. */

@@ -43,8 +43,9 @@ final class Source implements Serializable {
           continue;
         }
         int j = plan.column(name);
-        if (j < 0 && !plan.dataType.equals("Frame") && name.matches("[0-9]+")) {
-          j = plan.column("c" + name);
+        // A matrix's column also by its position.
+        if (j < 0 && !plan.dataType.equals("Frame") && name.matches("[0-9]{1,9}")) {
+          j = Integer.parseInt(name) < plan.names.length ? Integer.parseInt(name) : -1;
         }
         if (j < 0) {
           throw new IllegalArgumentException(
