@@ -232,6 +232,18 @@ fn a_bad_file_of_another_format_is_one_line_naming_it() {
         said.starts_with(file) && said.lines().count() == 1,
         "{said}"
     );
+    // A folder of no format: said so, not "Is a directory".
+    let folder = dir.join("plain");
+    std::fs::create_dir(&folder).unwrap();
+    for command in ["info", "spy"] {
+        let out = dbdf(&[command, folder.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("plain: a folder of no format dbdf reads"),
+            "{err}"
+        );
+    }
     // A frame has no pattern to draw: said by name.
     let parquet = data("tests/data/arrow/pandas.parquet");
     let out = dbdf(&["spy", parquet.to_str().unwrap()]);

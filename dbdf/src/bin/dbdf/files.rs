@@ -117,6 +117,9 @@ pub fn progress_bar(what: &str, path: &Path) -> Option<impl Fn(u64, u64) + Send 
 /// Every object of a .dbdf file with the offset where each ends, and the file's size.
 pub fn read_objects(path: &Path, options: &Options) -> Result<(Vec<(Object, u64)>, u64), Failure> {
     let fail = |e: serde_daphne::Error| Failure::at(path, e);
+    if path.is_dir() {
+        return Err(crate::remote::not_a_format(path));
+    }
     let hint = read_sidecar(path).map_err(fail)?;
     let file = File::open(path).map_err(|e| Failure::at(path, e))?;
     let size = file.metadata().map_err(|e| Failure::at(path, e))?.len();

@@ -44,6 +44,7 @@ pub fn is_url(path: &Path) -> bool {
 /// has one), naming it in errors.
 pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
     match Location::of_path(file).map_err(|e| Failure::at(file, e))? {
+        Location::Local(path) if path.is_dir() => Err(not_a_format(file)),
         Location::Local(path) => DbdfFile::open(&path).map_err(|e| Failure::at(file, e)),
         Location::Remote(url) => {
             let opened = remote::open_dbdf(&url, storage(), &Options::new())
@@ -54,4 +55,14 @@ pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
             Ok(opened.file)
         }
     }
+}
+
+/// The failure for a folder that holds no format the tool reads.
+pub fn not_a_format(folder: &Path) -> Failure {
+    Failure::at(
+        folder,
+        "a folder of no format dbdf reads: DAPHNE's segments are a folder NAME.hdfs, a Zarr \
+         group holds zarr.json or .zgroup, SystemDS's parts have a .mtd beside them (or name \
+         the format with --from)",
+    )
 }
