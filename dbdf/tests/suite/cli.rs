@@ -9,7 +9,7 @@ use serde_daphne::{
     from_file, to_file, to_file_with, BlockPolicy, Dense, Dialect, Object, Options, Value, Values,
 };
 
-fn dbdf(args: &[&str]) -> Output {
+pub(crate) fn dbdf(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dbdf"))
         .args(args)
         .output()

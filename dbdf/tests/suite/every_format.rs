@@ -4,16 +4,10 @@
 #![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use dbdf::convert::Format;
 
-fn dbdf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dbdf"))
-        .args(args)
-        .output()
-        .expect("dbdf runs")
-}
+use super::cli::dbdf;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

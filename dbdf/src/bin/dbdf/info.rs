@@ -12,7 +12,7 @@ use serde_daphne::Header;
 use serde_daphne::{BlockIndex, DbdfFile, Dialect, Options};
 use serde_daphne::{BlockInfo, ObjectInfo};
 
-use dbdf::convert::{ConvertOptions, Format};
+use dbdf::convert::Format;
 
 use crate::{emit, Failure};
 
@@ -87,10 +87,7 @@ pub fn run(
     count: bool,
 ) -> Result<ExitCode, Failure> {
     if crate::inputs::format_of(file, from) != Format::Dbdf {
-        let options = ConvertOptions {
-            from,
-            ..ConvertOptions::default()
-        };
+        let options = crate::inputs::options(from);
         return crate::inputs::info(file, &options, as_json, count);
     }
     let mut dbdf = open(file)?;
@@ -298,10 +295,7 @@ struct BlockDoc {
 /// and exit code 1. A file of another format is read cell by cell.
 pub fn validate(file: &Path, from: Option<Format>) -> Result<ExitCode, Failure> {
     if crate::inputs::format_of(file, from) != Format::Dbdf {
-        let options = ConvertOptions {
-            from,
-            ..ConvertOptions::default()
-        };
+        let options = crate::inputs::options(from);
         return crate::inputs::validate(file, &options);
     }
     let bar = crate::files::progress_bar("validating", file).map(|b| Arc::new(b) as Progress);

@@ -21,7 +21,15 @@ pub fn format_of(file: &Path, from: Option<Format>) -> Format {
         .unwrap_or(Format::Dbdf)
 }
 
-/// Opens `file` (a path or a URL) in `format` with `options`.
+/// The options that read an input in `from`'s format (by default the extension's).
+pub fn options(from: Option<Format>) -> ConvertOptions {
+    ConvertOptions {
+        from,
+        ..ConvertOptions::default()
+    }
+}
+
+/// Opens `file` (a path or a URL) with `options`, in their format or the extension's.
 pub fn open(file: &Path, options: &ConvertOptions) -> Result<OpenedInput, Failure> {
     Ok(dbdf::remote::open_input(
         file,

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use dbdf::convert::{ConvertOptions, Format};
+use dbdf::convert::Format;
 use serde_daphne::{Header, Options};
 
 use crate::files::read_objects;
@@ -47,10 +47,7 @@ fn first_object<'f>(
         };
         return Ok((header, Some(nnz), Box::new(visit)));
     }
-    let options = ConvertOptions {
-        from,
-        ..ConvertOptions::default()
-    };
+    let options = crate::inputs::options(from);
     let mut opened = crate::inputs::open(file, &options)?;
     let header = opened.source.headers().first().cloned();
     let header = header.ok_or_else(|| Failure::at(file, "holds no object to draw"))?;
