@@ -18,10 +18,11 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
+use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes};
 use crate::input::Foreign;
 use crate::npy::{self, NpySource};
 use crate::pipe::{
-    band_rows, row_bytes, Band, Collect, Held, InputMetadata, Source, Windows, BAND_BYTES,
+    band_rows, row_bytes, Band, Collect, Held, InputMetadata, Sink, Source, Windows, BAND_BYTES,
 };
 use crate::zip::{
     check_stored_crc, entries, members, Archive, Entry, FileArchive, Inflating, ZipWriter,
@@ -69,8 +70,8 @@ pub struct WriteOptions {
     /// `numpy.savez`).
     pub compressed: bool,
     /// The arrays' names, in order, for [`sink`]: objects beyond them are called `arr_k`
-    /// (`k` their position), as `numpy.savez` calls positional arrays
-    /// ([`crate::convert::convert`] keeps an input archive's names here).
+    /// (`k` their position), as `numpy.savez` calls positional arrays. Without names, an
+    /// input archive's are kept ([`InputMetadata::names`]).
     pub names: Vec<String>,
 }
 
@@ -190,11 +191,6 @@ impl Source for Deflated {
 }
 
 impl NpzSource {
-    /// The arrays' names, in the archive's order.
-    pub(crate) fn names(&self) -> &[String] {
-        &self.names
-    }
-
     /// Opens the archive at `path` (see [`source`]).
     ///
     /// # Errors
@@ -334,6 +330,13 @@ impl Source for NpzSource {
     fn input_len(&self) -> u64 {
         self.input_len
     }
+
+    fn metadata(&self) -> InputMetadata {
+        InputMetadata {
+            names: self.names.clone(),
+            ..InputMetadata::default()
+        }
+    }
 }
 
 impl Windows for NpzSource {
@@ -409,13 +412,74 @@ pub fn to_writer<W: Write>(
 /// [`WriteOptions::names`] (held whole: a member's size comes before its bytes).
 pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
     let options = options.clone();
-    Collect::new(None, move |objects: Vec<Object>, _: InputMetadata| {
-        let names = options.names.iter().cloned();
-        let named: Vec<(String, Object)> = names
-            .chain((options.names.len()..).map(|k| format!("arr_{k}")))
-            .zip(objects)
-            .collect();
-        to_writer(out, &named, &options)?;
-        Ok(Vec::new())
-    })
+    Collect::new(
+        None,
+        move |objects: Vec<Object>, metadata: InputMetadata| {
+            let asked = match options.names.is_empty() {
+                true => &metadata.names,
+                false => &options.names,
+            };
+            let named: Vec<(String, Object)> = asked
+                .iter()
+                .cloned()
+                .chain((asked.len()..).map(|k| format!("arr_{k}")))
+                .zip(objects)
+                .collect();
+            to_writer(out, &named, &options)?;
+            Ok(Vec::new())
+        },
+    )
 }
+
+/// numpy's `.npz` archives' entry in the registry.
+pub(crate) struct Npz;
+
+impl Driver for Npz {
+    fn names(&self) -> &'static [&'static str] {
+        &["npz"]
+    }
+
+    fn description(&self) -> &'static str {
+        "numpy.savez archives, an object per array (.npz, told by its members)"
+    }
+
+    /// A `.npz` archive of arrays that are neither Binsparse's nor scipy's.
+    fn identify(&self, path: &Path, _: Option<Format>) -> bool {
+        has_extension(path) && Kind::of(path) == Some(Kind::Arrays)
+    }
+
+    fn options(&self) -> &'static [OptionSpec] {
+        COMPRESSED
+    }
+
+    fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>> {
+        Ok(Box::new(source(path)?))
+    }
+
+    fn sink<'w>(
+        &self,
+        out: &'w mut (dyn Write + Send),
+        options: &ConvertOptions,
+        _: &InputMetadata,
+    ) -> Result<Box<dyn Sink + 'w>> {
+        Ok(Box::new(sink(out, &options.formats.get::<WriteOptions>())))
+    }
+}
+
+/// Whether `path` ends in `.npz`, in any case.
+pub(crate) fn has_extension(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npz"))
+}
+
+/// `--compressed`, which scipy's archives take too.
+const COMPRESSED: &[OptionSpec] = &[OptionSpec {
+    flag: "compressed",
+    keyword: "compressed",
+    help: "scipy and npz output: deflated members (save_npz's default, savez_compressed).",
+    takes: Takes::Flag,
+    set: |o, v| {
+        o.formats.get_mut::<WriteOptions>().compressed = v.flag()?;
+        Ok(())
+    },
+}];

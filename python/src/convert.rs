@@ -1,121 +1,72 @@
 //! `dbdf.convert`: the crate's file-to-file conversions, options by keyword.
 
 use dbdf::convert::{ConvertOptions, Format};
-use dbdf::{arrow, binsparse};
+use dbdf::driver::OptionValue;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use serde_daphne::{BlockPolicy, DataType, Dialect, ValueType};
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use serde_daphne::{DataType, ValueType};
 
 use crate::errors::{convert_to_py, parse_argument};
 
-/// The crate's options from the keywords `dbdf.convert` takes: each format's own, nested.
+/// The crate's options from the keywords `dbdf.convert` takes: the conversion's own, then
+/// each format's, as the registry names them ([`dbdf::convert::options`]).
 fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConvertOptions> {
     let mut options = ConvertOptions::default();
-    let mut unguarded = false;
-    if let Some(kwargs) = kwargs {
-        for (key, value) in kwargs.iter() {
-            let key: String = key.extract()?;
-            if value.is_none() {
-                continue;
-            }
-            let text = || value.extract::<String>();
-            let flag = || value.extract::<bool>();
-            match key.as_str() {
-                "from_format" => options.from = Some(parse_argument::<Format>(&key, &text()?)?),
-                "to_format" => options.to = Some(parse_argument::<Format>(&key, &text()?)?),
-                "data_type" => {
-                    match parse_argument::<DataType>(&key, &text()?)? {
-                        DataType::Frame => return Err(PyValueError::new_err(
-                            "data_type must be 'dense' or 'csr': a matrix cannot become a frame",
-                        )),
-                        matrix => options.data_type = Some(matrix),
-                    }
+    let Some(kwargs) = kwargs else {
+        return Ok(options);
+    };
+    for (key, value) in kwargs.iter() {
+        let key: String = key.extract()?;
+        if value.is_none() {
+            continue;
+        }
+        let text = || value.extract::<String>();
+        match key.as_str() {
+            "from_format" => options.from = Some(parse_argument::<Format>(&key, &text()?)?),
+            "to_format" => options.to = Some(parse_argument::<Format>(&key, &text()?)?),
+            "data_type" => match parse_argument::<DataType>(&key, &text()?)? {
+                DataType::Frame => {
+                    return Err(PyValueError::new_err(
+                        "data_type must be 'dense' or 'csr': a matrix cannot become a frame",
+                    ))
                 }
-                "block" => {
-                    options.dbdf.block_policy = parse_argument::<BlockPolicy>(&key, &text()?)?
-                }
-                "tile" => {
-                    let (rows, cols): (u32, u32) = value.extract()?;
-                    if rows == 0 || cols == 0 {
-                        return Err(PyValueError::new_err("tile sizes must be positive"));
-                    }
-                    options.dbdf.tile = Some((rows, cols));
-                }
-                "value_type" => {
-                    options.value_type = Some(parse_argument::<ValueType>(&key, &text()?)?)
-                }
-                "narrow" => options.dbdf.narrow = flag()?,
-                "dialect" => {
-                    let dialect = parse_argument::<Dialect>(&key, &text()?)?;
-                    options.dbdf.dialect = (dialect == Dialect::Runtime).then_some(dialect);
-                }
-                "unguarded_labels" => unguarded = flag()?,
-                "binsparse_format" => {
-                    options.binsparse.format =
-                        Some(parse_argument::<binsparse::Format>(&key, &text()?)?)
-                }
-                "index_type" => {
-                    options.binsparse.index_type = parse_argument::<ValueType>(&key, &text()?)?
-                }
-                "iso" => options.binsparse.iso = flag()?,
-                "bint8" => options.binsparse.bint8 = flag()?,
-                "binsparse_version" => {
-                    options.binsparse.version =
-                        parse_argument::<binsparse::Version>(&key, &text()?)?
-                }
-                // A number in Python (zarr_format=2), as zarr-python takes it.
-                "zarr_format" => {
-                    options.binsparse.zarr_version = parse_argument::<binsparse::zarr::ZarrVersion>(
-                        &key,
-                        &value.extract::<u8>()?.to_string(),
-                    )?
-                }
-                "keep_blocks" => options.keep_tiles = flag()?,
-                "systemds_block_size" => options.systemds.block_size = value.extract()?,
-                "systemds_parts" => options.systemds.parts = Some(value.extract()?),
-                "segments" => options.segments.segments = Some(value.extract()?),
-                "compressed" => {
-                    options.npz.compressed = flag()?;
-                    options.scipy.compressed = options.npz.compressed;
-                }
-                "nulls" => {
-                    options.table_input.nulls = parse_argument::<arrow::Nulls>(&key, &text()?)?
-                }
-                "compression" => {
-                    options.table.compression =
-                        Some(parse_argument::<arrow::Compression>(&key, &text()?)?)
-                }
-                "row_group_rows" => {
-                    let rows: usize = value.extract()?;
-                    if rows == 0 {
-                        return Err(PyValueError::new_err("row_group_rows must be positive"));
-                    }
-                    options.table.row_group_rows = Some(rows);
-                }
-                "labels" => options.table.labels = Some(value.extract()?),
-                "columns" => options.columns = Some(crate::columns::columns_of(&value)?),
-                "mtx_layout" => {
-                    options.mtx.layout = Some(parse_argument::<dbdf::mtx::Layout>(&key, &text()?)?)
-                }
-                "futhark_bool" => options.futhark.bools = flag()?,
-                "futhark_f16" => options.futhark.f16 = flag()?,
-                "futhark_matrices" => options.futhark.matrices = flag()?,
-                other => {
+                matrix => options.data_type = Some(matrix),
+            },
+            "value_type" => options.value_type = Some(parse_argument::<ValueType>(&key, &text()?)?),
+            "columns" => options.columns = Some(crate::columns::columns_of(&value)?),
+            _ => {
+                let specs = dbdf::convert::options();
+                let Some(spec) = specs.into_iter().find(|s| s.keyword == key) else {
                     return Err(PyTypeError::new_err(format!(
-                        "convert() got an unexpected keyword argument {other:?}"
-                    )))
-                }
+                        "convert() got an unexpected keyword argument {key:?}"
+                    )));
+                };
+                let value = option_value(&value)?;
+                options
+                    .set_option(spec.flag, &value)
+                    .map_err(|e| PyValueError::new_err(format!("{key}: {e}")))?;
             }
         }
     }
-    // dialect="runtime" is for DAPHNE: `.dbdf` in its dialect, CSV as it reads it.
-    let daphne = options.dbdf.dialect == Some(Dialect::Runtime);
-    if daphne {
-        options.dbdf.guard_daphne_labels = !unguarded;
-    }
-    options.csv.daphne = daphne;
     Ok(options)
+}
+
+/// A keyword's value as an option takes it: a bool as a flag, a sequence (a tile, labels)
+/// as a list, a number or a string as text.
+fn option_value(value: &Bound<'_, PyAny>) -> PyResult<OptionValue> {
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Ok(OptionValue::Flag(flag.is_true()));
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(OptionValue::Text(value.extract()?));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items: Vec<Bound<'_, PyAny>> = value.extract()?;
+        let items = items.iter().map(|item| Ok(item.str()?.to_string()));
+        return Ok(OptionValue::List(items.collect::<PyResult<_>>()?));
+    }
+    Ok(OptionValue::Text(value.str()?.to_string()))
 }
 
 /// Converts the file `src` to `dst`; returns the conversion's warnings.

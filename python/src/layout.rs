@@ -156,7 +156,7 @@ pub fn writes_segments(target: PathBuf, to_format: Option<&str>) -> PyResult<boo
         Some(name) => Some(crate::errors::parse_name::<Format>(name)?),
         None => Format::of_path(&target, false),
     };
-    Ok(format == Some(Format::Segments))
+    Ok(format.is_some_and(|f| f.stored() == dbdf::driver::Stored::Segments))
 }
 
 /// Part sizes along an axis of `n`: `per` each, the last what is left

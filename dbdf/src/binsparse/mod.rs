@@ -27,6 +27,7 @@
 //! ```
 
 mod convert;
+mod driver;
 mod files;
 #[cfg(feature = "hdf5")]
 mod hdf5;
@@ -37,6 +38,7 @@ mod source;
 #[cfg(feature = "zarr")]
 pub mod zarr;
 
+pub(crate) use driver::BinsparseFiles;
 use serde_json::{Map, Value as Json};
 
 use crate::input::{not_in_daphne, Foreign};
@@ -50,7 +52,7 @@ pub use self::files::{
     from_slice, from_slice_with, read, read_with, sink, source, to_vec, to_writer, write,
     write_with, ReadOptions,
 };
-pub(crate) use self::files::{is_hdf5, is_zarr, path_sink};
+pub(crate) use self::files::{is_hdf5, is_zarr};
 pub use self::sink::BinsparseSink;
 pub use self::source::BinsparseSource;
 

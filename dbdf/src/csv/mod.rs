@@ -22,11 +22,13 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
+pub(crate) use driver::Csv;
 use serde_daphne::__private_0_1_0::{into_details, ErrorImpl};
 use std::io::Write;
 use std::path::Path;
 
 mod bands;
+mod driver;
 mod pipe;
 mod read;
 mod records;

@@ -22,9 +22,11 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
+mod driver;
 mod half;
 mod pipe;
 
+pub(crate) use driver::Futhark;
 use std::io::Write;
 use std::path::Path;
 

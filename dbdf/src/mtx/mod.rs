@@ -11,11 +11,13 @@ mod array;
 mod chunks;
 mod coordinates;
 mod csr_source;
+mod driver;
 mod entries;
 mod head;
 mod passes;
 mod source;
 
+pub(crate) use driver::Mtx;
 use std::io::Write;
 use std::path::Path;
 

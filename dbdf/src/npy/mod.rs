@@ -12,11 +12,13 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
+pub(crate) use driver::Npy;
 use std::io::Write;
 use std::path::Path;
 
 use crate::input::Foreign;
 use serde_daphne::Result;
+mod driver;
 mod header;
 mod records;
 pub(crate) mod stream;

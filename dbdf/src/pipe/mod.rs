@@ -239,6 +239,9 @@ pub struct InputMetadata {
     /// The user's own attributes the input carries (a Binsparse descriptor's, a Parquet or
     /// Arrow schema's metadata), which outputs that hold attributes keep under their own.
     pub attributes: serde_json::Map<String, serde_json::Value>,
+    /// The names the input gives its objects, in order (a numpy archive's arrays): outputs
+    /// that name their objects keep them where none are asked.
+    pub names: Vec<String>,
 }
 
 impl InputMetadata {

@@ -13,11 +13,14 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use serde_daphne::{BlockIndex, Result};
+use std::sync::Arc;
+
+use serde_daphne::Result;
 
 use super::sets::{segment, upload_segments, upload_with_sidecars, SIDECARS};
 use super::{download_to, FetchedOnce, Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
+use crate::driver::Stored;
 use crate::pipe::Source;
 use crate::segments::segment_name;
 
@@ -107,17 +110,21 @@ pub fn convert_urls(
                 convert::convert(&local, &local_output, &options)
                     .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?
             }
-            Fetched::Streamed(mut source) => {
+            Fetched::Streamed(_, mut source) => {
                 convert_from(&mut *source, input, &local_output, options)?
             }
         },
     };
-    if let (Some(folder), Format::Segments) = (&out_object, to) {
-        upload_segments(&local_output, folder).map_err(fail_at(output))?;
-    } else if let Some(object) = out_object {
-        let index = (to == Format::Dbdf).then(|| BlockIndex::of_file(&local_output, &options.dbdf));
-        let index = index.transpose().map_err(fail_at(output))?;
-        upload_with_sidecars(&local_output, &object, index).map_err(fail_at(output))?;
+    match (out_object, to.driver().stored()) {
+        (Some(folder), Stored::Segments) => {
+            upload_segments(&local_output, &folder).map_err(fail_at(output))?
+        }
+        (Some(object), _) => {
+            let index = to.driver().index(&local_output, options);
+            let index = index.map_err(fail_at(output))?;
+            upload_with_sidecars(&local_output, &object, index).map_err(fail_at(output))?;
+        }
+        (None, _) => {}
     }
     Ok(report)
 }
@@ -126,11 +133,12 @@ pub fn convert_urls(
 /// reading the object with range requests (Parquet).
 enum Fetched {
     Copy(PathBuf, Option<Format>),
-    Streamed(Box<dyn Source>),
+    Streamed(Format, Box<dyn Source>),
 }
 
-/// Fetches the object at `url` (`input` as given) into `scratch` for reading: DAPHNE's
-/// segments and other formats downloaded with their sidecars, Parquet read in place.
+/// Fetches the object at `url` (`input` as given) into `scratch` for reading, as its format
+/// is stored ([`Stored`]): DAPHNE's segments and objects downloaded with their sidecars,
+/// formats read by ranges read in place.
 fn fetch_input(
     url: &str,
     input: &Path,
@@ -143,18 +151,24 @@ fn fetch_input(
         Format::of_path(name, false)
     });
     let object = RemoteObject::new(url, storage).map_err(fail_at(input))?;
-    if from == Some(Format::Segments) {
-        let local = fetch_segments(&object, &scratch.0).map_err(fail_at(input))?;
-        Ok(Fetched::Copy(local, from))
-    } else if cfg!(feature = "parquet") && from == Some(Format::Parquet) {
-        let reader = ObjectReader::open(object).map_err(fail_at(input))?;
-        let kept = scratch.keep_file().map_err(fail_at(input))?;
-        let reader = FetchedOnce::new(reader, kept);
-        let source = parquet_source(reader, options).map_err(fail_at(input))?;
-        Ok(Fetched::Streamed(source))
-    } else {
-        let local = fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
-        Ok(Fetched::Copy(local, options.from))
+    let driver = from.map(Format::driver);
+    match (from, driver.map(|d| (d, d.stored()))) {
+        (_, Some((_, Stored::Segments))) => {
+            let local = fetch_segments(&object, &scratch.0).map_err(fail_at(input))?;
+            Ok(Fetched::Copy(local, from))
+        }
+        // Read in place: the object's ranges, each fetched once.
+        (Some(format), Some((driver, Stored::Ranges))) => {
+            let reader = ObjectReader::open(object).map_err(fail_at(input))?;
+            let kept = scratch.keep_file().map_err(fail_at(input))?;
+            let reader = Arc::new(FetchedOnce::new(reader, kept));
+            let source = driver.open_at(reader, options).map_err(fail_at(input))?;
+            Ok(Fetched::Streamed(format, source))
+        }
+        _ => {
+            let local = fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
+            Ok(Fetched::Copy(local, options.from))
+        }
     }
 }
 
@@ -200,7 +214,7 @@ pub fn open_input(
             let (format, source) = match fetch_input(&url, input, options, storage, &scratch)? {
                 Fetched::Copy(copy, from) => local(&copy, from)
                     .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?,
-                Fetched::Streamed(source) => (Format::Parquet, source),
+                Fetched::Streamed(format, source) => (format, source),
             };
             Ok(OpenedInput {
                 format,
@@ -209,24 +223,6 @@ pub fn open_input(
             })
         }
     }
-}
-
-/// A remote Parquet file as a source: its footer and row groups fetched with range requests.
-#[cfg(feature = "parquet")]
-fn parquet_source(
-    reader: FetchedOnce<ObjectReader>,
-    options: &ConvertOptions,
-) -> Result<Box<dyn Source>> {
-    let read = convert::table_input(options);
-    Ok(Box::new(crate::arrow::parquet::source_at(
-        std::sync::Arc::new(reader),
-        &read,
-    )?))
-}
-
-#[cfg(not(feature = "parquet"))]
-fn parquet_source(_: FetchedOnce<ObjectReader>, _: &ConvertOptions) -> Result<Box<dyn Source>> {
-    unreachable!("Parquet inputs are read only with the feature `parquet`")
 }
 
 fn fail_at(path: &Path) -> impl Fn(serde_daphne::Error) -> ConvertError + '_ {

@@ -25,9 +25,10 @@ use std::path::Path;
 
 pub use source::ScipySource;
 
+use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes};
 use crate::input::{index_values, Foreign};
 use crate::npy;
-use crate::pipe::{Collect, InputMetadata};
+use crate::pipe::{Collect, InputMetadata, Sink, Source};
 use crate::zip::{members, ZipWriter};
 use serde_daphne::__private_0_1_0::write_buffered;
 use serde_daphne::lowlevel::CsrFill;
@@ -446,4 +447,50 @@ pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
         Ok(Vec::new())
     };
     Collect::new(Some("a scipy sparse .npz"), write)
+}
+
+/// scipy's sparse `.npz` archives' entry in the registry.
+pub(crate) struct Scipy;
+
+impl Driver for Scipy {
+    fn names(&self) -> &'static [&'static str] {
+        &["scipy"]
+    }
+
+    fn description(&self) -> &'static str {
+        "scipy.sparse.save_npz archives (.npz, told by its members)"
+    }
+
+    /// A `.npz` archive holding `format.npy` and `shape.npy`.
+    fn identify(&self, path: &Path, _: Option<Format>) -> bool {
+        crate::npz::has_extension(path)
+            && crate::npz::Kind::of(path) == Some(crate::npz::Kind::Scipy)
+    }
+
+    fn options(&self) -> &'static [OptionSpec] {
+        &[OptionSpec {
+            flag: "compressed",
+            keyword: "compressed",
+            help: "scipy and npz output: deflated members (save_npz's default, \
+                   savez_compressed).",
+            takes: Takes::Flag,
+            set: |o, v| {
+                o.formats.get_mut::<WriteOptions>().compressed = v.flag()?;
+                Ok(())
+            },
+        }]
+    }
+
+    fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>> {
+        Ok(Box::new(source(path)?))
+    }
+
+    fn sink<'w>(
+        &self,
+        out: &'w mut (dyn Write + Send),
+        options: &ConvertOptions,
+        _: &InputMetadata,
+    ) -> Result<Box<dyn Sink + 'w>> {
+        Ok(Box::new(sink(out, &options.formats.get::<WriteOptions>())))
+    }
 }

@@ -16,9 +16,11 @@
 //!   segments; CSR matrices and frames are written the same way (each segment a CSR or
 //!   frame file with its sidecar), which this crate reads back and DAPHNE does not yet.
 
+mod driver;
 mod sink;
 mod source;
 
+pub(crate) use driver::Segments;
 use std::path::{Path, PathBuf};
 
 use crate::pipe;

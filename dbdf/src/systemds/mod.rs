@@ -24,6 +24,7 @@
 
 mod cells;
 mod decode;
+mod driver;
 mod frame;
 mod matrix;
 mod names;
@@ -33,6 +34,7 @@ mod seqfile;
 mod source;
 mod write;
 
+pub(crate) use driver::Systemds;
 use std::path::Path;
 
 pub use self::names::metadata_path;

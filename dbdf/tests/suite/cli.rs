@@ -1399,10 +1399,10 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
                 &input,
                 &output,
                 &ConvertOptions {
-                    dbdf: serde_daphne::Options {
+                    formats: dbdf::convert::FormatOptions::default().with(serde_daphne::Options {
                         tile: Some((tile.0, tile.1)),
                         ..serde_daphne::Options::new()
-                    },
+                    }),
                     ..Default::default()
                 },
             )
@@ -1451,10 +1451,10 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
             &input,
             &output,
             &ConvertOptions {
-                dbdf: serde_daphne::Options {
+                formats: dbdf::convert::FormatOptions::default().with(serde_daphne::Options {
                     tile: Some((1, 1)),
                     ..serde_daphne::Options::new()
-                },
+                }),
                 ..Default::default()
             },
         )

@@ -315,22 +315,29 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
 fn convert_tells_npz_archives_apart_by_their_members() {
     use dbdf::convert::{convert, ConvertOptions, Format};
     let dir = dir("npz_convert");
-    for (name, format) in [("scipy_coo.npz", Format::Scipy), ("savez.npz", Format::Npz)] {
+    for (name, format) in [
+        ("scipy_coo.npz", "scipy".parse::<Format>().unwrap()),
+        ("savez.npz", "npz".parse::<Format>().unwrap()),
+    ] {
         assert_eq!(Format::of_path(&data(name), true), Some(format), "{name}");
     }
     let binsparse = dir.join("m.bsp.npz");
     dbdf::binsparse::write(&binsparse, &m()).unwrap();
-    assert_eq!(Format::of_path(&binsparse, true), Some(Format::Binsparse));
+    assert_eq!(
+        Format::of_path(&binsparse, true),
+        Some("binsparse".parse::<Format>().unwrap())
+    );
     assert_eq!(
         Format::of_path(&dir.join("new.npz"), false),
-        Some(Format::Binsparse)
+        Some("binsparse".parse::<Format>().unwrap())
     );
     // scipy -> .dbdf -> scipy (compressed) -> .dbdf: the same matrix.
     let (one, two, back) = (dir.join("1.dbdf"), dir.join("2.npz"), dir.join("3.dbdf"));
     convert(&data("scipy_dia.npz"), &one, &ConvertOptions::default()).unwrap();
     let to_scipy = ConvertOptions {
-        to: Some(Format::Scipy),
-        scipy: dbdf::scipy::WriteOptions { compressed: true },
+        to: Some("scipy".parse::<Format>().unwrap()),
+        formats: dbdf::convert::FormatOptions::default()
+            .with(dbdf::scipy::WriteOptions { compressed: true }),
         ..Default::default()
     };
     convert(&one, &two, &to_scipy).unwrap();
@@ -351,7 +358,7 @@ fn convert_tells_npz_archives_apart_by_their_members() {
         &several,
         &out,
         &ConvertOptions {
-            to: Some(Format::Npz),
+            to: Some("npz".parse::<Format>().unwrap()),
             ..Default::default()
         },
     )
@@ -364,7 +371,7 @@ fn convert_tells_npz_archives_apart_by_their_members() {
         &data("savez.npz"),
         &kept,
         &ConvertOptions {
-            to: Some(Format::Npz),
+            to: Some("npz".parse::<Format>().unwrap()),
             ..Default::default()
         },
     )
@@ -374,11 +381,11 @@ fn convert_tells_npz_archives_apart_by_their_members() {
     // Names asked are taken over the input's, positional ones after them.
     let renamed = dir.join("renamed.npz");
     let options = ConvertOptions {
-        to: Some(Format::Npz),
-        npz: dbdf::npz::WriteOptions {
+        to: Some("npz".parse::<Format>().unwrap()),
+        formats: dbdf::convert::FormatOptions::default().with(dbdf::npz::WriteOptions {
             names: vec!["x".into()],
             ..Default::default()
-        },
+        }),
         ..Default::default()
     };
     convert(&data("savez.npz"), &renamed, &options).unwrap();

@@ -30,10 +30,10 @@ fn converted(
     let options = ConvertOptions {
         columns,
         sync: false,
-        table_input: ReadOptions {
+        formats: dbdf::convert::FormatOptions::default().with(ReadOptions {
             nulls,
             ..Default::default()
-        },
+        }),
         ..Default::default()
     };
     convert(&folder().join(name), out, &options).map_err(|e| e.to_string())?;

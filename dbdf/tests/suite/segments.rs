@@ -25,9 +25,9 @@ fn golden(name: &str) -> PathBuf {
 
 fn to_segments(input: &Path, folder: &Path, count: usize) -> dbdf::convert::Report {
     let options = ConvertOptions {
-        segments: WriteOptions {
+        formats: dbdf::convert::FormatOptions::default().with(WriteOptions {
             segments: Some(count),
-        },
+        }),
         ..ConvertOptions::default()
     };
     convert(input, folder, &options).unwrap()
@@ -161,10 +161,13 @@ fn windows_cross_segments() {
 fn named_by_extension_and_names() {
     assert_eq!(
         Format::of_path(Path::new("x/m.dbdf.hdfs"), false),
-        Some(Format::Segments)
+        Some("segments".parse::<Format>().unwrap())
     );
     for name in ["segments", "HDFS"] {
-        assert_eq!(name.parse::<Format>().unwrap(), Format::Segments);
+        assert_eq!(
+            name.parse::<Format>().unwrap(),
+            "segments".parse::<Format>().unwrap()
+        );
     }
     let dir = scratch("names");
     let folder = dir.join("m.dbdf.hdfs");

@@ -238,11 +238,11 @@ fn dbdf_files_round_trip_through_parquet_and_feather_byte_for_byte() {
         ] {
             let middle = dir.join(format!("{name}.{table}"));
             let options = ConvertOptions {
-                table: WriteOptions {
+                formats: dbdf::convert::FormatOptions::default().with(WriteOptions {
                     compression: Some(compression),
                     row_group_rows: Some(3),
                     ..Default::default()
-                },
+                }),
                 ..Default::default()
             };
             convert(&original, &middle, &options).unwrap();
@@ -263,10 +263,10 @@ fn matrices_are_written_a_column_each_named_as_asked() {
     serde_daphne::to_file(&original, &m).unwrap();
     let out = dir.join("m.parquet");
     let labelled = |labels: &[&str]| ConvertOptions {
-        table: WriteOptions {
+        formats: dbdf::convert::FormatOptions::default().with(WriteOptions {
             labels: Some(labels.iter().map(|s| s.to_string()).collect()),
             ..Default::default()
-        },
+        }),
         ..Default::default()
     };
     convert(&original, &out, &labelled(&["x", "y"])).unwrap();
@@ -298,19 +298,22 @@ fn matrices_are_written_a_column_each_named_as_asked() {
 
 #[test]
 fn several_objects_and_formats_by_name_and_extension() {
-    assert_eq!("parquet".parse::<Format>().unwrap(), Format::Parquet);
-    assert_eq!("feather".parse::<Format>().unwrap(), Format::Arrow);
+    assert_eq!("PARQUET".parse::<Format>().unwrap().to_string(), "parquet");
+    assert_eq!(
+        "feather".parse::<Format>().unwrap(),
+        "arrow".parse::<Format>().unwrap()
+    );
     assert_eq!(
         Format::of_path(Path::new("x.arrow"), true),
-        Some(Format::Arrow)
+        Some("arrow".parse::<Format>().unwrap())
     );
     assert_eq!(
         Format::of_path(Path::new("x.feather"), false),
-        Some(Format::Arrow)
+        Some("arrow".parse::<Format>().unwrap())
     );
     assert_eq!(
         Format::of_path(Path::new("x.parquet"), false),
-        Some(Format::Parquet)
+        Some("parquet".parse::<Format>().unwrap())
     );
     let dir = dir("several");
     let two = dir.join("two.dbdf");
@@ -532,7 +535,10 @@ mod cli {
 fn whole_writes_are_the_conversions_bytes_and_read_back() {
     let dir = dir("whole");
     let expected = expected();
-    for (extension, format) in [("parquet", Format::Parquet), ("feather", Format::Arrow)] {
+    for (extension, format) in [
+        ("parquet", "parquet".parse::<Format>().unwrap()),
+        ("feather", "arrow".parse::<Format>().unwrap()),
+    ] {
         let converted = dir.join(format!("converted.{extension}"));
         convert(
             &data("types.npy"),
@@ -544,12 +550,12 @@ fn whole_writes_are_the_conversions_bytes_and_read_back() {
         )
         .unwrap();
         let written = dir.join(format!("written.{extension}"));
-        let bytes = match format {
-            Format::Parquet => {
+        let bytes = match format == "parquet".parse::<Format>().unwrap() {
+            true => {
                 arrow::parquet::write(&written, &expected).unwrap();
                 arrow::parquet::to_vec(&expected, &WriteOptions::default()).unwrap()
             }
-            _ => {
+            false => {
                 arrow::feather::write(&written, &expected).unwrap();
                 arrow::feather::to_vec(&expected, &WriteOptions::default()).unwrap()
             }
@@ -590,10 +596,10 @@ fn schema_metadata_are_user_attributes_kept_by_tables_and_binsparse() {
     }
     // Attributes asked are written over the input's.
     let options = ConvertOptions {
-        table: WriteOptions {
+        formats: dbdf::convert::FormatOptions::default().with(WriteOptions {
             attributes: serde_json::from_str(r#"{"units": "km/h", "n": 3}"#).unwrap(),
             ..Default::default()
-        },
+        }),
         ..Default::default()
     };
     let table = dir.join("asked.parquet");

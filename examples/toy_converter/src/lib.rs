@@ -1,13 +1,16 @@
 //! A toy matrix format, "TOY1": the magic `TOY1`, the number of rows and of columns as
 //! little-endian `u64`s, then the cells as little-endian `f64`s, row by row. Its source and
-//! sink plug into `dbdf`'s pipe, so it converts to and from every format `dbdf` knows, in
-//! bounded memory, using only public items of `serde_daphne` and `dbdf`.
+//! sink plug into `dbdf`'s pipe, and its driver ([`Toy`]) into `dbdf`'s format registry, so
+//! `dbdf::convert` converts it to and from every format `dbdf` knows, in bounded memory,
+//! using only public items of `serde_daphne` and `dbdf`.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use dbdf::pipe::{Band, Pieces, Sink, Source, Want};
+use dbdf::convert::ConvertOptions;
+use dbdf::driver::Driver;
+use dbdf::pipe::{Band, InputMetadata, Pieces, Sink, Source, Want};
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::{DataType, Element, Error, Header, Result, ValueType, Values};
 
@@ -97,27 +100,65 @@ impl Source for ToySource {
     }
 }
 
+/// TOY1 in `dbdf`'s format registry: `dbdf::convert::Format::register(&Toy)` once, and
+/// conversions take `.toy` files (and `--from toy`, `to: "toy".parse()`).
+pub struct Toy;
+
+impl Driver for Toy {
+    fn names(&self) -> &'static [&'static str] {
+        &["toy"]
+    }
+
+    fn description(&self) -> &'static str {
+        "TOY1 matrices (.toy)"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["toy"]
+    }
+
+    fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>> {
+        Ok(Box::new(ToySource::open(path)?))
+    }
+
+    fn sink<'w>(
+        &self,
+        out: &'w mut (dyn Write + Send),
+        _: &ConvertOptions,
+        _: &InputMetadata,
+    ) -> Result<Box<dyn Sink + 'w>> {
+        Ok(Box::new(ToySink::new(out)))
+    }
+}
+
 /// A TOY1 file written from bands of rows: one matrix, any value type (converted to `f64`
 /// exactly where it can be, refused where not).
-pub struct ToySink {
-    out: BufWriter<File>,
+pub struct ToySink<'w> {
+    out: Box<dyn Write + 'w>,
     written: bool,
 }
 
-impl ToySink {
+impl ToySink<'static> {
     /// Creates (truncates) the file at `path`.
     ///
     /// # Errors
     /// I/O errors.
-    pub fn create(path: &Path) -> Result<ToySink> {
-        Ok(ToySink {
-            out: BufWriter::new(File::create(path)?),
-            written: false,
-        })
+    pub fn create(path: &Path) -> Result<ToySink<'static>> {
+        Ok(ToySink::new(BufWriter::new(File::create(path)?)))
     }
 }
 
-impl Sink for ToySink {
+impl<'w> ToySink<'w> {
+    /// Writes to `out`.
+    pub fn new(out: impl Write + 'w) -> ToySink<'w> {
+        ToySink {
+            out: Box::new(out),
+            written: false,
+        }
+    }
+}
+
+impl Sink for ToySink<'_> {
     fn wants(&self, _header: &Header) -> Want {
         Want::Bands(1)
     }

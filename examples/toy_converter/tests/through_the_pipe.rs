@@ -2,10 +2,11 @@
 
 use std::path::PathBuf;
 
+use dbdf::convert::{convert, ConvertOptions, Format};
 use dbdf::pipe::{copy, DbdfSink, DbdfSource};
 use ndarray::Array2;
 use serde_daphne::{Dense, ErrorKind, Options};
-use toy_converter::{ToySink, ToySource};
+use toy_converter::{Toy, ToySink, ToySource};
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("toy_converter_{}", std::process::id()));
@@ -99,4 +100,35 @@ fn a_malformed_toy_file_is_a_foreign_input_error_with_its_offset() {
         (error.kind(), error.offset()),
         (ErrorKind::ForeignInput, Some(0))
     );
+}
+
+#[test]
+fn a_registered_format_converts_to_and_from_every_other() {
+    let toy_format = Format::register(&Toy).unwrap();
+    assert_eq!("TOY".parse::<Format>().unwrap(), toy_format);
+    assert_eq!(Format::of_path(&temp("x.toy"), true), Some(toy_format));
+    // Registering it twice keeps it once; another format's name is refused.
+    assert_eq!(Format::register(&Toy).unwrap(), toy_format);
+
+    let m = Array2::from_shape_fn((6, 4), |(r, c)| (r * 4 + c) as f64 / 8.0);
+    let dbdf = temp("registered.dbdf");
+    serde_daphne::to_file(&dbdf, &Dense(m.clone())).unwrap();
+    let toy = temp("registered.toy");
+    convert(&dbdf, &toy, &ConvertOptions::default()).unwrap();
+    assert_eq!(std::fs::read(&toy).unwrap(), toy_bytes(&m));
+
+    // Through a third format, chosen by name rather than extension.
+    let csv = temp("registered.txt");
+    let to_csv = ConvertOptions {
+        to: Some("csv".parse().unwrap()),
+        ..Default::default()
+    };
+    convert(&toy, &csv, &to_csv).unwrap();
+    let back = temp("registered_back.toy");
+    let from_csv = ConvertOptions {
+        from: Some("csv".parse().unwrap()),
+        ..Default::default()
+    };
+    convert(&csv, &back, &from_csv).unwrap();
+    assert_eq!(std::fs::read(&back).unwrap(), toy_bytes(&m));
 }

@@ -441,10 +441,10 @@ fn tiled_dbdf_files_give_their_blocks_as_their_own_tiles() {
         let options = ConvertOptions {
             keep_tiles,
             value_type,
-            dbdf: Options {
+            formats: dbdf::convert::FormatOptions::default().with(Options {
                 tile,
                 ..Options::new()
-            },
+            }),
             ..Default::default()
         };
         convert(&input, &output, &options).unwrap();

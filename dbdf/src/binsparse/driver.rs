@@ -1,0 +1,143 @@
+//! Binsparse's entry in the registry: `.npz` archives streamed, HDF5 files and Zarr groups
+//! written at their paths.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_daphne::{Error, ValueType};
+
+use super::files::{is_hdf5, is_zarr};
+use super::{Format as Layout, Version, WriteOptions};
+use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes, Written};
+use crate::pipe::{InputMetadata, Sink, Source};
+
+/// Binsparse, in `.npz`, HDF5 or Zarr.
+pub(crate) struct BinsparseFiles;
+
+impl Driver for BinsparseFiles {
+    fn names(&self) -> &'static [&'static str] {
+        &["binsparse"]
+    }
+
+    fn description(&self) -> &'static str {
+        "Binsparse in .npz, HDF5 (.h5, .hdf5) or Zarr (.zarr)"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["npz", "h5", "hdf5", "zarr"]
+    }
+
+    /// Any folder holding a Zarr group, whatever its name.
+    fn identify(&self, path: &Path, named: Option<Format>) -> bool {
+        named.is_none() && is_zarr(path)
+    }
+
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
+
+    fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(super::source(path)?))
+    }
+
+    fn written(&self, path: &Path) -> Written {
+        match is_hdf5(path) || is_zarr(path) {
+            true => Written::File,
+            false => Written::Stream,
+        }
+    }
+
+    /// Without a format of its own, the input's when that is Binsparse (whose user
+    /// attributes are kept too), else CSR for CSR matrices and DMAT for dense ones.
+    fn sink<'w>(
+        &self,
+        out: &'w mut (dyn Write + Send),
+        options: &ConvertOptions,
+        metadata: &InputMetadata,
+    ) -> Result<Box<dyn Sink + 'w>, Error> {
+        let binsparse = options.formats.get::<WriteOptions>().keeping(metadata);
+        Ok(Box::new(super::sink(out, &binsparse)))
+    }
+
+    fn sink_at<'p>(
+        &self,
+        path: &'p Path,
+        options: &ConvertOptions,
+        metadata: &InputMetadata,
+    ) -> Result<Box<dyn Sink + 'p>, Error> {
+        let binsparse = options.formats.get::<WriteOptions>().keeping(metadata);
+        Ok(super::files::path_sink(path, &binsparse))
+    }
+}
+
+fn binsparse(options: &mut ConvertOptions) -> &mut WriteOptions {
+    options.formats.get_mut::<WriteOptions>()
+}
+
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        flag: "binsparse-format",
+        keyword: "binsparse_format",
+        help: "Binsparse output format: CSR, CSC, COO, COOR, COOC, DCSR, DCSC, DMAT, DMATR, \
+               DMATC, DVEC or CVEC (default: the input's when it is Binsparse, else CSR for CSR \
+               matrices and DMAT for dense ones).",
+        takes: Takes::Value,
+        set: |o, v| {
+            binsparse(o).format = Some(v.parse::<Layout>()?);
+            Ok(())
+        },
+    },
+    OptionSpec {
+        flag: "index-type",
+        keyword: "index_type",
+        help: "Binsparse output: the type of pointer and index arrays (default u64).",
+        takes: Takes::Value,
+        set: |o, v| {
+            binsparse(o).index_type = v.parse::<ValueType>()?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        flag: "iso",
+        keyword: "iso",
+        help: "Binsparse output: store one iso[...] value when all stored values are equal.",
+        takes: Takes::Flag,
+        set: |o, v| {
+            binsparse(o).iso = v.flag()?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        flag: "bint8",
+        keyword: "bint8",
+        help: "Binsparse output: store u8 values that are all 0 or 1 as bint8.",
+        takes: Takes::Flag,
+        set: |o, v| {
+            binsparse(o).bint8 = v.flag()?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        flag: "binsparse-version",
+        keyword: "binsparse_version",
+        help: "Binsparse output: the descriptor's version, 0.1 (the spec's; default) or 0.1.0 \
+               (which the Python reference needs).",
+        takes: Takes::Value,
+        set: |o, v| {
+            binsparse(o).version = v.parse::<Version>()?;
+            Ok(())
+        },
+    },
+    #[cfg(feature = "zarr")]
+    OptionSpec {
+        flag: "zarr-format",
+        keyword: "zarr_format",
+        help: "Binsparse output in a Zarr group (.zarr): the Zarr format, 3 (zarr-python 3's \
+               default; default) or 2 (what zarr-python 2 writes).",
+        takes: Takes::Value,
+        set: |o, v| {
+            binsparse(o).zarr_version = v.parse::<super::zarr::ZarrVersion>()?;
+            Ok(())
+        },
+    },
+];

@@ -1,0 +1,39 @@
+//! NumPy `.npy`'s entry in the registry.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_daphne::Error;
+
+use crate::driver::{ConvertOptions, Driver};
+use crate::pipe::{InputMetadata, Sink, Source};
+
+/// NumPy `.npy`.
+pub(crate) struct Npy;
+
+impl Driver for Npy {
+    fn names(&self) -> &'static [&'static str] {
+        &["npy"]
+    }
+
+    fn description(&self) -> &'static str {
+        "NumPy arrays and record arrays (.npy)"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["npy"]
+    }
+
+    fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(super::source(path)?))
+    }
+
+    fn sink<'w>(
+        &self,
+        out: &'w mut (dyn Write + Send),
+        _: &ConvertOptions,
+        _: &InputMetadata,
+    ) -> Result<Box<dyn Sink + 'w>, Error> {
+        Ok(Box::new(super::sink(out)))
+    }
+}
