@@ -519,7 +519,7 @@ mod tests {
     fn format_options_are_kept_by_type_and_cloned_with_their_values() {
         let mut options = FormatOptions::default().with(crate::csv::WriteOptions { daphne: true });
         assert!(options.get::<crate::csv::WriteOptions>().daphne);
-        assert_eq!(options.get::<crate::npz::WriteOptions>().compressed, false);
+        assert!(!options.get::<crate::npz::WriteOptions>().compressed);
         options.get_mut::<crate::npz::WriteOptions>().compressed = true;
         let copy = options.clone();
         options.get_mut::<crate::npz::WriteOptions>().compressed = false;

@@ -112,6 +112,21 @@ impl DenseLayout {
     }
 }
 
+/// A new scratch folder beside `target`, named for `writer`, and in it the folder where
+/// writers in any process put their segments before `commit_segments`: `(scratch, staged)`
+/// (`dbdf::segments::stage`).
+#[pyfunction]
+pub fn stage_segments(target: PathBuf, writer: &str) -> PyResult<(PathBuf, PathBuf)> {
+    dbdf::segments::stage(&target, writer).py_err()
+}
+
+/// Removes a scratch folder of `stage_segments`, which tasks of a failed job may still be
+/// writing into (`dbdf::segments::discard`).
+#[pyfunction]
+pub fn discard_scratch(py: Python<'_>, scratch: PathBuf) {
+    py.detach(|| dbdf::segments::discard(&scratch))
+}
+
 /// Puts the folder of segments `staged` in place at `folder` (`dbdf::segments::commit`).
 #[pyfunction]
 pub fn commit_segments(py: Python<'_>, staged: PathBuf, folder: PathBuf) -> PyResult<()> {

@@ -175,9 +175,9 @@ def test_a_failed_store_leaves_nothing(tmp_path, client):
 def test_a_scratch_folder_is_removed_while_a_late_task_writes_into_it(tmp_path):
     # Regression: a Spark job's abort left its scratch folder when a task still running
     # made a file while the folder was being emptied (a failed job's tasks run on).
-    from dbdf._files import remove_scratch, stage_segments
+    from dbdf import _dbdf
 
-    scratch, _ = stage_segments(str(tmp_path / "t.hdfs"), "test")
+    scratch, _ = map(os.fspath, _dbdf.stage_segments(str(tmp_path / "t.hdfs"), "test"))
     made, stop = [], threading.Event()
 
     def late_task():
@@ -193,7 +193,7 @@ def test_a_scratch_folder_is_removed_while_a_late_task_writes_into_it(tmp_path):
     task.start()
     while len(made) < 3000:  # enough files that emptying the folder outlasts a thread switch
         time.sleep(0.001)
-    remove_scratch(scratch)
+    _dbdf.discard_scratch(scratch)
     time.sleep(0.05)
     stop.set()
     task.join()

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::{ConvertError, ConvertOptions, Report};
 use crate::driver::Written;
 use crate::pipe::{self, Failed, PumpOptions, Sink, Source};
+use serde_daphne::__private_0_1_0::temporary_path;
 use serde_daphne::lowlevel::{sidecar_path, FileSet};
 use serde_daphne::Error;
 
@@ -66,9 +67,11 @@ pub fn convert_from(
         // prints nothing (and the format has one writer); it is deleted once printed, so
         // it needs no sync.
         Written::File if to_stdout => {
+            // Named as every temporary is, with the format's extension after it.
             let extension = to.extensions().first().copied().unwrap_or("out");
-            let name = format!("dbdf-stdout-{}.{extension}", std::process::id());
-            let path = std::env::temp_dir().join(name);
+            let mut path = temporary_path(&std::env::temp_dir().join("stdout")).into_os_string();
+            path.push(format!(".{extension}"));
+            let path = std::path::PathBuf::from(path);
             let unsynced = ConvertOptions {
                 sync: false,
                 ..options.clone()

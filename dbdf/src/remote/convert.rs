@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
+use serde_daphne::__private_0_1_0::temporary_path;
 use serde_daphne::Result;
 
 use super::sets::{segment, upload_segments, upload_with_sidecars, SIDECARS};
@@ -34,14 +35,8 @@ impl Scratch {
     /// # Errors
     /// I/O errors creating it.
     pub fn new() -> Result<Scratch> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "dbdf-remote-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(name);
+        // Named as every temporary is.
+        let dir = temporary_path(&std::env::temp_dir().join("dbdf-remote"));
         std::fs::create_dir(&dir)?;
         Ok(Scratch(dir))
     }

@@ -24,6 +24,7 @@ pub(crate) use driver::Segments;
 use std::path::{Path, PathBuf};
 
 use crate::pipe;
+use serde_daphne::__private_0_1_0::temporary_path;
 use serde_daphne::Object;
 use serde_daphne::{Error, Result};
 
@@ -130,6 +131,43 @@ pub fn write_with(folder: impl AsRef<Path>, object: &Object, options: &WriteOpti
     pipe::write_object(object, Box::new(sink(folder, options)))
 }
 
+/// Starts a write of the folder of segments `target` by several writers (a job's tasks in
+/// any process that sees the folder's parent): a new hidden scratch folder beside `target`,
+/// named as every temporary of `target` is (`.NAME.tmp-PID-N`, here with `-writer` after
+/// it, so that a later write of `target` removes it once this process is gone), and in it
+/// the folder, named as `target`, where the writers put their segments and sidecars before
+/// [`commit`] moves them in place: `(scratch, staged)`. [`discard`] removes the scratch
+/// folder whatever becomes of the job.
+///
+/// # Errors
+/// I/O errors creating the folders.
+pub fn stage(target: &Path, writer: &str) -> Result<(PathBuf, PathBuf)> {
+    let name = folder_name(target)?;
+    let mut scratch = temporary_path(target).into_os_string();
+    scratch.push(format!("-{writer}"));
+    let scratch = PathBuf::from(scratch);
+    let staged = scratch.join(name);
+    std::fs::create_dir_all(&staged)?;
+    Ok((scratch, staged))
+}
+
+/// Removes a scratch folder of [`stage`], which tasks of a failed job may still be writing
+/// into: a failed job's other tasks run on after the driver gives up (Spark calls `abort`
+/// and Dask's `compute` raises without waiting for them). Renamed first, the folder takes no
+/// new file, since a task names its files from the scratch folder's old path. A folder that
+/// is gone already is no error.
+pub fn discard(scratch: &Path) {
+    let mut gone = scratch.as_os_str().to_owned();
+    gone.push("-removed");
+    let gone = PathBuf::from(gone);
+    let removing = match std::fs::rename(scratch, &gone) {
+        Ok(()) => gone.as_path(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(_) => scratch,
+    };
+    let _ = std::fs::remove_dir_all(removing);
+}
+
 /// Puts the folder of segments `staged` (written by several writers, each a segment and
 /// its sidecar, as Dask's workers write them; named as `folder` is) in place at `folder`:
 /// checks that the segments read as one object, moves them into a folder swapped in whole
@@ -169,6 +207,27 @@ mod tests {
     use super::*;
 
     /// DAPHNE's split (`LoadPartitioningDistributed.h`), worked by hand.
+    #[test]
+    fn a_staged_folder_is_named_as_every_temporary_and_discarded_whole() {
+        let dir = std::env::temp_dir().join(format!("dbdf-stage-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("m.hdfs");
+        let (scratch, staged) = stage(&target, "dask").unwrap();
+        let name = scratch.file_name().unwrap().to_str().unwrap().to_owned();
+        let prefix = format!(".m.hdfs.tmp-{}-", std::process::id());
+        assert!(
+            name.starts_with(&prefix) && name.ends_with("-dask"),
+            "{name}"
+        );
+        assert_eq!(staged, scratch.join("m.hdfs"));
+        assert!(staged.is_dir());
+        std::fs::write(staged.join("late"), b"a task's file").unwrap();
+        discard(&scratch);
+        discard(&scratch);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
     #[test]
     fn rows_split_as_daphne_splits_them() {
         assert_eq!(row_split(10, 2), vec![0..5, 5..10]);

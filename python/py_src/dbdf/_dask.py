@@ -20,8 +20,6 @@ from ._files import (
     bands,
     locate,
     open_options,
-    remove_scratch,
-    stage_segments,
 )
 from ._values import value_type as _value_type
 
@@ -206,25 +204,26 @@ def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
 
         # Nothing to write in parallel: the empty matrix is written whole.
         if segments:
-            tmp = f"{target}.tmp-{os.getpid()}.dbdf"
-            save(tmp, np.empty(array.shape, dtype=array.dtype))
+            scratch, _ = map(os.fspath, _dbdf.stage_segments(target, "dask"))
             try:
-                convert(tmp, target, to_format="segments", segments=1)
+                empty = os.path.join(scratch, "empty.dbdf")
+                save(empty, np.empty(array.shape, dtype=array.dtype))
+                convert(empty, target, to_format="segments", segments=1)
             finally:
-                os.remove(tmp)
+                _dbdf.discard_scratch(scratch)
         else:
             save(target, np.empty(array.shape, dtype=array.dtype), sync=sync)
         return
     if segments:
         array = array.rechunk({1: -1})
-        scratch, staged = stage_segments(target, "dask")
+        scratch, staged = map(os.fspath, _dbdf.stage_segments(target, "dask"))
         try:
             blocks = array.to_delayed().ravel()
             tasks = [dask.delayed(_write_segment)(staged, k + 1, b) for k, b in enumerate(blocks)]
             dask.compute(*tasks)
             _dbdf.commit_segments(staged, target)
         finally:
-            remove_scratch(scratch)
+            _dbdf.discard_scratch(scratch)
         return
     if tile is None:
         tile = (array.chunksize[0], array.chunksize[1])

@@ -13,6 +13,7 @@ __all__ = [
     "bands",
     "commit_segments",
     "convert",
+    "discard_scratch",
     "dumps",
     "is_url",
     "load",
@@ -25,6 +26,7 @@ __all__ = [
     "segment_files",
     "segment_name",
     "spark_type",
+    "stage_segments",
     "writes_segments",
 ]
 
@@ -76,6 +78,8 @@ class DenseLayout:
     def commit(self, scratch: _Path, target: _Path, sync: bool) -> None: ...
 
 def commit_segments(staged: _Path, folder: _Path) -> None: ...
+def stage_segments(target: _Path, writer: str) -> tuple[PathLike[str], PathLike[str]]: ...
+def discard_scratch(scratch: _Path) -> None: ...
 def segment_files(folder: _Path) -> list[tuple[PathLike[str], int, int]]: ...
 def segment_name(folder_name: str, i: int) -> str: ...
 def bands(n: int, per: int) -> list[int]: ...

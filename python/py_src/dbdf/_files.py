@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
-import uuid
 from typing import Any, Iterator, Optional
 
 from . import _dbdf
@@ -128,36 +126,6 @@ def locate(path: str, i: int, options: dict) -> tuple[ObjectFiles, Any]:
         where.parts = (tuple(row_parts), tuple(col_parts))
         where.row_bytes = obj._index.row_bytes(position)
     return where, obj
-
-
-def stage_segments(target: str, writer: str) -> tuple[str, str]:
-    """A new scratch folder beside ``target`` (hidden, named for ``writer``) and in it the
-    folder, named as ``target``, where writers in any process put their segments before
-    ``_dbdf.commit_segments`` moves them in place: ``(scratch, staged)``."""
-    parent = os.path.dirname(os.path.abspath(target))
-    name = os.path.basename(os.path.normpath(target))
-    scratch = os.path.join(parent, f".{name}.tmp-{uuid.uuid4().hex[:12]}-{writer}")
-    staged = os.path.join(scratch, name)
-    os.makedirs(staged)
-    return scratch, staged
-
-
-def remove_scratch(scratch: str) -> None:
-    """Removes a scratch folder that tasks of a failed job may still be writing into.
-
-    A failed job's other tasks run on after the driver gives up (Spark calls ``abort`` and
-    Dask's ``compute`` raises without waiting for them): a file one of them made while the
-    folder was being emptied would keep the folder. Renamed first, the folder takes no new
-    file, since a task names its files from the scratch's old path and that path is gone.
-    """
-    gone = f"{scratch}-removed"
-    try:
-        os.rename(scratch, gone)
-    except FileNotFoundError:
-        return
-    except OSError:
-        gone = scratch
-    shutil.rmtree(gone, ignore_errors=True)
 
 
 def open_options(dialect: Optional[str], storage_options: Optional[dict]) -> dict:

@@ -75,7 +75,7 @@ from pyspark.sql.types import (
 )
 
 from . import _dbdf
-from ._files import ObjectFiles, is_url, locate, open_options, remove_scratch, stage_segments
+from ._files import ObjectFiles, is_url, locate, open_options
 
 __all__ = ["DbdfDataSource", "DbdfPythonDataSource", "jar", "register", "save"]
 
@@ -381,7 +381,7 @@ class _Writer(DataSourceArrowWriter):
         file_types = {f.name: f.metadata[_VALUE_TYPE_KEY] for f in schema.fields
                       if f.metadata.get(_VALUE_TYPE_KEY) in _ARROW_TYPES}
         _check_writable(schema, file_types)
-        scratch, staged = stage_segments(target, "spark")
+        scratch, staged = map(os.fspath, _dbdf.stage_segments(target, "spark"))
         return _Writer(target, scratch, staged, overwrite, if_exists,
                        "dense" if obj == "matrix" else None, options.get("valueType"),
                        file_types, to_arrow_schema(schema), options.get("nulls"))
@@ -450,14 +450,14 @@ class _Writer(DataSourceArrowWriter):
                           os.path.join(self.staged, _dbdf.segment_name(name, k) + suffix))
             _dbdf.commit_segments(self.staged, self.target)
         finally:
-            remove_scratch(self.scratch)
+            _dbdf.discard_scratch(self.scratch)
 
     def _empty_segment(self) -> _Written:
         """The segment of a job without partitions: no rows, the schema's columns."""
         return self.write(iter([]))
 
     def abort(self, messages: list) -> None:
-        remove_scratch(self.scratch)
+        _dbdf.discard_scratch(self.scratch)
 
     def _to_file_types(self, batch: Any) -> pa.RecordBatch:
         """Columns read from a file with an unsigned type (``dbdf.value_type`` in their
