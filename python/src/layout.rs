@@ -174,6 +174,26 @@ pub fn writes_segments(target: PathBuf, to_format: Option<&str>) -> PyResult<boo
     Ok(format.is_some_and(|f| f.stored() == dbdf::driver::Stored::Segments))
 }
 
+/// What names a version of the local file at `path`: `(size, modification time in ns)`
+/// (`dbdf::plan::Stamp`); a URL, `()`: the store pins each read to the version it opened.
+#[pyfunction]
+pub fn stamp(path: &str) -> PyResult<Option<(u64, i64)>> {
+    if dbdf::remote::is_url(path) {
+        return Ok(None);
+    }
+    let stamp = dbdf::plan::Stamp::of(std::path::Path::new(path)).py_err()?;
+    Ok(Some((stamp.size, stamp.mtime_ns)))
+}
+
+/// Refuses the file at `path` when it is no longer the version `(size, mtime_ns)` a plan
+/// named (`dbdf::plan::Stamp::check`): an `OSError` naming it.
+#[pyfunction]
+pub fn check_stamp(path: &str, version: (u64, i64)) -> PyResult<()> {
+    let (size, mtime_ns) = version;
+    let stamp = dbdf::plan::Stamp { size, mtime_ns };
+    stamp.check(std::path::Path::new(path)).py_err()
+}
+
 /// Part sizes along an axis of `n`: `per` each, the last what is left
 /// (`dbdf::plan::bands`).
 #[pyfunction]

@@ -7,7 +7,6 @@
 
 #![warn(missing_docs)]
 
-pub mod files;
 pub mod fill;
 pub mod plan;
 
@@ -18,7 +17,7 @@ use jni::strings::JNIString;
 use jni::sys::{jint, jlong};
 use jni::{jni_str, Env, EnvUnowned};
 
-use crate::files::{with_file, Stamp};
+use dbdf::plan::{with_file, Stamp};
 
 /// What a native call failed on: the format's error, or JNI's own.
 enum Failure {

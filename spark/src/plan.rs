@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_daphne::{Header, Result, ValueType};
 use serde_json::{json, Value};
 
-use crate::files::{options, Stamp};
+use dbdf::plan::Stamp;
 
 /// The most columns of a matrix read as a table.
 const MAX_COLUMNS: u64 = 1 << 20;
@@ -22,7 +22,10 @@ const MAX_COLUMNS: u64 = 1 << 20;
 /// A file that is missing or malformed; an object index past the file's last; a folder
 /// whose segments disagree.
 pub fn describe(path: &Path, object: usize, dialect: Option<&str>) -> Result<String> {
-    let options = options(dialect)?;
+    let options = serde_daphne::Options {
+        dialect: dialect.map(str::parse).transpose()?,
+        ..serde_daphne::Options::new()
+    };
     let mut pieces = Vec::new();
     // A folder: where each segment's rows start, and the rows of all of them.
     let (first_file, position, segments) = if path.is_dir() {

@@ -11,6 +11,7 @@ __all__ = [
     "DenseLayout",
     "Index",
     "bands",
+    "check_stamp",
     "commit_segments",
     "convert",
     "discard_scratch",
@@ -26,6 +27,7 @@ __all__ = [
     "segment_files",
     "segment_name",
     "spark_type",
+    "stamp",
     "stage_segments",
     "writes_segments",
 ]
@@ -78,6 +80,8 @@ class DenseLayout:
     def commit(self, scratch: _Path, target: _Path, sync: bool) -> None: ...
 
 def commit_segments(staged: _Path, folder: _Path) -> None: ...
+def stamp(path: str) -> Optional[tuple[int, int]]: ...
+def check_stamp(path: str, version: tuple[int, int]) -> None: ...
 def stage_segments(target: _Path, writer: str) -> tuple[PathLike[str], PathLike[str]]: ...
 def discard_scratch(scratch: _Path) -> None: ...
 def segment_files(folder: _Path) -> list[tuple[PathLike[str], int, int]]: ...

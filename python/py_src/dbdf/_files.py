@@ -23,12 +23,9 @@ def is_url(path: str) -> bool:
 
 
 def stamp(path: str) -> tuple:
-    """What names a version of the file: its size and modification time (a URL: nothing
-    here; the store pins each read to the version it opened)."""
-    if is_url(path):
-        return ()
-    st = os.stat(path)
-    return (st.st_size, st.st_mtime_ns)
+    """What names a version of the file (``dbdf::plan::Stamp``; a URL: nothing here, the
+    store pins each read to the version it opened)."""
+    return tuple(_dbdf.stamp(path) or ())
 
 
 class _Opened:
@@ -42,13 +39,8 @@ class _Opened:
         from . import open as open_file
 
         key = (path, version, json.dumps(options, sort_keys=True))
-        # Checked at every read, also of a file open already: a file replaced since keeps
-        # its old bytes behind an open handle, which is the plan's version no longer.
-        if version and stamp(path) != version:
-            raise OSError(
-                f"{path} changed after the read was planned (size, modification time): "
-                "plan it again"
-            )
+        if version:
+            _dbdf.check_stamp(path, version)
         with cls.lock:
             handle = cls.files.get(key)
         if handle is not None:

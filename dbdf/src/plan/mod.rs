@@ -2,8 +2,13 @@
 //! partitions (the segments of a folder of DAPHNE's segments, else the file's rows and
 //! columns of tiles where its blocks tile it, else bands of rows of about 128 MiB), its
 //! columns' names ([`column_names`]) and the engine's type of each
-//! value type ([`Widened`]). The Spark source (Rust and JVM) and the Python package (Dask,
-//! Spark's Python source) all plan here.
+//! value type ([`Widened`]), and the version of each file a plan names with the handles each
+//! process keeps open ([`Stamp`], [`with_file`]). The Spark source (Rust and JVM) and the
+//! Python package (Dask, Spark's Python source) all plan here.
+
+mod files;
+
+pub use files::{with_file, Stamp};
 
 use serde_daphne::{with_value_type, Element, Header, ObjectInfo, ValueType};
 

@@ -1,5 +1,6 @@
-//! Open files, kept per process: a Spark executor's tasks read many batches of the same
-//! files, and opening one walks its block headers.
+//! A file's version as a plan names it, and open files kept per process: an engine's tasks
+//! (a Spark executor's, a Dask worker's) read many batches of the same files, and opening one
+//! walks its block headers.
 //!
 //! A file is named by path, size and modification time, as the driver saw it when it
 //! planned the read: a file changed since is refused, never read as the plan's.
@@ -21,6 +22,23 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// Whether the file at `path` is still this version.
+    ///
+    /// # Errors
+    /// An I/O error (`OSError` in Python) naming the file when it changed since, or when its
+    /// metadata cannot be read.
+    pub fn check(self, path: &Path) -> Result<()> {
+        // Checked at every read, also of a file open already: a file replaced since keeps its
+        // old bytes behind an open handle, which is the plan's version no longer.
+        if Stamp::of(path)? != self {
+            return Err(Error::from(std::io::Error::other(format!(
+                "{} changed after the read was planned (size, modification time): plan it again",
+                path.display()
+            ))));
+        }
+        Ok(())
+    }
+
     /// The version of the file at `path` now.
     ///
     /// # Errors
@@ -59,14 +77,7 @@ pub fn with_file<T>(
     dialect: Option<&str>,
     read: impl FnOnce(&mut DbdfFile<FileReader>) -> Result<T>,
 ) -> Result<T> {
-    // Checked at every read, also of a file open already: a file replaced since keeps its
-    // old bytes behind an open handle, which is the plan's version no longer.
-    if Stamp::of(path)? != stamp {
-        return Err(Error::invalid(format!(
-            "{} changed after the read was planned (size, modification time): plan it again",
-            path.display()
-        )));
-    }
+    stamp.check(path)?;
     let key: Key = (path.to_path_buf(), stamp, dialect.map(str::to_owned));
     let taken = {
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
@@ -92,7 +103,7 @@ pub fn with_file<T>(
 ///
 /// # Errors
 /// An unknown dialect.
-pub fn options(dialect: Option<&str>) -> Result<Options> {
+fn options(dialect: Option<&str>) -> Result<Options> {
     let mut options = Options::new();
     if let Some(name) = dialect {
         options.dialect = Some(name.parse()?);
@@ -106,7 +117,7 @@ mod tests {
 
     #[test]
     fn a_file_changed_since_its_plan_is_refused() {
-        let dir = std::env::temp_dir().join(format!("dbdf-spark-files-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("dbdf-plan-files-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.dbdf");
         let m = ndarray::Array2::<f64>::ones((3, 2));
