@@ -83,7 +83,7 @@ impl Args {
     }
 
     /// The library's options for these arguments, each format's own set by its flags.
-    pub fn options(&self) -> ConvertOptions {
+    pub fn options(&self) -> Result<ConvertOptions, Failure> {
         let mut options = ConvertOptions {
             from: self.from,
             to: self.to,
@@ -95,12 +95,11 @@ impl Args {
             ..Default::default()
         };
         for (flag, value) in &self.formats.0 {
-            // Each value was checked as the flag was parsed.
-            if let Err(e) = options.set_option(flag, value) {
-                unreachable!("--{flag} took a value its option refuses: {e}");
-            }
+            options
+                .set_option(flag, value)
+                .map_err(|e| Failure::plain(format!("--{flag}: {e}")))?;
         }
-        options
+        Ok(options)
     }
 }
 
@@ -187,17 +186,17 @@ pub fn run(args: &Args) -> Result<ExitCode, Failure> {
     if crate::remote::is_url(&args.input) || crate::remote::is_url(&args.output) {
         let storage = crate::remote::storage();
         let report =
-            dbdf::remote::convert_urls(&args.input, &args.output, &args.options(), storage)
+            dbdf::remote::convert_urls(&args.input, &args.output, &args.options()?, storage)
                 .map_err(failure)?;
         return Ok(finish(report));
     }
-    let report = convert::convert(&args.input, &args.output, &args.options()).map_err(failure)?;
+    let report = convert::convert(&args.input, &args.output, &args.options()?).map_err(failure)?;
     Ok(finish(report))
 }
 
 /// Writes objects already read (a window, for `slice`) from a `.dbdf` file as `convert` would.
 pub fn write_objects(args: &Args, objects: Vec<Object>) -> Result<ExitCode, Failure> {
-    let options = args.options();
+    let options = args.options()?;
     let mut source =
         Held::new(objects, 0, InputMetadata::default()).map_err(|e| Failure::at(&args.input, e))?;
     let report =

@@ -45,7 +45,7 @@ fn resolve((start, end): (Option<u64>, Option<u64>), len: u64) -> Range<u64> {
 /// Runs `slice`.
 pub fn run(args: &SliceArgs) -> Result<ExitCode, Failure> {
     let input = args.convert.input();
-    let options = args.convert.options();
+    let options = args.convert.options()?;
     if crate::inputs::format_of(input, options.from) != dbdf::convert::Format::Dbdf {
         return other_format(args, &options);
     }
