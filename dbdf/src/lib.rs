@@ -39,6 +39,7 @@ pub mod npy;
 pub mod npz;
 pub mod pipe;
 pub mod plan;
+mod redact;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod scipy;

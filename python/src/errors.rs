@@ -19,8 +19,8 @@ pyo3::create_exception!(
 /// A failed conversion as a Python exception: the crate's error, with the file it concerns
 /// in the message and as `file`.
 pub fn convert_to_py(error: ConvertError) -> PyErr {
-    let file = error.path().map(|p| p.display().to_string());
-    let message = error.to_string();
+    let file = error.path().map(|p| shown(&p.display().to_string()));
+    let message = shown(&error.to_string());
     let exception =
         io_in_file(error.error(), file.as_deref()).unwrap_or_else(|| to_py(error.into()));
     Python::attach(|py| {
@@ -33,6 +33,12 @@ pub fn convert_to_py(error: ConvertError) -> PyErr {
     exception
 }
 
+/// A message or a file name as an exception shows it: without the secrets of URLs
+/// (`dbdf::remote::redact`).
+fn shown(text: &str) -> String {
+    dbdf::remote::redact(text).into_owned()
+}
+
 /// An I/O error about `file` as the `OSError` Python raises, with `filename` set.
 pub fn io_in_file(error: &Error, file: Option<&str>) -> Option<PyErr> {
     let (Some(io), Some(file)) = (error.io_error(), file) else {
@@ -40,8 +46,8 @@ pub fn io_in_file(error: &Error, file: Option<&str>) -> Option<PyErr> {
     };
     let args = (
         io.raw_os_error().unwrap_or(0),
-        io.to_string(),
-        file.to_owned(),
+        shown(&io.to_string()),
+        shown(file),
     );
     Some(match io.kind() {
         std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
@@ -58,7 +64,7 @@ pub fn in_file(error: Error, path: &std::path::Path) -> PyErr {
 /// `error` as a Python exception.
 pub fn to_py(error: Error) -> PyErr {
     if let Some(io) = error.io_error() {
-        let message = io.to_string();
+        let message = shown(&io.to_string());
         return match io.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
             std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
@@ -66,7 +72,7 @@ pub fn to_py(error: Error) -> PyErr {
         };
     }
     Python::attach(|py| {
-        let exception = DbdfError::new_err(error.to_string());
+        let exception = DbdfError::new_err(shown(&error.to_string()));
         let value = exception.value(py);
         // Setting an attribute on a fresh exception cannot fail short of memory; the message
         // alone is still a good exception then.

@@ -137,3 +137,16 @@ def test_a_killed_save_leaves_the_old_file_and_nothing_else(tmp_path):
     # The next save leaves the new file alone beside nothing.
     dbdf.save(path, old)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.dbdf"]
+
+
+def test_no_secret_of_a_url_reaches_an_exception(tmp_path):
+    # Issue 71: a password and a signature in a URL the server never answers.
+    url = "http://user:pa55word@127.0.0.1:9/m.dbdf?X-Amz-Signature=deadbeef"
+    options = {"max_retries": "0"}
+    for call in (lambda: dbdf.load(url, storage_options=options),
+                 lambda: dbdf.convert(url, tmp_path / "m.npy", storage_options=options)):
+        with pytest.raises(Exception) as raised:
+            call()
+        text = str(raised.value) + repr(raised.value.args)
+        assert "user:****@127.0.0.1:9" in text
+        assert "pa55word" not in text and "deadbeef" not in text

@@ -73,7 +73,12 @@ impl From<ConvertError> for Error {
 impl fmt::Display for ConvertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.path {
-            Some(path) => write!(f, "{}: {}", path.display(), self.error),
+            Some(path) => write!(
+                f,
+                "{}: {}",
+                crate::redact::redact(&path.display().to_string()),
+                self.error
+            ),
             None => self.error.fmt(f),
         }
     }

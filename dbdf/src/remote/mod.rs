@@ -24,6 +24,7 @@ use std::time::Duration;
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
+pub use crate::redact::redact;
 pub(crate) use cached::FetchedOnce;
 pub use convert::{convert_urls, open_input, OpenedInput, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
@@ -88,8 +89,21 @@ pub fn is_url(text: &str) -> bool {
 /// Settings for one call, by `object_store`'s names (`aws_endpoint_url`, `aws_allow_http`,
 /// `azure_storage_account_name`, `google_service_account`, `timeout`...), over what the
 /// environment sets; also `retry_timeout` (seconds) and `max_retries`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct StorageOptions(pub Vec<(String, String)>);
+
+/// The options with the values of secrets (by name) hidden.
+impl std::fmt::Debug for StorageOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = self
+            .0
+            .iter()
+            .map(|(k, v)| (k, crate::redact::option_value(k, v)));
+        f.debug_tuple("StorageOptions")
+            .field(&shown.collect::<Vec<_>>())
+            .finish()
+    }
+}
 
 impl StorageOptions {
     /// No options beyond the environment's.
@@ -104,7 +118,8 @@ impl StorageOptions {
     pub fn parse<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<StorageOptions> {
         let pairs = items.into_iter().map(|item| {
             let (k, v) = item.split_once('=').ok_or_else(|| {
-                Error::invalid(format!("storage option {item:?} is not KEY=VALUE"))
+                let shown = crate::redact::option_value(item, item);
+                Error::invalid(format!("storage option {shown:?} is not KEY=VALUE"))
             })?;
             Ok((k.trim().to_ascii_lowercase(), v.to_owned()))
         });
@@ -211,6 +226,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 fn bad_url(url: &str, why: impl std::fmt::Display) -> Error {
+    let url = crate::redact::redact(url);
     Error::invalid(format!("{url} is not a URL this tool reads: {why}"))
 }
 
@@ -267,6 +283,8 @@ fn one_line(e: &object_store::Error) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
+    // The store's own messages may hold the URL it was given.
+    let text = crate::redact::redact(&text).into_owned();
     match text.char_indices().nth(400) {
         Some((cut, _)) => format!("{}...", &text[..cut]),
         None => text,

@@ -10,6 +10,7 @@ use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt
 use serde_daphne::{Error, Result};
 
 use super::{one_line, runtime, store_for, RequestStats, StorageOptions};
+use crate::redact::redact;
 
 /// An object behind a URL, in a store built from the URL, the environment and the call's
 /// options; the requests of it and of its sidecars are counted together.
@@ -112,7 +113,8 @@ impl RemoteObject {
         Ok(RemoteObject {
             store,
             path,
-            url: url.to_owned(),
+            // Kept for messages only (requests go to `store` and `path`), so without secrets.
+            url: redact(url).into_owned(),
             stats: Arc::default(),
             options: options.clone(),
         })
@@ -130,7 +132,7 @@ impl RemoteObject {
         }
     }
 
-    /// The object's URL.
+    /// The object's URL, as messages show it: its password and query-string secrets hidden.
     pub fn url(&self) -> &str {
         &self.url
     }

@@ -200,8 +200,9 @@ pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Resu
     let file = match runtime {
         true => match object.sibling(".meta").get_if_present()? {
             Some(meta) => {
-                let text = String::from_utf8(meta.to_vec())
-                    .map_err(|_| Error::invalid(format!("{url}.meta is not UTF-8 text")))?;
+                let text = String::from_utf8(meta.to_vec()).map_err(|_| {
+                    Error::invalid(format!("{}.meta is not UTF-8 text", object.url()))
+                })?;
                 DbdfFile::from_read_at_with_meta(source, options, Some(&text))?
             }
             None => walked?,

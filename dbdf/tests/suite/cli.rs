@@ -1497,3 +1497,45 @@ fn systemds_frames_with_kept_blocks_are_read_whole() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// No secret reaches a message (issue 71): a URL's password and a pre-signed URL's
+/// signature, in every line an unreachable server makes the tool print, and a storage option
+/// that names a secret; what is not secret stays, so the line still says where.
+#[test]
+fn secrets_in_urls_and_storage_options_are_never_printed() {
+    let refused = "--storage-option=max_retries=0";
+    for (url, shown) in [
+        (
+            "http://user:pa55word@127.0.0.1:9/m.dbdf?X-Amz-Signature=deadbeef&part=1",
+            "http://user:****@127.0.0.1:9/m.dbdf?X-Amz-Signature=****&part=1",
+        ),
+        (
+            "https://user:pa55word@127.0.0.1:9/m.npy",
+            "https://user:****@127.0.0.1:9/m.npy",
+        ),
+    ] {
+        for args in [
+            vec!["info", url, refused],
+            vec!["convert", url, "-", "--to", "csv", refused],
+        ] {
+            let out = dbdf(&args);
+            let err = stderr(&out);
+            assert!(!out.status.success(), "{args:?}");
+            assert!(err.contains(shown), "{args:?}: {err}");
+            assert!(
+                !err.contains("pa55word") && !err.contains("deadbeef"),
+                "{err}"
+            );
+        }
+    }
+    let out = dbdf(&[
+        "info",
+        "s3://b/m.dbdf",
+        "--storage-option",
+        "aws_secret_access_keyS3CR3T",
+    ]);
+    assert_eq!(
+        stderr(&out),
+        "dbdf: storage option \"****\" is not KEY=VALUE\n"
+    );
+}

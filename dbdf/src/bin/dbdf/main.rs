@@ -141,7 +141,13 @@ impl From<dbdf::convert::ConvertError> for Failure {
 /// went.
 pub fn say(line: std::fmt::Arguments<'_>) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "dbdf: {line}");
+    // No secret of a URL or a storage option reaches a message.
+    let line = line.to_string();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "dbdf: {}",
+        dbdf::remote::redact(&line)
+    );
 }
 
 /// Prints `text` to standard output; a closed pipe (as with `| head`) ends quietly.
