@@ -117,7 +117,11 @@ class Nginx:
 events {{}}
 http {{
   access_log {self.log};
-  server {{ listen 127.0.0.1:{self.port}; root {self.root}; }}
+  server {{
+    listen 127.0.0.1:{self.port}; root {self.root};
+    # Refused as S3 refuses a caller who may not list the bucket: sidecars and one object.
+    location ~ ^/refused/(.*\\.(index|meta)|data\\.dbdf)$ {{ return 403; }}
+  }}
 }}
 """
         )

@@ -221,6 +221,33 @@ def test_over_http_from_nginx_with_its_log_counting(nginx, tool, tmp_path):
     assert missing.stderr.count("\n") == 1 and "nothing.dbdf" in missing.stderr
 
 
+def test_refused_sidecars_are_read_as_missing_and_a_refused_object_is_one_line(
+        nginx, tool, tmp_path):
+    # Issue 71: a 403 for an optional object (S3's answer for a missing key to a caller who
+    # may not list the bucket) is a missing one, with a note; for the data, one line.
+    m = matrix()
+    (nginx.root / "refused").mkdir()
+    path = nginx.root / "refused" / "r.dbdf"
+    dbdf.save(path, m, tile=(128, 128))
+    tool("index", path)
+    url = f"{nginx.url}/refused/r.dbdf"
+    info = tool("info", url)
+    assert "DenseMatrix 512 x 384" in info.stdout
+    assert "its block index was not used" in info.stderr and "r.dbdf.index" in info.stderr
+    converted = tool("convert", url, tmp_path / "r.npy")
+    assert np.array_equal(np.load(tmp_path / "r.npy"), m)
+    assert "r.dbdf.meta: forbidden" in converted.stderr and "read as without it" in converted.stderr
+    dbdf.save(nginx.root / "refused" / "d.dbdf", m, dialect="daphne")
+    info = tool("info", f"{nginx.url}/refused/d.dbdf")
+    assert "DenseMatrix 512 x 384" in info.stdout
+    assert "d.dbdf.meta" in info.stderr and "read as without it" in info.stderr
+    dbdf.save(nginx.root / "refused" / "data.dbdf", m)
+    refused = tool("info", f"{nginx.url}/refused/data.dbdf", check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.count("\n") == 1 and "data.dbdf" in refused.stderr
+    assert "forbidden" in refused.stderr
+
+
 def test_a_server_failing_one_request_in_five_is_retried_to_the_same_result(s3, tool, tmp_path):
     proxy = Proxy(s3.port, fail_every=5)
     try:

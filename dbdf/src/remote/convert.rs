@@ -96,14 +96,16 @@ pub fn convert_urls(
     let report = match Location::of_path(input).map_err(fail_at(input))? {
         Location::Local(path) => convert::convert(&path, &local_output, options)?,
         Location::Remote(url) => match fetch_input(&url, input, options, storage, &scratch)? {
-            Fetched::Copy(local, from) => {
+            Fetched::Copy(local, from, notes) => {
                 let options = ConvertOptions {
                     from,
                     to: Some(to),
                     ..options.clone()
                 };
-                convert::convert(&local, &local_output, &options)
-                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?
+                let mut report = convert::convert(&local, &local_output, &options)
+                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
+                report.warnings.splice(0..0, notes);
+                report
             }
             Fetched::Streamed(_, mut source) => {
                 convert_from(&mut *source, input, &local_output, options)?
@@ -127,7 +129,8 @@ pub fn convert_urls(
 /// A remote input, fetched: a local copy (with the format asked for, if one), or a source
 /// reading the object with range requests (Parquet).
 enum Fetched {
-    Copy(PathBuf, Option<Format>),
+    /// A local copy, the format asked for, and notes on sidecars the store refused.
+    Copy(PathBuf, Option<Format>, Vec<String>),
     Streamed(Format, Box<dyn Source>),
 }
 
@@ -150,7 +153,7 @@ fn fetch_input(
     match (from, driver.map(|d| (d, d.stored()))) {
         (_, Some((_, Stored::Segments))) => {
             let local = fetch_segments(&object, &scratch.0).map_err(fail_at(input))?;
-            Ok(Fetched::Copy(local, from))
+            Ok(Fetched::Copy(local, from, Vec::new()))
         }
         // Read in place: the object's ranges, each fetched once.
         (Some(format), Some((driver, Stored::Ranges))) => {
@@ -161,8 +164,9 @@ fn fetch_input(
             Ok(Fetched::Streamed(format, source))
         }
         _ => {
-            let local = fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
-            Ok(Fetched::Copy(local, options.from))
+            let (local, notes) =
+                fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
+            Ok(Fetched::Copy(local, options.from, notes))
         }
     }
 }
@@ -175,6 +179,9 @@ pub struct OpenedInput {
     pub format: Format,
     /// Its objects, as a source of the pipe ([`convert::source`]).
     pub source: Box<dyn Source>,
+    /// Sidecars the store refused (403), each a line: the input was read without them, as
+    /// without missing ones.
+    pub notes: Vec<String>,
     // Dropped after the source, which may read from it.
     _scratch: Option<Scratch>,
 }
@@ -201,19 +208,25 @@ pub fn open_input(
             Ok(OpenedInput {
                 format,
                 source,
+                notes: Vec::new(),
                 _scratch: None,
             })
         }
         Location::Remote(url) => {
             let scratch = Scratch::new().map_err(fail_at(input))?;
-            let (format, source) = match fetch_input(&url, input, options, storage, &scratch)? {
-                Fetched::Copy(copy, from) => local(&copy, from)
-                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?,
-                Fetched::Streamed(format, source) => (format, source),
-            };
+            let (format, source, notes) =
+                match fetch_input(&url, input, options, storage, &scratch)? {
+                    Fetched::Copy(copy, from, notes) => {
+                        let (format, source) = local(&copy, from)
+                            .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
+                        (format, source, notes)
+                    }
+                    Fetched::Streamed(format, source) => (format, source, Vec::new()),
+                };
             Ok(OpenedInput {
                 format,
                 source,
+                notes,
                 _scratch: Some(scratch),
             })
         }
@@ -224,18 +237,24 @@ fn fail_at(path: &Path) -> impl Fn(serde_daphne::Error) -> ConvertError + '_ {
     move |e| ConvertError::at(path, e)
 }
 
-/// Downloads `object` and whichever of its sidecars exist into `dir`, under its name.
-fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<PathBuf> {
+/// Downloads `object` and whichever of its sidecars exist into `dir`, under its name; a
+/// sidecar the store refuses (403) is taken as missing, with a note.
+fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<(PathBuf, Vec<String>)> {
     let local = dir.join(object.file_name());
     download_to(object, &File::create(&local)?)?;
+    let mut notes = Vec::new();
     for suffix in SIDECARS {
-        if let Some(bytes) = object.sibling(suffix).get_if_present()? {
-            let mut name = local.clone().into_os_string();
-            name.push(suffix);
-            std::fs::write(name, &bytes)?;
+        match object.sibling(suffix).get_optional()? {
+            Ok(Some(bytes)) => {
+                let mut name = local.clone().into_os_string();
+                name.push(suffix);
+                std::fs::write(name, &bytes)?;
+            }
+            Ok(None) => {}
+            Err(why) => notes.push(format!("{why}; read as without it")),
         }
     }
-    Ok(local)
+    Ok((local, notes))
 }
 
 /// Downloads the folder of segments behind `folder` (the objects under `NAME.hdfs/`) into

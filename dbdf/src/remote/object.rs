@@ -189,6 +189,25 @@ impl RemoteObject {
         }
     }
 
+    /// The object's bytes where it is optional (a sidecar, a block index, read to be used):
+    /// `Ok(Err(why))` where the store refuses it (403: S3 answers a missing key so to a
+    /// caller who may not list the bucket), which the caller takes as missing, with a note.
+    ///
+    /// # Errors
+    /// As [`RemoteObject::get_if_present`], but for a refusal.
+    pub(crate) fn get_optional(&self) -> Result<std::result::Result<Option<Bytes>, String>> {
+        match self.get_if_present() {
+            Ok(got) => Ok(Ok(got)),
+            Err(e)
+                if e.io_error()
+                    .is_some_and(|e| e.kind() == io::ErrorKind::PermissionDenied) =>
+            {
+                Ok(Err(e.to_string()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Bytes `range` of the object (fewer at its end), with its metadata, from the version
     /// `pinned` if given.
     pub(super) fn get_range(

@@ -157,8 +157,12 @@ pub struct OpenedDbdf {
     pub stats: Arc<RequestStats>,
     /// Whether its block index (`URL.index`) opened it.
     pub indexed: bool,
-    /// Why a block index beside it was not used, if one was there.
+    /// Why a block index beside it was not used, if one was there (it did not match the
+    /// object, or the store refused it).
     pub stale_index: Option<String>,
+    /// Optional objects the store refused (403), each a line: the object was read without
+    /// them, as without missing ones.
+    pub notes: Vec<String>,
 }
 
 /// Opens the `.dbdf` object at `url` lazily: its block index (`URL.index`) if there is one,
@@ -172,10 +176,17 @@ pub struct OpenedDbdf {
 pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Result<OpenedDbdf> {
     let object = RemoteObject::new(url, storage)?;
     let stats = Arc::clone(object.stats());
-    let index = object.sibling(".index").get_if_present()?;
+    let mut stale_index = None;
+    let mut notes = Vec::new();
+    let index = object
+        .sibling(".index")
+        .get_optional()?
+        .unwrap_or_else(|why| {
+            stale_index = Some(why);
+            None
+        });
     let reader = ObjectReader::open(object.clone())?;
     let source: Arc<dyn ReadAt> = Arc::new(reader);
-    let mut stale_index = None;
     if let Some(bytes) = index {
         let opened = BlockIndex::from_slice(&bytes).and_then(|index| {
             DbdfFile::from_read_at_indexed(Arc::clone(&source), options, Arc::new(index))
@@ -187,6 +198,7 @@ pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Resu
                     stats,
                     indexed: true,
                     stale_index,
+                    notes,
                 })
             }
             Err(e) if e.kind() == ErrorKind::StaleIndex => stale_index = Some(e.to_string()),
@@ -198,7 +210,13 @@ pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Resu
         f.objects()[0].dialect == serde_daphne::Dialect::Runtime
     });
     let file = match runtime {
-        true => match object.sibling(".meta").get_if_present()? {
+        true => match object
+            .sibling(".meta")
+            .get_optional()?
+            .unwrap_or_else(|why| {
+                notes.push(format!("{why}; read as without it"));
+                None
+            }) {
             Some(meta) => {
                 let text = String::from_utf8(meta.to_vec()).map_err(|_| {
                     Error::invalid(format!("{}.meta is not UTF-8 text", object.url()))
@@ -214,5 +232,6 @@ pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Resu
         stats,
         indexed: false,
         stale_index,
+        notes,
     })
 }

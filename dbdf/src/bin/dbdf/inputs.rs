@@ -31,11 +31,11 @@ pub fn options(from: Option<Format>) -> ConvertOptions {
 
 /// Opens `file` (a path or a URL) with `options`, in their format or the extension's.
 pub fn open(file: &Path, options: &ConvertOptions) -> Result<OpenedInput, Failure> {
-    Ok(dbdf::remote::open_input(
-        file,
-        options,
-        crate::remote::storage(),
-    )?)
+    let opened = dbdf::remote::open_input(file, options, crate::remote::storage())?;
+    for note in &opened.notes {
+        crate::say(format_args!("{note}"));
+    }
+    Ok(opened)
 }
 
 /// A sink that reads every cell of every object once and counts the non-zeros.

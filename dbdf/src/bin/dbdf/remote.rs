@@ -52,6 +52,9 @@ pub fn open(file: &Path) -> Result<DbdfFile, Failure> {
             if let Some(why) = opened.stale_index {
                 crate::say(format_args!("{url}: its block index was not used ({why})"));
             }
+            for note in opened.notes {
+                crate::say(format_args!("{note}"));
+            }
             Ok(opened.file)
         }
     }
