@@ -194,6 +194,12 @@ pub fn check_stamp(path: &str, version: (u64, i64)) -> PyResult<()> {
     stamp.check(std::path::Path::new(path)).py_err()
 }
 
+/// `text` with the secrets of its URLs shown as `****` (`dbdf::remote::redact`).
+#[pyfunction]
+pub fn redact(text: &str) -> String {
+    dbdf::remote::redact(text).into_owned()
+}
+
 /// Part sizes along an axis of `n`: `per` each, the last what is left
 /// (`dbdf::plan::bands`).
 #[pyfunction]

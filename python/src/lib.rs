@@ -251,6 +251,7 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout::segment_name, m)?)?;
     m.add_function(wrap_pyfunction!(layout::bands, m)?)?;
     m.add_function(wrap_pyfunction!(layout::stamp, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::redact, m)?)?;
     m.add_function(wrap_pyfunction!(layout::check_stamp, m)?)?;
     m.add_function(wrap_pyfunction!(layout::is_url, m)?)?;
     m.add_function(wrap_pyfunction!(layout::spark_type, m)?)?;

@@ -209,6 +209,7 @@ class _Plan:
         storage = {k[len("storage."):]: v for k, v in options.items() if k.startswith("storage.")}
         opts = open_options(options.get("dialect"), storage or None)
         where, obj = locate(path, int(options.get("object", 0)), opts)
+        shown = _dbdf.redact(path)  # no URL secret in a message
         layout = options.get("layout", "columns").lower()
         if layout not in _LAYOUTS:
             raise ValueError(f"layout must be one of {', '.join(_LAYOUTS)}, not {layout!r}")
@@ -219,18 +220,18 @@ class _Plan:
             types = dict(zip(labels, obj._info["value_types"]))
             missing = [c for c in chosen if c not in types]
             if missing:
-                raise ValueError(f"{path}: no columns {missing}; the frame has {labels}")
+                raise ValueError(f"{shown}: no columns {missing}; the frame has {labels}")
             if layout != "columns":
-                raise ValueError(f"layout {layout!r} is for matrices; {path} holds a frame")
+                raise ValueError(f"layout {layout!r} is for matrices; {shown} holds a frame")
             columns = chosen or labels
             value_types = [types[c] for c in columns]
             fields = [_field(c, t) for c, t in zip(columns, value_types)]
         else:
             if obj.data_type not in ("DenseMatrix", "CSRMatrix"):
-                raise ValueError(f"{path}: a {obj.data_type} is not a table")
+                raise ValueError(f"{shown}: a {obj.data_type} is not a table")
             cols = obj.shape[1]
             names = _dbdf.matrix_column_names(cols)
-            columns = [_column_index(c, names, path) for c in chosen] or list(range(cols))
+            columns = [_column_index(c, names, shown) for c in chosen] or list(range(cols))
             vt = obj._info["value_type"]
             value_types = [vt] * len(columns)
             if layout == "columns":
