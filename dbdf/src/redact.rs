@@ -76,6 +76,7 @@ fn redact_url_tail(tail: &str) -> String {
 }
 
 /// A storage option's value as a message may show it: `****` for a secret's.
+#[cfg(feature = "remote")]
 pub(crate) fn option_value<'v>(name: &str, value: &'v str) -> Cow<'v, str> {
     match names_a_secret(name) {
         true => Cow::Borrowed(HIDDEN),
@@ -112,6 +113,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "remote")]
     fn secret_storage_options_are_hidden_by_name() {
         assert_eq!(option_value("aws_secret_access_key", "wJalr"), HIDDEN);
         assert_eq!(
