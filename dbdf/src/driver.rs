@@ -60,7 +60,7 @@ pub trait Driver: Send + Sync + 'static {
         let _ = (path, options);
         Err(Error::invalid(format!(
             "{} files are not read",
-            self.names()[0]
+            first_name(self.names())
         )))
     }
 
@@ -77,7 +77,7 @@ pub trait Driver: Send + Sync + 'static {
         let _ = (object, options);
         Err(Error::invalid(format!(
             "{} files are not read by ranges",
-            self.names()[0]
+            first_name(self.names())
         )))
     }
 
@@ -169,7 +169,12 @@ pub trait Driver: Send + Sync + 'static {
 
 /// The error for a format that is not written.
 fn not_written(names: &[&str]) -> Error {
-    Error::invalid(format!("{} files are not written", names[0]))
+    Error::invalid(format!("{} files are not written", first_name(names)))
+}
+
+/// A driver's first name (every registered format has one).
+fn first_name<'n>(names: &[&'n str]) -> &'n str {
+    names.first().copied().unwrap_or("this format's")
 }
 
 /// How a format's output is written.

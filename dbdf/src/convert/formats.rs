@@ -46,8 +46,14 @@ impl Format {
     /// sniffing of inputs take it from then on. A format registered again is kept once.
     ///
     /// # Errors
-    /// A name that another format already has.
+    /// A driver without a name, or with a name that another format already has.
     pub fn register(driver: &'static dyn Driver) -> Result<Format, Error> {
+        if driver.names().is_empty() {
+            return Err(Error::invalid(format!(
+                "a format needs a name to be registered ({})",
+                driver.description()
+            )));
+        }
         let format = Format(driver);
         let mut registered = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
         if registered.contains(&format) {
