@@ -100,11 +100,11 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
     });
     // The same without huge pages: what a buffer costs where the watch turns them all down
     // (memory the host must back again).
-    serde_daphne::__private_0_1_0::set_huge_pages(false);
+    serde_daphne::lowlevel::set_huge_pages(false);
     bench_fresh(&mut g, "daphne/from_slice_small_pages", || {
         serde_daphne::from_slice::<Dense<f64>>(black_box(&daphne)).unwrap()
     });
-    serde_daphne::__private_0_1_0::set_huge_pages(true);
+    serde_daphne::lowlevel::set_huge_pages(true);
     let st = safetensors_bytes(&a);
     bench_fresh(&mut g, "safetensors/deserialize", || {
         safetensors_read(black_box(&st))

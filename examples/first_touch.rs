@@ -12,7 +12,7 @@ use serde_daphne::lowlevel::zeroed_vec;
 
 fn main() {
     let huge = std::env::args().nth(1).is_none_or(|a| a != "small");
-    serde_daphne::__private_0_1_0::set_huge_pages(huge);
+    serde_daphne::lowlevel::set_huge_pages(huge);
     let len = 128 << 20;
     for i in 0..6 {
         let mut buffer = zeroed_vec::<u8>(len).expect("128 MiB");

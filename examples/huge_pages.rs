@@ -21,7 +21,7 @@ fn main() -> serde_daphne::Result<()> {
     let (mut write_on, mut write_off) = (Vec::new(), Vec::new());
     for _ in 0..9 {
         for huge in [true, false] {
-            serde_daphne::__private_0_1_0::set_huge_pages(huge);
+            serde_daphne::lowlevel::set_huge_pages(huge);
             let t = Instant::now();
             let back: Dense<f64> = serde_daphne::from_slice(&bytes)?;
             let took = t.elapsed();

@@ -37,7 +37,8 @@
 //!   [`DataType`], [`ValueType`], [`BlockType`], and values of any type, [`Value`], [`Values`].
 //! - Files bigger than memory: [`DbdfFile`] (headers first, then windows, blocks, objects)
 //!   and [`DbdfWriter`] (tile by tile).
-//! - Errors: [`Error`], with its [`ErrorKind`], byte offset and field path.
+//! - Errors: [`Error`], with its [`ErrorKind`], byte offset and field path, and its
+//!   [`ErrorDetails`] field by field.
 //! - Converters to and from other formats: [`lowlevel`] (value-type dispatch, little-endian
 //!   coding, foreign-format errors, band and tile writes, CSR assembly, sidecars, progress).
 //!
@@ -74,7 +75,7 @@ pub use adapters::{
 pub use de::{
     from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
 };
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use io::{
     from_file, from_file_with, index_path, to_file, to_file_with, BlockIndex, BlockInfo, DbdfFile,
     DbdfWriter, DenseLayout, FileReader, ObjectInfo,
@@ -103,46 +104,4 @@ mod documents {
     struct WorkingWithDaphne;
     #[doc = include_str!("../docs/out-of-core.md")]
     struct OutOfCore;
-}
-
-/// Not public API: the internals the `dbdf` crate (and this workspace's tests, examples and
-/// Python bindings) share with this crate, each listed in `ARCHITECTURE.md` ("Internals
-/// shared with the converters"). Atomic replacement of files and directories, the worker
-/// threads, page advice, the platform switch, the allocation check, the error details and
-/// name tables. Its name carries the crate's version, as serde's does, and `dbdf` pins that
-/// exact version: no promise holds across versions, and no other crate should use it.
-#[doc(hidden)]
-pub mod __private_0_1_0 {
-    pub use crate::error::ErrorImpl;
-    pub use crate::io::meta::{
-        daphne_types_as_csr, meta_json, parse_meta, DAPHNE_SPARSITY_THRESHOLD,
-    };
-    pub use crate::io::{
-        appended, read_file, remove_stale_temporaries, scratch_file, temporary_path,
-        write_atomically, write_atomically_synced, write_buffered, Preallocating,
-    };
-    pub use crate::names::{first_name, parse_name};
-    pub use crate::options::check_alloc;
-    pub use crate::pages::{fault_in_on_every_core, fault_in_spare, huge_pages, set_huge_pages};
-    pub use crate::platform::portable;
-    pub use crate::threads::{pipeline, Producer};
-    pub use crate::wire::runtime::max_daphne_label_len;
-    pub use crate::wire::{IoSource, SliceSource};
-
-    /// The details of `error`, to match on its fields.
-    pub fn details(error: &crate::Error) -> &ErrorImpl {
-        error.details()
-    }
-
-    /// The details of `error`, taken out.
-    pub fn into_details(error: crate::Error) -> ErrorImpl {
-        error.into_details()
-    }
-
-    #[cfg(test)]
-    #[test]
-    fn the_name_carries_the_crate_version() {
-        let stamp = env!("CARGO_PKG_VERSION").replace(['.', '-'], "_");
-        assert_eq!(module_path!(), format!("serde_daphne::__private_{stamp}"));
-    }
 }

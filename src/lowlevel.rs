@@ -1,7 +1,6 @@
 //! The low-level layer: what a converter between DAPHNE files and another format needs
 //! beyond serde and whole [`Object`](crate::Object)s. The `dbdf` crate's converters are
-//! built on it (with a few listed internals: atomic output, threads, pages), and
-//! `examples/toy_converter` on it alone.
+//! built on it and the rest of the public API alone, as `examples/toy_converter` is.
 //!
 //! - Values of a type known at run time: the macros [`with_values!`](crate::with_values)
 //!   and [`with_value_type!`](crate::with_value_type) (one generic body for all ten value
@@ -28,7 +27,20 @@
 //! - Progress of long reads and writes: [`Progress`].
 //! - Formats that are folders (segments, part files, Zarr groups), written whole or not at
 //!   all: [`replace_directory`]; a file (or folder) and its sidecars replaced together, the
-//!   old set kept whole on any failure: [`FileSet`].
+//!   old set kept whole on any failure: [`FileSet`]; one file written whole or not at all,
+//!   [`write_buffered`], by way of a [`temporary_path`] or a [`scratch_file`] beside it
+//!   (what a killed writer left there goes with [`remove_stale_temporaries`]); names beside a
+//!   file, [`appended`]; a whole file read on every core, [`read_file`]; a file written
+//!   with its disk reserved ahead, [`Preallocating`].
+//! - Limits: the allocation check every reader applies before allocating, [`check_alloc`].
+//! - Names of values in a table, as `FromStr` and `Display` use them: [`parse_name`],
+//!   [`first_name`].
+//! - Threads and pages: a producer thread feeding its consumer, [`pipeline`] and
+//!   [`Producer`]; large new buffers faulted in by every core, [`fault_in_on_every_core`]
+//!   and [`fault_in_spare`]; the huge-page switch, [`set_huge_pages`]; whether the portable
+//!   paths are asked for (`SERDE_DAPHNE_PORTABLE`), [`portable`].
+//! - DAPHNE's rule for typing a matrix as CSR: [`daphne_types_as_csr`] with
+//!   [`DAPHNE_SPARSITY_THRESHOLD`].
 //!
 //! ```
 //! use serde_daphne::lowlevel::{MatrixRef, RowCounts, CsrFill};
@@ -54,15 +66,23 @@
 //! ```
 //!
 //! # Stability
-//! These items follow semantic versioning as the rest of the public face does. What the
-//! crate shares with the `dbdf` crate beyond them is `__private_0_1_0` (hidden, listed in
-//! `ARCHITECTURE.md`, no promise), which is why `dbdf` pins this crate's exact version.
+//! These items follow semantic versioning as the rest of the public face does.
 
-pub use crate::io::meta::{read_sidecar, sidecar_path, write_segments_sidecar, write_sidecar};
+pub use crate::io::meta::{
+    daphne_types_as_csr, read_sidecar, sidecar_path, write_segments_sidecar, write_sidecar,
+    DAPHNE_SPARSITY_THRESHOLD,
+};
 pub use crate::io::progress::Progress;
-pub use crate::io::{replace_directory, FileSet};
+pub use crate::io::{
+    appended, read_file, remove_stale_temporaries, replace_directory, scratch_file, temporary_path,
+    write_buffered, FileSet, Preallocating,
+};
 pub use crate::model::csr::{sort_rows, CsrFill, RowCounts};
 pub use crate::model::encode::{tile_dims, MatrixRef, RowBands};
 pub use crate::model::Meta;
-pub use crate::threads::workers;
+pub use crate::names::{first_name, parse_name};
+pub use crate::options::check_alloc;
+pub use crate::pages::{fault_in_on_every_core, fault_in_spare, set_huge_pages};
+pub use crate::platform::portable;
+pub use crate::threads::{pipeline, workers, Producer};
 pub use crate::wire::le::{copied_vec, zeroed_vec};

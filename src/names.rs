@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::codes::{DataType, ValueType};
-use crate::error::{Error, ErrorImpl};
+use crate::error::{Error, ErrorDetails};
 use crate::options::{BlockPolicy, Dialect};
 
 /// The value in `table` whose name is `text` (ignoring ASCII case); otherwise an error
@@ -14,7 +14,6 @@ use crate::options::{BlockPolicy, Dialect};
 ///
 /// # Errors
 /// [`crate::ErrorKind::InvalidValue`] for a name that is not in the table.
-#[doc(hidden)]
 pub fn parse_name<T: Copy + PartialEq>(
     text: &str,
     what: &str,
@@ -40,7 +39,7 @@ pub fn parse_name<T: Copy + PartialEq>(
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
         None => String::new(),
     };
-    Err(ErrorImpl::InvalidValue {
+    Err(ErrorDetails::InvalidValue {
         path: String::new(),
         message: format!("{text:?} is not {what}: expected {expected}"),
     }
@@ -70,7 +69,6 @@ impl fmt::Display for Dialect {
 }
 
 /// The first name `table` gives `value`: its canonical one, which `Display` prints.
-#[doc(hidden)]
 pub fn first_name<'a, T: PartialEq>(table: &[(&'a str, T)], value: &T) -> &'a str {
     table
         .iter()

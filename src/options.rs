@@ -1,6 +1,6 @@
 //! Writer and reader choices, and the dialects they choose between.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use crate::error::Result;
 
 /// Which byte layout and code table an object uses.
@@ -21,7 +21,7 @@ pub enum Dialect {
 /// [`crate::ErrorKind::AllocationLimit`] at `offset`.
 pub fn check_alloc(offset: u64, needed: u128, input: u64, max_alloc: u64) -> Result<()> {
     if needed > u128::from(input) + u128::from(max_alloc) {
-        return Err(ErrorImpl::AllocationLimit {
+        return Err(ErrorDetails::AllocationLimit {
             offset,
             bytes: needed,
             limit: max_alloc,
@@ -158,7 +158,7 @@ impl Options {
             return Ok(false);
         }
         let refuse = |what: &str, reason| {
-            Err(ErrorImpl::NotInDialect {
+            Err(ErrorDetails::NotInDialect {
                 what: what.into(),
                 reason,
             }

@@ -113,7 +113,7 @@ pub fn scratch(name: &str) -> PathBuf {
 /// the group's name ends in `+4k` (peers run unchanged, as the baseline of the same run).
 pub fn group<'a>(c: &'a mut Criterion, name: &str, payload: usize) -> BenchmarkGroup<'a, WallTime> {
     let off = std::env::var("DBDF_HUGE_PAGES").is_ok_and(|v| v == "off");
-    serde_daphne::__private_0_1_0::set_huge_pages(!off);
+    serde_daphne::lowlevel::set_huge_pages(!off);
     let mut group = c.benchmark_group(if off {
         format!("{name}+4k")
     } else {

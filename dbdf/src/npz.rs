@@ -27,7 +27,7 @@ use crate::pipe::{
 use crate::zip::{
     check_stored_crc, entries, members, Archive, Entry, FileArchive, Inflating, ZipWriter,
 };
-use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::Header;
 use serde_daphne::Options;

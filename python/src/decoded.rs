@@ -9,9 +9,9 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use serde_daphne::__private_0_1_0::ErrorImpl;
 use serde_daphne::CsrIndex;
 use serde_daphne::CsrParts;
+use serde_daphne::ErrorDetails;
 use serde_daphne::Header;
 use serde_daphne::{with_value_type, Element, Error, Object, Result, ValueType, Values};
 
@@ -87,7 +87,7 @@ pub fn decode(object: Object) -> Result<Decoded> {
 pub fn dims((rows, cols): (u64, u64), offset: u64) -> Result<(usize, usize)> {
     let size = |n: u64| {
         usize::try_from(n).map_err(|_| {
-            Error::from(ErrorImpl::TooLarge {
+            Error::from(ErrorDetails::TooLarge {
                 offset,
                 what: "the object",
                 bytes: u128::from(n),

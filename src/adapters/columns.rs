@@ -1,7 +1,7 @@
 //! A frame held as typed columns: [`Columns`], written and read with one bulk copy per
 //! column, for programs that keep their data by column (as DAPHNE and pandas do).
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::fmt;
 
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
@@ -264,7 +264,7 @@ impl<'de> Visitor<'de> for ColumnsVisitor {
 /// A frame object's columns, moved out of it.
 fn from_object(object: crate::model::Object) -> Result<Columns> {
     if object.data_type() != DataType::Frame {
-        return Err(ErrorImpl::DataTypeMismatch {
+        return Err(ErrorDetails::DataTypeMismatch {
             offset: object.offset(),
             expected: "a Frame",
             found: object.data_type(),
@@ -274,7 +274,7 @@ fn from_object(object: crate::model::Object) -> Result<Columns> {
     let rows = object.shape().0;
     let labels: Vec<String> = object.labels().into_iter().map(str::to_owned).collect();
     let rows = usize::try_from(rows).map_err(|_| {
-        Error::from(ErrorImpl::TooLarge {
+        Error::from(ErrorDetails::TooLarge {
             offset: object.offset(),
             what: "the frame",
             bytes: u128::from(rows),

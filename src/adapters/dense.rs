@@ -24,7 +24,7 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -74,7 +74,7 @@ pub(crate) fn object_to_array<T: Element>(object: Object) -> Result<Array2<T>> {
     let offset = object.offset();
     let values = object.into_dense_vec::<T>()?;
     Array2::from_shape_vec((rows as usize, cols as usize), values).map_err(|_| {
-        Error::from(ErrorImpl::TooLarge {
+        Error::from(ErrorDetails::TooLarge {
             offset,
             what: "the matrix",
             bytes: u128::from(rows) * u128::from(cols),

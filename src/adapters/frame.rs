@@ -36,7 +36,7 @@
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -117,7 +117,7 @@ pub(crate) fn collect_columns<R: Serialize>(rows: &[R]) -> Result<Vec<(String, V
 }
 
 fn not_a_record() -> Error {
-    Error::from(ErrorImpl::FrameMismatch {
+    Error::from(ErrorDetails::FrameMismatch {
         path: String::new(),
         message: "a frame row must be a struct of numbers and bools".into(),
     })
@@ -145,7 +145,7 @@ impl RecordFields<'_> {
     #[inline(never)]
     fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
         let not_a_number = || {
-            Error::from(ErrorImpl::FrameMismatch {
+            Error::from(ErrorDetails::FrameMismatch {
                 path: key.into(),
                 message: "a frame column holds numbers or bools only".into(),
             })
@@ -158,7 +158,7 @@ impl RecordFields<'_> {
             self.keys.push(key);
         } else {
             let (label, values) = self.columns.get_mut(self.field).ok_or_else(|| {
-                Error::from(ErrorImpl::FrameMismatch {
+                Error::from(ErrorDetails::FrameMismatch {
                     path: key.into(),
                     message: "the record has more fields than the first record".into(),
                 })
@@ -169,7 +169,7 @@ impl RecordFields<'_> {
                     .serialize(ColumnPush(values))?
                     .ok_or_else(not_a_number)?;
             if !pushed {
-                return Err(ErrorImpl::FrameMismatch {
+                return Err(ErrorDetails::FrameMismatch {
                     path: key.into(),
                     message: format!(
                         "the record does not match the first record's column \"{label}\" ({})",
@@ -214,7 +214,7 @@ impl SerializeStruct for RecordFields<'_> {
 
     fn end(self) -> Result<()> {
         if !self.first && self.field != self.columns.len() {
-            return Err(ErrorImpl::FrameMismatch {
+            return Err(ErrorDetails::FrameMismatch {
                 path: String::new(),
                 message: "the record has fewer fields than the first record".into(),
             }
@@ -287,7 +287,7 @@ impl<'de, R: Deserialize<'de>> Visitor<'de> for RowsVisitor<R> {
 /// The records of a frame object.
 pub(crate) fn rows_from_object<'de, R: Deserialize<'de>>(object: Object) -> Result<Vec<R>> {
     if object.data_type() != DataType::Frame {
-        return Err(ErrorImpl::DataTypeMismatch {
+        return Err(ErrorDetails::DataTypeMismatch {
             offset: object.offset(),
             expected: "a Frame",
             found: object.data_type(),
@@ -349,7 +349,7 @@ impl FrameData<'_> {
             match self.labels.iter().position(|l| l == field) {
                 Some(c) => wanted.push(c),
                 None => {
-                    return Err(ErrorImpl::FrameMismatch {
+                    return Err(ErrorDetails::FrameMismatch {
                         path: (*field).into(),
                         message: format!(
                             "the frame has no column labelled \"{field}\" (its columns: {})",

@@ -31,7 +31,7 @@ macro_rules! unrepresentable {
 mod seq;
 mod value;
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::Read;
 use std::marker::PhantomData;
 
@@ -92,6 +92,13 @@ impl<R: Read> Deserializer<IoSource<R>> {
     pub fn from_reader_with(reader: R, options: &Options) -> Self {
         Deserializer::from_source_with(IoSource::new(reader, options.max_bytes), options)
     }
+
+    /// Declares that the reader holds exactly `len` bytes (a file's size), so that values
+    /// are allocated once at their size instead of grown as they arrive.
+    pub fn with_input_len(mut self, len: u64) -> Self {
+        self.src = self.src.with_known_len(len);
+        self
+    }
 }
 
 impl<S: Source> Deserializer<S> {
@@ -141,7 +148,7 @@ impl<S: Source> Deserializer<S> {
         if self.src.at_end()? {
             Ok(())
         } else {
-            Err(ErrorImpl::TrailingBytes {
+            Err(ErrorDetails::TrailingBytes {
                 offset: self.src.offset(),
             }
             .into())
@@ -259,7 +266,7 @@ impl<S: Source> Deserializer<S> {
         let (rows, cols) = object.shape();
         match object.get(0, 0) {
             Some(value) if (rows, cols) == (1, 1) => Ok(ValueDe { value, offset }),
-            _ => Err(ErrorImpl::ShapeMismatch {
+            _ => Err(ErrorDetails::ShapeMismatch {
                 offset,
                 expected: "a number is read from a 1 x 1 object".into(),
                 rows,
@@ -271,7 +278,7 @@ impl<S: Source> Deserializer<S> {
 
     /// The data type and shape of the next object, without consuming it.
     fn peek(&mut self) -> Result<(DataType, u64, u64)> {
-        peek_shape(&mut self.src)?.ok_or(Error::from(ErrorImpl::UnexpectedEof {
+        peek_shape(&mut self.src)?.ok_or(Error::from(ErrorDetails::UnexpectedEof {
             offset: self.src.offset(),
             what: "the next object",
             needed: 1,
@@ -367,7 +374,7 @@ impl<'de, S: Source> de::Deserializer<'de> for &mut Deserializer<S> {
         if data_type == DataType::DenseMatrix && rows == 0 {
             self.next_object()?;
             let count = usize::try_from(cols).map_err(|_| {
-                Error::from(ErrorImpl::TooLarge {
+                Error::from(ErrorDetails::TooLarge {
                     offset: self.offset(),
                     what: "a sequence",
                     bytes: u128::from(cols),

@@ -1,7 +1,7 @@
 //! Sequences read from objects: struct fields and counted elements (objects back to back), a
 //! matrix as rows or as a flat sequence, and tuples (a column vector or objects).
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde::forward_to_deserialize_any;
 
@@ -101,7 +101,7 @@ impl MatrixSeq {
     /// Switches to vector mode for the first element.
     fn first_number(&mut self) -> Result<ValueDe> {
         if (self.rows != 1 && self.cols != 1) || self.values.is_empty() {
-            return Err(ErrorImpl::ShapeMismatch {
+            return Err(ErrorDetails::ShapeMismatch {
                 offset: self.offset,
                 expected: "a sequence of numbers is read from a non-empty n x 1 or 1 x n object"
                     .into(),
@@ -159,7 +159,7 @@ impl FirstOfMatrix<'_> {
     }
 
     fn not_a_sequence_of_objects(&self) -> Error {
-        Error::from(ErrorImpl::ShapeMismatch {
+        Error::from(ErrorDetails::ShapeMismatch {
             offset: self.seq.offset,
             expected: "a sequence of objects starts with a 0 x n count marker".into(),
             rows: self.seq.rows as u64,

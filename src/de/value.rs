@@ -1,6 +1,6 @@
 //! One stored value handed to a visitor as whatever number type it asks for.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use serde::de::{self, Visitor};
 use serde::forward_to_deserialize_any;
 
@@ -18,7 +18,7 @@ impl ValueDe {
     fn exact<T: Element>(&self) -> Result<T> {
         self.value
             .to::<T>()
-            .ok_or(Error::from(ErrorImpl::LossyConversion {
+            .ok_or(Error::from(ErrorDetails::LossyConversion {
                 offset: self.offset,
                 value: self.value,
                 to: T::VALUE_TYPE,
@@ -56,7 +56,7 @@ impl<'de> de::Deserializer<'de> for ValueDe {
         match self.value.to::<u8>() {
             Some(0) => visitor.visit_bool(false),
             Some(1) => visitor.visit_bool(true),
-            _ => Err(ErrorImpl::NotABool {
+            _ => Err(ErrorDetails::NotABool {
                 offset: self.offset,
                 value: self.value,
             }

@@ -1,13 +1,16 @@
 //! What each error holds and says: one variant per problem, with the byte offset where it
-//! was found (input problems) or the field path it concerns (value problems). Public only
-//! as [`super::Error`], through its kind, offset, path and message.
+//! was found (input problems) or the field path it concerns (value problems).
 
 use crate::codes::{DataType, Value, ValueType};
 
-/// An error's details. Variants are matched on only inside this workspace; users see
-/// [`super::ErrorKind`].
+/// What an [`Error`](super::Error) holds: one variant per problem, with its fields (the
+/// offset, what was read, the sizes), to match on where [`ErrorKind`](super::ErrorKind) is
+/// not enough, and to build the errors the constructors of [`Error`](super::Error) do not
+/// cover (`Error::from(details)`), as csv's `ErrorKind` does. New variants may be added in
+/// minor releases.
 #[derive(Debug, thiserror::Error)]
-pub enum ErrorImpl {
+#[non_exhaustive]
+pub enum ErrorDetails {
     /// The underlying reader or writer failed.
     #[error("I/O error: {0}")]
     Io(std::io::Error),

@@ -7,8 +7,7 @@ mod imp;
 
 use std::fmt;
 
-#[doc(hidden)]
-pub use imp::ErrorImpl;
+pub use imp::ErrorDetails;
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -27,7 +26,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// assert_eq!(err.offset(), Some(1));
 /// assert!(err.to_string().starts_with("unknown data type code 7 at byte 1"));
 /// ```
-pub struct Error(Box<ErrorImpl>);
+pub struct Error(Box<ErrorDetails>);
 
 /// What kind of problem an [`Error`] is: one kind per problem, for matching. New kinds may
 /// be added in minor releases.
@@ -126,49 +125,49 @@ impl Error {
     /// What kind of problem this is.
     pub fn kind(&self) -> ErrorKind {
         match &*self.0 {
-            ErrorImpl::Io(_) => ErrorKind::Io,
-            ErrorImpl::UnexpectedEof { .. } => ErrorKind::UnexpectedEof,
-            ErrorImpl::TooLarge { .. } => ErrorKind::TooLarge,
-            ErrorImpl::LimitExceeded { .. } => ErrorKind::LimitExceeded,
-            ErrorImpl::AllocationLimit { .. } => ErrorKind::AllocationLimit,
-            ErrorImpl::OutOfMemory { .. } => ErrorKind::OutOfMemory,
-            ErrorImpl::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
-            ErrorImpl::UnknownDataType { .. } => ErrorKind::UnknownDataType,
-            ErrorImpl::UnknownValueType { .. } => ErrorKind::UnknownValueType,
-            ErrorImpl::UnknownBlockType { .. } => ErrorKind::UnknownBlockType,
-            ErrorImpl::InvalidLabel { .. } => ErrorKind::InvalidLabel,
-            ErrorImpl::LabelTooLong { .. } => ErrorKind::LabelTooLong,
-            ErrorImpl::SparseCountMismatch { .. } => ErrorKind::SparseCountMismatch,
-            ErrorImpl::ColumnOutOfRange { .. } => ErrorKind::ColumnOutOfRange,
-            ErrorImpl::RowOutOfRange { .. } => ErrorKind::RowOutOfRange,
-            ErrorImpl::UnsortedColumns { .. } => ErrorKind::UnsortedColumns,
-            ErrorImpl::UnsortedCoordinates { .. } => ErrorKind::UnsortedCoordinates,
-            ErrorImpl::BlockOutsideObject { .. } => ErrorKind::BlockOutsideObject,
-            ErrorImpl::OverlappingBlocks { .. } => ErrorKind::OverlappingBlocks,
-            ErrorImpl::ZeroSizedBlock { .. } => ErrorKind::ZeroSizedBlock,
-            ErrorImpl::MisplacedBlock { .. } => ErrorKind::MisplacedBlock,
-            ErrorImpl::DuplicateEntry { .. } => ErrorKind::DuplicateEntry,
-            ErrorImpl::FrameBlockSpansColumns { .. } => ErrorKind::FrameBlockSpansColumns,
-            ErrorImpl::TrailingBytes { .. } => ErrorKind::TrailingBytes,
-            ErrorImpl::AmbiguousDialect { .. } => ErrorKind::AmbiguousDialect,
-            ErrorImpl::RuntimeLayout { .. } => ErrorKind::RuntimeLayout,
-            ErrorImpl::StringValueType { .. } => ErrorKind::StringValueType,
-            ErrorImpl::NotInDialect { .. } => ErrorKind::NotInDialect,
-            ErrorImpl::Sidecar { .. } => ErrorKind::Sidecar,
-            ErrorImpl::StaleIndex { .. } => ErrorKind::StaleIndex,
-            ErrorImpl::LossyConversion { .. } => ErrorKind::LossyConversion,
-            ErrorImpl::NotABool { .. } => ErrorKind::NotABool,
-            ErrorImpl::ShapeMismatch { .. } => ErrorKind::ShapeMismatch,
-            ErrorImpl::DataTypeMismatch { .. } => ErrorKind::DataTypeMismatch,
-            ErrorImpl::FrameMismatch { .. } => ErrorKind::FrameMismatch,
-            ErrorImpl::TileValueType { .. } => ErrorKind::TileValueType,
-            ErrorImpl::TileOrder { .. } => ErrorKind::TileOrder,
-            ErrorImpl::IncompleteObject { .. } => ErrorKind::IncompleteObject,
-            ErrorImpl::Unrepresentable { .. } => ErrorKind::Unrepresentable,
-            ErrorImpl::InvalidValue { .. } => ErrorKind::InvalidValue,
-            ErrorImpl::ForeignInput { .. } => ErrorKind::ForeignInput,
-            ErrorImpl::NotConvertible { .. } => ErrorKind::NotConvertible,
-            ErrorImpl::Message { .. } => ErrorKind::Message,
+            ErrorDetails::Io(_) => ErrorKind::Io,
+            ErrorDetails::UnexpectedEof { .. } => ErrorKind::UnexpectedEof,
+            ErrorDetails::TooLarge { .. } => ErrorKind::TooLarge,
+            ErrorDetails::LimitExceeded { .. } => ErrorKind::LimitExceeded,
+            ErrorDetails::AllocationLimit { .. } => ErrorKind::AllocationLimit,
+            ErrorDetails::OutOfMemory { .. } => ErrorKind::OutOfMemory,
+            ErrorDetails::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
+            ErrorDetails::UnknownDataType { .. } => ErrorKind::UnknownDataType,
+            ErrorDetails::UnknownValueType { .. } => ErrorKind::UnknownValueType,
+            ErrorDetails::UnknownBlockType { .. } => ErrorKind::UnknownBlockType,
+            ErrorDetails::InvalidLabel { .. } => ErrorKind::InvalidLabel,
+            ErrorDetails::LabelTooLong { .. } => ErrorKind::LabelTooLong,
+            ErrorDetails::SparseCountMismatch { .. } => ErrorKind::SparseCountMismatch,
+            ErrorDetails::ColumnOutOfRange { .. } => ErrorKind::ColumnOutOfRange,
+            ErrorDetails::RowOutOfRange { .. } => ErrorKind::RowOutOfRange,
+            ErrorDetails::UnsortedColumns { .. } => ErrorKind::UnsortedColumns,
+            ErrorDetails::UnsortedCoordinates { .. } => ErrorKind::UnsortedCoordinates,
+            ErrorDetails::BlockOutsideObject { .. } => ErrorKind::BlockOutsideObject,
+            ErrorDetails::OverlappingBlocks { .. } => ErrorKind::OverlappingBlocks,
+            ErrorDetails::ZeroSizedBlock { .. } => ErrorKind::ZeroSizedBlock,
+            ErrorDetails::MisplacedBlock { .. } => ErrorKind::MisplacedBlock,
+            ErrorDetails::DuplicateEntry { .. } => ErrorKind::DuplicateEntry,
+            ErrorDetails::FrameBlockSpansColumns { .. } => ErrorKind::FrameBlockSpansColumns,
+            ErrorDetails::TrailingBytes { .. } => ErrorKind::TrailingBytes,
+            ErrorDetails::AmbiguousDialect { .. } => ErrorKind::AmbiguousDialect,
+            ErrorDetails::RuntimeLayout { .. } => ErrorKind::RuntimeLayout,
+            ErrorDetails::StringValueType { .. } => ErrorKind::StringValueType,
+            ErrorDetails::NotInDialect { .. } => ErrorKind::NotInDialect,
+            ErrorDetails::Sidecar { .. } => ErrorKind::Sidecar,
+            ErrorDetails::StaleIndex { .. } => ErrorKind::StaleIndex,
+            ErrorDetails::LossyConversion { .. } => ErrorKind::LossyConversion,
+            ErrorDetails::NotABool { .. } => ErrorKind::NotABool,
+            ErrorDetails::ShapeMismatch { .. } => ErrorKind::ShapeMismatch,
+            ErrorDetails::DataTypeMismatch { .. } => ErrorKind::DataTypeMismatch,
+            ErrorDetails::FrameMismatch { .. } => ErrorKind::FrameMismatch,
+            ErrorDetails::TileValueType { .. } => ErrorKind::TileValueType,
+            ErrorDetails::TileOrder { .. } => ErrorKind::TileOrder,
+            ErrorDetails::IncompleteObject { .. } => ErrorKind::IncompleteObject,
+            ErrorDetails::Unrepresentable { .. } => ErrorKind::Unrepresentable,
+            ErrorDetails::InvalidValue { .. } => ErrorKind::InvalidValue,
+            ErrorDetails::ForeignInput { .. } => ErrorKind::ForeignInput,
+            ErrorDetails::NotConvertible { .. } => ErrorKind::NotConvertible,
+            ErrorDetails::Message { .. } => ErrorKind::Message,
         }
     }
 
@@ -186,18 +185,25 @@ impl Error {
     /// The I/O error underneath, for [`crate::ErrorKind::Io`].
     pub fn io_error(&self) -> Option<&std::io::Error> {
         match &*self.0 {
-            ErrorImpl::Io(e) => Some(e),
+            ErrorDetails::Io(e) => Some(e),
             _ => None,
         }
     }
 
-    /// The details, for the `dbdf` crate (not public API).
-    pub(crate) fn details(&self) -> &ErrorImpl {
+    /// What the error holds, field by field.
+    ///
+    /// ```
+    /// use serde_daphne::ErrorDetails;
+    ///
+    /// let err = serde_daphne::from_slice::<Vec<f64>>(&[1, 7]).unwrap_err();
+    /// assert!(matches!(err.details(), ErrorDetails::UnknownDataType { code: 7, .. }));
+    /// ```
+    pub fn details(&self) -> &ErrorDetails {
         &self.0
     }
 
-    /// The details, taken out (not public API).
-    pub(crate) fn into_details(self) -> ErrorImpl {
+    /// What the error holds, taken out (to re-phrase it, or to keep an I/O error whole).
+    pub fn into_details(self) -> ErrorDetails {
         *self.0
     }
 
@@ -221,7 +227,7 @@ impl Error {
     /// ```
     #[must_use]
     pub fn relocated(mut self, member_start: Option<u64>) -> Self {
-        if let ErrorImpl::ForeignInput { offset, .. } = &mut *self.0 {
+        if let ErrorDetails::ForeignInput { offset, .. } = &mut *self.0 {
             *offset = match (*offset, member_start) {
                 (Some(at), Some(base)) => Some(at.saturating_add(base)),
                 _ => None,
@@ -248,8 +254,10 @@ impl Error {
     #[must_use]
     pub fn with_context(mut self, context: impl fmt::Display) -> Self {
         match &mut *self.0 {
-            ErrorImpl::ForeignInput { message, .. } => *message = format!("{context}: {message}"),
-            ErrorImpl::NotConvertible { what, .. } => *what = format!("{what} ({context})"),
+            ErrorDetails::ForeignInput { message, .. } => {
+                *message = format!("{context}: {message}")
+            }
+            ErrorDetails::NotConvertible { what, .. } => *what = format!("{what} ({context})"),
             _ => {}
         }
         self
@@ -268,7 +276,7 @@ impl Error {
     /// assert_eq!(e.to_string(), "Toy input at byte 4: a row count of 0");
     /// ```
     pub fn foreign(format: &'static str, offset: Option<u64>, message: impl fmt::Display) -> Self {
-        ErrorImpl::ForeignInput {
+        ErrorDetails::ForeignInput {
             format,
             offset,
             message: message.to_string(),
@@ -284,7 +292,7 @@ impl Error {
         to: &'static str,
         reason: impl Into<String>,
     ) -> Self {
-        ErrorImpl::NotConvertible {
+        ErrorDetails::NotConvertible {
             what: what.into(),
             to,
             reason: reason.into(),
@@ -293,7 +301,7 @@ impl Error {
     }
 
     pub(crate) fn unrepresentable(what: &'static str) -> Self {
-        ErrorImpl::Unrepresentable {
+        ErrorDetails::Unrepresentable {
             path: String::new(),
             what,
         }
@@ -304,7 +312,7 @@ impl Error {
     /// type than announced, a tile out of order): kind [`ErrorKind::InvalidValue`], with
     /// `message` as its text.
     pub fn invalid(message: impl Into<String>) -> Self {
-        ErrorImpl::InvalidValue {
+        ErrorDetails::InvalidValue {
             path: String::new(),
             message: message.into(),
         }
@@ -312,9 +320,9 @@ impl Error {
     }
 }
 
-impl ErrorImpl {
+impl ErrorDetails {
     fn offset(&self) -> Option<u64> {
-        use ErrorImpl::*;
+        use ErrorDetails::*;
         match self {
             UnexpectedEof { offset, .. }
             | TooLarge { offset, .. }
@@ -351,20 +359,20 @@ impl ErrorImpl {
 
     fn path_mut(&mut self) -> Option<&mut String> {
         match self {
-            ErrorImpl::FrameMismatch { path, .. }
-            | ErrorImpl::Unrepresentable { path, .. }
-            | ErrorImpl::InvalidValue { path, .. }
-            | ErrorImpl::Message { path, .. } => Some(path),
+            ErrorDetails::FrameMismatch { path, .. }
+            | ErrorDetails::Unrepresentable { path, .. }
+            | ErrorDetails::InvalidValue { path, .. }
+            | ErrorDetails::Message { path, .. } => Some(path),
             _ => None,
         }
     }
 
     fn path(&self) -> Option<&str> {
         match self {
-            ErrorImpl::FrameMismatch { path, .. }
-            | ErrorImpl::Unrepresentable { path, .. }
-            | ErrorImpl::InvalidValue { path, .. }
-            | ErrorImpl::Message { path, .. } => Some(path),
+            ErrorDetails::FrameMismatch { path, .. }
+            | ErrorDetails::Unrepresentable { path, .. }
+            | ErrorDetails::InvalidValue { path, .. }
+            | ErrorDetails::Message { path, .. } => Some(path),
             _ => None,
         }
     }
@@ -383,15 +391,15 @@ impl ErrorImpl {
     }
 }
 
-impl From<ErrorImpl> for Error {
-    fn from(details: ErrorImpl) -> Self {
+impl From<ErrorDetails> for Error {
+    fn from(details: ErrorDetails) -> Self {
         Error(Box::new(details))
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(error: std::io::Error) -> Self {
-        ErrorImpl::Io(error).into()
+        ErrorDetails::Io(error).into()
     }
 }
 
@@ -415,7 +423,7 @@ impl std::error::Error for Error {
 
 impl serde::ser::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        ErrorImpl::Message {
+        ErrorDetails::Message {
             path: String::new(),
             message: msg.to_string(),
         }

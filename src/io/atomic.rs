@@ -296,7 +296,7 @@ pub fn write_atomically(
 /// formats' `write` functions share.
 ///
 /// # Errors
-/// As [`write_atomically`].
+/// Whatever `write` returns, and I/O errors creating, syncing or renaming the file.
 pub fn write_buffered(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<Preallocating<'_>>) -> Result<()>,
@@ -313,7 +313,7 @@ pub fn write_buffered(
 ///
 /// # Errors
 /// As [`write_atomically`].
-pub fn write_atomically_synced(
+pub(crate) fn write_atomically_synced(
     path: &Path,
     sync: bool,
     write: impl FnOnce(&mut File) -> Result<()>,

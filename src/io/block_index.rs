@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::file_reader::FileReader;
 use super::index::{index_all, ObjectInfo};
 use super::meta::parse_meta;
-use crate::error::{Error, ErrorImpl, Result};
+use crate::error::{Error, ErrorDetails, Result};
 use crate::options::Options;
 use crate::wire::extents::{Extents, ExtentsReader};
 use crate::wire::read_at::ReadAt;
@@ -118,7 +118,7 @@ impl BlockIndex {
         };
         let mut src = SeekSource::new(reader, self.file_len).with_exact_reads();
         index_all(&mut src, options, hint(self.meta.as_deref())?).map_err(|e| {
-            Error::from(ErrorImpl::StaleIndex {
+            Error::from(ErrorDetails::StaleIndex {
                 offset: e.offset().unwrap_or(0),
                 message: format!("walking the index's bytes alone failed ({e})"),
             })
@@ -177,7 +177,7 @@ impl BlockIndex {
     /// this version, with the offset in the index where they fail.
     pub fn from_slice(bytes: &[u8]) -> Result<BlockIndex> {
         let bad = |offset: usize, message: &str| {
-            Error::from(ErrorImpl::StaleIndex {
+            Error::from(ErrorDetails::StaleIndex {
                 offset: offset as u64,
                 message: format!("the index is damaged: {message} (at byte {offset} of it)"),
             })

@@ -1,7 +1,7 @@
 //! The index of a file: every object's header and every block's place, type and byte range,
 //! read from headers alone (block bodies are seeked past), in O(number of blocks).
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::{Read, Seek};
 use std::ops::Range;
 
@@ -65,11 +65,12 @@ impl BlockInfo {
         spec: bool,
     ) -> Result<BlockInfo> {
         // Block headers are tens of bytes; a runtime header holds a frame's labels too.
-        let body_offset = u32::try_from(body - range.start).map_err(|_| ErrorImpl::TooLarge {
-            offset: range.start,
-            what: "a header of 4 GiB or more",
-            bytes: u128::from(body - range.start),
-        })?;
+        let body_offset =
+            u32::try_from(body - range.start).map_err(|_| ErrorDetails::TooLarge {
+                offset: range.start,
+                what: "a header of 4 GiB or more",
+                bytes: u128::from(body - range.start),
+            })?;
         Ok(BlockInfo {
             place,
             block_type,
@@ -171,13 +172,13 @@ pub(crate) fn index_all<R: Read + Seek>(
             Ok(object) => objects.push(object),
             // After an object, bytes that do not even hold a fixed header are trailing bytes.
             Err(e) if !objects.is_empty() && e.offset().is_some_and(|at| at < start + 18) => {
-                return Err(ErrorImpl::TrailingBytes { offset: start }.into());
+                return Err(ErrorDetails::TrailingBytes { offset: start }.into());
             }
             Err(e) => return Err(e),
         }
     }
     if objects.is_empty() {
-        return Err(ErrorImpl::UnexpectedEof {
+        return Err(ErrorDetails::UnexpectedEof {
             offset: 0,
             what: "an object's header (the file is empty)",
             needed: FIXED_HEADER_LEN as u64,
@@ -253,7 +254,7 @@ fn skip_values<R: Read + Seek>(
 ) -> Result<()> {
     let available = src.remaining().unwrap_or(0);
     if len > u128::from(available) {
-        return Err(ErrorImpl::UnexpectedEof {
+        return Err(ErrorDetails::UnexpectedEof {
             offset: src.offset(),
             what,
             needed: u64::try_from(len).unwrap_or(u64::MAX),
@@ -279,7 +280,7 @@ fn index_runtime<R: Read + Seek>(
     // through a block's geometry.
     let csr = head.data_type == DataType::CsrMatrix;
     if !fits && !csr && u128::from(rows) * u128::from(cols) > 0 {
-        return Err(ErrorImpl::TooLarge {
+        return Err(ErrorDetails::TooLarge {
             offset: start,
             what: "a runtime-dialect object with a dimension of 2^32 or more for lazy reading \
                    (the runtime cannot write one; read it whole with from_file)",
@@ -324,7 +325,7 @@ fn index_runtime<R: Read + Seek>(
             false => tiles(rows.max(cols)),
         };
         if count > MAX_RUNTIME_TILES {
-            return Err(ErrorImpl::TooLarge {
+            return Err(ErrorDetails::TooLarge {
                 offset: start,
                 what: "a runtime-dialect object this large (its dimensions need over 4,096 blocks)",
                 bytes: u128::from(rows) * u128::from(cols),

@@ -1,7 +1,7 @@
 //! `DbdfFile`: a file opened lazily. Opening reads headers only; objects, windows, frame
 //! rows and blocks are read on demand, each touching only the bytes it needs.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use crate::wire::read_at::ReadAt;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
@@ -455,7 +455,7 @@ impl<R: Read + Seek> DbdfFile<R> {
         let object = self.object(index)?;
         let data_type = object.header.data_type();
         if data_type == DataType::Frame {
-            return Err(ErrorImpl::DataTypeMismatch {
+            return Err(ErrorDetails::DataTypeMismatch {
                 offset: object.range.start,
                 expected: "a matrix (read a frame's rows with read_frame)",
                 found: data_type,
@@ -481,7 +481,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     ) -> Result<Object> {
         let object = self.object(index)?;
         let Header::Frame { columns, .. } = &object.header else {
-            return Err(ErrorImpl::DataTypeMismatch {
+            return Err(ErrorDetails::DataTypeMismatch {
                 offset: object.range.start,
                 expected: "a frame",
                 found: object.header.data_type(),
@@ -498,7 +498,7 @@ impl<R: Read + Seek> DbdfFile<R> {
                         .iter()
                         .position(|c| c.label == *label)
                         .ok_or_else(|| {
-                            Error::from(ErrorImpl::FrameMismatch {
+                            Error::from(ErrorDetails::FrameMismatch {
                                 path: String::new(),
                                 message: format!("the frame has no column labelled \"{label}\""),
                             })
@@ -651,7 +651,7 @@ fn columns_of(object: &ObjectInfo) -> &[crate::wire::Column] {
 fn check_window(object: &ObjectInfo, rows: &Range<u64>, cols: &Range<u64>) -> Result<()> {
     let (r, c) = object.header.shape();
     if rows.start > rows.end || rows.end > r || cols.start > cols.end || cols.end > c {
-        return Err(ErrorImpl::ShapeMismatch {
+        return Err(ErrorDetails::ShapeMismatch {
             offset: object.range.start,
             expected: format!(
                 "rows {}..{} and columns {}..{} were asked for",

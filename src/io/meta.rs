@@ -10,7 +10,7 @@
 //! sparser than DAPHNE's threshold is typed CSR under `daphne --select-matrix-repr`.
 //! Read leniently: any key order and whitespace, unknown keys ignored.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -83,7 +83,7 @@ struct AnyMeta {
 
 fn name_of(value_type: ValueType) -> Result<&'static str> {
     meta_name(value_type).ok_or_else(|| {
-        Error::from(ErrorImpl::NotInDialect {
+        Error::from(ErrorDetails::NotInDialect {
             what: format!("{value_type} values"),
             reason: "the runtime has no 16-bit value types",
         })
@@ -168,7 +168,7 @@ fn meta_json_with(header: &Header, nnz: Option<u64>, hdfs: Option<&str>) -> Resu
 /// [`crate::ErrorKind::Sidecar`] for invalid JSON or missing fields.
 pub fn parse_meta(text: &str, path: &Path) -> Result<Meta> {
     let fail = |message: String| {
-        Error::from(ErrorImpl::Sidecar {
+        Error::from(ErrorDetails::Sidecar {
             path: path.display().to_string(),
             message,
         })
@@ -277,7 +277,7 @@ pub fn read_sidecar(path: impl AsRef<Path>) -> Result<Option<Meta>> {
     match std::fs::read_to_string(&meta) {
         Ok(text) => parse_meta(&text, &meta).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ErrorImpl::Io(e).into()),
+        Err(e) => Err(ErrorDetails::Io(e).into()),
     }
 }
 

@@ -33,8 +33,7 @@ mod stream;
 mod window;
 
 pub use atomic::{
-    remove_stale_temporaries, scratch_file, temporary_path, write_atomically,
-    write_atomically_synced, write_buffered,
+    remove_stale_temporaries, scratch_file, temporary_path, write_atomically, write_buffered,
 };
 pub(crate) use atomic::{Pending, Writeback};
 pub use block_index::{index_path, BlockIndex};

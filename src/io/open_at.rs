@@ -6,7 +6,7 @@ use super::block_index::BlockIndex;
 use super::file_reader::FileReader;
 use super::lazy::DbdfFile;
 use super::sparse_rows::RowStarts;
-use crate::error::{Error, ErrorImpl, Result};
+use crate::error::{Error, ErrorDetails, Result};
 use crate::options::Options;
 use crate::wire::read_at::ReadAt;
 
@@ -76,7 +76,7 @@ impl DbdfFile<FileReader> {
     ) -> Result<Self> {
         let len = source.size()?;
         if len != index.file_len() {
-            return Err(ErrorImpl::StaleIndex {
+            return Err(ErrorDetails::StaleIndex {
                 offset: len.min(index.file_len()),
                 message: format!(
                     "the index was made for a file of {} bytes; this one has {len}",

@@ -9,7 +9,7 @@ use std::io::{Read, Seek};
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::error::{ErrorImpl, Result};
+use crate::error::{ErrorDetails, Result};
 use crate::io::index::BlockInfo;
 use crate::wire::block::BlockHead;
 use crate::wire::sparse_row::decode_sparse_row;
@@ -47,7 +47,7 @@ pub(crate) fn row_starts<R: Read + Seek>(
         let count = src.u32("a sparse row's number of non-zeros")?;
         counted += u64::from(count);
         if counted > nnz {
-            return Err(ErrorImpl::SparseCountMismatch {
+            return Err(ErrorDetails::SparseCountMismatch {
                 offset: at,
                 declared: nnz,
                 counted,
@@ -58,7 +58,7 @@ pub(crate) fn row_starts<R: Read + Seek>(
     }
     starts.push(at);
     if counted != nnz {
-        return Err(ErrorImpl::SparseCountMismatch {
+        return Err(ErrorDetails::SparseCountMismatch {
             offset: head.nnz_offset,
             declared: nnz,
             counted,

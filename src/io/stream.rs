@@ -3,7 +3,7 @@
 //! writer checks that they cover each object exactly once. The file appears at its path only
 //! when [`DbdfWriter::finish`] succeeds.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -387,7 +387,7 @@ impl DbdfWriter {
                 ..*place
             };
             if current.coverage.complete() {
-                return Err(ErrorImpl::OverlappingBlocks {
+                return Err(ErrorDetails::OverlappingBlocks {
                     offset: at,
                     row: place.row,
                     col: place.col,
@@ -414,7 +414,7 @@ impl DbdfWriter {
         let current = self.current()?;
         let (object_rows, object_cols) = current.header.shape();
         if col != 0 || cols != object_cols || row != current.next_row || row + rows > object_rows {
-            return Err(ErrorImpl::TileOrder {
+            return Err(ErrorDetails::TileOrder {
                 object,
                 expected: current.next_row,
                 found: (row, col),
@@ -517,7 +517,7 @@ impl DbdfWriter {
     pub fn write_frame_column(&mut self, row: u64, col: u64, values: &Values) -> Result<()> {
         let object = self.objects - 1;
         if self.runtime() {
-            return Err(ErrorImpl::TileOrder {
+            return Err(ErrorDetails::TileOrder {
                 object,
                 expected: self.current()?.next_row,
                 found: (row, col),
@@ -561,7 +561,7 @@ impl DbdfWriter {
         let cells = u128::from(rows) * u128::from(cols);
         if runtime {
             if current.next_row < rows && cells > 0 {
-                return Err(ErrorImpl::IncompleteObject {
+                return Err(ErrorDetails::IncompleteObject {
                     object,
                     covered: u128::from(current.next_row) * u128::from(cols),
                     cells,
@@ -570,7 +570,7 @@ impl DbdfWriter {
             }
         } else if !current.coverage.complete() {
             current.coverage.check_overlaps()?;
-            return Err(ErrorImpl::IncompleteObject {
+            return Err(ErrorDetails::IncompleteObject {
                 object,
                 covered: current.coverage.covered(),
                 cells,
@@ -592,7 +592,7 @@ impl DbdfWriter {
             for writer in [cols, values] {
                 let mut spilled = writer
                     .into_inner()
-                    .map_err(|e| Error::from(ErrorImpl::Io(e.into_error())))?;
+                    .map_err(|e| Error::from(ErrorDetails::Io(e.into_error())))?;
                 spilled.seek(SeekFrom::Start(0))?;
                 io::copy(&mut spilled, &mut file)?;
             }
@@ -643,7 +643,7 @@ fn into_file(sink: Sink<Counted<BufWriter<File>>>) -> Result<File> {
     let buffered = sink.finish()?.inner;
     buffered
         .into_inner()
-        .map_err(|e| Error::from(ErrorImpl::Io(e.into_error())))
+        .map_err(|e| Error::from(ErrorDetails::Io(e.into_error())))
 }
 
 impl std::fmt::Debug for DbdfWriter {
@@ -670,7 +670,7 @@ fn check_type(object: usize, expected: ValueType, found: ValueType) -> Result<()
     if found == expected || widens_exactly(found, expected) {
         return Ok(());
     }
-    Err(ErrorImpl::TileValueType {
+    Err(ErrorDetails::TileValueType {
         object,
         expected,
         found,

@@ -2,7 +2,7 @@
 //! only the rows' byte ranges inside it, of a runtime CSR matrix only the row offsets and the
 //! index and value ranges they name.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::{Read, Seek};
 use std::ops::Range;
 
@@ -281,7 +281,7 @@ impl Checked {
     }
 
     fn lossy<S: Element>(&self, value: S, to: ValueType) -> Error {
-        Error::from(ErrorImpl::LossyConversion {
+        Error::from(ErrorDetails::LossyConversion {
             offset: self.offset,
             value: value.into_value(),
             to,
@@ -465,7 +465,7 @@ fn read_runtime_csr<T: Element, R: Read + Seek>(
     // The whole array's rules, on the slice read: from 0, non-decreasing, within the
     // stored entries.
     if r0 == 0 && offsets[0] != 0 {
-        return Err(ErrorImpl::RuntimeLayout {
+        return Err(ErrorDetails::RuntimeLayout {
             offset: offsets_at,
             message: "the row offsets do not start at 0".into(),
         }
@@ -473,7 +473,7 @@ fn read_runtime_csr<T: Element, R: Read + Seek>(
     }
     for (i, pair) in offsets.windows(2).enumerate() {
         if pair[1] < pair[0] {
-            return Err(ErrorImpl::RuntimeLayout {
+            return Err(ErrorDetails::RuntimeLayout {
                 offset: offsets_at + 8 * (i as u64 + 1),
                 message: format!("row offset {} is below the previous {}", pair[1], pair[0]),
             }
@@ -482,7 +482,7 @@ fn read_runtime_csr<T: Element, R: Read + Seek>(
     }
     let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
     if last > nnz {
-        return Err(ErrorImpl::SparseCountMismatch {
+        return Err(ErrorDetails::SparseCountMismatch {
             offset: offsets_at,
             declared: nnz,
             counted: last,

@@ -1,7 +1,7 @@
 //! Typed assembly: an object's blocks gathered into one row-major vector, CSR arrays or frame
 //! columns of a Rust element type, converting each value exactly or failing.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
@@ -52,7 +52,7 @@ impl Object {
     /// Checks the object is a matrix and its dimensions fit in memory; returns `(rows, cols)`.
     pub(super) fn matrix_dims(&self) -> Result<(usize, usize)> {
         if self.data_type() == DataType::Frame {
-            return Err(ErrorImpl::DataTypeMismatch {
+            return Err(ErrorDetails::DataTypeMismatch {
                 offset: self.offset,
                 expected: "a matrix (DenseMatrix or CSRMatrix)",
                 found: DataType::Frame,
@@ -61,7 +61,7 @@ impl Object {
         }
         let (rows, cols) = self.shape();
         let too_large = || {
-            Error::from(ErrorImpl::TooLarge {
+            Error::from(ErrorDetails::TooLarge {
                 offset: self.offset,
                 what: "the matrix",
                 bytes: u128::from(rows) * u128::from(cols),
@@ -84,7 +84,7 @@ impl Object {
         let (rows, cols) = self.matrix_dims()?;
         let len = rows
             .checked_mul(cols)
-            .ok_or(Error::from(ErrorImpl::TooLarge {
+            .ok_or(Error::from(ErrorDetails::TooLarge {
                 offset: self.offset,
                 what: "the matrix",
                 bytes: rows as u128 * cols as u128 * std::mem::size_of::<T>() as u128,
@@ -158,7 +158,7 @@ impl Object {
         let vt =
             self.header
                 .matrix_value_type()
-                .ok_or(Error::from(ErrorImpl::DataTypeMismatch {
+                .ok_or(Error::from(ErrorDetails::DataTypeMismatch {
                     offset: self.offset,
                     expected: "a matrix (DenseMatrix or CSRMatrix)",
                     found: DataType::Frame,
@@ -244,7 +244,7 @@ impl Object {
         let parts = self.into_csr_parts::<T>()?;
         let largest = cols.saturating_sub(1).max(parts.values.len());
         if I::try_from_usize(largest).is_none() {
-            return Err(ErrorImpl::LossyConversion {
+            return Err(ErrorDetails::LossyConversion {
                 offset,
                 value: Value::U64(largest as u64),
                 to: I::value_type(),
@@ -356,7 +356,7 @@ impl Object {
             for k in w[0] + 1..w[1] {
                 if col_indices[k] == col_indices[k - 1] {
                     let (a, b) = (order[k - 1], order[k]);
-                    return Err(ErrorImpl::DuplicateEntry {
+                    return Err(ErrorDetails::DuplicateEntry {
                         first: a.min(b),
                         second: a.max(b),
                         row: r as u64,
@@ -386,7 +386,7 @@ impl Object {
             .value_type_of(col)
             .ok_or_else(|| Error::invalid(format!("the object has no column {col}")))?;
         let rows = usize::try_from(self.shape().0).map_err(|_| {
-            Error::from(ErrorImpl::TooLarge {
+            Error::from(ErrorDetails::TooLarge {
                 offset: self.offset,
                 what: "a column",
                 bytes: u128::from(self.shape().0),
@@ -413,7 +413,7 @@ impl Object {
     pub fn columns(&self) -> Result<Vec<Values>> {
         let (rows, cols) = self.shape();
         let too_large = || {
-            Error::from(ErrorImpl::TooLarge {
+            Error::from(ErrorDetails::TooLarge {
                 offset: self.offset,
                 what: "the columns",
                 bytes: u128::from(rows) * u128::from(cols),
@@ -489,7 +489,7 @@ impl Object {
         for (index, block) in self.blocks.iter().enumerate() {
             let convert = |values: &Values| {
                 values.clone().convert(value_type).map_err(|i| {
-                    Error::from(ErrorImpl::LossyConversion {
+                    Error::from(ErrorDetails::LossyConversion {
                         offset: self.block_offset_or_object(index),
                         value: values.get(i).unwrap_or(Value::U8(0)),
                         to: value_type,

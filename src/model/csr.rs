@@ -4,7 +4,7 @@
 //! reader and converter that assembles CSR uses this one routine. And CSR arrays with
 //! indices of other types ([`CsrIndex`]).
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::ops::Range;
 
 use crate::codes::ValueType;
@@ -26,7 +26,7 @@ impl RowCounts {
     pub fn new(rows: usize) -> Result<RowCounts> {
         let len = rows
             .checked_add(1)
-            .ok_or(Error::from(ErrorImpl::OutOfMemory { bytes: u128::MAX }))?;
+            .ok_or(Error::from(ErrorDetails::OutOfMemory { bytes: u128::MAX }))?;
         Ok(RowCounts {
             counts: zeroed_vec(len)?,
         })
@@ -168,7 +168,7 @@ pub(crate) fn convert_indices<I: CsrIndex>(indices: Vec<usize>) -> Result<Vec<I>
     };
     let mut out: Vec<I> = Vec::new();
     out.try_reserve_exact(indices.len()).map_err(|_| {
-        Error::from(ErrorImpl::OutOfMemory {
+        Error::from(ErrorDetails::OutOfMemory {
             bytes: (indices.len() * std::mem::size_of::<I>()) as u128,
         })
     })?;

@@ -19,7 +19,7 @@
 //!
 //! The byte positions of the fields read here are `wire/probe.rs`'s.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use crate::error::{Error, Result};
 use crate::model::object::Object;
 use crate::model::runtime::from_runtime;
@@ -52,7 +52,7 @@ pub struct Meta {
 
 impl Meta {
     fn mismatch(&self, message: String) -> Error {
-        Error::from(ErrorImpl::Sidecar {
+        Error::from(ErrorDetails::Sidecar {
             path: self.path.clone(),
             message,
         })
@@ -321,7 +321,7 @@ fn trial_parse<S: Source + ?Sized>(
     match (spec, runtime) {
         (true, false) => Ok(Dialect::Spec),
         (false, true) => Ok(Dialect::Runtime),
-        (true, true) => Err(ErrorImpl::AmbiguousDialect {
+        (true, true) => Err(ErrorDetails::AmbiguousDialect {
             offset: start,
             message: "both the spec's and the runtime's layout parse in full".into(),
         }

@@ -2,7 +2,7 @@
 //! block for block, and looking at it. Typed access is in `assemble.rs`, writing anew with
 //! options in `write.rs`.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::Write;
 
 use crate::error::{Error, Result};
@@ -387,7 +387,7 @@ impl Object {
 
     /// The error for value `at` of block `index` not fitting `to`.
     pub(super) fn lossy(&self, index: usize, values: &Values, at: usize, to: ValueType) -> Error {
-        Error::from(ErrorImpl::LossyConversion {
+        Error::from(ErrorDetails::LossyConversion {
             offset: self.block_offset_or_object(index),
             value: values.get(at).unwrap_or(Value::U8(0)),
             to,
@@ -465,7 +465,7 @@ impl Object {
     #[doc(hidden)]
     pub fn with_data_type(mut self, data_type: DataType) -> Result<Object> {
         let mismatch = |found| {
-            Error::from(ErrorImpl::DataTypeMismatch {
+            Error::from(ErrorDetails::DataTypeMismatch {
                 offset: self.offset,
                 expected: "a matrix (DenseMatrix or CSRMatrix)",
                 found,
@@ -518,7 +518,7 @@ pub(crate) fn check_block_values(
         return Ok(());
     }
     match (0..values.len()).find_map(|i| values.get(i).filter(|v| v.convert(target).is_none())) {
-        Some(value) => Err(ErrorImpl::LossyConversion {
+        Some(value) => Err(ErrorDetails::LossyConversion {
             offset,
             value,
             to: target,
@@ -543,7 +543,7 @@ fn check_csr_rows(
     let at = |row: usize, k: usize| ROWS_AT + 4 * (row as u64 + 1) + entry * k as u64;
     for (row, w) in row_offsets.windows(2).enumerate() {
         if w[1] < w[0] || w[1] > col_indices.len() {
-            return Err(ErrorImpl::SparseCountMismatch {
+            return Err(ErrorDetails::SparseCountMismatch {
                 offset: at(row, w[0]) - 4,
                 declared: col_indices.len() as u64,
                 counted: w[1] as u64,
@@ -554,7 +554,7 @@ fn check_csr_rows(
         for (k, &col) in col_indices[w[0]..w[1]].iter().enumerate() {
             let offset = at(row, w[0] + k);
             if col >= cols as usize {
-                return Err(ErrorImpl::ColumnOutOfRange {
+                return Err(ErrorDetails::ColumnOutOfRange {
                     offset,
                     index: u32::try_from(col).unwrap_or(u32::MAX),
                     cols,
@@ -562,7 +562,7 @@ fn check_csr_rows(
                 .into());
             }
             if let Some(previous) = previous.filter(|&p| p >= col) {
-                return Err(ErrorImpl::UnsortedColumns {
+                return Err(ErrorDetails::UnsortedColumns {
                     offset,
                     row: row as u32,
                     previous: previous as u32,

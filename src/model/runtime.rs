@@ -1,7 +1,7 @@
 //! Objects of DAPHNE's runtime dialect as this crate's [`Object`]s, and objects written for
 //! the runtime.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::Write;
 
 use crate::error::{Error, Result};
@@ -42,7 +42,7 @@ pub(crate) fn from_runtime(
         tiles(rows) * tiles(cols)
     };
     if blocks > MAX_RUNTIME_BLOCKS {
-        return Err(ErrorImpl::TooLarge {
+        return Err(ErrorDetails::TooLarge {
             offset,
             what: "a runtime-dialect object this large (its dimensions need over 4,096 blocks)",
             bytes: u128::from(rows) * u128::from(cols),
@@ -220,7 +220,7 @@ fn reencode(
     offset: u64,
 ) -> Result<Object> {
     let too_large = || {
-        Error::from(ErrorImpl::TooLarge {
+        Error::from(ErrorDetails::TooLarge {
             offset,
             what: "a matrix",
             bytes: u128::from(rows) * u128::from(cols),

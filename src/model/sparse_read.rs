@@ -8,7 +8,7 @@
 //! A Python `dbdf.load` of 1e7 entries spent its time decoding on one core into `usize`
 //! indices, then narrowing them to scipy's `int32` in a second pass over fresh memory.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use crate::wire::read_at::ReadAt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -82,7 +82,7 @@ pub(crate) fn read_sparse_block_at<T: Element, I: CsrIndex>(
     let entry = 4 + std::mem::size_of::<T>() as u64;
     let len = body.len(entry);
     let nnz = usize::try_from(body.nnz).map_err(|_| {
-        Error::from(ErrorImpl::OutOfMemory {
+        Error::from(ErrorDetails::OutOfMemory {
             bytes: u128::from(body.nnz),
         })
     })?;
@@ -127,7 +127,7 @@ pub(crate) fn read_sparse_block_at<T: Element, I: CsrIndex>(
     }
     let counted = walk.into_inner().unwrap_or_else(|p| p.into_inner()).entries;
     if counted != body.nnz {
-        return Err(ErrorImpl::SparseCountMismatch {
+        return Err(ErrorDetails::SparseCountMismatch {
             offset: body.nnz_offset,
             declared: body.nnz,
             counted,
@@ -195,7 +195,7 @@ fn find_rows<'o, T, I>(
             }
         };
         if entries + u64::from(count) > body.nnz {
-            fault = Some(Error::from(ErrorImpl::SparseCountMismatch {
+            fault = Some(Error::from(ErrorDetails::SparseCountMismatch {
                 offset: body.at + pos,
                 declared: body.nnz,
                 counted: entries + u64::from(count),
@@ -321,7 +321,7 @@ fn decode_held<T: Element, I: CsrIndex>(
 /// the file. Never a slice past the bytes read.
 #[cold]
 fn changed(offset: u64) -> Error {
-    Error::from(ErrorImpl::Io(std::io::Error::new(
+    Error::from(ErrorDetails::Io(std::io::Error::new(
         std::io::ErrorKind::InvalidData,
         format!("the file changed while it was read (its rows at byte {offset} differ)"),
     )))

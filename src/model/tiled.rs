@@ -3,7 +3,7 @@
 //! copy out of it), and written into `to_vec`'s output with each tile's values copied from
 //! the array's rows on every core.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::Write;
 use std::mem::MaybeUninit;
 
@@ -314,7 +314,7 @@ pub(crate) fn write_dense_tiles<T: Element, W: Write>(
     write_header(sink, &Header::matrix(data_type, rows, cols, T::VALUE_TYPE))?;
     let out = sink.output_mut();
     out.try_reserve(total).map_err(|_| {
-        Error::from(ErrorImpl::OutOfMemory {
+        Error::from(ErrorDetails::OutOfMemory {
             bytes: total as u128,
         })
     })?;
@@ -391,7 +391,7 @@ mod tests {
     use ndarray::Array2;
 
     use super::*;
-    use crate::error::ErrorImpl;
+    use crate::error::ErrorDetails;
     use crate::{from_slice, to_vec_with, Dense, DenseView, Options};
 
     fn matrix(rows: usize, cols: usize) -> Array2<u16> {
@@ -497,7 +497,10 @@ mod tests {
         assert!(read_dense_tiles(truncated, 0, ValueType::U16).is_none());
         let general = Object::decode(&mut SliceSource::new(truncated)).unwrap_err();
         let typed = from_slice::<Dense<u16>>(truncated).unwrap_err();
-        assert!(matches!(typed.details(), ErrorImpl::UnexpectedEof { .. }));
+        assert!(matches!(
+            typed.details(),
+            ErrorDetails::UnexpectedEof { .. }
+        ));
         assert_eq!(typed.to_string(), general.to_string());
     }
 }

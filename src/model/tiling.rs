@@ -10,7 +10,7 @@
 //!   `0 x 0` block. (One block of its own shape, unless the dimension exceeds `u32::MAX`.)
 //! - In a frame, every block holding values lies within one column.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::collections::BTreeMap;
 
 use crate::error::Result;
@@ -153,7 +153,7 @@ impl Coverage {
         let row_end = u128::from(place.row) + u128::from(place.rows);
         let col_end = u128::from(place.col) + u128::from(place.cols);
         if row_end > u128::from(self.rows) || col_end > u128::from(self.cols) {
-            return Err(ErrorImpl::BlockOutsideObject {
+            return Err(ErrorDetails::BlockOutsideObject {
                 offset,
                 row: place.row,
                 row_end,
@@ -165,7 +165,7 @@ impl Coverage {
             .into());
         }
         if self.frame && has_values && place.cols > 1 {
-            return Err(ErrorImpl::FrameBlockSpansColumns {
+            return Err(ErrorDetails::FrameBlockSpansColumns {
                 offset,
                 col: place.col,
                 cols: place.cols,
@@ -176,7 +176,7 @@ impl Coverage {
             self.add_without_cells(offset, place)?;
         } else {
             if place.rows == 0 || place.cols == 0 {
-                return Err(ErrorImpl::ZeroSizedBlock {
+                return Err(ErrorDetails::ZeroSizedBlock {
                     offset,
                     rows: place.rows,
                     cols: place.cols,
@@ -218,7 +218,7 @@ impl Coverage {
             && place.rows.min(place.cols) == 0
             && (length > 0 || extent == 0);
         if !well_placed {
-            return Err(ErrorImpl::MisplacedBlock {
+            return Err(ErrorDetails::MisplacedBlock {
                 offset,
                 expected,
                 found: (place.row, place.col),
@@ -270,7 +270,7 @@ impl Coverage {
             if let Some(other) = clash {
                 let later = index.max(other);
                 let (area, offset) = self.placed[later];
-                return Err(ErrorImpl::OverlappingBlocks {
+                return Err(ErrorDetails::OverlappingBlocks {
                     offset,
                     row: area.row,
                     col: area.col,
@@ -286,7 +286,7 @@ impl Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{Error, ErrorImpl};
+    use crate::error::{Error, ErrorDetails};
 
     fn place(row: u64, col: u64, rows: u32, cols: u32) -> BlockPlace {
         BlockPlace {
@@ -343,7 +343,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::OverlappingBlocks {
+                Err(ErrorDetails::OverlappingBlocks {
                     offset: 30,
                     row: 0,
                     col: 2
@@ -383,7 +383,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::OverlappingBlocks { offset: 20, .. })
+                Err(ErrorDetails::OverlappingBlocks { offset: 20, .. })
             ),
             "{got:?}"
         );
@@ -398,7 +398,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::MisplacedBlock { .. })
+                Err(ErrorDetails::MisplacedBlock { .. })
             ),
             "{got:?}"
         );
@@ -416,7 +416,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::BlockOutsideObject { offset: 5, .. })
+                Err(ErrorDetails::BlockOutsideObject { offset: 5, .. })
             ),
             "{got:?}"
         );
@@ -424,7 +424,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::ZeroSizedBlock { offset: 6, .. })
+                Err(ErrorDetails::ZeroSizedBlock { offset: 6, .. })
             ),
             "{got:?}"
         );
@@ -433,7 +433,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::FrameBlockSpansColumns { offset: 7, .. })
+                Err(ErrorDetails::FrameBlockSpansColumns { offset: 7, .. })
             ),
             "{got:?}"
         );

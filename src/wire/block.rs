@@ -13,7 +13,7 @@
 //! increase within a sparse row, ultra-sparse entries strictly increase in (row, column) order,
 //! and every index lies inside the block.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::Write;
 
 use super::element::Element;
@@ -224,7 +224,7 @@ pub fn decode_block_head<S: Source + ?Sized>(src: &mut S) -> Result<BlockHead> {
     let offset = src.offset();
     let code = src.u8("the block type")?;
     let block_type = BlockType::from_code(code)
-        .ok_or(Error::from(ErrorImpl::UnknownBlockType { offset, code }))?;
+        .ok_or(Error::from(ErrorDetails::UnknownBlockType { offset, code }))?;
     let what = match block_type {
         BlockType::Empty => {
             return Ok(BlockHead {
@@ -317,7 +317,7 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
     if let Some(remaining) = src.remaining() {
         let needed = 4 * u128::from(rows) + u128::from(nnz) * entry as u128;
         if needed > u128::from(remaining) {
-            return Err(ErrorImpl::UnexpectedEof {
+            return Err(ErrorDetails::UnexpectedEof {
                 offset: src.offset(),
                 what: "a sparse block's rows",
                 needed: u64::try_from(needed).unwrap_or(u64::MAX),
@@ -342,7 +342,7 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
         let count = src.u32("a sparse row's number of non-zeros")?;
         counted += u64::from(count);
         if counted > nnz {
-            return Err(ErrorImpl::SparseCountMismatch {
+            return Err(ErrorDetails::SparseCountMismatch {
                 offset: count_offset,
                 declared: nnz,
                 counted,
@@ -367,7 +367,7 @@ fn decode_sparse<T: Element, S: Source + ?Sized>(
         row_offsets.push(col_indices.len());
     }
     if counted != nnz {
-        return Err(ErrorImpl::SparseCountMismatch {
+        return Err(ErrorDetails::SparseCountMismatch {
             offset: nnz_offset,
             declared: nnz,
             counted,
@@ -405,7 +405,7 @@ fn decode_ultra_sparse<T: Element, S: Source + ?Sized>(
             read_le(&item[4..])
         };
         if row >= rows {
-            return Err(ErrorImpl::RowOutOfRange {
+            return Err(ErrorDetails::RowOutOfRange {
                 offset,
                 index: row,
                 rows,
@@ -413,7 +413,7 @@ fn decode_ultra_sparse<T: Element, S: Source + ?Sized>(
             .into());
         }
         if col >= cols {
-            return Err(ErrorImpl::ColumnOutOfRange {
+            return Err(ErrorDetails::ColumnOutOfRange {
                 offset: offset + 4,
                 index: col,
                 cols,
@@ -421,7 +421,7 @@ fn decode_ultra_sparse<T: Element, S: Source + ?Sized>(
             .into());
         }
         if let Some(previous) = previous.filter(|&p| p >= (row, col)) {
-            return Err(ErrorImpl::UnsortedCoordinates {
+            return Err(ErrorDetails::UnsortedCoordinates {
                 offset,
                 previous,
                 index: (row, col),

@@ -7,7 +7,7 @@
 
 use super::source::Source;
 use crate::codes::{DataType, ValueType};
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use crate::error::{Error, Result};
 
 /// The only format version this crate reads and writes.
@@ -198,7 +198,7 @@ impl Header {
                 out.extend(columns.iter().map(|c| c.value_type.code()));
                 for (index, column) in columns.iter().enumerate() {
                     let len = u16::try_from(column.label.len()).map_err(|_| {
-                        Error::from(ErrorImpl::LabelTooLong {
+                        Error::from(ErrorDetails::LabelTooLong {
                             column: index as u64,
                             len: column.label.len(),
                         })
@@ -225,7 +225,7 @@ impl Header {
         }
         // Each column takes at least 3 header bytes: never allocate for more than are present.
         let count = usize::try_from(cols).map_err(|_| {
-            Error::from(ErrorImpl::TooLarge {
+            Error::from(ErrorDetails::TooLarge {
                 offset: src.offset(),
                 what: "frame columns",
                 bytes: u128::from(cols) * 3,
@@ -236,7 +236,7 @@ impl Header {
         let mut columns = Vec::with_capacity(count);
         for (index, &code) in codes.iter().enumerate() {
             let value_type =
-                ValueType::from_code(code).ok_or(Error::from(ErrorImpl::UnknownValueType {
+                ValueType::from_code(code).ok_or(Error::from(ErrorDetails::UnknownValueType {
                     offset: codes_offset + index as u64,
                     code,
                 }))?;
@@ -249,7 +249,7 @@ impl Header {
             let bytes = src.take(usize::from(len), "a frame label")?;
             let label = std::str::from_utf8(bytes)
                 .map_err(|_| {
-                    Error::from(ErrorImpl::InvalidLabel {
+                    Error::from(ErrorDetails::InvalidLabel {
                         offset,
                         column: index as u64,
                     })
@@ -266,13 +266,14 @@ pub(crate) fn decode_fixed<S: Source + ?Sized>(src: &mut S) -> Result<(DataType,
     let offset = src.offset();
     let version = src.u8("the format version")?;
     if version != VERSION {
-        return Err(ErrorImpl::UnsupportedVersion { offset, version }.into());
+        return Err(ErrorDetails::UnsupportedVersion { offset, version }.into());
     }
     let code = src.u8("the data type")?;
-    let data_type = DataType::from_code(code).ok_or(Error::from(ErrorImpl::UnknownDataType {
-        offset: offset + 1,
-        code,
-    }))?;
+    let data_type =
+        DataType::from_code(code).ok_or(Error::from(ErrorDetails::UnknownDataType {
+            offset: offset + 1,
+            code,
+        }))?;
     let rows = src.u64("the number of rows")?;
     let cols = src.u64("the number of columns")?;
     Ok((data_type, rows, cols))
@@ -282,7 +283,7 @@ pub(crate) fn decode_fixed<S: Source + ?Sized>(src: &mut S) -> Result<(DataType,
 pub(crate) fn value_type<S: Source + ?Sized>(src: &mut S, what: &'static str) -> Result<ValueType> {
     let offset = src.offset();
     let code = src.u8(what)?;
-    ValueType::from_code(code).ok_or(Error::from(ErrorImpl::UnknownValueType { offset, code }))
+    ValueType::from_code(code).ok_or(Error::from(ErrorDetails::UnknownValueType { offset, code }))
 }
 
 /// The data type and shape of the next object, without consuming it; `None` at end of input.
@@ -305,7 +306,7 @@ pub(crate) fn peek_shape<S: Source + ?Sized>(src: &mut S) -> Result<Option<(Data
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorImpl;
+    use crate::error::ErrorDetails;
     use crate::wire::source::SliceSource;
 
     #[test]
@@ -354,7 +355,7 @@ mod tests {
     fn bad_codes_are_reported_at_their_offset() {
         let mut bytes = vec![1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 11];
         match Header::decode(&mut SliceSource::new(&bytes)).map_err(Error::into_details) {
-            Err(ErrorImpl::UnknownValueType {
+            Err(ErrorDetails::UnknownValueType {
                 offset: 18,
                 code: 11,
             }) => {}
@@ -365,7 +366,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::UnknownDataType { offset: 1, code: 0 })
+                Err(ErrorDetails::UnknownDataType { offset: 1, code: 0 })
             ),
             "{got:?}"
         );
@@ -374,7 +375,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::UnsupportedVersion {
+                Err(ErrorDetails::UnsupportedVersion {
                     offset: 0,
                     version: 2
                 })

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use std::mem::MaybeUninit;
 
-use crate::error::{Error, ErrorImpl, Result};
+use crate::error::{Error, ErrorDetails, Result};
 
 /// The plain-bytes types whose little-endian order can be restored: the ten element types.
 pub(crate) trait LeValue: bytemuck::Pod + Send + SwapIfBigEndian {}
@@ -35,7 +35,7 @@ impl_swap!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i8 => u8, i16 => u16, i
 /// large matrix stored as empty blocks) are never touched.
 pub fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
     bytemuck::allocation::try_zeroed_vec(len).map_err(|()| {
-        Error::from(ErrorImpl::OutOfMemory {
+        Error::from(ErrorDetails::OutOfMemory {
             bytes: (len as u128).saturating_mul(std::mem::size_of::<T>() as u128),
         })
     })
@@ -99,7 +99,7 @@ fn copied_from_bytes<T: bytemuck::Pod + Send>(bytes: &[u8]) -> Result<Vec<T>> {
     let n = bytes.len() / size;
     let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(n).map_err(|_| {
-        Error::from(ErrorImpl::OutOfMemory {
+        Error::from(ErrorDetails::OutOfMemory {
             bytes: bytes.len() as u128,
         })
     })?;

@@ -2,7 +2,7 @@
 //! a small window that moves with the cursor, jumps over bytes it does not need with a seek,
 //! and never buffers more than one request.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::element::Element;
@@ -128,7 +128,7 @@ impl<R: Read + Seek> SeekSource<R> {
         };
         match extents.first_difference(at, pieces) {
             None => Ok(()),
-            Some(offset) => Err(ErrorImpl::StaleIndex {
+            Some(offset) => Err(ErrorDetails::StaleIndex {
                 offset,
                 message: "the file's header bytes differ from the index's".into(),
             }
@@ -241,7 +241,7 @@ impl<R: Read + Seek> SeekSource<R> {
     pub fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
         let available = self.len - self.offset();
         if n > available {
-            return Err(ErrorImpl::UnexpectedEof {
+            return Err(ErrorDetails::UnexpectedEof {
                 offset: self.offset(),
                 what,
                 needed: n,
@@ -260,7 +260,7 @@ impl<R: Read + Seek> SeekSource<R> {
     pub fn read_at(&mut self, offset: u64, dst: &mut [u8], what: &'static str) -> Result<()> {
         let available = self.len.saturating_sub(offset);
         if dst.len() as u64 > available {
-            return Err(ErrorImpl::UnexpectedEof {
+            return Err(ErrorDetails::UnexpectedEof {
                 offset,
                 what,
                 needed: dst.len() as u64,
@@ -292,7 +292,7 @@ impl<R: Read + Seek> SeekSource<R> {
         let needed: u64 = dsts.iter().map(|d| d.len() as u64).sum();
         let available = self.len.saturating_sub(offset);
         if needed > available {
-            return Err(ErrorImpl::UnexpectedEof {
+            return Err(ErrorDetails::UnexpectedEof {
                 offset,
                 what,
                 needed,
@@ -322,7 +322,7 @@ impl<R: Read + Seek> SeekSource<R> {
                 Ok(0) => {
                     self.reader_at = None;
                     // The file shrank under us: report it where it happened.
-                    return Err(ErrorImpl::UnexpectedEof {
+                    return Err(ErrorDetails::UnexpectedEof {
                         offset: offset + done,
                         what,
                         needed: needed - done,
@@ -334,7 +334,7 @@ impl<R: Read + Seek> SeekSource<R> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.reader_at = None;
-                    return Err(ErrorImpl::Io(e).into());
+                    return Err(ErrorDetails::Io(e).into());
                 }
             };
             done += n as u64;
@@ -361,7 +361,7 @@ impl<R: Read + Seek> SeekSource<R> {
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 self.reader_at = None;
                 // The file shrank under us: report it where it happened.
-                Err(ErrorImpl::UnexpectedEof {
+                Err(ErrorDetails::UnexpectedEof {
                     offset,
                     what,
                     needed: dst.len() as u64,
@@ -371,7 +371,7 @@ impl<R: Read + Seek> SeekSource<R> {
             }
             Err(e) => {
                 self.reader_at = None;
-                Err(ErrorImpl::Io(e).into())
+                Err(ErrorDetails::Io(e).into())
             }
         }
     }
@@ -415,7 +415,7 @@ impl<R: Read + Seek> SeekSource<R> {
     }
 
     fn eof(&self, n: usize, what: &'static str) -> Error {
-        Error::from(ErrorImpl::UnexpectedEof {
+        Error::from(ErrorDetails::UnexpectedEof {
             offset: self.offset(),
             what,
             needed: n as u64,
@@ -496,7 +496,7 @@ impl<R: Read + Seek> Source for SeekSource<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorImpl;
+    use crate::error::ErrorDetails;
     use std::io::Cursor;
 
     #[test]
@@ -519,12 +519,12 @@ mod tests {
         assert_eq!(src.u8("x").unwrap(), 1);
         assert!(matches!(
             src.skip(1 << 20, "the rest").map_err(Error::into_details),
-            Err(ErrorImpl::UnexpectedEof { offset: 2, .. })
+            Err(ErrorDetails::UnexpectedEof { offset: 2, .. })
         ));
         let got = src.take_vec::<u64>(1 << 40, "values");
         assert!(matches!(
             got.as_ref().map_err(Error::details),
-            Err(ErrorImpl::UnexpectedEof { offset: 2, .. })
+            Err(ErrorDetails::UnexpectedEof { offset: 2, .. })
         ));
     }
 }

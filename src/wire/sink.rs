@@ -1,6 +1,6 @@
 //! Where bytes go: a buffered writer that passes large value runs straight through.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::{self, IoSlice, Write};
 
 use super::element::{exact_cast, Element};
@@ -262,13 +262,13 @@ impl<W: Write> Sink<W> {
     /// (nothing for a buffered sink).
     pub fn reserve(&mut self, bytes: u64) -> Result<()> {
         let additional = usize::try_from(bytes).map_err(|_| {
-            Error::from(ErrorImpl::OutOfMemory {
+            Error::from(ErrorDetails::OutOfMemory {
                 bytes: u128::from(bytes),
             })
         })?;
         if self.is_direct() && self.buf.capacity() - self.buf.len() < additional {
             self.buf.try_reserve(additional).map_err(|_| {
-                Error::from(ErrorImpl::OutOfMemory {
+                Error::from(ErrorDetails::OutOfMemory {
                     bytes: u128::from(bytes),
                 })
             })?;

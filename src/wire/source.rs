@@ -1,7 +1,7 @@
 //! Where bytes come from: a slice (length known, zero-copy) or any `io::Read` (length unknown,
 //! buffers grow only as real bytes arrive). Both track the byte offset for error messages.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::{self, Read};
 
 use super::element::Element;
@@ -153,7 +153,7 @@ pub(crate) fn check_present<T>(
 ) -> Result<u128> {
     let needed = u128::from(n) * std::mem::size_of::<T>() as u128;
     match remaining {
-        Some(available) if needed > u128::from(available) => Err(ErrorImpl::UnexpectedEof {
+        Some(available) if needed > u128::from(available) => Err(ErrorDetails::UnexpectedEof {
             offset,
             what,
             needed: u64::try_from(needed).unwrap_or(u64::MAX),
@@ -217,7 +217,7 @@ impl Source for SliceSource<'_> {
     fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
         let available = self.data.len() - self.pos;
         if n > available {
-            return Err(ErrorImpl::UnexpectedEof {
+            return Err(ErrorDetails::UnexpectedEof {
                 offset: self.base + self.pos as u64,
                 what,
                 needed: n as u64,
@@ -252,7 +252,7 @@ fn read_some<R: Read>(reader: &mut R, dst: &mut [u8]) -> Result<usize> {
         match reader.read(dst) {
             Ok(n) => return Ok(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ErrorImpl::Io(e).into()),
+            Err(e) => return Err(ErrorDetails::Io(e).into()),
         }
     }
 }
@@ -325,7 +325,7 @@ impl<R: Read> IoSource<R> {
 
     fn check_limit(&self, extra: usize, what: &'static str) -> Result<()> {
         if self.offset.saturating_add(extra as u64) > self.limit {
-            return Err(ErrorImpl::LimitExceeded {
+            return Err(ErrorDetails::LimitExceeded {
                 offset: self.offset,
                 what,
                 limit: self.limit,
@@ -360,7 +360,7 @@ impl<R: Read> IoSource<R> {
     }
 
     fn eof_error(&self, needed: usize, what: &'static str) -> Error {
-        Error::from(ErrorImpl::UnexpectedEof {
+        Error::from(ErrorDetails::UnexpectedEof {
             offset: self.offset,
             what,
             needed: needed as u64,
@@ -416,7 +416,7 @@ impl<R: Read> Source for IoSource<R> {
         let total = check_present::<T>(self.offset, n, self.remaining(), what)?;
         // No limit (u64::MAX) lets even impossible sizes stream on to the end of the input.
         if self.limit < u64::MAX && self.offset as u128 + total > u128::from(self.limit) {
-            return Err(ErrorImpl::LimitExceeded {
+            return Err(ErrorDetails::LimitExceeded {
                 offset: self.offset,
                 what,
                 limit: self.limit,
@@ -449,7 +449,7 @@ impl<R: Read> Source for IoSource<R> {
             let grow = (n - old).min(step.max(old));
             if out.len() < old + grow {
                 out.try_reserve_exact(grow).map_err(|_| {
-                    Error::from(ErrorImpl::OutOfMemory {
+                    Error::from(ErrorDetails::OutOfMemory {
                         bytes: grow as u128 * size as u128,
                     })
                 })?;
@@ -467,7 +467,7 @@ impl<R: Read> Source for IoSource<R> {
                     self.eof = true;
                     let have = (self.pulled() - start_offset) as usize + filled;
                     self.offset = start_offset;
-                    return Err(ErrorImpl::UnexpectedEof {
+                    return Err(ErrorDetails::UnexpectedEof {
                         offset: start_offset,
                         what,
                         needed: u64::try_from(total).unwrap_or(u64::MAX),
@@ -490,7 +490,7 @@ impl<R: Read> Source for IoSource<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorImpl;
+    use crate::error::ErrorDetails;
 
     #[test]
     fn a_seekable_source_jumps_past_bytes_and_reads_on_after_them() {
@@ -506,7 +506,7 @@ mod tests {
             assert_eq!(src.take(4, "").unwrap(), &bytes[200_015..200_019]);
             let err = src.skip(100_000, "the rest").unwrap_err();
             assert!(
-                matches!(err.details(), ErrorImpl::UnexpectedEof { .. }),
+                matches!(err.details(), ErrorDetails::UnexpectedEof { .. }),
                 "{err:?}"
             );
         }
@@ -519,7 +519,7 @@ mod tests {
         assert_eq!(s.u8("a").unwrap(), 1);
         assert_eq!(s.u16("b").unwrap(), 0x1234);
         match s.u64("c").map_err(Error::into_details) {
-            Err(ErrorImpl::UnexpectedEof {
+            Err(ErrorDetails::UnexpectedEof {
                 offset: 3,
                 needed: 8,
                 available: 4,
@@ -545,7 +545,7 @@ mod tests {
             .take_vec::<u64>(1 << 40, "huge")
             .map_err(Error::into_details)
         {
-            Err(ErrorImpl::UnexpectedEof {
+            Err(ErrorDetails::UnexpectedEof {
                 offset: 8,
                 available: 32,
                 ..
@@ -563,7 +563,7 @@ mod tests {
         assert!(
             matches!(
                 got.as_ref().map_err(Error::details),
-                Err(ErrorImpl::LimitExceeded { limit: 16, .. })
+                Err(ErrorDetails::LimitExceeded { limit: 16, .. })
             ),
             "{got:?}"
         );

@@ -4,7 +4,7 @@
 
 use super::element::{exact_cast, Element};
 use super::values::read_le;
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use crate::error::{Error, Result};
 
 /// Encodes one sparse row into `out`, exactly `4 + n * (4 + size of U)` bytes for its `n`
@@ -82,13 +82,13 @@ pub(crate) fn decode_sparse_row<T: Element, I: Copy>(
 #[inline(never)]
 fn row_fault(offset: u64, row: u32, cols: u32, previous: i64, col: u32) -> Error {
     if col >= cols {
-        Error::from(ErrorImpl::ColumnOutOfRange {
+        Error::from(ErrorDetails::ColumnOutOfRange {
             offset,
             index: col,
             cols,
         })
     } else {
-        Error::from(ErrorImpl::UnsortedColumns {
+        Error::from(ErrorDetails::UnsortedColumns {
             offset,
             row,
             previous: previous as u32,

@@ -4,7 +4,7 @@
 /// Asserts that a `Result` failed (or an `Error` is) of the given kind and, where fields are
 /// given, that its details hold them: `assert_error!(read(&b), UnexpectedEof { offset: 27, .. })`.
 /// The kind is checked through the public `Error::kind()`, the fields through the details
-/// the workspace's crates share (`Error::details()`, not public API).
+/// [`serde_daphne::ErrorDetails`] (`Error::details()`).
 macro_rules! assert_error {
     ($value:expr, $kind:ident $(,)?) => {{
         let value = &$value;
@@ -16,8 +16,8 @@ macro_rules! assert_error {
         let error: &serde_daphne::Error = $crate::assert_error::AsError::as_error(value);
         assert_eq!(error.kind(), serde_daphne::ErrorKind::$kind, "{error:?}");
         #[allow(unused_variables)]
-        match serde_daphne::__private_0_1_0::details(error) {
-            serde_daphne::__private_0_1_0::ErrorImpl::$kind { $($fields)* } $(if $guard)? => {}
+        match error.details() {
+            serde_daphne::ErrorDetails::$kind { $($fields)* } $(if $guard)? => {}
             other => panic!("expected {}, got {other:?}", stringify!($kind { $($fields)* })),
         }
     }};

@@ -287,8 +287,7 @@ fn tiled_dense_matrices_take_every_route_to_the_same_bytes() {
     serde_daphne::to_file_with(&path, &view, &options).unwrap();
     let from_disk = std::fs::read(&path).unwrap();
     assert!(from_disk == bytes, "to_file_with differs from to_vec_with");
-    let object =
-        Object::decode(&mut serde_daphne::__private_0_1_0::SliceSource::new(&bytes)).unwrap();
+    let object = serde_daphne::from_slice::<Object>(&bytes).unwrap();
     assert_eq!(object.blocks().len(), 3 * 3);
     for block in object.blocks() {
         let p = block.place;

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use ndarray::{array, Array2};
 use serde::{Deserialize, Serialize};
-use serde_daphne::__private_0_1_0::write_atomically;
 use serde_daphne::{
     from_reader, from_slice, from_slice_with, to_file, to_vec, to_vec_with, to_writer, BlockPolicy,
     Csr, DataType, DbdfFile, Dense, Dialect, Error, ErrorKind, Frame, Object, Options,
@@ -479,7 +478,7 @@ fn writes_that_fail_leave_the_previous_file_and_no_temporary() {
     let new = to_vec(&Dense(Array2::from_elem((100, 100), 3.0f64))).unwrap();
     // Fail after N bytes, for many N.
     for n in (0..new.len()).step_by(331) {
-        let result = write_atomically(&path, |file| {
+        let result = serde_daphne::lowlevel::write_buffered(&path, |file| {
             file.write_all(&new[..n])?;
             Err(Error::from(std::io::Error::other("failed midway")))
         });

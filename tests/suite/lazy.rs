@@ -1,7 +1,7 @@
 //! Lazy reading (`DbdfFile`): the index against the bytes, windows of every block type,
 //! tiling, narrowing and both dialects against reading the whole file, frames, blocks.
 
-use serde_daphne::__private_0_1_0::portable;
+use serde_daphne::lowlevel::portable;
 use std::io::Cursor;
 use std::path::Path;
 

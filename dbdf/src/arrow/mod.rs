@@ -40,8 +40,8 @@ use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 
 use crate::input::Foreign;
 use crate::pipe::{Band, Cells, Projection};
-use serde_daphne::__private_0_1_0::first_name;
-use serde_daphne::__private_0_1_0::parse_name;
+use serde_daphne::lowlevel::first_name;
+use serde_daphne::lowlevel::parse_name;
 use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Header;
@@ -390,7 +390,7 @@ macro_rules! whole_object_functions {
             object: &Object,
             options: &WriteOptions,
         ) -> Result<()> {
-            serde_daphne::__private_0_1_0::write_buffered(path.as_ref(), |out| {
+            serde_daphne::lowlevel::write_buffered(path.as_ref(), |out| {
                 to_writer(out, object, options)
             })
         }

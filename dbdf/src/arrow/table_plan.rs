@@ -236,7 +236,7 @@ fn column_values(array: ArrayRef, field: &Field, first_row: u64, nulls: Nulls) -
                 let src = ScalarBuffer::<T::Native>::from(shared);
                 // A fresh buffer, faulted in first: a band's columns are new memory every time.
                 let mut values = Vec::with_capacity(src.len());
-                serde_daphne::__private_0_1_0::fault_in_spare(&mut values, src.len());
+                serde_daphne::lowlevel::fault_in_spare(&mut values, src.len());
                 values.extend_from_slice(&src);
                 values
             }

@@ -4,13 +4,13 @@ use super::{element_error, Array, Format, ValueKind, BINSPARSE};
 use crate::input::index_values;
 use crate::input::not_in_daphne;
 use crate::npy::transpose;
-use serde_daphne::__private_0_1_0::ErrorImpl;
 use serde_daphne::lowlevel::CsrFill;
 use serde_daphne::lowlevel::RowCounts;
 use serde_daphne::with_value_type;
 use serde_daphne::with_values;
 use serde_daphne::DataType;
 use serde_daphne::Element;
+use serde_daphne::ErrorDetails;
 use serde_daphne::Object;
 use serde_daphne::Value;
 use serde_daphne::ValueType;
@@ -62,13 +62,13 @@ pub(super) fn values_as(array: Array, kind: ValueKind, expected: u64) -> Result<
 /// `n` copies of the one value of `values` (an iso array).
 pub(super) fn repeat(values: &Values, n: u64) -> Result<Values> {
     let n = usize::try_from(n).map_err(|_| {
-        Error::from(ErrorImpl::OutOfMemory {
+        Error::from(ErrorDetails::OutOfMemory {
             bytes: u128::from(n),
         })
     })?;
     with_values!(values, v => {
         let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| Error::from(ErrorImpl::OutOfMemory {
+        out.try_reserve_exact(n).map_err(|_| Error::from(ErrorDetails::OutOfMemory {
             bytes: (n * std::mem::size_of_val(&v[0])) as u128,
         }))?;
         out.resize(n, v[0]);

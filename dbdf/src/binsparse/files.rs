@@ -99,7 +99,7 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binspa
         #[cfg(not(feature = "hdf5"))]
         return Err(no_hdf5(path));
     }
-    from_slice_with(&serde_daphne::__private_0_1_0::read_file(path)?, options)
+    from_slice_with(&serde_daphne::lowlevel::read_file(path)?, options)
 }
 
 /// Reads a Binsparse matrix from the bytes of an `.npz` archive with the default options.
@@ -146,7 +146,7 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
         #[cfg(not(feature = "hdf5"))]
         return Err(no_hdf5(path));
     }
-    serde_daphne::__private_0_1_0::write_buffered(path, |out| to_writer(out, object, options))
+    serde_daphne::lowlevel::write_buffered(path, |out| to_writer(out, object, options))
 }
 
 /// The Binsparse file at `path` as a source of the pipe ([`super::BinsparseSource`]).

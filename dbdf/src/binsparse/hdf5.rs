@@ -121,8 +121,8 @@ pub(super) fn read(path: &Path, max_alloc: u64) -> Result<Binsparse> {
 /// `path`, which removes it).
 pub(super) fn write(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
     let (text, arrays) = encode(object, options)?;
-    serde_daphne::__private_0_1_0::remove_stale_temporaries(path);
-    let temp = serde_daphne::__private_0_1_0::temporary_path(path);
+    serde_daphne::lowlevel::remove_stale_temporaries(path);
+    let temp = serde_daphne::lowlevel::temporary_path(path);
     let written = (|| {
         let fail = |e| h5_error(path, "writing", e);
         let file = h5::File::create(&temp).map_err(fail)?;

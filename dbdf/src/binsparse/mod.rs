@@ -42,7 +42,7 @@ pub(crate) use driver::BinsparseFiles;
 use serde_json::{Map, Value as Json};
 
 use crate::input::{not_in_daphne, Foreign};
-use serde_daphne::__private_0_1_0::check_alloc;
+use serde_daphne::lowlevel::check_alloc;
 use serde_daphne::Object;
 use serde_daphne::ValueType;
 use serde_daphne::Values;
@@ -105,7 +105,7 @@ impl std::str::FromStr for Format {
 
     fn from_str(text: &str) -> Result<Self> {
         let table = Format::ALL.map(|f| (f.name(), f));
-        serde_daphne::__private_0_1_0::parse_name(text, "a Binsparse format", &table)
+        serde_daphne::lowlevel::parse_name(text, "a Binsparse format", &table)
     }
 }
 
@@ -227,7 +227,7 @@ impl std::str::FromStr for Version {
 
     fn from_str(text: &str) -> Result<Self> {
         let table = [Version::V0_1, Version::V0_1_0].map(|v| (v.text(), v));
-        serde_daphne::__private_0_1_0::parse_name(text, "a Binsparse version", &table)
+        serde_daphne::lowlevel::parse_name(text, "a Binsparse version", &table)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::input::write_le;
 use crate::npy;
 use crate::pipe::{Band, Cells, Pieces, Sink};
 use crate::zip::ZipWriter;
-use serde_daphne::__private_0_1_0::scratch_file;
+use serde_daphne::lowlevel::scratch_file;
 use serde_daphne::with_value_type;
 use serde_daphne::with_values;
 use serde_daphne::Element;

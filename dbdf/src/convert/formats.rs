@@ -106,7 +106,7 @@ impl std::str::FromStr for Format {
             .enumerate()
             .flat_map(|(i, f)| f.names().map(move |n| (n, i)))
             .collect();
-        serde_daphne::__private_0_1_0::parse_name(text, "a format", &table).map(|i| all[i])
+        serde_daphne::lowlevel::parse_name(text, "a format", &table).map(|i| all[i])
     }
 }
 

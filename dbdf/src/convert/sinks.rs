@@ -6,7 +6,7 @@ use std::path::Path;
 use super::{ConvertError, ConvertOptions, Report};
 use crate::driver::Written;
 use crate::pipe::{self, Failed, PumpOptions, Sink, Source};
-use serde_daphne::__private_0_1_0::temporary_path;
+use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::lowlevel::{sidecar_path, FileSet};
 use serde_daphne::Error;
 

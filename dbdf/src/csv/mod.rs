@@ -23,7 +23,7 @@
 //! ```
 
 pub(crate) use driver::Csv;
-use serde_daphne::__private_0_1_0::{into_details, ErrorImpl};
+use serde_daphne::ErrorDetails;
 use std::io::Write;
 use std::path::Path;
 
@@ -92,8 +92,11 @@ pub(crate) fn add_sidecar(
     path: &Path,
     header: &Header,
 ) -> Result<Option<String>> {
-    match set.sidecar(path, header).map_err(into_details) {
-        Err(ErrorImpl::NotInDialect { what, .. }) => {
+    match set
+        .sidecar(path, header)
+        .map_err(serde_daphne::Error::into_details)
+    {
+        Err(ErrorDetails::NotInDialect { what, .. }) => {
             set.remove(sidecar_path(path));
             Ok(Some(format!(
                 "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \

@@ -33,7 +33,7 @@ use std::path::Path;
 use crate::input::decode_values;
 use crate::input::write_le;
 use crate::input::{Cursor, Foreign};
-use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::with_values;
 use serde_daphne::DataType;
 use serde_daphne::Object;
@@ -208,7 +208,7 @@ impl Kind {
 /// # Errors
 /// I/O errors, and as [`from_slice`].
 pub fn read(path: impl AsRef<Path>) -> Result<Vec<Object>> {
-    from_slice(&serde_daphne::__private_0_1_0::read_file(path.as_ref())?)
+    from_slice(&serde_daphne::lowlevel::read_file(path.as_ref())?)
 }
 
 /// Reads every value of Futhark binary data in memory, in order.

@@ -12,7 +12,7 @@ use crate::input::read_exact_at;
 use crate::input::write_le;
 use crate::pipe::{Band, Windows};
 use crate::text::parse_value;
-use serde_daphne::__private_0_1_0::scratch_file;
+use serde_daphne::lowlevel::scratch_file;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::Element;

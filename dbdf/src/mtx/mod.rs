@@ -25,12 +25,12 @@ use crate::pipe::{Band, Cells, Pieces, Sink, Spilled, Windows, BAND_BYTES};
 use crate::text::{format_value, parse_value};
 use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
-use serde_daphne::__private_0_1_0::write_buffered;
-use serde_daphne::__private_0_1_0::{details, ErrorImpl};
-use serde_daphne::__private_0_1_0::{first_name, parse_name};
+use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::lowlevel::Progress;
+use serde_daphne::lowlevel::{first_name, parse_name};
 use serde_daphne::with_value_type;
 use serde_daphne::Element;
+use serde_daphne::ErrorDetails;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
@@ -320,8 +320,8 @@ fn read_coordinate(
     triplets.iter().for_each(|&(_, _, v, _)| {
         values.push(v);
     });
-    Object::csr_from_coordinates(rows, cols, &coordinates, values).map_err(|e| match details(&e) {
-        &ErrorImpl::DuplicateEntry {
+    Object::csr_from_coordinates(rows, cols, &coordinates, values).map_err(|e| match e.details() {
+        &ErrorDetails::DuplicateEntry {
             first,
             second,
             row,

@@ -30,7 +30,7 @@ pub use stream::{NpySink, NpySource};
 
 use crate::input::decode_values;
 use crate::input::write_le;
-use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::with_values;
 use serde_daphne::Object;
 use serde_daphne::ValueType;

@@ -3,7 +3,7 @@
 //! arrays: whole records, split into a frame's columns), and a sink that writes the header,
 //! then each band's rows. Memory holds a band, never the matrix.
 
-use serde_daphne::__private_0_1_0::ErrorImpl;
+use serde_daphne::ErrorDetails;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
@@ -173,7 +173,7 @@ pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::Object> {
     let vt = object.matrix_value_type().unwrap_or(ValueType::F64);
     // The header checked the data's length against the file's: the vector is justified.
     let cells = usize::try_from(rows * cols).map_err(|_| {
-        Error::from(ErrorImpl::OutOfMemory {
+        Error::from(ErrorDetails::OutOfMemory {
             bytes: u128::from(rows * cols) * vt.size() as u128,
         })
     })?;

@@ -4,7 +4,6 @@
 use serde_daphne::lowlevel::MatrixRef;
 use std::ops::Range;
 
-use serde_daphne::__private_0_1_0::ErrorImpl;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::with_values;
@@ -12,6 +11,7 @@ use serde_daphne::Block;
 use serde_daphne::BlockData;
 use serde_daphne::BlockPlace;
 use serde_daphne::Element;
+use serde_daphne::ErrorDetails;
 use serde_daphne::Header;
 use serde_daphne::ValueType;
 use serde_daphne::{DataType, Error, Object, Result, Value, Values};
@@ -343,7 +343,7 @@ impl Band {
             }
             let copy = values.clone();
             values.convert(value_type).map_err(|at| {
-                Error::from(ErrorImpl::LossyConversion {
+                Error::from(ErrorDetails::LossyConversion {
                     offset: 0,
                     value: copy.get(at).unwrap_or(Value::U8(0)),
                     to: value_type,

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{window_tiles, Band, Cells, InputMetadata, Pieces, Sink, Spilled, Want, Windows};
-use serde_daphne::__private_0_1_0::daphne_types_as_csr;
-use serde_daphne::__private_0_1_0::DAPHNE_SPARSITY_THRESHOLD;
+use serde_daphne::lowlevel::daphne_types_as_csr;
 use serde_daphne::lowlevel::tile_dims;
 use serde_daphne::lowlevel::MatrixRef;
 use serde_daphne::lowlevel::RowBands;
+use serde_daphne::lowlevel::DAPHNE_SPARSITY_THRESHOLD;
 use serde_daphne::with_value_type;
 use serde_daphne::BlockInfo;
 use serde_daphne::BlockPlace;

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use super::{Band, Cells, Pieces, Want, Windows};
 use crate::input::write_le;
-use serde_daphne::__private_0_1_0::scratch_file;
+use serde_daphne::lowlevel::scratch_file;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::with_values;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use serde_daphne::__private_0_1_0::temporary_path;
+use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::Result;
 
 use super::sets::{segment, upload_segments, upload_with_sidecars, SIDECARS};

@@ -58,7 +58,7 @@ pub fn upload_with_sidecars(
     let csv = object.file_name().ends_with(".csv");
     let mut sidecars = Vec::new();
     for suffix in SIDECARS {
-        let written = std::fs::read(serde_daphne::__private_0_1_0::appended(local, suffix));
+        let written = std::fs::read(serde_daphne::lowlevel::appended(local, suffix));
         let new = match written {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -159,7 +159,7 @@ pub(super) fn upload_segments(local: &Path, folder: &RemoteObject) -> Result<()>
     let local_meta = folder.sibling(".meta");
     let aside = folder.sibling(".old");
     clear_copies(&aside, &name)?;
-    let new_meta = std::fs::read(serde_daphne::__private_0_1_0::appended(local, ".meta"))?;
+    let new_meta = std::fs::read(serde_daphne::lowlevel::appended(local, ".meta"))?;
     // Every new segment sent and held back, with its sidecar's bytes.
     let mut staged = Vec::new();
     let sent = (|| -> Result<()> {
@@ -168,7 +168,7 @@ pub(super) fn upload_segments(local: &Path, folder: &RemoteObject) -> Result<()>
             let Ok(file) = File::open(&path) else {
                 break;
             };
-            let meta = std::fs::read(serde_daphne::__private_0_1_0::appended(&path, ".meta"))?;
+            let meta = std::fs::read(serde_daphne::lowlevel::appended(&path, ".meta"))?;
             staged.push((stage(&file, &segment(folder, i))?, meta));
         }
         Ok(())

@@ -30,7 +30,7 @@ use crate::input::{index_values, Foreign};
 use crate::npy;
 use crate::pipe::{Collect, InputMetadata, Sink, Source};
 use crate::zip::{members, ZipWriter};
-use serde_daphne::__private_0_1_0::write_buffered;
+use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::lowlevel::CsrFill;
 use serde_daphne::lowlevel::RowCounts;
 use serde_daphne::with_value_type;

@@ -24,7 +24,7 @@ pub(crate) use driver::Segments;
 use std::path::{Path, PathBuf};
 
 use crate::pipe;
-use serde_daphne::__private_0_1_0::temporary_path;
+use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::Object;
 use serde_daphne::{Error, Result};
 

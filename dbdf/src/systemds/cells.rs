@@ -4,7 +4,7 @@
 //! or a block row at a time (CSR), by as many threads as write parts, so memory holds those
 //! rows and the block row being encoded, never the matrix.
 
-use serde_daphne::__private_0_1_0::ErrorImpl;
+use serde_daphne::ErrorDetails;
 use std::borrow::Cow;
 use std::sync::mpsc::Receiver;
 use std::sync::Mutex;
@@ -315,7 +315,7 @@ fn f64_of(values: Values) -> Result<Vec<f64>> {
     match values.convert(ValueType::F64) {
         Ok(Values::F64(v)) => Ok(v),
         Ok(_) => unreachable!("converted to f64"),
-        Err(at) => Err(ErrorImpl::LossyConversion {
+        Err(at) => Err(ErrorDetails::LossyConversion {
             offset: 0,
             value: copy.get(at).unwrap_or(Value::U8(0)),
             to: ValueType::F64,

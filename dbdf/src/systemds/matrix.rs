@@ -205,7 +205,7 @@ impl<'a> DenseBlock<'a> {
         if out.capacity() < len {
             out.clear();
             out.reserve_exact(len);
-            serde_daphne::__private_0_1_0::fault_in_spare(out, len);
+            serde_daphne::lowlevel::fault_in_spare(out, len);
         }
         // Every byte is overwritten: resizing a reused buffer writes zeros only where it
         // grows, then exact chunks take a byte swap and a store per value, which the

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_daphne::__private_0_1_0::appended;
+use serde_daphne::lowlevel::appended;
 
 pub(crate) const MATRIX_KEY: &str = "org.apache.sysds.runtime.matrix.data.MatrixIndexes";
 pub(crate) const MATRIX_VALUE: &str = "org.apache.sysds.runtime.matrix.data.MatrixBlock";

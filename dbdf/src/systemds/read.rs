@@ -13,7 +13,7 @@ use super::records::{
 };
 use super::seqfile::SYSTEMDS;
 use crate::input::{not_convertible, Cursor};
-use serde_daphne::__private_0_1_0::check_alloc;
+use serde_daphne::lowlevel::check_alloc;
 use serde_daphne::lowlevel::CsrFill;
 use serde_daphne::lowlevel::RowCounts;
 use serde_daphne::Block;
@@ -189,7 +189,7 @@ fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
     let width = meta.cols as usize;
     let mut out = serde_daphne::lowlevel::zeroed_vec::<f64>(meta.rows as usize * width)?;
     // The decoding thread would otherwise spend most of its time having fresh pages zeroed.
-    serde_daphne::__private_0_1_0::fault_in_on_every_core(&mut out);
+    serde_daphne::lowlevel::fault_in_on_every_core(&mut out);
     for_each_block(files, meta, |_, place, cells| {
         let first = place.row as usize * width + place.col as usize;
         match cells {

@@ -9,7 +9,7 @@ use crate::input::{le_at, read_exact_at, Foreign};
 
 mod members;
 pub(crate) use members::{Inflating, StoredArray};
-use serde_daphne::__private_0_1_0::check_alloc;
+use serde_daphne::lowlevel::check_alloc;
 use serde_daphne::Result;
 
 const ZIP: Foreign = Foreign("NPZ (zip)");

@@ -15,7 +15,7 @@ fn to_dbdf(input: &Path, output: &Path, options: &Options) -> serde_daphne::Resu
 /// Object `index` of a `.dbdf` file to `.npy` through the pipe.
 fn from_dbdf(input: &Path, index: usize, output: &Path) -> serde_daphne::Result<()> {
     let mut source = pipe::DbdfSource::open(input)?.only(index)?;
-    serde_daphne::__private_0_1_0::write_buffered(output, |w| {
+    serde_daphne::lowlevel::write_buffered(output, |w| {
         pipe::copy(&mut source, Box::new(npy::sink(w))).map(drop)
     })
 }

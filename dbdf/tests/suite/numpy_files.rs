@@ -97,7 +97,7 @@ fn frames_write_as_the_packed_record_arrays_numpy_writes() {
     assert_eq!(npy::to_vec(&frame).unwrap(), numpy);
     let dir = dir("records_sink");
     let out = dir.join("out.npy");
-    serde_daphne::__private_0_1_0::write_buffered(&out, |w| {
+    serde_daphne::lowlevel::write_buffered(&out, |w| {
         let mut source =
             dbdf::pipe::Held::new(vec![frame.clone()], 0, Default::default())?.band_rows(2);
         dbdf::pipe::copy(&mut source, Box::new(npy::sink(w))).map(drop)

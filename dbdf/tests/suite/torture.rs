@@ -4,7 +4,7 @@
 //! replacement (`SERDE_DAPHNE_CRASH_AT`, debug builds); a reader meanwhile never sees a
 //! partial file.
 
-use serde_daphne::__private_0_1_0::portable;
+use serde_daphne::lowlevel::portable;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -18,7 +18,7 @@
 
 mod write;
 
-pub use write::{max_daphne_label_len, CSR_NNZ_AT};
+pub use write::CSR_NNZ_AT;
 pub(crate) use write::{
     start_csr, start_dense, start_frame, write_csr, write_dense, write_frame, write_frame_rows,
     write_scalar,
@@ -26,7 +26,7 @@ pub(crate) use write::{
 
 use crate::codes::Value;
 use crate::codes::{DataType, ValueType};
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use crate::error::{Error, Result};
 use crate::wire::element::Element;
 use crate::wire::element::Values;
@@ -84,7 +84,7 @@ pub fn from_runtime_code(code: u8, offset: u64) -> Result<Option<ValueType>> {
         6 => Some(ValueType::F32),
         7 => Some(ValueType::F64),
         8 | 9 => {
-            return Err(ErrorImpl::StringValueType {
+            return Err(ErrorDetails::StringValueType {
                 offset,
                 code,
                 what: if code == 8 { "str" } else { "fixedstr16" },
@@ -154,7 +154,7 @@ fn fixed_header<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)>
     let offset = src.offset();
     let version = src.u8("the format version")?;
     if version != VERSION {
-        return Err(ErrorImpl::UnsupportedVersion { offset, version }.into());
+        return Err(ErrorDetails::UnsupportedVersion { offset, version }.into());
     }
     let code = src.u8("the data type")?;
     let data_type = match code {
@@ -163,7 +163,7 @@ fn fixed_header<S: Source + ?Sized>(src: &mut S) -> Result<(DataType, u64, u64)>
         3 => DataType::Frame,
         4 => DataType::Scalar,
         _ => {
-            return Err(ErrorImpl::UnknownDataType {
+            return Err(ErrorDetails::UnknownDataType {
                 offset: offset + 1,
                 code,
             }
@@ -179,11 +179,11 @@ fn value_type<S: Source + ?Sized>(src: &mut S, what: &'static str) -> Result<Val
     let offset = src.offset();
     let code = src.u8(what)?;
     from_runtime_code(code, offset)?
-        .ok_or(Error::from(ErrorImpl::UnknownValueType { offset, code }))
+        .ok_or(Error::from(ErrorDetails::UnknownValueType { offset, code }))
 }
 
 fn layout_error(offset: u64, message: impl Into<String>) -> Error {
-    Error::from(ErrorImpl::RuntimeLayout {
+    Error::from(ErrorDetails::RuntimeLayout {
         offset,
         message: message.into(),
     })
@@ -312,7 +312,7 @@ pub fn decode_head<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeHead> {
         }
         DataType::Frame => {
             let count = usize::try_from(cols).map_err(|_| {
-                Error::from(ErrorImpl::TooLarge {
+                Error::from(ErrorDetails::TooLarge {
                     offset: src.offset() - 8,
                     what: "frame columns",
                     bytes: u128::from(cols),
@@ -325,7 +325,7 @@ pub fn decode_head<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeHead> {
                 let offset = codes_at + i as u64;
                 head.value_types.push(
                     from_runtime_code(code, offset)?
-                        .ok_or(Error::from(ErrorImpl::UnknownValueType { offset, code }))?,
+                        .ok_or(Error::from(ErrorDetails::UnknownValueType { offset, code }))?,
                 );
             }
             head.label_lens.reserve_exact(count);
@@ -368,7 +368,7 @@ pub(crate) fn decode<S: Source + ?Sized>(src: &mut S) -> Result<RuntimeObject> {
         DataType::DenseMatrix => {
             let count = rows
                 .checked_mul(cols)
-                .ok_or(Error::from(ErrorImpl::TooLarge {
+                .ok_or(Error::from(ErrorDetails::TooLarge {
                     offset: start,
                     what: "a dense matrix",
                     bytes: u128::from(rows) * u128::from(cols),
@@ -421,7 +421,7 @@ pub(crate) fn check_row_offsets(offsets: &[u64], nnz: u64, at: u64, nnz_at: u64)
     }
     let last = offsets.last().copied().unwrap_or(0);
     if last != nnz {
-        return Err(ErrorImpl::SparseCountMismatch {
+        return Err(ErrorDetails::SparseCountMismatch {
             offset: nnz_at,
             declared: nnz,
             counted: last,
@@ -488,7 +488,7 @@ fn decode_frame_rows<S: Source + ?Sized>(
     let total = u128::from(rows) * row_len as u128;
     if let Some(remaining) = src.remaining() {
         if total > u128::from(remaining) {
-            return Err(ErrorImpl::UnexpectedEof {
+            return Err(ErrorDetails::UnexpectedEof {
                 offset: src.offset(),
                 what: "the frame's rows",
                 needed: u64::try_from(total).unwrap_or(u64::MAX),
@@ -584,7 +584,7 @@ pub(crate) fn skim(prefix: &[u8]) -> Option<Skimmed> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorImpl;
+    use crate::error::ErrorDetails;
 
     /// Rows of 4 entries `0, 2, 4, 6` (sorted), enough for the check to run on every core.
     fn rows(count: usize) -> (Vec<u64>, Vec<u64>) {
@@ -595,7 +595,7 @@ mod tests {
 
     fn offset_of(result: Result<()>) -> u64 {
         match result.map_err(Error::into_details) {
-            Err(ErrorImpl::RuntimeLayout { offset, .. }) => offset,
+            Err(ErrorDetails::RuntimeLayout { offset, .. }) => offset,
             other => panic!("expected a layout error, got {other:?}"),
         }
     }
@@ -618,7 +618,7 @@ mod tests {
         );
         // An earlier one, not increasing, in the first run: named instead.
         cols[41] = 0;
-        let Err(ErrorImpl::RuntimeLayout { offset, message }) =
+        let Err(ErrorDetails::RuntimeLayout { offset, message }) =
             check_columns(&offsets, &cols, 7, 1000).map_err(Error::into_details)
         else {
             panic!("expected a layout error");

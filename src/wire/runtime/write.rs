@@ -1,6 +1,6 @@
 //! Writing the runtime dialect: prefixes, the three layouts, scalars, and the label guard.
 
-use crate::error::ErrorImpl;
+use crate::error::ErrorDetails;
 use std::io::Write;
 
 use super::runtime_code;
@@ -12,7 +12,7 @@ use crate::wire::sink::Sink;
 
 fn check_dims(rows: u64, cols: u64) -> Result<()> {
     if rows > u64::from(u32::MAX) || cols > u64::from(u32::MAX) {
-        return Err(ErrorImpl::NotInDialect {
+        return Err(ErrorDetails::NotInDialect {
             what: format!("a {rows} x {cols} object"),
             reason:
                 "the runtime reads dimensions from u32 block headers (2^32 or more is truncated)",
@@ -24,7 +24,7 @@ fn check_dims(rows: u64, cols: u64) -> Result<()> {
 
 fn code_of(value_type: ValueType) -> Result<u8> {
     runtime_code(value_type).ok_or_else(|| {
-        Error::from(ErrorImpl::NotInDialect {
+        Error::from(ErrorDetails::NotInDialect {
             what: format!("{value_type} values"),
             reason: "the runtime has no 16-bit value types",
         })
@@ -150,7 +150,7 @@ pub(crate) fn start_frame<W: Write>(
     }
     for (index, column) in columns.iter().enumerate() {
         let len = u16::try_from(column.label.len()).map_err(|_| {
-            Error::from(ErrorImpl::LabelTooLong {
+            Error::from(ErrorDetails::LabelTooLong {
                 column: index as u64,
                 len: column.label.len(),
             })
@@ -198,7 +198,7 @@ pub(crate) fn write_frame<W: Write>(
 /// label into the raw bytes of a 32-byte `std::string` object of an array of them, so a
 /// label may spill over the objects after it but not past the array's end (DAPHNE commit
 /// 4c9835cd, `DaphneSerializer<Frame>::deserialize`).
-pub const fn max_daphne_label_len(col: u64, cols: u64) -> u64 {
+pub(crate) const fn max_daphne_label_len(col: u64, cols: u64) -> u64 {
     32 * (cols - col)
 }
 
@@ -208,7 +208,7 @@ fn check_labels<'a>(labels: impl ExactSizeIterator<Item = &'a str>) -> Result<()
     for (col, label) in labels.enumerate() {
         let max = max_daphne_label_len(col as u64, cols);
         if label.len() as u64 > max {
-            return Err(ErrorImpl::NotInDialect {
+            return Err(ErrorDetails::NotInDialect {
                 what: format!(
                     "the label of frame column {col} ({} bytes, at most {max} here)",
                     label.len()

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use serde_daphne::__private_0_1_0::IoSource;
 use serde_daphne::lowlevel::read_sidecar;
 use serde_daphne::{Deserializer, Object, Options};
 
@@ -124,8 +123,7 @@ pub fn read_objects(path: &Path, options: &Options) -> Result<(Vec<(Object, u64)
     let file = File::open(path).map_err(|e| Failure::at(path, e))?;
     let size = file.metadata().map_err(|e| Failure::at(path, e))?.len();
     let reader = with_progress(file, path, size);
-    let src = IoSource::new(reader, options.max_bytes).with_known_len(size);
-    let mut de = Deserializer::from_source_with(src, options);
+    let mut de = Deserializer::from_reader_with(reader, options).with_input_len(size);
     if let Some(hint) = hint {
         de = de.with_hint(hint);
     }

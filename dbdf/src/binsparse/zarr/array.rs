@@ -1,7 +1,7 @@
 //! One Zarr array: its metadata (v3 `zarr.json` or v2 `.zarray`), read into what decoding
 //! needs, and its chunks decoded one at a time into the values of a Binsparse array.
 
-use serde_daphne::__private_0_1_0::ErrorImpl;
+use serde_daphne::ErrorDetails;
 use serde_json::{Map, Value as Json};
 
 use super::codecs::Codec;
@@ -11,7 +11,7 @@ use crate::input::decode_values;
 use crate::input::not_in_daphne;
 use crate::npy::Descr;
 use crate::text::parse_value;
-use serde_daphne::__private_0_1_0::check_alloc;
+use serde_daphne::lowlevel::check_alloc;
 use serde_daphne::Value;
 use serde_daphne::ValueType;
 use serde_daphne::Values;
@@ -248,7 +248,7 @@ impl ArrayMeta {
         check_alloc(0, u128::from(self.len) * size as u128, stored, max_alloc)?;
         check_alloc(0, chunk_bytes, stored, max_alloc)?;
         let len = usize::try_from(self.len).map_err(|_| {
-            Error::from(ErrorImpl::OutOfMemory {
+            Error::from(ErrorDetails::OutOfMemory {
                 bytes: u128::from(self.len) * size as u128,
             })
         })?;

@@ -70,7 +70,7 @@ impl std::str::FromStr for ZarrVersion {
 
     fn from_str(text: &str) -> Result<Self> {
         let table = [("2", ZarrVersion::V2), ("3", ZarrVersion::V3)];
-        serde_daphne::__private_0_1_0::parse_name(text, "a Zarr format", &table)
+        serde_daphne::lowlevel::parse_name(text, "a Zarr format", &table)
     }
 }
 
