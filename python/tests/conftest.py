@@ -1,5 +1,6 @@
 """Shared fixtures: the repository's reference files and the `dbdf` command-line tool."""
 
+import functools
 import os
 import shutil
 import subprocess
@@ -34,10 +35,28 @@ def cli():
     if path is None:
         pytest.skip("the dbdf command-line tool is not built (cargo build -p dbdf)")
 
-    def run(*args, check=True):
-        done = subprocess.run([path, *map(str, args)], capture_output=True, text=True)
+    def run(*args, check=True, env=None, timeout=None):
+        done = subprocess.run(
+            [path, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout
+        )
         if check and done.returncode != 0:
             raise AssertionError(f"dbdf {' '.join(map(str, args))} failed: {done.stderr}")
         return done
 
     return run
+
+
+@pytest.fixture(scope="session")
+def tool(cli):
+    """The CLI with a time limit, run with an environment of its own (``env=``: a storage
+    server's settings)."""
+    return functools.partial(cli, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def azure(tmp_path_factory):
+    """Azurite with a container ``data`` (remote_servers.py), for a module's tests."""
+    from remote_servers import Azurite
+
+    with Azurite(tmp_path_factory.mktemp("azure")) as server:
+        yield server

@@ -1,18 +1,26 @@
 """Real servers on this machine for the remote-storage tests: moto's S3 server (PyPI's
-``moto[server]``), nginx serving a folder (Debian's ``nginx-light``), and a proxy of our own
-in front of S3 that fails or stops on cue. Each fixture skips when its server is missing."""
+``moto[server]``), Azurite, Azure's blob storage emulator (npm's ``azurite``), nginx serving
+a folder (Debian's ``nginx-light``), and a proxy of our own in front of a server that fails
+or stops on cue. Each fixture skips when its server is missing."""
 
+import base64
+import email.utils
+import hashlib
+import hmac
 import http.client
 import http.server
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import threading
 import time
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 KEYS = {
@@ -21,6 +29,17 @@ KEYS = {
     "aws_region": "us-east-1",
     "aws_allow_http": "true",
 }
+
+
+def stats(stderr):
+    """The `--stats` line's numbers: requests, bytes fetched, bytes sent."""
+    m = re.search(r"requests: (\d+), bytes fetched: (\d+), bytes sent: (\d+)", stderr)
+    assert m, stderr
+    return tuple(map(int, m.groups()))
+
+
+def matrix(rows=512, cols=384):
+    return np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) / 7.0
 
 
 def free_port():
@@ -41,7 +60,23 @@ def wait_for(port, proc, what):
     raise RuntimeError(f"{what} did not listen on port {port}")
 
 
-class S3:
+class Server:
+    """A server process the tests start: a context manager that stops it."""
+
+    proc: subprocess.Popen
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class S3(Server):
     """A moto S3 server with a bucket ``data``; or, where ``DBDF_S3S_FS`` names the binary,
     s3s-fs (crates.io's S3 server over a folder, whose range reads cost what they fetch:
     moto's cost the whole object's size, which the benchmarks cannot use)."""
@@ -94,12 +129,81 @@ class S3:
     def get(self, key):
         return self.client.get_object(Bucket="data", Key=key)["Body"].read()
 
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
 
 
-class Nginx:
+class Azurite(Server):
+    """Azurite's blob service with a container ``data``, on a port of its own. Its account
+    is the emulator's well-known one; the container and the listings the tests check are
+    requests signed here (Azure's Shared Key), which keeps the Azure SDK out of the tests."""
+
+    ACCOUNT = "devstoreaccount1"
+    KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/"
+           "KBHBeksoGMGw==")
+
+    def __init__(self, tmp):
+        binary = os.environ.get("DBDF_AZURITE") or shutil.which("azurite-blob")
+        if not binary or not Path(binary).is_file():
+            pytest.skip("Azurite is not installed (npm install -g azurite)")
+        self.port = free_port()
+        (tmp / "azurite").mkdir(exist_ok=True)
+        command = [binary, "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
+                   "--location", str(tmp / "azurite"), "--silent", "--skipApiVersionCheck",
+                   "--disableTelemetry"]
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                     stderr=open(tmp / "azurite.log", "w"))
+        wait_for(self.port, self.proc, "azurite-blob")
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        status, _ = self.request("PUT", "/data", {"restype": "container"})
+        assert status == 201, status
+
+    def request(self, method, path, query=None, port=None):
+        """A request signed with the account's key, as Azure's Shared Key scheme asks:
+        ``(status, body)``."""
+        query = query or {}
+        headers = {"x-ms-date": email.utils.formatdate(usegmt=True),
+                   "x-ms-version": "2021-08-06"}
+        signed = "\n".join([method] + [""] * 11) + "\n" + "".join(
+            f"{k}:{v}\n" for k, v in sorted(headers.items())) + (
+            f"/{self.ACCOUNT}/{self.ACCOUNT}{path}"
+            + "".join(f"\n{k}:{v}" for k, v in sorted(query.items())))
+        digest = hmac.new(base64.b64decode(self.KEY), signed.encode(), hashlib.sha256).digest()
+        headers["Authorization"] = f"SharedKey {self.ACCOUNT}:{base64.b64encode(digest).decode()}"
+        target = f"/{self.ACCOUNT}{path}" + ("?" + "&".join(f"{k}={v}" for k, v in query.items())
+                                              if query else "")
+        connection = http.client.HTTPConnection("127.0.0.1", port or self.port, timeout=30)
+        try:
+            connection.request(method, target, headers=headers)
+            reply = connection.getresponse()
+            return reply.status, reply.read()
+        finally:
+            connection.close()
+
+    def options(self, endpoint=None, key=None):
+        """Storage options for the Python API (object_store's names)."""
+        return {"azure_storage_account_name": self.ACCOUNT,
+                "azure_storage_account_key": key or self.KEY,
+                "azure_storage_endpoint": f"{endpoint or self.endpoint}/{self.ACCOUNT}",
+                "azure_allow_http": "true"}
+
+    def env(self, endpoint=None, key=None):
+        """The environment the CLI reads its settings from."""
+        env = dict(os.environ)
+        env.update({k.upper(): v for k, v in self.options(endpoint, key).items()})
+        return env
+
+    def keys(self):
+        status, body = self.request("GET", "/data", {"restype": "container", "comp": "list"})
+        assert status == 200, status
+        return sorted(e.text for e in ElementTree.fromstring(body).iter("Name"))
+
+    def get(self, key):
+        status, body = self.request("GET", f"/data/{key}")
+        assert status == 200, (key, status)
+        return body
+
+
+
+class Nginx(Server):
     """nginx serving ``root`` with range requests, its access log counting requests."""
 
     def __init__(self, tmp):
@@ -133,9 +237,6 @@ http {{
         """Requests logged so far (nginx writes each line when the request ends)."""
         return len(self.log.read_text().splitlines()) if self.log.exists() else 0
 
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
 
 
 class Proxy:
@@ -221,3 +322,18 @@ class Proxy:
         self.stopped = True
         self.server.shutdown()
         self.server.server_close()
+
+
+def kill_midway(command, server, is_second_part):
+    """Runs ``command`` with its requests through a proxy in front of ``server``, and kills
+    it once ``is_second_part(path)`` holds for a request: an upload stopped halfway."""
+    proxy = Proxy(server.port)
+    seen = threading.Event()
+    proxy.on_request = lambda method, path: is_second_part(path) and seen.set()
+    proc = subprocess.Popen(command, env=server.env(proxy.endpoint), stderr=subprocess.DEVNULL)
+    try:
+        assert seen.wait(60), "the upload's second part was never sent"
+        proc.kill()
+        proc.wait(10)
+    finally:
+        proxy.stop()

@@ -4,7 +4,6 @@ counted by the tool (``--stats``), by the handle (``f.requests``) and by nginx's
 
 import json
 import random
-import re
 import subprocess
 import sys
 import threading
@@ -17,48 +16,19 @@ import pytest
 import dbdf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from remote_servers import S3, Nginx, Proxy  # noqa: E402
+from remote_servers import S3, Nginx, Proxy, kill_midway, matrix, stats  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    server = S3(tmp_path_factory.mktemp("s3"))
-    yield server
-    server.stop()
+    with S3(tmp_path_factory.mktemp("s3")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def nginx(tmp_path_factory):
-    server = Nginx(tmp_path_factory.mktemp("nginx"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def tool(cli):
-    """The CLI, run with an environment of its own (the S3 server's settings)."""
-    path = cli("--version").args[0]
-
-    def run(*args, env=None, check=True, timeout=120):
-        done = subprocess.run(
-            [path, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout
-        )
-        if check and done.returncode != 0:
-            raise AssertionError(f"dbdf {' '.join(map(str, args))} failed: {done.stderr}")
-        return done
-
-    return run
-
-
-def stats(stderr):
-    """The `--stats` line's numbers: requests, bytes fetched, bytes sent."""
-    m = re.search(r"requests: (\d+), bytes fetched: (\d+), bytes sent: (\d+)", stderr)
-    assert m, stderr
-    return tuple(map(int, m.groups()))
-
-
-def matrix(rows=512, cols=384):
-    return np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) / 7.0
+    with Nginx(tmp_path_factory.mktemp("nginx")) as server:
+        yield server
 
 
 def test_a_tiled_matrix_goes_up_with_its_index_and_opens_in_two_requests(s3, tool, tmp_path):
@@ -248,17 +218,20 @@ def test_refused_sidecars_are_read_as_missing_and_a_refused_object_is_one_line(
     assert "forbidden" in refused.stderr
 
 
-def test_a_server_failing_one_request_in_five_is_retried_to_the_same_result(s3, tool, tmp_path):
-    proxy = Proxy(s3.port, fail_every=5)
+@pytest.mark.parametrize("scheme,server", [("s3", "s3"), ("az", "azure")])
+def test_a_server_failing_one_request_in_five_is_retried_to_the_same_result(
+        scheme, server, request, tool, tmp_path):
+    store = request.getfixturevalue(server)
+    proxy = Proxy(store.port, fail_every=5)
     try:
         m = matrix(4096, 2048)
         np.save(tmp_path / "f.npy", m)
-        env = s3.env(proxy.endpoint)
-        tool("convert", tmp_path / "f.npy", "s3://data/f.dbdf", "--tile", "256,256", env=env)
-        tool("convert", "s3://data/f.dbdf", tmp_path / "f_back.npy", env=env)
+        env = store.env(proxy.endpoint)
+        url = f"{scheme}://data/f.dbdf"
+        tool("convert", tmp_path / "f.npy", url, "--tile", "256,256", env=env)
+        tool("convert", url, tmp_path / "f_back.npy", env=env)
         assert np.array_equal(np.load(tmp_path / "f_back.npy"), m)
-        tool("slice", "s3://data/f.dbdf", "--rows", "100:900", "--cols", "0:600",
-             tmp_path / "f_w.npy", env=env)
+        tool("slice", url, "--rows", "100:900", "--cols", "0:600", tmp_path / "f_w.npy", env=env)
         assert np.array_equal(np.load(tmp_path / "f_w.npy"), m[100:900, 0:600])
         assert proxy.failed >= 3 and proxy.failed == proxy.count // 5
     finally:
@@ -291,19 +264,8 @@ def test_an_upload_killed_midway_leaves_the_old_object_whole(s3, tool, tmp_path)
     s3.client.put_object(Bucket="data", Key="k.dbdf", Body=b"the old object")
     m = matrix(8192, 1024)  # 64 MiB: a multipart upload of several parts
     np.save(tmp_path / "k.npy", m)
-    proxy = Proxy(s3.port)
-    parts = threading.Event()
-    proxy.on_request = lambda method, path: "partNumber=2" in path and parts.set()
-    proc = subprocess.Popen(
-        [tool("--version").args[0], "convert", tmp_path / "k.npy", "s3://data/k.dbdf"],
-        env=s3.env(proxy.endpoint), stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert parts.wait(60), "no second part was sent"
-        proc.kill()
-        proc.wait(10)
-    finally:
-        proxy.stop()
+    kill_midway([tool("--version").args[0], "convert", tmp_path / "k.npy", "s3://data/k.dbdf"],
+                s3, lambda path: "partNumber=2" in path)
     assert s3.get("k.dbdf") == b"the old object"
     assert "k.dbdf.index" not in s3.keys()
 
