@@ -6,6 +6,7 @@
 # Usage: bash benches/csv.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python3 benches/machine.py  # the CPU model, beside the figures
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
 trap 'rm -f "$dir"/m.csv "$dir"/m.dbdf' EXIT

@@ -7,6 +7,7 @@
 #   bash benches/daphne_csr.sh [DIR]      (about 3 min; needs g++ and DAPHNE's reader sources)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python3 benches/machine.py  # the CPU model, beside the figures
 DIR="${1:-target/daphne-csr}"
 TURNS="${TURNS:-3}"
 READER="${READER:-../shared/daphne-reader}"

@@ -29,6 +29,7 @@ import statistics
 import time
 
 import numpy as np
+from machine import describe
 
 
 def rss_mib() -> float:
@@ -154,6 +155,7 @@ def bench_sparse(args, folder):
 
 
 def main():
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dir", required=True)
     parser.add_argument("--gib", type=float, default=4)

@@ -101,6 +101,10 @@ fn main() {
             drop(result);
         }
     }
+    // The CPU model beside the figures, as every benchmark prints it (benches/machine.py).
+    let _ = std::process::Command::new("python3")
+        .arg("benches/machine.py")
+        .status();
     println!("each call after {idle} s idle, medians of {runs}:");
     for ((name, _), t) in paths.iter().zip(&mut times) {
         t.sort_by(f64::total_cmp);

@@ -27,6 +27,7 @@
 #   --rounds  turns of the clean and the full state (default 1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+python3 "$root/benches/machine.py"  # the CPU model, beside the figures
 fill=$(awk '/MemTotal/ { printf "%d", $2 * 0.6 / 1048576 }' /proc/meminfo)
 python=python3
 dir=${TMPDIR:-/tmp}

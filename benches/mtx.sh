@@ -8,6 +8,7 @@
 # Usage: bash benches/mtx.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python3 benches/machine.py  # the CPU model, beside the figures
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
 trap 'rm -f "$dir"/big.mtx "$dir"/big.dbdf' EXIT

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from machine import describe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DBDF = os.path.join(ROOT, "target", "release", "dbdf")
@@ -29,6 +30,7 @@ def timed(args):
 
 
 def main():
+    print(describe(), flush=True)
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 5
     if "--runs" in sys.argv:

@@ -6,6 +6,7 @@
 # Usage: bash benches/out_of_core.sh [DIR]   (needs ~7 GiB free in DIR; removes its files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python3 benches/machine.py  # the CPU model, beside the figures
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
 trap 'rm -f "$dir"/big.npy "$dir"/copy.npy "$dir"/big.dbdf "$dir"/back.npy "$dir"/untiled.dbdf' EXIT

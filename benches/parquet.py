@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 # Whole processes timed with /usr/bin/time, as the other benchmarks time them.
 from numpy_files import timed
+from machine import describe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DBDF = os.path.join(ROOT, "target", "release", "dbdf")
@@ -82,6 +83,7 @@ def line(name, runs):
 
 
 def main():
+    print(describe(), flush=True)
     argv = sys.argv[1:]
     opt = lambda name, default: int(argv[argv.index(name) + 1]) if name in argv else default
     runs, rows = opt("--runs", 5), opt("--rows", (1 << 30) // 43)

@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
+from machine import describe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DBDF = os.path.join(ROOT, "target", "release", "dbdf")
@@ -75,6 +76,7 @@ def ours(src, out):
 
 
 def main():
+    print(describe(), flush=True)
     argv = sys.argv[1:]
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 7
     only = argv[argv.index("--only") + 1] if "--only" in argv else None

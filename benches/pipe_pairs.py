@@ -29,6 +29,7 @@ import time
 import fast_matrix_market as fmm
 import numpy as np
 import scipy.sparse as sp
+from machine import describe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DBDF = os.path.join(ROOT, "target", "release", "dbdf")
@@ -203,6 +204,7 @@ def run(kind, d, quick, baseline=None):
 
 
 def main():
+    print(describe(), flush=True)
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     quick = "--quick" in sys.argv
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None

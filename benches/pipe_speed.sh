@@ -9,6 +9,7 @@
 # DIR; removes its files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python3 benches/machine.py  # the CPU model, beside the figures
 dir=${1:-$(mktemp -d)}
 rev=${2:-c543967}
 mkdir -p "$dir"

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import dbdf
+from machine import describe
 
 
 def option(name, default):
@@ -58,6 +59,7 @@ def medians(cases, runs, idle=0.0):
 
 
 def main():
+    print(describe(), flush=True)
     runs, gib, idle = option("--runs", 7), option("--fill-cache", 0), option("--idle", 0.0)
     directory = option("--dir", tempfile.gettempdir())
     filler = fill_page_cache(gib, directory) if gib else None

@@ -20,9 +20,11 @@ import time
 import numpy as np
 
 import dbdf
+from machine import describe
 
 
 def main() -> None:
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", nargs="?", default="deleted",
                         choices=["deleted", "overwrite", "fresh"])

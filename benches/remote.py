@@ -28,6 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python" / "tests"))
 from remote_servers import S3, Nginx  # noqa: E402
+from machine import describe  # noqa: E402
 
 
 def timed(cmd, env=None):
@@ -56,6 +57,7 @@ def best(runs, f):
 
 
 def main():
+    print(describe(), flush=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--dbdf", default=str(ROOT / "target" / "release" / "dbdf"))
     ap.add_argument("--quick", action="store_true")

@@ -11,6 +11,8 @@ import json
 import pathlib
 import sys
 
+from machine import describe
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion"
 
 
@@ -32,6 +34,7 @@ def load():
 
 
 def main():
+    print(describe())
     prefixes = [a for a in sys.argv[1:] if not a.startswith("-")]
     for name, rows in sorted(load().items()):
         if prefixes and not any(name.startswith(p) for p in prefixes):

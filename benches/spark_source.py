@@ -32,6 +32,7 @@ import threading
 import time
 
 import numpy as np
+from machine import describe
 
 
 def tree_rss_mib(root: int) -> float:
@@ -120,6 +121,7 @@ def parquet_of(dbdf_path):
 
 
 def main():
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", required=True)
     parser.add_argument("--gib", type=float, default=1.0)

@@ -11,6 +11,7 @@
 # Peak resident memory from /usr/bin/time. Needs Java 17 and PyPI; about 3 x 2 GiB of disk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python3 benches/machine.py  # the CPU model, beside the figures
 
 check=bench-systemds
 . tests/reference/common.sh
