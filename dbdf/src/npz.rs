@@ -122,12 +122,12 @@ fn array_name(member: &str) -> Result<String> {
 ///
 /// # Errors
 /// As [`read`], for what opening finds (members' headers and CRC-32s).
-pub fn source(path: impl AsRef<Path>) -> Result<NpzSource> {
-    NpzSource::open(path.as_ref())
+pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(NpzSource::open(path.as_ref())?))
 }
 
 /// The arrays of a numpy archive: stored members read in place, deflated ones held.
-pub struct NpzSource {
+pub(crate) struct NpzSource {
     arrays: Vec<Member>,
     headers: Vec<Header>,
     names: Vec<String>,
@@ -453,7 +453,7 @@ impl Driver for Npz {
     }
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>> {
-        Ok(Box::new(source(path)?))
+        source(path)
     }
 
     fn sink<'w>(

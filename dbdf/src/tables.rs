@@ -39,10 +39,7 @@ impl Driver for Parquet {
 
     fn open(&self, path: &Path, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         #[cfg(feature = "parquet")]
-        return Ok(Box::new(crate::arrow::parquet::source(
-            path,
-            &read_options(options),
-        )?));
+        return crate::arrow::parquet::source(path, &read_options(options));
         #[cfg(not(feature = "parquet"))]
         Err(without_tables((path, options)))
     }
@@ -58,10 +55,7 @@ impl Driver for Parquet {
         options: &ConvertOptions,
     ) -> Result<Box<dyn Source>, Error> {
         #[cfg(feature = "parquet")]
-        return Ok(Box::new(crate::arrow::parquet::source_at(
-            object,
-            &read_options(options),
-        )?));
+        return crate::arrow::parquet::source_at(object, &read_options(options));
         #[cfg(not(feature = "parquet"))]
         Err(without_tables((object, options)))
     }
@@ -73,10 +67,10 @@ impl Driver for Parquet {
         metadata: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'w>, Error> {
         #[cfg(feature = "parquet")]
-        return Ok(Box::new(crate::arrow::parquet::sink(
+        return Ok(crate::arrow::parquet::sink(
             out,
             &write_options(options, metadata),
-        )));
+        ));
         #[cfg(not(feature = "parquet"))]
         Err(without_tables((out, options, metadata)))
     }
@@ -105,10 +99,7 @@ impl Driver for Arrow {
 
     fn open(&self, path: &Path, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         #[cfg(feature = "parquet")]
-        return Ok(Box::new(crate::arrow::feather::source(
-            path,
-            &read_options(options),
-        )?));
+        return crate::arrow::feather::source(path, &read_options(options));
         #[cfg(not(feature = "parquet"))]
         Err(without_tables((path, options)))
     }
@@ -120,10 +111,10 @@ impl Driver for Arrow {
         metadata: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'w>, Error> {
         #[cfg(feature = "parquet")]
-        return Ok(Box::new(crate::arrow::feather::sink(
+        return Ok(crate::arrow::feather::sink(
             out,
             &write_options(options, metadata),
-        )));
+        ));
         #[cfg(not(feature = "parquet"))]
         Err(without_tables((out, options, metadata)))
     }

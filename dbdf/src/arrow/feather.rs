@@ -23,7 +23,7 @@ use serde_daphne::{Error, Object, Result};
 const MAGIC: &[u8; 6] = b"ARROW1";
 
 /// An Arrow IPC file, its footer and every batch's place and length checked at open.
-pub struct FeatherSource {
+pub(crate) struct FeatherSource {
     path: std::path::PathBuf,
     /// A file of big-endian data, held whole and made little-endian.
     swapped: Option<Arc<[u8]>>,
@@ -39,32 +39,40 @@ pub struct FeatherSource {
 /// A malformed footer or batch header; batches past the end of the file; columns DAPHNE
 /// cannot hold (naming them); I/O errors. A file of big-endian data is held whole and its
 /// values swapped (see `big_endian.rs`), or refused naming what it holds that is not swapped.
-pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<FeatherSource> {
-    let path = path.as_ref();
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let (rows, schema, big_endian) = check_blocks(&mut file, len)?;
-    let layout = TablePlan::of(&schema, rows, options, IPC)?;
-    let swapped = match big_endian {
-        Some((footer_at, footer_len)) => {
-            let mut bytes = Vec::with_capacity(len as usize);
-            file.seek(SeekFrom::Start(0))?;
-            file.read_to_end(&mut bytes)?;
-            if bytes.len() as u64 != len {
-                return Err(Error::invalid("the file changed while it was read"));
+pub fn source(
+    path: impl AsRef<Path>,
+    options: &ReadOptions,
+) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(FeatherSource::open(path.as_ref(), options)?))
+}
+
+impl FeatherSource {
+    fn open(path: &Path, options: &ReadOptions) -> Result<FeatherSource> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let (rows, schema, big_endian) = check_blocks(&mut file, len)?;
+        let layout = TablePlan::of(&schema, rows, options, IPC)?;
+        let swapped = match big_endian {
+            Some((footer_at, footer_len)) => {
+                let mut bytes = Vec::with_capacity(len as usize);
+                file.seek(SeekFrom::Start(0))?;
+                file.read_to_end(&mut bytes)?;
+                if bytes.len() as u64 != len {
+                    return Err(Error::invalid("the file changed while it was read"));
+                }
+                super::big_endian::to_little_endian(&mut bytes, &schema, footer_at, footer_len)?;
+                Some(Arc::from(bytes))
             }
-            super::big_endian::to_little_endian(&mut bytes, &schema, footer_at, footer_len)?;
-            Some(Arc::from(bytes))
-        }
-        None => None,
-    };
-    Ok(FeatherSource {
-        path: path.to_owned(),
-        swapped,
-        headers: [layout.header.clone()],
-        layout,
-        len,
-    })
+            None => None,
+        };
+        Ok(FeatherSource {
+            path: path.to_owned(),
+            swapped,
+            headers: [layout.header.clone()],
+            layout,
+            len,
+        })
+    }
 }
 
 /// Reads the footer and the header of every record batch, checking each place and length
@@ -282,7 +290,7 @@ impl FeatherSource {
 }
 
 /// An Arrow IPC file of one table written to `W`, a record batch per band.
-pub struct FeatherSink<W: Write> {
+pub(crate) struct FeatherSink<W: Write> {
     out: Option<W>,
     writer: Option<FileWriter<W>>,
     options: WriteOptions,
@@ -290,12 +298,12 @@ pub struct FeatherSink<W: Write> {
 
 /// A sink writing an Arrow IPC file to `out` with `options` (compression: none by default,
 /// zstd or lz4).
-pub fn sink<W: Write>(out: W, options: &WriteOptions) -> FeatherSink<W> {
-    FeatherSink {
+pub fn sink<'w, W: Write + 'w>(out: W, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+    Box::new(FeatherSink {
         out: Some(out),
         writer: None,
         options: options.clone(),
-    }
+    })
 }
 
 impl<W: Write> Sink for FeatherSink<W> {
@@ -358,7 +366,7 @@ super::whole_object_functions!("Arrow IPC");
 /// # Errors
 /// Values the table cannot hold; I/O errors.
 pub fn to_writer<W: Write>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
-    crate::pipe::write_object(object, Box::new(sink(out, options)))
+    crate::pipe::write_object(object, sink(out, options))
 }
 
 /// [`to_writer`] into a new vector.

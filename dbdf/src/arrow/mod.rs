@@ -367,7 +367,7 @@ macro_rules! whole_object_functions {
         /// # Errors
         /// As [`read()`].
         pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
-            let mut objects = crate::pipe::read_objects(&mut source(path, options)?)?;
+            let mut objects = crate::pipe::read_objects(&mut *source(path, options)?)?;
             objects
                 .pop()
                 .ok_or_else(|| Error::invalid("the file holds no table"))

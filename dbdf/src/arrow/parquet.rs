@@ -39,7 +39,7 @@ pub(crate) const PARQUET: Foreign = Foreign("Parquet");
 const ROW_GROUP_BAND_BYTES: u64 = 32 << 20;
 
 /// A Parquet file, its footer read and every column checked at open.
-pub struct ParquetSource {
+pub(crate) struct ParquetSource {
     file: Checked,
     metadata: ArrowReaderMetadata,
     layout: TablePlan,
@@ -51,7 +51,7 @@ pub struct ParquetSource {
 ///
 /// # Errors
 /// A malformed footer; columns DAPHNE cannot hold (naming them); I/O errors.
-pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<ParquetSource> {
+pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Box<dyn Source>> {
     source_at(Arc::new(File::open(path.as_ref())?), options)
 }
 
@@ -62,52 +62,61 @@ pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<ParquetSo
 ///
 /// # Errors
 /// As [`source`].
-pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<ParquetSource> {
-    let len = reader.size()?;
-    let mut file = Checked::new(reader, len);
-    let metadata = guarded(PARQUET, || {
-        let metadata = match ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()) {
-            Ok(metadata) => metadata,
-            // A footer the Parquet crate misreads may be one with mistyped fields.
-            Err(e) => mended_metadata(&file, len)?.ok_or_else(|| PARQUET.error(e))?,
-        };
-        match parquet_footer::without_stray_dictionary_offsets(metadata.metadata()) {
-            Ok(None) => Ok(metadata),
-            Ok(Some(mended)) => ArrowReaderMetadata::try_new(Arc::new(mended), Default::default())
-                .map_err(|e| PARQUET.error(e)),
-            Err(e) => Err(PARQUET.error(e)),
+pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Box<dyn Source>> {
+    Ok(Box::new(ParquetSource::open(reader, options)?))
+}
+
+impl ParquetSource {
+    fn open(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<ParquetSource> {
+        let len = reader.size()?;
+        let mut file = Checked::new(reader, len);
+        let metadata = guarded(PARQUET, || {
+            let metadata = match ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()) {
+                Ok(metadata) => metadata,
+                // A footer the Parquet crate misreads may be one with mistyped fields.
+                Err(e) => mended_metadata(&file, len)?.ok_or_else(|| PARQUET.error(e))?,
+            };
+            match parquet_footer::without_stray_dictionary_offsets(metadata.metadata()) {
+                Ok(None) => Ok(metadata),
+                Ok(Some(mended)) => {
+                    ArrowReaderMetadata::try_new(Arc::new(mended), Default::default())
+                        .map_err(|e| PARQUET.error(e))
+                }
+                Err(e) => Err(PARQUET.error(e)),
+            }
+        })?;
+        let groups = metadata.metadata().row_groups();
+        let mut rows: u64 = 0;
+        for (g, group) in groups.iter().enumerate() {
+            let n = u64::try_from(group.num_rows()).map_err(|_| {
+                PARQUET.error(format!("row group {g} has {} rows", group.num_rows()))
+            })?;
+            rows = rows
+                .checked_add(n)
+                .ok_or_else(|| PARQUET.error("the row groups' rows overflow a u64"))?;
         }
-    })?;
-    let groups = metadata.metadata().row_groups();
-    let mut rows: u64 = 0;
-    for (g, group) in groups.iter().enumerate() {
-        let n = u64::try_from(group.num_rows())
-            .map_err(|_| PARQUET.error(format!("row group {g} has {} rows", group.num_rows())))?;
-        rows = rows
-            .checked_add(n)
-            .ok_or_else(|| PARQUET.error("the row groups' rows overflow a u64"))?;
+        let layout = TablePlan::of(metadata.schema(), rows, options, PARQUET)?;
+        let picked = layout.projection.as_ref().map(|(read, _)| read.as_slice());
+        let schema = metadata.metadata().file_metadata().schema_descr();
+        let extents: Vec<_> = match file.file.min_request() {
+            0 => (groups.iter())
+                .flat_map(|group| chunks_of(group, schema, picked))
+                .collect(),
+            _ => (groups.iter())
+                .flat_map(|group| extents_of(group, schema, picked))
+                .collect(),
+        };
+        let columns = groups
+            .first()
+            .map_or(0, |g| chunks_of(g, schema, picked).count());
+        file = file.reading(extents, columns);
+        Ok(ParquetSource {
+            headers: [layout.header.clone()],
+            file,
+            metadata,
+            layout,
+        })
     }
-    let layout = TablePlan::of(metadata.schema(), rows, options, PARQUET)?;
-    let picked = layout.projection.as_ref().map(|(read, _)| read.as_slice());
-    let schema = metadata.metadata().file_metadata().schema_descr();
-    let extents: Vec<_> = match file.file.min_request() {
-        0 => (groups.iter())
-            .flat_map(|group| chunks_of(group, schema, picked))
-            .collect(),
-        _ => (groups.iter())
-            .flat_map(|group| extents_of(group, schema, picked))
-            .collect(),
-    };
-    let columns = groups
-        .first()
-        .map_or(0, |g| chunks_of(g, schema, picked).count());
-    file = file.reading(extents, columns);
-    Ok(ParquetSource {
-        headers: [layout.header.clone()],
-        file,
-        metadata,
-        layout,
-    })
 }
 
 /// The metadata of a footer read without its mistyped fields ([`parquet_footer`]), or `None`
@@ -256,19 +265,19 @@ impl Source for ParquetSource {
 }
 
 /// A Parquet file of one table written to `W`, row group by row group.
-pub struct ParquetSink<W: Write + Send> {
+pub(crate) struct ParquetSink<W: Write + Send> {
     out: Option<W>,
     writer: Option<ArrowWriter<W>>,
     options: WriteOptions,
 }
 
 /// A sink writing a Parquet file to `out` with `options`.
-pub fn sink<W: Write + Send>(out: W, options: &WriteOptions) -> ParquetSink<W> {
-    ParquetSink {
+pub fn sink<'w, W: Write + Send + 'w>(out: W, options: &WriteOptions) -> Box<dyn Sink + 'w> {
+    Box::new(ParquetSink {
         out: Some(out),
         writer: None,
         options: options.clone(),
-    }
+    })
 }
 
 /// The writer's properties: compression, row group size, and a dictionary for each column
@@ -399,7 +408,7 @@ super::whole_object_functions!("Parquet");
 /// # Errors
 /// Values the table cannot hold; I/O errors.
 pub fn to_writer<W: Write + Send>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
-    crate::pipe::write_object(object, Box::new(sink(out, options)))
+    crate::pipe::write_object(object, sink(out, options))
 }
 
 /// [`to_writer`] into a new vector.

@@ -37,7 +37,7 @@ impl Driver for BinsparseFiles {
     }
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(super::source(path)?))
+        super::source(path)
     }
 
     fn written(&self, path: &Path) -> Written {
@@ -56,7 +56,7 @@ impl Driver for BinsparseFiles {
         metadata: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'w>, Error> {
         let binsparse = options.formats.get::<WriteOptions>().keeping(metadata);
-        Ok(Box::new(super::sink(out, &binsparse)))
+        Ok(super::sink(out, &binsparse))
     }
 
     fn sink_at<'p>(

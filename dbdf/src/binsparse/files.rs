@@ -149,17 +149,17 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
     serde_daphne::lowlevel::write_buffered(path, |out| to_writer(out, object, options))
 }
 
-/// The Binsparse file at `path` as a source of the pipe ([`super::BinsparseSource`]).
+/// The Binsparse file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
 /// As [`read`].
-pub fn source(path: impl AsRef<Path>) -> Result<super::BinsparseSource> {
-    super::BinsparseSource::open(path.as_ref())
+pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(super::BinsparseSource::open(path.as_ref())?))
 }
 
-/// A sink of the pipe writing a Binsparse `.npz` archive to `out` ([`super::BinsparseSink`]).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> super::BinsparseSink<'w> {
-    super::BinsparseSink::new(out, options)
+/// A sink of the pipe writing a Binsparse `.npz` archive to `out` (a boxed [`Sink`](crate::pipe::Sink)).
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+    Box::new(super::BinsparseSink::new(out, options))
 }
 
 /// A sink of the pipe writing a Binsparse file at `path`, by its extension: a Zarr group
@@ -168,7 +168,7 @@ pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> super::Binspa
 pub(crate) fn path_sink<'p>(path: &'p Path, options: &WriteOptions) -> Box<dyn Sink + 'p> {
     #[cfg(feature = "zarr")]
     if is_zarr(path) {
-        return Box::new(super::zarr::sink(path, options));
+        return super::zarr::sink(path, options);
     }
     let options = options.clone();
     let write = move |objects: Vec<Object>, _: InputMetadata| {

@@ -53,8 +53,8 @@ pub use self::files::{
     write_with, ReadOptions,
 };
 pub(crate) use self::files::{is_hdf5, is_zarr};
-pub use self::sink::BinsparseSink;
-pub use self::source::BinsparseSource;
+pub(crate) use self::sink::BinsparseSink;
+pub(crate) use self::source::BinsparseSource;
 
 const BINSPARSE: Foreign = Foreign("Binsparse");
 

@@ -27,7 +27,7 @@ impl Driver for Csv {
     }
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(super::source(path)?))
+        super::source(path)
     }
 
     /// `.dbdf`'s runtime dialect asks for CSV as DAPHNE reads it too.
@@ -39,7 +39,7 @@ impl Driver for Csv {
     ) -> Result<Box<dyn Sink + 'w>, Error> {
         let mut csv = options.formats.get::<WriteOptions>();
         csv.daphne |= options.formats.get::<Options>().dialect == Some(Dialect::Runtime);
-        Ok(Box::new(super::sink(out, &csv)))
+        Ok(super::sink(out, &csv))
     }
 
     /// The `.meta` of one object is part of the CSV's own write: both or neither.

@@ -7,7 +7,7 @@
 //! sidecar, so that types survive; in the runtime dialect frames get no header record (DAPHNE
 //! takes the labels from the sidecar). Records are parsed and written by the `csv` crate
 //! (RFC 4180 quoting, fields with line breaks), streamed: only the values are held, and
-//! [`source`] holds a few bands of them (it reads the file twice, see [`CsvSource`]). The
+//! [`source`] holds a few bands of them (it reads the file twice). The
 //! whole read is in `read.rs`, the rules both share (header, width, typing) in
 //! `records.rs`, the pipe's source and sink in `pipe.rs`.
 //!
@@ -34,7 +34,7 @@ mod read;
 mod records;
 mod write;
 
-pub use self::pipe::{CsvSink, CsvSource};
+pub(crate) use self::pipe::{CsvSink, CsvSource};
 use self::write::{write_labels, write_records};
 use serde_daphne::lowlevel::{read_sidecar, sidecar_path, FileSet};
 use serde_daphne::{DataType, Error, Header, Object, Result};
@@ -141,15 +141,15 @@ pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The CSV file at `path` as a source of the pipe ([`CsvSource`]).
+/// The CSV file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
 /// As [`read()`]: the first pass finds every malformed record.
-pub fn source(path: impl AsRef<Path>) -> Result<CsvSource> {
-    CsvSource::open(path.as_ref())
+pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(CsvSource::open(path.as_ref())?))
 }
 
-/// A sink of the pipe writing CSV to `out` ([`CsvSink`]).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> CsvSink<'w> {
-    CsvSink::new(out, options.daphne)
+/// A sink of the pipe writing CSV to `out` (a boxed [`Sink`](crate::pipe::Sink)).
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+    Box::new(CsvSink::new(out, options.daphne))
 }

@@ -30,7 +30,7 @@ impl Driver for Futhark {
     }
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(super::source(path)?))
+        super::source(path)
     }
 
     fn sink<'w>(
@@ -39,10 +39,7 @@ impl Driver for Futhark {
         options: &ConvertOptions,
         _: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'w>, Error> {
-        Ok(Box::new(super::sink(
-            out,
-            &options.formats.get::<WriteOptions>(),
-        )))
+        Ok(super::sink(out, &options.formats.get::<WriteOptions>()))
     }
 }
 

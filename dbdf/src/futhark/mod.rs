@@ -42,7 +42,7 @@ use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 use half::{f16_to_f32, f32_to_f16};
-pub use pipe::{FutharkSink, FutharkSource};
+pub(crate) use pipe::{FutharkSink, FutharkSource};
 
 const FUTHARK: Foreign = Foreign("Futhark");
 /// The only version of the binary format there is.
@@ -330,17 +330,17 @@ impl Head {
     }
 }
 
-/// The Futhark binary data file at `path` as a source of the pipe ([`FutharkSource`]).
+/// The Futhark binary data file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
 /// As [`from_slice`], for the values' headers; I/O errors.
-pub fn source(path: impl AsRef<Path>) -> Result<FutharkSource> {
-    FutharkSource::open(path.as_ref())
+pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(FutharkSource::open(path.as_ref())?))
 }
 
-/// A sink of the pipe writing Futhark binary values to `out` ([`FutharkSink`]).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> FutharkSink<'w> {
-    FutharkSink::new(out, options)
+/// A sink of the pipe writing Futhark binary values to `out` (a boxed [`Sink`](crate::pipe::Sink)).
+pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+    Box::new(FutharkSink::new(out, options))
 }
 
 /// Writes `objects` as a Futhark binary data file with the default options, atomically.

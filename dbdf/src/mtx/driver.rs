@@ -44,7 +44,7 @@ impl Driver for Mtx {
         let read = ReadOptions {
             progress: options.progress.clone(),
         };
-        Ok(Box::new(super::source(path, &read)?))
+        super::source(path, &read)
     }
 
     fn sink<'w>(
@@ -53,7 +53,7 @@ impl Driver for Mtx {
         _: &ConvertOptions,
         _: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'w>, Error> {
-        Ok(Box::new(super::sink(out)))
+        Ok(super::sink(out))
     }
 
     /// A layout is a data type: the pump turns the bands into it.

@@ -34,7 +34,7 @@ use serde_daphne::ErrorDetails;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
 
-pub use source::MtxSource;
+pub(crate) use source::MtxSource;
 
 /// How MatrixMarket files are read. Plain data, as every format's options: set the fields
 /// that differ from [`ReadOptions::default`] (no progress reports).
@@ -121,19 +121,22 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
     read_text(text).map_err(|message| MTX.error(message))
 }
 
-/// The MatrixMarket file at `path` as a source of the pipe ([`MtxSource`]): array files
+/// The MatrixMarket file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)): array files
 /// through a scratch file; coordinate files (whose entries come in any order) as the CSR
 /// arrays they build, and symmetric array files as the matrix [`read_with`] builds, held.
 ///
 /// # Errors
 /// As [`read()`].
-pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<MtxSource> {
-    MtxSource::open(path.as_ref(), options)
+pub fn source(
+    path: impl AsRef<Path>,
+    options: &ReadOptions,
+) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(MtxSource::open(path.as_ref(), options)?))
 }
 
-/// A sink of the pipe writing MatrixMarket to `out` ([`MtxSink`]).
-pub fn sink(out: &mut dyn Write) -> MtxSink<'_> {
-    MtxSink::new(out)
+/// A sink of the pipe writing MatrixMarket to `out` (a boxed [`Sink`]).
+pub fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
+    Box::new(MtxSink::new(out))
 }
 
 fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, String> {
@@ -457,7 +460,7 @@ pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
 /// rows come only in order, from its bands spilled to a scratch file first; a CSR matrix in
 /// two passes over the bands of the source: one counts the entries (the size line gives them
 /// first), one writes them. Memory holds a band.
-pub struct MtxSink<'w> {
+pub(crate) struct MtxSink<'w> {
     out: &'w mut dyn Write,
 }
 

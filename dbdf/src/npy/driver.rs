@@ -25,7 +25,7 @@ impl Driver for Npy {
     }
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(super::source(path)?))
+        super::source(path)
     }
 
     fn sink<'w>(
@@ -34,6 +34,6 @@ impl Driver for Npy {
         _: &ConvertOptions,
         _: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'w>, Error> {
-        Ok(Box::new(super::sink(out)))
+        Ok(super::sink(out))
     }
 }

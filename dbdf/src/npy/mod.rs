@@ -26,7 +26,7 @@ pub(crate) mod stream;
 pub(crate) use header::{Descr, NpyHeader, Record};
 
 pub(crate) use stream::{band_of_bytes, object_header};
-pub use stream::{NpySink, NpySource};
+pub(crate) use stream::{NpySink, NpySource};
 
 use crate::input::decode_values;
 use crate::input::write_le;
@@ -235,17 +235,17 @@ pub fn read(path: impl AsRef<Path>) -> Result<Object> {
     stream::read_whole(path.as_ref())
 }
 
-/// The `.npy` file at `path` as a source of the pipe ([`NpySource`]).
+/// The `.npy` file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
 /// As [`read`], for a malformed header.
-pub fn source(path: impl AsRef<Path>) -> Result<NpySource> {
-    NpySource::open(path.as_ref())
+pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(NpySource::open(path.as_ref())?))
 }
 
-/// A sink of the pipe writing a `.npy` array to `out` ([`NpySink`]).
-pub fn sink(out: &mut dyn Write) -> NpySink<'_> {
-    NpySink::new(out)
+/// A sink of the pipe writing a `.npy` array to `out` (a boxed [`Sink`](crate::pipe::Sink)).
+pub fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
+    Box::new(NpySink::new(out))
 }
 
 /// Reads a `.npy` array in memory as a DenseMatrix (see [`read`]).

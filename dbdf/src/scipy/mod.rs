@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 
-pub use source::ScipySource;
+pub(crate) use source::ScipySource;
 
 use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes};
 use crate::input::{index_values, Foreign};
@@ -332,8 +332,8 @@ pub(crate) fn indices(array: &npy::Array<'_>, bound: u64, what: &str) -> Result<
 ///
 /// # Errors
 /// As [`read`].
-pub fn source(path: impl AsRef<Path>) -> Result<ScipySource> {
-    ScipySource::open(path.as_ref())
+pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(ScipySource::open(path.as_ref())?))
 }
 
 /// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix (`compressed=False`),
@@ -482,7 +482,7 @@ impl Driver for Scipy {
     }
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>> {
-        Ok(Box::new(source(path)?))
+        source(path)
     }
 
     fn sink<'w>(

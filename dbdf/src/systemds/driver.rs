@@ -31,10 +31,7 @@ impl Driver for Systemds {
     }
 
     fn open(&self, path: &Path, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(super::source(
-            path,
-            &options.formats.get::<ReadOptions>(),
-        )?))
+        super::source(path, &options.formats.get::<ReadOptions>())
     }
 
     fn written(&self, _: &Path) -> Written {
@@ -47,10 +44,7 @@ impl Driver for Systemds {
         options: &ConvertOptions,
         _: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'p>, Error> {
-        Ok(Box::new(super::sink(
-            path,
-            &options.formats.get::<WriteOptions>(),
-        )))
+        Ok(super::sink(path, &options.formats.get::<WriteOptions>()))
     }
 }
 

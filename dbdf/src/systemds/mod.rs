@@ -39,23 +39,27 @@ use std::path::Path;
 
 pub use self::names::metadata_path;
 pub use self::read::ReadOptions;
-pub use self::source::SystemdsSource;
-pub use self::write::{write, write_with, SystemdsSink, WriteOptions};
+pub(crate) use self::source::SystemdsSource;
+pub(crate) use self::write::SystemdsSink;
+pub use self::write::{write, write_with, WriteOptions};
 use serde_daphne::Object;
 use serde_daphne::Result;
 
-/// The SystemDS object at `path` as a source of the pipe ([`SystemdsSource`]).
+/// The SystemDS object at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
 /// As [`read_with`], for what opening finds.
-pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<SystemdsSource> {
-    SystemdsSource::open(path.as_ref(), options)
+pub fn source(
+    path: impl AsRef<Path>,
+    options: &ReadOptions,
+) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(SystemdsSource::open(path.as_ref(), options)?))
 }
 
 /// A sink of the pipe writing SystemDS binary blocks and the `.mtd` at `path`
-/// ([`SystemdsSink`]).
-pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> SystemdsSink {
-    SystemdsSink::new(path.as_ref(), options)
+/// (a boxed [`Sink`](crate::pipe::Sink)).
+pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> Box<dyn crate::pipe::Sink> {
+    Box::new(SystemdsSink::new(path.as_ref(), options))
 }
 
 /// Reads a SystemDS binary matrix or frame (a file or a directory of part files, with its

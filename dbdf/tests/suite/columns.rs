@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use dbdf::arrow::{self, ReadOptions};
 use dbdf::convert::{convert, ConvertOptions};
-use dbdf::pipe::{Cells, Projection, Source};
+use dbdf::pipe::{Cells, Projection};
 use serde_daphne::{DataType, Object, ReadAt, ValueType, Values};
 
 use super::tables::{data, expected, read};

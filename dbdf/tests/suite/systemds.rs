@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dbdf::pipe::{self, Source};
+use dbdf::pipe;
 use dbdf::systemds::{self, ReadOptions, WriteOptions};
 use serde_daphne::{DataType, Object, Value, Values};
 
@@ -22,13 +22,13 @@ fn to_dbdf(
     if let (None, Some((r, c)), false) = (options.tile, source.metadata().tile, runtime) {
         options.tile = Some((r, c));
     }
-    pipe::to_dbdf(&mut source, output, &options)
+    pipe::to_dbdf(&mut *source, output, &options)
 }
 
 /// A `.npy` matrix to SystemDS through the pipe.
 fn write_npy(input: &Path, output: &Path, options: &WriteOptions) -> serde_daphne::Result<()> {
     let mut source = dbdf::npy::source(input)?;
-    pipe::copy(&mut source, Box::new(systemds::sink(output, options))).map(drop)
+    pipe::copy(&mut *source, systemds::sink(output, options)).map(drop)
 }
 
 /// Object `index` of a `.dbdf` file to SystemDS through the pipe.
@@ -39,7 +39,7 @@ fn write_dbdf(
     options: &WriteOptions,
 ) -> serde_daphne::Result<()> {
     let mut source = pipe::DbdfSource::open(input)?.only(index)?;
-    pipe::copy(&mut source, Box::new(systemds::sink(output, options))).map(drop)
+    pipe::copy(&mut source, systemds::sink(output, options)).map(drop)
 }
 
 fn golden(name: &str) -> PathBuf {

@@ -675,7 +675,7 @@ fn row_groups_come_in_order_and_a_reader_may_stop_early() {
     assert_eq!(read(&path, &ReadOptions::default()).unwrap(), object);
     let mut source = arrow::parquet::source(&path, &ReadOptions::default()).unwrap();
     let mut firsts = Vec::new();
-    dbdf::pipe::Source::for_each_band(&mut source, 0, 1, &mut |band| {
+    dbdf::pipe::Source::for_each_band(&mut *source, 0, 1, &mut |band| {
         firsts.push(band.rows);
         Ok(firsts.len() < 2)
     })

@@ -29,7 +29,7 @@ mod codecs;
 mod sink;
 pub(super) mod source;
 
-pub use sink::ZarrSink;
+pub(crate) use sink::ZarrSink;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -354,9 +354,9 @@ fn write_chunk(
     Ok(())
 }
 
-/// A sink of the pipe writing a Binsparse group at `path` ([`ZarrSink`]).
-pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> ZarrSink {
-    ZarrSink::new(path.as_ref(), options)
+/// A sink of the pipe writing a Binsparse group at `path` (a boxed [`Sink`](crate::pipe::Sink)).
+pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> Box<dyn crate::pipe::Sink> {
+    Box::new(ZarrSink::new(path.as_ref(), options))
 }
 
 /// Writes `object` as a Binsparse group in the directory `path`, atomically: the group is

@@ -27,40 +27,40 @@ fn formats() -> Vec<Format> {
             extension: "npy",
             to_vec: npy::to_vec,
             read: |p| Ok(vec![npy::read(p)?]),
-            sink: |w| Box::new(npy::sink(w)),
-            source: |p| Ok(Box::new(npy::source(p)?)),
+            sink: |w| npy::sink(w),
+            source: |p| npy::source(p),
         },
         Format {
             name: "mtx",
             extension: "mtx",
             to_vec: mtx::to_vec,
             read: |p| Ok(vec![mtx::read(p)?]),
-            sink: |w| Box::new(mtx::sink(w)),
-            source: |p| Ok(Box::new(mtx::source(p, &mtx::ReadOptions::default())?)),
+            sink: |w| mtx::sink(w),
+            source: |p| mtx::source(p, &mtx::ReadOptions::default()),
         },
         Format {
             name: "csv",
             extension: "csv",
             to_vec: |o| csv::to_vec(o, &csv::WriteOptions::default()),
             read: |p| Ok(vec![csv::read(p)?]),
-            sink: |w| Box::new(csv::sink(w, &csv::WriteOptions::default())),
-            source: |p| Ok(Box::new(csv::source(p)?)),
+            sink: |w| csv::sink(w, &csv::WriteOptions::default()),
+            source: |p| csv::source(p),
         },
         Format {
             name: "futhark",
             extension: "fut",
             to_vec: |o| futhark::to_vec(std::slice::from_ref(o), &futhark::WriteOptions::default()),
             read: |p| futhark::read(p),
-            sink: |w| Box::new(futhark::sink(w, &futhark::WriteOptions::default())),
-            source: |p| Ok(Box::new(futhark::source(p)?)),
+            sink: |w| futhark::sink(w, &futhark::WriteOptions::default()),
+            source: |p| futhark::source(p),
         },
         Format {
             name: "binsparse",
             extension: "npz",
             to_vec: |o| binsparse::to_vec(o, &binsparse::WriteOptions::default()),
             read: |p| Ok(vec![binsparse::read(p)?.object]),
-            sink: |w| Box::new(binsparse::sink(w, &binsparse::WriteOptions::default())),
-            source: |p| Ok(Box::new(binsparse::source(p)?)),
+            sink: |w| binsparse::sink(w, &binsparse::WriteOptions::default()),
+            source: |p| binsparse::source(p),
         },
         Format {
             name: "scipy",
@@ -68,7 +68,7 @@ fn formats() -> Vec<Format> {
             to_vec: |o| scipy::to_vec(o, &scipy::WriteOptions::default()),
             read: |p| Ok(vec![scipy::read(p)?]),
             sink: |w| Box::new(scipy::sink(w, &scipy::WriteOptions::default())),
-            source: |p| Ok(Box::new(scipy::source(p)?)),
+            source: |p| scipy::source(p),
         },
         Format {
             name: "npz",
@@ -81,7 +81,7 @@ fn formats() -> Vec<Format> {
             },
             read: |p| Ok(npz::read(p)?.into_iter().map(|(_, o)| o).collect()),
             sink: |w| Box::new(npz::sink(w, &npz::WriteOptions::default())),
-            source: |p| Ok(Box::new(npz::source(p)?)),
+            source: |p| npz::source(p),
         },
     ];
     #[cfg(feature = "parquet")]
@@ -91,15 +91,10 @@ fn formats() -> Vec<Format> {
             extension: "parquet",
             to_vec: |o| dbdf::arrow::parquet::to_vec(o, &dbdf::arrow::WriteOptions::default()),
             read: |p| Ok(vec![dbdf::arrow::parquet::read(p)?]),
-            sink: |w| {
-                Box::new(dbdf::arrow::parquet::sink(
-                    w,
-                    &dbdf::arrow::WriteOptions::default(),
-                ))
-            },
+            sink: |w| dbdf::arrow::parquet::sink(w, &dbdf::arrow::WriteOptions::default()),
             source: |p| {
                 let read = dbdf::arrow::ReadOptions::default();
-                Ok(Box::new(dbdf::arrow::parquet::source(p, &read)?))
+                dbdf::arrow::parquet::source(p, &read)
             },
         },
         Format {
@@ -107,15 +102,10 @@ fn formats() -> Vec<Format> {
             extension: "arrow",
             to_vec: |o| dbdf::arrow::feather::to_vec(o, &dbdf::arrow::WriteOptions::default()),
             read: |p| Ok(vec![dbdf::arrow::feather::read(p)?]),
-            sink: |w| {
-                Box::new(dbdf::arrow::feather::sink(
-                    w,
-                    &dbdf::arrow::WriteOptions::default(),
-                ))
-            },
+            sink: |w| dbdf::arrow::feather::sink(w, &dbdf::arrow::WriteOptions::default()),
             source: |p| {
                 let read = dbdf::arrow::ReadOptions::default();
-                Ok(Box::new(dbdf::arrow::feather::source(p, &read)?))
+                dbdf::arrow::feather::source(p, &read)
             },
         },
     ]);

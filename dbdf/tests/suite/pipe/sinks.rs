@@ -10,13 +10,13 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
     for (name, _, object) in band_fixtures() {
         for rows in HEIGHTS {
             let at = format!("{name}, bands of {rows}");
-            let npy = written(&object, rows, |w| Box::new(npy::sink(w)));
+            let npy = written(&object, rows, |w| npy::sink(w));
             same(&format!("npy {at}"), npy, npy::to_vec(&object));
-            let mtx_sink = written(&object, rows, |w| Box::new(mtx::sink(w)));
+            let mtx_sink = written(&object, rows, |w| mtx::sink(w));
             same(&format!("mtx {at}"), mtx_sink, mtx::to_vec(&object));
             for daphne in [false, true] {
                 let options = csv::WriteOptions { daphne };
-                let got = written(&object, rows, |w| Box::new(csv::sink(w, &options)));
+                let got = written(&object, rows, |w| csv::sink(w, &options));
                 same(
                     &format!("csv {daphne} {at}"),
                     got,
@@ -131,7 +131,7 @@ fn the_systemds_sink_writes_the_files_of_the_whole_write() {
             (None, true),
         ] {
             let piped = dir.join(format!("piped{k}-{parted}"));
-            let sink = Box::new(systemds::sink(&piped, &options));
+            let sink = systemds::sink(&piped, &options);
             let got = match rows {
                 Some(rows) => pump_bands(&object, rows, windows, sink).map(drop),
                 None => {
@@ -286,7 +286,7 @@ fn the_binsparse_sink_writes_the_bytes_of_the_whole_write() {
                 for rows in [1, 2, 100] {
                     let whole = binsparse::to_vec(object, &options);
                     let at = format!("{name} {format:?} {index} {iso} {bint8}, bands of {rows}");
-                    let got = written(object, rows, |w| Box::new(binsparse::sink(w, &options)));
+                    let got = written(object, rows, |w| binsparse::sink(w, &options));
                     compared += usize::from(whole.is_ok());
                     same(&at, got, whole);
                 }
@@ -350,7 +350,7 @@ fn the_zarr_sink_writes_the_files_of_the_whole_write() {
                 let expected = zarr::write(&whole, object, &options);
                 for rows in if small { vec![1, 2, 100] } else { vec![7] } {
                     let piped = dir.join("piped.zarr");
-                    let got = pump_held(object, rows, Box::new(zarr::sink(&piped, &options)));
+                    let got = pump_held(object, rows, zarr::sink(&piped, &options));
                     let at = format!("{name} {format:?} {version:?} {iso}, bands of {rows}");
                     match (&expected, got) {
                         (Ok(()), Ok(_)) => {
@@ -505,8 +505,8 @@ fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
     binsparse::write(&input, &object).unwrap();
     let output = dir.join("m.sysds");
     let mut source = binsparse::source(&input).unwrap();
-    let sink = Box::new(systemds::sink(&output, &systemds::WriteOptions::default()));
-    pump(&mut source, sink, &PumpOptions::default()).unwrap();
+    let sink = systemds::sink(&output, &systemds::WriteOptions::default());
+    pump(&mut *source, sink, &PumpOptions::default()).unwrap();
     assert!(output.is_file(), "one file, not a directory of parts");
     let back = systemds::read(&output).unwrap();
     assert_eq!(back.csr_parts::<f64>().unwrap().values, [1.5, 4.0, -2.0]);
@@ -593,7 +593,7 @@ fn a_frame_of_rows_without_columns_keeps_its_rows_through_the_pipe() {
     );
     for rows in HEIGHTS {
         let got = written(&object, rows, |w| {
-            Box::new(csv::sink(w, &csv::WriteOptions::default()))
+            csv::sink(w, &csv::WriteOptions::default())
         });
         assert_eq!(got.unwrap(), expected, "bands of {rows}");
     }
