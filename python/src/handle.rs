@@ -235,6 +235,30 @@ impl Index {
         })
     }
 
+    /// Object `index` read as a Spark table (`dbdf::plan::spark_table`): the positions of
+    /// the columns `picked` (none: all), and the schema as Spark's JSON. `shown` names the
+    /// object in errors.
+    #[pyo3(signature = (index, picked, layout, row_index, shown))]
+    fn spark_table(
+        &self,
+        py: Python<'_>,
+        index: usize,
+        picked: Vec<String>,
+        layout: &str,
+        row_index: Option<&str>,
+        shown: &str,
+    ) -> PyResult<(Vec<u64>, String)> {
+        let layout = crate::errors::parse_name::<dbdf::plan::Layout>(layout)?;
+        self.with(py, |s| {
+            let info = s.objects().get(index).ok_or_else(|| {
+                serde_daphne::Error::invalid(format!("there is no object {index}"))
+            })?;
+            let picked: Vec<&str> = picked.iter().map(String::as_str).collect();
+            let table = dbdf::plan::spark_table(&info.header, &picked, layout, row_index, shown)?;
+            Ok((table.columns, table.schema.to_string()))
+        })
+    }
+
     /// About how many bytes a row of object `index` takes (`dbdf::plan::row_bytes`).
     fn row_bytes(&self, py: Python<'_>, index: usize) -> PyResult<u64> {
         self.with(py, |s| match s.objects().get(index) {

@@ -127,11 +127,23 @@ pub fn discard_scratch(py: Python<'_>, scratch: PathBuf) {
     py.detach(|| dbdf::segments::discard(&scratch))
 }
 
-/// Puts the folder of segments `staged` in place at `folder` (`dbdf::segments::commit`).
+/// Puts the folder of segments `staged` in place at `folder` (`dbdf::segments::commit`);
+/// with `parts` (a job's `(segment file, rows)`, in row order), moved into `staged` first,
+/// after `folder`'s segments where `append` (`dbdf::segments::commit_parts`).
 #[pyfunction]
-pub fn commit_segments(py: Python<'_>, staged: PathBuf, folder: PathBuf) -> PyResult<()> {
-    py.detach(|| dbdf::segments::commit(&staged, &folder))
-        .py_err()
+#[pyo3(signature = (staged, folder, parts=None, append=false))]
+pub fn commit_segments(
+    py: Python<'_>,
+    staged: PathBuf,
+    folder: PathBuf,
+    parts: Option<Vec<(PathBuf, u64)>>,
+    append: bool,
+) -> PyResult<()> {
+    py.detach(|| match parts {
+        Some(parts) => dbdf::segments::commit_parts(&staged, &folder, &parts, append),
+        None => dbdf::segments::commit(&staged, &folder),
+    })
+    .py_err()
 }
 
 /// The segments of the folder of segments at `folder`, in row order, each as
@@ -211,14 +223,6 @@ pub fn bands(n: u64, per: u64) -> Vec<u64> {
 #[pyfunction]
 pub fn is_url(path: &str) -> bool {
     dbdf::remote::is_url(path)
-}
-
-/// Spark's SQL type of a column of `value_type`, unsigned types widened
-/// (`dbdf::plan::spark_type`).
-#[pyfunction]
-pub fn spark_type(value_type: &str) -> PyResult<&'static str> {
-    let value_type = crate::errors::parse_name::<serde_daphne::ValueType>(value_type)?;
-    Ok(dbdf::plan::spark_type(value_type))
 }
 
 /// The names of a matrix's `n` columns seen as a table (`dbdf::plan::column_names`).

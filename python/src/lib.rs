@@ -254,7 +254,8 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout::redact, m)?)?;
     m.add_function(wrap_pyfunction!(layout::check_stamp, m)?)?;
     m.add_function(wrap_pyfunction!(layout::is_url, m)?)?;
-    m.add_function(wrap_pyfunction!(layout::spark_type, m)?)?;
+    // The field metadata key of a column's value type in the file (Spark's schemas).
+    m.add("VALUE_TYPE_KEY", dbdf::plan::VALUE_TYPE_KEY)?;
     m.add_function(wrap_pyfunction!(layout::matrix_column_names, m)?)?;
     m.add_function(wrap_pyfunction!(layout::writes_segments, m)?)?;
     m.add_function(wrap_pyfunction!(columns::pick_columns, m)?)?;

@@ -8,9 +8,6 @@ use serde_json::{json, Value};
 
 use dbdf::plan::Stamp;
 
-/// The most columns of a matrix read as a table.
-const MAX_COLUMNS: u64 = 1 << 20;
-
 /// The plan of a read of object `object` of the file at `path`, or of the object of the
 /// folder of DAPHNE's segments at `path`, as JSON:
 /// `{"dataType", "rows", "cols", "names" (the columns' names, `dbdf::plan::column_names`),
@@ -70,14 +67,9 @@ pub fn describe(path: &Path, object: usize, dialect: Option<&str>) -> Result<Str
         "pieces": pieces,
         "parts": parts,
     });
-    // A schema holds a field per column: a wider matrix would make one no query can use.
-    if !matches!(info.header, Header::Frame { .. }) && info.header.cols() > MAX_COLUMNS {
-        return Err(serde_daphne::Error::invalid(format!(
-            "{}: a matrix of {} columns is too wide for a Spark table (at most {MAX_COLUMNS})",
-            path.display(),
-            info.header.cols()
-        )));
-    }
+    // The Python source's rules for a table (a matrix too wide for a schema refused).
+    let shown = path.display().to_string();
+    dbdf::plan::spark_table(&info.header, &[], dbdf::plan::Layout::Columns, None, &shown)?;
     let value_types: Vec<ValueType> = match &info.header {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type).collect(),
         header => header.matrix_value_type().into_iter().collect(),

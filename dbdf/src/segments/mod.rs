@@ -202,6 +202,64 @@ pub fn commit(staged: &Path, folder: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Puts the segments a job's writers wrote in place at `folder`, through [`commit`]: `parts`
+/// are their files (each with its `.meta` sidecar beside it, as `PATH.meta`) in row order,
+/// with their rows. Parts without rows make no segment unless all are without (the layout
+/// needs one). With `append`, the segments `folder` holds come first (hard links where the
+/// file system has them, else copies): the old folder stays whole until the commit. The
+/// parts are moved into `staged`, named as its segments.
+///
+/// # Errors
+/// An existing folder's segments that do not read as one object, or that disagree with the
+/// parts; I/O errors.
+pub fn commit_parts(
+    staged: &Path,
+    folder: &Path,
+    parts: &[(PathBuf, u64)],
+    append: bool,
+) -> Result<()> {
+    let name = folder_name(staged)?;
+    let mut earlier = Vec::new();
+    if append && folder.exists() {
+        let count = SegmentsSource::open(folder)?.segment_rows().len();
+        for k in 1..=count {
+            earlier.push(segment_path(folder, k)?);
+        }
+    }
+    let with_rows: Vec<&PathBuf> = parts
+        .iter()
+        .filter(|(_, rows)| *rows > 0)
+        .map(|(p, _)| p)
+        .collect();
+    let kept = match with_rows.is_empty() {
+        true => parts.iter().take(1).map(|(p, _)| p).collect(),
+        false => with_rows,
+    };
+    let sidecar = |path: &Path| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".meta");
+        PathBuf::from(name)
+    };
+    let places = earlier
+        .iter()
+        .map(|p| (p, true))
+        .chain(kept.into_iter().map(|p| (p, false)));
+    for (k, (path, link)) in places.enumerate() {
+        let segment = staged.join(segment_name(name, k + 1));
+        for (from, to) in [
+            (path.clone(), segment.clone()),
+            (sidecar(path), sidecar(&segment)),
+        ] {
+            match link {
+                true => std::fs::hard_link(&from, &to)
+                    .or_else(|_| std::fs::copy(&from, &to).map(drop))?,
+                false => std::fs::rename(&from, &to)?,
+            }
+        }
+    }
+    commit(staged, folder)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +284,42 @@ mod tests {
         discard(&scratch);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir(&dir).unwrap();
+    }
+
+    /// A job's parts: the empty one makes no segment; an append keeps the old segments first.
+    #[test]
+    fn a_jobs_parts_become_segments_after_those_an_append_keeps() {
+        let dir = std::env::temp_dir().join(format!("dbdf-parts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let m = |rows: u64, at: f64| {
+            let values = (0..rows * 2).map(|v| v as f64 + at).collect::<Vec<f64>>();
+            Object::dense(rows, 2, serde_daphne::Values::F64(values)).unwrap()
+        };
+        // Each task's file: one segment (and its sidecar) of a folder of its own.
+        let part = |k: usize, object: &Object| {
+            let folder = dir.join(format!("task{k}.hdfs"));
+            let one = WriteOptions { segments: Some(1) };
+            write_with(&folder, object, &one).unwrap();
+            (segment_path(&folder, 1).unwrap(), object.shape().0)
+        };
+        let target = dir.join("t.hdfs");
+        let (scratch, staged) = stage(&target, "test").unwrap();
+        let parts = [
+            part(1, &m(3, 0.0)),
+            part(2, &m(0, 0.0)),
+            part(3, &m(2, 6.0)),
+        ];
+        commit_parts(&staged, &target, &parts, false).unwrap();
+        discard(&scratch);
+        assert_eq!(source(&target).unwrap().segment_rows(), [0..3, 3..5]);
+        assert_eq!(read(&target).unwrap(), m(5, 0.0));
+        let (scratch, staged) = stage(&target, "test").unwrap();
+        commit_parts(&staged, &target, &[part(4, &m(1, 10.0))], true).unwrap();
+        discard(&scratch);
+        assert_eq!(source(&target).unwrap().segment_rows(), [0..3, 3..5, 5..6]);
+        assert_eq!(read(&target).unwrap(), m(6, 0.0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -10,6 +10,7 @@ __all__ = [
     "DbdfError",
     "DenseLayout",
     "Index",
+    "VALUE_TYPE_KEY",
     "bands",
     "check_stamp",
     "commit_segments",
@@ -27,7 +28,6 @@ __all__ = [
     "save",
     "segment_files",
     "segment_name",
-    "spark_type",
     "stamp",
     "stage_segments",
     "writes_segments",
@@ -35,6 +35,8 @@ __all__ = [
 
 
 _Path = Union[str, PathLike[str]]
+# The field metadata key of a column's value type in the file (Spark's schemas).
+VALUE_TYPE_KEY: str
 # ("dense", ndarray) | ("csr", (rows, cols), data, indices, indptr) | ("frame", labels, columns)
 _Raw = tuple
 
@@ -61,6 +63,14 @@ class Index:
         self, index: int, rows: int, segment_starts: list[int]
     ) -> tuple[list[int], list[int]]: ...
     def row_bytes(self, index: int) -> int: ...
+    def spark_table(
+        self,
+        index: int,
+        picked: list[str],
+        layout: str,
+        row_index: Optional[str],
+        shown: str,
+    ) -> tuple[list[int], str]: ...
 
 @final
 class DenseLayout:
@@ -80,7 +90,12 @@ class DenseLayout:
     def write_tile(self, scratch: _Path, row: int, col: int, array: Any) -> None: ...
     def commit(self, scratch: _Path, target: _Path, sync: bool) -> None: ...
 
-def commit_segments(staged: _Path, folder: _Path) -> None: ...
+def commit_segments(
+    staged: _Path,
+    folder: _Path,
+    parts: Optional[list[tuple[_Path, int]]] = None,
+    append: bool = False,
+) -> None: ...
 def redact(text: str) -> str: ...
 def stamp(path: str) -> Optional[tuple[int, int]]: ...
 def check_stamp(path: str, version: tuple[int, int]) -> None: ...
@@ -90,7 +105,6 @@ def segment_files(folder: _Path) -> list[tuple[PathLike[str], int, int]]: ...
 def segment_name(folder_name: str, i: int) -> str: ...
 def bands(n: int, per: int) -> list[int]: ...
 def is_url(path: str) -> bool: ...
-def spark_type(value_type: str) -> str: ...
 def matrix_column_names(n: int) -> list[str]: ...
 def writes_segments(target: _Path, to_format: Optional[str] = None) -> bool: ...
 def load(

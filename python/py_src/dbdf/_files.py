@@ -93,10 +93,12 @@ def bands(n: int, per: int) -> tuple:
     return tuple(_dbdf.bands(n, per))
 
 
-def locate(path: str, i: int, options: dict) -> tuple[ObjectFiles, Any]:
+def locate(path: str, i: int, options: dict,
+           table: Optional[tuple] = None) -> tuple[ObjectFiles, Any]:
     """Object ``i`` of the file at ``path``, or the object of the folder of segments at
     ``path``: where its rows are, and a lazy object that tells its type and columns (of the
-    first segment, for a folder)."""
+    first segment, for a folder). With ``table`` (``picked, layout, row_index, shown``),
+    ``where.table`` is the object read as a Spark table (``Index.spark_table``)."""
     from . import open as open_file
 
     if not is_url(path) and os.path.isdir(path):
@@ -117,6 +119,8 @@ def locate(path: str, i: int, options: dict) -> tuple[ObjectFiles, Any]:
         row_parts, col_parts = obj._index.partitions(position, where.rows, starts)
         where.parts = (tuple(row_parts), tuple(col_parts))
         where.row_bytes = obj._index.row_bytes(position)
+        if table is not None:
+            where.table = obj._index.spark_table(position, *table)
     return where, obj
 
 
