@@ -236,3 +236,10 @@ pub fn matrix_column_names(n: u64) -> Vec<String> {
     );
     dbdf::plan::column_names(&header)
 }
+
+/// Refuses a Spark column of SQL type `sql_type` that no segment can hold
+/// (`dbdf::plan::check_spark_column`).
+#[pyfunction]
+pub fn check_spark_column(name: &str, sql_type: &str) -> PyResult<()> {
+    dbdf::plan::check_spark_column(name, sql_type).py_err()
+}

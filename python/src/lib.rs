@@ -257,6 +257,7 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The field metadata key of a column's value type in the file (Spark's schemas).
     m.add("VALUE_TYPE_KEY", dbdf::plan::VALUE_TYPE_KEY)?;
     m.add_function(wrap_pyfunction!(layout::matrix_column_names, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::check_spark_column, m)?)?;
     m.add_function(wrap_pyfunction!(layout::writes_segments, m)?)?;
     m.add_function(wrap_pyfunction!(columns::pick_columns, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;

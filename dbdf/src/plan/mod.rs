@@ -10,7 +10,9 @@ mod files;
 mod table;
 
 pub use files::{with_file, Stamp};
-pub use table::{spark_table, Layout, SparkTable, MAX_MATRIX_COLUMNS, VALUE_TYPE_KEY};
+pub use table::{
+    check_spark_column, spark_table, Layout, SparkTable, MAX_MATRIX_COLUMNS, VALUE_TYPE_KEY,
+};
 
 use serde_daphne::{with_value_type, Element, Header, ObjectInfo, ValueType};
 

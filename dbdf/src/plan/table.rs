@@ -158,6 +158,28 @@ pub fn spark_table(
     })
 }
 
+/// Refuses, naming it, a Spark column `name` of SQL type `sql_type` (Spark's
+/// `simpleString`) that no segment can hold, before any task writes one: Spark's types that
+/// DAPHNE's value types hold are the ones [`spark_type`] gives, booleans (as `u8`) and
+/// `decimal(20,0)` (a `u64` widened) aside. A column whose field keeps its file type
+/// ([`VALUE_TYPE_KEY`]) goes back to that type instead and is not asked about.
+///
+/// # Errors
+/// A type DAPHNE lacks, saying what to cast it to.
+pub fn check_spark_column(name: &str, sql_type: &str) -> Result<()> {
+    let why = match sql_type {
+        "boolean" | "tinyint" | "int" | "bigint" | "float" | "double" => return Ok(()),
+        "smallint" => "DAPHNE's runtime has no 16-bit integers: cast it to int",
+        _ => {
+            "DAPHNE's binary format holds integers and floats only (booleans as u8): drop it, \
+             or cast it to double or an integer type"
+        }
+    };
+    Err(Error::invalid(format!(
+        "column '{name}' is a {sql_type}: {why}"
+    )))
+}
+
 /// A matrix's column by its name (`c<j>`) or its position.
 fn matrix_column(picked: &str, names: &[String], shown: &str) -> Result<u64> {
     if let Some(j) = names.iter().position(|n| n == picked) {
@@ -264,5 +286,19 @@ mod tests {
             "m: no column 'c12'; the matrix has c0 to c11"
         );
         assert!("rows".parse::<Layout>().is_err());
+    }
+
+    #[test]
+    fn spark_columns_daphne_lacks_are_refused_by_name() {
+        for ok in ["boolean", "tinyint", "int", "bigint", "float", "double"] {
+            assert!(check_spark_column("a", ok).is_ok(), "{ok}");
+        }
+        let short = check_spark_column("s", "smallint").unwrap_err().to_string();
+        assert_eq!(
+            short,
+            "column 's' is a smallint: DAPHNE's runtime has no 16-bit integers: cast it to int"
+        );
+        let text = check_spark_column("t", "string").unwrap_err().to_string();
+        assert!(text.starts_with("column 't' is a string: DAPHNE's binary format holds"));
     }
 }

@@ -27,15 +27,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import (
-    ByteType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StructType,
-)
+from pyspark.sql.types import StructType
 
 from . import _dbdf
 from ._files import ObjectFiles, is_url, locate, open_options
@@ -231,23 +223,6 @@ def _arrays(obj: Any, plan: _Plan, a: int, b: int, first: int) -> list:
     return [pa.array(columns[k]) for k in range(columns.shape[0])]
 
 
-def _check_writable(schema: StructType, file_types: dict) -> None:
-    """Refuses, before any task runs, a column that no segment can hold."""
-    from pyspark.sql.types import BooleanType
-
-    for field in schema.fields:
-        kind = field.dataType
-        if field.name in file_types or isinstance(
-                kind, (BooleanType, ByteType, IntegerType, LongType, FloatType, DoubleType)):
-            continue
-        if isinstance(kind, ShortType):
-            why = "DAPHNE's runtime has no 16-bit integers: cast it to int"
-        else:
-            why = ("DAPHNE's binary format holds integers and floats only (booleans as u8): "
-                   "drop it, or cast it to double or an integer type")
-        raise ValueError(f"column {field.name!r} is a {kind.simpleString()}: {why}")
-
-
 @dataclass
 class _Written(WriterCommitMessage):
     """A task's segment: its partition, its file in the scratch folder, its rows."""
@@ -283,7 +258,9 @@ class _Writer(DataSourceArrowWriter):
             raise ValueError(f"object must be 'frame' or 'matrix', not {obj!r}")
         file_types = {f.name: f.metadata[_VALUE_TYPE_KEY] for f in schema.fields
                       if f.metadata.get(_VALUE_TYPE_KEY, "").startswith("u")}
-        _check_writable(schema, file_types)
+        for field in schema.fields:  # refused before any task runs
+            if field.name not in file_types:
+                _dbdf.check_spark_column(field.name, field.dataType.simpleString())
         scratch, staged = map(os.fspath, _dbdf.stage_segments(target, "spark"))
         return _Writer(target, scratch, staged, overwrite, if_exists,
                        "dense" if obj == "matrix" else None, options.get("valueType"),
