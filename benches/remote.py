@@ -8,7 +8,8 @@ multipart upload), and each process's peak resident memory.
                               [--s3s-fs PATH]
 
 Needs: moto[server] (or s3s-fs), boto3, numpy, scipy and the `dbdf` package in this Python; nginx; curl.
-Files: a 1 GiB dense f64 matrix, 16384 x 8192 in tiles of 1024 x 1024 (128 blocks), and a
+Files: a 1 GiB dense f64 matrix, 16384 x 8192 in tiles of 1024 x 1024 (128 blocks) and as
+its `.npy` (a window of each), and a
 1e6 x 1e6 CSR matrix with 1e7 non-zeros in tiles of 100,000 x 100,000 (--quick: smaller).
 Prints a Markdown table; the files are removed at the end.
 """
@@ -166,6 +167,13 @@ def main():
         out.append((f"window {w} x {w}, Python", (py["requests"], py["bytes_fetched"], 0),
                     touched, block_bytes))
 
+        # The same window of the .npy itself (issue 71): its header, then the rows' span.
+        s3.client.upload_file(str(dense_npy), "data", "d.npy")
+        window = run("--stats", "slice", "s3://data/d.npy", "--rows", f"{r0}:{r0 + w}",
+                     "--cols", f"{c0}:{c0 + w}", work / "w.npy")
+        assert np.array_equal(np.load(work / "w.npy"), local)
+        out.append((f"window {w} x {w} of .npy, CLI", stats(window.stderr), w * cols * 8))
+
         # Download: remote .dbdf to a local .npy, against curl's GET of the same object.
         down = best(args.runs, lambda: timed([dbdf_cli, "--stats", "convert", "s3://data/d.dbdf",
                                               work / "back.npy", "--no-sync"], env))
@@ -202,6 +210,10 @@ def main():
             (req, fetched, _), blocks, logged = row[1], row[2], row[3]
             log = f", nginx logged {logged}" if logged is not None else ""
             print(f"| {name} | {req} requests, {fetched} bytes | {blocks} blocks{log} | |")
+        elif name.startswith("window") and ".npy" in name:
+            (req, fetched, _), rows_bytes = row[1], row[2]
+            print(f"| {name} | {req} requests, {fetched} bytes | the rows' {rows_bytes} bytes "
+                  f"| {fetched / rows_bytes:.2f}x the rows' bytes |")
         elif name.startswith("window"):
             (req, fetched, _), touched, bb = row[1], row[2], row[3]
             print(f"| {name} | {req} requests, {fetched} bytes | {touched} blocks of {bb} bytes "

@@ -78,6 +78,39 @@ def test_a_window_reads_only_its_blocks_from_the_cli_and_python(s3, tool, tmp_pa
     assert np.array_equal(dbdf.load("s3://data/w.dbdf", storage_options=s3.options()), m)
 
 
+def test_a_window_of_a_remote_npy_fetches_its_rows_in_few_requests(s3, tool, tmp_path):
+    # Issue 71: a remote .npy is read by ranges, its header first, then a window's rows.
+    m = matrix(4096, 1024)
+    np.save(tmp_path / "n.npy", m)
+    s3.client.put_object(Bucket="data", Key="n.npy", Body=(tmp_path / "n.npy").read_bytes())
+    done = tool("--stats", "slice", "s3://data/n.npy", "--rows", "1000:2000", "--cols",
+                "100:300", tmp_path / "w.npy", env=s3.env())
+    assert np.array_equal(np.load(tmp_path / "w.npy"), m[1000:2000, 100:300])
+    requests, fetched, _ = stats(done.stderr)
+    rows_bytes = 1000 * 1024 * 8
+    # The first bytes (the header), then the rows' span.
+    assert requests <= 3 and fetched <= 1.25 * rows_bytes, (requests, fetched)
+    # Fortran order: the window's columns as one span.
+    np.save(tmp_path / "f.npy", np.asfortranarray(m))
+    s3.client.put_object(Bucket="data", Key="f.npy", Body=(tmp_path / "f.npy").read_bytes())
+    done = tool("--stats", "slice", "s3://data/f.npy", "--rows", "1000:2000", "--cols",
+                "100:300", tmp_path / "w.npy", env=s3.env())
+    assert np.array_equal(np.load(tmp_path / "w.npy"), m[1000:2000, 100:300])
+    requests, fetched, _ = stats(done.stderr)
+    assert requests <= 3 and fetched <= 1.25 * 200 * 4096 * 8, (requests, fetched)
+    # A record array's columns picked, and whole conversions, by ranges too.
+    records = np.zeros(500, dtype=[("a", "<f8"), ("b", "<i4"), ("c", "<u2")])
+    records["a"], records["b"], records["c"] = np.arange(500) / 3, -np.arange(500), 7
+    np.save(tmp_path / "r.npy", records)
+    s3.client.put_object(Bucket="data", Key="r.npy", Body=(tmp_path / "r.npy").read_bytes())
+    tool("convert", "s3://data/r.npy", tmp_path / "p.npy", "--columns", "c,a", env=s3.env())
+    picked = np.load(tmp_path / "p.npy")
+    assert picked.dtype.names == ("c", "a") and np.array_equal(picked["a"], records["a"])
+    tool("convert", "s3://data/n.npy", tmp_path / "n.dbdf", env=s3.env())
+    tool("convert", tmp_path / "n.npy", tmp_path / "local.dbdf")
+    assert (tmp_path / "n.dbdf").read_bytes() == (tmp_path / "local.dbdf").read_bytes()
+
+
 def test_every_format_converts_from_and_to_object_storage(s3, tool, tmp_path):
     m = matrix(300, 20)
     np.save(tmp_path / "a.npy", m)

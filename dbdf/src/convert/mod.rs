@@ -158,10 +158,17 @@ pub fn source(
     let fail = |e: Error| ConvertError::at(path, e);
     let driver = format.driver();
     let source = driver.open(path, options).map_err(fail)?;
+    projected(source, driver, options).map_err(fail)
+}
+
+/// `source` with only [`ConvertOptions::columns`], where its driver does not pick them itself.
+pub(crate) fn projected(
+    source: Box<dyn Source>,
+    driver: &dyn crate::driver::Driver,
+    options: &ConvertOptions,
+) -> Result<Box<dyn Source>, Error> {
     match &options.columns {
-        Some(columns) if !driver.picks_columns() => {
-            Ok(Box::new(Projected::new(source, columns).map_err(fail)?))
-        }
+        Some(columns) if !driver.picks_columns() => Ok(Box::new(Projected::new(source, columns)?)),
         _ => Ok(source),
     }
 }

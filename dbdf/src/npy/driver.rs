@@ -2,10 +2,11 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
-use serde_daphne::Error;
+use serde_daphne::{Error, ReadAt};
 
-use crate::driver::{ConvertOptions, Driver};
+use crate::driver::{ConvertOptions, Driver, Stored};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// NumPy `.npy`.
@@ -26,6 +27,19 @@ impl Driver for Npy {
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         super::source(path)
+    }
+
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    /// Its header, then the rows each band or window needs, by range.
+    fn open_at(
+        &self,
+        object: Arc<dyn ReadAt>,
+        _: &ConvertOptions,
+    ) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(super::stream::NpySource::open_at(object)?))
     }
 
     fn sink<'w>(

@@ -5,15 +5,15 @@
 
 use serde_daphne::ErrorDetails;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::records::{decode_columns, encode_records, frame_descr, frame_header};
 use super::{
     descr, header_len, parse_header, write_header, Descr, NpyHeader, Record, NPY, PREAMBLE_LEN,
 };
-use crate::input::read_exact_at;
 use crate::input::write_le;
 use crate::pipe::{Band, Cells, Pieces, Sink, Windows};
 use serde_daphne::lowlevel::zeroed_vec;
@@ -21,12 +21,13 @@ use serde_daphne::with_value_type;
 use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Header;
+use serde_daphne::ReadAt;
 use serde_daphne::ValueType;
 use serde_daphne::{Error, Result};
 
 /// The matrix of an `.npy` file, read band by band or window by window.
 pub struct NpySource {
-    file: File,
+    file: Arc<dyn ReadAt>,
     header: NpyHeader,
     headers: [Header; 1],
     input_len: u64,
@@ -41,7 +42,24 @@ impl NpySource {
         let (file, header, object) = open_array(path)?;
         let input_len = file.metadata()?.len();
         Ok(NpySource {
-            file,
+            file: Arc::new(file),
+            header,
+            headers: [object],
+            input_len,
+        })
+    }
+
+    /// The `.npy` array behind `reader` (a remote object's ranges): its header read and
+    /// checked, its cells read when asked for.
+    ///
+    /// # Errors
+    /// As [`NpySource::open`].
+    pub(crate) fn open_at(reader: Arc<dyn ReadAt>) -> Result<NpySource> {
+        let input_len = reader.size()?;
+        let header = read_header(&*reader, input_len)?;
+        let object = object_header(&header)?;
+        Ok(NpySource {
+            file: reader,
             header,
             headers: [object],
             input_len,
@@ -55,7 +73,7 @@ impl NpySource {
         header.data_offset += start as usize;
         let input_len = file.metadata()?.len();
         Ok(NpySource {
-            file,
+            file: Arc::new(file),
             header,
             headers: [object],
             input_len,
@@ -65,7 +83,7 @@ impl NpySource {
     fn reader(&self) -> TileReader<'_> {
         let (rows, cols) = self.headers[0].shape();
         TileReader {
-            file: &self.file,
+            file: &*self.file,
             header: &self.header,
             rows,
             cols,
@@ -81,7 +99,7 @@ impl Windows for NpySource {
             let at = self.header.data_offset as u64 + rows.start * record.size as u64;
             let mut bytes =
                 zeroed_vec::<u8>(((rows.end - rows.start) * record.size as u64) as usize)?;
-            read_exact_at(&self.file, &mut bytes, at)?;
+            self.file.read_exact_at(&mut bytes, at)?;
             return record_band(record, rows, cols, &bytes, at);
         }
         let (nr, nc) = (rows.end - rows.start, cols.end - cols.start);
@@ -163,7 +181,7 @@ pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::Object> {
         let (rows, cols) = (*rows, columns.len() as u64);
         let source = NpySource {
             input_len: 0,
-            file,
+            file: Arc::new(file),
             header,
             headers: [object.clone()],
         };
@@ -196,9 +214,9 @@ pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::Object> {
 /// Opens the `.npy` array at `path`: its file, checked header, and the object it is (a
 /// dense matrix, `bool` as `u8`; a frame for a record array).
 pub(crate) fn open_array(path: &Path) -> Result<(File, NpyHeader, Header)> {
-    let mut file = File::open(path)?;
+    let file = File::open(path)?;
     let len = file.metadata()?.len();
-    let header = read_header(&mut file, len)?;
+    let header = read_header(&file, len)?;
     let object = object_header(&header)?;
     Ok((file, header, object))
 }
@@ -240,16 +258,15 @@ pub(crate) fn object_header(header: &NpyHeader) -> Result<Header> {
 }
 
 /// Reads the header of an `.npy` file of `len` bytes and checks its data length.
-fn read_header(file: &mut File, len: u64) -> Result<NpyHeader> {
+fn read_header(file: &dyn ReadAt, len: u64) -> Result<NpyHeader> {
     let mut preamble = vec![0; PREAMBLE_LEN.min(len as usize)];
-    file.read_exact(&mut preamble)?;
+    file.read_exact_at(&mut preamble, 0)?;
     let total = header_len(&preamble)?;
     if total as u64 > len {
         return Err(NPY.at(0, "the header runs past the end of the array"));
     }
     let mut bytes = vec![0; total];
-    file.seek(SeekFrom::Start(0))?;
-    file.read_exact(&mut bytes)?;
+    file.read_exact_at(&mut bytes, 0)?;
     let header = parse_header(&bytes)?;
     header.check_data_len(len - total as u64)?;
     Ok(header)
@@ -257,7 +274,7 @@ fn read_header(file: &mut File, len: u64) -> Result<NpyHeader> {
 
 /// Reads rectangles of an `.npy` file's matrix.
 pub(crate) struct TileReader<'a> {
-    pub(crate) file: &'a File,
+    pub(crate) file: &'a dyn ReadAt,
     pub(crate) header: &'a NpyHeader,
     pub(crate) rows: u64,
     pub(crate) cols: u64,
@@ -277,28 +294,59 @@ impl TileReader<'_> {
         let base = self.header.data_offset as u64;
         if self.header.fortran && self.rows > 1 && self.cols > 1 {
             // Column-major: each column's rows are contiguous.
-            let mut column = vec![T::zeroed(); nr as usize];
-            for c in 0..nc {
-                let at = base + ((c0 + c) * self.rows + r0) * size;
-                self.read_at(at, bytemuck::cast_slice_mut(&mut column))?;
+            self.read_lines(base, (c0, nc), self.rows, (r0, nr), |c, column| {
                 for (r, &x) in column.iter().enumerate() {
-                    out[r * nc as usize + c as usize] = x;
+                    out[r * nc as usize + c] = x;
                 }
-            }
+            })?;
         } else if nc == self.cols {
             let at = base + r0 * self.cols * size;
             self.read_at(at, bytemuck::cast_slice_mut(out))?;
         } else {
-            for (r, row) in out.chunks_mut(nc as usize).enumerate() {
-                let at = base + ((r0 + r as u64) * self.cols + c0) * size;
-                self.read_at(at, bytemuck::cast_slice_mut(row))?;
-            }
+            self.read_lines(base, (r0, nr), self.cols, (c0, nc), |r, row| {
+                out[r * nc as usize..][..nc as usize].copy_from_slice(row);
+            })?;
         }
         self.fix_values(out)
     }
 
+    /// Hands `visit` the part `(start, take)` of each of the lines `(first, n)` (rows in C
+    /// order, columns in Fortran order) of `line_len` values, the data starting at `base`: a
+    /// read per line from a local file; from a remote one, the lines' span in requests of at
+    /// most 64 MiB (a request per line would cost a round trip each).
+    fn read_lines<T: Element>(
+        &self,
+        base: u64,
+        (first, n): (u64, u64),
+        line_len: u64,
+        (start, take): (u64, u64),
+        mut visit: impl FnMut(usize, &[T]),
+    ) -> Result<()> {
+        let size = std::mem::size_of::<T>() as u64;
+        let per = match self.file.min_request() {
+            0 => 1,
+            _ => ((64 << 20) / (line_len * size)).max(1),
+        };
+        let mut buffer = zeroed_vec::<T>(((per.min(n).max(1) - 1) * line_len + take) as usize)?;
+        let mut line = 0;
+        while line < n {
+            let lines = per.min(n - line);
+            let span = &mut buffer[..((lines - 1) * line_len + take) as usize];
+            let at = base + ((first + line) * line_len + start) * size;
+            self.read_at(at, bytemuck::cast_slice_mut(span))?;
+            for k in 0..lines {
+                visit(
+                    (line + k) as usize,
+                    &span[(k * line_len) as usize..][..take as usize],
+                );
+            }
+            line += lines;
+        }
+        Ok(())
+    }
+
     fn read_at(&self, at: u64, dst: &mut [u8]) -> Result<()> {
-        read_exact_at(self.file, dst, at)
+        Ok(self.file.read_exact_at(dst, at)?)
     }
 
     /// Byte order (the file's to the host's) and the bool check.

@@ -161,6 +161,7 @@ fn fetch_input(
             let kept = scratch.keep_file().map_err(fail_at(input))?;
             let reader = Arc::new(FetchedOnce::new(reader, kept));
             let source = driver.open_at(reader, options).map_err(fail_at(input))?;
+            let source = convert::projected(source, driver, options).map_err(fail_at(input))?;
             Ok(Fetched::Streamed(format, source))
         }
         _ => {
