@@ -1,7 +1,8 @@
 //! Conversions whose input or output is an object behind a URL.
 //!
-//! A remote Parquet input streams through the pipe with range requests (its footer, then its
-//! row groups), each byte fetched once however many passes the output makes
+//! A remote Parquet or `.npy` input streams through the pipe with range requests (Parquet's
+//! footer, then its row groups; `.npy`'s header, then the rows a band or window needs), each
+//! byte fetched once however many passes the output makes
 //! ([`FetchedOnce`]). Other remote inputs are downloaded first, with their sidecars, into a
 //! private temporary folder: a whole `.dbdf` too, as concurrent large ranges fetch it faster
 //! than a block at a time (its windows are read lazily, block by block, by `dbdf slice` and
