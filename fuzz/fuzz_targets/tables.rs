@@ -16,12 +16,8 @@ fuzz_target!(|data: &[u8]| {
         ..Default::default()
     };
     let sources: [Option<Box<dyn Source>>; 2] = [
-        arrow::parquet::source(&path, &options)
-            .ok()
-            .map(|s| Box::new(s) as Box<dyn Source>),
-        arrow::feather::source(&path, &options)
-            .ok()
-            .map(|s| Box::new(s) as Box<dyn Source>),
+        arrow::parquet::source(&path, &options).ok(),
+        arrow::feather::source(&path, &options).ok(),
     ];
     for mut source in sources.into_iter().flatten() {
         let sink = Collect::new(None, Box::new(|_, _| Ok(Vec::new())));
