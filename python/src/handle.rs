@@ -194,6 +194,21 @@ impl Index {
             }
         })
     }
+
+    /// `f` of object `index`'s description (its header and blocks), with the file open.
+    fn with_object<T: Send>(
+        &self,
+        py: Python<'_>,
+        index: usize,
+        f: impl FnOnce(&ObjectInfo) -> Result<T> + Send,
+    ) -> PyResult<T> {
+        self.with(py, |s| match s.objects().get(index) {
+            Some(info) => f(info),
+            None => Err(serde_daphne::Error::invalid(format!(
+                "there is no object {index}"
+            ))),
+        })
+    }
 }
 
 #[pymethods]
@@ -227,11 +242,8 @@ impl Index {
         rows: u64,
         segment_starts: Vec<u64>,
     ) -> PyResult<(Vec<u64>, Vec<u64>)> {
-        self.with(py, |s| match s.objects().get(index) {
-            Some(info) => Ok(dbdf::plan::partitions(info, rows, &segment_starts)),
-            None => Err(serde_daphne::Error::invalid(format!(
-                "there is no object {index}"
-            ))),
+        self.with_object(py, index, |info| {
+            Ok(dbdf::plan::partitions(info, rows, &segment_starts))
         })
     }
 
@@ -249,10 +261,7 @@ impl Index {
         shown: &str,
     ) -> PyResult<(Vec<u64>, String)> {
         let layout = crate::errors::parse_name::<dbdf::plan::Layout>(layout)?;
-        self.with(py, |s| {
-            let info = s.objects().get(index).ok_or_else(|| {
-                serde_daphne::Error::invalid(format!("there is no object {index}"))
-            })?;
+        self.with_object(py, index, |info| {
             let picked: Vec<&str> = picked.iter().map(String::as_str).collect();
             let table = dbdf::plan::spark_table(&info.header, &picked, layout, row_index, shown)?;
             Ok((table.columns, table.schema.to_string()))
@@ -261,11 +270,8 @@ impl Index {
 
     /// About how many bytes a row of object `index` takes (`dbdf::plan::row_bytes`).
     fn row_bytes(&self, py: Python<'_>, index: usize) -> PyResult<u64> {
-        self.with(py, |s| match s.objects().get(index) {
-            Some(info) => Ok(dbdf::plan::row_bytes(info, info.header.rows())),
-            None => Err(serde_daphne::Error::invalid(format!(
-                "there is no object {index}"
-            ))),
+        self.with_object(py, index, |info| {
+            Ok(dbdf::plan::row_bytes(info, info.header.rows()))
         })
     }
 

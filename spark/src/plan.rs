@@ -67,9 +67,7 @@ pub fn describe(path: &Path, object: usize, dialect: Option<&str>) -> Result<Str
         "pieces": pieces,
         "parts": parts,
     });
-    // The Python source's rules for a table (a matrix too wide for a schema refused).
-    let shown = path.display().to_string();
-    dbdf::plan::spark_table(&info.header, &[], dbdf::plan::Layout::Columns, None, &shown)?;
+    dbdf::plan::check_table_width(&info.header, &path.display().to_string())?;
     let value_types: Vec<ValueType> = match &info.header {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type).collect(),
         header => header.matrix_value_type().into_iter().collect(),

@@ -11,7 +11,7 @@ mod table;
 
 pub use files::{with_file, Stamp};
 pub use table::{
-    check_spark_column, spark_table, Layout, SparkTable, MAX_MATRIX_COLUMNS, VALUE_TYPE_KEY,
+    check_spark_column, check_table_width, spark_table, Layout, SparkTable, VALUE_TYPE_KEY,
 };
 
 use serde_daphne::{with_value_type, Element, Header, ObjectInfo, ValueType};

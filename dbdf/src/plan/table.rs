@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::{column_names, spark_type};
 
 /// The most columns of a matrix read as a table: a schema holds a field per column.
-pub const MAX_MATRIX_COLUMNS: u64 = 1 << 20;
+const MAX_MATRIX_COLUMNS: u64 = 1 << 20;
 
 /// The field metadata key that keeps a column's value type in the file, where writes find
 /// an unsigned type again after Spark widened it.
@@ -28,19 +28,33 @@ pub enum Layout {
     Triples,
 }
 
+/// Each layout and its name, as options give it.
+const LAYOUTS: [(Layout, &str); 3] = [
+    (Layout::Columns, "columns"),
+    (Layout::Array, "array"),
+    (Layout::Triples, "triples"),
+];
+
 impl FromStr for Layout {
     type Err = Error;
 
     fn from_str(name: &str) -> Result<Layout> {
-        match name.to_ascii_lowercase().as_str() {
-            "columns" => Ok(Layout::Columns),
-            "array" => Ok(Layout::Array),
-            "triples" => Ok(Layout::Triples),
-            _ => Err(Error::invalid(format!(
+        let lower = name.to_ascii_lowercase();
+        match LAYOUTS.iter().find(|(_, n)| *n == lower) {
+            Some(&(layout, _)) => Ok(layout),
+            None => Err(Error::invalid(format!(
                 "layout must be one of columns, array, triples, not '{name}'"
             ))),
         }
     }
+}
+
+/// The name options give `layout` by.
+fn layout_name(layout: Layout) -> &'static str {
+    LAYOUTS
+        .iter()
+        .find(|(l, _)| *l == layout)
+        .map_or("columns", |(_, n)| n)
 }
 
 /// What a read of an object as a table takes and gives.
@@ -59,8 +73,8 @@ pub struct SparkTable {
 ///
 /// # Errors
 /// A column the object lacks (naming those it has), a layout other than `Columns` for a
-/// frame, an object that is not a matrix or a frame, a matrix wider than
-/// [`MAX_MATRIX_COLUMNS`].
+/// frame, an object that is not a matrix or a frame, a matrix too wide
+/// ([`check_table_width`]).
 pub fn spark_table(
     header: &Header,
     picked: &[&str],
@@ -68,19 +82,25 @@ pub fn spark_table(
     row_index: Option<&str>,
     shown: &str,
 ) -> Result<SparkTable> {
+    check_table_width(header, shown)?;
     let names = column_names(header);
     let (columns, value_types): (Vec<u64>, Vec<ValueType>) = match header {
         Header::Frame { columns, .. } => {
             if layout != Layout::Columns {
-                let layout = format!("{layout:?}").to_lowercase();
                 return Err(Error::invalid(format!(
-                    "layout '{layout}' is for matrices; {shown} holds a frame"
+                    "layout '{}' is for matrices; {shown} holds a frame",
+                    layout_name(layout)
                 )));
             }
+            let found: Vec<Option<usize>> = picked
+                .iter()
+                .map(|p| names.iter().position(|n| n == p))
+                .collect();
             let missing: Vec<&str> = picked
                 .iter()
-                .copied()
-                .filter(|p| !names.iter().any(|n| n == p))
+                .zip(&found)
+                .filter(|(_, at)| at.is_none())
+                .map(|(p, _)| *p)
                 .collect();
             if !missing.is_empty() {
                 return Err(Error::invalid(format!(
@@ -89,10 +109,9 @@ pub fn spark_table(
                     listed(&names)
                 )));
             }
-            let at = |p: &str| names.iter().position(|n| n == p).unwrap_or(0);
             let positions: Vec<usize> = match picked {
                 [] => (0..columns.len()).collect(),
-                picked => picked.iter().map(|p| at(p)).collect(),
+                _ => found.into_iter().flatten().collect(),
             };
             positions
                 .into_iter()
@@ -105,12 +124,6 @@ pub fn spark_table(
         | Header::CsrMatrix {
             cols, value_type, ..
         } => {
-            if *cols > MAX_MATRIX_COLUMNS {
-                return Err(Error::invalid(format!(
-                    "{shown}: a matrix of {cols} columns is too wide for a Spark table (at most \
-                     {MAX_MATRIX_COLUMNS})"
-                )));
-            }
             let positions = match picked {
                 [] => (0..*cols).collect(),
                 picked => picked
@@ -156,6 +169,25 @@ pub fn spark_table(
         columns,
         schema: json!({"type": "struct", "fields": fields}),
     })
+}
+
+/// Refuses a matrix wider than a Spark schema can hold (a field per column, at most 2^20):
+/// the JVM source's plan and [`spark_table`] both ask. `shown` names the object.
+///
+/// # Errors
+/// The matrix's width and the most a table takes.
+pub fn check_table_width(header: &Header, shown: &str) -> Result<()> {
+    match header {
+        Header::DenseMatrix { cols, .. } | Header::CsrMatrix { cols, .. }
+            if *cols > MAX_MATRIX_COLUMNS =>
+        {
+            Err(Error::invalid(format!(
+                "{shown}: a matrix of {cols} columns is too wide for a Spark table (at most \
+                 {MAX_MATRIX_COLUMNS})"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Refuses, naming it, a Spark column `name` of SQL type `sql_type` (Spark's
@@ -286,6 +318,18 @@ mod tests {
             "m: no column 'c12'; the matrix has c0 to c11"
         );
         assert!("rows".parse::<Layout>().is_err());
+        let wide = Header::matrix(
+            serde_daphne::DataType::CsrMatrix,
+            1,
+            (1 << 20) + 1,
+            ValueType::F64,
+        );
+        assert_eq!(
+            spark_table(&wide, &[], Layout::Array, None, "w")
+                .unwrap_err()
+                .to_string(),
+            "w: a matrix of 1048577 columns is too wide for a Spark table (at most 1048576)"
+        );
     }
 
     #[test]

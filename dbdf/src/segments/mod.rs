@@ -24,7 +24,7 @@ pub(crate) use driver::Segments;
 use std::path::{Path, PathBuf};
 
 use crate::pipe;
-use serde_daphne::lowlevel::temporary_path;
+use serde_daphne::lowlevel::{sidecar_path, temporary_path};
 use serde_daphne::Object;
 use serde_daphne::{Error, Result};
 
@@ -235,11 +235,6 @@ pub fn commit_parts(
         true => parts.iter().take(1).map(|(p, _)| p).collect(),
         false => with_rows,
     };
-    let sidecar = |path: &Path| {
-        let mut name = path.as_os_str().to_owned();
-        name.push(".meta");
-        PathBuf::from(name)
-    };
     let places = earlier
         .iter()
         .map(|p| (p, true))
@@ -248,7 +243,7 @@ pub fn commit_parts(
         let segment = staged.join(segment_name(name, k + 1));
         for (from, to) in [
             (path.clone(), segment.clone()),
-            (sidecar(path), sidecar(&segment)),
+            (sidecar_path(path), sidecar_path(&segment)),
         ] {
             match link {
                 true => std::fs::hard_link(&from, &to)

@@ -31,6 +31,7 @@ from pyspark.sql.types import StructType
 
 from . import _dbdf
 from ._files import ObjectFiles, is_url, locate, open_options
+from ._lazy import _DTYPES
 
 __all__ = ["DbdfDataSource", "DbdfPythonDataSource", "jar", "register", "save"]
 
@@ -336,7 +337,7 @@ class _Writer(DataSourceArrowWriter):
         if not self.file_types:
             return batch
         schema = pa.schema([
-            pa.field(f.name, pa.from_numpy_dtype(np.dtype(f"uint{self.file_types[f.name][1:]}")),
+            pa.field(f.name, pa.from_numpy_dtype(np.dtype(_DTYPES[self.file_types[f.name]])),
                      nullable=f.nullable)
             if f.name in self.file_types else f for f in batch.schema])
         return batch.cast(schema, safe=True)
