@@ -12,12 +12,14 @@ face grows only by a reviewed edit of that file, which says why.
 """
 import collections
 import json
+import os
 import pathlib
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-TARGET = ROOT / "target" / "api"
+# Under CARGO_TARGET_DIR where one is set (.ci/run: nightly's own cache).
+TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target") / "api"
 
 
 def rustdoc_json(crate):
