@@ -71,26 +71,26 @@ def usable(folder: Path, key: str) -> bool:
         return False
 
 
-def prepare(root: Path, name: str, key: str) -> Path:
+def prepare(root: Path, name: str, key: str, say=print) -> Path:
     """The cache folder for `key`, emptied unless it is a trusted one; old siblings pruned."""
     root.mkdir(parents=True, exist_ok=True)
     folder = root / f"{name}-{key}"
     if folder.exists() and not usable(folder, key):
-        print(f"cache: {folder} is not a cache of this key; starting it anew", flush=True)
+        say(f"cache: {folder} is not a cache of this key; starting it anew", flush=True)
         shutil.rmtree(folder)
     if not folder.exists():
         folder.mkdir()
         (folder / "KEY").write_text(key)
-        print(f"cache: {folder} is new (no build outputs kept for this key)", flush=True)
+        say(f"cache: {folder} is new (no build outputs kept for this key)", flush=True)
     else:
-        print(f"cache: {folder} kept from an earlier run", flush=True)
+        say(f"cache: {folder} kept from an earlier run", flush=True)
     os.utime(folder / "KEY")
     siblings = sorted((p for p in root.glob(f"{name}-*") if p != folder),
                       key=lambda p: (p / "KEY").stat().st_mtime if (p / "KEY").exists() else 0,
                       reverse=True)
     low_on_disk = shutil.disk_usage(root).free < MIN_FREE
     for old in siblings[0 if low_on_disk else KEEP - 1:]:
-        print(f"cache: removing {old}", flush=True)
+        say(f"cache: removing {old}", flush=True)
         shutil.rmtree(old, ignore_errors=True)
     return folder
 
@@ -109,6 +109,9 @@ def link(repo: Path, link_path: Path, name: str, toolchains: list[str]) -> Path:
 
 def selftest() -> None:
     """Another lock file or toolchain never reaches an earlier run's outputs."""
+    def prepare_quietly(root: Path, name: str, key: str) -> Path:
+        return prepare(root, name, key, say=lambda *_, **__: None)
+
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         repo = scratch / "repo"
@@ -118,17 +121,17 @@ def selftest() -> None:
         v1 = b"rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n"
         v2 = b"rustc 1.88.0 (6b00bc388 2025-06-23)\nhost: x86_64-unknown-linux-gnu\n"
 
-        first = prepare(root, "target", compute_key(repo, "target", [v1]))
+        first = prepare_quietly(root, "target", compute_key(repo, "target", [v1]))
         (first / "built").write_text("outputs of the first run")
-        again = prepare(root, "target", compute_key(repo, "target", [v1]))
+        again = prepare_quietly(root, "target", compute_key(repo, "target", [v1]))
         assert again == first and (again / "built").exists(), "the same inputs lost their cache"
 
-        other_toolchain = prepare(root, "target", compute_key(repo, "target", [v2]))
+        other_toolchain = prepare_quietly(root, "target", compute_key(repo, "target", [v2]))
         assert other_toolchain != first, "another toolchain got the same cache"
         assert not (other_toolchain / "built").exists(), "another toolchain saw old outputs"
 
         (repo / "Cargo.lock").write_text("[[package]]\nname = \"a\"\nversion = \"1.0.1\"\n")
-        other_lock = prepare(root, "target", compute_key(repo, "target", [v1]))
+        other_lock = prepare_quietly(root, "target", compute_key(repo, "target", [v1]))
         assert other_lock not in (first, other_toolchain), "another lock file got the same cache"
         assert not (other_lock / "built").exists(), "another lock file saw old outputs"
         # Two names kept, and the third oldest removed.
@@ -139,8 +142,25 @@ def selftest() -> None:
         key = compute_key(repo, "target", [v1])
         (other_lock / "KEY").write_text("0" * 20)
         (other_lock / "built").write_text("foreign outputs")
-        trusted = prepare(root, "target", key)
+        trusted = prepare_quietly(root, "target", key)
         assert trusted == other_lock and not (trusted / "built").exists(), "a foreign cache was used"
+        # This repository's own lock files and the toolchain CI builds with: one changed
+        # line of Cargo.lock, or nightly in place of the default, gives another key.
+        real = scratch / "real"
+        for lock in LOCK_FILES:
+            if (ROOT / lock).exists():
+                (real / lock).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(ROOT / lock, real / lock)
+        default = toolchain_version("default")
+        assert compute_key(real, "target", [default]) == compute_key(ROOT, "target", [default])
+        lock = (real / "Cargo.lock").read_text()
+        (real / "Cargo.lock").write_text(lock.replace('version = "', 'version = "0', 1))
+        assert compute_key(real, "target", [default]) != compute_key(ROOT, "target", [default])
+        if subprocess.run(["rustup", "run", "nightly", "rustc", "-V"],
+                          capture_output=True).returncode == 0:
+            nightly = toolchain_version("nightly")
+            assert nightly != default
+            assert compute_key(ROOT, "target", [nightly]) != compute_key(ROOT, "target", [default])
     print("cache: selftest ok (another lock file, toolchain or key file gets an empty cache)")
 
 
