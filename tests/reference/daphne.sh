@@ -18,16 +18,20 @@ reader_src=../shared/daphne-reader
 [ -f "$reader_src/build.sh" ] || skip "no $reader_src beside the repository"
 command -v python3 >/dev/null || skip "no python3 on this machine"
 
-# Builds daphne-read into $1 (with EXTRA_FLAGS) unless an up-to-date one is there.
+# Builds daphne-read into $1 (with EXTRA_FLAGS) unless one built from the same sources with
+# the same flags is there (by content: CI's copy of the sources is new on every run).
 build() {
-    local dir=$1
-    if [ -x "$dir/daphne-read" ] && [ -z "$(find "$reader_src" -newer "$dir/daphne-read" -print -quit)" ]; then
+    local dir=$1 sources
+    sources=$( (cd "$reader_src" && find . -type f -print0 | sort -z | xargs -0 sha256sum;
+        echo "${EXTRA_FLAGS:-}"; "${CXX:-g++}" --version 2>&1 | head -1) | sha256sum)
+    if [ -x "$dir/daphne-read" ] && [ "$(cat "$dir.sources" 2>/dev/null)" = "$sources" ]; then
         return
     fi
     bash "$reader_src/build.sh" "$dir" >"$dir.log" 2>&1 || {
         cat "$dir.log"
         skip "daphne-read did not build (see above)"
     }
+    echo "$sources" >"$dir.sources"
 }
 mkdir -p target
 build target/daphne-read
