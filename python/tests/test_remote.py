@@ -204,6 +204,36 @@ def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tm
     assert np.array_equal(np.asarray(frame["c7"]), table["c7"].to_numpy())
 
 
+def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
+    """A remote `.npy`, Parquet and Futhark input is read in place: with TMPDIR naming no
+    folder at all, each converts to the same bytes as its local copy."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from conftest import REPO
+
+    m = matrix()
+    local = tmp_path / "local"
+    local.mkdir()
+    np.save(local / "m.npy", m)
+    pq.write_table(pa.table({"a": m[:, 0], "b": m[:, 1]}), local / "t.parquet",
+                   row_group_size=100)
+    futhark = REPO / "dbdf" / "tests" / "data" / "futhark" / "array_f64_2d_3x4.bin"
+    inputs = {"m.npy": local / "m.npy", "t.parquet": local / "t.parquet", "a.fut": futhark}
+    env = s3.env()
+    env["TMPDIR"] = str(tmp_path / "no-such-folder")
+    for name, path in inputs.items():
+        s3.client.put_object(Bucket="data", Key=name, Body=path.read_bytes())
+        out = tmp_path / f"{name}.dbdf"
+        tool("convert", f"s3://data/{name}", out, env=env)
+        tool("convert", "--from", name.rsplit(".", 1)[1], path, tmp_path / "expected.dbdf")
+        assert out.read_bytes() == (tmp_path / "expected.dbdf").read_bytes(), name
+    # A format still downloaded first needs the folder, and says so.
+    (local / "m.csv").write_text("1,2\n3,4\n")
+    s3.client.put_object(Bucket="data", Key="m.csv", Body=(local / "m.csv").read_bytes())
+    refused = tool("convert", "s3://data/m.csv", tmp_path / "csv.dbdf", env=env, check=False)
+    assert refused.returncode == 1 and "no-such-folder" in refused.stderr, refused.stderr
+
+
 def test_over_http_from_nginx_with_its_log_counting(nginx, tool, tmp_path):
     m = matrix()
     path = nginx.root / "h.dbdf"

@@ -2,11 +2,13 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
-use serde_daphne::Error;
+use serde_daphne::{Error, ReadAt};
 
+use super::pipe::FutharkSource;
 use super::WriteOptions;
-use crate::driver::{ConvertOptions, Driver, OptionSpec, Takes};
+use crate::driver::{ConvertOptions, Driver, OptionSpec, Stored, Takes};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// Futhark binary data (`.fut`).
@@ -31,6 +33,19 @@ impl Driver for Futhark {
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         super::source(path)
+    }
+
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    /// A request per value's header, then the rows each band or window needs.
+    fn open_at(
+        &self,
+        object: Arc<dyn ReadAt>,
+        _: &ConvertOptions,
+    ) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(FutharkSource::open_at(object)?))
     }
 
     fn sink<'w>(

@@ -1,28 +1,29 @@
 //! Futhark binary values on the pipe: a source that finds each value's header with small
-//! positional reads and reads any rectangle of its values in place, and a sink that writes
-//! each object's header, then its bands. Memory holds a band, never a value.
+//! positional reads and reads any rectangle of its values in place (of a local file or a
+//! remote object's ranges), and a sink that writes each object's header, then its bands.
+//! Memory holds a band, never a value.
 
-use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::{in_object, refused_frame, Head, Kind, WriteOptions, FUTHARK};
-use crate::input::{read_exact_at, Cursor};
+use crate::input::Cursor;
 use crate::pipe::{Band, Cells, Pieces, Sink, Windows};
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::DataType;
 use serde_daphne::Element;
 use serde_daphne::Header;
-use serde_daphne::{Result, Values};
+use serde_daphne::{ReadAt, Result, Values};
 
 /// Most bytes a value's header takes: `b`, version, rank, type, 255 dimensions.
 const HEAD_MAX: u64 = 7 + 8 * 255;
 
 /// The values of a Futhark binary data file, each an object.
 pub struct FutharkSource {
-    file: File,
+    file: Arc<dyn ReadAt>,
     headers: Vec<Header>,
     /// Each value's header and where its values start.
     values: Vec<(Head, u64)>,
@@ -36,13 +37,21 @@ impl FutharkSource {
     /// # Errors
     /// As [`super::from_slice`], for the headers; I/O errors.
     pub(crate) fn open(path: &Path) -> Result<FutharkSource> {
-        let file = File::open(path)?;
-        let len = file.metadata()?.len();
+        FutharkSource::open_at(Arc::new(std::fs::File::open(path)?))
+    }
+
+    /// The values behind `file` (a local file, or a remote object's ranges: a request per
+    /// value's header, then the rows each band or window needs).
+    ///
+    /// # Errors
+    /// As [`FutharkSource::open`].
+    pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<FutharkSource> {
+        let len = file.size()?;
         let (mut at, mut values, mut headers) = (0u64, Vec::new(), Vec::new());
         let mut buf = vec![0u8; HEAD_MAX as usize];
         while at < len {
             let n = HEAD_MAX.min(len - at) as usize;
-            read_exact_at(&file, &mut buf[..n], at)?;
+            file.read_exact_at(&mut buf[..n], at)?;
             let space = buf[..n]
                 .iter()
                 .take_while(|b| b.is_ascii_whitespace())
@@ -60,7 +69,7 @@ impl FutharkSource {
                 ));
             }
             let n = HEAD_MAX.min(len - at) as usize;
-            read_exact_at(&file, &mut buf[..n], at)?;
+            file.read_exact_at(&mut buf[..n], at)?;
             let mut cursor = Cursor::at_base(&buf[..n], at, FUTHARK);
             let head = Head::read(&mut cursor, |pos| len - at - pos as u64)?;
             let data_at = at + cursor.pos as u64;
@@ -95,13 +104,14 @@ impl Windows for FutharkSource {
             let values = match head.kind {
                 Kind::Plain(vt) => with_value_type!(vt, T => {
                     let mut values = zeroed_vec::<T>((nr * nc) as usize)?;
-                    read_exact_at(&self.file, bytemuck::cast_slice_mut(&mut values), first)?;
+                    self.file
+                        .read_exact_at(bytemuck::cast_slice_mut(&mut values), first)?;
                     values.iter_mut().for_each(|x| *x = x.to_le());
                     T::into_values(values)
                 }),
                 kind => {
                     let mut bytes = vec![0u8; (nr * head.cols * size) as usize];
-                    read_exact_at(&self.file, &mut bytes, first)?;
+                    self.file.read_exact_at(&mut bytes, first)?;
                     kind.decode(&bytes, first)?
                 }
             };
@@ -113,7 +123,7 @@ impl Windows for FutharkSource {
         let mut bytes = vec![0u8; (nc * size) as usize];
         for r in rows.clone() {
             let at = data_at + (r * head.cols + cols.start) * size;
-            read_exact_at(&self.file, &mut bytes, at)?;
+            self.file.read_exact_at(&mut bytes, at)?;
             values.append(head.kind.decode(&bytes, at)?);
         }
         Ok(Band::dense(rows, cols, values))

@@ -1,15 +1,16 @@
 //! Conversions whose input or output is an object behind a URL.
 //!
-//! A remote Parquet or `.npy` input streams through the pipe with range requests (Parquet's
-//! footer, then its row groups; `.npy`'s header, then the rows a band or window needs), each
-//! byte fetched once however many passes the output makes
-//! ([`FetchedOnce`]). Other remote inputs are downloaded first, with their sidecars, into a
-//! private temporary folder: a whole `.dbdf` too, as concurrent large ranges fetch it faster
-//! than a block at a time (its windows are read lazily, block by block, by `dbdf slice` and
-//! [`super::open_dbdf`]). A remote output is written there, then uploaded with its sidecars (the
-//! object appears only when complete), and a `.dbdf` output gets its block index beside it.
-//! DAPHNE's segments (`NAME.hdfs`) are the objects under the prefix `NAME.hdfs/`, fetched
-//! and sent one by one, and `NAME.hdfs.meta`.
+//! Inputs of the formats read by ranges stream through the pipe with no local copy: Parquet
+//! by its footer, then its row groups; `.npy` and Futhark by their headers, then the rows a
+//! band or window needs. A conversion that reads its input twice (an untiled matrix whose
+//! block type depends on its non-zeros) fetches it twice. Other remote inputs are downloaded
+//! first, with their sidecars, into a private temporary folder, made only then: a whole
+//! `.dbdf` too, as concurrent large ranges fetch it faster than a block at a time (its
+//! windows are read lazily, block by block, by `dbdf slice` and [`super::open_dbdf`]). A
+//! remote output is written there, then uploaded with its sidecars (the object appears only
+//! when complete), and a `.dbdf` output gets its block index beside it. DAPHNE's segments
+//! (`NAME.hdfs`) are the objects under the prefix `NAME.hdfs/`, fetched and sent one by one,
+//! and `NAME.hdfs.meta`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::Result;
 
 use super::sets::{segment, upload_segments, upload_with_sidecars, SIDECARS};
-use super::{download_to, FetchedOnce, Location, ObjectReader, RemoteObject, StorageOptions};
+use super::{download_to, Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
 use crate::driver::Stored;
 use crate::pipe::Source;
@@ -34,25 +35,30 @@ impl Scratch {
     /// A new, empty folder.
     ///
     /// # Errors
-    /// I/O errors creating it.
+    /// I/O errors creating it, naming the folder.
     pub fn new() -> Result<Scratch> {
         // Named as every temporary is.
         let dir = temporary_path(&std::env::temp_dir().join("dbdf-remote"));
-        std::fs::create_dir(&dir)?;
+        std::fs::create_dir(&dir).map_err(|e| {
+            let why = format!(
+                "the scratch folder {} (TMPDIR) cannot be made: {e}",
+                dir.display()
+            );
+            std::io::Error::new(e.kind(), why)
+        })?;
         Ok(Scratch(dir))
     }
 }
 
-impl Scratch {
-    /// A new empty file in the folder, where a remote input's fetched bytes are kept.
-    fn keep_file(&self) -> Result<File> {
-        let path = self.0.join("fetched");
-        Ok(File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)?)
+/// The scratch folder of a conversion, made when first asked for: inputs read in place
+/// need none.
+fn scratch_in(scratch: &mut Option<Scratch>) -> Result<&Scratch> {
+    if scratch.is_none() {
+        *scratch = Some(Scratch::new()?);
     }
+    scratch
+        .as_ref()
+        .ok_or_else(|| serde_daphne::Error::invalid("no scratch folder"))
 }
 
 impl Drop for Scratch {
@@ -75,7 +81,7 @@ pub fn convert_urls(
     options: &ConvertOptions,
     storage: &StorageOptions,
 ) -> std::result::Result<Report, ConvertError> {
-    let scratch = Scratch::new().map_err(fail_at(input))?;
+    let mut scratch = None;
     let out_location = Location::of_path(output).map_err(fail_at(output))?;
     let out_object = match &out_location {
         Location::Remote(url) => Some(RemoteObject::new(url, storage).map_err(fail_at(output))?),
@@ -83,7 +89,10 @@ pub fn convert_urls(
     };
     // The output is written under its own name, so that its extension names its format.
     let local_output = match (&out_location, &out_object) {
-        (_, Some(object)) => scratch.0.join(object.file_name()),
+        (_, Some(object)) => scratch_in(&mut scratch)
+            .map_err(fail_at(output))?
+            .0
+            .join(object.file_name()),
         (Location::Local(path), None) => path.clone(),
         (Location::Remote(_), None) => unreachable!("a remote output has its object"),
     };
@@ -96,7 +105,7 @@ pub fn convert_urls(
     let options = &synced;
     let report = match Location::of_path(input).map_err(fail_at(input))? {
         Location::Local(path) => convert::convert(&path, &local_output, options)?,
-        Location::Remote(url) => match fetch_input(&url, input, options, storage, &scratch)? {
+        Location::Remote(url) => match fetch_input(&url, input, options, storage, &mut scratch)? {
             Fetched::Copy(local, from, notes) => {
                 let options = ConvertOptions {
                     from,
@@ -128,22 +137,22 @@ pub fn convert_urls(
 }
 
 /// A remote input, fetched: a local copy (with the format asked for, if one), or a source
-/// reading the object with range requests (Parquet).
+/// reading the object with range requests.
 enum Fetched {
     /// A local copy, the format asked for, and notes on sidecars the store refused.
     Copy(PathBuf, Option<Format>, Vec<String>),
     Streamed(Format, Box<dyn Source>),
 }
 
-/// Fetches the object at `url` (`input` as given) into `scratch` for reading, as its format
-/// is stored ([`Stored`]): DAPHNE's segments and objects downloaded with their sidecars,
-/// formats read by ranges read in place.
+/// Opens the object at `url` (`input` as given) for reading, as its format is stored
+/// ([`Stored`]): formats read by ranges in place, DAPHNE's segments and other objects
+/// downloaded with their sidecars into `scratch` (made then).
 fn fetch_input(
     url: &str,
     input: &Path,
     options: &ConvertOptions,
     storage: &StorageOptions,
-    scratch: &Scratch,
+    scratch: &mut Option<Scratch>,
 ) -> std::result::Result<Fetched, ConvertError> {
     let from = options.from.or_else(|| {
         let name = Path::new(url.rsplit('/').next().unwrap_or(url));
@@ -153,21 +162,20 @@ fn fetch_input(
     let driver = from.map(Format::driver);
     match (from, driver.map(|d| (d, d.stored()))) {
         (_, Some((_, Stored::Segments))) => {
-            let local = fetch_segments(&object, &scratch.0).map_err(fail_at(input))?;
+            let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
+            let local = fetch_segments(&object, dir).map_err(fail_at(input))?;
             Ok(Fetched::Copy(local, from, Vec::new()))
         }
-        // Read in place: the object's ranges, each fetched once.
+        // Read in place, by ranges.
         (Some(format), Some((driver, Stored::Ranges))) => {
             let reader = ObjectReader::open(object).map_err(fail_at(input))?;
-            let kept = scratch.keep_file().map_err(fail_at(input))?;
-            let reader = Arc::new(FetchedOnce::new(reader, kept));
-            let source = driver.open_at(reader, options).map_err(fail_at(input))?;
-            let source = convert::projected(source, driver, options).map_err(fail_at(input))?;
-            Ok(Fetched::Streamed(format, source))
+            let source = driver.open_at(Arc::new(reader), options);
+            let source = source.and_then(|s| convert::projected(s, driver, options));
+            Ok(Fetched::Streamed(format, source.map_err(fail_at(input))?))
         }
         _ => {
-            let (local, notes) =
-                fetch_with_sidecars(&object, &scratch.0).map_err(fail_at(input))?;
+            let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
+            let (local, notes) = fetch_with_sidecars(&object, dir).map_err(fail_at(input))?;
             Ok(Fetched::Copy(local, options.from, notes))
         }
     }
@@ -215,9 +223,9 @@ pub fn open_input(
             })
         }
         Location::Remote(url) => {
-            let scratch = Scratch::new().map_err(fail_at(input))?;
+            let mut scratch = None;
             let (format, source, notes) =
-                match fetch_input(&url, input, options, storage, &scratch)? {
+                match fetch_input(&url, input, options, storage, &mut scratch)? {
                     Fetched::Copy(copy, from, notes) => {
                         let (format, source) = local(&copy, from)
                             .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
@@ -229,7 +237,7 @@ pub fn open_input(
                 format,
                 source,
                 notes,
-                _scratch: Some(scratch),
+                _scratch: scratch,
             })
         }
     }

@@ -10,7 +10,6 @@
 //! to the version (ETag) it had when opened, so that a replaced object is an error
 //! ([`is_object_changed`]), never a mix of two versions.
 
-mod cached;
 mod convert;
 mod object;
 mod reader;
@@ -25,7 +24,6 @@ use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
 pub use crate::redact::redact;
-pub(crate) use cached::FetchedOnce;
 pub use convert::{convert_urls, open_input, OpenedInput, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{is_object_changed, open_dbdf, ObjectReader, OpenedDbdf};
