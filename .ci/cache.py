@@ -162,6 +162,20 @@ def selftest() -> None:
         (other_lock / "built").write_text("foreign outputs")
         trusted = prepare_quietly(root, "target", key)
         assert trusted == other_lock and not (trusted / "built").exists(), "a foreign cache was used"
+        # Another checkout linking to a cache has its sources made newer than the outputs
+        # there; the same checkout again is left as it is.
+        checkout = scratch / "checkout"
+        checkout.mkdir()
+        subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+        (checkout / "lib.rs").write_text("fn main() {}\n")
+        subprocess.run(["git", "-C", str(checkout), "add", "lib.rs"], check=True)
+        os.utime(checkout / "lib.rs", (1, 1))
+        claim(trusted, checkout)
+        touched = (checkout / "lib.rs").stat().st_mtime
+        assert touched > 1, "another checkout's sources were left older than the outputs"
+        os.utime(checkout / "lib.rs", (2, 2))
+        claim(trusted, checkout)
+        assert (checkout / "lib.rs").stat().st_mtime == 2, "the same checkout was touched again"
         # This repository's own lock files and the toolchain CI builds with: one changed
         # line of Cargo.lock, or nightly in place of the default, gives another key.
         real = scratch / "real"
@@ -179,7 +193,8 @@ def selftest() -> None:
             nightly = toolchain_version("nightly")
             assert nightly != default
             assert compute_key(ROOT, "target", [nightly]) != compute_key(ROOT, "target", [default])
-    print("cache: selftest ok (another lock file, toolchain or key file gets an empty cache)")
+    print("cache: selftest ok (another lock file, toolchain or key file gets an empty cache;"
+          " another checkout's sources are made newer than its outputs)")
 
 
 def main() -> None:
