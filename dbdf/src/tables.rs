@@ -104,6 +104,22 @@ impl Driver for Arrow {
         Err(without_tables((path, options)))
     }
 
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    /// Its ends and footer, each batch's header, then each batch as the bands need it.
+    fn open_at(
+        &self,
+        object: Arc<dyn ReadAt>,
+        options: &ConvertOptions,
+    ) -> Result<Box<dyn Source>, Error> {
+        #[cfg(feature = "parquet")]
+        return crate::arrow::feather::source_at(object, &read_options(options));
+        #[cfg(not(feature = "parquet"))]
+        Err(without_tables((object, options)))
+    }
+
     fn sink<'w>(
         &self,
         out: &'w mut (dyn Write + Send),

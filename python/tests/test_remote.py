@@ -205,8 +205,9 @@ def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tm
 
 
 def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
-    """A remote `.npy`, Parquet and Futhark input is read in place: with TMPDIR naming no
-    folder at all, each converts to the same bytes as its local copy."""
+    """A remote `.npy`, Parquet, Arrow IPC (plain and compressed) and Futhark input is read
+    in place: with TMPDIR naming no folder at all, each converts to the same bytes as its
+    local copy."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     from conftest import REPO
@@ -217,8 +218,13 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     np.save(local / "m.npy", m)
     pq.write_table(pa.table({"a": m[:, 0], "b": m[:, 1]}), local / "t.parquet",
                    row_group_size=100)
+    feather = pytest.importorskip("pyarrow.feather")
+    columns = pa.table({f"c{j}": m[:, j] for j in range(m.shape[1])})
+    feather.write_feather(columns, local / "t.arrow", compression="uncompressed", chunksize=100)
+    feather.write_feather(columns, local / "z.arrow", compression="zstd", chunksize=100)
     futhark = REPO / "dbdf" / "tests" / "data" / "futhark" / "array_f64_2d_3x4.bin"
-    inputs = {"m.npy": local / "m.npy", "t.parquet": local / "t.parquet", "a.fut": futhark}
+    inputs = {"m.npy": local / "m.npy", "t.parquet": local / "t.parquet", "a.fut": futhark,
+              "t.arrow": local / "t.arrow", "z.arrow": local / "z.arrow"}
     env = s3.env()
     env["TMPDIR"] = str(tmp_path / "no-such-folder")
     for name, path in inputs.items():

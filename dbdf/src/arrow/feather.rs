@@ -1,8 +1,8 @@
 //! Arrow IPC files (Feather v2) on the pipe: a source whose bands are the file's record
-//! batches (each checked against the file's length before it is read), and a sink that writes
-//! a record batch per band, uncompressed by default so that readers can memory-map it.
+//! batches (each checked against the file's length before it is read), of a local file or a
+//! remote object's ranges, and a sink that writes a record batch per band, uncompressed by
+//! default so that readers can memory-map it.
 
-use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -17,14 +17,14 @@ use super::{
 };
 use crate::pipe::{Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::Header;
-use serde_daphne::{Error, Object, Result};
+use serde_daphne::{Error, Object, Positional, ReadAt, Result};
 
 /// `ARROW1`, at both ends of an IPC file.
 const MAGIC: &[u8; 6] = b"ARROW1";
 
 /// An Arrow IPC file, its footer and every batch's place and length checked at open.
 pub(crate) struct FeatherSource {
-    path: std::path::PathBuf,
+    file: Arc<dyn ReadAt>,
     /// A file of big-endian data, held whole and made little-endian.
     swapped: Option<Arc<[u8]>>,
     layout: TablePlan,
@@ -43,13 +43,25 @@ pub fn source(
     path: impl AsRef<Path>,
     options: &ReadOptions,
 ) -> Result<Box<dyn crate::pipe::Source>> {
-    Ok(Box::new(FeatherSource::open(path.as_ref(), options)?))
+    source_at(Arc::new(std::fs::File::open(path.as_ref())?), options)
+}
+
+/// As [`source`], for the file behind `file` (a remote object's ranges: its ends and footer,
+/// each batch's header, then each batch's message and body as the bands need them).
+///
+/// # Errors
+/// As [`source`].
+pub(crate) fn source_at(
+    file: Arc<dyn ReadAt>,
+    options: &ReadOptions,
+) -> Result<Box<dyn crate::pipe::Source>> {
+    Ok(Box::new(FeatherSource::open_at(file, options)?))
 }
 
 impl FeatherSource {
-    fn open(path: &Path, options: &ReadOptions) -> Result<FeatherSource> {
-        let mut file = File::open(path)?;
-        let len = file.metadata()?.len();
+    fn open_at(source: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<FeatherSource> {
+        let len = source.size()?;
+        let mut file = Positional::new(Arc::clone(&source), len);
         let (rows, schema, big_endian) = check_blocks(&mut file, len)?;
         let layout = TablePlan::of(&schema, rows, options, IPC)?;
         let swapped = match big_endian {
@@ -66,7 +78,7 @@ impl FeatherSource {
             None => None,
         };
         Ok(FeatherSource {
-            path: path.to_owned(),
+            file: source,
             swapped,
             headers: [layout.header.clone()],
             layout,
@@ -78,7 +90,10 @@ impl FeatherSource {
 /// Reads the footer and the header of every record batch, checking each place and length
 /// against the file's `len` (the Arrow crate trusts them); the rows of all batches and the
 /// footer's schema; for a file of big-endian data, where its footer is and its length.
-fn check_blocks(file: &mut File, len: u64) -> Result<(u64, arrow_schema::Schema, BigEndian)> {
+fn check_blocks(
+    file: &mut (impl Read + Seek),
+    len: u64,
+) -> Result<(u64, arrow_schema::Schema, BigEndian)> {
     let at_end = |what: &str| IPC.at(len as usize, format!("the file ends before {what}"));
     if len < 2 * MAGIC.len() as u64 + 4 {
         return Err(at_end("its magic and footer"));
@@ -189,7 +204,7 @@ const MAX_ALLOC: u64 = 4 << 30;
 /// Checks that each buffer of `batch` lies in its body (`body` bytes at `body_at`) and that
 /// each compressed one asks for at most the body's size and [`MAX_ALLOC`].
 fn check_buffers(
-    file: &mut File,
+    file: &mut (impl Read + Seek),
     batch: &arrow_ipc::RecordBatch<'_>,
     body_at: u64,
     body: u64,
@@ -242,7 +257,12 @@ impl Source for FeatherSource {
     ) -> Result<()> {
         match &self.swapped {
             Some(bytes) => self.stream(Cursor::new(Arc::clone(bytes)), multiple, each),
-            None => self.stream(BufReader::new(File::open(&self.path)?), multiple, each),
+            None => {
+                // A remote object's round trip is worth a larger read ahead of each message.
+                let capacity = self.file.min_request().max(8 << 10);
+                let file = Positional::new(Arc::clone(&self.file), self.len);
+                self.stream(BufReader::with_capacity(capacity, file), multiple, each)
+            }
         }
     }
 

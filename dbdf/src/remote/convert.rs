@@ -1,8 +1,8 @@
 //! Conversions whose input or output is an object behind a URL.
 //!
 //! Inputs of the formats read by ranges stream through the pipe with no local copy: Parquet
-//! by its footer, then its row groups; `.npy` and Futhark by their headers, then the rows a
-//! band or window needs. A conversion that reads its input twice (an untiled matrix whose
+//! by its footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy` and
+//! Futhark by their headers, then the rows a band or window needs. A conversion that reads its input twice (an untiled matrix whose
 //! block type depends on its non-zeros) fetches it twice. Other remote inputs are downloaded
 //! first, with their sidecars, into a private temporary folder, made only then: a whole
 //! `.dbdf` too, as concurrent large ranges fetch it faster than a block at a time (its
