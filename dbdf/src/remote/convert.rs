@@ -2,15 +2,15 @@
 //!
 //! Inputs of the formats read by ranges stream through the pipe with no local copy: Parquet
 //! by its footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy` and
-//! Futhark by their headers, then the rows a band or window needs. A conversion that reads its input twice (an untiled matrix whose
-//! block type depends on its non-zeros) fetches it twice. Other remote inputs are downloaded
-//! first, with their sidecars, into a private temporary folder, made only then: a whole
-//! `.dbdf` too, as concurrent large ranges fetch it faster than a block at a time (its
-//! windows are read lazily, block by block, by `dbdf slice` and [`super::open_dbdf`]). A
-//! remote output is written there, then uploaded with its sidecars (the object appears only
-//! when complete), and a `.dbdf` output gets its block index beside it. DAPHNE's segments
-//! (`NAME.hdfs`) are the objects under the prefix `NAME.hdfs/`, fetched and sent one by one,
-//! and `NAME.hdfs.meta`.
+//! Futhark by their headers, then the rows a band or window needs. A conversion that reads
+//! its input twice (an untiled matrix whose block type depends on its non-zeros) fetches it
+//! twice. Other remote inputs are downloaded first, with their sidecars, into a private
+//! temporary folder, made only then: a whole `.dbdf` too, as concurrent large ranges fetch it
+//! faster than a block at a time (its windows are read lazily, block by block, by `dbdf slice`
+//! and [`super::open_dbdf`]). A remote output is written there, then uploaded with its
+//! sidecars (the object appears only when complete), and a `.dbdf` output gets its block
+//! index beside it. DAPHNE's segments (`NAME.hdfs`) are the objects under the prefix
+//! `NAME.hdfs/`, fetched and sent one by one, and `NAME.hdfs.meta`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -53,12 +53,10 @@ impl Scratch {
 /// The scratch folder of a conversion, made when first asked for: inputs read in place
 /// need none.
 fn scratch_in(scratch: &mut Option<Scratch>) -> Result<&Scratch> {
-    if scratch.is_none() {
-        *scratch = Some(Scratch::new()?);
-    }
-    scratch
-        .as_ref()
-        .ok_or_else(|| serde_daphne::Error::invalid("no scratch folder"))
+    Ok(match scratch {
+        Some(made) => made,
+        none => none.insert(Scratch::new()?),
+    })
 }
 
 impl Drop for Scratch {

@@ -8,45 +8,13 @@ use std::sync::Arc;
 use serde_daphne::lowlevel::Progress;
 
 use serde::Serialize;
-use serde_daphne::Header;
 use serde_daphne::{BlockIndex, DbdfFile, Dialect, Options};
 use serde_daphne::{BlockInfo, ObjectInfo};
 
 use dbdf::convert::Format;
 
+use crate::header_text::{labels, types_line, value_types};
 use crate::{emit, Failure};
-
-/// The value type of a matrix, or of each column of a frame.
-pub fn value_types(header: &Header) -> Vec<String> {
-    match header {
-        Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.to_string()).collect(),
-        header => vec![header
-            .matrix_value_type()
-            .map_or("?".into(), |vt| vt.to_string())],
-    }
-}
-
-/// The line of `info` that gives a matrix's value type or a frame's labelled columns.
-pub fn types_line(header: &Header) -> String {
-    let (labels, types) = (labels(header), value_types(header));
-    if labels.is_empty() {
-        return format!("  value type: {}\n", types.join(", "));
-    }
-    let columns: Vec<String> = labels
-        .iter()
-        .zip(&types)
-        .map(|(l, t)| format!("{l:?}: {t}"))
-        .collect();
-    format!("  columns: {}\n", columns.join(", "))
-}
-
-/// A frame's column labels (none for a matrix).
-pub fn labels(header: &Header) -> Vec<&str> {
-    match header {
-        Header::Frame { columns, .. } => columns.iter().map(|c| c.label.as_str()).collect(),
-        _ => Vec::new(),
-    }
-}
 
 /// Opens a file lazily (plain reads, or range requests for a URL), naming it in errors.
 pub fn open(file: &Path) -> Result<DbdfFile, Failure> {

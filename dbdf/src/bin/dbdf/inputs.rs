@@ -11,7 +11,7 @@ use dbdf::remote::OpenedInput;
 use serde::Serialize;
 use serde_daphne::Header;
 
-use crate::info::{labels, types_line, value_types};
+use crate::header_text::{labels, types_line, value_types};
 use crate::{emit, Failure};
 
 /// The format of `file`: `from`, else its extension's (or, for a local file, its content's);

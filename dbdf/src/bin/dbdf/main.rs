@@ -8,6 +8,7 @@
 
 mod convert;
 mod files;
+mod header_text;
 mod info;
 mod inputs;
 mod memory;
