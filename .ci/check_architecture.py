@@ -32,10 +32,21 @@ everything = files + [
 existing = {"/".join(p.relative_to(root).parts[-k:]) for p in everything
             for k in range(1, len(p.relative_to(root).parts) + 1)}
 stale = sorted(n for n in named if n not in existing)
+# The storage layer sits below every format (issue 83): it may use only itself and the
+# format crate, never `crate::<any other module>`.
+storage = root / "dbdf" / "src" / "storage"
+upward = [
+    f"{p.relative_to(root)}: {m.group(0)}"
+    for p in storage.rglob("*.rs")
+    for m in re.finditer(r"\b(?:crate|super::super)::(\w+)", p.read_text())
+    if m.group(1) != "storage"
+]
+for line in upward:
+    print(f"the storage layer imports from above it: {line}")
 for rel in missing:
     print(f"ARCHITECTURE.md does not name {rel}")
 for name in stale:
     print(f"ARCHITECTURE.md names {name}, which is no file of the repository")
-if missing or stale:
+if missing or stale or upward:
     sys.exit(1)
 print(f"ARCHITECTURE.md: all {len(files)} source files named")

@@ -29,20 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python" / "tests"))
 from remote_servers import S3, Nginx  # noqa: E402
-from machine import describe  # noqa: E402
-
-
-def timed(cmd, env=None):
-    """Wall seconds, peak RSS (MiB) and stderr of one process, from /usr/bin/time (a child's
-    rusage seen from here would count this Python's pages it was forked with)."""
-    with tempfile.NamedTemporaryFile("r") as out:
-        done = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", out.name, *map(str, cmd)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(map(str, cmd))} failed: {done.stderr}")
-        wall, kib = out.read().split()[-2:]
-    return float(wall), int(kib) / 1024, done.stderr
+from machine import describe, timed  # noqa: E402
 
 
 def stats(err):

@@ -7,7 +7,7 @@
 //!   types), and [`Element`](crate::Element)'s little-endian coding
 //!   ([`read_le`](crate::Element::read_le), [`decode_le`](crate::Element::decode_le),
 //!   [`write_le`](crate::Element::write_le), [`count_nonzero`](crate::Element::count_nonzero)),
-//!   and new vectors: [`zeroed_vec`], [`copied_vec`].
+//!   and new vectors: [`zeroed_vec`].
 //! - Errors of a foreign format: [`Error::foreign`](crate::Error::foreign),
 //!   [`Error::not_convertible`](crate::Error::not_convertible),
 //!   [`Error::invalid`](crate::Error::invalid), placed with
@@ -22,7 +22,8 @@
 //!   [`DbdfFile::reopen`](crate::DbdfFile::reopen).
 //! - CSR arrays from entries in any order: [`RowCounts`], then [`CsrFill`], and
 //!   [`sort_rows`].
-//! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`], [`write_sidecar`],
+//! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`] (or [`parse_meta`], for a
+//!   sidecar fetched from elsewhere), [`write_sidecar`],
 //!   [`sidecar_path`], and the local one of a folder of segments, [`write_segments_sidecar`].
 //! - Progress of long reads and writes: [`Progress`].
 //! - Formats that are folders (segments, part files, Zarr groups), written whole or not at
@@ -69,8 +70,8 @@
 //! These items follow semantic versioning as the rest of the public face does.
 
 pub use crate::io::meta::{
-    daphne_types_as_csr, read_sidecar, sidecar_path, write_segments_sidecar, write_sidecar,
-    DAPHNE_SPARSITY_THRESHOLD,
+    daphne_types_as_csr, parse_meta, read_sidecar, sidecar_path, write_segments_sidecar,
+    write_sidecar, DAPHNE_SPARSITY_THRESHOLD,
 };
 pub use crate::io::progress::Progress;
 pub use crate::io::{
@@ -85,4 +86,4 @@ pub use crate::options::check_alloc;
 pub use crate::pages::{fault_in_on_every_core, fault_in_spare, set_huge_pages};
 pub use crate::platform::portable;
 pub use crate::threads::{pipeline, workers, Producer};
-pub use crate::wire::le::{copied_vec, zeroed_vec};
+pub use crate::wire::le::zeroed_vec;

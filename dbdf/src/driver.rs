@@ -13,12 +13,12 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_daphne::lowlevel::{FileSet, Progress};
-use serde_daphne::{BlockIndex, DataType, Error, Header, ReadAt, ValueType};
+use serde_daphne::{BlockIndex, DataType, Error, Header, ValueType};
 
 use crate::pipe::{InputMetadata, Projection, Sink, Source};
+pub use crate::storage::Input;
 
 /// One format: its names, how its files are told, and how it is read and written. A unit
 /// struct per format, registered once in the table ([`Format::register`] for a format
@@ -64,17 +64,13 @@ pub trait Driver: Send + Sync + 'static {
         )))
     }
 
-    /// An object read by positional reads (a remote object's ranges) as a source, for
+    /// An input read in place, by position (a remote object's ranges), as a source, for
     /// formats [`Stored::Ranges`].
     ///
     /// # Errors
     /// As [`Driver::open`]; by default, that the format is not read by ranges.
-    fn open_at(
-        &self,
-        object: Arc<dyn ReadAt>,
-        options: &ConvertOptions,
-    ) -> Result<Box<dyn Source>, Error> {
-        let _ = (object, options);
+    fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        let _ = (input, options);
         Err(Error::invalid(format!(
             "{} files are not read by ranges",
             first_name(self.names())

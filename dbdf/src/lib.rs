@@ -44,6 +44,7 @@ mod redact;
 pub mod remote;
 pub mod scipy;
 pub mod segments;
+mod storage;
 pub mod systemds;
 mod tables;
 mod text;

@@ -3,11 +3,10 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use serde_daphne::{Error, ReadAt};
+use serde_daphne::Error;
 
-use crate::driver::{ConvertOptions, Driver, OptionSpec, Stored};
+use crate::driver::{ConvertOptions, Driver, Input, OptionSpec, Stored};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// Apache Parquet.
@@ -49,15 +48,11 @@ impl Driver for Parquet {
     }
 
     /// Its footer, then the row groups the columns picked need, by range.
-    fn open_at(
-        &self,
-        object: Arc<dyn ReadAt>,
-        options: &ConvertOptions,
-    ) -> Result<Box<dyn Source>, Error> {
+    fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         #[cfg(feature = "parquet")]
-        return crate::arrow::parquet::source_at(object, &read_options(options));
+        return crate::arrow::parquet::source_at(input.data, &read_options(options));
         #[cfg(not(feature = "parquet"))]
-        Err(without_tables((object, options)))
+        Err(without_tables((input, options)))
     }
 
     fn sink<'w>(
@@ -109,15 +104,11 @@ impl Driver for Arrow {
     }
 
     /// Its ends and footer, each batch's header, then each batch as the bands need it.
-    fn open_at(
-        &self,
-        object: Arc<dyn ReadAt>,
-        options: &ConvertOptions,
-    ) -> Result<Box<dyn Source>, Error> {
+    fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         #[cfg(feature = "parquet")]
-        return crate::arrow::feather::source_at(object, &read_options(options));
+        return crate::arrow::feather::source_at(input.data, &read_options(options));
         #[cfg(not(feature = "parquet"))]
-        Err(without_tables((object, options)))
+        Err(without_tables((input, options)))
     }
 
     fn sink<'w>(

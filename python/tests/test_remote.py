@@ -205,11 +205,13 @@ def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tm
 
 
 def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
-    """A remote `.npy`, Parquet, Arrow IPC (plain and compressed) and Futhark input is read
-    in place: with TMPDIR naming no folder at all, each converts to the same bytes as its
-    local copy."""
+    """A remote `.npy`, Parquet, Arrow IPC (plain and compressed), Futhark, CSV (with its
+    `.meta` sidecar and without) and MatrixMarket coordinate input is read in place: with
+    TMPDIR naming no folder at all, each converts to the same bytes as its local copy."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
+    scipy_io = pytest.importorskip("scipy.io")
+    scipy_sparse = pytest.importorskip("scipy.sparse")
     from conftest import REPO
 
     m = matrix()
@@ -223,8 +225,19 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     feather.write_feather(columns, local / "t.arrow", compression="uncompressed", chunksize=100)
     feather.write_feather(columns, local / "z.arrow", compression="zstd", chunksize=100)
     futhark = REPO / "dbdf" / "tests" / "data" / "futhark" / "array_f64_2d_3x4.bin"
+    # Integers in a CSV with DAPHNE's sidecar saying they are u8; a plain one typed by its text.
+    (local / "typed.csv").write_text("".join(f"{i % 7},{i % 5},{i % 3}\n" for i in range(40000)))
+    (local / "typed.csv.meta").write_text(
+        '{"numRows":40000,"numCols":3,"valueType":"ui8"}')
+    np.savetxt(local / "plain.csv", m, delimiter=",", fmt="%.17g")
+    sparse = scipy_sparse.random(3000, 2000, density=0.01, format="coo", random_state=3)
+    scipy_io.mmwrite(local / "s.mtx", sparse)
     inputs = {"m.npy": local / "m.npy", "t.parquet": local / "t.parquet", "a.fut": futhark,
-              "t.arrow": local / "t.arrow", "z.arrow": local / "z.arrow"}
+              "t.arrow": local / "t.arrow", "z.arrow": local / "z.arrow",
+              "typed.csv": local / "typed.csv", "plain.csv": local / "plain.csv",
+              "s.mtx": local / "s.mtx"}
+    s3.client.put_object(Bucket="data", Key="typed.csv.meta",
+                         Body=(local / "typed.csv.meta").read_bytes())
     env = s3.env()
     env["TMPDIR"] = str(tmp_path / "no-such-folder")
     for name, path in inputs.items():
@@ -233,10 +246,13 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
         tool("convert", f"s3://data/{name}", out, env=env)
         tool("convert", "--from", name.rsplit(".", 1)[1], path, tmp_path / "expected.dbdf")
         assert out.read_bytes() == (tmp_path / "expected.dbdf").read_bytes(), name
+    # The sidecar was read: u8 values, not the i64 the text alone would give.
+    assert dbdf.load(tmp_path / "typed.csv.dbdf").dtype == np.uint8
+    assert np.array_equal(dbdf.load(tmp_path / "plain.csv.dbdf"), m)
     # A format still downloaded first needs the folder, and says so.
-    (local / "m.csv").write_text("1,2\n3,4\n")
-    s3.client.put_object(Bucket="data", Key="m.csv", Body=(local / "m.csv").read_bytes())
-    refused = tool("convert", "s3://data/m.csv", tmp_path / "csv.dbdf", env=env, check=False)
+    np.savez(local / "m.npz", a=m)
+    s3.client.put_object(Bucket="data", Key="m.npz", Body=(local / "m.npz").read_bytes())
+    refused = tool("convert", "s3://data/m.npz", tmp_path / "npz.dbdf", env=env, check=False)
     assert refused.returncode == 1 and "no-such-folder" in refused.stderr, refused.stderr
 
 

@@ -247,8 +247,12 @@ fn read_block<T: Element, R: Read + Seek>(
     })
 }
 
-/// The bytes of `block` that reading `part` of it needs, from its header on (a remote source
-/// fetches them in one request): of a dense block, up to the end of the part's last row.
+/// The bytes of `block` that reading `part` of it needs (a remote source fetches them in one
+/// request): of a dense block, its rows from the part's first to its last; from the block's
+/// header on when the part starts at the block's first row (so that the header is read, and
+/// checked against an index, once per walk over the block); any other block whole. Bands of
+/// a tile read one after another so fetch each byte once, not the tile's rows before them
+/// again for every band.
 fn part_bytes(block: &BlockInfo, part: &Window, size: u64) -> Range<u64> {
     let p = block.place;
     if block.block_type != BlockType::Dense {
@@ -256,9 +260,8 @@ fn part_bytes(block: &BlockInfo, part: &Window, size: u64) -> Range<u64> {
     }
     let row_bytes = u64::from(p.cols) * size;
     let end = block.body() + (part.rows.end - p.row) * row_bytes;
-    match block.spec {
+    match block.spec && part.rows.start == p.row {
         true => block.range.start..end,
-        // A runtime object is one block: from the part's first row.
         false => block.body() + (part.rows.start - p.row) * row_bytes..end,
     }
 }

@@ -81,15 +81,6 @@ pub(crate) fn decode_le<T: LeValue>(bytes: &[u8]) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// A copy of `values` in a new vector, as the crate fills its own: large ones on every
-/// core, into memory faulted in piece by piece, in huge pages while they are faster.
-///
-/// # Errors
-/// [`crate::ErrorKind::OutOfMemory`] when the vector cannot be allocated.
-pub fn copied_vec<T: bytemuck::Pod + Send>(values: &[T]) -> Result<Vec<T>> {
-    copied_from_bytes(bytemuck::cast_slice(values))
-}
-
 /// `bytes` as values of `T` in host order, copied once into a new vector; `bytes.len()`
 /// must be a multiple of the element size.
 #[allow(unsafe_code)]
@@ -173,8 +164,6 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, &x)| x == i as u64 * 3 + 1));
-        let source: Vec<u64> = (0..n as u64).map(|i| i * 5 + 2).collect();
-        assert_eq!(copied_vec(&source).unwrap(), source);
         let mut zeros = zeroed_vec::<u32>(n).unwrap();
         crate::pages::fault_in_on_every_core(&mut zeros);
         assert!(zeros.iter().all(|&x| x == 0));

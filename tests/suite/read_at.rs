@@ -109,6 +109,30 @@ fn an_indexed_file_opens_in_one_request_and_reads_a_window_in_one_per_block() {
 }
 
 #[test]
+fn bands_of_rows_read_in_turn_fetch_each_tile_once_not_its_earlier_rows_again() {
+    // 4 x 4 tiles of 256 x 256 (512 KiB each), read in bands of 32 rows, as a conversion
+    // to row bands reads a tiled file: every band fetches its rows of each tile only.
+    let (m, bytes) = tiled(1024, 1024, (256, 256));
+    let source = Counted::new(bytes.clone());
+    let mut file = indexed(&source);
+    source.take();
+    for r in (0..1024).step_by(32) {
+        let band = file.read_window::<f64>(0, r..r + 32, 0..1024).unwrap();
+        let rows = r as usize..r as usize + 32;
+        assert_eq!(band, m.slice(ndarray::s![rows, ..]), "band at row {r}");
+    }
+    let (requests, fetched) = source.take();
+    // A request per band and tile; before, each band fetched its tiles from their headers,
+    // 4.5x the file's bytes here.
+    assert_eq!(requests, 32 * 4);
+    assert!(
+        fetched <= bytes.len() as u64,
+        "{fetched} bytes fetched for a file of {}",
+        bytes.len()
+    );
+}
+
+#[test]
 fn without_an_index_a_walk_takes_at_most_one_request_per_block() {
     for (tile, blocks) in [((128, 128), 64), ((16, 16), 4096)] {
         let (m, bytes) = tiled(1024, 1024, tile);

@@ -6,16 +6,16 @@
 //! (where a line end may sit inside a field) is checked in one pass by one thread. The second
 //! pass parses bands on every core from where they start, handing them over in row order.
 
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
-use std::sync::mpsc;
+use std::io::{BufReader, Read};
+use std::sync::{mpsc, Arc};
 
 use super::records::{Inference, Records, Start, CSV};
 use serde_daphne::lowlevel::workers;
 use serde_daphne::lowlevel::Meta;
 use serde_daphne::lowlevel::Progress;
-use serde_daphne::{Result, ValueType, Values};
+use serde_daphne::{ReadAt, Result, ValueType, Values};
+
+use crate::storage::Stream;
 
 /// Bytes of text each worker takes at a time in the second pass (tests: every band its own,
 /// so that the workers take turns).
@@ -106,28 +106,28 @@ impl Checked {
 
 /// A CSV file and its sidecar, read from where a band starts as often as asked.
 pub(super) struct Source<'a> {
-    pub path: &'a Path,
+    pub data: &'a Arc<dyn ReadAt>,
     pub sidecar: Option<&'a Meta>,
     pub progress: Option<&'a Progress>,
 }
 
 impl Source<'_> {
+    /// The bytes from `at` to `end`, read ahead when the input is remote.
+    fn stream(&self, at: u64, end: u64) -> Result<BufReader<Stream>> {
+        let capacity = (end - at).clamp(8 << 10, 1 << 20) as usize;
+        let stream = Stream::new(Arc::clone(self.data), at..end)?;
+        Ok(BufReader::with_capacity(capacity, stream))
+    }
+
     /// The records from byte `at` to byte `end`.
     fn records_at(&self, at: u64, end: u64) -> Result<Records<impl Read>> {
-        let mut file = File::open(self.path)?;
-        file.seek(SeekFrom::Start(at))?;
-        let capacity = (end - at).clamp(8 << 10, 1 << 20) as usize;
-        Ok(Records::new(BufReader::with_capacity(
-            capacity,
-            file.take(end - at),
-        )))
+        Ok(Records::new(self.stream(at, end)?))
     }
 
     /// The first pass. `band_rows` gives the rows per band for a width.
     pub(super) fn scan(&self, band_rows: impl Fn(&Start) -> u64) -> Result<Plan> {
-        let end = std::fs::metadata(self.path)?.len();
-        let file = BufReader::with_capacity(1 << 20, File::open(self.path)?);
-        let mut records = Records::new(file);
+        let end = self.data.size()?;
+        let mut records = self.records_at(0, end)?;
         let mut start = Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
         let band = band_rows(&start).max(1);
         let first = start.first.take();
@@ -170,8 +170,7 @@ impl Source<'_> {
     /// Checks the records in one pass from the file's start (again, where the parallel check
     /// gave up part way), noting where bands of `band` rows start.
     fn check_in_one_pass(&self, start: &Start, band: u64) -> Result<(Checked, Vec<BandStart>)> {
-        let file = BufReader::with_capacity(1 << 20, File::open(self.path)?);
-        let mut records = Records::new(file);
+        let mut records = self.records_at(0, self.data.size()?)?;
         let mut again = Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
         let first = again.first.take();
         let mut starts = Vec::new();
@@ -191,8 +190,7 @@ impl Source<'_> {
     /// from the line ends alone; `None` for a file where a line end may not end a record (a
     /// quote, or a `\r` without `\n`).
     fn index_lines(&self, from: u64, band: u64, end: u64) -> Result<Option<LineIndex>> {
-        let mut file = File::open(self.path)?;
-        file.seek(SeekFrom::Start(from))?;
+        let mut file = Stream::new(Arc::clone(self.data), from..end)?;
         let workers = workers() as u64;
         let mut index = LineIndex {
             starts: Vec::new(),

@@ -7,7 +7,7 @@ use serde_daphne::lowlevel::{sidecar_path, FileSet};
 use serde_daphne::{Dialect, Error, Header, Options};
 
 use super::WriteOptions;
-use crate::driver::{ConvertOptions, Driver};
+use crate::driver::{ConvertOptions, Driver, Input, Stored};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// Comma-separated values (`.csv`), with DAPHNE's `.meta` sidecar.
@@ -28,6 +28,15 @@ impl Driver for Csv {
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         super::source(path)
+    }
+
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    /// Read twice, each time as streams (a few ranges in flight), with its `.meta` sidecar.
+    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(super::CsvSource::open_input(&input)?))
     }
 
     /// `.dbdf`'s runtime dialect asks for CSV as DAPHNE reads it too.

@@ -7,7 +7,8 @@
 //! sidecar, so that types survive; in the runtime dialect frames get no header record (DAPHNE
 //! takes the labels from the sidecar). Records are parsed and written by the `csv` crate
 //! (RFC 4180 quoting, fields with line breaks), streamed: only the values are held, and
-//! [`source`] holds a few bands of them (it reads the file twice). The
+//! its source on the pipe holds a few bands of them (it reads the file twice, each time as a
+//! stream: a remote one in place, a few ranges in flight). The
 //! whole read is in `read.rs`, the rules both share (header, width, typing) in
 //! `records.rs`, the pipe's source and sink in `pipe.rs`.
 //!
@@ -145,7 +146,7 @@ pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// As [`read()`]: the first pass finds every malformed record.
-pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(CsvSource::open(path.as_ref())?))
 }
 

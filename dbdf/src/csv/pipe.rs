@@ -3,16 +3,17 @@
 //! bands are parsed on every core, in order), and a sink that writes each band's records.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use super::bands::{Plan, Source as Bands};
 use super::write::{write_labels, write_records};
 use crate::pipe::{Band, Cells, Pieces, Regroup, Sink, Source};
-use serde_daphne::lowlevel::read_sidecar;
-use serde_daphne::lowlevel::Meta;
+use crate::storage::Input;
+use serde_daphne::lowlevel::{parse_meta, Meta};
 use serde_daphne::Column;
 use serde_daphne::Header;
-use serde_daphne::{DataType, Result};
+use serde_daphne::{DataType, ReadAt, Result};
 
 /// Bytes of values per band of rows as the first pass plans them: several bands per core
 /// for all but small files.
@@ -20,7 +21,7 @@ const BAND: u64 = 4 << 20;
 
 /// A CSV file (with its `.meta` sidecar, if there is one), checked by a first pass.
 pub struct CsvSource {
-    path: PathBuf,
+    data: Arc<dyn ReadAt>,
     sidecar: Option<Meta>,
     plan: Plan,
     headers: [Header; 1],
@@ -34,9 +35,24 @@ impl CsvSource {
     /// # Errors
     /// As [`super::read`]; I/O errors.
     pub(crate) fn open(path: &Path) -> Result<CsvSource> {
-        let sidecar = read_sidecar(path)?;
+        CsvSource::open_input(&Input::local(path)?)
+    }
+
+    /// [`CsvSource::open`] for an input wherever it is kept (a remote one is read twice, as
+    /// streams).
+    ///
+    /// # Errors
+    /// As [`super::read`]; I/O and request errors.
+    pub(crate) fn open_input(input: &Input) -> Result<CsvSource> {
+        let sidecar = match input.meta()? {
+            Some(text) => Some(parse_meta(
+                &text,
+                Path::new(&format!("{}.meta", input.name)),
+            )?),
+            None => None,
+        };
         let bands = Bands {
-            path,
+            data: &input.data,
             sidecar: sidecar.as_ref(),
             progress: None,
         };
@@ -44,7 +60,7 @@ impl CsvSource {
         let plan = bands.scan(|start| BAND / (8 * start.width as u64).max(1))?;
         let header = header(&plan);
         Ok(CsvSource {
-            path: path.to_owned(),
+            data: Arc::clone(&input.data),
             input_len: plan.end,
             sidecar,
             plan,
@@ -65,7 +81,7 @@ impl Source for CsvSource {
         each: &mut dyn FnMut(Band) -> Result<bool>,
     ) -> Result<()> {
         let bands = Bands {
-            path: &self.path,
+            data: &self.data,
             sidecar: self.sidecar.as_ref(),
             progress: None,
         };
@@ -290,8 +306,9 @@ mod tests {
                     assert_eq!(got, expected, "{text:?} {options:?}");
                 }
                 // Bands of one and two rows.
+                let data: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(&input).unwrap());
                 let source = Source {
-                    path: &input,
+                    data: &data,
                     sidecar: hint.as_ref(),
                     progress: None,
                 };

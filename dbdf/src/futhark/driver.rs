@@ -2,13 +2,12 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use serde_daphne::{Error, ReadAt};
+use serde_daphne::Error;
 
 use super::pipe::FutharkSource;
 use super::WriteOptions;
-use crate::driver::{ConvertOptions, Driver, OptionSpec, Stored, Takes};
+use crate::driver::{ConvertOptions, Driver, Input, OptionSpec, Stored, Takes};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// Futhark binary data (`.fut`).
@@ -40,12 +39,8 @@ impl Driver for Futhark {
     }
 
     /// A request per value's header, then the rows each band or window needs.
-    fn open_at(
-        &self,
-        object: Arc<dyn ReadAt>,
-        _: &ConvertOptions,
-    ) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(FutharkSource::open_at(object)?))
+    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(FutharkSource::open_at(input.data)?))
     }
 
     fn sink<'w>(

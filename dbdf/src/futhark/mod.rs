@@ -334,7 +334,7 @@ impl Head {
 ///
 /// # Errors
 /// As [`from_slice`], for the values' headers; I/O errors.
-pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(FutharkSource::open(path.as_ref())?))
 }
 

@@ -5,18 +5,21 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::entries::Symmetry;
 use super::head::{parse_head, read_head, MTX};
 use crate::input::read_exact_at;
 use crate::input::write_le;
 use crate::pipe::{Band, Windows};
+use crate::storage::Stream;
 use crate::text::parse_value;
 use serde_daphne::lowlevel::scratch_file;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::Element;
 use serde_daphne::Header;
+use serde_daphne::ReadAt;
 use serde_daphne::Result;
 use serde_daphne::ValueType;
 
@@ -34,17 +37,21 @@ pub(crate) struct MtxArraySource {
 }
 
 impl MtxArraySource {
-    /// Reads the array file at `path` into the scratch file; `None` for files it does not
+    /// Reads the array file `data` (at `path` for a local one, whose folder then holds the
+    /// scratch file) into the scratch file; `None` for files it does not
     /// take (coordinate files, symmetric ones, whose values are also their mirrors', integer
     /// files no type holds), which the whole read reads or refuses.
     ///
     /// # Errors
     /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong (a
     /// malformed value, too few or too many values); I/O errors.
-    pub(crate) fn open(path: &Path) -> Result<Option<MtxArraySource>> {
-        let file = std::fs::File::open(path)?;
-        let input_len = file.metadata()?.len();
-        let mut reader = BufReader::with_capacity(1 << 20, file);
+    pub(crate) fn open(
+        data: &Arc<dyn ReadAt>,
+        path: Option<&Path>,
+    ) -> Result<Option<MtxArraySource>> {
+        let input_len = data.size()?;
+        let mut reader =
+            BufReader::with_capacity(1 << 20, Stream::new(Arc::clone(data), 0..input_len)?);
         let (head, _, mut line_number) = read_head(&mut reader).map_err(|e| MTX.error(e))?;
         let head = parse_head(&head).map_err(|e| MTX.error(e))?;
         let [rows, cols] = head.dims[..] else {
@@ -54,14 +61,14 @@ impl MtxArraySource {
             return Ok(None);
         }
         let vt = match head.value_type {
-            ValueType::I64 if !head.typed_by_comment => match integer_type(path, line_number)? {
+            ValueType::I64 if !head.typed_by_comment => match integer_type(data, line_number)? {
                 Some(vt) => vt,
                 None => return Ok(None), // the whole read says what is wrong
             },
             vt => vt,
         };
-        let scratch =
-            scratch_file(path).or_else(|_| scratch_file(&std::env::temp_dir().join("dbdf")))?;
+        let in_temp = || scratch_file(&std::env::temp_dir().join("dbdf"));
+        let scratch = path.map_or_else(in_temp, |p| scratch_file(p).or_else(|_| in_temp()))?;
         let mut out = BufWriter::with_capacity(1 << 20, &scratch);
         let mut line = String::new();
         let mut count = 0u64;
@@ -139,8 +146,9 @@ impl Windows for MtxArraySource {
 /// its values (after line `head_lines`): `i64`, or `u64` when a value exceeds `i64::MAX`.
 /// `None` for a file the whole read refuses (a negative value beside such a one, or a value
 /// that is no integer), whose error it words.
-fn integer_type(input: &Path, head_lines: usize) -> Result<Option<ValueType>> {
-    let mut reader = BufReader::with_capacity(1 << 20, std::fs::File::open(input)?);
+fn integer_type(data: &Arc<dyn ReadAt>, head_lines: usize) -> Result<Option<ValueType>> {
+    let all = Stream::new(Arc::clone(data), 0..u64::MAX)?;
+    let mut reader = BufReader::with_capacity(1 << 20, all);
     let mut line = String::new();
     let (mut lines, mut negative, mut beyond) = (0usize, false, false);
     while reader.read_line(&mut line)? > 0 {

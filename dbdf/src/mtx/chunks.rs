@@ -1,19 +1,22 @@
 //! A text file read in runs of whole lines (one per thread) and chunks of whole lines (a
 //! bounded buffer each), for the coordinate reader's passes.
 
-use std::fs::File;
 use std::io::Read;
-use std::path::Path;
+use std::sync::Arc;
+
+use serde_daphne::ReadAt;
+
+use crate::storage::Stream;
 
 /// Calls `each(text, offset of the text from `from`)` with bytes `from..to` of the file in
 /// chunks of whole lines of about `chunk` bytes.
 pub(super) fn for_each_chunk(
-    path: &Path,
+    data: &Arc<dyn ReadAt>,
     run: (u64, u64),
     chunk: usize,
     mut each: impl FnMut(&[u8], usize),
 ) -> Result<(), String> {
-    let mut chunks = Chunks::open(path, run, chunk)?;
+    let mut chunks = Chunks::open(data, run, chunk)?;
     while let Some((text, at)) = chunks.next()? {
         each(text, at);
     }
@@ -22,19 +25,18 @@ pub(super) fn for_each_chunk(
 
 /// Splits bytes `from..to` of the file into `parts` runs of whole lines.
 pub(super) fn split_runs(
-    path: &Path,
+    data: &Arc<dyn ReadAt>,
     (from, to): (u64, u64),
     parts: u64,
 ) -> Result<Vec<(u64, u64)>, String> {
-    let mut file = File::open(path).map_err(|e| e.to_string())?;
     let mut starts = vec![from];
     let mut probe = vec![0u8; 64 << 10];
     for t in 1..parts {
         let guess = from + (to - from) * t / parts;
         // After the first line break past the guess (a line longer than the probe moves no
         // split: the run before it grows).
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(guess))
-            .map_err(|e| e.to_string())?;
+        let end = to.min(guess + probe.len() as u64);
+        let mut file = Stream::new(Arc::clone(data), guess..end).map_err(|e| e.to_string())?;
         let got = read_full(&mut file, &mut probe).map_err(|e| e.to_string())?;
         if let Some(p) = memchr::memchr(b'\n', &probe[..got]) {
             let at = guess + p as u64 + 1;
@@ -51,7 +53,7 @@ pub(super) fn split_runs(
 /// the last line break of a chunk moves to the front for the next (the buffer grows only
 /// for a line longer than it).
 pub(super) struct Chunks {
-    file: std::io::Take<File>,
+    file: Stream,
     buf: Vec<u8>,
     /// Bytes of `buf` read, and of those the chunk handed out last.
     filled: usize,
@@ -63,15 +65,12 @@ pub(super) struct Chunks {
 
 impl Chunks {
     pub(super) fn open(
-        path: &Path,
+        data: &Arc<dyn ReadAt>,
         (from, to): (u64, u64),
         chunk: usize,
     ) -> Result<Chunks, String> {
-        let mut file = File::open(path).map_err(|e| e.to_string())?;
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from))
-            .map_err(|e| e.to_string())?;
         Ok(Chunks {
-            file: file.take(to - from),
+            file: Stream::new(Arc::clone(data), from..to).map_err(|e| e.to_string())?,
             buf: vec![0; chunk.max(16)],
             filled: 0,
             cut: 0,

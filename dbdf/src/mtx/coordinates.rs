@@ -14,9 +14,8 @@
 //! Own code rather than a crate: no maintained crate parses MatrixMarket into CSR in place;
 //! `str::parse` (exact, Eisel-Lemire) does the numbers, a byte loop the indices.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Barrier, RwLock};
+use std::sync::{Arc, Barrier, RwLock};
 
 use super::chunks::{split_runs, Chunks};
 use super::entries::{entry_indices, ColIndex, MtxHeader, Parsed, Symmetry};
@@ -24,7 +23,7 @@ use super::passes::{count_rows, Lockstep, RunFound};
 use serde_daphne::lowlevel::workers;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::lowlevel::Progress;
-use serde_daphne::{Object, ValueType, Values};
+use serde_daphne::{Object, ReadAt, ValueType, Values};
 
 /// The CSR arrays a coordinate file makes: row offsets, each entry's column and value.
 pub(crate) struct CsrArrays<I> {
@@ -43,13 +42,13 @@ pub(crate) struct CsrArrays<I> {
 /// # Errors
 /// A message naming the line and what is wrong.
 pub fn read(
-    path: &Path,
+    data: &Arc<dyn ReadAt>,
     data_at: u64,
     first_line: usize,
     layout: &MtxHeader,
     progress: Option<&Progress>,
 ) -> Result<Object, String> {
-    let a = read_arrays::<usize>(path, data_at, first_line, layout, progress)?;
+    let a = read_arrays::<usize>(data, data_at, first_line, layout, progress)?;
     Object::csr(a.rows, a.cols, a.offsets, a.columns, a.values).map_err(|e| e.to_string())
 }
 
@@ -58,7 +57,7 @@ pub fn read(
 /// # Errors
 /// As [`read`].
 pub(crate) fn read_arrays<I: ColIndex>(
-    path: &Path,
+    data: &Arc<dyn ReadAt>,
     data_at: u64,
     first_line: usize,
     layout: &MtxHeader,
@@ -75,8 +74,8 @@ pub(crate) fn read_arrays<I: ColIndex>(
     let nrows = layout.rows as usize;
     // Pass 1: each row's entries. Every counted entry is a line of the file (or its mirror),
     // so the arrays below are no larger than the file justifies.
-    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    let offsets = count_rows(path, (data_at, len), layout)?;
+    let len = data.size().map_err(|e| e.to_string())?;
+    let offsets = count_rows(data, (data_at, len), layout)?;
     let total = offsets[nrows];
     // Zeroed fresh pages, advised huge: the entries land all over them.
     let mut cols = zeroed_vec::<I>(total).map_err(|e| e.to_string())?;
@@ -85,7 +84,7 @@ pub(crate) fn read_arrays<I: ColIndex>(
     // Pass 2: each thread parses chunks of its own run of lines, then (once both have) places
     // the entries of its half of the rows from both: the threads take turns in lockstep, and
     // each writes only its rows' part of the arrays.
-    let runs = split_runs(path, (data_at, len), workers() as u64)?;
+    let runs = split_runs(data, (data_at, len), workers() as u64)?;
     let workers = runs.len();
     let bounds: Vec<usize> = (0..=workers).map(|t| nrows * t / workers).collect();
     let mut parts = Vec::with_capacity(workers);
@@ -103,7 +102,7 @@ pub(crate) fn read_arrays<I: ColIndex>(
         parts.push((c, v, k));
     }
     let lockstep = Lockstep {
-        path,
+        data,
         layout,
         offsets: &offsets,
         buffers: runs
@@ -135,7 +134,7 @@ pub(crate) fn read_arrays<I: ColIndex>(
     // Workers give file offsets; lines count from the data's first.
     let line_of_byte = |at: usize| {
         line_at(
-            path,
+            data,
             data_at,
             at.saturating_sub(data_at as usize),
             first_line,
@@ -189,7 +188,7 @@ pub(crate) fn read_arrays<I: ColIndex>(
         (low, high.join().expect("sorting does not panic"))
     });
     if let Some((r, c)) = dup_low.or(dup_high) {
-        let n = duplicate_line(path, data_at, first_line, layout, r, c);
+        let n = duplicate_line(data, data_at, first_line, layout, r, c);
         return Err(format!("line {n}: duplicate entry ({}, {})", r + 1, c + 1));
     }
     Ok(CsrArrays {
@@ -202,8 +201,8 @@ pub(crate) fn read_arrays<I: ColIndex>(
 }
 
 /// The line holding byte `at` of the data (read again a chunk at a time: for errors only).
-fn line_at(path: &Path, data_at: u64, at: usize, first_line: usize) -> Option<usize> {
-    let mut chunks = Chunks::open(path, (data_at, u64::MAX), 1 << 20).ok()?;
+fn line_at(data: &Arc<dyn ReadAt>, data_at: u64, at: usize, first_line: usize) -> Option<usize> {
+    let mut chunks = Chunks::open(data, (data_at, u64::MAX), 1 << 20).ok()?;
     let mut line = first_line;
     while let Some((text, start)) = chunks.next().ok()? {
         let upto = at.saturating_sub(start).min(text.len());
@@ -261,14 +260,14 @@ fn typed(bits: Vec<u64>, vt: ValueType) -> Values {
 
 /// The line of the second entry at (`row`, `col`) (0-based), or of its mirror.
 fn duplicate_line(
-    path: &Path,
+    data: &Arc<dyn ReadAt>,
     data_at: u64,
     first_line: usize,
     layout: &MtxHeader,
     row: usize,
     col: usize,
 ) -> usize {
-    let Ok(mut chunks) = Chunks::open(path, (data_at, u64::MAX), 1 << 20) else {
+    let Ok(mut chunks) = Chunks::open(data, (data_at, u64::MAX), 1 << 20) else {
         return 0;
     };
     let (mut line, mut seen) = (first_line, 0);

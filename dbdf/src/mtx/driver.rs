@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_daphne::{DataType, Error};
 
 use super::{Layout, ReadOptions, WriteOptions};
-use crate::driver::{ConvertOptions, Driver, OptionSpec, Takes};
+use crate::driver::{ConvertOptions, Driver, Input, OptionSpec, Stored, Takes};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// MatrixMarket (`.mtx`).
@@ -45,6 +45,19 @@ impl Driver for Mtx {
             progress: options.progress.clone(),
         };
         super::source(path, &read)
+    }
+
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    /// Read as streams, each pass's runs a few ranges in flight: an array file into a
+    /// scratch file in the temporary folder, a coordinate file into CSR arrays in memory.
+    fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        let read = ReadOptions {
+            progress: options.progress.clone(),
+        };
+        Ok(Box::new(super::MtxSource::open_input(&input, &read)?))
     }
 
     fn sink<'w>(

@@ -18,10 +18,12 @@ mod passes;
 mod source;
 
 pub(crate) use driver::Mtx;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::pipe::{Band, Cells, Pieces, Sink, Spilled, Windows, BAND_BYTES};
+use crate::storage::Stream;
 use crate::text::{format_value, parse_value};
 use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
@@ -32,7 +34,7 @@ use serde_daphne::with_value_type;
 use serde_daphne::Element;
 use serde_daphne::ErrorDetails;
 use serde_daphne::Header;
-use serde_daphne::{DataType, Error, Object, Result, Value, ValueType, Values};
+use serde_daphne::{DataType, Error, Object, ReadAt, Result, Value, ValueType, Values};
 
 pub(crate) use source::MtxSource;
 
@@ -107,8 +109,8 @@ pub fn read(path: impl AsRef<Path>) -> Result<Object> {
 pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
     let path = path.as_ref();
     // A file that cannot be opened is an I/O error, not a MatrixMarket one.
-    std::fs::File::open(path)?;
-    read_path_text(path, options.progress.as_ref()).map_err(|message| MTX.error(message))
+    let data: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(path)?);
+    read_data_text(&data, options.progress.as_ref()).map_err(|message| MTX.error(message))
 }
 
 /// Reads MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for
@@ -127,7 +129,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Object> {
 ///
 /// # Errors
 /// As [`read()`].
-pub fn source(
+pub(crate) fn source(
     path: impl AsRef<Path>,
     options: &ReadOptions,
 ) -> Result<Box<dyn crate::pipe::Source>> {
@@ -139,28 +141,34 @@ pub fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
     Box::new(MtxSink::new(out))
 }
 
-fn read_path_text(path: &Path, progress: Option<&Progress>) -> Result<Object, String> {
-    match coordinate_layout(path)? {
-        Some((layout, at, lines)) => coordinates::read(path, at, lines + 1, &layout, progress),
-        None => read_text(&std::fs::read_to_string(path).map_err(|e| e.to_string())?),
+fn read_data_text(data: &Arc<dyn ReadAt>, progress: Option<&Progress>) -> Result<Object, String> {
+    match coordinate_layout(data)? {
+        Some((layout, at, lines)) => coordinates::read(data, at, lines + 1, &layout, progress),
+        None => {
+            let mut text = String::new();
+            Stream::new(Arc::clone(data), 0..u64::MAX)
+                .and_then(|mut all| all.read_to_string(&mut text))
+                .map_err(|e| e.to_string())?;
+            read_text(&text)
+        }
     }
 }
 
 /// A coordinate file's CSR arrays with 4-byte column indices; `None` for an array file.
 fn coordinate_arrays(
-    path: &Path,
+    data: &Arc<dyn ReadAt>,
     progress: Option<&Progress>,
 ) -> Result<Option<coordinates::CsrArrays<u32>>, String> {
-    let Some((layout, at, lines)) = coordinate_layout(path)? else {
+    let Some((layout, at, lines)) = coordinate_layout(data)? else {
         return Ok(None);
     };
-    coordinates::read_arrays(path, at, lines + 1, &layout, progress).map(Some)
+    coordinates::read_arrays(data, at, lines + 1, &layout, progress).map(Some)
 }
 
 /// A coordinate file's layout, where its entries start (byte and line); `None` for an
 /// array file.
-fn coordinate_layout(path: &Path) -> Result<Option<(MtxHeader, u64, usize)>, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+fn coordinate_layout(data: &Arc<dyn ReadAt>) -> Result<Option<(MtxHeader, u64, usize)>, String> {
+    let file = Stream::new(Arc::clone(data), 0..u64::MAX).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let (head, at, lines) = read_head(&mut reader)?;
     if !head.to_lowercase().contains("coordinate") {

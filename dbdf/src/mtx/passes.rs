@@ -1,9 +1,10 @@
 //! The coordinate reader's two passes on every core: counting each row's entries, then
 //! parsing entries into their rows' places in the CSR arrays, the threads in lockstep.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, RwLock};
+use std::sync::{Arc, Barrier, RwLock};
+
+use serde_daphne::ReadAt;
 
 use super::chunks::{for_each_chunk, split_runs, Chunks};
 use super::entries::{
@@ -20,20 +21,20 @@ const CHUNK: usize = if cfg!(test) { 64 } else { 8 << 20 };
 /// The first pass: each row's entries (a mirrored entry counts in its row too), as CSR row
 /// offsets. Lines that do not parse are left to the second pass, which says what is wrong.
 pub(super) fn count_rows(
-    path: &Path,
+    data: &Arc<dyn ReadAt>,
     (from, to): (u64, u64),
     layout: &MtxHeader,
 ) -> Result<Vec<usize>, String> {
     let nrows = layout.rows as usize;
     // Each thread reads and counts its own run of lines: no chunk waits for another.
-    let runs = split_runs(path, (from, to), workers() as u64)?;
+    let runs = split_runs(data, (from, to), workers() as u64)?;
     let counts = std::thread::scope(|scope| {
         let handles: Vec<_> = runs
             .iter()
             .map(|&run| {
                 scope.spawn(move || {
                     let mut counts = vec![0u32; nrows];
-                    for_each_chunk(path, run, CHUNK / 4, |text, _| {
+                    for_each_chunk(data, run, CHUNK / 4, |text, _| {
                         count_lines(text, layout, &mut counts)
                     })
                     .map(|()| counts)
@@ -125,7 +126,7 @@ pub(super) struct RunFound {
 /// The second pass's workers, taking turns: each parses a chunk of its run into its buffer,
 /// then each places its rows' entries from every buffer.
 pub(super) struct Lockstep<'p> {
-    pub(super) path: &'p Path,
+    pub(super) data: &'p Arc<dyn ReadAt>,
     pub(super) layout: &'p MtxHeader,
     /// The CSR row offsets the first pass counted.
     pub(super) offsets: &'p [usize],
@@ -150,7 +151,7 @@ impl Lockstep<'_> {
         rows: (usize, usize),
     ) -> Result<RunFound, String> {
         let mut failure = None;
-        let mut chunks = match Chunks::open(self.path, run, CHUNK / 2) {
+        let mut chunks = match Chunks::open(self.data, run, CHUNK / 2) {
             Ok(chunks) => Some(chunks),
             Err(e) => {
                 failure = Some(e);

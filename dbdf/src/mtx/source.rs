@@ -3,12 +3,14 @@
 //! entries build (they come in any order), a symmetric array file read whole.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::array::MtxArraySource;
 use super::csr_source::CoordinateSource;
-use super::{coordinate_arrays, read_with, ReadOptions, MTX};
+use super::{coordinate_arrays, read_data_text, ReadOptions, MTX};
 use crate::pipe::{source_in_field, Held, InputMetadata, Source};
-use serde_daphne::Result;
+use crate::storage::Input;
+use serde_daphne::{ReadAt, Result};
 
 /// A MatrixMarket file as a source of the pipe ([`super::source`]).
 pub struct MtxSource(Read);
@@ -22,19 +24,35 @@ enum Read {
 impl MtxSource {
     /// Opens the file at `path` and reads what it must before the first band.
     pub(crate) fn open(path: &Path, options: &ReadOptions) -> Result<MtxSource> {
-        if let Some(array) = MtxArraySource::open(path)? {
+        let data: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(path)?);
+        MtxSource::read(&data, Some(path), options)
+    }
+
+    /// [`MtxSource::open`] for an input wherever it is kept, read as streams (a remote one
+    /// in place, a few ranges in flight).
+    pub(crate) fn open_input(input: &Input, options: &ReadOptions) -> Result<MtxSource> {
+        MtxSource::read(&input.data, None, options)
+    }
+
+    /// `data` (the file at `path`, for a local one) read as far as the first band needs.
+    fn read(
+        data: &Arc<dyn ReadAt>,
+        path: Option<&Path>,
+        options: &ReadOptions,
+    ) -> Result<MtxSource> {
+        if let Some(array) = MtxArraySource::open(data, path)? {
             return Ok(MtxSource(Read::Array(array)));
         }
-        let len = std::fs::metadata(path)?.len();
+        let len = data.size()?;
         let progress = options.progress.as_ref();
         let coordinates =
-            coordinate_arrays(path, progress).map_err(|message| MTX.error(message))?;
+            coordinate_arrays(data, progress).map_err(|message| MTX.error(message))?;
         if let Some(arrays) = coordinates {
             return Ok(MtxSource(Read::Coordinates(CoordinateSource::new(
                 arrays, len,
             ))));
         }
-        let object = read_with(path, options)?;
+        let object = read_data_text(data, progress).map_err(|message| MTX.error(message))?;
         let held = Held::new(vec![object], len, InputMetadata::default())?;
         Ok(MtxSource(Read::Whole(held)))
     }

@@ -2,11 +2,10 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use serde_daphne::{Error, ReadAt};
+use serde_daphne::Error;
 
-use crate::driver::{ConvertOptions, Driver, Stored};
+use crate::driver::{ConvertOptions, Driver, Input, Stored};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// NumPy `.npy`.
@@ -34,12 +33,8 @@ impl Driver for Npy {
     }
 
     /// Its header, then the rows each band or window needs, by range.
-    fn open_at(
-        &self,
-        object: Arc<dyn ReadAt>,
-        _: &ConvertOptions,
-    ) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(super::stream::NpySource::open_at(object)?))
+    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(super::stream::NpySource::open_at(input.data)?))
     }
 
     fn sink<'w>(

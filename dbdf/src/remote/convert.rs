@@ -1,9 +1,11 @@
 //! Conversions whose input or output is an object behind a URL.
 //!
-//! Inputs of the formats read by ranges stream through the pipe with no local copy: Parquet
-//! by its footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy` and
-//! Futhark by their headers, then the rows a band or window needs. A conversion that reads
-//! its input twice (an untiled matrix whose block type depends on its non-zeros) fetches it
+//! Inputs of the formats read in place stream through the pipe with no local copy, opened
+//! as a [`crate::storage::Input`] over an [`ObjectReader`] (sidecars fetched when the format
+//! asks): Parquet by its footer, then its row groups; Arrow IPC by its footer, then its
+//! batches; `.npy` and Futhark by their headers, then the rows a band or window needs; CSV and
+//! MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
+//! MatrixMarket, an untiled matrix whose block type depends on its non-zeros) fetches it
 //! twice. Other remote inputs are downloaded first, with their sidecars, into a private
 //! temporary folder, made only then: a whole `.dbdf` too, as concurrent large ranges fetch it
 //! faster than a block at a time (its windows are read lazily, block by block, by `dbdf slice`
@@ -15,7 +17,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::Result;
@@ -115,8 +117,10 @@ pub fn convert_urls(
                 report.warnings.splice(0..0, notes);
                 report
             }
-            Fetched::Streamed(_, mut source) => {
-                convert_from(&mut *source, input, &local_output, options)?
+            Fetched::Streamed(_, mut source, notes) => {
+                let mut report = convert_from(&mut *source, input, &local_output, options)?;
+                report.warnings.splice(0..0, take_notes(&notes));
+                report
             }
         },
     };
@@ -139,7 +143,16 @@ pub fn convert_urls(
 enum Fetched {
     /// A local copy, the format asked for, and notes on sidecars the store refused.
     Copy(PathBuf, Option<Format>, Vec<String>),
-    Streamed(Format, Box<dyn Source>),
+    /// A source reading the object in place, and where notes on sidecars it asks for and
+    /// the store refuses gather.
+    Streamed(Format, Box<dyn Source>, Notes),
+}
+
+/// Notes on sidecars the store refused, gathered as a source asks for them.
+type Notes = Arc<Mutex<Vec<String>>>;
+
+fn take_notes(notes: &Notes) -> Vec<String> {
+    std::mem::take(&mut *notes.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// Opens the object at `url` (`input` as given) for reading, as its format is stored
@@ -166,10 +179,15 @@ fn fetch_input(
         }
         // Read in place, by ranges.
         (Some(format), Some((driver, Stored::Ranges))) => {
-            let reader = ObjectReader::open(object).map_err(fail_at(input))?;
-            let source = driver.open_at(Arc::new(reader), options);
+            let notes = Notes::default();
+            let object = ObjectReader::input(object, &notes).map_err(fail_at(input))?;
+            let source = driver.open_at(object, options);
             let source = source.and_then(|s| convert::projected(s, driver, options));
-            Ok(Fetched::Streamed(format, source.map_err(fail_at(input))?))
+            Ok(Fetched::Streamed(
+                format,
+                source.map_err(fail_at(input))?,
+                notes,
+            ))
         }
         _ => {
             let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
@@ -229,7 +247,9 @@ pub fn open_input(
                             .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
                         (format, source, notes)
                     }
-                    Fetched::Streamed(format, source) => (format, source, Vec::new()),
+                    Fetched::Streamed(format, source, notes) => {
+                        (format, source, take_notes(&notes))
+                    }
                 };
             Ok(OpenedInput {
                 format,

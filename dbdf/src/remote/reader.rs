@@ -2,13 +2,14 @@
 //! `.dbdf` objects opened lazily through their block index when there is one.
 
 use std::io::{self, IoSliceMut};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde_daphne::{BlockIndex, DbdfFile, Error, ErrorKind, Options, ReadAt, Result};
 
 use super::object::{ObjectChanged, RemoteObject, Version};
 use super::{RequestStats, StorageOptions};
+use crate::storage::{Input, Sidecars};
 
 /// Bytes below which a request costs as much as a request of this many: what readers read
 /// ahead, and what opening fetches first.
@@ -88,6 +89,48 @@ impl ObjectReader {
             ));
         }
         Ok(bytes)
+    }
+}
+
+/// A remote input's sidecars: the objects named as it is, with a suffix. One the store
+/// refuses (403) is taken as missing, with a note.
+#[derive(Debug)]
+struct ObjectSidecars {
+    object: RemoteObject,
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+impl Sidecars for ObjectSidecars {
+    fn read(&self, suffix: &str) -> Result<Option<Vec<u8>>> {
+        match self.object.sibling(suffix).get_optional()? {
+            Ok(got) => Ok(got.map(|bytes| bytes.to_vec())),
+            Err(why) => {
+                let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+                notes.push(format!("{why}; read as without it"));
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl ObjectReader {
+    /// `object`, opened ([`ObjectReader::open`]), as the input of a format read in place,
+    /// with its sidecars fetched when asked for; the notes on sidecars the store refused
+    /// gather in `notes`.
+    ///
+    /// # Errors
+    /// As [`ObjectReader::open`].
+    pub(crate) fn input(object: RemoteObject, notes: &Arc<Mutex<Vec<String>>>) -> Result<Input> {
+        let name = object.url().to_owned();
+        let sidecars = Arc::new(ObjectSidecars {
+            object: object.clone(),
+            notes: Arc::clone(notes),
+        });
+        Ok(Input::new(
+            Arc::new(ObjectReader::open(object)?),
+            name,
+            sidecars,
+        ))
     }
 }
 

@@ -36,7 +36,7 @@ fn formats() -> Vec<Format> {
             to_vec: mtx::to_vec,
             read: |p| Ok(vec![mtx::read(p)?]),
             sink: |w| mtx::sink(w),
-            source: |p| mtx::source(p, &mtx::ReadOptions::default()),
+            source: |p| opened(p, "mtx"),
         },
         Format {
             name: "csv",
@@ -44,7 +44,7 @@ fn formats() -> Vec<Format> {
             to_vec: |o| csv::to_vec(o, &csv::WriteOptions::default()),
             read: |p| Ok(vec![csv::read(p)?]),
             sink: |w| csv::sink(w, &csv::WriteOptions::default()),
-            source: |p| csv::source(p),
+            source: |p| opened(p, "csv"),
         },
         Format {
             name: "futhark",
@@ -52,7 +52,7 @@ fn formats() -> Vec<Format> {
             to_vec: |o| futhark::to_vec(std::slice::from_ref(o), &futhark::WriteOptions::default()),
             read: |p| futhark::read(p),
             sink: |w| futhark::sink(w, &futhark::WriteOptions::default()),
-            source: |p| futhark::source(p),
+            source: |p| opened(p, "futhark"),
         },
         Format {
             name: "binsparse",

@@ -18,7 +18,7 @@ fn sources_give_what_their_whole_reads_give() {
             let out = csv::to_vec(&object, &csv::WriteOptions::default()).unwrap();
             std::fs::write(&text, &out).unwrap();
             let whole = csv::from_slice(&out).unwrap();
-            let got = collected(&mut *csv::source(&text).unwrap());
+            let got = collected(&mut *opened(&text, "csv").unwrap());
             same_object(&format!("csv {name}"), &got[0], &whole);
             continue;
         }
@@ -41,7 +41,7 @@ fn sources_give_what_their_whole_reads_give() {
         let mtx_path = dir.join(format!("{k}.mtx"));
         std::fs::write(&mtx_path, mtx::to_vec(&object).unwrap()).unwrap();
         let whole = mtx::read(&mtx_path).unwrap();
-        let mut coordinates = mtx::source(&mtx_path, &mtx::ReadOptions::default()).unwrap();
+        let mut coordinates = opened(&mtx_path, "mtx").unwrap();
         same_windows(
             &format!("mtx {name}"),
             coordinates.windows().unwrap(),
@@ -87,7 +87,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
         let whole = mtx::read(&path).unwrap();
-        let mut source = mtx::source(&path, &mtx::ReadOptions::default()).unwrap();
+        let mut source = opened(&path, "mtx").unwrap();
         assert!(source.reads_in_place(), "{text}");
         same_windows(text, source.windows().unwrap(), 0, &whole);
         assert_eq!(source.headers()[0].matrix_value_type(), Some(vt), "{text}");
@@ -99,12 +99,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         "coordinate real general\n1 1 0\n",
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix {text}")).unwrap();
-        assert!(
-            !mtx::source(&path, &mtx::ReadOptions::default())
-                .unwrap()
-                .reads_in_place(),
-            "{text}"
-        );
+        assert!(!opened(&path, "mtx").unwrap().reads_in_place(), "{text}");
     }
     // Too many or too few values, by line.
     for (text, says) in [
@@ -122,9 +117,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         ),
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
-        let err = mtx::source(&path, &mtx::ReadOptions::default())
-            .map(drop)
-            .unwrap_err();
+        let err = opened(&path, "mtx").map(drop).unwrap_err();
         assert_eq!(err.kind(), serde_daphne::ErrorKind::ForeignInput, "{text}");
         assert!(err.to_string().contains(says), "{text}: {err} / {says}");
     }
@@ -180,7 +173,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
             let spaced = [b"\n ".as_slice(), &bytes, b"\t\n"].concat();
             std::fs::write(&path, &spaced).unwrap();
             let expected = futhark::from_slice(&spaced).unwrap();
-            let mut source = futhark::source(&path).unwrap();
+            let mut source = opened(&path, "futhark").unwrap();
             for (k, object) in expected.iter().enumerate() {
                 same_windows("futhark", source.windows().unwrap(), k, object);
             }
@@ -210,7 +203,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
     for case in cases {
         std::fs::write(&path, &case).unwrap();
         let whole = futhark::from_slice(&case);
-        let piped = futhark::source(&path).and_then(|mut s| try_collected(&mut *s));
+        let piped = opened(&path, "futhark").and_then(|mut s| try_collected(&mut *s));
         match (whole, piped) {
             (Ok(a), Ok(b)) => assert_eq!(a.len(), b.len()),
             (Err(a), Err(b)) => {

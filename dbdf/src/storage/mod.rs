@@ -1,0 +1,86 @@
+//! Storage under the formats, as GDAL's virtual file systems are under its drivers: how an
+//! input's bytes reach a format's reader, the same way for a local file and an object
+//! behind a URL. An [`Input`] is read by position ([`ReadAt`]); a [`Stream`] walks a range of
+//! it from start to end, with a few ranges fetched ahead when the input is remote. This layer
+//! knows no format (`.ci/check_architecture.py` checks that it imports none).
+
+mod stream;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_daphne::{ReadAt, Result};
+
+pub(crate) use stream::Stream;
+
+/// An input's bytes and the sidecars beside it, wherever they are kept: a local file or an
+/// object in a bucket, as formats read in place take it (`Driver::open_at`).
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The bytes, read by position: one request per read for a remote object.
+    pub data: Arc<dyn ReadAt>,
+    /// What errors call it: its path, or its URL with any secret taken out.
+    pub name: String,
+    sidecars: Arc<dyn Sidecars>,
+}
+
+/// Where an input's sidecars are read from: the files or objects named as it is, with a
+/// suffix.
+pub(crate) trait Sidecars: Send + Sync + std::fmt::Debug {
+    /// The sidecar named with `suffix` (`.meta`), if there is one.
+    ///
+    /// # Errors
+    /// I/O errors; for a remote one, request errors naming its URL.
+    fn read(&self, suffix: &str) -> Result<Option<Vec<u8>>>;
+}
+
+/// The sidecars of a local file, beside it.
+#[derive(Debug)]
+struct Beside(PathBuf);
+
+impl Sidecars for Beside {
+    fn read(&self, suffix: &str) -> Result<Option<Vec<u8>>> {
+        let mut name = self.0.clone().into_os_string();
+        name.push(suffix);
+        match std::fs::read(name) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+impl Input {
+    /// `data`, called `name`, with its sidecars read from `sidecars`.
+    pub(crate) fn new(data: Arc<dyn ReadAt>, name: String, sidecars: Arc<dyn Sidecars>) -> Input {
+        Input {
+            data,
+            name,
+            sidecars,
+        }
+    }
+
+    /// The local file at `path`, with the sidecars beside it.
+    ///
+    /// # Errors
+    /// I/O errors opening the file.
+    pub(crate) fn local(path: &Path) -> Result<Input> {
+        let data = Arc::new(std::fs::File::open(path)?);
+        let name = path.display().to_string();
+        Ok(Input::new(data, name, Arc::new(Beside(path.to_owned()))))
+    }
+
+    /// The text of the `.meta` sidecar beside the input (DAPHNE's JSON), if there is one:
+    /// read from the disk or fetched when asked for.
+    ///
+    /// # Errors
+    /// I/O and request errors; a sidecar that is not UTF-8 text.
+    pub fn meta(&self) -> Result<Option<String>> {
+        let Some(bytes) = self.sidecars.read(".meta")? else {
+            return Ok(None);
+        };
+        String::from_utf8(bytes).map(Some).map_err(|_| {
+            serde_daphne::Error::invalid(format!("{}.meta is not UTF-8 text", self.name))
+        })
+    }
+}
