@@ -47,6 +47,14 @@ pub trait Driver: Send + Sync + 'static {
         false
     }
 
+    /// [`Driver::identify`] for an input read in place (an object behind a URL), `name` its
+    /// name (the URL's last part): by its content only where the extension cannot tell
+    /// (a `.npz` archive's members), which costs a read or two.
+    fn identify_at(&self, input: &Input, name: &Path) -> bool {
+        let _ = (input, name);
+        false
+    }
+
     /// The options this format's own flags and keywords set.
     fn options(&self) -> &'static [OptionSpec] {
         &[]

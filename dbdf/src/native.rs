@@ -3,11 +3,13 @@
 //! options of [`serde_daphne::Options`].
 
 use std::path::Path;
+use std::sync::Arc;
 
-use serde_daphne::{BlockIndex, BlockPolicy, Dialect, Error, Options};
+use serde_daphne::{BlockIndex, BlockPolicy, DbdfFile, Dialect, Error, ErrorKind, Options};
 
-use crate::driver::{ConvertOptions, Driver, OptionSpec, OptionValue, Takes, Written};
+use crate::driver::{ConvertOptions, Driver, OptionSpec, OptionValue, Stored, Takes, Written};
 use crate::pipe::{DbdfSink, DbdfSource, InputMetadata, Sink, Source};
+use crate::storage::{Input, ReadAhead};
 
 /// DAPHNE binary data (`.dbdf`).
 pub(crate) struct Dbdf;
@@ -33,6 +35,24 @@ impl Driver for Dbdf {
         Ok(Box::new(DbdfSource::open(path)?))
     }
 
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    /// Its block index if there is one, else a walk over its headers; then its blocks in
+    /// file order, read ahead (a tiled matrix's bands whole rows of tiles).
+    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        let ahead = input.with_data(Arc::new(ReadAhead::new(Arc::clone(&input.data))?));
+        let opened = open_input(&ahead, &Options::new())?;
+        if let Some(why) = opened.stale_index {
+            input.note(format!(
+                "{}: its block index was not used ({why})",
+                input.name
+            ));
+        }
+        Ok(Box::new(DbdfSource::from_file(opened.file).in_file_order()))
+    }
+
     fn written(&self, _: &Path) -> Written {
         Written::File
     }
@@ -55,6 +75,66 @@ impl Driver for Dbdf {
     fn index(&self, path: &Path, options: &ConvertOptions) -> Result<Option<BlockIndex>, Error> {
         BlockIndex::of_file(path, &options.formats.get::<Options>()).map(Some)
     }
+}
+
+/// A `.dbdf` input opened in place ([`open_input`]), and how.
+pub(crate) struct OpenedFile {
+    pub(crate) file: DbdfFile,
+    /// Whether its block index (`NAME.index`) opened it.
+    pub(crate) indexed: bool,
+    /// Why a block index beside it was not used, if one was there (it did not match the
+    /// input, or the store refused it).
+    pub(crate) stale_index: Option<String>,
+}
+
+/// Opens the `.dbdf` input lazily: through its block index (`NAME.index`) if there is one
+/// and it matches (its first bytes then, two reads in all), else by a walk over its headers
+/// (read ahead for a remote one: at most one request per block), with its `.meta` sidecar
+/// when the walk finds DAPHNE's runtime dialect. A `.meta` the store refuses is read as
+/// missing, with a note on `input`.
+///
+/// # Errors
+/// As [`DbdfFile::from_read_at`], and the sidecars' reads.
+pub(crate) fn open_input(input: &Input, options: &Options) -> Result<OpenedFile, Error> {
+    let mut stale_index = None;
+    let index = input.sidecar(".index")?.unwrap_or_else(|why| {
+        stale_index = Some(why);
+        None
+    });
+    if let Some(bytes) = index {
+        let opened = BlockIndex::from_slice(&bytes).and_then(|index| {
+            DbdfFile::from_read_at_indexed(Arc::clone(&input.data), options, Arc::new(index))
+        });
+        match opened {
+            Ok(file) => {
+                return Ok(OpenedFile {
+                    file,
+                    indexed: true,
+                    stale_index,
+                })
+            }
+            Err(e) if e.kind() == ErrorKind::StaleIndex => stale_index = Some(e.to_string()),
+            Err(e) => return Err(e),
+        }
+    }
+    let walked = DbdfFile::from_read_at(Arc::clone(&input.data), options);
+    let runtime = walked
+        .as_ref()
+        .map_or(true, |f| f.objects()[0].dialect == Dialect::Runtime);
+    let file = match runtime {
+        true => match input.meta()? {
+            Some(text) => {
+                DbdfFile::from_read_at_with_meta(Arc::clone(&input.data), options, Some(&text))?
+            }
+            None => walked?,
+        },
+        false => walked?,
+    };
+    Ok(OpenedFile {
+        file,
+        indexed: false,
+        stale_index,
+    })
 }
 
 fn dbdf(options: &mut ConvertOptions) -> &mut Options {

@@ -17,8 +17,9 @@
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes};
+use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Stored, Takes};
 use crate::input::Foreign;
 use crate::npy::{self, NpySource};
 use crate::pipe::{
@@ -31,6 +32,7 @@ use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::Header;
 use serde_daphne::Options;
+use serde_daphne::ReadAt;
 use serde_daphne::{Object, Result};
 
 const NPZ: Foreign = Foreign("NumPy .npz");
@@ -50,8 +52,12 @@ impl Kind {
     /// The kind of the archive at `path` (its central directory read, not its members), or
     /// `None` for a file that is not a zip archive.
     pub(crate) fn of(path: &Path) -> Option<Kind> {
-        let archive = FileArchive::open(path).ok()?;
-        let entries = entries(&archive).ok()?;
+        Kind::of_archive(&FileArchive::open(path).ok()?)
+    }
+
+    /// [`Kind::of`] an archive read at positions (its end, then its central directory).
+    pub(crate) fn of_archive(archive: &FileArchive) -> Option<Kind> {
+        let entries = entries(archive).ok()?;
         let has = |name: &str| entries.iter().any(|e| e.name == name);
         Some(match () {
             _ if has("binsparse.npy") => Kind::Binsparse,
@@ -143,7 +149,7 @@ enum Member {
 
 /// A deflated member holding a C-order array (or a record array): its rows come in order.
 struct Deflated {
-    file: std::fs::File,
+    file: Arc<dyn ReadAt>,
     entry: Entry,
     header: npy::NpyHeader,
     headers: [Header; 1],
@@ -164,7 +170,7 @@ impl Source for Deflated {
         let (rows, cols) = header.shape();
         let row_bytes = row_bytes(header, None);
         let step = band_rows(header, row_bytes, multiple, BAND_BYTES);
-        let mut inflating = Inflating::new(self.file.try_clone()?, self.entry.clone());
+        let mut inflating = Inflating::new(&self.file, self.entry.clone())?;
         let mut skip = vec![0u8; self.header.data_offset];
         inflating.read_exact(&mut skip)?;
         let record = self.header.descr.item_size() as u64
@@ -196,7 +202,17 @@ impl NpzSource {
     /// # Errors
     /// As [`read`].
     pub(crate) fn open(path: &Path) -> Result<NpzSource> {
-        let archive = FileArchive::open(path)?;
+        NpzSource::open_at(Arc::new(std::fs::File::open(path)?))
+    }
+
+    /// [`NpzSource::open`] for an archive read at positions (an object's ranges): its end
+    /// and central directory, each member's header, then the rows the bands need (a
+    /// deflated member streamed).
+    ///
+    /// # Errors
+    /// As [`read`]; request errors.
+    pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<NpzSource> {
+        let archive = FileArchive::open_at(file)?;
         let input_len = archive.len() as u64;
         let mut arrays = Vec::new();
         let mut names = Vec::new();
@@ -211,7 +227,7 @@ impl NpzSource {
                     let header = npy::parse_header(&head)
                         .map_err(|e| e.relocated(Some(entry.start as u64)))?;
                     header.check_data_len(entry.size - header.data_offset as u64)?;
-                    let file = archive.file.try_clone()?;
+                    let file = Arc::clone(&archive.file);
                     Member::InPlace(NpySource::in_member(file, header, entry.start as u64)?)
                 }
                 _ => deflated(&archive, entry, input_len, &name)?,
@@ -240,8 +256,8 @@ impl NpzSource {
 ///
 /// # Errors
 /// A malformed header or member.
-pub(crate) fn deflated_header(file: &std::fs::File, entry: &Entry) -> Result<npy::NpyHeader> {
-    let mut inflating = Inflating::new(file.try_clone()?, entry.clone());
+pub(crate) fn deflated_header(file: &Arc<dyn ReadAt>, entry: &Entry) -> Result<npy::NpyHeader> {
+    let mut inflating = Inflating::new(file, entry.clone())?;
     let mut head = vec![0u8; npy::PREAMBLE_LEN.min(entry.size as usize)];
     inflating.read_exact(&mut head)?;
     let len = npy::header_len(&head)?;
@@ -264,7 +280,7 @@ fn deflated(archive: &FileArchive, entry: Entry, input_len: u64, name: &str) -> 
     let column_major =
         header.fortran && header.shape.len() == 2 && header.shape.iter().all(|&d| d > 1);
     if !column_major {
-        let file = archive.file.try_clone()?;
+        let file = Arc::clone(&archive.file);
         return Ok(Member::Deflated(Deflated {
             file,
             entry,
@@ -454,6 +470,19 @@ impl Driver for Npz {
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>> {
         source(path)
+    }
+
+    fn identify_at(&self, input: &Input, name: &Path) -> bool {
+        let archive = || FileArchive::open_at(Arc::clone(&input.data)).ok();
+        has_extension(name) && archive().and_then(|a| Kind::of_archive(&a)) == Some(Kind::Arrays)
+    }
+
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>> {
+        Ok(Box::new(NpzSource::open_at(input.data)?))
     }
 
     fn sink<'w>(

@@ -10,19 +10,18 @@
 //! member's CRC-32 once a pass has read it all. A file with several faults may be refused
 //! for another of them than the whole read names first.
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::convert::{check_sorted, indices};
 use super::{parse_descriptor, parse_kind, Array, Descriptor, Format};
-use crate::input::read_exact_at;
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, source_in_field, Band, Cells, Held, InputMetadata};
 use crate::pipe::{InPlaceOrHeld, Source, BAND_BYTES};
 use crate::zip::{crc_error, entries, Archive, Entry, FileArchive, StoredArray};
 use serde_daphne::Header;
-use serde_daphne::{DataType, Result, ValueType};
+use serde_daphne::{DataType, ReadAt, Result, ValueType};
 
 /// Elements of an index array read at once when the pointers are checked.
 const CHUNK: u64 = 1 << 20;
@@ -239,7 +238,7 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<BinsparseSource>> {
             let fits = header.shape == [len]
                 && wanted.map_or(index, |t| t == vt)
                 && header.data_offset as u64 + len * vt.size() as u64 == entry.size;
-            let file = archive.file.try_clone().ok()?;
+            let file = Arc::clone(&archive.file);
             let data_at = entry.start as u64 + header.data_offset as u64;
             fits.then(|| -> Box<dyn Elements> {
                 let array = StoredArray::new(file, name, entry, data_at, vt);
@@ -254,9 +253,9 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<BinsparseSource>> {
 }
 
 /// Checks the descriptor member's CRC-32.
-fn descriptor_crc(file: &File, entry: &Entry) -> Result<()> {
+fn descriptor_crc(file: &Arc<dyn ReadAt>, entry: &Entry) -> Result<()> {
     let mut bytes = vec![0u8; entry.size as usize];
-    read_exact_at(file, &mut bytes, entry.start as u64)?;
+    file.read_exact_at(&mut bytes, entry.start as u64)?;
     match crc32fast::hash(&bytes) == entry.crc {
         true => Ok(()),
         false => Err(crc_error(&entry.name, entry.start)),

@@ -68,12 +68,16 @@ impl NpySource {
 
     /// The array stored (not deflated) in a zip member of `file` whose `.npy` bytes start at
     /// `start`, with `header` parsed from them and its data's length checked.
-    pub(crate) fn in_member(file: File, mut header: NpyHeader, start: u64) -> Result<NpySource> {
+    pub(crate) fn in_member(
+        file: Arc<dyn ReadAt>,
+        mut header: NpyHeader,
+        start: u64,
+    ) -> Result<NpySource> {
         let object = object_header(&header)?;
         header.data_offset += start as usize;
-        let input_len = file.metadata()?.len();
+        let input_len = file.size()?;
         Ok(NpySource {
-            file: Arc::new(file),
+            file,
             header,
             headers: [object],
             input_len,

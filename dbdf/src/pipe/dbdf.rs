@@ -31,6 +31,10 @@ pub const HELD_FRAME_BYTES: u64 = 64 << 20;
 /// own tiles; larger blocks are read in windows of what the sink wants.
 const OWN_TILE_BYTES: u64 = 64 << 20;
 
+/// Bytes of dense cells up to which a row of tiles is one band of a file read in order
+/// ([`DbdfSource::in_file_order`]).
+const TILE_ROW_BYTES: u64 = 64 << 20;
+
 /// The objects of a `.dbdf` file, read window by window.
 pub struct DbdfSource {
     /// The file's path, for handles of its own; `None` for a file read through a
@@ -45,6 +49,8 @@ pub struct DbdfSource {
     input_len: u64,
     /// Open handles, one per thread reading at once.
     files: Mutex<Vec<DbdfFile<FileReader>>>,
+    /// Whether bands are read in file order where they can be ([`DbdfSource::in_file_order`]).
+    in_file_order: bool,
 }
 
 impl DbdfSource {
@@ -82,7 +88,17 @@ impl DbdfSource {
             tiles,
             input_len: file.file_len(),
             files: Mutex::new(vec![file]),
+            in_file_order: false,
         }
+    }
+
+    /// The same source reading a tiled object's bands as whole rows of tiles (up to
+    /// [`TILE_ROW_BYTES`]): every block then whole, in file order, one after another, so
+    /// that a remote file read through a [`crate::storage::ReadAhead`] is read ahead from
+    /// start to end.
+    pub(crate) fn in_file_order(mut self) -> DbdfSource {
+        self.in_file_order = true;
+        self
     }
 
     /// The same source giving out object `index` only.
@@ -136,6 +152,27 @@ impl DbdfSource {
 }
 
 super::windowed_source!(DbdfSource {
+    /// Bands of about [`super::BAND_BYTES`]; read in file order, whole rows of tiles.
+    fn for_each_band(
+        &mut self,
+        index: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        let header = &self.headers[index];
+        let row_bytes = super::band::row_bytes(header, self.stored_bytes(index));
+        let tile_rows = self.tiles[index]
+            .map(|(tr, _)| u64::from(tr))
+            .filter(|&tr| {
+                self.in_file_order
+                    && tr.is_multiple_of(multiple.max(1))
+                    && tr * row_bytes <= TILE_ROW_BYTES
+            });
+        let step = tile_rows
+            .unwrap_or_else(|| super::band_rows(header, row_bytes, multiple, super::BAND_BYTES));
+        super::window_bands(self, index, header.shape(), step, each)
+    }
+
     fn stored_bytes(&self, index: usize) -> Option<u64> {
         self.stored.get(index).copied()
     }

@@ -2,22 +2,19 @@
 //!
 //! Inputs of the formats read in place stream through the pipe with no local copy, opened
 //! as a [`crate::storage::Input`] over an [`ObjectReader`] (sidecars fetched when the format
-//! asks): Parquet by its footer, then its row groups; Arrow IPC by its footer, then its
-//! batches; `.npy` and Futhark by their headers, then the rows a band or window needs; CSV and
-//! MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
+//! asks): `.dbdf` by its index or headers, then its blocks in file order, read ahead; Parquet
+//! by its footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`,
+//! numpy's `.npz` and Futhark by their headers, then the rows a band or window needs; CSV
+//! and MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
 //! MatrixMarket, an untiled matrix whose block type depends on its non-zeros) fetches it
 //! twice. Other remote inputs are downloaded first, with their sidecars, into a private
-//! temporary folder, made only then: a whole `.dbdf` too, as concurrent large ranges fetch it
-//! faster than a block at a time (its windows are read lazily, block by block, by `dbdf slice`
-//! and [`super::open_dbdf`]). A remote output is written there, then uploaded with its
+//! temporary folder, made only then. A remote output is written there, then uploaded with its
 //! sidecars (the object appears only when complete), and a `.dbdf` output gets its block
 //! index beside it. DAPHNE's segments (`NAME.hdfs`) are the objects under the prefix
 //! `NAME.hdfs/`, fetched and sent one by one, and `NAME.hdfs.meta`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-
-use std::sync::{Arc, Mutex};
 
 use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::Result;
@@ -28,6 +25,7 @@ use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, R
 use crate::driver::Stored;
 use crate::pipe::Source;
 use crate::segments::segment_name;
+use crate::storage::Input;
 
 /// A folder of this process's own under the temporary directory, removed when dropped: where
 /// remote inputs are downloaded and remote outputs written before they are sent.
@@ -117,9 +115,9 @@ pub fn convert_urls(
                 report.warnings.splice(0..0, notes);
                 report
             }
-            Fetched::Streamed(_, mut source, notes) => {
+            Fetched::Streamed(_, mut source, opened) => {
                 let mut report = convert_from(&mut *source, input, &local_output, options)?;
-                report.warnings.splice(0..0, take_notes(&notes));
+                report.warnings.splice(0..0, opened.take_notes());
                 report
             }
         },
@@ -143,21 +141,15 @@ pub fn convert_urls(
 enum Fetched {
     /// A local copy, the format asked for, and notes on sidecars the store refused.
     Copy(PathBuf, Option<Format>, Vec<String>),
-    /// A source reading the object in place, and where notes on sidecars it asks for and
-    /// the store refuses gather.
-    Streamed(Format, Box<dyn Source>, Notes),
-}
-
-/// Notes on sidecars the store refused, gathered as a source asks for them.
-type Notes = Arc<Mutex<Vec<String>>>;
-
-fn take_notes(notes: &Notes) -> Vec<String> {
-    std::mem::take(&mut *notes.lock().unwrap_or_else(|e| e.into_inner()))
+    /// A source reading the object in place, and the object (which gathers notes on the
+    /// sidecars the store refused, as the source asks for them).
+    Streamed(Format, Box<dyn Source>, Input),
 }
 
 /// Opens the object at `url` (`input` as given) for reading, as its format is stored
-/// ([`Stored`]): formats read by ranges in place, DAPHNE's segments and other objects
-/// downloaded with their sidecars into `scratch` (made then).
+/// ([`Stored`]): formats read in place by ranges or streams, DAPHNE's segments and other
+/// objects downloaded with their sidecars into `scratch` (made then). Without a format named,
+/// the extension tells it, or the content where a driver asks for it (a `.npz`'s members).
 fn fetch_input(
     url: &str,
     input: &Path,
@@ -165,31 +157,34 @@ fn fetch_input(
     storage: &StorageOptions,
     scratch: &mut Option<Scratch>,
 ) -> std::result::Result<Fetched, ConvertError> {
-    let from = options.from.or_else(|| {
-        let name = Path::new(url.rsplit('/').next().unwrap_or(url));
-        Format::of_path(name, false)
-    });
+    let name = Path::new(url.rsplit('/').next().unwrap_or(url));
+    let named = options.from.or_else(|| Format::of_path(name, false));
     let object = RemoteObject::new(url, storage).map_err(fail_at(input))?;
-    let driver = from.map(Format::driver);
-    match (from, driver.map(|d| (d, d.stored()))) {
-        (_, Some((_, Stored::Segments))) => {
-            let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
-            let local = fetch_segments(&object, dir).map_err(fail_at(input))?;
-            Ok(Fetched::Copy(local, from, Vec::new()))
-        }
-        // Read in place, by ranges.
-        (Some(format), Some((driver, Stored::Ranges))) => {
-            let notes = Notes::default();
-            let object = ObjectReader::input(object, &notes).map_err(fail_at(input))?;
-            let source = driver.open_at(object, options);
+    if named.map(Format::stored) == Some(Stored::Segments) {
+        let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
+        let local = fetch_segments(&object, dir).map_err(fail_at(input))?;
+        return Ok(Fetched::Copy(local, named, Vec::new()));
+    }
+    let opened = ObjectReader::input(object.clone()).map_err(fail_at(input))?;
+    let told = match options.from {
+        Some(format) => Some(format),
+        None => Format::all()
+            .into_iter()
+            .find(|f| f.driver().identify_at(&opened, name))
+            .or(named),
+    };
+    match told.filter(|f| f.stored() == Stored::Ranges) {
+        Some(format) => {
+            let driver = format.driver();
+            let source = driver.open_at(opened.clone(), options);
             let source = source.and_then(|s| convert::projected(s, driver, options));
             Ok(Fetched::Streamed(
                 format,
                 source.map_err(fail_at(input))?,
-                notes,
+                opened,
             ))
         }
-        _ => {
+        None => {
             let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
             let (local, notes) = fetch_with_sidecars(&object, dir).map_err(fail_at(input))?;
             Ok(Fetched::Copy(local, options.from, notes))
@@ -247,8 +242,8 @@ pub fn open_input(
                             .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
                         (format, source, notes)
                     }
-                    Fetched::Streamed(format, source, notes) => {
-                        (format, source, take_notes(&notes))
+                    Fetched::Streamed(format, source, opened) => {
+                        (format, source, opened.take_notes())
                     }
                 };
             Ok(OpenedInput {

@@ -2,14 +2,14 @@
 //! `.dbdf` objects opened lazily through their block index when there is one.
 
 use std::io::{self, IoSliceMut};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use serde_daphne::{BlockIndex, DbdfFile, Error, ErrorKind, Options, ReadAt, Result};
+use serde_daphne::{DbdfFile, Error, ErrorKind, Options, ReadAt, Result};
 
 use super::object::{ObjectChanged, RemoteObject, Version};
 use super::{RequestStats, StorageOptions};
-use crate::storage::{Input, Sidecars};
+use crate::storage::{Input, Sidecar, Sidecars};
 
 /// Bytes below which a request costs as much as a request of this many: what readers read
 /// ahead, and what opening fetches first.
@@ -92,40 +92,26 @@ impl ObjectReader {
     }
 }
 
-/// A remote input's sidecars: the objects named as it is, with a suffix. One the store
-/// refuses (403) is taken as missing, with a note.
+/// A remote input's sidecars: the objects named as it is, with a suffix.
 #[derive(Debug)]
-struct ObjectSidecars {
-    object: RemoteObject,
-    notes: Arc<Mutex<Vec<String>>>,
-}
+struct ObjectSidecars(RemoteObject);
 
 impl Sidecars for ObjectSidecars {
-    fn read(&self, suffix: &str) -> Result<Option<Vec<u8>>> {
-        match self.object.sibling(suffix).get_optional()? {
-            Ok(got) => Ok(got.map(|bytes| bytes.to_vec())),
-            Err(why) => {
-                let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
-                notes.push(format!("{why}; read as without it"));
-                Ok(None)
-            }
-        }
+    fn read(&self, suffix: &str) -> Result<Sidecar> {
+        let got = self.0.sibling(suffix).get_optional()?;
+        Ok(got.map(|bytes| bytes.map(|b| b.to_vec())))
     }
 }
 
 impl ObjectReader {
     /// `object`, opened ([`ObjectReader::open`]), as the input of a format read in place,
-    /// with its sidecars fetched when asked for; the notes on sidecars the store refused
-    /// gather in `notes`.
+    /// with its sidecars fetched when asked for.
     ///
     /// # Errors
     /// As [`ObjectReader::open`].
-    pub(crate) fn input(object: RemoteObject, notes: &Arc<Mutex<Vec<String>>>) -> Result<Input> {
+    pub(crate) fn input(object: RemoteObject) -> Result<Input> {
         let name = object.url().to_owned();
-        let sidecars = Arc::new(ObjectSidecars {
-            object: object.clone(),
-            notes: Arc::clone(notes),
-        });
+        let sidecars = Arc::new(ObjectSidecars(object.clone()));
         Ok(Input::new(
             Arc::new(ObjectReader::open(object)?),
             name,
@@ -208,73 +194,23 @@ pub struct OpenedDbdf {
     pub notes: Vec<String>,
 }
 
-/// Opens the `.dbdf` object at `url` lazily: its block index (`URL.index`) if there is one,
-/// then its first bytes (two requests in all), else a walk over its headers with read-ahead
-/// (at most one request per block). A runtime-dialect object's `.meta` sidecar is fetched
-/// when the walk finds one (an index carries it). An index that does not match the object
-/// is set aside (see [`OpenedDbdf::stale_index`]) and the object walked.
+/// Opens the `.dbdf` object at `url` lazily, as [`crate::native::open_input`] opens any
+/// input read in place: its block index (`URL.index`) if there is one, then its first bytes
+/// (two requests in all), else a walk over its headers with read-ahead (at most one request
+/// per block), with its `.meta` sidecar for a runtime-dialect object.
 ///
 /// # Errors
 /// As [`ObjectReader::open`] and [`DbdfFile::from_read_at`].
 pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Result<OpenedDbdf> {
     let object = RemoteObject::new(url, storage)?;
     let stats = Arc::clone(object.stats());
-    let mut stale_index = None;
-    let mut notes = Vec::new();
-    let index = object
-        .sibling(".index")
-        .get_optional()?
-        .unwrap_or_else(|why| {
-            stale_index = Some(why);
-            None
-        });
-    let reader = ObjectReader::open(object.clone())?;
-    let source: Arc<dyn ReadAt> = Arc::new(reader);
-    if let Some(bytes) = index {
-        let opened = BlockIndex::from_slice(&bytes).and_then(|index| {
-            DbdfFile::from_read_at_indexed(Arc::clone(&source), options, Arc::new(index))
-        });
-        match opened {
-            Ok(file) => {
-                return Ok(OpenedDbdf {
-                    file,
-                    stats,
-                    indexed: true,
-                    stale_index,
-                    notes,
-                })
-            }
-            Err(e) if e.kind() == ErrorKind::StaleIndex => stale_index = Some(e.to_string()),
-            Err(e) => return Err(e),
-        }
-    }
-    let walked = DbdfFile::from_read_at(Arc::clone(&source), options);
-    let runtime = walked.as_ref().map_or(true, |f| {
-        f.objects()[0].dialect == serde_daphne::Dialect::Runtime
-    });
-    let file = match runtime {
-        true => match object
-            .sibling(".meta")
-            .get_optional()?
-            .unwrap_or_else(|why| {
-                notes.push(format!("{why}; read as without it"));
-                None
-            }) {
-            Some(meta) => {
-                let text = String::from_utf8(meta.to_vec()).map_err(|_| {
-                    Error::invalid(format!("{}.meta is not UTF-8 text", object.url()))
-                })?;
-                DbdfFile::from_read_at_with_meta(source, options, Some(&text))?
-            }
-            None => walked?,
-        },
-        false => walked?,
-    };
+    let input = ObjectReader::input(object)?;
+    let opened = crate::native::open_input(&input, options)?;
     Ok(OpenedDbdf {
-        file,
+        file: opened.file,
         stats,
-        indexed: false,
-        stale_index,
-        notes,
+        indexed: opened.indexed,
+        stale_index: opened.stale_index,
+        notes: input.take_notes(),
     })
 }

@@ -5,8 +5,8 @@
 //! checked when the archive is opened, each member's CRC-32 after a whole pass. Other
 //! formats (CSC, COO, BSR, DIA) are read whole ([`super::read`]).
 
-use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::{check_unique, SCIPY};
 use crate::input::count_nonzero;
@@ -20,6 +20,7 @@ use serde_daphne::lowlevel::sort_rows;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_values;
 use serde_daphne::Header;
+use serde_daphne::ReadAt;
 use serde_daphne::ValueType;
 use serde_daphne::Values;
 use serde_daphne::{DataType, Result};
@@ -47,7 +48,7 @@ enum Member {
 
 /// A deflated `.npy` member of little-endian numbers, inflated as a pass reads it.
 struct Deflated {
-    file: File,
+    file: Arc<dyn ReadAt>,
     entry: Entry,
     name: &'static str,
     header_len: usize,
@@ -70,7 +71,7 @@ impl Member {
         match self {
             Member::Stored(_, next) => *next = 0,
             Member::Deflated(d) => {
-                let mut inflating = Inflating::new(d.file.try_clone()?, d.entry.clone());
+                let mut inflating = Inflating::new(&d.file, d.entry.clone())?;
                 inflating.read_exact(&mut vec![0u8; d.header_len])?;
                 d.inflating = Some(inflating);
                 d.next = 0;
@@ -196,7 +197,7 @@ fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
         let Some(entry) = find(name).cloned() else {
             return Ok(None);
         };
-        let file = archive.file.try_clone()?;
+        let file = Arc::clone(&archive.file);
         let header = match entry.method {
             0 => match archive.read(entry.start, (entry.size as usize).min(64 << 10)) {
                 Some(head) => npy::parse_header(&head).ok(),

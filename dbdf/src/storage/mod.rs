@@ -1,16 +1,22 @@
 //! Storage under the formats, as GDAL's virtual file systems are under its drivers: how an
 //! input's bytes reach a format's reader, the same way for a local file and an object
 //! behind a URL. An [`Input`] is read by position ([`ReadAt`]); a [`Stream`] walks a range of
-//! it from start to end, with a few ranges fetched ahead when the input is remote. This layer
-//! knows no format (`.ci/check_architecture.py` checks that it imports none).
+//! it from start to end, with a few ranges fetched ahead when the input is remote; a
+//! [`ReadAhead`] serves positional reads that run on from one to the next from chunks
+//! fetched ahead. This layer knows no format (`.ci/check_architecture.py` checks that it
+//! imports none).
 
+#[cfg(test)]
+mod fake;
+mod read_ahead;
 mod stream;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_daphne::{ReadAt, Result};
 
+pub(crate) use read_ahead::ReadAhead;
 pub(crate) use stream::Stream;
 
 /// An input's bytes and the sidecars beside it, wherever they are kept: a local file or an
@@ -22,16 +28,22 @@ pub struct Input {
     /// What errors call it: its path, or its URL with any secret taken out.
     pub name: String,
     sidecars: Arc<dyn Sidecars>,
+    /// Lines on sidecars read as missing because the store refused them, shared by clones.
+    notes: Arc<Mutex<Vec<String>>>,
 }
+
+/// A sidecar as its store answers: there (its bytes), missing, or refused (403: S3 answers
+/// a missing key so to a caller who may not list the bucket), with the store's words.
+pub(crate) type Sidecar = std::result::Result<Option<Vec<u8>>, String>;
 
 /// Where an input's sidecars are read from: the files or objects named as it is, with a
 /// suffix.
 pub(crate) trait Sidecars: Send + Sync + std::fmt::Debug {
-    /// The sidecar named with `suffix` (`.meta`), if there is one.
+    /// The sidecar named with `suffix` (`.meta`).
     ///
     /// # Errors
-    /// I/O errors; for a remote one, request errors naming its URL.
-    fn read(&self, suffix: &str) -> Result<Option<Vec<u8>>>;
+    /// I/O errors; for a remote one, request errors naming its URL (but a refusal).
+    fn read(&self, suffix: &str) -> Result<Sidecar>;
 }
 
 /// The sidecars of a local file, beside it.
@@ -39,12 +51,12 @@ pub(crate) trait Sidecars: Send + Sync + std::fmt::Debug {
 struct Beside(PathBuf);
 
 impl Sidecars for Beside {
-    fn read(&self, suffix: &str) -> Result<Option<Vec<u8>>> {
+    fn read(&self, suffix: &str) -> Result<Sidecar> {
         let mut name = self.0.clone().into_os_string();
         name.push(suffix);
         match std::fs::read(name) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Ok(bytes) => Ok(Ok(Some(bytes))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ok(None)),
             Err(e) => Err(e.into()),
         }
     }
@@ -57,6 +69,7 @@ impl Input {
             data,
             name,
             sidecars,
+            notes: Arc::default(),
         }
     }
 
@@ -70,17 +83,54 @@ impl Input {
         Ok(Input::new(data, name, Arc::new(Beside(path.to_owned()))))
     }
 
+    /// The same input read through `data` (the same bytes: a [`ReadAhead`] over its own).
+    pub(crate) fn with_data(&self, data: Arc<dyn ReadAt>) -> Input {
+        Input {
+            data,
+            ..self.clone()
+        }
+    }
+
+    /// The sidecar named with `suffix`, as its store answers ([`Sidecar`]).
+    ///
+    /// # Errors
+    /// As [`Sidecars::read`].
+    pub(crate) fn sidecar(&self, suffix: &str) -> Result<Sidecar> {
+        self.sidecars.read(suffix)
+    }
+
     /// The text of the `.meta` sidecar beside the input (DAPHNE's JSON), if there is one:
-    /// read from the disk or fetched when asked for.
+    /// read from the disk or fetched when asked for. One the store refuses is read as
+    /// missing, with a note ([`Input::take_notes`]).
     ///
     /// # Errors
     /// I/O and request errors; a sidecar that is not UTF-8 text.
     pub fn meta(&self) -> Result<Option<String>> {
-        let Some(bytes) = self.sidecars.read(".meta")? else {
+        let bytes = match self.sidecar(".meta")? {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                self.note(format!("{why}; read as without it"));
+                None
+            }
+        };
+        let Some(bytes) = bytes else {
             return Ok(None);
         };
         String::from_utf8(bytes).map(Some).map_err(|_| {
             serde_daphne::Error::invalid(format!("{}.meta is not UTF-8 text", self.name))
         })
+    }
+
+    /// Adds a line for the user about how the input was read.
+    pub(crate) fn note(&self, line: String) {
+        self.notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(line);
+    }
+
+    /// The notes so far, taken (this input's and its clones').
+    pub(crate) fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }

@@ -24,7 +24,7 @@ pub(crate) struct Stream {
     pos: u64,
     end: u64,
     /// For a remote input: the chunks fetched ahead.
-    ahead: Option<Ahead>,
+    ahead: Option<Box<Ahead>>,
 }
 
 /// Chunks fetched ahead: chunk `k` comes from fetcher `k % IN_FLIGHT`, each of which holds
@@ -48,8 +48,8 @@ impl Stream {
     pub(crate) fn new(data: Arc<dyn ReadAt>, range: Range<u64>) -> io::Result<Stream> {
         let end = range.end.min(data.size()?);
         let start = range.start.min(end);
-        let ahead =
-            (data.min_request() > 0 && end > start).then(|| Ahead::start(&data, start..end));
+        let ahead = (data.min_request() > 0 && end > start)
+            .then(|| Box::new(Ahead::start(&data, start..end)));
         Ok(Stream {
             data,
             pos: start,
@@ -173,57 +173,8 @@ impl Read for Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Bytes in memory read as a remote object is: counting requests, bytes and the most in
-    /// flight at once, and failing requests that touch `poisoned`.
-    #[derive(Debug)]
-    struct Remote {
-        bytes: Vec<u8>,
-        requests: AtomicUsize,
-        fetched: AtomicUsize,
-        in_flight: AtomicUsize,
-        most_in_flight: AtomicUsize,
-        poisoned: Option<u64>,
-    }
-
-    impl Remote {
-        fn new(len: usize, poisoned: Option<u64>) -> Arc<Remote> {
-            Arc::new(Remote {
-                bytes: (0..len).map(|i| (i * 7 % 251) as u8).collect(),
-                requests: AtomicUsize::new(0),
-                fetched: AtomicUsize::new(0),
-                in_flight: AtomicUsize::new(0),
-                most_in_flight: AtomicUsize::new(0),
-                poisoned,
-            })
-        }
-    }
-
-    impl ReadAt for Remote {
-        fn size(&self) -> io::Result<u64> {
-            Ok(self.bytes.len() as u64)
-        }
-
-        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-            self.most_in_flight.fetch_max(now, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            self.in_flight.fetch_sub(1, Ordering::SeqCst);
-            self.requests.fetch_add(1, Ordering::SeqCst);
-            let end = offset + buf.len() as u64;
-            if self.poisoned.is_some_and(|p| offset <= p && p < end) {
-                return Err(io::Error::other("the poisoned byte"));
-            }
-            buf.copy_from_slice(&self.bytes[offset as usize..end as usize]);
-            self.fetched.fetch_add(buf.len(), Ordering::SeqCst);
-            Ok(())
-        }
-
-        fn min_request(&self) -> usize {
-            1000
-        }
-    }
+    use crate::storage::fake::Remote;
+    use std::sync::atomic::Ordering;
 
     /// Reads `stream` to its end in reads of several sizes.
     fn read_all(stream: &mut Stream) -> io::Result<Vec<u8>> {

@@ -2,13 +2,16 @@
 //! the archive, each pass in order from the first element computing the CRC-32 on the way;
 //! deflated ones inflated as they are read.
 
+use std::io::Read;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::{check_stored_crc, crc_error, Entry, ZIP};
-use crate::input::read_exact_at;
+use crate::storage::Stream;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::with_value_type;
 use serde_daphne::Element;
+use serde_daphne::ReadAt;
 use serde_daphne::Result;
 use serde_daphne::ValueType;
 use serde_daphne::Values;
@@ -16,7 +19,7 @@ use serde_daphne::Values;
 /// The little-endian numbers of a stored member, from byte `data_at` of the archive (after
 /// the member's `.npy` header).
 pub(crate) struct StoredArray {
-    file: std::fs::File,
+    file: Arc<dyn ReadAt>,
     name: &'static str,
     entry: Entry,
     data_at: u64,
@@ -27,7 +30,7 @@ pub(crate) struct StoredArray {
 
 impl StoredArray {
     pub(crate) fn new(
-        file: std::fs::File,
+        file: Arc<dyn ReadAt>,
         name: &'static str,
         entry: Entry,
         data_at: u64,
@@ -66,7 +69,8 @@ impl StoredArray {
         if range.start == 0 {
             // The member's `.npy` header comes first.
             let mut header = vec![0u8; (self.data_at - self.entry.start as u64) as usize];
-            read_exact_at(&self.file, &mut header, self.entry.start as u64)?;
+            self.file
+                .read_exact_at(&mut header, self.entry.start as u64)?;
             let mut hasher = crc32fast::Hasher::new();
             hasher.update(&header);
             self.crc = Some((hasher, 0));
@@ -74,7 +78,7 @@ impl StoredArray {
         let at = self.offset_of(range.start);
         Ok(with_value_type!(self.value_type, T => {
             let mut values = zeroed_vec::<T>((range.end - range.start) as usize)?;
-            read_exact_at(&self.file, bytemuck::cast_slice_mut(&mut values), at)?;
+            self.file.read_exact_at(bytemuck::cast_slice_mut(&mut values), at)?;
             self.crc = match self.crc.take() {
                 Some((mut hasher, next)) if next == range.start => {
                     hasher.update(bytemuck::cast_slice(&values));
@@ -105,9 +109,10 @@ impl StoredArray {
 }
 
 /// A deflated member's bytes, inflated as they are asked for, in order: memory holds the
-/// inflater's window and a chunk of compressed input, never the member.
+/// inflater's window and a chunk of compressed input (a remote one's chunks read ahead),
+/// never the member.
 pub(crate) struct Inflating {
-    file: std::fs::File,
+    compressed: Stream,
     entry: Entry,
     state: Box<miniz_oxide::inflate::stream::InflateState>,
     input: Vec<u8>,
@@ -121,10 +126,15 @@ pub(crate) struct Inflating {
 
 impl Inflating {
     /// The deflated member `entry` of the archive in `file`, from its first byte.
-    pub(crate) fn new(file: std::fs::File, entry: Entry) -> Inflating {
+    ///
+    /// # Errors
+    /// As `file`'s [`ReadAt::size`].
+    pub(crate) fn new(file: &Arc<dyn ReadAt>, entry: Entry) -> Result<Inflating> {
         use miniz_oxide::DataFormat;
-        Inflating {
-            file,
+        let start = entry.start as u64;
+        let compressed = Stream::new(Arc::clone(file), start..start + entry.compressed)?;
+        Ok(Inflating {
+            compressed,
             entry,
             state: miniz_oxide::inflate::stream::InflateState::new_boxed(DataFormat::Raw),
             input: vec![0; 1 << 20],
@@ -132,7 +142,7 @@ impl Inflating {
             taken: 0,
             produced: 0,
             crc: crc32fast::Hasher::new(),
-        }
+        })
     }
 
     /// The member's name.
@@ -160,8 +170,10 @@ impl Inflating {
         while filled < dst.len() {
             if self.pending.is_empty() && self.taken < self.entry.compressed {
                 let n = (self.input.len() as u64).min(self.entry.compressed - self.taken) as usize;
-                let at = self.entry.start as u64 + self.taken;
-                read_exact_at(&self.file, &mut self.input[..n], at)?;
+                let n = self.compressed.read(&mut self.input[..n])?;
+                if n == 0 {
+                    return Err(broken("runs past the archive"));
+                }
                 self.taken += n as u64;
                 self.pending = 0..n;
             }

@@ -4,13 +4,14 @@
 
 use std::borrow::Cow;
 use std::io::Write;
+use std::sync::Arc;
 
-use crate::input::{le_at, read_exact_at, Foreign};
+use crate::input::{le_at, Foreign};
 
 mod members;
 pub(crate) use members::{Inflating, StoredArray};
 use serde_daphne::lowlevel::check_alloc;
-use serde_daphne::Result;
+use serde_daphne::{ReadAt, Result};
 
 const ZIP: Foreign = Foreign("NPZ (zip)");
 
@@ -51,10 +52,10 @@ impl Archive for [u8] {
     }
 }
 
-/// An archive in a file, its last 64 KiB (where the end records are) held, the rest read at
-/// positions when asked for.
+/// An archive in a file or an object, its last 64 KiB (where the end records are) held, the
+/// rest read at positions when asked for.
 pub(crate) struct FileArchive {
-    pub(crate) file: std::fs::File,
+    pub(crate) file: Arc<dyn ReadAt>,
     len: usize,
     tail: Vec<u8>,
     tail_at: usize,
@@ -66,12 +67,19 @@ impl FileArchive {
     /// # Errors
     /// I/O errors.
     pub(crate) fn open(path: &std::path::Path) -> Result<FileArchive> {
-        let file = std::fs::File::open(path)?;
-        let len = usize::try_from(file.metadata()?.len())
+        FileArchive::open_at(Arc::new(std::fs::File::open(path)?))
+    }
+
+    /// The archive read through `file` (an object's ranges): its end, in one read.
+    ///
+    /// # Errors
+    /// I/O and request errors.
+    pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<FileArchive> {
+        let len = usize::try_from(file.size()?)
             .map_err(|_| ZIP.error("the archive is larger than this machine's address space"))?;
         let tail_at = len.saturating_sub(22 + 65_535 + 20);
         let mut tail = vec![0; len - tail_at];
-        read_exact_at(&file, &mut tail, tail_at as u64)?;
+        file.read_exact_at(&mut tail, tail_at as u64)?;
         Ok(FileArchive {
             file,
             len,
@@ -94,7 +102,7 @@ impl Archive for FileArchive {
             ));
         }
         let mut bytes = vec![0; len];
-        read_exact_at(&self.file, &mut bytes, at as u64).ok()?;
+        self.file.read_exact_at(&mut bytes, at as u64).ok()?;
         Some(Cow::Owned(bytes))
     }
 }
@@ -283,16 +291,20 @@ pub(crate) fn inflate(
     Ok(inflated)
 }
 
-/// Checks a stored member's CRC-32, reading it from `file` at positions, 4 MiB at a time.
-pub(crate) fn check_stored_crc(file: &std::fs::File, entry: &Entry) -> Result<()> {
+/// Checks a stored member's CRC-32, reading it from `file` in order, 4 MiB at a time (a
+/// remote one read ahead).
+pub(crate) fn check_stored_crc(file: &Arc<dyn ReadAt>, entry: &Entry) -> Result<()> {
+    use std::io::Read;
     let mut crc = crc32fast::Hasher::new();
     let mut buf = vec![0u8; (4 << 20).min(entry.size as usize)];
-    let (mut at, end) = (entry.start as u64, entry.start as u64 + entry.size);
-    while at < end {
-        let n = buf.len().min((end - at) as usize);
-        read_exact_at(file, &mut buf[..n], at)?;
+    let start = entry.start as u64;
+    let mut member = crate::storage::Stream::new(Arc::clone(file), start..start + entry.size)?;
+    let mut left = entry.size;
+    while left > 0 {
+        let n = buf.len().min(left as usize);
+        member.read_exact(&mut buf[..n])?;
         crc.update(&buf[..n]);
-        at += n as u64;
+        left -= n as u64;
     }
     match crc.finalize() == entry.crc {
         true => Ok(()),

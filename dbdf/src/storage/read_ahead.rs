@@ -1,0 +1,271 @@
+//! Positional reads of a remote object that run on from one to the next, served from chunks
+//! fetched ahead, several at once, as GDAL's `/vsicurl/` reads ahead: a reader that walks an
+//! object from start to end by positional reads of its own (a `.dbdf` file's blocks in file
+//! order) waits for the wire about once, not once per read, and holds at most `ahead + 1`
+//! chunks whatever the object's size. (A reader that only reads in order takes a
+//! [`super::Stream`] instead.)
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use serde_daphne::ReadAt;
+
+/// Bytes a chunk holds: large enough that a request's round trip is small beside its
+/// transfer, small enough that a few in flight stay within the memory bound.
+pub(crate) const CHUNK: u64 = 8 << 20;
+/// Chunks fetched ahead of the one being read.
+pub(crate) const AHEAD: usize = 4;
+
+/// A [`ReadAt`] over `inner` that detects sequential reads and serves them from chunks
+/// fetched ahead on threads of their own. Reads that jump (a footer, a projection's column
+/// chunks) go straight to `inner`, exactly as asked, and drop what was fetched ahead.
+#[derive(Debug)]
+pub(crate) struct ReadAhead {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    inner: Arc<dyn ReadAt>,
+    size: u64,
+    chunk: u64,
+    ahead: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Chunks by index: fetching (`None`), fetched, or failed (removed, to be read again by
+    /// the reader that needs it, which then sees the real error).
+    chunks: BTreeMap<u64, Option<Arc<Vec<u8>>>>,
+    /// Where the last read ended, and how many bytes the reads have run on without a jump.
+    end: u64,
+    streak: u64,
+    /// Bumped on each jump, so that chunks fetched for an abandoned run are not kept.
+    run: u64,
+}
+
+impl ReadAhead {
+    /// `inner` read ahead by [`CHUNK`]s, [`AHEAD`] of them in flight.
+    ///
+    /// # Errors
+    /// As `inner`'s [`ReadAt::size`].
+    pub(crate) fn new(inner: Arc<dyn ReadAt>) -> io::Result<ReadAhead> {
+        ReadAhead::with_chunks(inner, CHUNK, AHEAD)
+    }
+
+    /// `inner` read ahead by chunks of `chunk` bytes, `ahead` of them in flight.
+    ///
+    /// # Errors
+    /// As `inner`'s [`ReadAt::size`].
+    pub(crate) fn with_chunks(
+        inner: Arc<dyn ReadAt>,
+        chunk: u64,
+        ahead: usize,
+    ) -> io::Result<ReadAhead> {
+        let size = inner.size()?;
+        Ok(ReadAhead {
+            shared: Arc::new(Shared {
+                inner,
+                size,
+                chunk: chunk.max(1),
+                ahead,
+                state: Mutex::new(State::default()),
+                changed: Condvar::new(),
+            }),
+        })
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts fetching chunk `index` on a thread of its own, unless it is held or past the end.
+    fn start(self: &Arc<Shared>, state: &mut State, index: u64) {
+        let at = index * self.chunk;
+        if at >= self.size || state.chunks.contains_key(&index) {
+            return;
+        }
+        state.chunks.insert(index, None);
+        let shared = Arc::clone(self);
+        let run = state.run;
+        std::thread::spawn(move || {
+            let len = shared.chunk.min(shared.size - at) as usize;
+            let mut bytes = vec![0u8; len];
+            let fetched = shared.inner.read_exact_at(&mut bytes, at);
+            let mut state = shared.lock();
+            if state.run == run {
+                match fetched {
+                    Ok(()) => {
+                        state.chunks.insert(index, Some(Arc::new(bytes)));
+                    }
+                    Err(_) => {
+                        state.chunks.remove(&index);
+                    }
+                }
+            }
+            shared.changed.notify_all();
+        });
+    }
+
+    /// The bytes of chunk `index`: waited for if in flight, read here if not held.
+    fn chunk(self: &Arc<Shared>, index: u64) -> io::Result<Arc<Vec<u8>>> {
+        let mut state = self.lock();
+        loop {
+            match state.chunks.get(&index) {
+                Some(Some(bytes)) => return Ok(Arc::clone(bytes)),
+                Some(None) => state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
+                None => break,
+            }
+        }
+        drop(state);
+        let at = index * self.chunk;
+        let mut bytes = vec![0u8; self.chunk.min(self.size.saturating_sub(at)) as usize];
+        self.inner.read_exact_at(&mut bytes, at)?;
+        Ok(Arc::new(bytes))
+    }
+}
+
+impl ReadAt for ReadAhead {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.shared.size)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let shared = &self.shared;
+        let end = offset + buf.len() as u64;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if end > shared.size {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        let (first, last) = (offset / shared.chunk, (end - 1) / shared.chunk);
+        {
+            let mut state = shared.lock();
+            if offset != state.end {
+                // A jump: what was fetched ahead is no longer wanted.
+                state.chunks.clear();
+                state.streak = 0;
+                state.run += 1;
+            }
+            state.end = end;
+            state.streak += buf.len() as u64;
+            // A run shorter than a chunk reads as asked: a few adjacent small reads (a
+            // projection's neighbouring columns) fetch nothing they do not use.
+            if state.streak < shared.chunk && state.chunks.is_empty() {
+                drop(state);
+                return shared.inner.read_exact_at(buf, offset);
+            }
+            for index in first..=first + shared.ahead as u64 {
+                shared.start(&mut state, index);
+            }
+        }
+        for index in first..=last {
+            let bytes = shared.chunk(index)?;
+            let at = index * shared.chunk;
+            let from = offset.max(at);
+            let to = end.min(at + bytes.len() as u64);
+            let dst = &mut buf[(from - offset) as usize..(to - offset) as usize];
+            dst.copy_from_slice(&bytes[(from - at) as usize..(to - at) as usize]);
+            let mut state = shared.lock();
+            // Chunks behind the read are done with; start the next one ahead.
+            let done = if to == at + bytes.len() as u64 {
+                index + 1
+            } else {
+                index
+            };
+            state.chunks = state.chunks.split_off(&done);
+            shared.start(&mut state, index + 1 + shared.ahead as u64);
+        }
+        Ok(())
+    }
+
+    fn min_request(&self) -> usize {
+        self.shared.inner.min_request()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::fake::Remote as Counted;
+    use std::sync::atomic::Ordering;
+
+    fn reader(inner: &Arc<Counted>) -> ReadAhead {
+        ReadAhead::with_chunks(Arc::clone(inner) as Arc<dyn ReadAt>, 1000, 3).unwrap()
+    }
+
+    #[test]
+    fn a_sequential_walk_reads_the_same_bytes_with_chunks_in_flight_and_little_over_fetched() {
+        let inner = Counted::new(100_003, None);
+        let ahead = reader(&inner);
+        let mut at = 0usize;
+        // Reads of every size, smaller and larger than a chunk, across chunk boundaries.
+        for (i, len) in [1usize, 10, 999, 1000, 1001, 2500, 7, 4000]
+            .iter()
+            .cycle()
+            .enumerate()
+        {
+            let len = (*len).min(inner.bytes.len() - at);
+            let mut buf = vec![0u8; len];
+            ahead.read_exact_at(&mut buf, at as u64).unwrap();
+            assert_eq!(buf, inner.bytes[at..at + len], "read {i} at {at}");
+            at += len;
+            if at == inner.bytes.len() {
+                break;
+            }
+        }
+        // Chunks in flight at once: several, and never more than the chunk read and 3 ahead.
+        let most = inner.most_in_flight.load(Ordering::SeqCst);
+        assert!((2..=4).contains(&most), "{most} requests in flight at once");
+        // What was fetched past the last read is at most the chunks ahead; nothing twice.
+        let fetched = inner.fetched.load(Ordering::SeqCst);
+        assert!(
+            fetched <= inner.bytes.len() + 1000,
+            "{fetched} bytes fetched"
+        );
+        // A request per chunk (101), and the reads before the run reached a chunk (3).
+        assert!(
+            inner.requests.load(Ordering::SeqCst) <= 101 + 3,
+            "{:?}",
+            inner.requests
+        );
+    }
+
+    #[test]
+    fn reads_that_jump_go_to_the_object_as_asked() {
+        let inner = Counted::new(50_000, None);
+        let ahead = reader(&inner);
+        for at in [40_000u64, 10, 30_000, 20_000, 5] {
+            let mut buf = vec![0u8; 300];
+            ahead.read_exact_at(&mut buf, at).unwrap();
+            assert_eq!(buf, inner.bytes[at as usize..at as usize + 300]);
+        }
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 5);
+        assert_eq!(inner.fetched.load(Ordering::SeqCst), 5 * 300);
+        let mut past = [0u8; 2];
+        let eof = ahead.read_exact_at(&mut past, 49_999).unwrap_err();
+        assert_eq!(eof.kind(), io::ErrorKind::UnexpectedEof);
+    }
+
+    #[test]
+    fn a_failed_chunk_is_the_error_of_the_read_that_needs_it_only() {
+        let inner = Counted::new(20_000, Some(7_500));
+        let ahead = reader(&inner);
+        let mut buf = vec![0u8; 1000];
+        for at in (0..7000).step_by(1000) {
+            ahead.read_exact_at(&mut buf, at).unwrap();
+            assert_eq!(buf, inner.bytes[at as usize..at as usize + 1000]);
+        }
+        let err = ahead.read_exact_at(&mut buf, 7000).unwrap_err();
+        assert_eq!(err.to_string(), "the poisoned byte");
+        let mut after = vec![0u8; 1000];
+        ahead.read_exact_at(&mut after, 9000).unwrap();
+        assert_eq!(after, inner.bytes[9000..10_000]);
+    }
+}
