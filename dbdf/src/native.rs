@@ -42,15 +42,7 @@ impl Driver for Dbdf {
     /// Its block index if there is one, else a walk over its headers; then its blocks in
     /// file order, read ahead (a tiled matrix's bands whole rows of tiles).
     fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        let ahead = input.with_data(Arc::new(ReadAhead::new(Arc::clone(&input.data))?));
-        let opened = open_input(&ahead, &Options::new())?;
-        if let Some(why) = opened.stale_index {
-            input.note(format!(
-                "{}: its block index was not used ({why})",
-                input.name
-            ));
-        }
-        Ok(Box::new(DbdfSource::from_file(opened.file).in_file_order()))
+        Ok(Box::new(source_at(&input)?))
     }
 
     fn written(&self, _: &Path) -> Written {
@@ -77,10 +69,28 @@ impl Driver for Dbdf {
     }
 }
 
+/// The `.dbdf` input as a source of the pipe read in place ([`open_input`]), its blocks in
+/// file order through a [`ReadAhead`]; a block index it could not use is a note on `input`.
+///
+/// # Errors
+/// As [`open_input`].
+pub(crate) fn source_at(input: &Input) -> Result<DbdfSource, Error> {
+    let ahead = input.with_data(Arc::new(ReadAhead::new(Arc::clone(&input.data))?));
+    let opened = open_input(&ahead, &Options::new())?;
+    if let Some(why) = opened.stale_index {
+        input.note(format!(
+            "{}: its block index was not used ({why})",
+            input.name
+        ));
+    }
+    Ok(DbdfSource::from_file(opened.file).in_file_order())
+}
+
 /// A `.dbdf` input opened in place ([`open_input`]), and how.
 pub(crate) struct OpenedFile {
     pub(crate) file: DbdfFile,
-    /// Whether its block index (`NAME.index`) opened it.
+    /// Whether its block index (`NAME.index`) opened it (which the remote layer reports).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) indexed: bool,
     /// Why a block index beside it was not used, if one was there (it did not match the
     /// input, or the store refused it).

@@ -206,9 +206,10 @@ def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tm
 
 def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     """A remote `.dbdf` (tiled, and DAPHNE's with its `.meta`), `.npy`, numpy `.npz`
-    (stored and deflated), Parquet, Arrow IPC (plain and compressed), Futhark, CSV (with its
-    `.meta` sidecar and without) and MatrixMarket coordinate input is read in place: with
-    TMPDIR naming no folder at all, each converts to the same bytes as its local copy."""
+    (stored and deflated), scipy `.npz` (CSR in place, COO held whole), DAPHNE's segments,
+    Parquet, Arrow IPC (plain and compressed), Futhark, CSV (with its `.meta` sidecar and
+    without) and MatrixMarket coordinate input is read in place: with TMPDIR naming no
+    folder at all, each converts to the same bytes as its local copy."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     scipy_io = pytest.importorskip("scipy.io")
@@ -234,6 +235,8 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     sparse = scipy_sparse.random(3000, 2000, density=0.01, format="coo", random_state=3)
     scipy_io.mmwrite(local / "s.mtx", sparse)
     np.savez(local / "n.npz", a=m, b=m[:7])
+    scipy_sparse.save_npz(local / "csr.npz", scipy_sparse.csr_matrix(m), compressed=False)
+    scipy_sparse.save_npz(local / "coo.npz", scipy_sparse.coo_matrix(m))
     np.savez_compressed(local / "c.npz", a=m)
     tool("convert", local / "m.npy", local / "tiled.dbdf", "--tile", "100,100")
     tool("convert", local / "m.npy", local / "daphne.dbdf", "--dialect", "daphne")
@@ -241,7 +244,8 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
               "t.arrow": local / "t.arrow", "z.arrow": local / "z.arrow",
               "typed.csv": local / "typed.csv", "plain.csv": local / "plain.csv",
               "s.mtx": local / "s.mtx", "n.npz": local / "n.npz", "c.npz": local / "c.npz",
-              "tiled.dbdf": local / "tiled.dbdf", "daphne.dbdf": local / "daphne.dbdf"}
+              "tiled.dbdf": local / "tiled.dbdf", "daphne.dbdf": local / "daphne.dbdf",
+              "csr.npz": local / "csr.npz", "coo.npz": local / "coo.npz"}
     s3.client.put_object(Bucket="data", Key="daphne.dbdf.meta",
                          Body=(local / "daphne.dbdf.meta").read_bytes())
     tool("index", local / "tiled.dbdf")
@@ -255,8 +259,20 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
         s3.client.put_object(Bucket="data", Key=name, Body=path.read_bytes())
         out = tmp_path / f"{name}.dbdf"
         tool("convert", f"s3://data/{name}", out, env=env)
-        tool("convert", "--from", name.rsplit(".", 1)[1], path, tmp_path / "expected.dbdf")
+        # A `.npz` is told by its members; the others by their names here.
+        extension = name.rsplit(".", 1)[1]
+        named = [] if extension == "npz" else ["--from", extension]
+        tool("convert", *named, path, tmp_path / "expected.dbdf")
         assert out.read_bytes() == (tmp_path / "expected.dbdf").read_bytes(), name
+    # DAPHNE's segments: each segment object read in place, the folder's sidecar checked.
+    tool("convert", local / "m.npy", local / "seg.hdfs", "--segments", "3")
+    for part in sorted((local / "seg.hdfs").iterdir()):
+        s3.client.put_object(Bucket="data", Key=f"seg.hdfs/{part.name}", Body=part.read_bytes())
+    s3.client.put_object(Bucket="data", Key="seg.hdfs.meta",
+                         Body=(local / "seg.hdfs.meta").read_bytes())
+    tool("convert", "s3://data/seg.hdfs", tmp_path / "seg.dbdf", env=env)
+    tool("convert", local / "seg.hdfs", tmp_path / "expected.dbdf")
+    assert (tmp_path / "seg.dbdf").read_bytes() == (tmp_path / "expected.dbdf").read_bytes()
     # A tiled `.dbdf` opened by its index, then read in file order: each byte fetched once.
     size = (local / "tiled.dbdf").stat().st_size
     counted = tool("--stats", "convert", "s3://data/tiled.dbdf", tmp_path / "t.npy", env=env)
@@ -265,10 +281,9 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     assert dbdf.load(tmp_path / "typed.csv.dbdf").dtype == np.uint8
     assert np.array_equal(dbdf.load(tmp_path / "plain.csv.dbdf"), m)
     # A format still downloaded first needs the folder, and says so.
-    sparse_npz = pytest.importorskip("scipy.sparse")
-    sparse_npz.save_npz(local / "m.npz", sparse_npz.csr_matrix(m))
-    s3.client.put_object(Bucket="data", Key="m.npz", Body=(local / "m.npz").read_bytes())
-    refused = tool("convert", "s3://data/m.npz", tmp_path / "npz.dbdf", env=env, check=False)
+    tool("convert", local / "m.npy", local / "b.npz")
+    s3.client.put_object(Bucket="data", Key="b.npz", Body=(local / "b.npz").read_bytes())
+    refused = tool("convert", "s3://data/b.npz", tmp_path / "npz.dbdf", env=env, check=False)
     assert refused.returncode == 1 and "no-such-folder" in refused.stderr, refused.stderr
 
 

@@ -2,16 +2,16 @@
 //!
 //! Inputs of the formats read in place stream through the pipe with no local copy, opened
 //! as a [`crate::storage::Input`] over an [`ObjectReader`] (sidecars fetched when the format
-//! asks): `.dbdf` by its index or headers, then its blocks in file order, read ahead; Parquet
-//! by its footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`,
-//! numpy's `.npz` and Futhark by their headers, then the rows a band or window needs; CSV
-//! and MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
+//! asks): `.dbdf` by its index or headers, then its blocks in file order, read ahead (and
+//! DAPHNE's segments, the objects under the prefix `NAME.hdfs/`, each so); Parquet by its
+//! footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`, numpy's and
+//! scipy's `.npz` and Futhark by their headers, then the rows a band or window needs; CSV and
+//! MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
 //! MatrixMarket, an untiled matrix whose block type depends on its non-zeros) fetches it
 //! twice. Other remote inputs are downloaded first, with their sidecars, into a private
 //! temporary folder, made only then. A remote output is written there, then uploaded with its
 //! sidecars (the object appears only when complete), and a `.dbdf` output gets its block
-//! index beside it. DAPHNE's segments (`NAME.hdfs`) are the objects under the prefix
-//! `NAME.hdfs/`, fetched and sent one by one, and `NAME.hdfs.meta`.
+//! index beside it; DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -19,13 +19,16 @@ use std::path::{Path, PathBuf};
 use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::Result;
 
+use super::reader::is_not_found;
 use super::sets::{segment, upload_segments, upload_with_sidecars, SIDECARS};
 use super::{download_to, Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
 use crate::driver::Stored;
+use crate::native;
 use crate::pipe::Source;
-use crate::segments::segment_name;
+use crate::segments::SegmentsSource;
 use crate::storage::Input;
+use serde_daphne::lowlevel::parse_meta;
 
 /// A folder of this process's own under the temporary directory, removed when dropped: where
 /// remote inputs are downloaded and remote outputs written before they are sent.
@@ -117,7 +120,9 @@ pub fn convert_urls(
             }
             Fetched::Streamed(_, mut source, opened) => {
                 let mut report = convert_from(&mut *source, input, &local_output, options)?;
-                report.warnings.splice(0..0, opened.take_notes());
+                report
+                    .warnings
+                    .splice(0..0, opened.iter().flat_map(Input::take_notes));
                 report
             }
         },
@@ -141,9 +146,9 @@ pub fn convert_urls(
 enum Fetched {
     /// A local copy, the format asked for, and notes on sidecars the store refused.
     Copy(PathBuf, Option<Format>, Vec<String>),
-    /// A source reading the object in place, and the object (which gathers notes on the
+    /// A source reading the objects in place, and the objects (which gather notes on the
     /// sidecars the store refused, as the source asks for them).
-    Streamed(Format, Box<dyn Source>, Input),
+    Streamed(Format, Box<dyn Source>, Vec<Input>),
 }
 
 /// Opens the object at `url` (`input` as given) for reading, as its format is stored
@@ -160,10 +165,9 @@ fn fetch_input(
     let name = Path::new(url.rsplit('/').next().unwrap_or(url));
     let named = options.from.or_else(|| Format::of_path(name, false));
     let object = RemoteObject::new(url, storage).map_err(fail_at(input))?;
-    if named.map(Format::stored) == Some(Stored::Segments) {
-        let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
-        let local = fetch_segments(&object, dir).map_err(fail_at(input))?;
-        return Ok(Fetched::Copy(local, named, Vec::new()));
+    if let Some(format) = named.filter(|f| f.stored() == Stored::Segments) {
+        let (source, inputs) = open_segments(&object).map_err(fail_at(input))?;
+        return Ok(Fetched::Streamed(format, Box::new(source), inputs));
     }
     let opened = ObjectReader::input(object.clone()).map_err(fail_at(input))?;
     let told = match options.from {
@@ -181,7 +185,7 @@ fn fetch_input(
             Ok(Fetched::Streamed(
                 format,
                 source.map_err(fail_at(input))?,
-                opened,
+                vec![opened],
             ))
         }
         None => {
@@ -242,9 +246,11 @@ pub fn open_input(
                             .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
                         (format, source, notes)
                     }
-                    Fetched::Streamed(format, source, opened) => {
-                        (format, source, opened.take_notes())
-                    }
+                    Fetched::Streamed(format, source, opened) => (
+                        format,
+                        source,
+                        opened.iter().flat_map(Input::take_notes).collect(),
+                    ),
                 };
             Ok(OpenedInput {
                 format,
@@ -280,29 +286,33 @@ fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<(PathBuf, Ve
     Ok((local, notes))
 }
 
-/// Downloads the folder of segments behind `folder` (the objects under `NAME.hdfs/`) into
-/// `dir`, with its local sidecar: segments 1, 2, ... with their sidecars, up to the first
-/// without one (DAPHNE's segments each have theirs). Each segment is pinned to the version
-/// its first request saw; a folder rewritten meanwhile may mix segments of two writes, which
-/// the local sidecar's row count catches where the counts differ.
-fn fetch_segments(folder: &RemoteObject, dir: &Path) -> Result<PathBuf> {
-    let name = folder.file_name().to_owned();
-    let local = dir.join(&name);
-    std::fs::create_dir(&local)?;
-    if let Some(meta) = folder.sibling(".meta").get_if_present()? {
-        std::fs::write(dir.join(format!("{name}.meta")), &meta)?;
-    }
+/// The folder of segments behind `folder` (the objects under `NAME.hdfs/`) read in place:
+/// segments 1, 2, ... up to the first missing one, each opened as a remote `.dbdf` (with its
+/// sidecar), and the folder's local sidecar `NAME.hdfs.meta` where there is one; the segments'
+/// inputs, which gather notes. Each segment is pinned to the version its first request saw;
+/// a folder rewritten meanwhile may mix segments of two writes, which the local sidecar's row
+/// count catches where the counts differ.
+fn open_segments(folder: &RemoteObject) -> Result<(SegmentsSource, Vec<Input>)> {
+    let mut segments = Vec::new();
+    let mut inputs = Vec::new();
     for i in 1.. {
         let object = segment(folder, i);
-        let Some(meta) = object.sibling(".meta").get_if_present()? else {
-            break;
+        let input = match ObjectReader::input(object.clone()) {
+            Ok(input) => input,
+            Err(e) if i > 1 && is_not_found(&e) => break,
+            Err(e) => return Err(e),
         };
-        let path = local.join(segment_name(&name, i));
-        download_to(&object, &File::create(&path)?)?;
-        std::fs::write(
-            local.join(format!("{}.meta", segment_name(&name, i))),
-            &meta,
-        )?;
+        segments.push((object.url().to_owned(), native::source_at(&input)?));
+        inputs.push(input);
     }
-    Ok(local)
+    let local = match folder.sibling(".meta").get_if_present()? {
+        Some(bytes) => {
+            let name = format!("{}.meta", folder.url());
+            let text = String::from_utf8(bytes.to_vec())
+                .map_err(|_| serde_daphne::Error::invalid(format!("{name} is not UTF-8 text")))?;
+            Some(parse_meta(&text, Path::new(&name))?)
+        }
+        None => None,
+    };
+    Ok((SegmentsSource::of_segments(segments, local)?, inputs))
 }

@@ -120,7 +120,7 @@ impl ObjectReader {
     }
 }
 
-fn is_not_found(e: &Error) -> bool {
+pub(super) fn is_not_found(e: &Error) -> bool {
     e.io_error()
         .is_some_and(|e| e.kind() == io::ErrorKind::NotFound)
 }
@@ -194,10 +194,10 @@ pub struct OpenedDbdf {
     pub notes: Vec<String>,
 }
 
-/// Opens the `.dbdf` object at `url` lazily, as [`crate::native::open_input`] opens any
-/// input read in place: its block index (`URL.index`) if there is one, then its first bytes
-/// (two requests in all), else a walk over its headers with read-ahead (at most one request
-/// per block), with its `.meta` sidecar for a runtime-dialect object.
+/// Opens the `.dbdf` object at `url` lazily, as every `.dbdf` input read in place opens: its
+/// block index (`URL.index`) if there is one, then its first bytes (two requests in all),
+/// else a walk over its headers with read-ahead (at most one request per block), with its
+/// `.meta` sidecar for a runtime-dialect object.
 ///
 /// # Errors
 /// As [`ObjectReader::open`] and [`DbdfFile::from_read_at`].

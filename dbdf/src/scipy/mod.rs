@@ -22,10 +22,11 @@ mod source;
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 pub(crate) use source::ScipySource;
 
-use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes};
+use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Stored, Takes};
 use crate::input::{index_values, Foreign};
 use crate::npy;
 use crate::pipe::{Collect, InputMetadata, Sink, Source};
@@ -465,6 +466,23 @@ impl Driver for Scipy {
     fn identify(&self, path: &Path, _: Option<Format>) -> bool {
         crate::npz::has_extension(path)
             && crate::npz::Kind::of(path) == Some(crate::npz::Kind::Scipy)
+    }
+
+    fn identify_at(&self, input: &Input, name: &Path) -> bool {
+        let archive = || crate::zip::FileArchive::open_at(Arc::clone(&input.data)).ok();
+        crate::npz::has_extension(name)
+            && archive().and_then(|a| crate::npz::Kind::of_archive(&a))
+                == Some(crate::npz::Kind::Scipy)
+    }
+
+    fn stored(&self) -> Stored {
+        Stored::Ranges
+    }
+
+    /// A CSR archive's members in place (stored ones by ranges, deflated ones streamed);
+    /// any other held whole in memory, as the whole read holds it.
+    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>> {
+        Ok(Box::new(source::ScipySource::open_at(input.data)?))
     }
 
     fn options(&self) -> &'static [OptionSpec] {

@@ -146,11 +146,23 @@ impl ScipySource {
     /// # Errors
     /// As [`super::read`].
     pub(crate) fn open(path: &Path) -> Result<ScipySource> {
-        let input_len = std::fs::metadata(path)?.len();
-        if let Some(source) = in_place(path, input_len)? {
+        ScipySource::open_at(Arc::new(std::fs::File::open(path)?))
+    }
+
+    /// [`ScipySource::open`] for an archive read at positions (an object's ranges): a CSR
+    /// archive's members in place, any other archive read whole into memory, as the whole
+    /// read reads it.
+    ///
+    /// # Errors
+    /// As [`super::read`]; request errors.
+    pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<ScipySource> {
+        let input_len = file.size()?;
+        if let Some(source) = in_place(&file, input_len)? {
             return Ok(source);
         }
-        let (object, layout) = super::from_slice_stored(&std::fs::read(path)?)?;
+        let mut bytes = zeroed_vec::<u8>(input_len as usize)?;
+        file.read_exact_at(&mut bytes, 0)?;
+        let (object, layout) = super::from_slice_stored(&bytes)?;
         let metadata = InputMetadata {
             layout,
             ..InputMetadata::default()
@@ -165,8 +177,8 @@ impl ScipySource {
 source_in_field!(ScipySource, source);
 
 /// The archive read in place, or `None` where the whole read will do (and word any fault).
-fn in_place(path: &Path, input_len: u64) -> Result<Option<ScipySource>> {
-    let archive = FileArchive::open(path)?;
+fn in_place(file: &Arc<dyn ReadAt>, input_len: u64) -> Result<Option<ScipySource>> {
+    let archive = FileArchive::open_at(Arc::clone(file))?;
     let Ok(entries) = entries(&archive) else {
         return Ok(None);
     };

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{folder_name, segment_path};
 use crate::pipe::{Band, DbdfSource, Source, Windows};
-use serde_daphne::lowlevel::read_sidecar;
+use serde_daphne::lowlevel::{read_sidecar, Meta};
 use serde_daphne::Header;
 use serde_daphne::{Error, Result};
 
@@ -29,13 +29,30 @@ impl SegmentsSource {
     pub(crate) fn open(folder: &Path) -> Result<SegmentsSource> {
         let count = count_segments(folder)?;
         let mut segments = Vec::with_capacity(count);
+        for i in 1..=count {
+            let path = segment_path(folder, i)?;
+            let named = path.display().to_string();
+            let source = DbdfSource::open(&path).map_err(|e| in_segment(&named, e))?;
+            segments.push((named, source));
+        }
+        SegmentsSource::of_segments(segments, read_sidecar(folder)?)
+    }
+
+    /// The object of `segments` (each named, in order, opened already: files or objects),
+    /// checked against the folder's local sidecar `local`, where there is one.
+    ///
+    /// # Errors
+    /// As [`super::read`].
+    pub(crate) fn of_segments(
+        named: Vec<(String, DbdfSource)>,
+        local: Option<Meta>,
+    ) -> Result<SegmentsSource> {
+        let mut segments = Vec::with_capacity(named.len());
         let mut starts = vec![0u64];
         let mut whole: Option<Header> = None;
         let mut input_len = 0;
-        for i in 1..=count {
-            let path = segment_path(folder, i)?;
-            let at = |e: Error| Error::invalid(format!("{}: {e}", path.display()));
-            let source = DbdfSource::open(&path).map_err(at)?;
+        for (i, (name, source)) in (1..).zip(named) {
+            let at = |e: Error| in_segment(&name, e);
             let [header] = source.headers() else {
                 return Err(at(Error::invalid(format!(
                     "a segment holds one object, this one {}",
@@ -52,7 +69,9 @@ impl SegmentsSource {
             segments.push(source);
         }
         let header = whole.ok_or_else(|| Error::invalid("no segments"))?;
-        check_local_sidecar(folder, &header)?;
+        if let Some(meta) = local {
+            check_local_sidecar(&meta, &header)?;
+        }
         Ok(SegmentsSource {
             segments,
             starts,
@@ -65,6 +84,11 @@ impl SegmentsSource {
     pub fn segment_rows(&self) -> Vec<Range<u64>> {
         self.starts.windows(2).map(|w| w[0]..w[1]).collect()
     }
+}
+
+/// `error` in the segment called `name`.
+fn in_segment(name: &str, error: Error) -> Error {
+    Error::invalid(format!("{name}: {error}"))
 }
 
 /// How many segments the folder holds: `NAME_segment_1` to `_n`, none missing in between
@@ -141,11 +165,8 @@ fn describe(header: &Header) -> String {
     }
 }
 
-/// Checks the local sidecar `folder.meta`, where there is one, against the whole object.
-fn check_local_sidecar(folder: &Path, header: &Header) -> Result<()> {
-    let Some(meta) = read_sidecar(folder)? else {
-        return Ok(());
-    };
+/// Checks the local sidecar (`folder.meta`) against the whole object.
+fn check_local_sidecar(meta: &Meta, header: &Header) -> Result<()> {
     let (rows, cols) = header.shape();
     let value_types: Vec<_> = match header {
         Header::Frame { columns, .. } => columns.iter().map(|c| Some(c.value_type)).collect(),

@@ -101,7 +101,7 @@ impl Input {
 
     /// The text of the `.meta` sidecar beside the input (DAPHNE's JSON), if there is one:
     /// read from the disk or fetched when asked for. One the store refuses is read as
-    /// missing, with a note ([`Input::take_notes`]).
+    /// missing, with a note for the user.
     ///
     /// # Errors
     /// I/O and request errors; a sidecar that is not UTF-8 text.
@@ -129,7 +129,8 @@ impl Input {
             .push(line);
     }
 
-    /// The notes so far, taken (this input's and its clones').
+    /// The notes so far, taken (this input's and its clones'): the remote layer shows them.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) fn take_notes(&self) -> Vec<String> {
         std::mem::take(&mut *self.notes.lock().unwrap_or_else(|e| e.into_inner()))
     }
