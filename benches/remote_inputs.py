@@ -98,8 +98,9 @@ def make_inputs(work, mib, run):
                 w.write_batch(b)
     # CSV text of about `mib` MiB: values rounded to 3 places (about 8 bytes each).
     csv_rows = max(batch, (mib << 20) // (9 * width)) // batch * batch
-    with pcsv.CSVWriter(str(work / "t.csv"), schema) as w:
-        for k, b in zip(range(csv_rows // batch), batches()):
+    unquoted = pcsv.WriteOptions(quoting_style="none")
+    with pcsv.CSVWriter(str(work / "t.csv"), schema, write_options=unquoted) as w:
+        for _, b in zip(range(csv_rows // batch), batches()):
             w.write_batch(pa.record_batch([pa.array(np.round(c.to_numpy(), 3)) for c in b.columns],
                                           schema=schema))
     inputs.update({"t.parquet": (work / "t.parquet", []), "t.arrow": (work / "t.arrow", []),
@@ -153,7 +154,8 @@ def main():
         for name, (path, sidecars) in inputs.items():
             for suffix in ["", *sidecars]:
                 s3.client.upload_file(str(path) + suffix, "data", name + suffix)
-        outputs = [(name, "out.dbdf") for name in inputs] + [("d.dbdf", "out.npy")]
+        outputs = [(name, "out.dbdf") for name in inputs]
+        outputs += [("d.dbdf", "out.npy"), ("r.dbdf", "out.npy")]
         for name, out in outputs:
             size = inputs[name][0].stat().st_size
             curl = best(args.runs, lambda: timed([*signed, "-o", work / "curl.out",

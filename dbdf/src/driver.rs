@@ -85,6 +85,13 @@ pub trait Driver: Send + Sync + 'static {
         )))
     }
 
+    /// Whether an input named `name` (a URL's last part) is read in place through
+    /// [`Driver::open_at`]; by default, for formats [`Stored::Ranges`].
+    fn reads_in_place(&self, name: &Path) -> bool {
+        let _ = name;
+        self.stored() == Stored::Ranges
+    }
+
     /// Whether the source reads only the columns of [`ConvertOptions::columns`] itself (else
     /// the pipe picks them from whole rows).
     fn picks_columns(&self) -> bool {

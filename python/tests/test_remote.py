@@ -206,10 +206,10 @@ def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tm
 
 def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     """A remote `.dbdf` (tiled, and DAPHNE's with its `.meta`), `.npy`, numpy `.npz`
-    (stored and deflated), scipy `.npz` (CSR in place, COO held whole), DAPHNE's segments,
-    Parquet, Arrow IPC (plain and compressed), Futhark, CSV (with its `.meta` sidecar and
-    without) and MatrixMarket coordinate input is read in place: with TMPDIR naming no
-    folder at all, each converts to the same bytes as its local copy."""
+    (stored and deflated), scipy `.npz` (CSR in place, COO held whole), Binsparse `.npz`,
+    DAPHNE's segments, Parquet, Arrow IPC (plain and compressed), Futhark, CSV (with its
+    `.meta` sidecar and without) and MatrixMarket coordinate input is read in place: with
+    TMPDIR naming no folder at all, each converts to the same bytes as its local copy."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     scipy_io = pytest.importorskip("scipy.io")
@@ -237,6 +237,7 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     np.savez(local / "n.npz", a=m, b=m[:7])
     scipy_sparse.save_npz(local / "csr.npz", scipy_sparse.csr_matrix(m), compressed=False)
     scipy_sparse.save_npz(local / "coo.npz", scipy_sparse.coo_matrix(m))
+    tool("convert", local / "m.npy", local / "bsp.npz")
     np.savez_compressed(local / "c.npz", a=m)
     tool("convert", local / "m.npy", local / "tiled.dbdf", "--tile", "100,100")
     tool("convert", local / "m.npy", local / "daphne.dbdf", "--dialect", "daphne")
@@ -245,7 +246,8 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
               "typed.csv": local / "typed.csv", "plain.csv": local / "plain.csv",
               "s.mtx": local / "s.mtx", "n.npz": local / "n.npz", "c.npz": local / "c.npz",
               "tiled.dbdf": local / "tiled.dbdf", "daphne.dbdf": local / "daphne.dbdf",
-              "csr.npz": local / "csr.npz", "coo.npz": local / "coo.npz"}
+              "csr.npz": local / "csr.npz", "coo.npz": local / "coo.npz",
+              "bsp.npz": local / "bsp.npz"}
     s3.client.put_object(Bucket="data", Key="daphne.dbdf.meta",
                          Body=(local / "daphne.dbdf.meta").read_bytes())
     tool("index", local / "tiled.dbdf")
@@ -281,9 +283,11 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     assert dbdf.load(tmp_path / "typed.csv.dbdf").dtype == np.uint8
     assert np.array_equal(dbdf.load(tmp_path / "plain.csv.dbdf"), m)
     # A format still downloaded first needs the folder, and says so.
-    tool("convert", local / "m.npy", local / "b.npz")
-    s3.client.put_object(Bucket="data", Key="b.npz", Body=(local / "b.npz").read_bytes())
-    refused = tool("convert", "s3://data/b.npz", tmp_path / "npz.dbdf", env=env, check=False)
+    tool("convert", local / "m.npy", local / "m.bin", "--to", "systemds")
+    for name in ("m.bin", "m.bin.mtd"):
+        s3.client.put_object(Bucket="data", Key=name, Body=(local / name).read_bytes())
+    refused = tool("convert", "--from", "systemds", "s3://data/m.bin", tmp_path / "sysds.dbdf",
+                   env=env, check=False)
     assert refused.returncode == 1 and "no-such-folder" in refused.stderr, refused.stderr
 
 

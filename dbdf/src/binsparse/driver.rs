@@ -7,8 +7,9 @@ use std::path::Path;
 use serde_daphne::{Error, ValueType};
 
 use super::files::{is_hdf5, is_zarr};
+use super::source::BinsparseSource;
 use super::{Format as Layout, Version, WriteOptions};
-use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes, Written};
+use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Takes, Written};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// Binsparse, in `.npz`, HDF5 or Zarr.
@@ -38,6 +39,16 @@ impl Driver for BinsparseFiles {
 
     fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         super::source(path)
+    }
+
+    /// A `.npz` archive (its members by ranges, or whole where they cannot be); HDF5 files
+    /// and Zarr groups are fetched first.
+    fn reads_in_place(&self, name: &Path) -> bool {
+        crate::npz::has_extension(name)
+    }
+
+    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        Ok(Box::new(BinsparseSource::open_at(input.data)?))
     }
 
     fn written(&self, path: &Path) -> Written {

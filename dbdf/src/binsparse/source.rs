@@ -120,13 +120,30 @@ impl BinsparseSource {
     /// # Errors
     /// As [`super::read`].
     pub(super) fn open_file(path: &Path) -> Result<BinsparseSource> {
-        let input_len = std::fs::metadata(path)?.len();
-        if !super::is_hdf5(path) {
-            if let Some(source) = in_place(path, input_len)? {
-                return Ok(source);
-            }
+        if super::is_hdf5(path) {
+            return BinsparseSource::read_whole(path, std::fs::metadata(path)?.len());
         }
-        BinsparseSource::read_whole(path, input_len)
+        let file: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(path)?);
+        let input_len = file.size()?;
+        match in_place(&file, input_len)? {
+            Some(source) => Ok(source),
+            None => BinsparseSource::read_whole(path, input_len),
+        }
+    }
+
+    /// A Binsparse `.npz` archive read at positions (an object's ranges): in place where
+    /// [`BinsparseSource::open_file`] reads a file in place, else whole, from memory.
+    ///
+    /// # Errors
+    /// As [`super::read`]; request errors.
+    pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<BinsparseSource> {
+        let input_len = file.size()?;
+        if let Some(source) = in_place(&file, input_len)? {
+            return Ok(source);
+        }
+        let mut bytes = serde_daphne::lowlevel::zeroed_vec::<u8>(input_len as usize)?;
+        file.read_exact_at(&mut bytes, 0)?;
+        BinsparseSource::held(super::from_slice(&bytes)?, input_len)
     }
 
     /// The matrix at `path` read whole, for formats and files not read in place.
@@ -134,7 +151,11 @@ impl BinsparseSource {
     /// # Errors
     /// As [`super::read`].
     pub(super) fn read_whole(path: &Path, input_len: u64) -> Result<BinsparseSource> {
-        let read = super::read(path)?;
+        BinsparseSource::held(super::read(path)?, input_len)
+    }
+
+    /// A matrix read whole, held.
+    fn held(read: super::Binsparse, input_len: u64) -> Result<BinsparseSource> {
         let metadata = InputMetadata {
             layout: Some(read.format.name()),
             attributes: read.attributes,
@@ -206,8 +227,8 @@ impl BinsparseSource {
 }
 
 /// The archive at `path` read in place, or `None` where only the whole read will do.
-fn in_place(path: &Path, input_len: u64) -> Result<Option<BinsparseSource>> {
-    let archive = FileArchive::open(path)?;
+fn in_place(file: &Arc<dyn ReadAt>, input_len: u64) -> Result<Option<BinsparseSource>> {
+    let archive = FileArchive::open_at(Arc::clone(file))?;
     let Ok(entries) = entries(&archive) else {
         return Ok(None); // the whole read words the fault
     };

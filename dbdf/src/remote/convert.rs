@@ -4,9 +4,9 @@
 //! as a [`crate::storage::Input`] over an [`ObjectReader`] (sidecars fetched when the format
 //! asks): `.dbdf` by its index or headers, then its blocks in file order, read ahead (and
 //! DAPHNE's segments, the objects under the prefix `NAME.hdfs/`, each so); Parquet by its
-//! footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`, numpy's and
-//! scipy's `.npz` and Futhark by their headers, then the rows a band or window needs; CSV and
-//! MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
+//! footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`, numpy's,
+//! scipy's and Binsparse's `.npz` and Futhark by their headers, then the rows a band or window
+//! needs; CSV and MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
 //! MatrixMarket, an untiled matrix whose block type depends on its non-zeros) fetches it
 //! twice. Other remote inputs are downloaded first, with their sidecars, into a private
 //! temporary folder, made only then. A remote output is written there, then uploaded with its
@@ -177,7 +177,7 @@ fn fetch_input(
             .find(|f| f.driver().identify_at(&opened, name))
             .or(named),
     };
-    match told.filter(|f| f.stored() == Stored::Ranges) {
+    match told.filter(|f| f.driver().reads_in_place(name)) {
         Some(format) => {
             let driver = format.driver();
             let source = driver.open_at(opened.clone(), options);
