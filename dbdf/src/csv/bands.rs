@@ -1,12 +1,15 @@
 //! A CSV file read in bands of rows on every core, for [`super::to_dbdf`].
 //!
-//! The first pass checks every record as the whole read does and finds where each band of
-//! rows starts (its byte and row). A file without quotes (and without a lone `\r`) is split at
-//! line ends found with `memchr`, and its bands are checked on every core; a file with quotes
-//! (where a line end may sit inside a field) is checked in one pass by one thread. The second
-//! pass parses bands on every core from where they start, handing them over in row order.
+//! The first pass checks every record as the whole read does and finds where bands of rows
+//! start (their byte and row). The text is split in a run per core at line ends and each run
+//! is checked on its own core, noting its bands; a run that meets a quote or a lone `\r` (a
+//! line end may then sit inside a field) or a fault sends the check back to one pass by one
+//! thread from the start, which words any fault as the whole read does. The second pass
+//! parses bands on every core from where they start, handing them over in row order. Each
+//! pass reads the file once (a remote one as streams read ahead).
 
 use std::io::{BufReader, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use super::records::{Inference, Records, Start, CSV};
@@ -21,25 +24,15 @@ use crate::storage::Stream;
 /// so that the workers take turns).
 const UNIT_BYTES: u64 = if cfg!(test) { 1 } else { 4 << 20 };
 
-/// Bytes read at a time when looking for line ends (tests: a few, so that lines, `\r\n`
-/// pairs and blank lines straddle reads).
-const CHUNK_BYTES: usize = if cfg!(test) { 5 } else { 8 << 20 };
+/// The most bytes a run's check takes at a time (tests: a few, so that lines, `\r\n` pairs
+/// and blank lines straddle reads).
+const READ_BYTES: usize = if cfg!(test) { 5 } else { 1 << 20 };
 
 /// Where a band of rows starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct BandStart {
     pub byte: u64,
     pub row: u64,
-}
-
-/// Where records start, found from the line ends alone.
-struct LineIndex {
-    /// Each band's start.
-    starts: Vec<BandStart>,
-    /// Each worker's run's start, for checking.
-    runs: Vec<BandStart>,
-    rows: u64,
-    end: u64,
 }
 
 /// What the first pass found.
@@ -131,16 +124,13 @@ impl Source<'_> {
         let mut start = Start::read(&mut records, self.sidecar).map_err(|m| CSV.error(m))?;
         let band = band_rows(&start).max(1);
         let first = start.first.take();
-        let quote_free = match first.as_ref().and_then(|r| r.position()) {
-            Some(at) => self.index_lines(at.byte(), band, end)?,
+        let in_runs = match first.as_ref().and_then(|r| r.position()) {
+            Some(at) => self.check_in_runs(at.byte(), end, &start, band)?,
             None => None,
         };
-        let (checked, starts) = match quote_free {
-            Some(index) if index.runs.len() > 1 => match self.check_in_parallel(&index, &start)? {
-                Some(checked) => (checked, index.starts),
-                None => self.check_in_one_pass(&start, band)?,
-            },
-            _ => self.check_in_one_pass(&start, band)?,
+        let (checked, starts) = match in_runs {
+            Some(found) => found,
+            None => self.check_in_one_pass(&start, band)?,
         };
         if let Some(message) = checked.error {
             return Err(CSV.error(message));
@@ -186,98 +176,77 @@ impl Source<'_> {
         Ok((checked, starts))
     }
 
-    /// Where bands of `band` rows and the workers' runs start, and how many rows there are,
-    /// from the line ends alone; `None` for a file where a line end may not end a record (a
-    /// quote, or a `\r` without `\n`).
-    fn index_lines(&self, from: u64, band: u64, end: u64) -> Result<Option<LineIndex>> {
-        let mut file = Stream::new(Arc::clone(self.data), from..end)?;
-        let workers = workers() as u64;
-        let mut index = LineIndex {
-            starts: Vec::new(),
-            runs: Vec::new(),
-            rows: 0,
-            end,
-        };
-        // A record at `byte`: a band starts there every `band` rows, and a worker's run at
-        // the first record at or after each equal share of the bytes.
-        let add = |index: &mut LineIndex, byte: u64| {
-            let here = BandStart {
-                byte,
-                row: index.rows,
-            };
-            if index.rows.is_multiple_of(band) {
-                index.starts.push(here);
-            }
-            let runs = index.runs.len() as u64;
-            if runs < workers && byte >= from + (end - from) * runs / workers {
-                index.runs.push(here);
-            }
-            index.rows += 1;
-        };
-        let mut at = from;
-        // The current line's start, and whether a non-blank byte was seen on it.
-        let (mut line_start, mut content) = (from, false);
-        let mut chunk = vec![0u8; CHUNK_BYTES];
-        let mut after_cr = false;
-        while at < end {
-            let n = file.read(&mut chunk)?;
-            if n == 0 {
-                break;
-            }
-            let bytes = &chunk[..n];
-            if memchr::memchr(b'"', bytes).is_some() || (after_cr && bytes[0] != b'\n') {
-                return Ok(None);
-            }
-            for cr in memchr::memchr_iter(b'\r', bytes) {
-                if bytes.get(cr + 1).is_some_and(|&b| b != b'\n') {
-                    return Ok(None);
+    /// Bytes `from..end` split in a run per core, each moved on to the start of a line (a
+    /// line longer than the probe moves no split: the run before it grows).
+    fn split_runs(&self, from: u64, end: u64) -> Result<Vec<(u64, u64)>> {
+        let parts = workers() as u64;
+        let mut starts = vec![from];
+        let mut probe = vec![0u8; 64 << 10];
+        for t in 1..parts {
+            let guess = from + (end - from) * t / parts;
+            let n = probe.len().min((end - guess) as usize);
+            self.data.read_exact_at(&mut probe[..n], guess)?;
+            if let Some(p) = memchr::memchr(b'\n', &probe[..n]) {
+                let at = guess + p as u64 + 1;
+                if at > *starts.last().expect("one start") && at < end {
+                    starts.push(at);
                 }
             }
-            after_cr = bytes[n - 1] == b'\r';
-            let mut from_here = 0;
-            for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(n)) {
-                // A line is a record unless it is all whitespace (the csv crate and
-                // `Records` skip those); a non-ASCII byte counts as content, and the checking
-                // pass counts records again, so a wrong guess only costs the fast path.
-                content = content
-                    || bytes[from_here..nl]
-                        .iter()
-                        .any(|b| !b.is_ascii_whitespace());
-                if nl == n {
-                    break;
-                }
-                if content {
-                    add(&mut index, line_start);
-                }
-                line_start = at + nl as u64 + 1;
-                content = false;
-                from_here = nl + 1;
-            }
-            at += n as u64;
         }
-        if content {
-            add(&mut index, line_start);
-        }
-        Ok(Some(index))
+        let ends = starts.iter().skip(1).copied().chain([end]);
+        Ok(starts.iter().copied().zip(ends).collect())
     }
 
-    /// Checks contiguous runs of bands on every core, `plan.starts` found from the line ends
-    /// (`rows` in all). `None` where the records disagree with the line ends (a blank line of
-    /// non-ASCII spaces) or something is wrong: the check in one pass then says what, and
-    /// where, as the whole read would.
-    fn check_in_parallel(&self, index: &LineIndex, start: &Start) -> Result<Option<Checked>> {
-        let runs = &index.runs;
-        let results: Vec<Result<(Checked, u64)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..runs.len())
-                .map(|j| {
-                    scope.spawn(move || -> Result<(Checked, u64)> {
-                        let (end, next_row) = runs
-                            .get(j + 1)
-                            .map_or((index.end, index.rows), |r| (r.byte, r.row));
-                        let mut records = self.records_at(runs[j].byte, end)?;
-                        let first = records.next_record().unwrap_or(None);
-                        let checked = check(&mut records, first, start)?;
-                        Ok((checked, next_row - runs[j].row))
+    /// Checks the records after byte `from` in a run per core, each noting where bands of
+    /// `band` rows start in it; `None` where there is one run only, or a run meets a quote, a
+    /// lone `\r` or anything the whole read refuses (the check in one pass then says what,
+    /// and where, as the whole read would).
+    fn check_in_runs(
+        &self,
+        from: u64,
+        end: u64,
+        start: &Start,
+        band: u64,
+    ) -> Result<Option<(Checked, Vec<BandStart>)>> {
+        let runs = self.split_runs(from, end)?;
+        if runs.len() < 2 {
+            return Ok(None);
+        }
+        let quoted = AtomicBool::new(false);
+        let results: Vec<Result<(Checked, Vec<BandStart>)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = runs
+                .iter()
+                .map(|&(at, to)| {
+                    let quoted = &quoted;
+                    scope.spawn(move || -> Result<(Checked, Vec<BandStart>)> {
+                        let spied = QuoteSpy {
+                            inner: Stream::new(Arc::clone(self.data), at..to)?,
+                            after_cr: false,
+                            quoted,
+                        };
+                        let mut records = Records::new(BufReader::with_capacity(1 << 20, spied));
+                        let first = match records.next_record() {
+                            Ok(first) => first,
+                            Err(message) => {
+                                let error = Some(message);
+                                return Ok((
+                                    Checked {
+                                        error,
+                                        ..Checked::default()
+                                    },
+                                    Vec::new(),
+                                ));
+                            }
+                        };
+                        let mut starts = Vec::new();
+                        let checked = check_recording(&mut records, first, start, |row, r| {
+                            if row % band == 0 {
+                                let byte =
+                                    at + r.position().expect("records have positions").byte();
+                                starts.push(BandStart { byte, row });
+                            }
+                        })?;
+                        Ok((checked, starts))
                     })
                 })
                 .collect();
@@ -290,18 +259,27 @@ impl Source<'_> {
             kinds: vec![Inference::default(); start.lanes()],
             ..Checked::default()
         };
+        let mut starts = Vec::new();
         for result in results {
-            let (checked, expected) = result?;
-            if checked.failed() || checked.rows != expected {
+            let (checked, run_starts) = result?;
+            if checked.failed() {
                 return Ok(None);
             }
+            let rows_before = all.rows;
+            starts.extend(run_starts.into_iter().map(|s| BandStart {
+                row: rows_before + s.row,
+                ..s
+            }));
             all.merge(checked);
         }
-        Ok((!all.failed()).then_some(all))
+        if quoted.load(Ordering::Relaxed) || all.failed() {
+            return Ok(None);
+        }
+        Ok(Some((all, starts)))
     }
 
-    /// The second pass: calls `each(first row, lanes)` with each band of `plan.band` rows
-    /// (the last shorter), in order, parsed into the plan's types on every core, until it
+    /// The second pass: calls `each(first row, lanes)` with each band of the plan's rows (of
+    /// `band` rows, a run's last shorter), in order, parsed into the plan's types on every core, until it
     /// returns `false`.
     pub(super) fn for_each_band(
         &self,
@@ -389,14 +367,31 @@ impl Source<'_> {
     }
 }
 
-/// Checks `first` and the records after it as the whole read does, stopping at the first
-/// error (a conflict of kinds included, where the whole read meets it).
-fn check<R: Read>(
-    records: &mut Records<R>,
-    first: Option<csv::StringRecord>,
-    start: &Start,
-) -> Result<Checked> {
-    check_recording(records, first, start, |_, _| {})
+/// A run's bytes passed on as read, noting a quote or a `\r` without `\n` after it: where
+/// a line end may sit inside a field, a run cut at a line end may have cut a record.
+struct QuoteSpy<'q, R> {
+    inner: R,
+    after_cr: bool,
+    quoted: &'q AtomicBool,
+}
+
+impl<R: Read> Read for QuoteSpy<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let cap = buf.len().min(READ_BYTES);
+        let n = self.inner.read(&mut buf[..cap])?;
+        let bytes = &buf[..n];
+        let lone_cr = |at: usize| bytes.get(at + 1).is_some_and(|&b| b != b'\n');
+        if memchr::memchr(b'"', bytes).is_some()
+            || (self.after_cr && bytes.first().is_some_and(|&b| b != b'\n'))
+            || memchr::memchr_iter(b'\r', bytes).any(lone_cr)
+        {
+            self.quoted.store(true, Ordering::Relaxed);
+        }
+        if n > 0 {
+            self.after_cr = bytes[n - 1] == b'\r';
+        }
+        Ok(n)
+    }
 }
 
 /// [`check`], with `on_record(row, record)` seeing each record.

@@ -321,12 +321,18 @@ mod tests {
                             Ok(true)
                         })
                         .unwrap();
+                    // Bands follow each other, of at most `band` rows (a run's last
+                    // shorter), and cover every row.
                     let width = if plan.frame() { 1 } else { plan.start.width };
-                    let expected: Vec<(u64, usize)> = (0..plan.rows)
-                        .step_by(band as usize)
-                        .map(|r| (r, (band.min(plan.rows - r)) as usize * width))
-                        .collect();
-                    assert_eq!(rows, expected, "{text:?} bands of {band}");
+                    let mut next = 0;
+                    for &(row, cells) in &rows {
+                        assert_eq!(row, next, "{text:?} bands of {band}: {rows:?}");
+                        assert_eq!(cells % width, 0, "{text:?}");
+                        let n = (cells / width) as u64;
+                        assert!(n >= 1 && n <= band, "{text:?} bands of {band}: {rows:?}");
+                        next += n;
+                    }
+                    assert_eq!(next, plan.rows, "{text:?} bands of {band}");
                 }
             }
         }
