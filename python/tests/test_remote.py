@@ -208,7 +208,8 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     """A remote `.dbdf` (tiled, and DAPHNE's with its `.meta`), `.npy`, numpy `.npz`
     (stored and deflated), scipy `.npz` (CSR in place, COO held whole), Binsparse `.npz`,
     DAPHNE's segments, Parquet, Arrow IPC (plain and compressed), Futhark, CSV (with its
-    `.meta` sidecar and without) and MatrixMarket coordinate input is read in place: with
+    `.meta` sidecar and without), MatrixMarket coordinate and SystemDS (a file, and a folder
+    of parts) input is read in place: with
     TMPDIR naming no folder at all, each converts to the same bytes as its local copy."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
@@ -282,13 +283,28 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     # The sidecar was read: u8 values, not the i64 the text alone would give.
     assert dbdf.load(tmp_path / "typed.csv.dbdf").dtype == np.uint8
     assert np.array_equal(dbdf.load(tmp_path / "plain.csv.dbdf"), m)
-    # A format still downloaded first needs the folder, and says so.
-    tool("convert", local / "m.npy", local / "m.bin", "--to", "systemds")
-    for name in ("m.bin", "m.bin.mtd"):
-        s3.client.put_object(Bucket="data", Key=name, Body=(local / name).read_bytes())
-    refused = tool("convert", "--from", "systemds", "s3://data/m.bin", tmp_path / "sysds.dbdf",
-                   env=env, check=False)
-    assert refused.returncode == 1 and "no-such-folder" in refused.stderr, refused.stderr
+    # SystemDS: a file told by its `.mtd`, and Spark's folder of parts (the objects under a
+    # prefix, listed, with Hadoop's marker and checksums left out), each read as a stream.
+    tool("convert", local / "m.npy", local / "m.bin", "--to", "systemds",
+         "--systemds-block-size", "100")
+    tool("convert", local / "m.npy", local / "parts.bin", "--to", "systemds",
+         "--systemds-block-size", "100", "--parts", "3")
+    assert len(list((local / "parts.bin").glob("part-*"))) == 3
+    keys = {"m.bin": local / "m.bin", "m.bin.mtd": local / "m.bin.mtd",
+            "parts.bin.mtd": local / "parts.bin.mtd", "parts.bin/.part-00000.crc": None}
+    for part in (local / "parts.bin").iterdir():
+        keys[f"parts.bin/{part.name}"] = part
+    for key, path in keys.items():
+        s3.client.put_object(Bucket="data", Key=key, Body=path.read_bytes() if path else b"x")
+    for name in ("m.bin", "parts.bin"):
+        tool("convert", f"s3://data/{name}", tmp_path / f"{name}.dbdf", env=env)
+        tool("convert", local / name, tmp_path / "expected.dbdf")
+        got = (tmp_path / f"{name}.dbdf").read_bytes()
+        assert got == (tmp_path / "expected.dbdf").read_bytes(), name
+        assert np.array_equal(dbdf.load(tmp_path / f"{name}.dbdf"), m), name
+    # A missing object is one line naming it, whatever was tried to tell its format.
+    missing = tool("convert", "s3://data/none.bin", tmp_path / "none.dbdf", env=env, check=False)
+    assert missing.returncode == 1 and "s3://data/none.bin" in missing.stderr, missing.stderr
 
 
 def test_over_http_from_nginx_with_its_log_counting(nginx, tool, tmp_path):

@@ -1,7 +1,7 @@
 """Every format's input in object storage (moto's S3 server) behind a proxy that fails every
 other request with a 503, stops, or sees the object replaced on cue (remote_servers.py): each reads to
 the values of its local copy, or fails with one line naming the URL and leaves nothing
-(issue 83, item 5). Inputs read in place and inputs still downloaded first alike."""
+(issue 83, item 5)."""
 
 import sys
 import threading
@@ -28,6 +28,7 @@ INPUTS = {
     "binsparse npz": ("b.npz", [], []),
     "numpy npz": ("n.npz", None, []),
     "scipy npz": ("s.npz", None, []),
+    "systemds": ("m.sysds", ["--to", "systemds", "--systemds-block-size", "100"], [".mtd"]),
 }
 
 

@@ -6,10 +6,11 @@
 //! DAPHNE's segments, the objects under the prefix `NAME.hdfs/`, each so); Parquet by its
 //! footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`, numpy's,
 //! scipy's and Binsparse's `.npz` and Futhark by their headers, then the rows a band or window
-//! needs; CSV and MatrixMarket as streams read ahead. A conversion that reads its input twice (CSV,
-//! MatrixMarket, an untiled matrix whose block type depends on its non-zeros) fetches it
-//! twice. Other remote inputs are downloaded first, with their sidecars, into a private
-//! temporary folder, made only then. A remote output is written there, then uploaded with its
+//! needs; CSV, MatrixMarket and SystemDS (a file, or the objects under a prefix `NAME/`,
+//! listed) as streams read ahead. A conversion that reads its input twice (CSV, MatrixMarket,
+//! an untiled matrix whose block type depends on its non-zeros) fetches it twice. Other
+//! remote inputs are downloaded first, with their sidecars, into a private temporary
+//! folder, made only then. A remote output is written there, then uploaded with its
 //! sidecars (the object appears only when complete), and a `.dbdf` output gets its block
 //! index beside it; DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
 
@@ -169,7 +170,7 @@ fn fetch_input(
         let (source, inputs) = open_segments(&object).map_err(fail_at(input))?;
         return Ok(Fetched::Streamed(format, Box::new(source), inputs));
     }
-    let opened = ObjectReader::input(object.clone()).map_err(fail_at(input))?;
+    let opened = ObjectReader::input_or_folder(object.clone()).map_err(fail_at(input))?;
     let told = match options.from {
         Some(format) => Some(format),
         None => Format::all()

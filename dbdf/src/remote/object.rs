@@ -245,6 +245,47 @@ impl RemoteObject {
         Ok(())
     }
 
+    /// The object called `name` in the folder this object's URL names (the prefix `NAME/`).
+    pub(crate) fn child(&self, name: &str) -> RemoteObject {
+        self.sibling(&format!("/{name}"))
+    }
+
+    /// The objects directly in the folder this object's URL names (under the prefix
+    /// `NAME/`): their names and sizes, sorted by name; none where the store cannot list
+    /// (an HTTP server) or nothing is there.
+    ///
+    /// # Errors
+    /// A failed request, in one line naming the URL (but a store that cannot list).
+    pub(super) fn list_folder(&self) -> Result<Vec<(String, u64)>> {
+        let store = Arc::clone(&self.store);
+        let prefix = self.path.clone();
+        let listed = self.run(
+            async move { store.list_with_delimiter(Some(&prefix)).await },
+            |_| (0, 0),
+        );
+        let listed = match listed {
+            Ok(listed) => listed,
+            Err(e)
+                if e.io_error().is_some_and(|e| {
+                    matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::Unsupported
+                    )
+                }) =>
+            {
+                return Ok(Vec::new())
+            }
+            Err(e) => return Err(e),
+        };
+        let mut entries: Vec<(String, u64)> = listed
+            .objects
+            .iter()
+            .filter_map(|o| Some((o.location.filename()?.to_owned(), o.size)))
+            .collect();
+        entries.sort();
+        Ok(entries)
+    }
+
     /// Copies the object to `to` (in the same store), on the server.
     ///
     /// # Errors
@@ -284,6 +325,10 @@ impl RemoteObject {
                 io::Error::new(io::ErrorKind::NotFound, format!("no object at {url}"))
             }
             E::Precondition { .. } => io::Error::other(ObjectChanged { url: url.clone() }),
+            E::NotImplemented { .. } | E::NotSupported { .. } => io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{url}: {}", one_line(&e)),
+            ),
             E::PermissionDenied { .. } => io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!("{url}: forbidden ({})", one_line(&e)),

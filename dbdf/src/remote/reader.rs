@@ -9,7 +9,7 @@ use serde_daphne::{DbdfFile, Error, ErrorKind, Options, ReadAt, Result};
 
 use super::object::{ObjectChanged, RemoteObject, Version};
 use super::{RequestStats, StorageOptions};
-use crate::storage::{Input, Sidecar, Sidecars};
+use crate::storage::{Folder, Input, Sidecar, Sidecars};
 
 /// Bytes below which a request costs as much as a request of this many: what readers read
 /// ahead, and what opening fetches first.
@@ -117,6 +117,49 @@ impl ObjectReader {
             name,
             sidecars,
         ))
+    }
+}
+
+/// A remote folder: the objects under a prefix `NAME/`, as listed when it was opened.
+#[derive(Debug)]
+struct ObjectFolder {
+    folder: RemoteObject,
+    entries: Vec<(String, u64)>,
+}
+
+impl Folder for ObjectFolder {
+    fn entries(&self) -> &[(String, u64)] {
+        &self.entries
+    }
+
+    fn open(&self, name: &str) -> Result<Input> {
+        ObjectReader::input(self.folder.child(name))
+    }
+}
+
+impl ObjectReader {
+    /// [`ObjectReader::input`], or where there is no object at the URL but objects under
+    /// it as a prefix (`NAME/...`), that folder, listed: its objects are opened as they are
+    /// read.
+    ///
+    /// # Errors
+    /// As [`ObjectReader::input`]: `NotFound` where there is neither.
+    pub(crate) fn input_or_folder(object: RemoteObject) -> Result<Input> {
+        let missing = match ObjectReader::input(object.clone()) {
+            Err(e) if is_not_found(&e) => e,
+            opened => return opened,
+        };
+        let entries = object.list_folder()?;
+        if entries.is_empty() {
+            return Err(missing);
+        }
+        let name = object.url().to_owned();
+        let sidecars = Arc::new(ObjectSidecars(object.clone()));
+        let folder = ObjectFolder {
+            folder: object,
+            entries,
+        };
+        Ok(Input::folder(Arc::new(folder), name, sidecars))
     }
 }
 

@@ -8,6 +8,7 @@
 
 #[cfg(test)]
 mod fake;
+mod folder;
 mod read_ahead;
 mod stream;
 
@@ -16,18 +17,23 @@ use std::sync::{Arc, Mutex};
 
 use serde_daphne::{ReadAt, Result};
 
+pub(crate) use folder::{Folder, Part};
 pub(crate) use read_ahead::ReadAhead;
 pub(crate) use stream::Stream;
 
 /// An input's bytes and the sidecars beside it, wherever they are kept: a local file or an
-/// object in a bucket, as formats read in place take it (`Driver::open_at`).
+/// object in a bucket, as formats read in place take it (`Driver::open_at`); or a folder (a
+/// directory, the objects under a prefix), whose files are its parts.
 #[derive(Clone, Debug)]
 pub struct Input {
-    /// The bytes, read by position: one request per read for a remote object.
+    /// The bytes, read by position: one request per read for a remote object (none for a
+    /// folder).
     pub data: Arc<dyn ReadAt>,
     /// What errors call it: its path, or its URL with any secret taken out.
     pub name: String,
     sidecars: Arc<dyn Sidecars>,
+    /// The folder's files, for an input that is a folder.
+    folder: Option<Arc<dyn Folder>>,
     /// Lines on sidecars read as missing because the store refused them, shared by clones.
     notes: Arc<Mutex<Vec<String>>>,
 }
@@ -69,18 +75,37 @@ impl Input {
             data,
             name,
             sidecars,
+            folder: None,
             notes: Arc::default(),
         }
     }
 
-    /// The local file at `path`, with the sidecars beside it.
+    /// The folder `folder`, called `name`, with its sidecars (`NAME.mtd`) read from
+    /// `sidecars`.
+    pub(crate) fn folder(
+        folder: Arc<dyn Folder>,
+        name: String,
+        sidecars: Arc<dyn Sidecars>,
+    ) -> Input {
+        Input {
+            folder: Some(folder),
+            ..Input::new(Arc::new(Vec::<u8>::new()), name, sidecars)
+        }
+    }
+
+    /// The local file or directory at `path`, with the sidecars beside it.
     ///
     /// # Errors
-    /// I/O errors opening the file.
+    /// I/O errors opening the file or listing the directory.
     pub(crate) fn local(path: &Path) -> Result<Input> {
-        let data = Arc::new(std::fs::File::open(path)?);
         let name = path.display().to_string();
-        Ok(Input::new(data, name, Arc::new(Beside(path.to_owned()))))
+        let beside = Arc::new(Beside(path.to_owned()));
+        if path.is_dir() {
+            let listed = folder::LocalFolder::list(path)?;
+            return Ok(Input::folder(Arc::new(listed), name, beside));
+        }
+        let data = Arc::new(std::fs::File::open(path)?);
+        Ok(Input::new(data, name, beside))
     }
 
     /// The same input read through `data` (the same bytes: a [`ReadAhead`] over its own).

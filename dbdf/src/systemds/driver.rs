@@ -1,12 +1,12 @@
 //! SystemDS binary blocks' entry in the registry: a file or a folder of parts, with its
-//! `.mtd`.
+//! `.mtd`, read in place wherever it is kept.
 
 use std::path::Path;
 
 use serde_daphne::Error;
 
 use super::{metadata_path, ReadOptions, WriteOptions};
-use crate::driver::{ConvertOptions, Driver, Format, OptionSpec, Takes, Written};
+use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Stored, Takes, Written};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// SystemDS binary blocks.
@@ -32,6 +32,21 @@ impl Driver for Systemds {
 
     fn open(&self, path: &Path, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         super::source(path, &options.formats.get::<ReadOptions>())
+    }
+
+    fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        let read = options.formats.get::<ReadOptions>();
+        Ok(Box::new(super::SystemdsSource::open_at(&input, &read)?))
+    }
+
+    /// An object or a folder (a prefix) without a known extension but with a `.mtd` beside
+    /// it: a request for the `.mtd`.
+    fn identify_at(&self, input: &Input, name: &Path) -> bool {
+        Format::of_path(name, false).is_none() && matches!(input.sidecar(".mtd"), Ok(Ok(Some(_))))
+    }
+
+    fn stored(&self) -> Stored {
+        Stored::Ranges
     }
 
     fn written(&self, _: &Path) -> Written {

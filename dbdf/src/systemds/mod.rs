@@ -53,7 +53,8 @@ pub fn source(
     path: impl AsRef<Path>,
     options: &ReadOptions,
 ) -> Result<Box<dyn crate::pipe::Source>> {
-    Ok(Box::new(SystemdsSource::open(path.as_ref(), options)?))
+    let input = records::local(path.as_ref())?;
+    Ok(Box::new(SystemdsSource::open_at(&input, options)?))
 }
 
 /// A sink of the pipe writing SystemDS binary blocks and the `.mtd` at `path`
@@ -79,5 +80,5 @@ pub fn read(path: impl AsRef<Path>) -> Result<Object> {
 /// [`ErrorKind::NotConvertible`](serde_daphne::ErrorKind::NotConvertible) for string columns and missing values; [`ErrorKind::AllocationLimit`](serde_daphne::ErrorKind::AllocationLimit)
 /// for a matrix larger than the files justify; I/O errors.
 pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
-    read::read_whole(path.as_ref(), options)
+    read::read_whole(&records::local(path.as_ref())?, options)
 }

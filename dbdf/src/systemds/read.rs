@@ -2,7 +2,7 @@
 //! frames into columns.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::decode::{copy_dense_rows, BlockCells};
 use super::frame;
@@ -13,6 +13,7 @@ use super::records::{
 };
 use super::seqfile::SYSTEMDS;
 use crate::input::{not_convertible, Cursor};
+use crate::storage::{Input, Part};
 use serde_daphne::lowlevel::check_alloc;
 use serde_daphne::lowlevel::CsrFill;
 use serde_daphne::lowlevel::RowCounts;
@@ -45,10 +46,10 @@ impl Default for ReadOptions {
     }
 }
 
-/// [`super::read_with`].
-pub(super) fn read_whole(path: &Path, options: &ReadOptions) -> Result<Object> {
-    let meta = read_metadata(path)?;
-    let files = part_files(path)?;
+/// [`super::read_with`], of an input wherever it is kept.
+pub(super) fn read_whole(input: &Input, options: &ReadOptions) -> Result<Object> {
+    let meta = read_metadata(input)?;
+    let files = part_files(input)?;
     let input = input_bytes(&files);
     if meta.frame {
         read_frame(&files, &meta)
@@ -58,7 +59,7 @@ pub(super) fn read_whole(path: &Path, options: &ReadOptions) -> Result<Object> {
 }
 
 fn read_matrix(
-    files: &[PathBuf],
+    files: &[Part],
     meta: &Metadata,
     input: u64,
     options: &ReadOptions,
@@ -170,7 +171,8 @@ fn read_matrix(
         });
         Ok(())
     })?;
-    let changed_error = || SYSTEMDS.in_file(&files[0], "the files changed while they were read");
+    let changed_error =
+        || SYSTEMDS.in_file(first_name(files), "the files changed while they were read");
     let (row_offsets, col_indices, values) = match (changed, fill.finish()) {
         (false, Some(arrays)) => arrays,
         _ => return Err(changed_error()),
@@ -185,7 +187,7 @@ fn read_matrix(
 
 /// The matrix as one dense array, each block copied in as it is decoded (dense blocks
 /// byte-swapped straight from the record into place) while the next is read.
-fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
+fn fill_dense(files: &[Part], meta: &Metadata) -> Result<BlockData> {
     let width = meta.cols as usize;
     let mut out = serde_daphne::lowlevel::zeroed_vec::<f64>(meta.rows as usize * width)?;
     // The decoding thread would otherwise spend most of its time having fresh pages zeroed.
@@ -205,7 +207,7 @@ fn fill_dense(files: &[PathBuf], meta: &Metadata) -> Result<BlockData> {
     Ok(BlockData::Dense(Values::F64(out)))
 }
 
-fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
+fn read_frame(files: &[Part], meta: &Metadata) -> Result<Object> {
     let mut blocks: BTreeMap<u64, frame::FrameBlock> = BTreeMap::new();
     // Frame blocks are decoded whole on the reading thread; nothing is left for the second.
     let decode = |key: &Cursor<'_>, value: &mut Cursor<'_>| {
@@ -233,13 +235,13 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     for (first, block) in blocks {
         if first != next {
             return Err(SYSTEMDS.in_file(
-                &files[0],
+                first_name(files),
                 format!("the frame's blocks leave rows {next} to {} out", first - 1),
             ));
         }
         if u64::try_from(block.columns.len()).ok() != Some(meta.cols) {
             return Err(SYSTEMDS.in_file(
-                &files[0],
+                first_name(files),
                 format!(
                     "a block of {} columns in a frame of {}",
                     block.columns.len(),
@@ -256,7 +258,7 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
             for (j, (all, more)) in columns.iter_mut().zip(block.columns).enumerate() {
                 if !all.append(more) {
                     return Err(SYSTEMDS.in_file(
-                        &files[0],
+                        first_name(files),
                         format!("column {} changes its type between blocks", j + 1),
                     ));
                 }
@@ -266,7 +268,7 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     }
     if next - 1 != meta.rows {
         return Err(SYSTEMDS.in_file(
-            &files[0],
+            first_name(files),
             format!(
                 "the blocks hold {} rows, the .mtd says {}",
                 next - 1,
@@ -276,4 +278,9 @@ fn read_frame(files: &[PathBuf], meta: &Metadata) -> Result<Object> {
     }
     let names = names.unwrap_or_else(|| (1..=columns.len()).map(|j| format!("C{j}")).collect());
     Object::frame(names.into_iter().zip(columns).collect())
+}
+
+/// The first file's name, which errors about the whole object name.
+fn first_name(files: &[Part]) -> &Path {
+    Path::new(files.first().map_or("", |f| f.name.as_str()))
 }

@@ -2,16 +2,16 @@
 //! SequenceFile's records, and each matrix block checked against the grid. What
 //! [`super::read_with`] and [`super::to_dbdf`] share.
 
-use std::fs::File;
 use std::io::BufReader;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::decode::{decode_head, BlockCells, BlockHead};
 use super::matrix;
-use super::names::{metadata_path, BLOCK_SIZE, MATRIX_KEY, MATRIX_VALUE};
+use super::names::{BLOCK_SIZE, MATRIX_KEY, MATRIX_VALUE};
 use super::seqfile::{SeqReader, SYSTEMDS};
 use crate::input::Cursor;
+use crate::storage::{Input, Part, Stream};
 use serde_daphne::lowlevel::pipeline;
 use serde_daphne::lowlevel::Producer;
 use serde_daphne::BlockPlace;
@@ -71,15 +71,21 @@ pub(super) fn empty_matrix(meta: &Metadata) -> Result<Object> {
         .with_data_type(serde_daphne::DataType::CsrMatrix)
 }
 
-/// Reads and checks the `.mtd` beside `path`.
-pub(super) fn read_metadata(path: &Path) -> Result<Metadata> {
-    let mtd = metadata_path(path);
-    let text = std::fs::read_to_string(&mtd).map_err(|e| {
+/// Reads and checks the `.mtd` beside `input`.
+pub(super) fn read_metadata(input: &Input) -> Result<Metadata> {
+    let mtd = PathBuf::from(format!("{}.mtd", input.name));
+    let cannot = |why: String| {
         SYSTEMDS.in_file(
             &mtd,
-            format!("the SystemDS metadata file cannot be read ({e})"),
+            format!("the SystemDS metadata file cannot be read ({why})"),
         )
-    })?;
+    };
+    let bytes = match input.sidecar(".mtd").map_err(|e| cannot(e.to_string()))? {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(cannot("there is none".into())),
+        Err(why) => return Err(cannot(why)),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))?;
     let json: MetadataJson = serde_json::from_str(&text)
         .map_err(|e| SYSTEMDS.in_file(&mtd, format!("not SystemDS metadata: {e}")))?;
     let frame = match json.data_type.as_deref() {
@@ -111,26 +117,25 @@ pub(super) fn read_metadata(path: &Path) -> Result<Metadata> {
     })
 }
 
-/// The files holding the data: `path` itself, or its part files in name order.
-pub(super) fn part_files(path: &Path) -> Result<Vec<PathBuf>> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+/// The files holding the data: the input itself, or its part files in name order (not
+/// Hadoop's hidden `.`/`_` files or checksums).
+pub(super) fn part_files(input: &Input) -> Result<Vec<Part>> {
+    let mut parts = input.parts()?;
+    if input.is_folder() {
+        parts.retain(|p| {
+            let name = &p.file_name;
+            !name.starts_with('.') && !name.starts_with('_') && !name.ends_with(".crc")
+        });
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            p.is_file()
-                && !name.starts_with('.')
-                && !name.starts_with('_')
-                && !name.ends_with(".crc")
-        })
-        .collect();
-    files.sort();
-    Ok(files)
+    Ok(parts)
+}
+
+/// The local file or folder at `path`, named in errors opening it.
+pub(super) fn local(path: &Path) -> Result<Input> {
+    Input::local(path).map_err(|e| {
+        let why = format!("cannot be opened ({e})");
+        SYSTEMDS.in_file(path, why)
+    })
 }
 
 /// Records read one after another into one buffer, up to [`BATCH_BYTES`] (or one larger
@@ -163,12 +168,12 @@ const BATCH_BYTES: usize = 1 << 20;
 /// record each), never a file. `check`'s results must not borrow the value (its bytes move
 /// as the batch grows): they refer to it by offsets, as [`BlockHead`] does.
 pub(super) fn for_each_record<T: Send>(
-    files: &[PathBuf],
+    files: &[Part],
     classes: (&str, &str),
     mut check: impl FnMut(&Cursor<'_>, &mut Cursor<'_>) -> Result<T>,
     mut each: impl FnMut(T, &mut Cursor<'_>) -> Result<()> + Send,
 ) -> Result<()> {
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
     let produce = |producer: &Producer<Batch<T>>| {
         let hand_over = |batch: &mut Batch<T>| {
             let mut spare = producer.spare().unwrap_or_default();
@@ -200,7 +205,7 @@ pub(super) fn for_each_record<T: Send>(
 /// made of them, handing it over whenever it holds [`BATCH_BYTES`]; stops early, without
 /// an error, when `hand_over` says the other side has stopped.
 fn read_records<T>(
-    files: &[PathBuf],
+    files: &[Part],
     names: &[String],
     classes: (&str, &str),
     batch: &mut Batch<T>,
@@ -209,10 +214,11 @@ fn read_records<T>(
 ) -> Result<()> {
     let sysds = |name: &str| name.replace("org.apache.sysml.", "org.apache.sysds.");
     let mut used = 0;
-    for (file, path) in files.iter().enumerate() {
+    for (file, part) in files.iter().enumerate() {
         let name = &names[file];
-        let len = std::fs::metadata(path)?.len();
-        let input = BufReader::with_capacity(1 << 20, File::open(path)?);
+        let len = part.size;
+        let stream = Stream::new(part.open()?.data, 0..len)?;
+        let input = BufReader::with_capacity(1 << 20, stream);
         let (mut reader, header) = SeqReader::new(input, len, name.clone())?;
         if (
             sysds(&header.key_class).as_str(),
@@ -281,11 +287,8 @@ pub(super) fn matrix_record(
 }
 
 /// The part files' bytes in all: what allocations and progress are measured against.
-pub(super) fn input_bytes(files: &[PathBuf]) -> u64 {
-    files
-        .iter()
-        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
-        .sum()
+pub(super) fn input_bytes(files: &[Part]) -> u64 {
+    files.iter().map(|f| f.size).sum()
 }
 
 /// Where block `(bi, bj)` (1-based) of the grid lies.
@@ -351,7 +354,7 @@ impl SeenBlocks {
 /// Calls `each((bi, bj), place, cells)` for every block of the files, once each, in file
 /// order, `each` on the second thread of [`for_each_record`], until it fails.
 pub(super) fn for_each_block(
-    files: &[PathBuf],
+    files: &[Part],
     meta: &Metadata,
     mut each: impl FnMut((u64, u64), &BlockPlace, BlockCells<'_>) -> Result<()> + Send,
 ) -> Result<()> {

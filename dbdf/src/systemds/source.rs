@@ -5,7 +5,6 @@
 //! and matrices without cells are read whole.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::mpsc;
 
 use super::decode::for_each_decoded;
@@ -17,6 +16,7 @@ use super::records::{
 use crate::pipe::{
     source_in_field, Band, Cells, Held, InPlaceOrHeld, InputMetadata, Regroup, Source,
 };
+use crate::storage::{Input, Part};
 use serde_daphne::BlockData;
 use serde_daphne::BlockPlace;
 use serde_daphne::Header;
@@ -32,7 +32,7 @@ source_in_field!(SystemdsSource, source);
 
 /// A SystemDS matrix read block by block.
 struct MatrixBlocks {
-    files: Vec<std::path::PathBuf>,
+    files: Vec<Part>,
     meta: Metadata,
     headers: [Header; 1],
     metadata: InputMetadata,
@@ -40,16 +40,17 @@ struct MatrixBlocks {
 }
 
 impl SystemdsSource {
-    /// Opens the SystemDS object at `path`: its `.mtd` and its part files. A matrix is a
+    /// Opens the SystemDS object `input` (a file or a folder of parts, wherever it is kept):
+    /// its `.mtd` and its part files, read one by one as streams. A matrix is a
     /// `CSRMatrix` when its non-zeros (from the `.mtd`, else counted in a first pass over the
     /// files) are under SystemDS's sparsity turn point (40 %), as [`super::read`] decides.
     /// Its block size is the input's tile size ([`InputMetadata::tile`]).
     ///
     /// # Errors
     /// As [`super::read_with`].
-    pub(crate) fn open(path: &Path, options: &ReadOptions) -> Result<SystemdsSource> {
-        let meta = read_metadata(path)?;
-        let files = part_files(path)?;
+    pub(crate) fn open_at(input: &Input, options: &ReadOptions) -> Result<SystemdsSource> {
+        let meta = read_metadata(input)?;
+        let files = part_files(input)?;
         let input_len = input_bytes(&files);
         let (rows, cols) = (meta.rows, meta.cols);
         let cells = u128::from(rows) * u128::from(cols);
@@ -58,7 +59,7 @@ impl SystemdsSource {
             ..InputMetadata::default()
         };
         let whole = match (meta.frame, cells) {
-            (true, _) => Some(read_whole(path, options)?),
+            (true, _) => Some(read_whole(input, options)?),
             (false, 0) => Some(empty_matrix(&meta)?),
             _ => None,
         };
@@ -211,7 +212,7 @@ impl MatrixBlocks {
 /// flight, and a handover per batch, not per block (a million tiny sparse blocks would cost
 /// a thread wake-up each).
 fn blocks(
-    files: &[std::path::PathBuf],
+    files: &[Part],
     meta: &Metadata,
     mut each: impl FnMut((u64, u64), BlockPlace, BlockData) -> Result<bool>,
 ) -> Result<()> {
