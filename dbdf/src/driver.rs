@@ -85,10 +85,10 @@ pub trait Driver: Send + Sync + 'static {
         )))
     }
 
-    /// Whether an input named `name` (a URL's last part) is read in place through
+    /// Whether `input`, named `name` (a URL's last part), is read in place through
     /// [`Driver::open_at`]; by default, for formats [`Stored::Ranges`].
-    fn reads_in_place(&self, name: &Path) -> bool {
-        let _ = name;
+    fn reads_in_place(&self, input: &Input, name: &Path) -> bool {
+        let _ = (input, name);
         self.stored() == Stored::Ranges
     }
 

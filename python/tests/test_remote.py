@@ -208,8 +208,8 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     """A remote `.dbdf` (tiled, and DAPHNE's with its `.meta`), `.npy`, numpy `.npz`
     (stored and deflated), scipy `.npz` (CSR in place, COO held whole), Binsparse `.npz`,
     DAPHNE's segments, Parquet, Arrow IPC (plain and compressed), Futhark, CSV (with its
-    `.meta` sidecar and without), MatrixMarket coordinate and SystemDS (a file, and a folder
-    of parts) input is read in place: with
+    `.meta` sidecar and without), MatrixMarket coordinate, SystemDS (a file, and a folder
+    of parts) and Binsparse Zarr (v3 and v2) input is read in place: with
     TMPDIR naming no folder at all, each converts to the same bytes as its local copy."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
@@ -302,6 +302,19 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
         got = (tmp_path / f"{name}.dbdf").read_bytes()
         assert got == (tmp_path / "expected.dbdf").read_bytes(), name
         assert np.array_equal(dbdf.load(tmp_path / f"{name}.dbdf"), m), name
+    # Binsparse Zarr groups (v3 and v2; one named without `.zarr`, told by its metadata):
+    # listed once, each chunk fetched pinned to the version the listing saw.
+    tool("convert", local / "m.npy", local / "g3.zarr", "--data-type", "csr")
+    tool("convert", local / "m.npy", local / "g2.zarr", "--zarr-format", "2")
+    (local / "g2.zarr").rename(local / "g2")
+    for group in ("g3.zarr", "g2"):
+        for file in (f for f in (local / group).rglob("*") if f.is_file()):
+            key = f"{group}/{file.relative_to(local / group).as_posix()}"
+            s3.client.put_object(Bucket="data", Key=key, Body=file.read_bytes())
+        tool("convert", f"s3://data/{group}", tmp_path / f"{group}.dbdf", env=env)
+        tool("convert", "--from", "binsparse", local / group, tmp_path / "expected.dbdf")
+        got = (tmp_path / f"{group}.dbdf").read_bytes()
+        assert got == (tmp_path / "expected.dbdf").read_bytes(), group
     # A missing object is one line naming it, whatever was tried to tell its format.
     missing = tool("convert", "s3://data/none.bin", tmp_path / "none.dbdf", env=env, check=False)
     assert missing.returncode == 1 and "s3://data/none.bin" in missing.stderr, missing.stderr

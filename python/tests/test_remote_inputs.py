@@ -29,6 +29,9 @@ INPUTS = {
     "numpy npz": ("n.npz", None, []),
     "scipy npz": ("s.npz", None, []),
     "systemds": ("m.sysds", ["--to", "systemds", "--systemds-block-size", "100"], [".mtd"]),
+    "systemds parts": ("p.sysds", ["--to", "systemds", "--systemds-block-size", "100",
+                                   "--parts", "3"], [".mtd"]),
+    "binsparse zarr": ("g.zarr", ["--data-type", "csr"], []),
 }
 
 
@@ -66,9 +69,18 @@ def inputs(s3, tool, tmp_path_factory):
 
 
 def upload(s3, folder, name, sidecars):
+    """Puts the input `name` and its sidecars in the bucket: a folder as the objects under
+    the prefix `name/`, small files (metadata) first, as a writer replacing it would."""
     for suffix in ["", *sidecars]:
-        s3.client.put_object(Bucket="data", Key=name + suffix,
-                             Body=(folder / (name + suffix)).read_bytes())
+        path = folder / (name + suffix)
+        if path.is_dir():
+            files = sorted((f for f in path.rglob("*") if f.is_file()),
+                           key=lambda f: f.stat().st_size)
+            keys = [(f"{name}{suffix}/{f.relative_to(path).as_posix()}", f) for f in files]
+        else:
+            keys = [(name + suffix, path)]
+        for key, file in keys:
+            s3.client.put_object(Bucket="data", Key=key, Body=file.read_bytes())
 
 
 def staged(kind, s3, tool, inputs, version="old"):

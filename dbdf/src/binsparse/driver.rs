@@ -41,13 +41,32 @@ impl Driver for BinsparseFiles {
         super::source(path)
     }
 
-    /// A `.npz` archive (its members by ranges, or whole where they cannot be); HDF5 files
-    /// and Zarr groups are fetched first.
-    fn reads_in_place(&self, name: &Path) -> bool {
-        crate::npz::has_extension(name)
+    /// A folder holding a Zarr group, whatever its name: a request for its metadata.
+    fn identify_at(&self, input: &Input, _: &Path) -> bool {
+        let has = |key| {
+            input
+                .as_folder()
+                .is_some_and(|f| matches!(f.read(key), Ok(Some(_))))
+        };
+        has("zarr.json") || has(".zgroup")
+    }
+
+    /// A `.npz` archive (its members by ranges, or whole where they cannot be) and a Zarr
+    /// group (its chunks object by object); HDF5 files are fetched first.
+    fn reads_in_place(&self, input: &Input, name: &Path) -> bool {
+        crate::npz::has_extension(name) || input.is_folder()
     }
 
     fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        if input.is_folder() {
+            #[cfg(feature = "zarr")]
+            return Ok(Box::new(BinsparseSource::open_group(&input)?));
+            #[cfg(not(feature = "zarr"))]
+            return Err(Error::invalid(format!(
+                "{} is a Zarr group, and this build has no Zarr (cargo feature zarr)",
+                input.name
+            )));
+        }
         Ok(Box::new(BinsparseSource::open_at(input.data)?))
     }
 

@@ -19,13 +19,26 @@ impl BinsparseSource {
             return BinsparseSource::open_file(path);
         }
         #[cfg(feature = "zarr")]
-        {
-            use super::zarr::Store;
-            let stored = super::zarr::Directory(path.to_owned()).stored_bytes()?;
-            if let Some(source) = super::zarr::source::in_place(path, stored)? {
-                return Ok(source);
-            }
+        if path.is_dir() {
+            return BinsparseSource::open_group(&crate::storage::Input::local(path)?);
         }
         BinsparseSource::read_whole(path, std::fs::metadata(path)?.len())
+    }
+
+    /// Opens the Zarr group `input` (a folder wherever it is kept): its chunks read in place
+    /// where the pipe can, else the group read whole, a key at a time.
+    ///
+    /// # Errors
+    /// As [`super::read`]; request errors.
+    #[cfg(feature = "zarr")]
+    pub(crate) fn open_group(input: &crate::storage::Input) -> Result<BinsparseSource> {
+        use super::zarr::{FolderStore, Store};
+        let store = FolderStore(input.clone());
+        let stored = store.stored_bytes()?;
+        if let Some(source) = super::zarr::source::in_place(input, stored)? {
+            return Ok(source);
+        }
+        let read = super::zarr::read_store(&store, &super::ReadOptions::default())?;
+        BinsparseSource::held(read, stored)
     }
 }

@@ -155,7 +155,7 @@ impl BinsparseSource {
     }
 
     /// A matrix read whole, held.
-    fn held(read: super::Binsparse, input_len: u64) -> Result<BinsparseSource> {
+    pub(super) fn held(read: super::Binsparse, input_len: u64) -> Result<BinsparseSource> {
         let metadata = InputMetadata {
             layout: Some(read.format.name()),
             attributes: read.attributes,

@@ -7,7 +7,7 @@
 //! footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`, numpy's,
 //! scipy's and Binsparse's `.npz` and Futhark by their headers, then the rows a band or window
 //! needs; CSV, MatrixMarket and SystemDS (a file, or the objects under a prefix `NAME/`,
-//! listed) as streams read ahead. A conversion that reads its input twice (CSV, MatrixMarket,
+//! listed) as streams read ahead; a Binsparse Zarr group key by key. A conversion that reads its input twice (CSV, MatrixMarket,
 //! an untiled matrix whose block type depends on its non-zeros) fetches it twice. Other
 //! remote inputs are downloaded first, with their sidecars, into a private temporary
 //! folder, made only then. A remote output is written there, then uploaded with its
@@ -178,7 +178,7 @@ fn fetch_input(
             .find(|f| f.driver().identify_at(&opened, name))
             .or(named),
     };
-    match told.filter(|f| f.driver().reads_in_place(name)) {
+    match told.filter(|f| f.driver().reads_in_place(&opened, name)) {
         Some(format) => {
             let driver = format.driver();
             let source = driver.open_at(opened.clone(), options);

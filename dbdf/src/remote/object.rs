@@ -23,6 +23,9 @@ pub struct RemoteObject {
     options: StorageOptions,
 }
 
+/// An object as a listing names it: its name in its folder, its size and its version.
+pub(super) type Listed = (String, u64, Version);
+
 /// What pins reads to one version of an object: its ETag, else its modification time.
 #[derive(Clone, Debug)]
 pub(super) struct Version {
@@ -251,12 +254,13 @@ impl RemoteObject {
     }
 
     /// The objects directly in the folder this object's URL names (under the prefix
-    /// `NAME/`): their names and sizes, sorted by name; none where the store cannot list
-    /// (an HTTP server) or nothing is there.
+    /// `NAME/`): their names, sizes and versions, sorted by name, and the names of the
+    /// folders in it (the prefixes one level down); none where the store cannot list (an
+    /// HTTP server) or nothing is there.
     ///
     /// # Errors
     /// A failed request, in one line naming the URL (but a store that cannot list).
-    pub(super) fn list_folder(&self) -> Result<Vec<(String, u64)>> {
+    pub(super) fn list_folder(&self) -> Result<(Vec<Listed>, Vec<String>)> {
         let store = Arc::clone(&self.store);
         let prefix = self.path.clone();
         let listed = self.run(
@@ -273,17 +277,22 @@ impl RemoteObject {
                     )
                 }) =>
             {
-                return Ok(Vec::new())
+                return Ok((Vec::new(), Vec::new()))
             }
             Err(e) => return Err(e),
         };
-        let mut entries: Vec<(String, u64)> = listed
+        let mut entries: Vec<Listed> = listed
             .objects
             .iter()
-            .filter_map(|o| Some((o.location.filename()?.to_owned(), o.size)))
+            .filter_map(|o| Some((o.location.filename()?.to_owned(), o.size, Version::of(o))))
             .collect();
-        entries.sort();
-        Ok(entries)
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let folders = listed
+            .common_prefixes
+            .iter()
+            .filter_map(|p| Some(p.filename()?.to_owned()))
+            .collect();
+        Ok((entries, folders))
     }
 
     /// Copies the object to `to` (in the same store), on the server.

@@ -1,8 +1,9 @@
 //! Remote objects read positionally ([`ObjectReader`], the format crate's [`ReadAt`]), and
 //! `.dbdf` objects opened lazily through their block index when there is one.
 
+use std::collections::HashMap;
 use std::io::{self, IoSliceMut};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use serde_daphne::{DbdfFile, Error, ErrorKind, Options, ReadAt, Result};
@@ -32,7 +33,12 @@ impl ObjectReader {
     /// A missing object (`NotFound`), refused credentials, other request failures, each
     /// naming the URL.
     pub fn open(object: RemoteObject) -> Result<ObjectReader> {
-        let (first, meta) = match object.get_range(0..MIN_REQUEST as u64, None) {
+        ObjectReader::open_pinned(object, None)
+    }
+
+    /// [`ObjectReader::open`], of the version `pinned` if given (as a listing saw it).
+    fn open_pinned(object: RemoteObject, pinned: Option<Version>) -> Result<ObjectReader> {
+        let (first, meta) = match object.get_range(0..MIN_REQUEST as u64, pinned.as_ref()) {
             Ok(got) => got,
             // An empty object has no range to ask for.
             Err(e) if e.kind() == ErrorKind::Io && !is_not_found(&e) => {
@@ -120,11 +126,43 @@ impl ObjectReader {
     }
 }
 
-/// A remote folder: the objects under a prefix `NAME/`, as listed when it was opened.
+/// A remote folder: the objects under a prefix `NAME/`, as listed when it was opened, each
+/// read pinned to the version the listing saw (a file replaced since is an error, never a
+/// mix of two writes).
 #[derive(Debug)]
 struct ObjectFolder {
     folder: RemoteObject,
     entries: Vec<(String, u64)>,
+    versions: HashMap<String, Version>,
+    /// Every object down the tree by its key under the folder (`values/c/0`), listed when
+    /// first asked for.
+    tree: OnceLock<HashMap<String, (u64, Version)>>,
+}
+
+impl ObjectFolder {
+    /// The objects down the tree: a listing per folder.
+    fn tree(&self) -> Result<&HashMap<String, (u64, Version)>> {
+        if let Some(tree) = self.tree.get() {
+            return Ok(tree);
+        }
+        let mut tree = HashMap::new();
+        let mut pending = vec![String::new()];
+        while let Some(key) = pending.pop() {
+            let (files, folders) = match key.is_empty() {
+                true => self.folder.list_folder()?,
+                false => self.folder.child(&key).list_folder()?,
+            };
+            let at = |name: &str| match key.is_empty() {
+                true => name.to_owned(),
+                false => format!("{key}/{name}"),
+            };
+            for (name, size, version) in files {
+                tree.insert(at(&name), (size, version));
+            }
+            pending.extend(folders.iter().map(|f| at(f)));
+        }
+        Ok(self.tree.get_or_init(|| tree))
+    }
 }
 
 impl Folder for ObjectFolder {
@@ -133,7 +171,26 @@ impl Folder for ObjectFolder {
     }
 
     fn open(&self, name: &str) -> Result<Input> {
-        ObjectReader::input(self.folder.child(name))
+        let object = self.folder.child(name);
+        let version = self.versions.get(name).cloned();
+        let name = object.url().to_owned();
+        let sidecars = Arc::new(ObjectSidecars(object.clone()));
+        let reader = ObjectReader::open_pinned(object, version)?;
+        Ok(Input::new(Arc::new(reader), name, sidecars))
+    }
+
+    fn read(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let Some((size, version)) = self.tree()?.get(key) else {
+            return Ok(None);
+        };
+        let reader = ObjectReader::open_pinned(self.folder.child(key), Some(version.clone()))?;
+        let mut bytes = vec![0; *size as usize];
+        reader.read_exact_at(&mut bytes, 0).map_err(Error::from)?;
+        Ok(Some(bytes))
+    }
+
+    fn stored_bytes(&self) -> Result<u64> {
+        Ok(self.tree()?.values().map(|(size, _)| size).sum())
     }
 }
 
@@ -149,15 +206,20 @@ impl ObjectReader {
             Err(e) if is_not_found(&e) => e,
             opened => return opened,
         };
-        let entries = object.list_folder()?;
-        if entries.is_empty() {
+        let (listed, folders) = object.list_folder()?;
+        if listed.is_empty() && folders.is_empty() {
             return Err(missing);
         }
         let name = object.url().to_owned();
         let sidecars = Arc::new(ObjectSidecars(object.clone()));
         let folder = ObjectFolder {
             folder: object,
-            entries,
+            entries: listed
+                .iter()
+                .map(|(n, size, _)| (n.clone(), *size))
+                .collect(),
+            versions: listed.into_iter().map(|(n, _, v)| (n, v)).collect(),
+            tree: OnceLock::new(),
         };
         Ok(Input::folder(Arc::new(folder), name, sidecars))
     }

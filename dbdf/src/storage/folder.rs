@@ -19,6 +19,20 @@ pub(crate) trait Folder: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// I/O errors; for a remote one, request errors naming its URL.
     fn open(&self, name: &str) -> Result<Input>;
+
+    /// The whole file at `key` under the folder (`values/c/0`: in its subfolders too), or
+    /// `None` where there is none: a key-value store, as Zarr reads one.
+    ///
+    /// # Errors
+    /// As [`Folder::open`], but for a missing file.
+    fn read(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// The bytes of every file under the folder, its subfolders' too.
+    ///
+    /// # Errors
+    /// As [`Folder::open`].
+    #[cfg_attr(not(feature = "zarr"), allow(dead_code))]
+    fn stored_bytes(&self) -> Result<u64>;
 }
 
 /// One file of an input: the input itself, or one of the files of the folder it is.
@@ -84,6 +98,11 @@ impl Input {
     pub(crate) fn is_folder(&self) -> bool {
         self.folder.is_some()
     }
+
+    /// The folder the input is, if it is one.
+    pub(crate) fn as_folder(&self) -> Option<&dyn Folder> {
+        self.folder.as_deref()
+    }
 }
 
 /// A local directory's files (not its subdirectories).
@@ -120,4 +139,38 @@ impl Folder for LocalFolder {
     fn open(&self, name: &str) -> Result<Input> {
         Input::local(&self.path.join(name))
     }
+
+    fn read(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        match std::fs::read(self.path.join(key)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn stored_bytes(&self) -> Result<u64> {
+        Ok(bytes_under(&self.path)?)
+    }
+}
+
+/// The bytes of every file under the directory at `path`, its subdirectories' too.
+///
+/// # Errors
+/// I/O errors listing them.
+pub(crate) fn bytes_under(path: &Path) -> std::io::Result<u64> {
+    // Symbolic links are not followed, so a link loop cannot make this run forever.
+    let mut total = 0;
+    let mut pending = vec![path.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_file() {
+                total += entry.metadata()?.len();
+            }
+        }
+    }
+    Ok(total)
 }

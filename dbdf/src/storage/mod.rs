@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_daphne::{ReadAt, Result};
 
+#[cfg(feature = "zarr")]
+pub(crate) use folder::bytes_under;
 pub(crate) use folder::{Folder, Part};
 pub(crate) use read_ahead::ReadAhead;
 pub(crate) use stream::Stream;

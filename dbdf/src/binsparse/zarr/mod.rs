@@ -41,6 +41,7 @@ use self::array::ArrayMeta;
 use super::{decode, encode, type_name, Binsparse, ReadOptions, WriteOptions};
 use crate::input::Foreign;
 use crate::npy;
+use crate::storage::Input;
 use serde_daphne::Object;
 use serde_daphne::{Error, Result};
 
@@ -117,6 +118,28 @@ impl StoreMut for BTreeMap<String, Vec<u8>> {
     }
 }
 
+/// A Zarr hierarchy in a folder wherever it is kept (a directory, the objects under a
+/// prefix): each key a file, read whole when asked for.
+#[derive(Clone, Debug)]
+pub(crate) struct FolderStore(pub(crate) Input);
+
+impl Store for FolderStore {
+    fn get(&self, key: &str) -> io::Result<Option<Vec<u8>>> {
+        let folder = self.0.as_folder().ok_or_else(|| not_a_folder(&self.0))?;
+        folder.read(key).map_err(io::Error::other)
+    }
+
+    fn stored_bytes(&self) -> io::Result<u64> {
+        let folder = self.0.as_folder().ok_or_else(|| not_a_folder(&self.0))?;
+        folder.stored_bytes().map_err(io::Error::other)
+    }
+}
+
+fn not_a_folder(input: &Input) -> io::Error {
+    let why = format!("{} is a file, not a Zarr group (a folder)", input.name);
+    io::Error::new(io::ErrorKind::InvalidInput, why)
+}
+
 /// A Zarr hierarchy in a directory of the file system.
 #[derive(Clone, Debug)]
 pub struct Directory(pub PathBuf);
@@ -131,21 +154,7 @@ impl Store for Directory {
     }
 
     fn stored_bytes(&self) -> io::Result<u64> {
-        // Symbolic links are not followed, so a link loop cannot make this run forever.
-        let mut total = 0;
-        let mut pending = vec![self.0.clone()];
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(dir)? {
-                let entry = entry?;
-                let kind = entry.file_type()?;
-                if kind.is_dir() {
-                    pending.push(entry.path());
-                } else if kind.is_file() {
-                    total += entry.metadata()?.len();
-                }
-            }
-        }
-        Ok(total)
+        crate::storage::bytes_under(&self.0)
     }
 }
 

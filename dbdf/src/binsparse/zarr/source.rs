@@ -3,18 +3,18 @@
 //! one kept for the next range), so memory holds a chunk per array and a band.
 
 use std::ops::Range;
-use std::path::Path;
 
 use super::super::source::{readable, BinsparseSource, Elements, StoredArrays};
 use super::super::{parse_descriptor, Array};
 use super::array::ArrayMeta;
-use super::{descriptor, Directory};
+use super::{descriptor, FolderStore};
+use crate::storage::Input;
 use serde_daphne::with_values;
 use serde_daphne::{Result, ValueType, Values};
 
 /// One array of a group, read a range at a time.
 struct Chunked {
-    store: Directory,
+    store: FolderStore,
     name: &'static str,
     meta: ArrayMeta,
     /// The last chunk decoded: its number and values (`None` for a missing chunk of zeros).
@@ -55,15 +55,16 @@ impl Elements for Chunked {
     }
 }
 
-/// The group at `path` read in place, or `None` where only the whole read will do.
+/// The group `input` (a folder wherever it is kept) read in place, a chunk at a time, or
+/// `None` where only the whole read will do.
 ///
 /// # Errors
-/// The pointers' faults, as the whole read words them; I/O errors.
+/// The pointers' faults, as the whole read words them; I/O and request errors.
 pub(in crate::binsparse) fn in_place(
-    path: &Path,
+    input: &Input,
     input_len: u64,
 ) -> Result<Option<BinsparseSource>> {
-    let store = Directory(path.to_owned());
+    let store = FolderStore(input.clone());
     let Ok((v2, text)) = descriptor(&store) else {
         return Ok(None);
     };
@@ -84,7 +85,7 @@ pub(in crate::binsparse) fn in_place(
             let zero_fill = meta.fill.is_none_or(|f| f.is_zero());
             (fits && zero_fill).then(|| -> Box<dyn Elements> {
                 Box::new(Chunked {
-                    store: Directory(path.to_owned()),
+                    store: store.clone(),
                     name,
                     meta,
                     last: None,
