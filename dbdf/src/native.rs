@@ -9,7 +9,7 @@ use serde_daphne::{BlockIndex, BlockPolicy, DbdfFile, Dialect, Error, ErrorKind,
 
 use crate::driver::{ConvertOptions, Driver, OptionSpec, OptionValue, Stored, Takes, Written};
 use crate::pipe::{DbdfSink, DbdfSource, InputMetadata, Sink, Source};
-use crate::storage::{Input, ReadAhead};
+use crate::storage::Input;
 
 /// DAPHNE binary data (`.dbdf`).
 pub(crate) struct Dbdf;
@@ -70,12 +70,12 @@ impl Driver for Dbdf {
 }
 
 /// The `.dbdf` input as a source of the pipe read in place ([`open_input`]), its blocks in
-/// file order through a [`ReadAhead`]; a block index it could not use is a note on `input`.
+/// file order through a [`crate::storage::ReadAhead`]; a block index it could not use is a note on `input`.
 ///
 /// # Errors
 /// As [`open_input`].
 pub(crate) fn source_at(input: &Input) -> Result<DbdfSource, Error> {
-    let ahead = input.with_data(Arc::new(ReadAhead::new(Arc::clone(&input.data))?));
+    let ahead = input.read_ahead()?;
     let opened = open_input(&ahead, &Options::new())?;
     if let Some(why) = opened.stale_index {
         input.note(format!(

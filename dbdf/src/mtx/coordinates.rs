@@ -3,7 +3,8 @@
 //! (`chunks.rs`), and parses them (`entries.rs`).
 //!
 //! Memory: the file is never held. The first pass counts each row's entries (a `u32` per row
-//! per thread), which gives the CSR row offsets; in the second the threads take turns: each
+//! per thread), which gives the CSR row offsets; in the second (one per group of rows, where
+//! the source reads groups: `csr_source.rs`) the threads take turns: each
 //! parses a chunk of its run, then each places the entries of its half of the rows from every
 //! thread's chunk at their rows' cursors in the final arrays (so each writes its own part of
 //! them, sharing no cache line); then each row is sorted by column. Peak: the CSR arrays,
@@ -14,6 +15,7 @@
 //! Own code rather than a crate: no maintained crate parses MatrixMarket into CSR in place;
 //! `str::parse` (exact, Eisel-Lemire) does the numbers, a byte loop the indices.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Barrier, RwLock};
 
@@ -56,13 +58,35 @@ pub fn read(
 ///
 /// # Errors
 /// As [`read`].
-pub(crate) fn read_arrays<I: ColIndex>(
+fn read_arrays<I: ColIndex>(
     data: &Arc<dyn ReadAt>,
     data_at: u64,
     first_line: usize,
     layout: &MtxHeader,
     progress: Option<&Progress>,
 ) -> Result<CsrArrays<I>, String> {
+    let offsets = count(data, data_at, layout)?;
+    let file = CoordinateFile {
+        data,
+        data_at,
+        first_line,
+        layout,
+    };
+    let all = 0..layout.rows as usize;
+    Ok(file.place_rows(&offsets, all, progress)?.0)
+}
+
+/// The first pass: the CSR row offsets of every row (each row's entries counted). Every
+/// counted entry is a line of the file (or its mirror), so arrays of that size are no larger
+/// than the file justifies.
+///
+/// # Errors
+/// A matrix too large for one CSR block; I/O errors.
+pub(crate) fn count(
+    data: &Arc<dyn ReadAt>,
+    data_at: u64,
+    layout: &MtxHeader,
+) -> Result<Vec<usize>, String> {
     if layout.rows > u64::from(u32::MAX) || layout.cols > u64::from(u32::MAX) {
         return Err(format!(
             "a {} x {} matrix does not fit one CSR block (at most {} rows and columns)",
@@ -71,133 +95,175 @@ pub(crate) fn read_arrays<I: ColIndex>(
             u32::MAX
         ));
     }
-    let nrows = layout.rows as usize;
-    // Pass 1: each row's entries. Every counted entry is a line of the file (or its mirror),
-    // so the arrays below are no larger than the file justifies.
     let len = data.size().map_err(|e| e.to_string())?;
-    let offsets = count_rows(data, (data_at, len), layout)?;
-    let total = offsets[nrows];
-    // Zeroed fresh pages, advised huge: the entries land all over them.
-    let mut cols = zeroed_vec::<I>(total).map_err(|e| e.to_string())?;
-    let mut values = zeroed_vec::<u64>(total).map_err(|e| e.to_string())?;
-    let mut cursors = offsets[..nrows].to_vec();
-    // Pass 2: each thread parses chunks of its own run of lines, then (once both have) places
-    // the entries of its half of the rows from both: the threads take turns in lockstep, and
-    // each writes only its rows' part of the arrays.
-    let runs = split_runs(data, (data_at, len), workers() as u64)?;
-    let workers = runs.len();
-    let bounds: Vec<usize> = (0..=workers).map(|t| nrows * t / workers).collect();
-    let mut parts = Vec::with_capacity(workers);
-    let (mut cols_rest, mut values_rest, mut cursors_rest) =
-        (&mut cols[..], &mut values[..], &mut cursors[..]);
-    for t in 0..workers {
-        let (rows, slots) = (
-            bounds[t + 1] - bounds[t],
-            offsets[bounds[t + 1]] - offsets[bounds[t]],
-        );
-        let (c, c_rest) = std::mem::take(&mut cols_rest).split_at_mut(slots);
-        let (v, v_rest) = std::mem::take(&mut values_rest).split_at_mut(slots);
-        let (k, k_rest) = std::mem::take(&mut cursors_rest).split_at_mut(rows);
-        (cols_rest, values_rest, cursors_rest) = (c_rest, v_rest, k_rest);
-        parts.push((c, v, k));
-    }
-    let lockstep = Lockstep {
-        data,
-        layout,
-        offsets: &offsets,
-        buffers: runs
-            .iter()
-            .map(|_| RwLock::new(Parsed::default()))
-            .collect(),
-        barrier: Barrier::new(workers),
-        stop: AtomicBool::new(false),
-        finished: runs.iter().map(|_| AtomicBool::new(false)).collect(),
-        done: AtomicU64::new(0),
-        total: len - data_at,
-        progress,
-    };
-    let results: Vec<Result<RunFound, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .enumerate()
-            .map(|(t, arrays)| {
-                let (lockstep, run) = (&lockstep, runs[t]);
-                let rows = (bounds[t], bounds[t + 1]);
-                scope.spawn(move || lockstep.run(t, run, arrays, rows))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("the parser does not panic"))
-            .collect()
-    });
-    // Workers give file offsets; lines count from the data's first.
-    let line_of_byte = |at: usize| {
-        line_at(
+    count_rows(data, (data_at, len), layout)
+}
+
+/// A coordinate file's entries: where they start, and its header.
+#[derive(Clone, Copy)]
+pub(crate) struct CoordinateFile<'f> {
+    pub(crate) data: &'f Arc<dyn ReadAt>,
+    pub(crate) data_at: u64,
+    pub(crate) first_line: usize,
+    pub(crate) layout: &'f MtxHeader,
+}
+
+impl CoordinateFile<'_> {
+    /// The second pass for rows `rows` (the first pass's `offsets` say where each row's
+    /// entries go): every line parsed and checked, the entries of those rows placed in CSR
+    /// arrays of their own (offsets from 0), each row sorted by column; and how many values
+    /// of the whole file are not zero.
+    ///
+    /// # Errors
+    /// As [`read`].
+    pub(crate) fn place_rows<I: ColIndex>(
+        &self,
+        offsets: &[usize],
+        rows: Range<usize>,
+        progress: Option<&Progress>,
+    ) -> Result<(CsrArrays<I>, u64), String> {
+        let CoordinateFile {
             data,
             data_at,
-            at.saturating_sub(data_at as usize),
             first_line,
-        )
-    };
-    let (mut listed, mut negative, mut beyond_i64, mut overflow) = (0u64, None, None, false);
-    for found in results {
-        let found = found?;
-        // The runs are in file order: the first error is the first run's.
-        if let Some((at, message)) = found.error {
-            return Err(format!("line {}: {message}", line_of_byte(at).unwrap_or(0)));
+            layout,
+        } = *self;
+        let len = data.size().map_err(|e| e.to_string())?;
+        let (first, nrows) = (rows.start, rows.end - rows.start);
+        let base = offsets[first];
+        let total = offsets[rows.end] - base;
+        // Zeroed fresh pages, advised huge: the entries land all over them.
+        let mut cols = zeroed_vec::<I>(total).map_err(|e| e.to_string())?;
+        let mut values = zeroed_vec::<u64>(total).map_err(|e| e.to_string())?;
+        let mut cursors = offsets[rows.clone()].to_vec();
+        // Each thread parses chunks of its own run of lines, then (once both have) places the
+        // entries of its share of the rows from both: the threads take turns in lockstep,
+        // and each writes only its rows' part of the arrays.
+        let runs = split_runs(data, (data_at, len), workers() as u64)?;
+        let workers = runs.len();
+        let bounds: Vec<usize> = (0..=workers).map(|t| first + nrows * t / workers).collect();
+        let mut parts = Vec::with_capacity(workers);
+        let (mut cols_rest, mut values_rest, mut cursors_rest) =
+            (&mut cols[..], &mut values[..], &mut cursors[..]);
+        for t in 0..workers {
+            let (rows, slots) = (
+                bounds[t + 1] - bounds[t],
+                offsets[bounds[t + 1]] - offsets[bounds[t]],
+            );
+            let (c, c_rest) = std::mem::take(&mut cols_rest).split_at_mut(slots);
+            let (v, v_rest) = std::mem::take(&mut values_rest).split_at_mut(slots);
+            let (k, k_rest) = std::mem::take(&mut cursors_rest).split_at_mut(rows);
+            (cols_rest, values_rest, cursors_rest) = (c_rest, v_rest, k_rest);
+            parts.push((c, v, k));
         }
-        listed += found.listed;
-        negative = negative.or(found.negative);
-        beyond_i64 = beyond_i64.or(found.beyond_i64);
-        overflow |= found.overflow;
-    }
-    let changed = || "the file changed while it was read".to_string();
-    if listed != layout.entries {
-        return Err(format!(
-            "line {}: declares {} entries but {listed} follow",
-            first_line - 1,
-            layout.entries
-        ));
-    }
-    if overflow || cursors.iter().zip(&offsets[1..]).any(|(c, end)| c != end) {
-        return Err(changed());
-    }
-    let value_type = match (negative, beyond_i64) {
-        (Some((neg, x)), Some(big)) if layout.value_type == ValueType::I64 => {
-            let line = |at| line_of_byte(at).unwrap_or(0);
+        let lockstep = Lockstep {
+            data,
+            layout,
+            offsets,
+            buffers: runs
+                .iter()
+                .map(|_| RwLock::new(Parsed::default()))
+                .collect(),
+            barrier: Barrier::new(workers),
+            stop: AtomicBool::new(false),
+            finished: runs.iter().map(|_| AtomicBool::new(false)).collect(),
+            done: AtomicU64::new(0),
+            total: len - data_at,
+            progress,
+        };
+        let results: Vec<Result<RunFound, String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .enumerate()
+                .map(|(t, arrays)| {
+                    let (lockstep, run) = (&lockstep, runs[t]);
+                    let rows = (bounds[t], bounds[t + 1]);
+                    scope.spawn(move || lockstep.run(t, run, arrays, rows))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("the parser does not panic"))
+                .collect()
+        });
+        // Workers give file offsets; lines count from the data's first.
+        let line_of_byte = |at: usize| {
+            line_at(
+                data,
+                data_at,
+                at.saturating_sub(data_at as usize),
+                first_line,
+            )
+        };
+        let (mut listed, mut nonzero, mut negative, mut beyond_i64, mut overflow) =
+            (0u64, 0u64, None, None, false);
+        for found in results {
+            let found = found?;
+            // The runs are in file order: the first error is the first run's.
+            if let Some((at, message)) = found.error {
+                return Err(format!("line {}: {message}", line_of_byte(at).unwrap_or(0)));
+            }
+            listed += found.listed;
+            nonzero += found.nonzero;
+            negative = negative.or(found.negative);
+            beyond_i64 = beyond_i64.or(found.beyond_i64);
+            overflow |= found.overflow;
+        }
+        let changed = || "the file changed while it was read".to_string();
+        if listed != layout.entries {
             return Err(format!(
-                "line {}: the negative {x} and line {}'s integer above i64::MAX share no value type",
-                line(neg),
-                line(big)
+                "line {}: declares {} entries but {listed} follow",
+                first_line - 1,
+                layout.entries
             ));
         }
-        (_, Some(_)) if layout.value_type == ValueType::I64 => ValueType::U64,
-        _ => layout.value_type,
-    };
-    // Each row by column, on two threads.
-    let mid = nrows / 2;
-    let (cols_low, cols_high) = cols.split_at_mut(offsets[mid]);
-    let (values_low, values_high) = values.split_at_mut(offsets[mid]);
-    let (dup_low, dup_high) = std::thread::scope(|scope| {
-        let high = scope.spawn(|| {
-            sort_rows(cols_high, values_high, &offsets[mid..], offsets[mid])
-                .map(|(r, c)| (mid + r, c))
+        if overflow
+            || cursors
+                .iter()
+                .zip(&offsets[first + 1..])
+                .any(|(c, end)| c != end)
+        {
+            return Err(changed());
+        }
+        let value_type = match (negative, beyond_i64) {
+            (Some((neg, x)), Some(big)) if layout.value_type == ValueType::I64 => {
+                let line = |at| line_of_byte(at).unwrap_or(0);
+                return Err(format!(
+                    "line {}: the negative {x} and line {}'s integer above i64::MAX share no value type",
+                    line(neg),
+                    line(big)
+                ));
+            }
+            (_, Some(_)) if layout.value_type == ValueType::I64 => ValueType::U64,
+            _ => layout.value_type,
+        };
+        // Each row by column, on two threads.
+        let local: Vec<usize> = offsets[first..=rows.end].iter().map(|o| o - base).collect();
+        let mid = nrows / 2;
+        let (cols_low, cols_high) = cols.split_at_mut(local[mid]);
+        let (values_low, values_high) = values.split_at_mut(local[mid]);
+        let (dup_low, dup_high) = std::thread::scope(|scope| {
+            let high = scope.spawn(|| {
+                sort_rows(cols_high, values_high, &local[mid..], local[mid])
+                    .map(|(r, c)| (mid + r, c))
+            });
+            let low = sort_rows(cols_low, values_low, &local[..=mid], 0);
+            (low, high.join().expect("sorting does not panic"))
         });
-        let low = sort_rows(cols_low, values_low, &offsets[..=mid], 0);
-        (low, high.join().expect("sorting does not panic"))
-    });
-    if let Some((r, c)) = dup_low.or(dup_high) {
-        let n = duplicate_line(data, data_at, first_line, layout, r, c);
-        return Err(format!("line {n}: duplicate entry ({}, {})", r + 1, c + 1));
+        if let Some((r, c)) = dup_low.or(dup_high) {
+            let r = first + r;
+            let n = duplicate_line(data, data_at, first_line, layout, r, c);
+            return Err(format!("line {n}: duplicate entry ({}, {})", r + 1, c + 1));
+        }
+        let arrays = CsrArrays {
+            rows: nrows as u64,
+            cols: layout.cols,
+            offsets: local,
+            columns: cols,
+            values: typed(values, value_type),
+        };
+        Ok((arrays, nonzero))
     }
-    Ok(CsrArrays {
-        rows: layout.rows,
-        cols: layout.cols,
-        offsets,
-        columns: cols,
-        values: typed(values, value_type),
-    })
 }
 
 /// The line holding byte `at` of the data (read again a chunk at a time: for errors only).

@@ -1,75 +1,134 @@
-//! A MatrixMarket coordinate file on the pipe: its entries come in any order, so it is read
-//! into the CSR arrays they make ([`super::coordinates`]), held with 4-byte column indices
-//! (a matrix's columns fit a `u32`, as a block's do: 12 bytes an `f64` entry, not 16), and
-//! given out as bands of rows or any window.
+//! A MatrixMarket coordinate file on the pipe: its entries come in any order, so each row's
+//! entries are counted first ([`super::coordinates::count`]), then rows are read into the
+//! CSR arrays they make, held with 4-byte column indices (a matrix's columns fit a `u32`, as
+//! a block's do: 12 bytes an `f64` entry, not 16). A matrix whose arrays fit the bound
+//! ([`GROUP_BYTES`] remote, [`LOCAL_GROUP_BYTES`] local) is read in one more pass and held:
+//! any window is cut from it. A larger
+//! one is read a group of rows at a time, each group in a pass of its own over the file
+//! (every line parsed and checked each time), and given out as bands in order only: memory
+//! holds one group, whatever the file's size.
 
 use std::ops::Range;
+use std::sync::Arc;
 
-use super::coordinates::CsrArrays;
-use crate::input::count_nonzero;
-use crate::pipe::{Band, Cells, Windows};
+use super::coordinates::{count, CoordinateFile, CsrArrays};
+use super::entries::MtxHeader;
+use crate::pipe::BAND_BYTES;
+use crate::pipe::{band_rows, row_bytes, window_bands, Band, Cells, Regroup, Source, Windows};
+use serde_daphne::lowlevel::Progress;
 use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Header;
-use serde_daphne::{DataType, Result};
+use serde_daphne::{DataType, Error, ReadAt, Result, Values};
 
-/// The CSR arrays of a coordinate file, held.
+/// The most bytes of CSR arrays (a column index and a value an entry) held at once, for a
+/// remote input (within the 256 MiB a remote conversion may take, with the streams its
+/// passes read) and a local one (tests: a few entries, so that small files are read in
+/// several groups).
+pub(crate) const GROUP_BYTES: u64 = if cfg!(test) { 64 } else { 64 << 20 };
+pub(crate) const LOCAL_GROUP_BYTES: u64 = if cfg!(test) { 64 } else { 512 << 20 };
+
+/// A coordinate file's rows, held a group at a time.
 pub(crate) struct CoordinateSource {
     headers: [Header; 1],
+    /// The rows held: their arrays, from row `held_from`.
     arrays: CsrArrays<u32>,
+    held_from: u64,
+    /// The groups of rows read in passes of their own, where there is more than one.
+    groups: Option<Groups>,
+    /// The values that are not zero, of every row.
+    nonzero: u64,
     input_len: u64,
 }
 
-impl CoordinateSource {
-    pub(super) fn new(arrays: CsrArrays<u32>, input_len: u64) -> CoordinateSource {
-        let header = Header::matrix(
-            DataType::CsrMatrix,
-            arrays.rows,
-            arrays.cols,
-            arrays.values.value_type(),
-        );
-        CoordinateSource {
-            headers: [header],
-            arrays,
-            input_len,
-        }
+/// What reading a group of rows again takes.
+struct Groups {
+    data: Arc<dyn ReadAt>,
+    data_at: u64,
+    first_line: usize,
+    layout: MtxHeader,
+    /// Where each row's entries go, from the first pass.
+    offsets: Vec<usize>,
+    /// Each group's rows, in order.
+    rows: Vec<Range<usize>>,
+}
+
+impl Groups {
+    /// Group `g`'s CSR arrays, read in a pass over the file.
+    fn read(&self, g: usize) -> Result<CsrArrays<u32>> {
+        let file = CoordinateFile {
+            data: &self.data,
+            data_at: self.data_at,
+            first_line: self.first_line,
+            layout: &self.layout,
+        };
+        let read = file.place_rows(&self.offsets, self.rows[g].clone(), None);
+        Ok(read.map_err(|message| super::MTX.error(message))?.0)
     }
 }
 
-crate::pipe::windowed_source!(CoordinateSource {
-    /// What a band takes in memory per entry: its index as `usize` and its value.
-    fn stored_bytes(&self, _: usize) -> Option<u64> {
-        let value = self.arrays.values.value_type().size() as u64;
-        Some(self.arrays.columns.len() as u64 * (8 + value))
+impl CoordinateSource {
+    /// The coordinate file whose entries start at byte `data_at` (line `first_line`): its
+    /// rows counted, then its first group of rows (all of them, where they fit in
+    /// `group_bytes`) read.
+    ///
+    /// # Errors
+    /// A message naming the line and what is wrong.
+    pub(super) fn open(
+        data: &Arc<dyn ReadAt>,
+        (data_at, first_line): (u64, usize),
+        layout: &MtxHeader,
+        group_bytes: u64,
+        progress: Option<&Progress>,
+    ) -> std::result::Result<CoordinateSource, String> {
+        let offsets = count(data, data_at, layout)?;
+        let rows = group_rows(&offsets, group_bytes / 12);
+        let file = CoordinateFile {
+            data,
+            data_at,
+            first_line,
+            layout,
+        };
+        let (arrays, nonzero) = file.place_rows(&offsets, rows[0].clone(), progress)?;
+        let header = Header::matrix(
+            DataType::CsrMatrix,
+            layout.rows,
+            layout.cols,
+            arrays.values.value_type(),
+        );
+        let groups = (rows.len() > 1).then(|| Groups {
+            data: Arc::clone(data),
+            data_at,
+            first_line,
+            layout: *layout,
+            offsets,
+            rows,
+        });
+        Ok(CoordinateSource {
+            headers: [header],
+            arrays,
+            held_from: 0,
+            groups,
+            nonzero,
+            input_len: data.size().map_err(|e| e.to_string())?,
+        })
     }
 
-    fn count_nonzero(&mut self, _: usize) -> Result<Option<u64>> {
-        let values = &self.arrays.values;
-        Ok(Some(with_values!(values, v => count_nonzero(v)) as u64))
-    }
-
-    /// The file was read whole into the CSR arrays its entries build.
-    fn reads_in_place(&self) -> bool {
-        false
-    }
-});
-
-impl Windows for CoordinateSource {
-    fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+    /// Rows `rows` (held) and columns `cols`, as a CSR band.
+    fn cut(&self, rows: Range<u64>, cols: Range<u64>) -> Band {
         let a = &self.arrays;
         let (c0, c1) = (cols.start as u32, cols.end.min(u64::from(u32::MAX) + 1));
+        let at = |r: u64| (r - self.held_from) as usize;
         let mut row_offsets = Vec::with_capacity((rows.end - rows.start) as usize + 1);
         row_offsets.push(0);
         // Whole rows: as many indices as they hold (no regrowing copies).
         let mut col_indices = match (c0, c1) == (0, a.cols) {
-            true => {
-                Vec::with_capacity(a.offsets[rows.end as usize] - a.offsets[rows.start as usize])
-            }
+            true => Vec::with_capacity(a.offsets[at(rows.end)] - a.offsets[at(rows.start)]),
             false => Vec::new(),
         };
         // Each row's entries within the columns: a range of its sorted columns.
         let mut spans = Vec::with_capacity(row_offsets.capacity());
-        for r in rows.start as usize..rows.end as usize {
+        for r in at(rows.start)..at(rows.end) {
             let (start, end) = (a.offsets[r], a.offsets[r + 1]);
             let row = &a.columns[start..end];
             let lo = start + row.partition_point(|&c| c < c0);
@@ -83,7 +142,7 @@ impl Windows for CoordinateSource {
             spans.iter().for_each(|span| out.extend_from_slice(&v[span.clone()]));
             Element::into_values(out)
         });
-        Ok(Band {
+        Band {
             first_row: rows.start,
             first_col: cols.start,
             rows: rows.end - rows.start,
@@ -93,6 +152,191 @@ impl Windows for CoordinateSource {
                 col_indices,
                 values,
             },
-        })
+        }
+    }
+}
+
+/// Rows cut in groups whose entries number at most `entries` (a row with more is a group
+/// of its own).
+fn group_rows(offsets: &[usize], entries: u64) -> Vec<Range<usize>> {
+    let rows = offsets.len() - 1;
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for r in 0..rows {
+        if r > start && (offsets[r + 1] - offsets[start]) as u64 > entries {
+            groups.push(start..r);
+            start = r;
+        }
+    }
+    groups.push(start..rows);
+    groups
+}
+
+impl Source for CoordinateSource {
+    fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    /// Bands of at most [`BAND_BYTES`], cut from each group of rows as it is read.
+    fn for_each_band(
+        &mut self,
+        index: usize,
+        multiple: u64,
+        each: &mut dyn FnMut(Band) -> Result<bool>,
+    ) -> Result<()> {
+        let header = &self.headers[index];
+        let stored = row_bytes(header, self.stored_bytes(index));
+        let step = band_rows(header, stored, multiple, BAND_BYTES);
+        let Some(groups) = self.groups.take() else {
+            return window_bands(self, index, header.shape(), step, each);
+        };
+        let mut regroup = Regroup::new(multiple);
+        let mut more = true;
+        for (g, rows) in groups.rows.iter().enumerate() {
+            let held = (self.held_from, self.arrays.rows);
+            if held != (rows.start as u64, (rows.end - rows.start) as u64) {
+                // The old group goes first: memory holds one.
+                self.arrays.columns = Vec::new();
+                self.arrays.values = Values::F64(Vec::new());
+                self.arrays = groups.read(g)?;
+                self.held_from = rows.start as u64;
+            }
+            let (start, end) = (rows.start as u64, rows.end as u64);
+            for r0 in (start..end).step_by(step.max(1) as usize) {
+                let band = self.cut(r0..(r0 + step).min(end), 0..self.arrays.cols);
+                more = regroup.push(band, each)?;
+                if !more {
+                    break;
+                }
+            }
+            if !more {
+                break;
+            }
+        }
+        if more {
+            regroup.finish(each)?;
+        }
+        self.groups = Some(groups);
+        Ok(())
+    }
+
+    /// Windows of a matrix held whole.
+    fn windows(&self) -> Option<&dyn Windows> {
+        match self.groups {
+            None => Some(self),
+            Some(_) => None,
+        }
+    }
+
+    fn input_len(&self) -> u64 {
+        self.input_len
+    }
+
+    /// What a band takes in memory per entry: its index as `usize` and its value.
+    fn stored_bytes(&self, _: usize) -> Option<u64> {
+        let value = self.arrays.values.value_type().size() as u64;
+        let entries = match &self.groups {
+            Some(groups) => groups.offsets[groups.offsets.len() - 1],
+            None => self.arrays.columns.len(),
+        };
+        Some(entries as u64 * (8 + value))
+    }
+
+    fn count_nonzero(&mut self, _: usize) -> Result<Option<u64>> {
+        Ok(Some(self.nonzero))
+    }
+
+    /// The file is read into the CSR arrays its entries build.
+    fn reads_in_place(&self) -> bool {
+        false
+    }
+}
+
+impl Windows for CoordinateSource {
+    fn window(&self, _: usize, rows: Range<u64>, cols: Range<u64>) -> Result<Band> {
+        let held = self.held_from..self.held_from + self.arrays.rows;
+        if rows.start < held.start || rows.end > held.end {
+            return Err(Error::invalid(
+                "a window of a MatrixMarket file read a group of rows at a time",
+            ));
+        }
+        Ok(self.cut(rows, cols))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{read, ReadOptions};
+    use crate::mtx::source::MtxSource;
+    use crate::pipe::{read_objects, Source};
+
+    /// Entries in a scrambled order, general and symmetric: read a few rows at a time (the
+    /// tests' group is a handful of entries), in bands of every height, they give the whole
+    /// read's matrix, and the non-zeros of the whole file before the first band.
+    #[test]
+    fn groups_of_rows_read_in_passes_of_their_own_give_the_whole_read() {
+        let dir = std::env::temp_dir().join(format!("dbdf_mtx_groups_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for symmetry in ["general", "symmetric"] {
+            let (n, mut entries) = (23u64, Vec::new());
+            for k in 0..90u64 {
+                let (r, c) = ((k * 7 + 3) % n, (k * 11 + 5) % n);
+                let (r, c) = if symmetry == "symmetric" {
+                    (r.max(c), r.min(c))
+                } else {
+                    (r, c)
+                };
+                if !entries.iter().any(|&(a, b, _)| (a, b) == (r, c)) {
+                    entries.push((r, c, if k % 9 == 0 { 0.0 } else { k as f64 - 40.5 }));
+                }
+            }
+            // Scrambled: every seventh entry first, then the rest.
+            entries.sort_by_key(|&(r, c, _)| ((r * 31 + c * 17) % 7, c, r));
+            let mut text = format!("%%MatrixMarket matrix coordinate real {symmetry}\n");
+            text.push_str(&format!("{n} {n} {}\n", entries.len()));
+            for (r, c, v) in &entries {
+                text.push_str(&format!("{} {} {v}\n", r + 1, c + 1));
+            }
+            let path = dir.join(format!("{symmetry}.mtx"));
+            std::fs::write(&path, &text).unwrap();
+            let whole = read(&path).unwrap();
+            let mut source = MtxSource::open(&path, &ReadOptions::default()).unwrap();
+            assert!(source.windows().is_none(), "{symmetry}: read in groups");
+            let nonzero = entries.iter().filter(|e| e.2 != 0.0).count() as u64;
+            let mirrored = entries.iter().filter(|e| e.2 != 0.0 && e.0 != e.1).count() as u64;
+            let expected = nonzero + if symmetry == "symmetric" { mirrored } else { 0 };
+            assert_eq!(
+                source.count_nonzero(0).unwrap(),
+                Some(expected),
+                "{symmetry}"
+            );
+            for multiple in [1, 3, 5] {
+                let mut rows = Vec::new();
+                source
+                    .for_each_band(0, multiple, &mut |band| {
+                        rows.push((band.first_row, band.rows));
+                        Ok(true)
+                    })
+                    .unwrap();
+                let mut next = 0;
+                for (i, &(first, height)) in rows.iter().enumerate() {
+                    assert_eq!(first, next, "{symmetry} {multiple}: {rows:?}");
+                    let last = i + 1 == rows.len();
+                    assert!(
+                        last || height % multiple == 0,
+                        "{symmetry} {multiple}: {rows:?}"
+                    );
+                    next += height;
+                }
+                assert_eq!(next, n, "{symmetry} {multiple}");
+            }
+            let mut source = MtxSource::open(&path, &ReadOptions::default()).unwrap();
+            assert_eq!(
+                read_objects(&mut source).unwrap(),
+                vec![whole],
+                "{symmetry}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -154,20 +154,11 @@ fn read_data_text(data: &Arc<dyn ReadAt>, progress: Option<&Progress>) -> Result
     }
 }
 
-/// A coordinate file's CSR arrays with 4-byte column indices; `None` for an array file.
-fn coordinate_arrays(
-    data: &Arc<dyn ReadAt>,
-    progress: Option<&Progress>,
-) -> Result<Option<coordinates::CsrArrays<u32>>, String> {
-    let Some((layout, at, lines)) = coordinate_layout(data)? else {
-        return Ok(None);
-    };
-    coordinates::read_arrays(data, at, lines + 1, &layout, progress).map(Some)
-}
-
 /// A coordinate file's layout, where its entries start (byte and line); `None` for an
 /// array file.
-fn coordinate_layout(data: &Arc<dyn ReadAt>) -> Result<Option<(MtxHeader, u64, usize)>, String> {
+pub(super) fn coordinate_layout(
+    data: &Arc<dyn ReadAt>,
+) -> Result<Option<(MtxHeader, u64, usize)>, String> {
     let file = Stream::new(Arc::clone(data), 0..u64::MAX).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let (head, at, lines) = read_head(&mut reader)?;

@@ -115,6 +115,8 @@ pub(super) fn place<I: ColIndex>(
 #[derive(Default)]
 pub(super) struct RunFound {
     pub(super) listed: u64,
+    /// Values that are not zero (mirrored ones too), of every row.
+    pub(super) nonzero: u64,
     pub(super) negative: Option<(usize, i64)>,
     pub(super) beyond_i64: Option<usize>,
     /// A row with more entries than the first pass counted (the file changed).
@@ -224,6 +226,7 @@ impl Lockstep<'_> {
             return;
         }
         found.listed += out.listed;
+        found.nonzero += crate::input::count_nonzero(&out.values) as u64;
         if let (None, Some((p, x))) = (found.negative, out.negative) {
             found.negative = Some((at + p, x));
         }

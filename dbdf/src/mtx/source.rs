@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::array::MtxArraySource;
-use super::csr_source::CoordinateSource;
-use super::{coordinate_arrays, read_data_text, ReadOptions, MTX};
+use super::csr_source::{CoordinateSource, GROUP_BYTES, LOCAL_GROUP_BYTES};
+use super::{coordinate_layout, read_data_text, ReadOptions, MTX};
 use crate::pipe::{source_in_field, Held, InputMetadata, Source};
 use crate::storage::Input;
 use serde_daphne::{ReadAt, Result};
@@ -45,12 +45,15 @@ impl MtxSource {
         }
         let len = data.size()?;
         let progress = options.progress.as_ref();
-        let coordinates =
-            coordinate_arrays(data, progress).map_err(|message| MTX.error(message))?;
-        if let Some(arrays) = coordinates {
-            return Ok(MtxSource(Read::Coordinates(CoordinateSource::new(
-                arrays, len,
-            ))));
+        let coordinates = coordinate_layout(data).map_err(|message| MTX.error(message))?;
+        if let Some((layout, at, lines)) = coordinates {
+            let bound = match path {
+                Some(_) => LOCAL_GROUP_BYTES,
+                None => GROUP_BYTES,
+            };
+            let source = CoordinateSource::open(data, (at, lines + 1), &layout, bound, progress);
+            let source = source.map_err(|message| MTX.error(message))?;
+            return Ok(MtxSource(Read::Coordinates(source)));
         }
         let object = read_data_text(data, progress).map_err(|message| MTX.error(message))?;
         let held = Held::new(vec![object], len, InputMetadata::default())?;

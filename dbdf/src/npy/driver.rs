@@ -32,9 +32,11 @@ impl Driver for Npy {
         Stored::Ranges
     }
 
-    /// Its header, then the rows each band or window needs, by range.
+    /// Its header, then the rows each band or window needs, by range: bands in order read
+    /// ahead, several ranges in flight.
     fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        Ok(Box::new(super::stream::NpySource::open_at(input.data)?))
+        let ahead = input.read_ahead()?;
+        Ok(Box::new(super::stream::NpySource::open_at(ahead.data)?))
     }
 
     fn sink<'w>(

@@ -118,6 +118,15 @@ impl Input {
         }
     }
 
+    /// The same input read through a [`ReadAhead`]: reads that run on from one to the next
+    /// (a whole conversion's bands) served from chunks fetched ahead, several at once.
+    ///
+    /// # Errors
+    /// As the data's [`ReadAt::size`].
+    pub(crate) fn read_ahead(&self) -> Result<Input> {
+        Ok(self.with_data(Arc::new(ReadAhead::new(Arc::clone(&self.data))?)))
+    }
+
     /// The sidecar named with `suffix`, as its store answers ([`Sidecar`]).
     ///
     /// # Errors
