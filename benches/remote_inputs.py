@@ -136,9 +136,13 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     tmpfs = work / "tmpfs"
     mounted = mount_tmpfs(tmpfs)
+    # The server's folder from an earlier run in --dir holds its bucket already.
+    shutil.rmtree(work / "s3root", ignore_errors=True)
     try:
         s3 = S3(work)
     except BaseException as e:  # pytest.skip's exception, outside pytest
+        if mounted:
+            subprocess.run(["umount", str(tmpfs)], check=False)
         raise SystemExit(f"no S3 server: {e}")
     env = s3.env()
     bounded = dict(env, TMPDIR=str(tmpfs))
