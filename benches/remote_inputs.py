@@ -11,8 +11,9 @@ peak resident memory (from /usr/bin/time) and its requests and bytes fetched (`-
 Needs: boto3, numpy, pyarrow, fast_matrix_market and moto[server] or s3s-fs (cargo install
 s3s-fs --features binary); curl. The tmpfs is mounted only when run as root: otherwise the
 table says so, and TMPDIR is an ordinary folder. Files: a dense f64 matrix of 8192 columns
-as `.npy`, as a tiled `.dbdf` (tiles of 1024 x 1024) and as DAPHNE writes one (a single
-block, `--dialect daphne`); a table of 64 f64 columns as CSV (pyarrow's writer), Parquet and
+as `.npy`, as a tiled `.dbdf` (tiles of 1024 x 1024; with its block index, and a copy
+without, whose headers are walked) and as DAPHNE writes one (a single block, `--dialect
+daphne`); a table of 64 f64 columns as CSV (pyarrow's writer), Parquet and
 Arrow IPC (pyarrow's, uncompressed); a sparse matrix as MatrixMarket coordinates
 (fast_matrix_market's writer, entries in its order); each about --mib MiB.
 """
@@ -74,9 +75,12 @@ def make_inputs(work, mib, run):
         m[r:r + n] = np.arange(r * cols, (r + n) * cols, dtype=np.float64).reshape(n, cols) / 7
     del m
     run("convert", npy, work / "d.dbdf", "--tile", "1024,1024", "--no-sync")
+    # With its block index, as the tool sends a tiled file up; a copy without, walked.
+    run("index", work / "d.dbdf")
+    shutil.copyfile(work / "d.dbdf", work / "w.dbdf")
     run("convert", npy, work / "r.dbdf", "--dialect", "daphne", "--no-sync")
-    inputs = {"d.npy": (npy, []), "d.dbdf": (work / "d.dbdf", []),
-              "r.dbdf": (work / "r.dbdf", [".meta"])}
+    inputs = {"d.npy": (npy, []), "d.dbdf": (work / "d.dbdf", [".index"]),
+              "w.dbdf": (work / "w.dbdf", []), "r.dbdf": (work / "r.dbdf", [".meta"])}
     # A table: 64 columns of f64, row groups and batches of 64 Ki rows.
     width, batch = 64, 1 << 16
     rng = np.random.default_rng(7)
@@ -161,7 +165,7 @@ def main():
             for suffix in ["", *sidecars]:
                 s3.client.upload_file(str(path) + suffix, "data", name + suffix)
         outputs = [(name, "out.dbdf") for name in inputs]
-        outputs += [("d.dbdf", "out.npy"), ("r.dbdf", "out.npy")]
+        outputs += [("d.dbdf", "out.npy"), ("w.dbdf", "out.npy"), ("r.dbdf", "out.npy")]
         outputs = [(n, o) for n, o in outputs if not args.only or args.only in f"{n} -> {o}"]
         for name, out in outputs:
             size = inputs[name][0].stat().st_size

@@ -157,6 +157,7 @@ impl Folder for LocalFolder {
 ///
 /// # Errors
 /// I/O errors listing them.
+#[cfg_attr(not(feature = "zarr"), allow(dead_code))]
 pub(crate) fn bytes_under(path: &Path) -> std::io::Result<u64> {
     // Symbolic links are not followed, so a link loop cannot make this run forever.
     let mut total = 0;
