@@ -6,7 +6,7 @@ from the same server in the same run. Prints each conversion's time, the ratio t
 peak resident memory (from /usr/bin/time) and its requests and bytes fetched (`--stats`).
 
     sudo python3 benches/remote_inputs.py [--dbdf target/release/dbdf] [--s3s-fs PATH]
-                                          [--mib 1024] [--runs 2] [--dir DIR] [--only TEXT]
+                                          [--mib 1024] [--runs 2] [--dir DIR] [--only TEXT,...]
 
 Needs: boto3, numpy, pyarrow, fast_matrix_market and moto[server] or s3s-fs (cargo install
 s3s-fs --features binary); curl. The tmpfs is mounted only when run as root: otherwise the
@@ -132,7 +132,8 @@ def main():
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--dir", default=None)
     ap.add_argument("--only", default=None,
-                    help="the conversions whose names hold this text (all by default)")
+                    help="the conversions whose names hold any of these texts, separated "
+                         "by commas (all by default)")
     args = ap.parse_args()
     if args.s3s_fs:
         os.environ["DBDF_S3S_FS"] = args.s3s_fs
@@ -166,7 +167,8 @@ def main():
                 s3.client.upload_file(str(path) + suffix, "data", name + suffix)
         outputs = [(name, "out.dbdf") for name in inputs]
         outputs += [("d.dbdf", "out.npy"), ("w.dbdf", "out.npy"), ("r.dbdf", "out.npy")]
-        outputs = [(n, o) for n, o in outputs if not args.only or args.only in f"{n} -> {o}"]
+        wanted = args.only.split(",") if args.only else [""]
+        outputs = [(n, o) for n, o in outputs if any(w in f"{n} -> {o}" for w in wanted)]
         for name, out in outputs:
             size = inputs[name][0].stat().st_size
             curl = best(args.runs, lambda: timed([*signed, "-o", work / "curl.out",
