@@ -8,8 +8,8 @@ peak resident memory (from /usr/bin/time) and its requests and bytes fetched (`-
     sudo python3 benches/remote_inputs.py [--dbdf target/release/dbdf] [--s3s-fs PATH]
                                           [--mib 1024] [--runs 2] [--dir DIR] [--only TEXT,...]
 
-Needs: boto3, numpy, pyarrow, fast_matrix_market and moto[server] or s3s-fs (cargo install
-s3s-fs --features binary); curl. The tmpfs is mounted only when run as root: otherwise the
+Needs: boto3, numpy, scipy, pyarrow, fast_matrix_market and moto[server] or s3s-fs (cargo
+install s3s-fs --features binary); curl. The tmpfs is mounted only when run as root: otherwise the
 table says so, and TMPDIR is an ordinary folder. Files: a dense f64 matrix of 8192 columns
 as `.npy`, as a tiled `.dbdf` (tiles of 1024 x 1024; with its block index, and a copy
 without, whose headers are walked) and as DAPHNE writes one (a single block, `--dialect
