@@ -116,13 +116,15 @@ impl ObjectReader {
     /// # Errors
     /// As [`ObjectReader::open`].
     pub(crate) fn input(object: RemoteObject) -> Result<Input> {
+        ObjectReader::input_pinned(object, None)
+    }
+
+    /// [`ObjectReader::input`], of the version `pinned` if given (as a listing saw it).
+    fn input_pinned(object: RemoteObject, pinned: Option<Version>) -> Result<Input> {
         let name = object.url().to_owned();
         let sidecars = Arc::new(ObjectSidecars(object.clone()));
-        Ok(Input::new(
-            Arc::new(ObjectReader::open(object)?),
-            name,
-            sidecars,
-        ))
+        let reader = ObjectReader::open_pinned(object, pinned)?;
+        Ok(Input::new(Arc::new(reader), name, sidecars))
     }
 }
 
@@ -171,12 +173,8 @@ impl Folder for ObjectFolder {
     }
 
     fn open(&self, name: &str) -> Result<Input> {
-        let object = self.folder.child(name);
         let version = self.versions.get(name).cloned();
-        let name = object.url().to_owned();
-        let sidecars = Arc::new(ObjectSidecars(object.clone()));
-        let reader = ObjectReader::open_pinned(object, version)?;
-        Ok(Input::new(Arc::new(reader), name, sidecars))
+        ObjectReader::input_pinned(self.folder.child(name), version)
     }
 
     fn read(&self, key: &str) -> Result<Option<Vec<u8>>> {
