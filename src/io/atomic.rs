@@ -37,7 +37,20 @@ pub(crate) fn crash_point(name: &str) {
 /// A name for a temporary file beside `path` that no other writer uses.
 pub fn temporary_path(path: &Path) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // Counted from a random start: a killed process's litter (kept where no later write of
+    // that target removed it) must not clash with a later process given the same id.
+    static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+        random.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        random.finish() >> 24
+    });
+    let unique = start.wrapping_add(COUNTER.fetch_add(1, Ordering::Relaxed));
     path.with_file_name(format!(
         "{}{}-{unique}",
         temporary_prefix(path),

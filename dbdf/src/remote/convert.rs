@@ -17,7 +17,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use serde_daphne::lowlevel::temporary_path;
+use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path};
 use serde_daphne::Result;
 
 use super::reader::is_not_found;
@@ -41,8 +41,10 @@ impl Scratch {
     /// # Errors
     /// I/O errors creating it, naming the folder.
     pub fn new() -> Result<Scratch> {
-        // Named as every temporary is.
-        let dir = temporary_path(&std::env::temp_dir().join("dbdf-remote"));
+        // Named as every temporary is; what killed conversions left goes first.
+        let base = std::env::temp_dir().join("dbdf-remote");
+        remove_stale_temporaries(&base);
+        let dir = temporary_path(&base);
         std::fs::create_dir(&dir).map_err(|e| {
             let why = format!(
                 "the scratch folder {} (TMPDIR) cannot be made: {e}",
