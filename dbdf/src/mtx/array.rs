@@ -1,5 +1,6 @@
-//! MatrixMarket array files (every value, column by column) on the pipe, through a binary
-//! column-major scratch file.
+//! MatrixMarket array files (every value, column by column) on the pipe: a local one through
+//! a binary column-major scratch file beside it ([`MtxArraySource`]); their head, which the
+//! remote one's reader ([`super::array_rows`]) shares.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -23,9 +24,9 @@ use serde_daphne::ReadAt;
 use serde_daphne::Result;
 use serde_daphne::ValueType;
 
-/// A general MatrixMarket array file on the pipe. Its values come column by column, the
-/// other way round from the rows sinks take, so the one documented intermediate: the first
-/// read parses every value into an unnamed scratch file beside the input (or in the
+/// A general local MatrixMarket array file on the pipe. Its values come column by column,
+/// the other way round from the rows sinks take, so the one documented intermediate: the
+/// first read parses every value into an unnamed scratch file beside the input (or in the
 /// temporary directory), in binary, column-major; windows then read each column's part with
 /// positional reads. Memory holds a band; the disk a binary copy of the matrix. Integer
 /// files without this crate's type comment are read once more first: they are `u64` when a
@@ -36,23 +37,27 @@ pub(crate) struct MtxArraySource {
     input_len: u64,
 }
 
-impl MtxArraySource {
-    /// Reads the array file `data` (at `path` for a local one, whose folder then holds the
-    /// scratch file) into the scratch file; `None` for files it does not
-    /// take (coordinate files, symmetric ones, whose values are also their mirrors', integer
+/// What the lines before a general array file's values say, and where the values start.
+pub(super) struct ArrayHead {
+    pub(super) rows: u64,
+    pub(super) cols: u64,
+    pub(super) value_type: ValueType,
+    /// The byte after the size line, and the lines up to it.
+    pub(super) body_at: u64,
+    pub(super) head_lines: usize,
+}
+
+impl ArrayHead {
+    /// The head of the array file `data`; `None` for files the array sources do not take
+    /// (coordinate files, symmetric ones, whose values are also their mirrors', integer
     /// files no type holds), which the whole read reads or refuses.
     ///
     /// # Errors
-    /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong (a
-    /// malformed value, too few or too many values); I/O errors.
-    pub(crate) fn open(
-        data: &Arc<dyn ReadAt>,
-        path: Option<&Path>,
-    ) -> Result<Option<MtxArraySource>> {
-        let input_len = data.size()?;
+    /// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed head; I/O errors.
+    pub(super) fn read(data: &Arc<dyn ReadAt>) -> Result<Option<ArrayHead>> {
         let mut reader =
-            BufReader::with_capacity(1 << 20, Stream::new(Arc::clone(data), 0..input_len)?);
-        let (head, _, mut line_number) = read_head(&mut reader).map_err(|e| MTX.error(e))?;
+            BufReader::with_capacity(64 << 10, Stream::new(Arc::clone(data), 0..u64::MAX)?);
+        let (head, body_at, head_lines) = read_head(&mut reader).map_err(|e| MTX.error(e))?;
         let head = parse_head(&head).map_err(|e| MTX.error(e))?;
         let [rows, cols] = head.dims[..] else {
             return Ok(None);
@@ -60,15 +65,58 @@ impl MtxArraySource {
         if head.coordinate || head.symmetry != Symmetry::General {
             return Ok(None);
         }
-        let vt = match head.value_type {
-            ValueType::I64 if !head.typed_by_comment => match integer_type(data, line_number)? {
+        let value_type = match head.value_type {
+            ValueType::I64 if !head.typed_by_comment => match integer_type(data, head_lines)? {
                 Some(vt) => vt,
                 None => return Ok(None), // the whole read says what is wrong
             },
             vt => vt,
         };
+        Ok(Some(ArrayHead {
+            rows,
+            cols,
+            value_type,
+            body_at,
+            head_lines,
+        }))
+    }
+
+    /// The error for a value on line `line_number` beyond those the size line declares.
+    pub(super) fn too_many(&self, line_number: usize) -> serde_daphne::Error {
+        MTX.error(format!(
+            "line {line_number}: more than the {} values the size line declares",
+            self.rows * self.cols
+        ))
+    }
+
+    /// The error for a file that ends after `count` values, fewer than declared.
+    pub(super) fn too_few(&self, count: u64) -> serde_daphne::Error {
+        MTX.error(format!(
+            "expected {} values after the size line, found {count}",
+            self.rows * self.cols
+        ))
+    }
+}
+
+impl MtxArraySource {
+    /// Reads the values of the array file `data` at `path` (after `head`) into the scratch
+    /// file, beside the input or, where its folder takes none, in the temporary folder.
+    ///
+    /// # Errors
+    /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong (a
+    /// malformed value, too few or too many values); I/O errors.
+    pub(crate) fn open(
+        data: &Arc<dyn ReadAt>,
+        head: &ArrayHead,
+        path: &Path,
+    ) -> Result<MtxArraySource> {
+        let input_len = data.size()?;
+        let body = Stream::new(Arc::clone(data), head.body_at..input_len)?;
+        let mut reader = BufReader::with_capacity(1 << 20, body);
+        let (rows, cols, vt) = (head.rows, head.cols, head.value_type);
+        let mut line_number = head.head_lines;
         let in_temp = || scratch_file(&std::env::temp_dir().join("dbdf"));
-        let scratch = path.map_or_else(in_temp, |p| scratch_file(p).or_else(|_| in_temp()))?;
+        let scratch = scratch_file(path).or_else(|_| in_temp())?;
         let mut out = BufWriter::with_capacity(1 << 20, &scratch);
         let mut line = String::new();
         let mut count = 0u64;
@@ -82,10 +130,7 @@ impl MtxArraySource {
                 continue;
             }
             if count == rows * cols {
-                return Err(MTX.error(format!(
-                    "line {line_number}: more than the {} values the size line declares",
-                    rows * cols
-                )));
+                return Err(head.too_many(line_number));
             }
             let value = parse_value(&line, vt).and_then(T::from_value).ok_or_else(|| {
                 MTX.error(format!("line {line_number}: malformed {vt} number {:?}", line.trim()))
@@ -94,14 +139,11 @@ impl MtxArraySource {
             count += 1;
         });
         if count != rows * cols {
-            return Err(MTX.error(format!(
-                "expected {} values after the size line, found {count}",
-                rows * cols
-            )));
+            return Err(head.too_few(count));
         }
         out.flush()?;
         drop(out);
-        Ok(Some(MtxArraySource {
+        Ok(MtxArraySource {
             scratch,
             headers: [Header::DenseMatrix {
                 rows,
@@ -109,7 +151,7 @@ impl MtxArraySource {
                 value_type: vt,
             }],
             input_len,
-        }))
+        })
     }
 }
 

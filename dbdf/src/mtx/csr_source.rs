@@ -265,10 +265,38 @@ impl Windows for CoordinateSource {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::{read, ReadOptions};
     use crate::mtx::source::MtxSource;
     use crate::pipe::{read_objects, Source};
+
+    /// Checks that `source`'s bands, `multiple` asked for, follow each other from row 0 to
+    /// `rows`, each a multiple high but the last.
+    pub(in crate::mtx) fn assert_bands_in_order(
+        source: &mut dyn Source,
+        rows: u64,
+        multiple: u64,
+        what: &str,
+    ) {
+        let mut seen = Vec::new();
+        source
+            .for_each_band(0, multiple, &mut |band| {
+                seen.push((band.first_row, band.rows));
+                Ok(true)
+            })
+            .unwrap();
+        let mut next = 0;
+        for (i, &(first, height)) in seen.iter().enumerate() {
+            assert_eq!(first, next, "{what} {multiple}: {seen:?}");
+            let last = i + 1 == seen.len();
+            assert!(
+                last || height % multiple == 0,
+                "{what} {multiple}: {seen:?}"
+            );
+            next += height;
+        }
+        assert_eq!(next, rows, "{what} {multiple}");
+    }
 
     /// Entries in a scrambled order, general and symmetric: read a few rows at a time (the
     /// tests' group is a handful of entries), in bands of every height, they give the whole
@@ -311,24 +339,7 @@ mod tests {
                 "{symmetry}"
             );
             for multiple in [1, 3, 5] {
-                let mut rows = Vec::new();
-                source
-                    .for_each_band(0, multiple, &mut |band| {
-                        rows.push((band.first_row, band.rows));
-                        Ok(true)
-                    })
-                    .unwrap();
-                let mut next = 0;
-                for (i, &(first, height)) in rows.iter().enumerate() {
-                    assert_eq!(first, next, "{symmetry} {multiple}: {rows:?}");
-                    let last = i + 1 == rows.len();
-                    assert!(
-                        last || height % multiple == 0,
-                        "{symmetry} {multiple}: {rows:?}"
-                    );
-                    next += height;
-                }
-                assert_eq!(next, n, "{symmetry} {multiple}");
+                assert_bands_in_order(&mut source, n, multiple, symmetry);
             }
             let mut source = MtxSource::open(&path, &ReadOptions::default()).unwrap();
             assert_eq!(

@@ -51,8 +51,9 @@ impl Driver for Mtx {
         Stored::Ranges
     }
 
-    /// Read as streams, each pass's runs a few ranges in flight: an array file into a
-    /// scratch file in the temporary folder, a coordinate file into CSR arrays in memory.
+    /// Read as streams, each pass's runs a few ranges in flight, into memory within a bound:
+    /// an array file's values a group of rows a pass, a coordinate file's CSR arrays a group
+    /// of rows a pass after a counting one.
     fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         let read = ReadOptions {
             progress: options.progress.clone(),

@@ -8,6 +8,7 @@
 //! type and bits (`f32` values are printed as the `f64` they widen to, exactly).
 
 mod array;
+mod array_rows;
 mod chunks;
 mod coordinates;
 mod csr_source;

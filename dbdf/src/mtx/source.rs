@@ -1,11 +1,13 @@
-//! A MatrixMarket file on the pipe, one named source whichever way the file is read: an
-//! array file streamed through a scratch file, a coordinate file as the CSR arrays its
-//! entries build (they come in any order), a symmetric array file read whole.
+//! A MatrixMarket file on the pipe, one named source whichever way the file is read: a local
+//! array file streamed through a scratch file, a remote one a group of rows a pass, a
+//! coordinate file as the CSR arrays its entries build (they come in any order), a
+//! symmetric array file read whole.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use super::array::MtxArraySource;
+use super::array::{ArrayHead, MtxArraySource};
+use super::array_rows::ArrayRows;
 use super::csr_source::{CoordinateSource, GROUP_BYTES, LOCAL_GROUP_BYTES};
 use super::{coordinate_layout, read_data_text, ReadOptions, MTX};
 use crate::pipe::{source_in_field, Held, InputMetadata, Source};
@@ -17,6 +19,7 @@ pub struct MtxSource(Read);
 
 enum Read {
     Array(MtxArraySource),
+    ArrayRows(ArrayRows),
     Coordinates(CoordinateSource),
     Whole(Held),
 }
@@ -40,8 +43,11 @@ impl MtxSource {
         path: Option<&Path>,
         options: &ReadOptions,
     ) -> Result<MtxSource> {
-        if let Some(array) = MtxArraySource::open(data, path)? {
-            return Ok(MtxSource(Read::Array(array)));
+        if let Some(head) = ArrayHead::read(data)? {
+            return Ok(MtxSource(match path {
+                Some(path) => Read::Array(MtxArraySource::open(data, &head, path)?),
+                None => Read::ArrayRows(ArrayRows::open(data, head)?),
+            }));
         }
         let len = data.size()?;
         let progress = options.progress.as_ref();
@@ -65,6 +71,7 @@ impl Read {
     fn source(&self) -> &dyn Source {
         match self {
             Read::Array(s) => s,
+            Read::ArrayRows(s) => s,
             Read::Coordinates(s) => s,
             Read::Whole(s) => s,
         }
@@ -73,6 +80,7 @@ impl Read {
     fn source_mut(&mut self) -> &mut dyn Source {
         match self {
             Read::Array(s) => s,
+            Read::ArrayRows(s) => s,
             Read::Coordinates(s) => s,
             Read::Whole(s) => s,
         }
