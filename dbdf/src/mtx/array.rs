@@ -42,6 +42,9 @@ pub(super) struct ArrayHead {
     pub(super) rows: u64,
     pub(super) cols: u64,
     pub(super) value_type: ValueType,
+    /// Which values are listed: every one, or a square matrix's lower triangle (with its
+    /// diagonal, or without for a skew-symmetric one).
+    pub(super) symmetry: Symmetry,
     /// The byte after the size line, and the lines up to it.
     pub(super) body_at: u64,
     pub(super) head_lines: usize,
@@ -49,8 +52,8 @@ pub(super) struct ArrayHead {
 
 impl ArrayHead {
     /// The head of the array file `data`; `None` for files the array sources do not take
-    /// (coordinate files, symmetric ones, whose values are also their mirrors', integer
-    /// files no type holds), which the whole read reads or refuses.
+    /// (coordinate files, symmetric ones that are not square, integer files no type
+    /// holds), which the whole read reads or refuses.
     ///
     /// # Errors
     /// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed head; I/O errors.
@@ -62,7 +65,7 @@ impl ArrayHead {
         let [rows, cols] = head.dims[..] else {
             return Ok(None);
         };
-        if head.coordinate || head.symmetry != Symmetry::General {
+        if head.coordinate || (head.symmetry != Symmetry::General && rows != cols) {
             return Ok(None);
         }
         let value_type = match head.value_type {
@@ -76,16 +79,27 @@ impl ArrayHead {
             rows,
             cols,
             value_type,
+            symmetry: head.symmetry,
             body_at,
             head_lines,
         }))
+    }
+
+    /// How many values are listed.
+    pub(super) fn values(&self) -> u64 {
+        let n = self.rows;
+        match self.symmetry {
+            Symmetry::General => self.rows * self.cols,
+            Symmetry::Symmetric => n * (n + 1) / 2,
+            Symmetry::Skew => n * n.saturating_sub(1) / 2,
+        }
     }
 
     /// The error for a value on line `line_number` beyond those the size line declares.
     pub(super) fn too_many(&self, line_number: usize) -> serde_daphne::Error {
         MTX.error(format!(
             "line {line_number}: more than the {} values the size line declares",
-            self.rows * self.cols
+            self.values()
         ))
     }
 
@@ -93,14 +107,14 @@ impl ArrayHead {
     pub(super) fn too_few(&self, count: u64) -> serde_daphne::Error {
         MTX.error(format!(
             "expected {} values after the size line, found {count}",
-            self.rows * self.cols
+            self.values()
         ))
     }
 }
 
 impl MtxArraySource {
-    /// Reads the values of the array file `data` at `path` (after `head`) into the scratch
-    /// file, beside the input or, where its folder takes none, in the temporary folder.
+    /// Reads the values of the general array file `data` at `path` (after `head`) into the
+    /// scratch file, beside the input or, where its folder takes none, in the temporary folder.
     ///
     /// # Errors
     /// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong (a

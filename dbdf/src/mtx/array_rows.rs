@@ -1,5 +1,5 @@
 //! A MatrixMarket array file read in place with no scratch file (a remote input, which may
-//! have no local disk to spare): its values come column by column, so a group of rows is
+//! have no local disk to spare), general or symmetric: its values come column by column, so a group of rows is
 //! read in a pass over every value, those of the group parsed into row-major cells. A
 //! matrix within [`GROUP_BYTES`] is read in one pass and held (any window is cut from it); a
 //! larger one gives its bands in order only, one group in memory, a pass a group. The first
@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use super::array::ArrayHead;
 use super::csr_source::GROUP_BYTES;
+use super::entries::Symmetry;
 use super::head::MTX;
+use super::negate;
 use crate::pipe::BAND_BYTES;
 use crate::pipe::{band_rows, row_bytes, window_bands, Band, Regroup, Source, Windows};
 use crate::storage::Stream;
@@ -67,15 +69,24 @@ impl ArrayRows {
     }
 
     /// Rows `keep`, row-major, from a pass over the values: each value of those rows parsed
-    /// (every value, when `check_all`), the count of values checked.
+    /// (every value, when `check_all`; a symmetric file's values of those columns too,
+    /// mirrored), the count of values checked.
     fn read_rows(&self, keep: Range<u64>, check_all: bool) -> Result<Values> {
         let head = &self.head;
         let (rows, cols, vt) = (head.rows, head.cols, head.value_type);
+        let (symmetry, total) = (head.symmetry, head.values());
+        // Where each column's values start: symmetric files list the lower triangle, skew
+        // ones below the diagonal.
+        let first = |col: u64| match symmetry {
+            Symmetry::General => 0,
+            Symmetry::Symmetric => col,
+            Symmetry::Skew => col + 1,
+        };
         let body = Stream::new(Arc::clone(&self.data), head.body_at..self.input_len)?;
         let mut reader = BufReader::with_capacity(1 << 20, body);
         let mut line = Vec::new();
         let mut line_number = head.head_lines;
-        let (mut count, mut row, mut col) = (0u64, 0u64, 0u64);
+        let (mut count, mut row, mut col) = (0u64, first(0), 0u64);
         Ok(with_value_type!(vt, T => {
             let mut out = zeroed_vec::<T>(((keep.end - keep.start) * cols) as usize)?;
             loop {
@@ -88,30 +99,44 @@ impl ArrayRows {
                 if text.is_empty() {
                     continue;
                 }
-                if count == rows * cols {
+                if count == total {
                     return Err(head.too_many(line_number));
                 }
-                let kept = keep.contains(&row);
-                if kept || check_all {
+                let mirrored = symmetry != Symmetry::General && row != col;
+                let (kept, mirror_kept) = (keep.contains(&row), mirrored && keep.contains(&col));
+                if kept || mirror_kept || check_all {
+                    let malformed = |what: &str| {
+                        let shown = String::from_utf8_lossy(text);
+                        MTX.error(format!("line {line_number}: {what} {shown:?}"))
+                    };
                     let value = std::str::from_utf8(text)
                         .ok()
                         .and_then(|t| parse_value(t, vt))
-                        .and_then(T::from_value)
-                        .ok_or_else(|| {
-                            let shown = String::from_utf8_lossy(text);
-                            MTX.error(format!("line {line_number}: malformed {vt} number {shown:?}"))
-                        })?;
+                        .ok_or_else(|| malformed(&format!("malformed {vt} number")))?;
+                    let cell = |v| T::from_value(v).ok_or_else(|| malformed("out of range:"));
                     if kept {
-                        out[((row - keep.start) * cols + col) as usize] = value;
+                        out[((row - keep.start) * cols + col) as usize] = cell(value)?;
+                    }
+                    if mirrored {
+                        let mirror = match symmetry {
+                            Symmetry::Skew => negate(value).ok_or_else(|| {
+                                malformed(&format!("no negative in {vt} for"))
+                            })?,
+                            _ => value,
+                        };
+                        if mirror_kept {
+                            out[((col - keep.start) * cols + row) as usize] = cell(mirror)?;
+                        }
                     }
                 }
                 count += 1;
                 row += 1;
-                if row == rows {
-                    (row, col) = (0, col + 1);
+                while row >= rows && col < cols {
+                    col += 1;
+                    row = first(col);
                 }
             }
-            if count != rows * cols {
+            if count != total {
                 return Err(head.too_few(count));
             }
             T::into_values(out)
@@ -206,17 +231,29 @@ mod tests {
     use crate::pipe::{read_objects, Source};
     use crate::storage::Input;
 
-    /// Array files read as a remote one is (the tests' group is 64 bytes, so a few rows a
-    /// pass): in bands of every height they give the whole read's matrix, and a malformed
+    /// Array files, general, symmetric and skew, read as a remote one is (the tests' group
+    /// is 64 bytes, so a few rows a pass): in bands of every height they give the whole read's matrix, and a malformed
     /// value in the last group fails the open, before any band.
     #[test]
     fn array_files_read_a_group_of_rows_a_pass_give_the_whole_read() {
         let dir = std::env::temp_dir().join(format!("dbdf_mtx_array_rows_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for (rows, cols, field) in [(13u64, 3u64, "real"), (1, 9, "integer"), (40, 1, "real")] {
-            let mut text = format!("%%MatrixMarket matrix array {field} general\n% a comment\n");
+        let cases = [
+            (13u64, 3u64, "real", "general"),
+            (1, 9, "integer", "general"),
+            (40, 1, "real", "general"),
+            (7, 7, "real", "symmetric"),
+            (6, 6, "integer", "skew-symmetric"),
+        ];
+        for (rows, cols, field, symmetry) in cases {
+            let mut text = format!("%%MatrixMarket matrix array {field} {symmetry}\n% a comment\n");
             text.push_str(&format!("{rows} {cols}\n"));
-            for k in 0..rows * cols {
+            let values = match symmetry {
+                "general" => rows * cols,
+                "symmetric" => rows * (rows + 1) / 2,
+                _ => rows * (rows - 1) / 2,
+            };
+            for k in 0..values {
                 match field {
                     "real" => text.push_str(&format!("{}\n", k as f64 * 0.5 - 7.25)),
                     _ => text.push_str(&format!("{}\n", k as i64 - 4)),
@@ -225,7 +262,7 @@ mod tests {
                     text.push_str("  \n"); // blank lines are no values
                 }
             }
-            let path = dir.join(format!("a{rows}x{cols}.mtx"));
+            let path = dir.join(format!("a{rows}x{cols}{symmetry}.mtx"));
             std::fs::write(&path, &text).unwrap();
             let whole = read(&path).unwrap();
             let open = || {

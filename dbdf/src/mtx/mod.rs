@@ -251,7 +251,8 @@ fn read_text(text: &str) -> Result<Object, String> {
     }
 }
 
-fn negate(value: Value) -> Option<Value> {
+/// The negative of `value` in its type, if the type has one.
+pub(super) fn negate(value: Value) -> Option<Value> {
     Some(match value {
         Value::F64(x) => Value::F64(-x),
         Value::F32(x) => Value::F32(-x),

@@ -1,6 +1,6 @@
 //! A MatrixMarket file on the pipe, one named source whichever way the file is read: a local
 //! array file streamed through a scratch file, a remote one a group of rows a pass, a
-//! coordinate file as the CSR arrays its entries build (they come in any order), a
+//! coordinate file as the CSR arrays its entries build (they come in any order), a local
 //! symmetric array file read whole.
 
 use std::path::Path;
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::array::{ArrayHead, MtxArraySource};
 use super::array_rows::ArrayRows;
 use super::csr_source::{CoordinateSource, GROUP_BYTES, LOCAL_GROUP_BYTES};
+use super::entries::Symmetry;
 use super::{coordinate_layout, read_data_text, ReadOptions, MTX};
 use crate::pipe::{source_in_field, Held, InputMetadata, Source};
 use crate::storage::Input;
@@ -44,10 +45,14 @@ impl MtxSource {
         options: &ReadOptions,
     ) -> Result<MtxSource> {
         if let Some(head) = ArrayHead::read(data)? {
-            return Ok(MtxSource(match path {
-                Some(path) => Read::Array(MtxArraySource::open(data, &head, path)?),
-                None => Read::ArrayRows(ArrayRows::open(data, head)?),
-            }));
+            match path {
+                None => return Ok(MtxSource(Read::ArrayRows(ArrayRows::open(data, head)?))),
+                Some(path) if head.symmetry == Symmetry::General => {
+                    let array = MtxArraySource::open(data, &head, path)?;
+                    return Ok(MtxSource(Read::Array(array)));
+                }
+                Some(_) => {} // a local symmetric file: read whole, below
+            }
         }
         let len = data.size()?;
         let progress = options.progress.as_ref();
