@@ -54,6 +54,15 @@ def tool(cli):
 
 
 @pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    """moto's S3 server with a bucket ``data`` (remote_servers.py), for a module's tests."""
+    from remote_servers import S3
+
+    with S3(tmp_path_factory.mktemp("s3")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def azure(tmp_path_factory):
     """Azurite with a container ``data`` (remote_servers.py), for a module's tests."""
     from remote_servers import Azurite

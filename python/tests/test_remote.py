@@ -16,13 +16,7 @@ import pytest
 import dbdf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from remote_servers import S3, Nginx, Proxy, kill_midway, matrix, stats  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with S3(tmp_path_factory.mktemp("s3")) as server:
-        yield server
+from remote_servers import Nginx, Proxy, kill_midway, matrix, stats  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from remote_servers import S3, Proxy, matrix  # noqa: E402
+from remote_servers import Proxy, matrix  # noqa: E402
 
 # Each input: its object's name, the tool's arguments making it from `m.npy` (or None: made
 # by numpy or scipy themselves), and its sidecars, uploaded beside it.
@@ -33,12 +33,6 @@ INPUTS = {
                                    "--parts", "3"], [".mtd"]),
     "binsparse zarr": ("g.zarr", ["--data-type", "csr"], []),
 }
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with S3(tmp_path_factory.mktemp("s3")) as server:
-        yield server
 
 
 def make(tool, folder, name, args, m):

@@ -4,11 +4,11 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{ConvertError, ConvertOptions, Report};
-use crate::driver::Written;
-use crate::pipe::{self, Failed, PumpOptions, Sink, Source};
+use crate::driver::{Driver, Written};
+use crate::pipe::{self, Failed, InputMetadata, PumpOptions, Sink, Source};
 use serde_daphne::lowlevel::temporary_path;
 use serde_daphne::lowlevel::{sidecar_path, FileSet};
-use serde_daphne::Error;
+use serde_daphne::{Error, Header};
 
 /// Converts what `source` (read from `input`) holds to `output`: value and data type changes
 /// on the way, then the output format's sink (by default the extension's; see
@@ -32,27 +32,10 @@ pub fn convert_from(
     options: &ConvertOptions,
 ) -> Result<Report, ConvertError> {
     let to = super::format_of(output, options.to, false)?.driver();
-    let metadata = source.metadata();
-    let asked = to
-        .data_type(options.data_type, options)
-        .map_err(|e| ConvertError::at(output, e))?;
-    let pump_options = PumpOptions {
-        value_type: options.value_type,
-        // A table's metadata may record a CSR matrix, read in dense bands.
-        data_type: asked.or(metadata.data_type),
-        progress: options.progress.clone(),
-        cancel: None,
-    };
-    let headers = pipe::output_headers(source.headers(), &pump_options).ok();
-    // Where an error of the sink belongs: the output for formats written at a path, the
-    // input for values a format cannot hold.
-    let blame = |failed: Failed, output_side: bool| match failed {
-        Failed::Source(e) => ConvertError::at(input, e),
-        Failed::Sink(e) if output_side => ConvertError::at(output, e),
-        Failed::Sink(e) => ConvertError::at(input, e),
-    };
+    let (pump_options, metadata, headers) = prepared(&*source, to, output, options)?;
     let mut pump = |sink: Box<dyn Sink + '_>, output_side: bool| {
-        pipe::pump(&mut *source, sink, &pump_options).map_err(|f| blame(f, output_side))
+        pipe::pump(&mut *source, sink, &pump_options)
+            .map_err(|f| blame(f, input, output, output_side))
     };
     let mut report = Report::default();
     let to_stdout = output == Path::new("-");
@@ -97,16 +80,70 @@ pub fn convert_from(
                 Ok(())
             };
             write_output_with(output, options.sync, sidecars, |out| {
-                let sink = to
-                    .sink(out, options, &metadata)
-                    .map_err(|e| ConvertError::at(output, e))?;
-                report.warnings = pump(sink, false)?;
+                report = convert_into(&mut *source, input, output, options, out)?.0;
                 Ok(())
             })?;
             report.warnings.extend(sidecar_warning);
         }
     }
     Ok(report)
+}
+
+/// [`convert_from`] into `out`, for an output named `output` that is written as one stream
+/// ([`Written::Stream`]) and put in place by the caller (a streaming upload): the report,
+/// and the output's headers (what its sidecars describe), where known.
+///
+/// # Errors
+/// As [`convert_from`].
+pub(crate) fn convert_into(
+    source: &mut dyn Source,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    out: &mut (dyn Write + Send),
+) -> Result<(Report, Option<Vec<Header>>), ConvertError> {
+    let to = super::format_of(output, options.to, false)?.driver();
+    let (pump_options, metadata, headers) = prepared(&*source, to, output, options)?;
+    let sink = to
+        .sink(out, options, &metadata)
+        .map_err(|e| ConvertError::at(output, e))?;
+    let warnings =
+        pipe::pump(source, sink, &pump_options).map_err(|f| blame(f, input, output, false))?;
+    Ok((Report { warnings }, headers))
+}
+
+/// What pumping `source` into the sink of `to` at `output` takes: the pump's options (the
+/// data type the format or the input asks for), the input's metadata, and the output's
+/// headers where they can be told before.
+fn prepared(
+    source: &dyn Source,
+    to: &dyn Driver,
+    output: &Path,
+    options: &ConvertOptions,
+) -> Result<(PumpOptions, InputMetadata, Option<Vec<Header>>), ConvertError> {
+    let metadata = source.metadata();
+    let asked = to
+        .data_type(options.data_type, options)
+        .map_err(|e| ConvertError::at(output, e))?;
+    let pump_options = PumpOptions {
+        value_type: options.value_type,
+        // A table's metadata may record a CSR matrix, read in dense bands.
+        data_type: asked.or(metadata.data_type),
+        progress: options.progress.clone(),
+        cancel: None,
+    };
+    let headers = pipe::output_headers(source.headers(), &pump_options).ok();
+    Ok((pump_options, metadata, headers))
+}
+
+/// Where an error of the pump belongs: the output for a sink of a format written at a path
+/// (`output_side`), the input for values a format cannot hold.
+fn blame(failed: Failed, input: &Path, output: &Path, output_side: bool) -> ConvertError {
+    match failed {
+        Failed::Source(e) => ConvertError::at(input, e),
+        Failed::Sink(e) if output_side => ConvertError::at(output, e),
+        Failed::Sink(e) => ConvertError::at(input, e),
+    }
 }
 
 /// Writes the bytes `write` produces to `output` (`-` is standard output), atomically for

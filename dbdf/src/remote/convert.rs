@@ -17,14 +17,18 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path};
+use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path, FileSet};
 use serde_daphne::Result;
 
 use super::reader::is_not_found;
-use super::sets::{segment, upload_segments, upload_with_sidecars, SIDECARS};
+use super::sets::{complete_with_sidecars, new_sidecars, segment, upload_segments};
+use super::sets::{upload_with_sidecars, SIDECARS};
+use super::upload::StreamingUpload;
 use super::{download_to, Location, ObjectReader, RemoteObject, StorageOptions};
-use crate::convert::{self, convert_from, ConvertError, ConvertOptions, Format, Report};
-use crate::driver::Stored;
+use crate::convert::{
+    self, convert_from, convert_into, ConvertError, ConvertOptions, Format, Report,
+};
+use crate::driver::{Stored, Written};
 use crate::native;
 use crate::pipe::Source;
 use crate::segments::SegmentsSource;
@@ -72,8 +76,10 @@ impl Drop for Scratch {
 }
 
 /// Converts `input` to `output`, either of which may be a URL (the other a path, or `-` for
-/// standard output), as [`convert::convert`] does between paths. Requests are counted on
-/// each object's [`super::RequestStats`] and the process's.
+/// standard output), as [`convert::convert`] does between paths. An output in a format
+/// written as one stream goes up as a streaming upload, with no local copy; others are
+/// written in the scratch folder first. Requests are counted on each object's
+/// [`super::RequestStats`] and the process's.
 ///
 /// # Errors
 /// As [`convert::convert`], and each request's error naming its URL; outputs that are
@@ -86,19 +92,9 @@ pub fn convert_urls(
     storage: &StorageOptions,
 ) -> std::result::Result<Report, ConvertError> {
     let mut scratch = None;
-    let out_location = Location::of_path(output).map_err(fail_at(output))?;
-    let out_object = match &out_location {
-        Location::Remote(url) => Some(RemoteObject::new(url, storage).map_err(fail_at(output))?),
+    let out_object = match Location::of_path(output).map_err(fail_at(output))? {
+        Location::Remote(url) => Some(RemoteObject::new(&url, storage).map_err(fail_at(output))?),
         Location::Local(_) => None,
-    };
-    // The output is written under its own name, so that its extension names its format.
-    let local_output = match (&out_location, &out_object) {
-        (_, Some(object)) => scratch_in(&mut scratch)
-            .map_err(fail_at(output))?
-            .0
-            .join(object.file_name()),
-        (Location::Local(path), None) => path.clone(),
-        (Location::Remote(_), None) => unreachable!("a remote output has its object"),
     };
     let to = convert::format_of(output, options.to, false)?;
     // A file written only to be uploaded (and removed) need not reach the disk first.
@@ -107,40 +103,84 @@ pub fn convert_urls(
         ..options.clone()
     };
     let options = &synced;
-    let report = match Location::of_path(input).map_err(fail_at(input))? {
-        Location::Local(path) => convert::convert(&path, &local_output, options)?,
+    // The input as a source: a local file's, a remote object's read in place (whose inputs
+    // gather notes on refused sidecars as it is read), or its local copy's.
+    let (mut source, mut notes, opened) = match Location::of_path(input).map_err(fail_at(input))? {
+        Location::Local(path) => {
+            let from = convert::format_of(&path, options.from, true)?;
+            (
+                convert::source(&path, from, options)?,
+                Vec::new(),
+                Vec::new(),
+            )
+        }
         Location::Remote(url) => match fetch_input(&url, input, options, storage, &mut scratch)? {
             Fetched::Copy(local, from, notes) => {
-                let options = ConvertOptions {
-                    from,
-                    to: Some(to),
-                    ..options.clone()
-                };
-                let mut report = convert::convert(&local, &local_output, &options)
-                    .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
-                report.warnings.splice(0..0, notes);
-                report
+                let at_input =
+                    |e: ConvertError| ConvertError::at(input, serde_daphne::Error::from(e));
+                let from = convert::format_of(&local, from, true).map_err(at_input)?;
+                let source = convert::source(&local, from, options).map_err(at_input)?;
+                (source, notes, Vec::new())
             }
-            Fetched::Streamed(_, mut source, opened) => {
-                let mut report = convert_from(&mut *source, input, &local_output, options)?;
-                report
-                    .warnings
-                    .splice(0..0, opened.iter().flat_map(Input::take_notes));
-                report
-            }
+            Fetched::Streamed(_, source, opened) => (source, Vec::new(), opened),
         },
     };
-    match (out_object, to.driver().stored()) {
-        (Some(folder), Stored::Segments) => {
-            upload_segments(&local_output, &folder).map_err(fail_at(output))?
+    let mut report = match (&out_object, to.driver().written(output)) {
+        (Some(object), Written::Stream) => {
+            stream_up(&mut *source, input, output, object, options, &mut scratch)?
         }
         (Some(object), _) => {
-            let index = to.driver().index(&local_output, options);
-            let index = index.map_err(fail_at(output))?;
-            upload_with_sidecars(&local_output, &object, index).map_err(fail_at(output))?;
+            // Written under its own name, so that its extension names its format.
+            let local_output = scratch_in(&mut scratch)
+                .map_err(fail_at(output))?
+                .0
+                .join(object.file_name());
+            let report = convert_from(&mut *source, input, &local_output, options)?;
+            let uploaded = match to.driver().stored() {
+                Stored::Segments => upload_segments(&local_output, object),
+                _ => to
+                    .driver()
+                    .index(&local_output, options)
+                    .and_then(|index| upload_with_sidecars(&local_output, object, index)),
+            };
+            uploaded.map_err(fail_at(output))?;
+            report
         }
-        (None, _) => {}
-    }
+        (None, _) => convert_from(&mut *source, input, output, options)?,
+    };
+    notes.extend(opened.iter().flat_map(Input::take_notes));
+    report.warnings.splice(0..0, notes);
+    Ok(report)
+}
+
+/// Converts `source` (read from `input`) into a streaming upload of `object` (`output`),
+/// with no local copy: its parts sent as the sink writes them, its sidecars made as a local
+/// write makes them (in the scratch folder: a few bytes), then the object and its sidecars
+/// made visible as one set. A failure aborts the upload: the old set stays.
+fn stream_up(
+    source: &mut dyn Source,
+    input: &Path,
+    output: &Path,
+    object: &RemoteObject,
+    options: &ConvertOptions,
+    scratch: &mut Option<Scratch>,
+) -> std::result::Result<Report, ConvertError> {
+    let to = convert::format_of(output, options.to, false)?;
+    let mut upload = StreamingUpload::new(object);
+    let (mut report, headers) = convert_into(source, input, output, options, &mut upload)?;
+    let sidecars = (|| -> Result<_> {
+        let beside = scratch_in(scratch)?.0.join(object.file_name());
+        let mut set = FileSet::new(false);
+        let warning = to
+            .driver()
+            .sidecars(&mut set, &beside, headers.as_deref())?;
+        set.commit()?;
+        Ok((new_sidecars(&beside, object, None)?, warning))
+    })();
+    let (sidecars, warning) = sidecars.map_err(fail_at(output))?;
+    let staged = upload.finish().map_err(fail_at(output))?;
+    complete_with_sidecars(staged, object, sidecars).map_err(fail_at(output))?;
+    report.warnings.extend(warning);
     Ok(report)
 }
 

@@ -15,6 +15,7 @@ mod object;
 mod reader;
 mod sets;
 mod transfer;
+mod upload;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};

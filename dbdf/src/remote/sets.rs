@@ -54,6 +54,25 @@ pub fn upload_with_sidecars(
             object.url()
         )));
     }
+    let sidecars = new_sidecars(local, object, index)?;
+    let staged = stage(&File::open(local)?, object)?;
+    complete_with_sidecars(staged, object, sidecars)
+}
+
+/// A sidecar of an object and its new bytes (`None`: deleted where there is one).
+pub(super) type NewSidecar = (RemoteObject, Option<Vec<u8>>);
+
+/// The sidecars of `object` to put with it: those written beside `local` (`.meta`, `.mtd`)
+/// and `index` as its block index; an earlier object's `.meta` or `.index` to delete where
+/// the new one has none (for a `.dbdf`, which `index` marks, and a CSV).
+///
+/// # Errors
+/// I/O errors reading them.
+pub(super) fn new_sidecars(
+    local: &Path,
+    object: &RemoteObject,
+    index: Option<BlockIndex>,
+) -> Result<Vec<NewSidecar>> {
     let dbdf = index.is_some();
     let csv = object.file_name().ends_with(".csv");
     let mut sidecars = Vec::new();
@@ -71,7 +90,19 @@ pub fn upload_with_sidecars(
     if let Some(index) = index {
         sidecars.push((object.sibling(".index"), Some(index.to_vec())));
     }
-    let staged = stage(&File::open(local)?, object)?;
+    Ok(sidecars)
+}
+
+/// Makes `staged` (sent, held back) the object with `sidecars`, as one set (see the
+/// module's notes).
+///
+/// # Errors
+/// A failed request: the old object and sidecars stay then (the parts are dropped).
+pub(super) fn complete_with_sidecars(
+    staged: Staged,
+    object: &RemoteObject,
+    sidecars: Vec<NewSidecar>,
+) -> Result<()> {
     let olds = match keep_old(&sidecars) {
         Ok(olds) => olds,
         Err(e) => {
@@ -105,7 +136,7 @@ pub fn upload_with_sidecars(
 }
 
 /// What each sidecar held before, if anything.
-fn keep_old(sidecars: &[(RemoteObject, Option<Vec<u8>>)]) -> Result<Vec<Option<Bytes>>> {
+fn keep_old(sidecars: &[NewSidecar]) -> Result<Vec<Option<Bytes>>> {
     sidecars.iter().map(|(s, _)| s.get_if_present()).collect()
 }
 

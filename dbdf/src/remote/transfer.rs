@@ -12,9 +12,9 @@ use super::object::{get_pinned, RemoteObject, Version};
 use super::runtime;
 
 /// Bytes per range request and per uploaded part.
-const PART: u64 = 16 << 20;
+pub(super) const PART: u64 = 16 << 20;
 /// Requests in flight at once: enough to fill a link that a single stream does not.
-const IN_FLIGHT: usize = 4;
+pub(super) const IN_FLIGHT: usize = 4;
 
 /// Downloads the whole object into `file` (from its start), with at most 4 range
 /// requests of 16 MiB at once, each pinned to the version the first one saw.
@@ -77,6 +77,8 @@ pub fn download_to(object: &RemoteObject, file: &File) -> Result<u64> {
 pub(super) enum Staged {
     /// A small object (its file), sent whole by its one request when completed.
     Whole(File),
+    /// A small object's bytes, likewise.
+    Bytes(Vec<u8>),
     /// Every part sent, in a multipart upload left pending.
     Parts(Box<dyn MultipartUpload>),
 }
@@ -143,6 +145,7 @@ impl Staged {
                 file.read_exact_at(&mut bytes, 0)?;
                 object.put(bytes)
             }
+            Staged::Bytes(bytes) => object.put(bytes),
             Staged::Parts(mut upload) => {
                 let done = object.run(
                     async move {

@@ -1,0 +1,135 @@
+//! An object written as a stream, with no local copy: bytes gathered into parts, each sent
+//! as it fills (a few in flight), in a multipart upload left pending until it is completed
+//! with the object's sidecars ([`super::sets`]); an object that fits one part is held and
+//! sent by one request then. Memory: the part being filled and those in flight. Dropped
+//! unfinished (a failed conversion), the upload is aborted: the object stays as it was.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use object_store::{MultipartUpload, ObjectStoreExt};
+use serde_daphne::Result;
+use tokio::task::JoinHandle;
+
+use super::transfer::{Staged, IN_FLIGHT, PART};
+use super::{runtime, RemoteObject};
+
+/// The bytes of `object`, sent as they are written ([`Write`]); [`StreamingUpload::finish`]
+/// hands them over, sent but not yet visible.
+pub(super) struct StreamingUpload<'o> {
+    object: &'o RemoteObject,
+    /// The part being filled.
+    part: Vec<u8>,
+    /// The pending upload, begun when a second part starts.
+    upload: Option<Box<dyn MultipartUpload>>,
+    /// Parts sent and not yet answered, oldest first, with their sizes.
+    in_flight: VecDeque<JoinHandle<(object_store::Result<()>, u64)>>,
+}
+
+impl<'o> StreamingUpload<'o> {
+    /// An upload of `object`; nothing is sent before the first part fills.
+    pub(super) fn new(object: &'o RemoteObject) -> StreamingUpload<'o> {
+        StreamingUpload {
+            object,
+            part: Vec::new(),
+            upload: None,
+            in_flight: VecDeque::new(),
+        }
+    }
+
+    /// Sends the part filled, beginning the upload first if need be; waits for the oldest
+    /// part while more than [`IN_FLIGHT`] are on their way.
+    fn send_part(&mut self) -> Result<()> {
+        let upload = match &mut self.upload {
+            Some(upload) => upload,
+            None => {
+                let (store, path) = (Arc::clone(&self.object.store), self.object.path.clone());
+                let begun = self
+                    .object
+                    .run(async move { store.put_multipart(&path).await }, |_| (0, 0))?;
+                self.upload.insert(begun)
+            }
+        };
+        let part = std::mem::take(&mut self.part);
+        let n = part.len() as u64;
+        // Parts are numbered in the order they are handed over, whenever they land.
+        let sent = upload.put_part(part.into());
+        self.in_flight
+            .push_back(runtime().spawn(async move { (sent.await, n) }));
+        while self.in_flight.len() > IN_FLIGHT {
+            self.wait_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest part on its way.
+    fn wait_oldest(&mut self) -> Result<()> {
+        let Some(oldest) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
+        let (sent, n) = runtime().block_on(oldest).map_err(io::Error::other)?;
+        match sent {
+            Ok(()) => {
+                self.object.stats().request(0, n);
+                Ok(())
+            }
+            Err(e) => {
+                self.object.stats().request(0, 0);
+                Err(self.object.error(e))
+            }
+        }
+    }
+
+    /// Every byte written, sent and held back: the last part sent and every part answered,
+    /// or the whole object held for its one request.
+    ///
+    /// # Errors
+    /// A failed request: the upload is aborted, the object stays as it was.
+    pub(super) fn finish(mut self) -> Result<Staged> {
+        if self.upload.is_none() {
+            return Ok(Staged::Bytes(std::mem::take(&mut self.part)));
+        }
+        if !self.part.is_empty() {
+            self.send_part()?;
+        }
+        while !self.in_flight.is_empty() {
+            self.wait_oldest()?;
+        }
+        let upload = self.upload.take().expect("the upload begun");
+        Ok(Staged::Parts(upload))
+    }
+}
+
+impl Write for StreamingUpload<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.part.len() as u64 == PART {
+            self.send_part().map_err(io::Error::other)?;
+        }
+        if self.part.capacity() == 0 {
+            self.part.reserve_exact(PART as usize);
+        }
+        let n = bytes.len().min(PART as usize - self.part.len());
+        self.part.extend_from_slice(&bytes[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for StreamingUpload<'_> {
+    /// An upload not finished is aborted (best effort: a pending upload is never visible,
+    /// and the store's lifecycle rules expire what a failed abort leaves).
+    fn drop(&mut self) {
+        for part in self.in_flight.drain(..) {
+            part.abort();
+        }
+        if let Some(mut upload) = self.upload.take() {
+            let _ = self
+                .object
+                .run(async move { upload.abort().await }, |_| (0, 0));
+        }
+    }
+}

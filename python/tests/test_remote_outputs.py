@@ -1,0 +1,95 @@
+"""Outputs written to object storage (moto's S3 server) as streaming uploads (issue 84): the
+sink's bytes go up in parts as they are written, with no local copy (the tool runs with
+its file size limited far below the output's), and a failed upload leaves the old object
+and no pending multipart upload."""
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from remote_servers import Proxy, matrix  # noqa: E402
+
+# A file the tool writes may grow to this, no more (RLIMIT_FSIZE): a local copy of any of
+# the outputs below, 20 MiB and more, kills it (SIGXFSZ).
+FILE_LIMIT = 4 << 20
+
+# Each output: its object's name and its sidecars, each written as one stream.
+STREAMED = [("n.npy", []), ("t.csv", [".meta"]), ("b.mtx", [])]
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A 20 MiB matrix in a local `.npy` file."""
+    path = tmp_path_factory.mktemp("big") / "m.npy"
+    np.save(path, matrix(2560, 1024))
+    return path
+
+
+def limited(cli_path, *args, env):
+    """Runs the tool with its files limited to FILE_LIMIT bytes."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+    return subprocess.run([cli_path, *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=300, preexec_fn=limit)
+
+
+def pending_uploads(s3):
+    return s3.client.list_multipart_uploads(Bucket="data").get("Uploads", [])
+
+
+@pytest.mark.parametrize("name,sidecars", STREAMED, ids=[s[0] for s in STREAMED])
+def test_a_streamed_output_goes_up_in_parts_with_no_local_copy(s3, tool, big, tmp_path, name,
+                                                               sidecars):
+    local = tmp_path / name
+    tool("convert", big, local)
+    assert local.stat().st_size > (16 << 20)  # more than one part
+    proxy = Proxy(s3.port)
+    parts = []
+    proxy.on_request = lambda method, path: "partNumber=" in path and parts.append(path)
+    try:
+        done = limited(tool("--version").args[0], "convert", big, f"s3://data/{name}",
+                       env=s3.env(proxy.endpoint))
+    finally:
+        proxy.stop()
+    assert done.returncode == 0, done.stderr
+    assert s3.get(name) == local.read_bytes()
+    for suffix in sidecars:
+        assert s3.get(name + suffix) == Path(f"{local}{suffix}").read_bytes()
+    # 16 MiB parts, each sent once.
+    assert len(parts) == -(-local.stat().st_size // (16 << 20))
+    assert pending_uploads(s3) == []
+
+
+def test_a_small_streamed_output_is_one_request(s3, tool, tmp_path):
+    np.save(tmp_path / "s.npy", matrix(64, 32))
+    proxy = Proxy(s3.port)
+    try:
+        tool("convert", tmp_path / "s.npy", "s3://data/s.csv", env=s3.env(proxy.endpoint))
+        tool("convert", tmp_path / "s.npy", tmp_path / "s.csv")
+    finally:
+        proxy.stop()
+    assert s3.get("s.csv") == (tmp_path / "s.csv").read_bytes()
+    assert s3.get("s.csv.meta") == (tmp_path / "s.csv.meta").read_bytes()
+
+
+@pytest.mark.parametrize("refused", ["partNumber=2", "uploadId="])
+def test_a_refused_part_or_completion_leaves_the_old_object_and_no_pending_upload(
+        s3, tool, big, refused):
+    s3.client.put_object(Bucket="data", Key="o.npy", Body=b"the old object")
+    proxy = Proxy(s3.port)
+    # A part, or the completion (the one POST naming the upload).
+    proxy.refuse = lambda method, path: 403 if refused in path and (
+        refused != "uploadId=" or method == "POST") else None
+    try:
+        done = tool("convert", big, "s3://data/o.npy", env=s3.env(proxy.endpoint), check=False)
+    finally:
+        proxy.stop()
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "s3://data/o.npy" in done.stderr, done.stderr
+    assert s3.get("o.npy") == b"the old object"
+    assert pending_uploads(s3) == []
