@@ -51,10 +51,10 @@ impl Driver for BinsparseFiles {
         has("zarr.json") || has(".zgroup")
     }
 
-    /// A `.npz` archive (its members by ranges, or whole where they cannot be) and a Zarr
-    /// group (its chunks object by object); HDF5 files are fetched first.
+    /// A `.npz` archive (its members by ranges, or whole where they cannot be), a Zarr
+    /// group (its chunks object by object) and an HDF5 file (the library's reads by ranges).
     fn reads_in_place(&self, input: &Input, name: &Path) -> bool {
-        crate::npz::has_extension(name) || input.is_folder()
+        crate::npz::has_extension(name) || input.is_folder() || is_hdf5(name)
     }
 
     fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
@@ -64,6 +64,18 @@ impl Driver for BinsparseFiles {
             #[cfg(not(feature = "zarr"))]
             return Err(Error::invalid(format!(
                 "{} is a Zarr group, and this build has no Zarr (cargo feature zarr)",
+                input.name
+            )));
+        }
+        if is_hdf5(&input.name) {
+            #[cfg(feature = "hdf5")]
+            return Ok(Box::new(BinsparseSource::open_hdf5_at(
+                input.data,
+                Path::new(&input.name),
+            )?));
+            #[cfg(not(feature = "hdf5"))]
+            return Err(Error::invalid(format!(
+                "{} is an HDF5 file, and this build has no HDF5 (cargo feature hdf5)",
                 input.name
             )));
         }

@@ -3,6 +3,7 @@
 //! references write it now; fixed-length strings as older C files have it are read too).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use h5::types::{
     FixedAscii, FixedUnicode, FloatSize, IntSize, TypeDescriptor, VarLenAscii, VarLenUnicode,
@@ -15,7 +16,7 @@ use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Object;
 use serde_daphne::Values;
-use serde_daphne::{Error, Result};
+use serde_daphne::{Error, ReadAt, Result};
 
 /// The longest fixed-length descriptor string read.
 const HDF5: Foreign = Foreign("Binsparse (HDF5)");
@@ -110,10 +111,21 @@ fn read_dataset(file: &h5::File, path: &Path, name: &str) -> Result<Array> {
 pub(super) fn read(path: &Path, max_alloc: u64) -> Result<Binsparse> {
     let len = std::fs::metadata(path)?.len();
     let file = h5::File::open(path).map_err(|e| h5_error(path, "cannot open as HDF5", e))?;
-    let text = descriptor(&file, path)?;
-    decode(&text, len, max_alloc, |name| {
-        read_dataset(&file, path, name)
-    })
+    read_open(&file, path, len, max_alloc)
+}
+
+/// [`read`] for an HDF5 file read by position (a remote object's ranges), named `name`,
+/// with no local copy ([`super::hdf5_ranges`]): a read that failed is the error.
+pub(super) fn read_at(data: Arc<dyn ReadAt>, name: &Path, max_alloc: u64) -> Result<Binsparse> {
+    let len = data.size()?;
+    let (file, ranges) = super::hdf5_ranges::open(data, name)?;
+    let read = read_open(&file, name, len, max_alloc);
+    read.map_err(|e| ranges.take_error().map_or(e, Error::from))
+}
+
+fn read_open(file: &h5::File, path: &Path, len: u64, max_alloc: u64) -> Result<Binsparse> {
+    let text = descriptor(file, path)?;
+    decode(&text, len, max_alloc, |name| read_dataset(file, path, name))
 }
 
 /// Writes `object` as a Binsparse HDF5 file, atomically: the HDF5 library writes a file by

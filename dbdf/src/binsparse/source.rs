@@ -150,6 +150,18 @@ impl BinsparseSource {
     ///
     /// # Errors
     /// As [`super::read`].
+    /// A Binsparse HDF5 file read by position (a remote object's ranges), named `name`,
+    /// with no local copy: read whole into memory, as a local one.
+    ///
+    /// # Errors
+    /// As [`super::read`]; request errors.
+    #[cfg(feature = "hdf5")]
+    pub(crate) fn open_hdf5_at(file: Arc<dyn ReadAt>, name: &Path) -> Result<BinsparseSource> {
+        let input_len = file.size()?;
+        let max_alloc = super::ReadOptions::default().max_alloc;
+        BinsparseSource::held(super::hdf5::read_at(file, name, max_alloc)?, input_len)
+    }
+
     pub(super) fn read_whole(path: &Path, input_len: u64) -> Result<BinsparseSource> {
         BinsparseSource::held(super::read(path)?, input_len)
     }
