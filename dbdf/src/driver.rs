@@ -85,13 +85,6 @@ pub trait Driver: Send + Sync + 'static {
         )))
     }
 
-    /// Whether `input`, named `name` (a URL's last part), is read in place through
-    /// [`Driver::open_at`]; by default, for formats [`Stored::Ranges`].
-    fn reads_in_place(&self, input: &Input, name: &Path) -> bool {
-        let _ = (input, name);
-        self.stored() == Stored::Ranges
-    }
-
     /// Whether the source reads only the columns of [`ConvertOptions::columns`] itself (else
     /// the pipe picks them from whole rows).
     fn picks_columns(&self) -> bool {
@@ -206,7 +199,8 @@ pub enum Written {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Stored {
-    /// An object, with the sidecars that exist beside it, fetched whole to be read.
+    /// An object, with the sidecars that exist beside it, read from a local file only (the
+    /// format has no [`Driver::open_at`]: a remote one is refused, never downloaded).
     Object,
     /// An object read in place by ranges ([`Driver::open_at`]).
     Ranges,

@@ -177,3 +177,16 @@ def test_an_input_replaced_while_it_is_read_is_never_mixed_with_the_old(
         assert list(scratch.iterdir()) == []
     finally:
         proxy.stop()
+
+
+def test_an_input_nothing_tells_the_format_of_is_refused_without_a_download(s3, tool, tmp_path):
+    s3.client.put_object(Bucket="data", Key="untold", Body=b"\x93NUMPY" + bytes(1 << 20))
+    proxy = Proxy(s3.port)
+    try:
+        done, out, scratch = run_through(proxy, s3, tool, tmp_path, "untold")
+    finally:
+        proxy.stop()
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "s3://data/untold" in done.stderr, done.stderr
+    assert "cannot tell the input format" in done.stderr and "--from" in done.stderr
+    assert not out.exists() and list(scratch.iterdir()) == []

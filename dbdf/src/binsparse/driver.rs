@@ -9,7 +9,7 @@ use serde_daphne::{Error, ValueType};
 use super::files::{is_hdf5, is_zarr};
 use super::source::BinsparseSource;
 use super::{Format as Layout, Version, WriteOptions};
-use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Takes, Written};
+use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Stored, Takes, Written};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// Binsparse, in `.npz`, HDF5 or Zarr.
@@ -52,9 +52,10 @@ impl Driver for BinsparseFiles {
     }
 
     /// A `.npz` archive (its members by ranges, or whole where they cannot be), a Zarr
-    /// group (its chunks object by object) and an HDF5 file (the library's reads by ranges).
-    fn reads_in_place(&self, input: &Input, name: &Path) -> bool {
-        crate::npz::has_extension(name) || input.is_folder() || is_hdf5(name)
+    /// group (its chunks object by object) and an HDF5 file (the library's reads by ranges)
+    /// are read in place.
+    fn stored(&self) -> Stored {
+        Stored::Ranges
     }
 
     fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {

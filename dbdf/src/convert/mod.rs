@@ -110,17 +110,20 @@ pub(crate) fn format_of(
 ) -> Result<Format, ConvertError> {
     given
         .or_else(|| Format::of_path(path, input))
-        .ok_or_else(|| {
-            let (role, flag) = if input {
-                ("input", "from")
-            } else {
-                ("output", "to")
-            };
-            ConvertError::message(
-                path,
-                format!("cannot tell the {role} format from the extension: name it (--{flag})"),
-            )
-        })
+        .ok_or_else(|| untold(path, input))
+}
+
+/// The error for an input (or output) at `path` whose format nothing tells.
+pub(crate) fn untold(path: &Path, input: bool) -> ConvertError {
+    let (role, flag) = if input {
+        ("input", "from")
+    } else {
+        ("output", "to")
+    };
+    ConvertError::message(
+        path,
+        format!("cannot tell the {role} format from the extension: name it (--{flag})"),
+    )
 }
 
 /// Converts the file at `input` to `output` (`-` is standard output, for formats that are

@@ -14,17 +14,16 @@
 //! sidecars (the object appears only when complete), and a `.dbdf` output gets its block
 //! index beside it; DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path, FileSet};
 use serde_daphne::Result;
 
 use super::reader::is_not_found;
+use super::sets::upload_with_sidecars;
 use super::sets::{complete_with_sidecars, new_sidecars, segment, upload_segments};
-use super::sets::{upload_with_sidecars, SIDECARS};
 use super::upload::StreamingUpload;
-use super::{download_to, Location, ObjectReader, RemoteObject, StorageOptions};
+use super::{Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{
     self, convert_from, convert_into, ConvertError, ConvertOptions, Format, Report,
 };
@@ -36,7 +35,7 @@ use crate::storage::Input;
 use serde_daphne::lowlevel::parse_meta;
 
 /// A folder of this process's own under the temporary directory, removed when dropped: where
-/// remote inputs are downloaded and remote outputs written before they are sent.
+/// remote outputs not written as one stream are written before they are sent.
 pub struct Scratch(pub PathBuf);
 
 impl Scratch {
@@ -103,27 +102,17 @@ pub fn convert_urls(
         ..options.clone()
     };
     let options = &synced;
-    // The input as a source: a local file's, a remote object's read in place (whose inputs
-    // gather notes on refused sidecars as it is read), or its local copy's.
-    let (mut source, mut notes, opened) = match Location::of_path(input).map_err(fail_at(input))? {
+    // The input as a source: a local file's, or a remote object's read in place (whose
+    // inputs gather notes on refused sidecars as it is read).
+    let (mut source, opened) = match Location::of_path(input).map_err(fail_at(input))? {
         Location::Local(path) => {
             let from = convert::format_of(&path, options.from, true)?;
-            (
-                convert::source(&path, from, options)?,
-                Vec::new(),
-                Vec::new(),
-            )
+            (convert::source(&path, from, options)?, Vec::new())
         }
-        Location::Remote(url) => match fetch_input(&url, input, options, storage, &mut scratch)? {
-            Fetched::Copy(local, from, notes) => {
-                let at_input =
-                    |e: ConvertError| ConvertError::at(input, serde_daphne::Error::from(e));
-                let from = convert::format_of(&local, from, true).map_err(at_input)?;
-                let source = convert::source(&local, from, options).map_err(at_input)?;
-                (source, notes, Vec::new())
-            }
-            Fetched::Streamed(_, source, opened) => (source, Vec::new(), opened),
-        },
+        Location::Remote(url) => {
+            let opened = open_remote(&url, input, options, storage, None)?;
+            (opened.source, opened.inputs)
+        }
     };
     let mut report = match (&out_object, to.driver().written(output)) {
         (Some(object), Written::Stream) => {
@@ -148,7 +137,7 @@ pub fn convert_urls(
         }
         (None, _) => convert_from(&mut *source, input, output, options)?,
     };
-    notes.extend(opened.iter().flat_map(Input::take_notes));
+    let notes = opened.iter().flat_map(Input::take_notes);
     report.warnings.splice(0..0, notes);
     Ok(report)
 }
@@ -184,35 +173,34 @@ fn stream_up(
     Ok(report)
 }
 
-/// A remote input, fetched: a local copy (with the format asked for, if one), or a source
-/// reading the object with range requests.
-enum Fetched {
-    /// A local copy, the format asked for, and notes on sidecars the store refused.
-    Copy(PathBuf, Option<Format>, Vec<String>),
-    /// A source reading the objects in place, and the objects (which gather notes on the
-    /// sidecars the store refused, as the source asks for them).
-    Streamed(Format, Box<dyn Source>, Vec<Input>),
-}
-
-/// Opens the object at `url` (`input` as given) for reading, as its format is stored
-/// ([`Stored`]): formats read in place by ranges or streams, DAPHNE's segments and other
-/// objects downloaded with their sidecars into `scratch` (made then). Without a format named,
-/// the extension tells it, or the content where a driver asks for it (a `.npz`'s members).
-fn fetch_input(
+/// Opens the object at `url` (`input` as given) in place, as its format is stored
+/// ([`Stored`]): by ranges or streams, DAPHNE's segments segment by segment. Without a
+/// format named, the extension tells it, or the content where a driver asks for it (a
+/// `.npz`'s members), else `otherwise`.
+///
+/// # Errors
+/// An input whose format nothing tells, or that the format reads from local files only;
+/// request errors naming the URL.
+fn open_remote(
     url: &str,
     input: &Path,
     options: &ConvertOptions,
     storage: &StorageOptions,
-    scratch: &mut Option<Scratch>,
-) -> std::result::Result<Fetched, ConvertError> {
+    otherwise: Option<Format>,
+) -> std::result::Result<InPlace, ConvertError> {
     let name = Path::new(url.rsplit('/').next().unwrap_or(url));
     let named = options.from.or_else(|| Format::of_path(name, false));
     let object = RemoteObject::new(url, storage).map_err(fail_at(input))?;
     if let Some(format) = named.filter(|f| f.stored() == Stored::Segments) {
         let (source, inputs) = open_segments(&object).map_err(fail_at(input))?;
-        return Ok(Fetched::Streamed(format, Box::new(source), inputs));
+        let source = Box::new(source);
+        return Ok(InPlace {
+            format,
+            source,
+            inputs,
+        });
     }
-    let opened = ObjectReader::input_or_folder(object.clone()).map_err(fail_at(input))?;
+    let opened = ObjectReader::input_or_folder(object).map_err(fail_at(input))?;
     let told = match options.from {
         Some(format) => Some(format),
         None => Format::all()
@@ -220,28 +208,35 @@ fn fetch_input(
             .find(|f| f.driver().identify_at(&opened, name))
             .or(named),
     };
-    match told.filter(|f| f.driver().reads_in_place(&opened, name)) {
-        Some(format) => {
-            let driver = format.driver();
-            let source = driver.open_at(opened.clone(), options);
-            let source = source.and_then(|s| convert::projected(s, driver, options));
-            Ok(Fetched::Streamed(
-                format,
-                source.map_err(fail_at(input))?,
-                vec![opened],
-            ))
-        }
-        None => {
-            let dir = &scratch_in(scratch).map_err(fail_at(input))?.0;
-            let (local, notes) = fetch_with_sidecars(&object, dir).map_err(fail_at(input))?;
-            Ok(Fetched::Copy(local, options.from, notes))
-        }
+    let format = told
+        .or(otherwise)
+        .ok_or_else(|| convert::untold(input, true))?;
+    if format.stored() != Stored::Ranges {
+        return Err(ConvertError::message(
+            input,
+            format!("{format} files are read from local files only (its driver has no open_at): copy the object first"),
+        ));
     }
+    let driver = format.driver();
+    let source = driver.open_at(opened.clone(), options);
+    let source = source.and_then(|s| convert::projected(s, driver, options));
+    Ok(InPlace {
+        format,
+        source: source.map_err(fail_at(input))?,
+        inputs: vec![opened],
+    })
 }
 
-/// An input of any format opened for reading, from a path or a URL: its format and its
-/// source. A remote input is fetched as [`convert_urls`] fetches it, into a folder that lives
-/// as long as this.
+/// A remote input read in place: its format, its source, and the inputs the source reads
+/// (which gather notes on the sidecars the store refused, as the source asks for them).
+struct InPlace {
+    format: Format,
+    source: Box<dyn Source>,
+    inputs: Vec<Input>,
+}
+
+/// An input of any format opened for reading, from a path or a URL (read in place): its
+/// format and its source.
 pub struct OpenedInput {
     /// The input's format.
     pub format: Format,
@@ -250,12 +245,10 @@ pub struct OpenedInput {
     /// Sidecars the store refused (403), each a line: the input was read without them, as
     /// without missing ones.
     pub notes: Vec<String>,
-    // Dropped after the source, which may read from it.
-    _scratch: Option<Scratch>,
 }
 
 /// Opens `input` (a path or a URL) as a source of the pipe, in [`ConvertOptions::from`] or the
-/// format its extension (or content, for a local file) names; with no format named, `.dbdf`.
+/// format its extension (or content) names; with no format named, `.dbdf`.
 ///
 /// # Errors
 /// As [`convert::source`], and each request's error naming its URL.
@@ -264,42 +257,24 @@ pub fn open_input(
     options: &ConvertOptions,
     storage: &StorageOptions,
 ) -> std::result::Result<OpenedInput, ConvertError> {
-    let local = |path: &Path, from: Option<Format>| {
-        let format = from
-            .or_else(|| Format::of_path(path, true))
-            .unwrap_or(Format::Dbdf);
-        convert::source(path, format, options).map(|source| (format, source))
-    };
     match Location::of_path(input).map_err(fail_at(input))? {
         Location::Local(path) => {
-            let (format, source) = local(&path, options.from)?;
+            let format = options
+                .from
+                .or_else(|| Format::of_path(&path, true))
+                .unwrap_or(Format::Dbdf);
             Ok(OpenedInput {
                 format,
-                source,
+                source: convert::source(&path, format, options)?,
                 notes: Vec::new(),
-                _scratch: None,
             })
         }
         Location::Remote(url) => {
-            let mut scratch = None;
-            let (format, source, notes) =
-                match fetch_input(&url, input, options, storage, &mut scratch)? {
-                    Fetched::Copy(copy, from, notes) => {
-                        let (format, source) = local(&copy, from)
-                            .map_err(|e| ConvertError::at(input, serde_daphne::Error::from(e)))?;
-                        (format, source, notes)
-                    }
-                    Fetched::Streamed(format, source, opened) => (
-                        format,
-                        source,
-                        opened.iter().flat_map(Input::take_notes).collect(),
-                    ),
-                };
+            let opened = open_remote(&url, input, options, storage, Some(Format::Dbdf))?;
             Ok(OpenedInput {
-                format,
-                source,
-                notes,
-                _scratch: scratch,
+                format: opened.format,
+                source: opened.source,
+                notes: opened.inputs.iter().flat_map(Input::take_notes).collect(),
             })
         }
     }
@@ -307,26 +282,6 @@ pub fn open_input(
 
 fn fail_at(path: &Path) -> impl Fn(serde_daphne::Error) -> ConvertError + '_ {
     move |e| ConvertError::at(path, e)
-}
-
-/// Downloads `object` and whichever of its sidecars exist into `dir`, under its name; a
-/// sidecar the store refuses (403) is taken as missing, with a note.
-fn fetch_with_sidecars(object: &RemoteObject, dir: &Path) -> Result<(PathBuf, Vec<String>)> {
-    let local = dir.join(object.file_name());
-    download_to(object, &File::create(&local)?)?;
-    let mut notes = Vec::new();
-    for suffix in SIDECARS {
-        match object.sibling(suffix).get_optional()? {
-            Ok(Some(bytes)) => {
-                let mut name = local.clone().into_os_string();
-                name.push(suffix);
-                std::fs::write(name, &bytes)?;
-            }
-            Ok(None) => {}
-            Err(why) => notes.push(format!("{why}; read as without it")),
-        }
-    }
-    Ok((local, notes))
 }
 
 /// The folder of segments behind `folder` (the objects under `NAME.hdfs/`) read in place:

@@ -29,7 +29,6 @@ pub use convert::{convert_urls, open_input, OpenedInput, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{is_object_changed, open_dbdf, ObjectReader, OpenedDbdf};
 pub use sets::upload_with_sidecars;
-pub(crate) use transfer::download_to;
 
 /// Where a command's file is: a local path, standard input or output (`-`), or an object
 /// behind a URL.

@@ -1,6 +1,5 @@
-//! Whole objects to and from local files: downloads in concurrent range requests pinned to
-//! one version, uploads in parts that become the object only when all are there (a failed
-//! or killed upload leaves the old object, or none).
+//! Whole local files to objects: uploads in parts that become the object only when all are
+//! there (a failed or killed upload leaves the old object, or none).
 
 use std::fs::File;
 use std::sync::Arc;
@@ -8,69 +7,13 @@ use std::sync::Arc;
 use object_store::{MultipartUpload, ObjectStoreExt};
 use serde_daphne::{ReadAt, Result};
 
-use super::object::{get_pinned, RemoteObject, Version};
+use super::object::RemoteObject;
 use super::runtime;
 
-/// Bytes per range request and per uploaded part.
+/// Bytes per uploaded part.
 pub(super) const PART: u64 = 16 << 20;
 /// Requests in flight at once: enough to fill a link that a single stream does not.
 pub(super) const IN_FLIGHT: usize = 4;
-
-/// Downloads the whole object into `file` (from its start), with at most 4 range
-/// requests of 16 MiB at once, each pinned to the version the first one saw.
-/// Memory: those parts.
-///
-/// # Errors
-/// As [`RemoteObject::get_if_present`]; a replaced object
-/// ([`super::is_object_changed`]); I/O errors writing `file`.
-pub fn download_to(object: &RemoteObject, file: &File) -> Result<u64> {
-    let (first, meta) = object.get_range(0..PART, None)?;
-    write_all_at(file, &first, 0)?;
-    let size = meta.size;
-    let version = Version::of(&meta);
-    let mut next = first.len() as u64;
-    let file = Arc::new(file.try_clone()?);
-    runtime().block_on(async {
-        let mut tasks = tokio::task::JoinSet::new();
-        loop {
-            while next < size && tasks.len() < IN_FLIGHT {
-                let range = next..(next + PART).min(size);
-                next = range.end;
-                let (store, path) = (Arc::clone(&object.store), object.path.clone());
-                let get = get_pinned(store, path, range.clone(), Some(version.clone()));
-                let file = Arc::clone(&file);
-                tasks.spawn(async move {
-                    let written = get.await.map(|(b, _)| {
-                        let len = b.len() as u64;
-                        (write_all_at(&file, &b, range.start), len)
-                    });
-                    (range, written)
-                });
-            }
-            let Some(done) = tasks.join_next().await else {
-                break;
-            };
-            let (range, result) = done.map_err(std::io::Error::other)?;
-            let (written, len) = match result {
-                Ok(ok) => ok,
-                Err(e) => {
-                    object.stats().request(0, 0);
-                    return Err(object.error(e));
-                }
-            };
-            object.stats().request(len, 0);
-            written?;
-            if len != range.end - range.start {
-                return Err(serde_daphne::Error::invalid(format!(
-                    "{}: asked for bytes {range:?}, got {len}",
-                    object.url()
-                )));
-            }
-        }
-        Ok(())
-    })?;
-    Ok(size)
-}
 
 /// An object's new bytes, sent but not yet visible: [`Staged::complete`] makes them the
 /// object in one step, [`Staged::abort`] (or a failed completion) drops them.
@@ -168,22 +111,5 @@ impl Staged {
         if let Staged::Parts(mut upload) = self {
             let _ = object.run(async move { upload.abort().await }, |_| (0, 0));
         }
-    }
-}
-
-/// Writes all of `bytes` at `offset` of `file`.
-pub(super) fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    return std::os::unix::fs::FileExt::write_all_at(file, bytes, offset);
-    #[cfg(windows)]
-    {
-        // `seek_write` moves the handle's cursor too; nothing else reads it.
-        let (mut bytes, mut offset) = (bytes, offset);
-        while !bytes.is_empty() {
-            let n = std::os::windows::fs::FileExt::seek_write(file, bytes, offset)?;
-            bytes = &bytes[n..];
-            offset += n as u64;
-        }
-        Ok(())
     }
 }

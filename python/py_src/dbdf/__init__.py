@@ -245,8 +245,9 @@ def convert(
     the CSR arrays it builds); the GIL is released meanwhile.
 
     ``src`` and ``dst`` may be URLs (see :func:`open`; ``storage_options`` as there): a
-    remote ``.dbdf`` streams with range requests, other remote inputs are downloaded first;
-    a remote output is uploaded when complete, a ``.dbdf`` one with its block index.
+    remote input is read in place (by range requests or as a stream, never downloaded
+    first); a remote output appears when complete (streamed up as it is written, where its
+    format is written as one stream), a ``.dbdf`` one with its block index.
 
     What DAPHNE will make of the output, where it matters, comes as a ``UserWarning``.
     Raises :class:`DbdfError` (with ``file``, ``offset`` and ``kind``) or OSError; no output
