@@ -1,18 +1,20 @@
 //! Conversions whose input or output is an object behind a URL.
 //!
-//! Inputs of the formats read in place stream through the pipe with no local copy, opened
-//! as a [`crate::storage::Input`] over an [`ObjectReader`] (sidecars fetched when the format
+//! Every remote input streams through the pipe with no local copy, opened as a
+//! [`crate::storage::Input`] over an [`ObjectReader`] (sidecars fetched when the format
 //! asks): `.dbdf` by its index or headers, then its blocks in file order, read ahead (and
 //! DAPHNE's segments, the objects under the prefix `NAME.hdfs/`, each so); Parquet by its
 //! footer, then its row groups; Arrow IPC by its footer, then its batches; `.npy`, numpy's,
-//! scipy's and Binsparse's `.npz` and Futhark by their headers, then the rows a band or window
-//! needs; CSV, MatrixMarket and SystemDS (a file, or the objects under a prefix `NAME/`,
-//! listed) as streams read ahead; a Binsparse Zarr group key by key. A conversion that reads its input twice (CSV, MatrixMarket,
-//! an untiled matrix whose block type depends on its non-zeros) fetches it twice. Other
-//! remote inputs are downloaded first, with their sidecars, into a private temporary
-//! folder, made only then. A remote output is written there, then uploaded with its
-//! sidecars (the object appears only when complete), and a `.dbdf` output gets its block
-//! index beside it; DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
+//! scipy's and Binsparse's `.npz` and Futhark by their headers, then the rows a band or
+//! window needs; CSV, MatrixMarket and SystemDS (a file, or the objects under a prefix
+//! `NAME/`, listed) as streams read ahead; a Binsparse Zarr group key by key, an HDF5 file
+//! by the HDF5 library's reads. A conversion that reads its input twice (CSV, MatrixMarket,
+//! an untiled matrix whose block type depends on its non-zeros) fetches it twice. A format
+//! without [`crate::driver::Driver::open_at`] is refused, never downloaded. A remote output
+//! in a format written as one stream goes up as it is written (a streaming upload); others
+//! are written in a private temporary folder, made only then, and uploaded with their
+//! sidecars (the object appears only when complete), a `.dbdf` output with its block index
+//! beside it; DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
 
 use std::path::{Path, PathBuf};
 
