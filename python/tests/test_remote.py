@@ -482,7 +482,8 @@ class Faults:
         return 503 if self.draw.random() < 0.05 else None
 
 
-# Each writer: the output name, its sidecars, extra arguments, and the folder of segments.
+# Each writer: the output name, its sidecars, extra arguments, and its folder (segments, a
+# Zarr group, SystemDS part files).
 WRITERS = [
     ("d.dbdf", ["d.dbdf.meta", "d.dbdf.index"], ["--dialect", "daphne"], None),
     ("t.csv", ["t.csv.meta"], [], None),
@@ -490,6 +491,9 @@ WRITERS = [
     ("s.dbdf", ["s.dbdf.meta", "s.dbdf.index"], [], None),
     ("g.hdfs", ["g.hdfs.meta"], ["--segments", "2"], "g.hdfs"),
     ("n.npy", [], [], None),
+    ("g.zarr", [], ["--data-type", "csr"], "g.zarr"),
+    ("p.sysds", ["p.sysds.mtd"], ["--to", "systemds", "--systemds-block-size", "20",
+                                  "--parts", "2"], "p.sysds"),
 ]
 
 

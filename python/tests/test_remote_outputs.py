@@ -4,6 +4,7 @@ its file size limited far below the output's), and a failed upload leaves the ol
 and no pending multipart upload."""
 
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,27 @@ def test_a_refused_part_or_completion_leaves_the_old_object_and_no_pending_uploa
     assert done.stderr.count("\n") == 1 and "s3://data/o.npy" in done.stderr, done.stderr
     assert s3.get("o.npy") == b"the old object"
     assert pending_uploads(s3) == []
+
+
+@pytest.mark.parametrize("name,args", [
+    ("g.zarr", ["--data-type", "csr"]),
+    ("p.sysds", ["--to", "systemds", "--systemds-block-size", "100", "--parts", "3"]),
+])
+def test_a_folder_goes_up_as_a_prefix_and_a_smaller_rewrite_leaves_nothing_of_the_old(
+        s3, tool, tmp_path, name, args):
+    m = np.where(matrix(500, 300) > 0.5, matrix(500, 300), 0.0)
+    np.save(tmp_path / "m.npy", m)
+    np.save(tmp_path / "small.npy", m[:120, :7])
+    under = lambda: sorted(k for k in s3.keys() if k.startswith(name))  # noqa: E731
+    for source, expected in [("m.npy", m), ("small.npy", m[:120, :7])]:
+        tool("convert", tmp_path / source, f"s3://data/{name}", *args, env=s3.env())
+        tool("convert", tmp_path / source, tmp_path / name, *args)
+        local = sorted(f"{name}/{p.relative_to(tmp_path / name).as_posix()}"
+                       for p in (tmp_path / name).rglob("*") if p.is_file())
+        sidecars = [name + ".mtd"] if name.endswith(".sysds") else []
+        assert under() == sorted(local + sidecars)
+        back = tmp_path / "back.npy"
+        tool("convert", f"s3://data/{name}", back, env=s3.env())
+        assert np.array_equal(np.load(back), expected)
+        back.unlink()
+        shutil.rmtree(tmp_path / name)

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path, FileSet};
 use serde_daphne::Result;
 
+use super::folders::upload_folder;
 use super::reader::is_not_found;
 use super::sets::upload_with_sidecars;
 use super::sets::{complete_with_sidecars, new_sidecars, segment, upload_segments};
@@ -83,9 +84,9 @@ impl Drop for Scratch {
 /// [`super::RequestStats`] and the process's.
 ///
 /// # Errors
-/// As [`convert::convert`], and each request's error naming its URL; outputs that are
-/// folders (Zarr groups, SystemDS part folders) cannot be uploaded yet, except DAPHNE's
-/// segments (the objects under `NAME.hdfs/`, then `NAME.hdfs.meta`).
+/// As [`convert::convert`], and each request's error naming its URL. A folder output (a
+/// Zarr group, SystemDS part files, DAPHNE's segments) goes up as the objects under the
+/// prefix `NAME/`, its sidecar last; a failed write leaves the old set.
 pub fn convert_urls(
     input: &Path,
     output: &Path,
@@ -129,6 +130,7 @@ pub fn convert_urls(
             let report = convert_from(&mut *source, input, &local_output, options)?;
             let uploaded = match to.driver().stored() {
                 Stored::Segments => upload_segments(&local_output, object),
+                _ if local_output.is_dir() => upload_folder(&local_output, object),
                 _ => to
                     .driver()
                     .index(&local_output, options)

@@ -11,6 +11,7 @@
 //! ([`is_object_changed`]), never a mix of two versions.
 
 mod convert;
+mod folders;
 mod object;
 mod reader;
 mod sets;

@@ -295,6 +295,29 @@ impl RemoteObject {
         Ok((entries, folders))
     }
 
+    /// The objects under the folder this object's URL names (the prefix `NAME/`), at every
+    /// depth: their paths below it, in order (a request per folder).
+    ///
+    /// # Errors
+    /// As [`RemoteObject::list_folder`].
+    pub(super) fn list_all(&self) -> Result<Vec<String>> {
+        let mut keys = Vec::new();
+        let mut folders = vec![(self.clone(), String::new())];
+        while let Some((folder, prefix)) = folders.pop() {
+            let (files, subfolders) = folder.list_folder()?;
+            keys.extend(
+                files
+                    .into_iter()
+                    .map(|(name, ..)| format!("{prefix}{name}")),
+            );
+            for sub in subfolders {
+                folders.push((folder.child(&sub), format!("{prefix}{sub}/")));
+            }
+        }
+        keys.sort();
+        Ok(keys)
+    }
+
     /// Copies the object to `to` (in the same store), on the server.
     ///
     /// # Errors

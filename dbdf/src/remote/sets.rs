@@ -50,7 +50,7 @@ pub fn upload_with_sidecars(
 ) -> Result<()> {
     if local.is_dir() {
         return Err(serde_daphne::Error::invalid(format!(
-            "{} would be a folder (a Zarr group, SystemDS parts): folders are not uploaded to object storage yet; write it locally",
+            "{} would be a folder (a Zarr group, SystemDS parts): this sends one file",
             object.url()
         )));
     }
@@ -136,13 +136,13 @@ pub(super) fn complete_with_sidecars(
 }
 
 /// What each sidecar held before, if anything.
-fn keep_old(sidecars: &[NewSidecar]) -> Result<Vec<Option<Bytes>>> {
+pub(super) fn keep_old(sidecars: &[NewSidecar]) -> Result<Vec<Option<Bytes>>> {
     sidecars.iter().map(|(s, _)| s.get_if_present()).collect()
 }
 
 /// Puts back each object's old bytes (deletes it where there were none), last first; returns
 /// a note for each it could not.
-fn put_back<'a>(
+pub(super) fn put_back<'a>(
     olds: impl DoubleEndedIterator<Item = (&'a RemoteObject, Option<Bytes>)>,
 ) -> Vec<String> {
     let mut notes = Vec::new();
@@ -158,7 +158,7 @@ fn put_back<'a>(
     notes
 }
 
-fn with_notes(error: serde_daphne::Error, notes: Vec<String>) -> serde_daphne::Error {
+pub(super) fn with_notes(error: serde_daphne::Error, notes: Vec<String>) -> serde_daphne::Error {
     if notes.is_empty() {
         return error;
     }
