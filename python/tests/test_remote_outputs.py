@@ -118,3 +118,39 @@ def test_a_folder_goes_up_as_a_prefix_and_a_smaller_rewrite_leaves_nothing_of_th
         assert np.array_equal(np.load(back), expected)
         back.unlink()
         shutil.rmtree(tmp_path / name)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("r.zarr", ["--data-type", "csr"]),
+    ("q.sysds", ["--to", "systemds", "--systemds-block-size", "50", "--parts", "3"]),
+])
+def test_a_reader_during_a_folder_rewrite_sees_the_old_set_the_new_or_an_error(
+        s3, tool, tmp_path, name, args):
+    old, new = matrix(200, 30), matrix(150, 30) + 1.0
+    np.save(tmp_path / "old.npy", old)
+    np.save(tmp_path / "new.npy", new)
+    tool("convert", tmp_path / "old.npy", f"s3://data/{name}", *args, env=s3.env())
+    seen = []
+
+    def read_now(method, path):
+        # Before each of the writer's requests reaches the server: a whole read of the set.
+        out = tmp_path / f"read{len(seen)}.npy"
+        done = tool("convert", f"s3://data/{name}", out, env=s3.env(), check=False)
+        if done.returncode == 0:
+            got = np.load(out)
+            seen.append("old" if np.array_equal(got, old) else
+                        "new" if np.array_equal(got, new) else "mixed")
+        else:
+            assert done.stderr.count("\n") == 1, done.stderr
+            seen.append("error")
+
+    proxy = Proxy(s3.port)
+    proxy.on_request = read_now
+    try:
+        tool("convert", tmp_path / "new.npy", f"s3://data/{name}", *args,
+             env=s3.env(proxy.endpoint))
+    finally:
+        proxy.stop()
+    read_now(None, None)
+    assert "mixed" not in seen, seen
+    assert seen[0] == "old" and seen[-1] == "new", seen
