@@ -60,20 +60,26 @@ def mount_tmpfs(folder):
     return True
 
 
+def dense_npy(path, mib):
+    """A dense f64 matrix of 8192 columns and about `mib` MiB at `path` (`.npy`), written a
+    slab at a time."""
+    cols = 8192
+    rows = max(1, (mib << 20) // (8 * cols))
+    m = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(rows, cols))
+    for r in range(0, rows, 1024):
+        n = min(1024, rows - r)
+        m[r:r + n] = np.arange(r * cols, (r + n) * cols, dtype=np.float64).reshape(n, cols) / 7
+    del m
+    return path
+
+
 def make_inputs(work, mib, run):
     """The inputs, each about `mib` MiB: {object name: (path, sidecars)}."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
-    cols = 8192
-    rows = max(1, (mib << 20) // (8 * cols))
-    npy = work / "d.npy"
-    m = np.lib.format.open_memmap(npy, mode="w+", dtype=np.float64, shape=(rows, cols))
-    for r in range(0, rows, 1024):
-        n = min(1024, rows - r)
-        m[r:r + n] = np.arange(r * cols, (r + n) * cols, dtype=np.float64).reshape(n, cols) / 7
-    del m
+    npy = dense_npy(work / "d.npy", mib)
     run("convert", npy, work / "d.dbdf", "--tile", "1024,1024", "--no-sync")
     # With its block index, as the tool sends a tiled file up; a copy without, walked.
     run("index", work / "d.dbdf")
@@ -123,8 +129,9 @@ def make_inputs(work, mib, run):
     return inputs
 
 
-def main():
-    print(describe(), flush=True)
+def setup(prefix):
+    """The command line every remote benchmark takes, and what it runs on: its folder, the
+    tmpfs (and whether it was mounted) and the S3 server."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--dbdf", default=str(ROOT / "target" / "release" / "dbdf"))
     ap.add_argument("--s3s-fs", default=None)
@@ -137,7 +144,7 @@ def main():
     args = ap.parse_args()
     if args.s3s_fs:
         os.environ["DBDF_S3S_FS"] = args.s3s_fs
-    work = Path(args.dir or tempfile.mkdtemp(prefix="remote-inputs-"))
+    work = Path(args.dir or tempfile.mkdtemp(prefix=prefix))
     work.mkdir(parents=True, exist_ok=True)
     tmpfs = work / "tmpfs"
     mounted = mount_tmpfs(tmpfs)
@@ -149,6 +156,24 @@ def main():
         if mounted:
             subprocess.run(["umount", str(tmpfs)], check=False)
         raise SystemExit(f"no S3 server: {e}")
+    return args, work, tmpfs, mounted, s3
+
+
+def teardown(args, work, tmpfs, mounted, s3):
+    """Stops what [`setup`] started; what the run ran on, in a sentence."""
+    s3.stop()
+    if mounted:
+        subprocess.run(["umount", str(tmpfs)], check=False)
+    if not args.dir:
+        shutil.rmtree(work, ignore_errors=True)
+    server = "s3s-fs" if args.s3s_fs else "moto"
+    bound = f"a {TMPFS_MIB} MiB tmpfs" if mounted else "an ordinary folder (not root: no tmpfs)"
+    return f"Server: {server}; TMPDIR: {bound}; best of {args.runs}"
+
+
+def main():
+    print(describe(), flush=True)
+    args, work, tmpfs, mounted, s3 = setup("remote-inputs-")
     env = s3.env()
     bounded = dict(env, TMPDIR=str(tmpfs))
     signed = ["curl", "-sSf", "--aws-sigv4", "aws:amz:us-east-1:s3",
@@ -180,14 +205,8 @@ def main():
             rows.append((f"{name} -> {out}", size, curl[0], ours[0], ours[1], requests, got))
             (work / out).unlink()
     finally:
-        s3.stop()
-        if mounted:
-            subprocess.run(["umount", str(tmpfs)], check=False)
-        if not args.dir:
-            shutil.rmtree(work, ignore_errors=True)
-    server = "s3s-fs" if args.s3s_fs else "moto"
-    bound = f"a {TMPFS_MIB} MiB tmpfs" if mounted else "an ordinary folder (not root: no tmpfs)"
-    print(f"\nServer: {server}; TMPDIR: {bound}; best of {args.runs}.\n")
+        ran = teardown(args, work, tmpfs, mounted, s3)
+    print(f"\n{ran}.\n")
     print("| conversion | MiB | curl s | dbdf s | curl / dbdf | peak RSS MiB | requests "
           "| fetched / size |")
     print("|---|---|---|---|---|---|---|---|")

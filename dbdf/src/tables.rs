@@ -189,7 +189,8 @@ const OPTIONS: &[OptionSpec] = {
         OptionSpec {
             flag: "row-group-rows",
             keyword: "row_group_rows",
-            help: "Parquet output: rows per row group (default 1048576).",
+            help: "Parquet output: rows per row group (default 1048576, or fewer where \
+                   those would hold more than 64 MiB of values).",
             takes: Takes::Value,
             set: |o, v| match v.parse()? {
                 0 => Err(serde_daphne::Error::invalid("must be positive")),

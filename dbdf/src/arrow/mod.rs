@@ -149,12 +149,13 @@ impl fmt::Display for Compression {
 
 /// How a table is written. Plain data, as every format's options: set the fields that
 /// differ from [`WriteOptions::default`] (Parquet zstd, IPC uncompressed; row groups of
-/// 1,048,576 rows; matrix columns `c0`, `c1`, ...).
+/// 1,048,576 rows or 64 MiB of values, whichever is fewer; matrix columns `c0`, `c1`, ...).
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
     /// The compression (default: zstd for Parquet, none for IPC).
     pub compression: Option<Compression>,
-    /// Rows per Parquet row group or IPC record batch (default 1,048,576; 0 counts as 1).
+    /// Rows per Parquet row group (default 1,048,576, or fewer where those would hold more
+    /// than 64 MiB of values: the writer holds a row group; 0 counts as 1).
     pub row_group_rows: Option<usize>,
     /// The column names of a matrix (one per column) instead of `c0`, `c1`, ...
     pub labels: Option<Vec<String>>,
@@ -190,8 +191,11 @@ impl WriteOptions {
         self
     }
 
-    pub(crate) fn rows_per_group(&self) -> usize {
-        self.row_group_rows.unwrap_or(1 << 20).max(1)
+    /// Rows per Parquet row group, for rows of `row_bytes` bytes of values.
+    pub(crate) fn rows_per_group(&self, row_bytes: u64) -> usize {
+        const GROUP_BYTES: u64 = 64 << 20;
+        let bounded = || (GROUP_BYTES / row_bytes.max(1)).clamp(1, 1 << 20) as usize;
+        self.row_group_rows.unwrap_or_else(bounded).max(1)
     }
 }
 
@@ -397,3 +401,23 @@ macro_rules! whole_object_functions {
     };
 }
 pub(crate) use whole_object_functions;
+
+#[cfg(test)]
+mod tests {
+    use super::WriteOptions;
+
+    /// A row group holds 1,048,576 rows, or 64 MiB of values where that is fewer (the
+    /// writer holds one whole: a wide matrix's would be the file), or the rows asked for.
+    #[test]
+    fn row_groups_hold_at_most_64_mib_unless_asked() {
+        let default = WriteOptions::default();
+        assert_eq!(default.rows_per_group(8), 1 << 20);
+        assert_eq!(default.rows_per_group(8192 * 8), 1024);
+        assert_eq!(default.rows_per_group(1 << 30), 1);
+        let asked = WriteOptions {
+            row_group_rows: Some(5),
+            ..WriteOptions::default()
+        };
+        assert_eq!(asked.rows_per_group(8192 * 8), 5);
+    }
+}

@@ -289,9 +289,17 @@ fn properties(options: &WriteOptions, first: Option<&RecordBatch>) -> WriterProp
         Compression::Lz4 => Codec::LZ4_RAW,
         Compression::None => Codec::UNCOMPRESSED,
     };
+    let row_bytes = first.map_or(8, |batch| {
+        let schema = batch.schema();
+        let widths = schema
+            .fields()
+            .iter()
+            .map(|f| f.data_type().primitive_width());
+        widths.map(|w| w.unwrap_or(8) as u64).sum()
+    });
     let mut builder = WriterProperties::builder()
         .set_compression(codec)
-        .set_max_row_group_row_count(Some(options.rows_per_group()));
+        .set_max_row_group_row_count(Some(options.rows_per_group(row_bytes)));
     if let Some(batch) = first {
         for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
             if !repeats(column) {
