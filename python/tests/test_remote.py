@@ -496,6 +496,7 @@ WRITERS = [
     ("c.mtx", [], ["--data-type", "csr"], None),
     ("m.fut", [], [], None),
     ("n.npz", [], [], None),
+    ("h.h5", [], ["--data-type", "csr"], None),
     ("g.zarr", [], ["--data-type", "csr"], "g.zarr"),
     ("p.sysds", ["p.sysds.mtd"], ["--to", "systemds", "--systemds-block-size", "20",
                                   "--parts", "2"], "p.sysds"),
@@ -520,7 +521,10 @@ def test_a_refused_request_leaves_the_old_set_or_the_new(s3, cli, tmp_path, outp
         return subprocess.run([tool, "convert", tmp_path / f"m{v}.npy", url, *extra],
                               env=s3.env(endpoint), capture_output=True, text=True, timeout=60)
 
-    assert write(1).returncode == 0
+    first = write(1)
+    if "this build has no HDF5" in first.stderr:
+        pytest.skip("the dbdf tool was built without HDF5 (cargo feature hdf5)")
+    assert first.returncode == 0, first.stderr
     new = keys_of(s3, names, folder)
     assert write(0).returncode == 0
     old = keys_of(s3, names, folder)

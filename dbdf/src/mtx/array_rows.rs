@@ -15,7 +15,7 @@ use super::entries::Symmetry;
 use super::head::MTX;
 use super::negate;
 use crate::pipe::BAND_BYTES;
-use crate::pipe::{band_rows, row_bytes, window_bands, Band, Regroup, Source, Windows};
+use crate::pipe::{band_rows, bands_of_groups, row_bytes, window_bands, Band, Source, Windows};
 use crate::storage::Stream;
 use crate::text::parse_value;
 use serde_daphne::lowlevel::zeroed_vec;
@@ -177,24 +177,19 @@ impl Source for ArrayRows {
             return window_bands(self, index, header.shape(), step, each);
         }
         let (rows, cols) = (self.head.rows, self.head.cols);
-        let mut regroup = Regroup::new(multiple);
-        for start in (0..rows).step_by(self.group_rows as usize) {
-            let group = start..(start + self.group_rows).min(rows);
-            if self.held != group {
+        let groups: Vec<Range<u64>> = (0..rows)
+            .step_by(self.group_rows as usize)
+            .map(|start| start..(start + self.group_rows).min(rows))
+            .collect();
+        bands_of_groups(&groups, step, multiple, each, |g, band| {
+            if self.held != groups[g] {
                 // The old group goes first: memory holds one.
                 self.cells = Values::F64(Vec::new());
-                self.cells = self.read_rows(group.clone(), false)?;
-                self.held = group.clone();
+                self.cells = self.read_rows(groups[g].clone(), false)?;
+                self.held = groups[g].clone();
             }
-            for r0 in group.clone().step_by(step as usize) {
-                let band = self.cut(r0..(r0 + step).min(group.end), 0..cols);
-                if !regroup.push(band, each)? {
-                    return Ok(());
-                }
-            }
-        }
-        regroup.finish(each)?;
-        Ok(())
+            Ok(self.cut(band, 0..cols))
+        })
     }
 
     /// Windows of a matrix held whole.

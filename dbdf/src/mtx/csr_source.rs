@@ -14,7 +14,9 @@ use std::sync::Arc;
 use super::coordinates::{count, CoordinateFile, CsrArrays};
 use super::entries::MtxHeader;
 use crate::pipe::BAND_BYTES;
-use crate::pipe::{band_rows, row_bytes, window_bands, Band, Cells, Regroup, Source, Windows};
+use crate::pipe::{
+    band_rows, bands_of_groups, row_bytes, window_bands, Band, Cells, Source, Windows,
+};
 use serde_daphne::lowlevel::Progress;
 use serde_daphne::with_values;
 use serde_daphne::Element;
@@ -190,34 +192,23 @@ impl Source for CoordinateSource {
         let Some(groups) = self.groups.take() else {
             return window_bands(self, index, header.shape(), step, each);
         };
-        let mut regroup = Regroup::new(multiple);
-        let mut more = true;
-        for (g, rows) in groups.rows.iter().enumerate() {
-            let held = (self.held_from, self.arrays.rows);
-            if held != (rows.start as u64, (rows.end - rows.start) as u64) {
+        let spans: Vec<Range<u64>> = (groups.rows.iter())
+            .map(|r| r.start as u64..r.end as u64)
+            .collect();
+        let cols = self.arrays.cols;
+        let done = bands_of_groups(&spans, step, multiple, each, |g, rows| {
+            let group = &spans[g];
+            if (self.held_from, self.arrays.rows) != (group.start, group.end - group.start) {
                 // The old group goes first: memory holds one.
                 self.arrays.columns = Vec::new();
                 self.arrays.values = Values::F64(Vec::new());
                 self.arrays = groups.read(g)?;
-                self.held_from = rows.start as u64;
+                self.held_from = group.start;
             }
-            let (start, end) = (rows.start as u64, rows.end as u64);
-            for r0 in (start..end).step_by(step.max(1) as usize) {
-                let band = self.cut(r0..(r0 + step).min(end), 0..self.arrays.cols);
-                more = regroup.push(band, each)?;
-                if !more {
-                    break;
-                }
-            }
-            if !more {
-                break;
-            }
-        }
-        if more {
-            regroup.finish(each)?;
-        }
+            Ok(self.cut(rows, 0..cols))
+        });
         self.groups = Some(groups);
-        Ok(())
+        done
     }
 
     /// Windows of a matrix held whole.

@@ -70,6 +70,32 @@ impl Regroup {
     }
 }
 
+/// Calls `each` with bands of `step` rows cut from each group of rows in `groups` (row
+/// ranges, in order; a source that holds one group at a time), regrouped into multiples of
+/// `multiple` rows, until it returns `false`. `band(g, rows)` gives rows `rows` of group `g`,
+/// reading the group first when it is not the one held.
+///
+/// # Errors
+/// `band`'s errors and `each`'s.
+pub(crate) fn bands_of_groups(
+    groups: &[std::ops::Range<u64>],
+    step: u64,
+    multiple: u64,
+    each: &mut dyn FnMut(Band) -> Result<bool>,
+    mut band: impl FnMut(usize, std::ops::Range<u64>) -> Result<Band>,
+) -> Result<()> {
+    let mut regroup = Regroup::new(multiple);
+    for (g, rows) in groups.iter().enumerate() {
+        for r0 in rows.clone().step_by(step.max(1) as usize) {
+            let cut = band(g, r0..(r0 + step.max(1)).min(rows.end))?;
+            if !regroup.push(cut, each)? {
+                return Ok(());
+            }
+        }
+    }
+    regroup.finish(each).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
