@@ -21,7 +21,7 @@ use std::path::Path;
 use serde_daphne::Result;
 
 use super::sets::{keep_old, new_sidecars, put_back, with_notes};
-use super::transfer::stage;
+use super::upload::stage;
 use super::RemoteObject;
 
 /// The names of a Zarr group's metadata documents, put after every chunk.
@@ -46,7 +46,6 @@ pub(super) fn upload_folder(local: &Path, folder: &RemoteObject) -> Result<()> {
     let sidecars = new_sidecars(local, folder, None)?;
     let aside = folder.sibling(".old");
     clear(&aside)?;
-    aside.delete_if_present()?;
     // The old set: the objects under the prefix, and an object of the folder's own name.
     let old_keys = folder.list_all()?;
     let old_file = folder.head().is_ok();
@@ -63,7 +62,7 @@ pub(super) fn upload_folder(local: &Path, folder: &RemoteObject) -> Result<()> {
     let old_sidecars = match olds {
         Ok(olds) => olds,
         Err(e) => {
-            let _ = clear(&aside).and_then(|()| aside.delete_if_present());
+            let _ = clear(&aside);
             return Err(e);
         }
     };
@@ -124,14 +123,14 @@ pub(super) fn upload_folder(local: &Path, folder: &RemoteObject) -> Result<()> {
         notes.extend(put_back(old_sidecars));
         match notes.is_empty() {
             true => {
-                let _ = clear(&aside).and_then(|()| aside.delete_if_present());
+                let _ = clear(&aside);
             }
             false => notes.push(format!("the old objects are kept under {}/", aside.url())),
         }
         return Err(with_notes(e, notes));
     }
     // The new set is in place: copies a failure leaves here go with the next write.
-    let _ = clear(&aside).and_then(|()| aside.delete_if_present());
+    let _ = clear(&aside);
     Ok(())
 }
 
@@ -154,10 +153,11 @@ fn local_keys(local: &Path) -> Result<BTreeSet<String>> {
     Ok(keys)
 }
 
-/// Deletes every object under `folder` (`NAME/`): the copies an earlier write left aside.
-fn clear(folder: &RemoteObject) -> Result<()> {
-    for key in folder.list_all()? {
-        folder.child(&key).delete_if_present()?;
+/// Deletes the object `aside` and every object under it (`NAME.old/`): the copies an
+/// earlier write left.
+fn clear(aside: &RemoteObject) -> Result<()> {
+    for key in aside.list_all()? {
+        aside.child(&key).delete_if_present()?;
     }
-    Ok(())
+    aside.delete_if_present()
 }

@@ -28,7 +28,8 @@ use std::path::Path;
 use bytes::Bytes;
 use serde_daphne::{BlockIndex, Result};
 
-use super::transfer::{stage, Staged};
+use super::transfer::Staged;
+use super::upload::stage;
 use super::RemoteObject;
 use crate::segments::segment_name;
 

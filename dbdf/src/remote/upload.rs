@@ -2,14 +2,16 @@
 //! as it fills (a few in flight), in a multipart upload left pending until it is completed
 //! with the object's sidecars ([`super::sets`]); an object that fits one part is held and
 //! sent by one request then. Memory: the part being filled and those in flight. Dropped
-//! unfinished (a failed conversion), the upload is aborted: the object stays as it was.
+//! unfinished (a failed conversion), the upload is aborted: the object stays as it was. A
+//! whole local file goes up the same way ([`stage`]).
 
 use std::collections::VecDeque;
+use std::fs::File;
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use object_store::{MultipartUpload, ObjectStoreExt};
-use serde_daphne::Result;
+use serde_daphne::{ReadAt, Result};
 use tokio::task::JoinHandle;
 
 use super::transfer::{Staged, IN_FLIGHT, PART};
@@ -101,17 +103,31 @@ impl<'o> StreamingUpload<'o> {
     }
 }
 
+impl StreamingUpload<'_> {
+    /// Takes `bytes`, sending each part as it fills.
+    ///
+    /// # Errors
+    /// A failed request: the upload is aborted when dropped.
+    pub(super) fn push(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            if self.part.len() as u64 == PART {
+                self.send_part()?;
+            }
+            if self.part.capacity() == 0 {
+                self.part.reserve_exact(PART as usize);
+            }
+            let n = bytes.len().min(PART as usize - self.part.len());
+            self.part.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        Ok(())
+    }
+}
+
 impl Write for StreamingUpload<'_> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if self.part.len() as u64 == PART {
-            self.send_part().map_err(io::Error::other)?;
-        }
-        if self.part.capacity() == 0 {
-            self.part.reserve_exact(PART as usize);
-        }
-        let n = bytes.len().min(PART as usize - self.part.len());
-        self.part.extend_from_slice(&bytes[..n]);
-        Ok(n)
+        self.push(bytes).map_err(io::Error::other)?;
+        Ok(bytes.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -132,4 +148,27 @@ impl Drop for StreamingUpload<'_> {
                 .run(async move { upload.abort().await }, |_| (0, 0));
         }
     }
+}
+
+/// Sends the whole of `file` for the object without making it visible: a small file waits
+/// to be sent in one request; a larger one goes up through a [`StreamingUpload`], its parts
+/// left pending. Memory: those parts.
+///
+/// # Errors
+/// A failed request (the upload is aborted); I/O errors reading `file`.
+pub(super) fn stage(file: &File, object: &RemoteObject) -> Result<Staged> {
+    if file.metadata()?.len() <= PART {
+        return Ok(Staged::Whole(file.try_clone()?));
+    }
+    let len = file.metadata()?.len();
+    let mut upload = StreamingUpload::new(object);
+    let mut buf = vec![0; (1 << 20).min(len) as usize];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], at)?;
+        upload.push(&buf[..n])?;
+        at += n as u64;
+    }
+    upload.finish()
 }
