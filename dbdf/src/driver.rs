@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 use serde_daphne::lowlevel::{FileSet, Progress};
-use serde_daphne::{BlockIndex, DataType, Error, Header, ValueType};
+use serde_daphne::{DataType, Error, Header, ValueType};
 
 use crate::pipe::{InputMetadata, Projection, Sink, Source};
 pub use crate::storage::Input;
@@ -159,16 +159,6 @@ pub trait Driver: Send + Sync + 'static {
     fn stored(&self) -> Stored {
         Stored::Object
     }
-
-    /// The block index to keep beside the finished output at `path` in object storage, for
-    /// formats that have one.
-    ///
-    /// # Errors
-    /// I/O errors reading the output.
-    fn index(&self, path: &Path, options: &ConvertOptions) -> Result<Option<BlockIndex>, Error> {
-        let _ = (path, options);
-        Ok(None)
-    }
 }
 
 /// The error for a format that is not written.
@@ -190,6 +180,10 @@ pub enum Written {
     /// At a path by the sink itself ([`Driver::sink_at`]): one file, which standard output
     /// gets through a temporary file.
     File,
+    /// As [`Written::File`] at a path (atomically, synced as it grows), and as one stream
+    /// ([`Driver::sink`], its sidecars from [`crate::pipe::Sink::finish_with_sidecars`])
+    /// where there is no path: a streaming upload.
+    FileOrStream,
     /// At a path by the sink itself: a folder, or a file with a sidecar of its own, which
     /// cannot go to standard output; the words say what it is (the error names them).
     Set(&'static str),

@@ -2,6 +2,7 @@
 //! source and sink ([`crate::pipe::DbdfSource`], [`crate::pipe::DbdfSink`]), with the
 //! options of [`serde_daphne::Options`].
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -46,7 +47,18 @@ impl Driver for Dbdf {
     }
 
     fn written(&self, _: &Path) -> Written {
-        Written::File
+        Written::FileOrStream
+    }
+
+    fn sink<'w>(
+        &self,
+        out: &'w mut (dyn Write + Send),
+        options: &ConvertOptions,
+        metadata: &InputMetadata,
+    ) -> Result<Box<dyn Sink + 'w>, Error> {
+        let dbdf = options.dbdf_options(metadata.tile);
+        let sink = DbdfSink::to_stream(out, &dbdf)?;
+        Ok(Box::new(for_daphne(sink, &dbdf, options)))
     }
 
     fn sink_at<'p>(
@@ -56,16 +68,17 @@ impl Driver for Dbdf {
         metadata: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'p>, Error> {
         let dbdf = options.dbdf_options(metadata.tile);
-        let runtime = dbdf.dialect == Some(Dialect::Runtime);
         let sink = DbdfSink::create(path, &dbdf)?;
-        Ok(Box::new(match runtime {
-            true => sink.for_daphne_dsl(options.data_type.is_some()),
-            false => sink,
-        }))
+        Ok(Box::new(for_daphne(sink, &dbdf, options)))
     }
+}
 
-    fn index(&self, path: &Path, options: &ConvertOptions) -> Result<Option<BlockIndex>, Error> {
-        BlockIndex::of_file(path, &options.formats.get::<Options>()).map(Some)
+/// In DAPHNE's runtime dialect, CSR matrices typed as DaphneDSL will read them (unless a data
+/// type was asked for).
+fn for_daphne<'w>(sink: DbdfSink<'w>, dbdf: &Options, options: &ConvertOptions) -> DbdfSink<'w> {
+    match dbdf.dialect == Some(Dialect::Runtime) {
+        true => sink.for_daphne_dsl(options.data_type.is_some()),
+        false => sink,
     }
 }
 

@@ -4,7 +4,6 @@
 //! walk runs over the index's bytes alone and finds the same objects. Reads of the file are
 //! checked against those bytes. Its layout is in `docs/wire-format.md` ("The block index").
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -98,6 +97,26 @@ impl BlockIndex {
         BlockIndex::of_read_at(file, options, meta)
     }
 
+    /// The index of a file of `file_len` bytes written as a stream, from the bytes its writer
+    /// kept of it (each header, and some after): a walk over them alone keeps what an index
+    /// keeps. `None` where that walk fails (it needs bytes not kept).
+    pub(crate) fn of_kept(kept: Extents, file_len: u64) -> Option<BlockIndex> {
+        let reader = ExtentsReader {
+            extents: &kept,
+            pos: 0,
+            len: file_len,
+        };
+        let mut src = SeekSource::new(reader, file_len)
+            .with_exact_reads()
+            .recording();
+        index_all(&mut src, &Options::new(), None).ok()?;
+        Some(BlockIndex {
+            file_len,
+            meta: None,
+            extents: Arc::new(src.take_record()?),
+        })
+    }
+
     /// The length of the file indexed.
     pub fn file_len(&self) -> u64 {
         self.file_len
@@ -156,17 +175,6 @@ impl BlockIndex {
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
-    }
-
-    /// Writes the index beside the file at `path`, at [`index_path`], atomically (the old
-    /// index or the new one, never a part); returns where.
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn write_beside(&self, path: impl AsRef<Path>) -> Result<PathBuf> {
-        let target = index_path(path);
-        super::write_atomically(&target, |file| Ok(file.write_all(&self.to_vec())?))?;
-        Ok(target)
     }
 
     /// Reads an index from its bytes, checking every size against the bytes there before

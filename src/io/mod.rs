@@ -14,7 +14,7 @@ use crate::ser::to_writer_with;
 use crate::wire::IoSource;
 
 mod atomic;
-mod block_index;
+pub(crate) mod block_index;
 mod csr_parts;
 mod dense_layout;
 mod file_reader;

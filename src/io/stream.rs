@@ -5,25 +5,30 @@
 
 use crate::error::ErrorDetails;
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use ndarray::ArrayView2;
 use sprs::CsMatView;
 
 use crate::error::{Error, Result};
-use crate::io::{scratch_file, Counted, Pending, Writeback};
+use crate::io::{Counted, Pending, Writeback};
 use crate::model::encode::{
     places, tile_dims, write_block, write_block_in_bands, MatrixCells, MatrixRef, RowBands,
 };
 use crate::model::tiling::Coverage;
 use crate::options::{Dialect, Options};
 use crate::wire::block::write_empty;
-use crate::wire::element::{exact_cast, widens_exactly};
-use crate::wire::runtime::{self, CSR_NNZ_AT};
+use crate::wire::element::widens_exactly;
+use crate::wire::runtime;
 use crate::wire::sink::Sink;
-use crate::wire::values::{with_value_type, with_values, write_le};
+use crate::wire::values::with_values;
 use crate::wire::{BlockPlace, DataType, Element, Header, ValueType, Values};
+
+mod out;
+mod runtime_layout;
+
+use out::{Out, BLOCK_HEAD_MOST};
 
 /// Writes a DAPHNE file tile by tile.
 ///
@@ -54,11 +59,12 @@ use crate::wire::{BlockPlace, DataType, Element, Header, ValueType, Values};
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), serde_daphne::Error>(())
 /// ```
-pub struct DbdfWriter {
+pub struct DbdfWriter<'w> {
     path: PathBuf,
     /// The name the file gets when finished; until then it has none (or a temporary one).
+    /// `None` for a stream ([`DbdfWriter::to_stream`]).
     pending: Option<Pending>,
-    sink: Option<Sink<Counted<BufWriter<File>>>>,
+    sink: Option<Sink<Counted<Out<'w>>>>,
     options: Options,
     current: Option<Current>,
     objects: usize,
@@ -81,18 +87,20 @@ struct Current {
 
 /// A runtime CSR matrix's column indices and values, kept apart until the end.
 struct CsrSpill {
+    /// A stream's row offsets too: its non-zero count, before them, is known at the end.
+    offsets: Option<BufWriter<File>>,
     cols: BufWriter<File>,
     values: BufWriter<File>,
     nnz: u64,
 }
 
-impl DbdfWriter {
+impl DbdfWriter<'static> {
     /// Starts a file at `path` (written to a temporary file beside it) with the default
     /// options.
     ///
     /// # Errors
     /// I/O errors creating the temporary file.
-    pub fn create(path: impl AsRef<Path>) -> Result<DbdfWriter> {
+    pub fn create(path: impl AsRef<Path>) -> Result<DbdfWriter<'static>> {
         DbdfWriter::create_with(path, &Options::new())
     }
 
@@ -102,13 +110,13 @@ impl DbdfWriter {
     /// # Errors
     /// As [`DbdfWriter::create`]; [`crate::ErrorKind::NotInDialect`] when the runtime dialect is asked
     /// for with tiling, a block policy or narrowing (the runtime has one layout).
-    pub fn create_with(path: impl AsRef<Path>, options: &Options) -> Result<DbdfWriter> {
+    pub fn create_with(path: impl AsRef<Path>, options: &Options) -> Result<DbdfWriter<'static>> {
         options.runtime_writer()?;
         let path = path.as_ref().to_path_buf();
         let (file, pending) = Pending::create(&path)?;
         let writeback = Writeback::start(&file, options.sync);
         let writer = Counted {
-            inner: BufWriter::with_capacity(1 << 20, file),
+            inner: Out::File(BufWriter::with_capacity(1 << 20, file)),
             written: 0,
         };
         Ok(DbdfWriter {
@@ -122,12 +130,14 @@ impl DbdfWriter {
             writeback,
         })
     }
+}
 
+impl<'w> DbdfWriter<'w> {
     fn runtime(&self) -> bool {
         self.options.dialect == Some(Dialect::Runtime)
     }
 
-    fn sink(&mut self) -> &mut Sink<Counted<BufWriter<File>>> {
+    fn sink(&mut self) -> &mut Sink<Counted<Out<'w>>> {
         self.sink.as_mut().expect("the sink lives until finish")
     }
 
@@ -176,12 +186,14 @@ impl DbdfWriter {
             } else {
                 let mut bytes = Vec::with_capacity(current.header.encoded_len());
                 current.header.encode(&mut bytes)?;
+                w.keep(bytes.len() as u64);
                 w.sink().bytes(&bytes)?;
                 if rows == 0 || cols == 0 {
                     // No cells: the tiling rule's empty blocks, now.
                     for place in places(rows, cols, tile_dims(&w.options)) {
                         let at = w.position();
                         current.coverage.add(at, place, false)?;
+                        w.keep(BLOCK_HEAD_MOST);
                         write_empty(w.sink(), place)?;
                     }
                 }
@@ -190,39 +202,6 @@ impl DbdfWriter {
             w.objects += 1;
             Ok(())
         })
-    }
-
-    fn start_runtime(&mut self, current: &mut Current) -> Result<()> {
-        let (rows, cols) = current.header.shape();
-        match &current.header {
-            Header::DenseMatrix { value_type, .. } => {
-                runtime::start_dense(self.sink(), rows, cols, *value_type)?;
-            }
-            Header::CsrMatrix { value_type, .. } => {
-                runtime::start_csr(self.sink(), rows, cols, *value_type, 0)?;
-                self.sink().u64(0)?;
-                // Scratch files without names: nothing of them outlives the writer.
-                let spill = || -> Result<BufWriter<File>> {
-                    Ok(BufWriter::with_capacity(1 << 20, scratch_file(&self.path)?))
-                };
-                current.spill = Some(CsrSpill {
-                    cols: spill()?,
-                    values: spill()?,
-                    nnz: 0,
-                });
-            }
-            Header::Frame { columns, .. } => {
-                let guard = self.options.guard_daphne_labels;
-                runtime::start_frame(self.sink(), rows, columns, guard)?;
-            }
-            Header::Scalar { .. } => {
-                return Err(Error::invalid(
-                    "a scalar has no tiles: write it with to_file_with",
-                ))
-            }
-        }
-        // The runtime layouts need no blocks: coverage counts row bands.
-        Ok(())
     }
 
     fn current(&mut self) -> Result<&mut Current> {
@@ -327,6 +306,7 @@ impl DbdfWriter {
         self.writing(|w| {
             for place in blocks {
                 let options = w.options.clone();
+                w.keep(BLOCK_HEAD_MOST);
                 write_block(w.sink(), tile, place, (row, col), &options)?;
             }
             w.check_complete_overlap()
@@ -370,6 +350,7 @@ impl DbdfWriter {
         self.place_blocks(0, 0, &[place])?;
         self.writing(|w| {
             let options = w.options.clone();
+            w.keep(BLOCK_HEAD_MOST);
             write_block_in_bands(w.sink(), place, bands, &options)?;
             w.check_complete_overlap()
         })
@@ -406,54 +387,6 @@ impl DbdfWriter {
             current.coverage.check_overlaps()?;
         }
         Ok(())
-    }
-
-    /// In the runtime dialect, a tile must be the next full-width row band.
-    fn check_band(&mut self, row: u64, col: u64, rows: u64, cols: u64) -> Result<()> {
-        let object = self.objects - 1;
-        let current = self.current()?;
-        let (object_rows, object_cols) = current.header.shape();
-        if col != 0 || cols != object_cols || row != current.next_row || row + rows > object_rows {
-            return Err(ErrorDetails::TileOrder {
-                object,
-                expected: current.next_row,
-                found: (row, col),
-                reason: "the runtime dialect writes full-width row bands, in row order",
-            }
-            .into());
-        }
-        current.next_row += rows;
-        Ok(())
-    }
-
-    fn runtime_band<T: Element>(&mut self, tile: &MatrixRef<'_, T>, vt: ValueType) -> Result<()> {
-        let Some(spill) = self.current()?.spill.as_mut() else {
-            // Dense: every cell, row-major, in the object's type.
-            let mut row = vec![T::zeroed(); tile.cols];
-            for r in 0..tile.rows {
-                tile.dense_row(r, &mut row)?;
-                self.sink().values_as(&row, vt)?;
-            }
-            return Ok(());
-        };
-        // CSR: row offsets now, column indices and values to the spills.
-        let mut offsets = Vec::with_capacity(tile.rows);
-        let (mut cols, mut values) = (Vec::new(), Vec::new());
-        for r in 0..tile.rows {
-            tile.for_each_nonzero_in_row(r, |c, x| {
-                cols.push(c as u64);
-                values.push(x);
-            })?;
-            offsets.push(spill.nnz + cols.len() as u64);
-        }
-        spill.nnz += cols.len() as u64;
-        write_le(&mut spill.cols, &cols)?;
-        with_value_type!(vt, V => {
-            // Exact: the tile's type was checked to widen to the object's.
-            let stored: Vec<V> = values.iter().map(|&x| exact_cast(x)).collect();
-            write_le(&mut spill.values, &stored)?;
-        });
-        self.sink().values(&offsets)
     }
 
     /// Writes rows of the current frame, one [`Values`] per column (in the frame's column
@@ -543,6 +476,7 @@ impl DbdfWriter {
                 let column = MatrixRef::dense_unchecked(v.len(), 1, v);
                 for place in blocks {
                     let options = w.options.clone();
+                    w.keep(BLOCK_HEAD_MOST);
                     write_block(w.sink(), &column, place, (row, col), &options)?;
                 }
             });
@@ -578,44 +512,27 @@ impl DbdfWriter {
             .into());
         }
         let current = self.current.take().expect("checked above");
-        if let Some(spill) = current.spill {
-            self.writing(|w| w.append_spills(spill, current.offset))?;
+        match current.spill {
+            Some(spill) if spill.offsets.is_some() => {
+                self.writing(|w| w.write_spilled(spill, &current.header))?;
+            }
+            Some(spill) => self.writing(|w| w.append_spills(spill, current.offset))?,
+            None => {}
         }
         Ok(())
     }
 
-    fn append_spills(&mut self, spill: CsrSpill, object_offset: u64) -> Result<()> {
-        let CsrSpill { cols, values, nnz } = spill;
-        (|| {
-            let sink = self.sink.take().expect("the sink lives until finish");
-            let mut file = into_file(sink)?;
-            for writer in [cols, values] {
-                let mut spilled = writer
-                    .into_inner()
-                    .map_err(|e| Error::from(ErrorDetails::Io(e.into_error())))?;
-                spilled.seek(SeekFrom::Start(0))?;
-                io::copy(&mut spilled, &mut file)?;
-            }
-            let end = file.stream_position()?;
-            file.seek(SeekFrom::Start(object_offset + CSR_NNZ_AT))?;
-            file.write_all(&nnz.to_le_bytes())?;
-            file.seek(SeekFrom::Start(end))?;
-            self.sink = Some(Sink::new(Counted {
-                inner: BufWriter::with_capacity(1 << 20, file),
-                written: end,
-            }));
-            Ok(())
-        })()
-    }
-
     /// Checks that the last object is complete, flushes, syncs ([`Options::sync`]) and
     /// renames the file into place; in the runtime dialect a file of one matrix or frame also
-    /// gets its `.meta` sidecar.
+    /// gets its `.meta` sidecar. Returns the sidecars a stream's readers want beside it
+    /// ([`DbdfWriter::to_stream`]), as `(suffix, bytes)` for the caller to put in place with
+    /// it: `.meta` in the runtime dialect, else its block index (`.index`, unless its headers
+    /// take over 64 MiB); a file's are in place already (none).
     ///
     /// # Errors
     /// [`crate::ErrorKind::IncompleteObject`] or [`crate::ErrorKind::OverlappingBlocks`] for the last object;
     /// I/O errors. The temporary file is removed on any error.
-    pub fn finish(mut self) -> Result<()> {
+    pub fn finish(mut self) -> Result<Vec<(&'static str, Vec<u8>)>> {
         if self.poisoned {
             return Err(Error::invalid(
                 "an earlier error left this file incomplete: start it again",
@@ -628,25 +545,31 @@ impl DbdfWriter {
             ));
         }
         let sink = self.sink.take().expect("the sink lives until finish");
-        let pending = self.pending.take().expect("the name waits until finish");
         let runtime = self.runtime();
+        let Some(pending) = self.pending.take() else {
+            let counted = sink.finish()?;
+            return DbdfWriter::finish_stream(counted.inner, counted.written, runtime);
+        };
         let file = into_file(sink)?;
         drop(self.writeback.take());
         let mut set = super::FileSet::new(self.options.sync);
         set.pending(&self.path, file, pending);
-        super::commit_dbdf(set, &self.path, runtime)
+        super::commit_dbdf(set, &self.path, runtime)?;
+        Ok(Vec::new())
     }
 }
 
 /// Flushes a sink down to its file.
-fn into_file(sink: Sink<Counted<BufWriter<File>>>) -> Result<File> {
-    let buffered = sink.finish()?.inner;
+fn into_file(sink: Sink<Counted<Out<'_>>>) -> Result<File> {
+    let Out::File(buffered) = sink.finish()?.inner else {
+        return Err(Error::invalid("internal: a stream's spills appended"));
+    };
     buffered
         .into_inner()
         .map_err(|e| Error::from(ErrorDetails::Io(e.into_error())))
 }
 
-impl std::fmt::Debug for DbdfWriter {
+impl std::fmt::Debug for DbdfWriter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DbdfWriter")
             .field("path", &self.path)
@@ -656,7 +579,7 @@ impl std::fmt::Debug for DbdfWriter {
     }
 }
 
-impl Drop for DbdfWriter {
+impl Drop for DbdfWriter<'_> {
     fn drop(&mut self) {
         // Unfinished: the file (and any spills) had no name, or loses its temporary one
         // when `pending` is dropped after the sink closes it.

@@ -313,6 +313,11 @@ impl<W: Write> Sink<W> {
         )
     }
 
+    /// The writer (what is buffered for it not yet written).
+    pub(crate) fn writer_mut(&mut self) -> &mut W {
+        &mut self.writer
+    }
+
     /// Flushes the buffer and returns the writer.
     pub fn finish(mut self) -> Result<W> {
         self.drain()?;

@@ -369,3 +369,124 @@ fn runtime_writer_refuses_tiling_options() {
     assert_eq!(m.0.dim(), (2, 2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Writes with `write` into a file and into a stream: the same bytes; the stream's sidecars
+/// (returned) are checked by the caller against what the file's readers make.
+fn file_and_stream(
+    dir: &Path,
+    options: &Options,
+    write: impl Fn(&mut DbdfWriter<'_>),
+) -> (PathBuf, Vec<(&'static str, Vec<u8>)>) {
+    let path = dir.join("m.dbdf");
+    let mut file = DbdfWriter::create_with(&path, options).unwrap();
+    write(&mut file);
+    assert_eq!(
+        file.finish().unwrap(),
+        Vec::new(),
+        "a file's sidecars are in place"
+    );
+    let mut streamed = Vec::new();
+    let mut stream = DbdfWriter::to_stream(&mut streamed, options).unwrap();
+    write(&mut stream);
+    let sidecars = stream.finish().unwrap();
+    assert_eq!(streamed, std::fs::read(&path).unwrap());
+    (path, sidecars)
+}
+
+/// A stream holds the file's bytes, and comes with the block index a walk over the file
+/// makes (`BlockIndex::of_file`), for every block type, frames, empty objects and several
+/// objects; in DAPHNE's runtime dialect with the file's `.meta` instead.
+#[test]
+fn a_stream_is_the_file_with_the_sidecars_its_readers_make() {
+    let dir = temp_dir("to_stream");
+    let tiled = |policy| Options {
+        tile: Some((8, 8)),
+        block_policy: policy,
+        ..Options::new()
+    };
+    let dense = matrix(37, 23, 5);
+    let sparse = dense.mapv(|x| if x > 90.0 { x } else { 0.0 });
+    let csr = CsMat::csr_from_dense(sparse.view(), 0.0);
+    // Past the first MiB, which the stream keeps whole: the headers alone.
+    let large = matrix(700, 300, 9);
+    type Writes<'a> = Box<dyn Fn(&mut DbdfWriter<'_>) + 'a>;
+    let writes: Vec<(Options, Writes<'_>)> = vec![
+        (
+            tiled(BlockPolicy::Smallest),
+            Box::new(|w| {
+                w.begin(dense_header(37, 23, ValueType::F64)).unwrap();
+                w.write_dense_tile(0, 0, dense.view()).unwrap();
+                // A second object, with empty blocks (no cells).
+                w.begin(dense_header(0, 20, ValueType::F64)).unwrap();
+            }),
+        ),
+        (
+            Options {
+                tile: Some((64, 40)),
+                ..tiled(BlockPolicy::Smallest)
+            },
+            Box::new(|w| {
+                w.begin(dense_header(700, 300, ValueType::F64)).unwrap();
+                w.write_dense_tile(0, 0, large.view()).unwrap();
+            }),
+        ),
+        (
+            tiled(BlockPolicy::Auto),
+            Box::new(|w| {
+                let (rows, cols) = (37, 23);
+                w.begin(Header::CsrMatrix {
+                    rows,
+                    cols,
+                    value_type: ValueType::F64,
+                })
+                .unwrap();
+                w.write_csr_tile(0, 0, csr.view()).unwrap();
+            }),
+        ),
+        (
+            Options {
+                tile: Some((5, 1)),
+                ..Options::new()
+            },
+            Box::new(|w| {
+                w.begin(frame_header()).unwrap();
+                let ids = Values::I64((0..17).collect());
+                let xs = Values::F32((0..17).map(|i| i as f32 / 4.0).collect());
+                w.write_frame_rows(0, &[ids, xs]).unwrap();
+            }),
+        ),
+    ];
+    for (options, write) in &writes {
+        let (path, sidecars) = file_and_stream(&dir, options, write);
+        let index = serde_daphne::BlockIndex::of_file(&path, &Options::new()).unwrap();
+        assert_eq!(sidecars, vec![(".index", index.to_vec())]);
+    }
+    // The runtime dialect: `.meta` as the file gets it; a CSR matrix (whose non-zero count
+    // comes first, known at the end) in bands.
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
+    let bands = |w: &mut DbdfWriter<'_>| {
+        w.begin(Header::CsrMatrix {
+            rows: 37,
+            cols: 23,
+            value_type: ValueType::F64,
+        })
+        .unwrap();
+        for r in (0..37).step_by(10) {
+            let band = csr.slice_outer(r..(r + 10).min(37));
+            w.write_csr_tile(r as u64, 0, band.view()).unwrap();
+        }
+    };
+    let dense_rows = |w: &mut DbdfWriter<'_>| {
+        w.begin(dense_header(37, 23, ValueType::F64)).unwrap();
+        w.write_dense_tile(0, 0, dense.view()).unwrap();
+    };
+    for write in [&bands as &dyn Fn(&mut DbdfWriter<'_>), &dense_rows] {
+        let (path, sidecars) = file_and_stream(&dir, &runtime, write);
+        let meta = std::fs::read(serde_daphne::lowlevel::sidecar_path(&path)).unwrap();
+        assert_eq!(sidecars, vec![(".meta", meta)]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

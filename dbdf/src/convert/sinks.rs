@@ -5,9 +5,9 @@ use std::path::Path;
 
 use super::{ConvertError, ConvertOptions, Report};
 use crate::driver::{Driver, Written};
-use crate::pipe::{self, Failed, InputMetadata, PumpOptions, Sink, Source};
+use crate::pipe::{self, Failed, InputMetadata, MadeSidecars, PumpOptions, Sink, Source};
 use serde_daphne::lowlevel::temporary_path;
-use serde_daphne::lowlevel::{sidecar_path, FileSet};
+use serde_daphne::lowlevel::{appended, sidecar_path, FileSet};
 use serde_daphne::{Error, Header};
 
 /// Converts what `source` (read from `input`) holds to `output`: value and data type changes
@@ -49,7 +49,7 @@ pub fn convert_from(
         // Standard output: a file in the temporary directory first, so that a failure
         // prints nothing (and the format has one writer); it is deleted once printed, so
         // it needs no sync.
-        Written::File if to_stdout => {
+        Written::File | Written::FileOrStream if to_stdout => {
             // Named as every temporary is, with the format's extension after it.
             let extension = to.extensions().first().copied().unwrap_or("out");
             let mut path = temporary_path(&std::env::temp_dir().join("stdout")).into_os_string();
@@ -66,7 +66,7 @@ pub fn convert_from(
             print_and_remove(&path)
                 .map_err(|e| ConvertError::message(output, format!("standard output: {e}")))?;
         }
-        Written::File | Written::Set(_) => {
+        Written::File | Written::FileOrStream | Written::Set(_) => {
             let sink = to
                 .sink_at(output, options, &metadata)
                 .map_err(|e| ConvertError::at(output, e))?;
@@ -75,12 +75,22 @@ pub fn convert_from(
         Written::Stream => {
             // The sidecars are part of the file's own write: both or neither.
             let mut sidecar_warning = None;
+            let made: std::cell::Cell<MadeSidecars> = Default::default();
             let sidecars = |set: &mut FileSet| -> Result<(), Error> {
                 sidecar_warning = to.sidecars(set, output, headers.as_deref())?;
+                for (suffix, bytes) in made.take() {
+                    let path = appended(output, suffix);
+                    match bytes {
+                        Some(bytes) => set.bytes(&path, bytes.as_slice())?,
+                        None => set.remove(path),
+                    }
+                }
                 Ok(())
             };
             write_output_with(output, options.sync, sidecars, |out| {
-                report = convert_into(&mut *source, input, output, options, out)?.0;
+                let converted = convert_into(&mut *source, input, output, options, out)?;
+                report = converted.report;
+                made.set(converted.sidecars);
                 Ok(())
             })?;
             report.warnings.extend(sidecar_warning);
@@ -89,9 +99,19 @@ pub fn convert_from(
     Ok(report)
 }
 
+/// What [`convert_into`] wrote: its report, the output's headers (what the format's
+/// sidecars describe), where known, and the sidecars the sink made
+/// ([`Sink::finish_with_sidecars`]).
+pub(crate) struct Converted {
+    pub(crate) report: Report,
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) headers: Option<Vec<Header>>,
+    pub(crate) sidecars: MadeSidecars,
+}
+
 /// [`convert_from`] into `out`, for an output named `output` that is written as one stream
-/// ([`Written::Stream`]) and put in place by the caller (a streaming upload): the report,
-/// and the output's headers (what its sidecars describe), where known.
+/// ([`Written::Stream`], [`Written::FileOrStream`]) and put in place by the caller (with
+/// the sidecars made, as one set).
 ///
 /// # Errors
 /// As [`convert_from`].
@@ -101,15 +121,54 @@ pub(crate) fn convert_into(
     output: &Path,
     options: &ConvertOptions,
     out: &mut (dyn Write + Send),
-) -> Result<(Report, Option<Vec<Header>>), ConvertError> {
+) -> Result<Converted, ConvertError> {
     let to = super::format_of(output, options.to, false)?.driver();
     let (pump_options, metadata, headers) = prepared(&*source, to, output, options)?;
     let sink = to
         .sink(out, options, &metadata)
         .map_err(|e| ConvertError::at(output, e))?;
+    let mut sidecars = Vec::new();
+    let sink = Box::new(MakingSidecars {
+        sink,
+        sidecars: &mut sidecars,
+    });
     let warnings =
         pipe::pump(source, sink, &pump_options).map_err(|f| blame(f, input, output, false))?;
-    Ok((Report { warnings }, headers))
+    Ok(Converted {
+        report: Report { warnings },
+        headers,
+        sidecars,
+    })
+}
+
+/// A sink whose sidecars are kept when it finishes.
+struct MakingSidecars<'s, 'm> {
+    sink: Box<dyn Sink + 's>,
+    sidecars: &'m mut MadeSidecars,
+}
+
+impl Sink for MakingSidecars<'_, '_> {
+    fn wants(&self, header: &Header) -> pipe::Want {
+        self.sink.wants(header)
+    }
+
+    fn passes(&self, header: &Header) -> u32 {
+        self.sink.passes(header)
+    }
+
+    fn holds_one(&self) -> Option<&'static str> {
+        self.sink.holds_one()
+    }
+
+    fn write(&mut self, header: &Header, pieces: &mut pipe::Pieces<'_>) -> Result<(), Error> {
+        self.sink.write(header, pieces)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<String>, Error> {
+        let (warnings, sidecars) = self.sink.finish_with_sidecars()?;
+        *self.sidecars = sidecars;
+        Ok(warnings)
+    }
 }
 
 /// What pumping `source` into the sink of `to` at `output` takes: the pump's options (the

@@ -2,11 +2,13 @@
 //! (any rectangle, from any thread: each thread takes a handle from a pool), and a sink
 //! that writes through [`DbdfWriter`], tile by tile or one block from bands read twice.
 
+use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{window_tiles, Band, Cells, InputMetadata, Pieces, Sink, Spilled, Want, Windows};
+use super::{window_tiles, Band, Cells, InputMetadata, MadeSidecars, Pieces, Sink, Spilled};
+use super::{Want, Windows};
 use serde_daphne::lowlevel::daphne_types_as_csr;
 use serde_daphne::lowlevel::tile_dims;
 use serde_daphne::lowlevel::MatrixRef;
@@ -251,9 +253,11 @@ impl Windows for DbdfSource {
 }
 
 /// A `.dbdf` file written object by object with [`DbdfWriter`] (atomically, at
-/// [`Sink::finish`]).
-pub struct DbdfSink {
-    writer: DbdfWriter,
+/// [`Sink::finish`]), or as one stream (an upload) whose sidecars come from
+/// [`Sink::finish_with_sidecars`].
+pub struct DbdfSink<'w> {
+    writer: DbdfWriter<'w>,
+    streamed: bool,
     options: Options,
     /// For DAPHNE's DaphneDSL: `Some(asked)` retypes dense-enough CSR matrices as dense,
     /// unless the CSR data type was asked for (then kept, with a warning).
@@ -262,17 +266,32 @@ pub struct DbdfSink {
     warnings: Vec<String>,
 }
 
-impl DbdfSink {
+impl DbdfSink<'static> {
     /// A sink writing to `output` with `options`.
     ///
     /// # Errors
     /// As [`DbdfWriter::create_with`].
-    pub fn create(output: &Path, options: &Options) -> Result<DbdfSink> {
+    pub fn create(output: &Path, options: &Options) -> Result<DbdfSink<'static>> {
         Ok(DbdfSink {
             writer: DbdfWriter::create_with(output, options)?,
+            streamed: false,
             options: options.clone(),
             daphne_dsl: None,
             output: output.to_owned(),
+            warnings: Vec::new(),
+        })
+    }
+}
+
+impl<'w> DbdfSink<'w> {
+    /// A sink writing one stream into `out` with `options` ([`DbdfWriter::to_stream`]).
+    pub(crate) fn to_stream(out: &'w mut (dyn Write + Send), options: &Options) -> Result<Self> {
+        Ok(DbdfSink {
+            writer: DbdfWriter::to_stream(out, options)?,
+            streamed: true,
+            options: options.clone(),
+            daphne_dsl: None,
+            output: PathBuf::new(),
             warnings: Vec::new(),
         })
     }
@@ -280,7 +299,7 @@ impl DbdfSink {
     /// For the runtime dialect: writes a CSR matrix DaphneDSL's `readMatrix` would type as
     /// dense (denser than DAPHNE's sparsity threshold) as a dense matrix, which is what it
     /// will ask the file for, unless `csr_asked` (then it stays CSR, with a warning).
-    pub(crate) fn for_daphne_dsl(mut self, csr_asked: bool) -> DbdfSink {
+    pub(crate) fn for_daphne_dsl(mut self, csr_asked: bool) -> Self {
         self.daphne_dsl = Some(csr_asked);
         self
     }
@@ -333,17 +352,20 @@ impl DbdfSink {
             0 => "no cells".to_owned(),
             cells => format!("density {:.3}", nnz as f64 / cells as f64),
         };
+        let at = match self.output.as_os_str().is_empty() {
+            true => String::new(),
+            false => format!("{}: ", self.output.display()),
+        };
         self.warnings.push(format!(
-            "{}: warning: DaphneDSL's readMatrix types this {rows} x {cols} CSR matrix \
+            "{at}warning: DaphneDSL's readMatrix types this {rows} x {cols} CSR matrix \
              ({density}, not below {DAPHNE_SPARSITY_THRESHOLD}) as dense and will fail on it; \
-             DAPHNE's C++ reader reads it as CSR",
-            self.output.display()
+             DAPHNE's C++ reader reads it as CSR"
         ));
         Ok(header.clone())
     }
 }
 
-impl Sink for DbdfSink {
+impl Sink for DbdfSink<'_> {
     fn wants(&self, header: &Header) -> Want {
         let tiled = self.options.tile.is_some() && !self.runtime();
         match header {
@@ -438,8 +460,23 @@ impl Sink for DbdfSink {
     }
 
     fn finish(self: Box<Self>) -> Result<Vec<String>> {
-        self.writer.finish()?;
-        Ok(self.warnings)
+        self.finish_with_sidecars().map(|(warnings, _)| warnings)
+    }
+
+    /// A stream's `.meta` (DAPHNE's runtime dialect) or `.index`, and `None` for the other.
+    fn finish_with_sidecars(self: Box<Self>) -> Result<(Vec<String>, MadeSidecars)> {
+        let mut made = self.writer.finish()?;
+        let sidecars = match self.streamed {
+            false => Vec::new(),
+            true => [".meta", ".index"]
+                .into_iter()
+                .map(|suffix| {
+                    let at = made.iter().position(|(s, _)| *s == suffix);
+                    (suffix, at.map(|at| made.swap_remove(at).1))
+                })
+                .collect(),
+        };
+        Ok((self.warnings, sidecars))
     }
 }
 
@@ -447,7 +484,7 @@ impl Sink for DbdfSink {
 /// row of tiles' entries sorted into their tiles by a counting sort (in row order within
 /// each), then each tile's row offsets counted in one buffer reused for every tile.
 fn write_csr_band<T: Element>(
-    writer: &mut DbdfWriter,
+    writer: &mut DbdfWriter<'_>,
     band: &Band,
     (tr, tc): (u64, u64),
 ) -> Result<()> {

@@ -300,7 +300,21 @@ pub trait Sink {
     /// # Errors
     /// I/O errors.
     fn finish(self: Box<Self>) -> Result<Vec<String>>;
+
+    /// [`Sink::finish`], and the sidecars of an output written as one stream, which the
+    /// caller puts beside it as one set: `(suffix, bytes)`, `None` for a sidecar of the
+    /// format this output has not (an old one goes). By default none.
+    ///
+    /// # Errors
+    /// As [`Sink::finish`].
+    fn finish_with_sidecars(self: Box<Self>) -> Result<(Vec<String>, MadeSidecars)> {
+        Ok((self.finish()?, Vec::new()))
+    }
 }
+
+/// The sidecars a sink made ([`Sink::finish_with_sidecars`]): `(suffix, bytes)`, `None` for
+/// one to delete.
+pub(crate) type MadeSidecars = Vec<(&'static str, Option<Vec<u8>>)>;
 
 /// What a pump does besides moving cells.
 #[derive(Clone, Default)]

@@ -11,10 +11,10 @@
 //! by the HDF5 library's reads. A conversion that reads its input twice (CSV, MatrixMarket,
 //! an untiled matrix whose block type depends on its non-zeros) fetches it twice. A format
 //! without [`crate::driver::Driver::open_at`] is refused, never downloaded. A remote output
-//! in a format written as one stream goes up as it is written (a streaming upload); others
-//! are written in a private temporary folder, made only then, and uploaded with their
-//! sidecars (the object appears only when complete), a `.dbdf` output with its block index
-//! beside it; DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
+//! in a format written as one stream (a `.dbdf` too, with the block index its writer makes)
+//! goes up as it is written (a streaming upload); others are written in a private temporary
+//! folder, made only then, and uploaded with their sidecars (the object appears only when
+//! complete); DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
 
 use std::path::{Path, PathBuf};
 
@@ -118,7 +118,7 @@ pub fn convert_urls(
         }
     };
     let mut report = match (&out_object, to.driver().written(output)) {
-        (Some(object), Written::Stream) => {
+        (Some(object), Written::Stream | Written::FileOrStream) => {
             stream_up(&mut *source, input, output, object, options, &mut scratch)?
         }
         (Some(object), _) => {
@@ -131,10 +131,7 @@ pub fn convert_urls(
             let uploaded = match to.driver().stored() {
                 Stored::Segments => upload_segments(&local_output, object),
                 _ if local_output.is_dir() => upload_folder(&local_output, object),
-                _ => to
-                    .driver()
-                    .index(&local_output, options)
-                    .and_then(|index| upload_with_sidecars(&local_output, object, index)),
+                _ => upload_with_sidecars(&local_output, object, None),
             };
             uploaded.map_err(fail_at(output))?;
             report
@@ -160,15 +157,22 @@ fn stream_up(
 ) -> std::result::Result<Report, ConvertError> {
     let to = convert::format_of(output, options.to, false)?;
     let mut upload = StreamingUpload::new(object);
-    let (mut report, headers) = convert_into(source, input, output, options, &mut upload)?;
+    let converted = convert_into(source, input, output, options, &mut upload)?;
+    let mut report = converted.report;
     let sidecars = (|| -> Result<_> {
         let beside = scratch_in(scratch)?.0.join(object.file_name());
         let mut set = FileSet::new(false);
-        let warning = to
-            .driver()
-            .sidecars(&mut set, &beside, headers.as_deref())?;
+        let headers = converted.headers.as_deref();
+        let warning = to.driver().sidecars(&mut set, &beside, headers)?;
         set.commit()?;
-        Ok((new_sidecars(&beside, object, None)?, warning))
+        let mut sidecars = new_sidecars(&beside, object, None)?;
+        // The sink's own (a `.dbdf`'s index) in place of any of that name.
+        for (suffix, bytes) in converted.sidecars {
+            let sidecar = object.sibling(suffix);
+            sidecars.retain(|(other, _)| other.url() != sidecar.url());
+            sidecars.push((sidecar, bytes));
+        }
+        Ok((sidecars, warning))
     })();
     let (sidecars, warning) = sidecars.map_err(fail_at(output))?;
     let staged = upload.finish().map_err(fail_at(output))?;

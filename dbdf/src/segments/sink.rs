@@ -47,7 +47,7 @@ pub(super) fn is_segment_folder(path: &Path) -> bool {
 /// The segment being written: its number (from 0), its rows and its writer.
 struct Open {
     k: usize,
-    writer: DbdfWriter,
+    writer: DbdfWriter<'static>,
 }
 
 impl Sink for SegmentsSink {
@@ -120,7 +120,7 @@ impl Sink for SegmentsSink {
                     "the object's rows ended before its last segment",
                 ));
             }
-            last.writer.finish()
+            last.writer.finish().map(drop)
         })?;
         set.segments_sidecar(&self.folder, header)?;
         set.commit()?;

@@ -290,9 +290,11 @@ pub fn index(file: &Path) -> Result<ExitCode, Failure> {
     match dbdf::remote::Location::of_path(file).map_err(fail)? {
         dbdf::remote::Location::Local(path) => {
             let index = BlockIndex::of_file(&path, &Options::new()).map_err(fail)?;
-            index
-                .write_beside(&path)
-                .map_err(|e| Failure::at(serde_daphne::index_path(&path), e))?;
+            let beside = serde_daphne::index_path(&path);
+            let mut set = serde_daphne::lowlevel::FileSet::new(false);
+            set.bytes(&beside, &index.to_vec())
+                .and_then(|()| set.commit())
+                .map_err(|e| Failure::at(beside, e))?;
         }
         dbdf::remote::Location::Remote(url) => {
             let object =
