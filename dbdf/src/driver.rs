@@ -18,7 +18,7 @@ use serde_daphne::lowlevel::{FileSet, Progress};
 use serde_daphne::{DataType, Error, Header, ValueType};
 
 use crate::pipe::{InputMetadata, Projection, Sink, Source};
-pub use crate::storage::Input;
+pub use crate::storage::{FileOut, Input, OutputFiles};
 
 /// One format: its names, how its files are told, and how it is read and written. A unit
 /// struct per format, registered once in the table ([`Format::register`] for a format
@@ -124,6 +124,24 @@ pub trait Driver: Send + Sync + 'static {
     ) -> Result<Box<dyn Sink + 'p>, Error> {
         let _ = (path, options, metadata);
         Err(not_written(self.names()))
+    }
+
+    /// The sink writing an output named `output` (at a path: [`Written::File`],
+    /// [`Written::Set`]) file by file into `files` (an object, the objects under its prefix,
+    /// its sidecars), which its caller puts in place; `None` where the format writes its
+    /// files only at a path (the output is made locally, then sent).
+    ///
+    /// # Errors
+    /// Options the format cannot honour.
+    fn sink_into<'f>(
+        &self,
+        files: &'f dyn OutputFiles,
+        output: &Path,
+        options: &ConvertOptions,
+        metadata: &InputMetadata,
+    ) -> Result<Option<Box<dyn Sink + 'f>>, Error> {
+        let _ = (files, output, options, metadata);
+        Ok(None)
     }
 
     /// Adds the sidecars of a stream written to `output` (holding `headers`, when known) to

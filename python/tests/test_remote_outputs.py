@@ -146,6 +146,35 @@ def test_a_folder_goes_up_as_a_prefix_and_a_smaller_rewrite_leaves_nothing_of_th
 
 
 @pytest.mark.parametrize("name,args", [
+    ("z.zarr", ["--data-type", "csr"]),
+    ("z2.zarr", ["--zarr-format", "2"]),
+    ("i.zarr", ["--data-type", "csr", "--iso"]),
+    ("s.sysds", ["--to", "systemds", "--parts", "3"]),
+    ("one.sysds", ["--to", "systemds"]),
+])
+def test_files_go_up_one_by_one_with_no_local_copy(s3, tool, big, tmp_path, name, args):
+    """A Zarr group's chunks, SystemDS's part files (or its one file) and `.mtd`: each an
+    object as it is written, no file written locally (the tool's files are limited far below
+    the output's 20 MiB), the same objects as the local output's files."""
+    local = tmp_path / name
+    if "--iso" in args:
+        # One value: the chunks written are read back and replaced by one.
+        np.save(tmp_path / "iso.npy", np.where(np.load(big) > 0.5, 2.0, 0.0))
+        big = tmp_path / "iso.npy"
+    tool("convert", big, local, *args)
+    done = limited(tool("--version").args[0], "convert", big, f"s3://data/{name}", *args,
+                   env=s3.env())
+    assert done.returncode == 0, done.stderr
+    files = {name: local} if local.is_file() else {
+        f"{name}/{p.relative_to(local).as_posix()}": p for p in local.rglob("*") if p.is_file()}
+    if Path(f"{local}.mtd").exists():
+        files[name + ".mtd"] = Path(f"{local}.mtd")
+    assert sorted(k for k in s3.keys() if k.split("/")[0] in (name, name + ".mtd")) == sorted(files)
+    for key, path in files.items():
+        assert s3.get(key) == path.read_bytes(), key
+
+
+@pytest.mark.parametrize("name,args", [
     ("r.zarr", ["--data-type", "csr"]),
     ("q.sysds", ["--to", "systemds", "--systemds-block-size", "50", "--parts", "3"]),
 ])

@@ -9,7 +9,8 @@ use serde_daphne::{Error, ValueType};
 use super::files::{is_hdf5, is_zarr};
 use super::source::BinsparseSource;
 use super::{Format as Layout, Version, WriteOptions};
-use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Stored, Takes, Written};
+use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, OutputFiles, Stored};
+use crate::driver::{Takes, Written};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// Binsparse, in `.npz`, HDF5 or Zarr.
@@ -110,6 +111,18 @@ impl Driver for BinsparseFiles {
     ) -> Result<Box<dyn Sink + 'p>, Error> {
         let binsparse = options.formats.get::<WriteOptions>().keeping(metadata);
         Ok(super::files::path_sink(path, &binsparse))
+    }
+
+    /// A Zarr group's keys; an HDF5 file is written at a path only.
+    fn sink_into<'f>(
+        &self,
+        files: &'f dyn OutputFiles,
+        output: &Path,
+        options: &ConvertOptions,
+        metadata: &InputMetadata,
+    ) -> Result<Option<Box<dyn Sink + 'f>>, Error> {
+        let binsparse = options.formats.get::<WriteOptions>().keeping(metadata);
+        Ok(super::files::files_sink(files, output, &binsparse))
     }
 }
 

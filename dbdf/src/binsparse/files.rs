@@ -10,6 +10,7 @@ use std::path::Path;
 use super::BINSPARSE;
 use super::{npz, Binsparse, WriteOptions};
 use crate::pipe::{Collect, InputMetadata, Sink};
+use crate::storage::OutputFiles;
 use serde_daphne::Object;
 use serde_daphne::Result;
 
@@ -179,6 +180,21 @@ pub(crate) fn path_sink<'p>(path: &'p Path, options: &WriteOptions) -> Box<dyn S
         Ok(Vec::new())
     };
     Box::new(Collect::new(Some("Binsparse"), write))
+}
+
+/// A sink of the pipe writing a Binsparse Zarr group named `output` into `files`; `None`
+/// for other containers (HDF5), written at a path only.
+pub(crate) fn files_sink<'f>(
+    files: &'f dyn OutputFiles,
+    output: &Path,
+    options: &WriteOptions,
+) -> Option<Box<dyn Sink + 'f>> {
+    #[cfg(feature = "zarr")]
+    if is_zarr(output) {
+        return Some(Box::new(super::zarr::ZarrSink::into_files(files, options)));
+    }
+    let _ = (files, output, options);
+    None
 }
 
 /// Writes `object` as a Binsparse `.npz` archive to `writer`.

@@ -31,9 +31,9 @@ use serde_daphne::Error;
 
 pub use crate::driver::{ConvertOptions, Format, FormatOptions};
 pub use formats::options;
-#[cfg(feature = "remote")]
-pub(crate) use sinks::convert_into;
 pub use sinks::{convert_from, write_output};
+#[cfg(feature = "remote")]
+pub(crate) use sinks::{convert_into, convert_into_files};
 
 /// A failed conversion: which file it concerns and the error.
 #[derive(Debug)]

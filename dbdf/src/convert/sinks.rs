@@ -141,6 +141,34 @@ pub(crate) fn convert_into(
     })
 }
 
+/// [`convert_from`] file by file into `files` (the objects of an output in object storage),
+/// for an output named `output` that its format writes so
+/// ([`crate::driver::Driver::sink_into`]); `None`, with nothing read or written, for one it
+/// writes at a path only. The caller puts the files in place.
+///
+/// # Errors
+/// As [`convert_from`].
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) fn convert_into_files(
+    source: &mut dyn Source,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    files: &dyn crate::storage::OutputFiles,
+) -> Result<Option<Report>, ConvertError> {
+    let to = super::format_of(output, options.to, false)?.driver();
+    let (pump_options, metadata, _) = prepared(&*source, to, output, options)?;
+    let sink = to
+        .sink_into(files, output, options, &metadata)
+        .map_err(|e| ConvertError::at(output, e))?;
+    let Some(sink) = sink else {
+        return Ok(None);
+    };
+    let warnings =
+        pipe::pump(source, sink, &pump_options).map_err(|f| blame(f, input, output, true))?;
+    Ok(Some(Report { warnings }))
+}
+
 /// A sink whose sidecars are kept when it finishes.
 struct MakingSidecars<'s, 'm> {
     sink: Box<dyn Sink + 's>,

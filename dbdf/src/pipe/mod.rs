@@ -26,7 +26,8 @@ pub use dbdf::{DbdfSink, DbdfSource};
 pub(crate) use held::{read_objects, write_object};
 pub use held::{read_window, Collect, Held};
 pub(crate) use in_place::{source_in_field, InPlaceOrHeld};
-pub use projected::{project, Projected, Projection};
+pub(crate) use projected::Projected;
+pub use projected::{project, Projection};
 pub(crate) use regroup::{bands_of_groups, Regroup};
 pub(crate) use spill::Spilled;
 

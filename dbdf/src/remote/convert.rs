@@ -21,14 +21,15 @@ use std::path::{Path, PathBuf};
 use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path, FileSet};
 use serde_daphne::Result;
 
-use super::folders::upload_folder;
+use super::folders::{upload_folder, PrefixWrite};
 use super::reader::is_not_found;
 use super::sets::upload_with_sidecars;
 use super::sets::{complete_with_sidecars, new_sidecars, segment, upload_segments};
 use super::upload::StreamingUpload;
 use super::{Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{
-    self, convert_from, convert_into, ConvertError, ConvertOptions, Format, Report,
+    self, convert_from, convert_into, convert_into_files, ConvertError, ConvertOptions, Format,
+    Report,
 };
 use crate::driver::{Stored, Written};
 use crate::native;
@@ -121,7 +122,14 @@ pub fn convert_urls(
         (Some(object), Written::Stream | Written::FileOrStream) => {
             stream_up(&mut *source, input, output, object, options, &mut scratch)?
         }
-        (Some(object), _) => {
+        (Some(object), _) => 'written: {
+            // File by file into the objects, where the format writes so.
+            let files = PrefixWrite::new(object);
+            if let Some(report) = convert_into_files(&mut *source, input, output, options, &files)?
+            {
+                files.commit().map_err(fail_at(output))?;
+                break 'written report;
+            }
             // Written under its own name, so that its extension names its format.
             let local_output = scratch_in(&mut scratch)
                 .map_err(fail_at(output))?

@@ -1,28 +1,36 @@
-//! A folder (a Zarr group, SystemDS part files) put in object storage as the objects under
-//! the prefix `NAME/`, with its sidecars beside it (`NAME.mtd`), as one set: after a failed
-//! write the old set is there, whole; a reader sees the old set, the new one, or none (an
-//! error), never a mix.
+//! An output of several files (a Zarr group, SystemDS part files) put in object storage as
+//! the objects under the prefix `NAME/` (or as the object `NAME`), with its sidecars beside
+//! it (`NAME.mtd`), as one set: after a failed write the old set is there, whole; a reader
+//! sees the old set, the new one, or none (an error), never a mix.
 //!
 //! As DAPHNE's segments ([`super::sets`]), with the metadata deciding what a reader sees:
-//! every old object is copied aside on the server (`NAME.old/`, and `NAME.old` for an
-//! object `NAME` a file output left), the sidecars and metadata documents (`zarr.json`,
-//! `.zgroup`, `.zarray`, `.zattrs`, `.zmetadata`) are deleted (readers then see no set), the
-//! new data objects are put, old ones the new set lacks deleted, and the metadata put last,
-//! the root's after its arrays', the sidecars after all. A failure puts the old objects back
-//! from their copies; the copies go when the write ends (what a failure leaves of them, the
-//! next write of the folder removes first). A reader that listed the old set before and
-//! reads on meets objects replaced since: an error (each read is pinned to the version
-//! listed), never a mix. Two writers of one folder at once are not supported.
+//! before the first new byte, every old object is copied aside on the server (`NAME.old/`,
+//! and `NAME.old` for an object `NAME`), and the sidecars (`.meta`, `.mtd`: their bytes kept
+//! in memory) and metadata documents (`zarr.json`, `.zgroup`, `.zarray`, `.zattrs`,
+//! `.zmetadata`) are deleted (readers then see no set). The new data objects go up as they
+//! are written, each a streaming upload; metadata documents are held until the commit. The
+//! commit deletes old objects the new set lacks, completes the object `NAME` (written as one
+//! file), then puts the metadata, the root's after its arrays', and the sidecars last. A
+//! failure puts the old objects back from their copies; the copies go when the write ends
+//! (what a failure leaves of them, the next write of the folder removes first). A reader
+//! that listed the old set before and reads on meets objects replaced since: an error (each
+//! read is pinned to the version listed), never a mix. Two writers of one folder at once are
+//! not supported.
 
 use std::collections::BTreeSet;
 use std::fs::File;
+use std::io::Write;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
+use bytes::Bytes;
 use serde_daphne::Result;
 
-use super::sets::{keep_old, new_sidecars, put_back, with_notes};
-use super::upload::stage;
+use super::sets::{with_notes, SIDECARS};
+use super::transfer::Staged;
+use super::upload::StreamingUpload;
 use super::RemoteObject;
+use crate::storage::{FileOut, OutputFiles};
 
 /// The names of a Zarr group's metadata documents, put after every chunk.
 const METADATA: [&str; 5] = ["zarr.json", ".zgroup", ".zarray", ".zattrs", ".zmetadata"];
@@ -32,76 +40,162 @@ fn is_metadata(key: &str) -> bool {
     METADATA.contains(&key.rsplit('/').next().unwrap_or(key))
 }
 
-/// Uploads the folder at `local` as the objects under `folder` (`NAME/`), with the sidecars
-/// written beside `local` (`.mtd`, `.meta`), as one set (see the module's notes).
-///
-/// # Errors
-/// A failed request or a local file unread: the old set stays then.
-pub(super) fn upload_folder(local: &Path, folder: &RemoteObject) -> Result<()> {
-    let new_keys = local_keys(local)?;
-    let (mut metadata, data): (Vec<&String>, Vec<&String>) =
-        new_keys.iter().partition(|k| is_metadata(k));
-    // Deeper documents first: a group's root last.
-    metadata.sort_by_key(|k| std::cmp::Reverse(k.matches('/').count()));
-    let sidecars = new_sidecars(local, folder, None)?;
-    let aside = folder.sibling(".old");
-    clear(&aside)?;
-    // The old set: the objects under the prefix, and an object of the folder's own name.
-    let old_keys = folder.list_all()?;
-    let old_file = folder.head().is_ok();
-    let copied = (|| -> Result<()> {
-        for key in &old_keys {
-            folder.child(key).copy_to(&aside.child(key))?;
+/// The files of an output written into the objects of `folder` ([`OutputFiles`]), put in
+/// place as one set by [`PrefixWrite::commit`] (see the module's notes). Nothing is changed
+/// before the first file or sidecar is written; dropped uncommitted, it puts the old set
+/// back.
+pub(super) struct PrefixWrite<'o> {
+    folder: &'o RemoteObject,
+    state: Mutex<Option<Began>>,
+}
+
+/// A write begun: the old set kept aside, and the new one so far.
+struct Began {
+    aside: RemoteObject,
+    old_keys: BTreeSet<String>,
+    old_file: bool,
+    /// Each sidecar, its old bytes and its new ones.
+    sidecars: Vec<(RemoteObject, Option<Bytes>, Option<Vec<u8>>)>,
+    /// Keys under the prefix written (or begun), data and metadata.
+    written: BTreeSet<String>,
+    /// Metadata documents, put at the commit.
+    metadata: Vec<(String, Vec<u8>)>,
+    /// The object `NAME` written as one file, held back until the commit.
+    whole: Option<Staged>,
+}
+
+impl<'o> PrefixWrite<'o> {
+    /// A write of the output `folder`.
+    pub(super) fn new(folder: &'o RemoteObject) -> PrefixWrite<'o> {
+        PrefixWrite {
+            folder,
+            state: Mutex::new(None),
         }
-        if old_file {
-            folder.copy_to(&aside)?;
+    }
+
+    /// The write's state, begun if it was not.
+    fn began(&self) -> Result<MutexGuard<'_, Option<Began>>> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.is_none() {
+            *state = Some(Began::begin(self.folder)?);
         }
-        Ok(())
-    })();
-    let olds = copied.and_then(|()| keep_old(&sidecars));
-    let old_sidecars = match olds {
-        Ok(olds) => olds,
-        Err(e) => {
-            let _ = clear(&aside);
+        Ok(state)
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Began) -> T) -> Result<T> {
+        let mut state = self.began()?;
+        Ok(f(state.as_mut().expect("begun")))
+    }
+
+    /// Puts the new set in place (see the module's notes).
+    ///
+    /// # Errors
+    /// A failed request: the old set is put back then.
+    pub(super) fn commit(self) -> Result<()> {
+        let mut state = self.began()?;
+        let mut began = state.take().expect("begun");
+        drop(state);
+        match began.commit(self.folder) {
+            Ok(()) => {
+                // Copies a failure leaves here go with the next write.
+                let _ = clear(&began.aside);
+                Ok(())
+            }
+            Err(e) => Err(with_notes(e, began.put_back(self.folder))),
+        }
+    }
+}
+
+impl Drop for PrefixWrite<'_> {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(mut began) = state.take() {
+            let _ = began.put_back(self.folder);
+        }
+    }
+}
+
+impl Began {
+    /// Keeps the old set aside and deletes what tells readers there is one.
+    fn begin(folder: &RemoteObject) -> Result<Began> {
+        let aside = folder.sibling(".old");
+        clear(&aside)?;
+        let mut began = Began {
+            old_keys: folder.list_all()?.into_iter().collect(),
+            old_file: folder.head().is_ok(),
+            aside,
+            sidecars: Vec::new(),
+            written: BTreeSet::new(),
+            metadata: Vec::new(),
+            whole: None,
+        };
+        let kept = (|| -> Result<()> {
+            for key in &began.old_keys {
+                folder.child(key).copy_to(&began.aside.child(key))?;
+            }
+            if began.old_file {
+                folder.copy_to(&began.aside)?;
+            }
+            for suffix in SIDECARS {
+                let sidecar = folder.sibling(suffix);
+                let old = sidecar.get_if_present()?;
+                began.sidecars.push((sidecar, old, None));
+            }
+            Ok(())
+        })();
+        if let Err(e) = kept {
+            let _ = clear(&began.aside);
             return Err(e);
         }
-    };
-    let mut written = Vec::new();
-    let mut replace = || -> Result<()> {
-        for (sidecar, _) in &sidecars {
-            sidecar.delete_if_present()?;
+        let hidden = (|| -> Result<()> {
+            for (sidecar, old, _) in &began.sidecars {
+                if old.is_some() {
+                    sidecar.delete_if_present()?;
+                }
+            }
+            for key in began.old_keys.iter().filter(|k| is_metadata(k)) {
+                folder.child(key).delete_if_present()?;
+            }
+            if began.old_file {
+                folder.delete_if_present()?;
+            }
+            Ok(())
+        })();
+        match hidden {
+            Ok(()) => Ok(began),
+            Err(e) => Err(with_notes(e, began.put_back(folder))),
         }
-        for key in old_keys.iter().filter(|k| is_metadata(k)) {
-            folder.child(key).delete_if_present()?;
-        }
-        if old_file {
-            folder.delete_if_present()?;
-        }
-        let mut put = |key: &String| -> Result<()> {
-            let object = folder.child(key);
-            written.push(key.clone());
-            stage(&File::open(local.join(key))?, &object)?.complete(&object)
-        };
-        for key in &data {
-            put(key)?;
-        }
+    }
+
+    fn commit(&mut self, folder: &RemoteObject) -> Result<()> {
         // What the old set had beyond the new goes before the metadata that would list it.
-        for gone in old_keys.iter().filter(|k| !new_keys.contains(*k)) {
+        for gone in self.old_keys.iter().filter(|k| !self.written.contains(*k)) {
             folder.child(gone).delete_if_present()?;
         }
-        for key in &metadata {
-            put(key)?;
+        if let Some(whole) = self.whole.take() {
+            whole.complete(folder)?;
         }
-        for (sidecar, new) in &sidecars {
-            if let Some(bytes) = new {
-                sidecar.put(bytes.clone())?;
+        // Deeper documents first: a group's root last.
+        let mut metadata = std::mem::take(&mut self.metadata);
+        metadata.sort_by_key(|(k, _)| std::cmp::Reverse(k.matches('/').count()));
+        for (key, bytes) in metadata {
+            folder.child(&key).put(bytes)?;
+        }
+        for (sidecar, _, new) in &mut self.sidecars {
+            if let Some(bytes) = new.take() {
+                sidecar.put(bytes)?;
             }
         }
         Ok(())
-    };
-    if let Err(e) = replace() {
+    }
+
+    /// Puts the old set back from its copies; a note for each object it could not.
+    fn put_back(&mut self, folder: &RemoteObject) -> Vec<String> {
+        if let Some(whole) = self.whole.take() {
+            whole.abort(folder);
+        }
         let mut notes = Vec::new();
-        let mut back = |object: RemoteObject, from: Option<RemoteObject>| {
+        let mut back = |object: RemoteObject, from: Option<&RemoteObject>| {
             let put = match from {
                 Some(copy) => copy.copy_to(&object),
                 None => object.delete_if_present(),
@@ -110,28 +204,167 @@ pub(super) fn upload_folder(local: &Path, folder: &RemoteObject) -> Result<()> {
                 notes.push(format!("{} could not be put back as it was", object.url()));
             }
         };
-        for key in written.iter().filter(|k| !old_keys.contains(*k)) {
+        for key in self.written.iter().filter(|k| !self.old_keys.contains(*k)) {
             back(folder.child(key), None);
         }
-        for key in &old_keys {
-            back(folder.child(key), Some(aside.child(key)));
+        for key in &self.old_keys {
+            back(folder.child(key), Some(&self.aside.child(key)));
         }
-        if old_file {
-            back(folder.clone(), Some(aside.clone()));
+        match self.old_file {
+            true => back(folder.clone(), Some(&self.aside)),
+            false => back(folder.clone(), None),
         }
-        let old_sidecars = sidecars.iter().map(|(s, _)| s).zip(old_sidecars);
-        notes.extend(put_back(old_sidecars));
+        for (sidecar, old, _) in &self.sidecars {
+            let put = match old {
+                Some(bytes) => sidecar.put(bytes.to_vec()),
+                None => sidecar.delete_if_present(),
+            };
+            if put.is_err() {
+                notes.push(format!("{} could not be put back as it was", sidecar.url()));
+            }
+        }
         match notes.is_empty() {
             true => {
-                let _ = clear(&aside);
+                let _ = clear(&self.aside);
             }
-            false => notes.push(format!("the old objects are kept under {}/", aside.url())),
+            false => notes.push(format!(
+                "the old objects are kept under {}/",
+                self.aside.url()
+            )),
         }
-        return Err(with_notes(e, notes));
+        notes
     }
-    // The new set is in place: copies a failure leaves here go with the next write.
-    let _ = clear(&aside);
-    Ok(())
+}
+
+/// A file under the prefix as it is written: a data object's streaming upload (completed
+/// when finished), or a metadata document's bytes (put at the commit).
+struct PrefixFile<'w, 'o> {
+    write: &'w PrefixWrite<'o>,
+    key: Option<String>,
+    to: To,
+}
+
+enum To {
+    Object(RemoteObject, Box<StreamingUpload>),
+    Held(Vec<u8>),
+}
+
+impl Write for PrefixFile<'_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match &mut self.to {
+            To::Object(_, upload) => upload.write(bytes),
+            To::Held(held) => held.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl FileOut for PrefixFile<'_, '_> {
+    fn finish(self: Box<Self>) -> Result<()> {
+        let PrefixFile { write, key, to } = *self;
+        match (key, to) {
+            (Some(_), To::Object(object, upload)) => upload.finish()?.complete(&object),
+            (Some(key), To::Held(bytes)) => write.with(|b| b.metadata.push((key, bytes))),
+            (None, To::Object(_, upload)) => {
+                let staged = upload.finish()?;
+                write.with(|b| b.whole = Some(staged))
+            }
+            (None, To::Held(_)) => Err(serde_daphne::Error::invalid("internal: a whole file held")),
+        }
+    }
+}
+
+impl OutputFiles for PrefixWrite<'_> {
+    fn whole(&self) -> Result<Box<dyn FileOut + '_>> {
+        drop(self.began()?);
+        let upload = Box::new(StreamingUpload::new(self.folder));
+        let to = To::Object(self.folder.clone(), upload);
+        Ok(Box::new(PrefixFile {
+            write: self,
+            key: None,
+            to,
+        }))
+    }
+
+    fn create(&self, key: &str) -> Result<Box<dyn FileOut + '_>> {
+        // Recorded before any byte goes: a failure removes what may have been put.
+        self.with(|b| b.written.insert(key.to_owned()))?;
+        let to = match is_metadata(key) {
+            true => To::Held(Vec::new()),
+            false => {
+                let object = self.folder.child(key);
+                let upload = Box::new(StreamingUpload::new(&object));
+                To::Object(object, upload)
+            }
+        };
+        let key = Some(key.to_owned());
+        Ok(Box::new(PrefixFile {
+            write: self,
+            key,
+            to,
+        }))
+    }
+
+    fn read(&self, key: &str) -> Result<Vec<u8>> {
+        let object = self.folder.child(key);
+        match object.get_if_present()? {
+            Some(bytes) => Ok(bytes.to_vec()),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{} is not there", object.url()),
+            )
+            .into()),
+        }
+    }
+
+    fn remove(&self, key: &str) -> Result<()> {
+        self.with(|b| b.metadata.retain(|(k, _)| k != key))?;
+        self.folder.child(key).delete_if_present()
+    }
+
+    fn sidecar(&self, suffix: &'static str, bytes: Vec<u8>) -> Result<()> {
+        let sibling = self.folder.sibling(suffix);
+        self.with(|b| {
+            match b
+                .sidecars
+                .iter_mut()
+                .find(|(s, ..)| s.url() == sibling.url())
+            {
+                Some((_, _, new)) => {
+                    *new = Some(bytes);
+                    Ok(())
+                }
+                None => Err(serde_daphne::Error::invalid(format!(
+                    "internal: {suffix} is not a sidecar kept with a folder"
+                ))),
+            }
+        })?
+    }
+}
+
+/// Uploads the folder at `local` as the objects under `folder` (`NAME/`), with the sidecars
+/// written beside `local` (`.mtd`, `.meta`), as one set (see the module's notes).
+///
+/// # Errors
+/// A failed request or a local file unread: the old set stays then.
+pub(super) fn upload_folder(local: &Path, folder: &RemoteObject) -> Result<()> {
+    let write = PrefixWrite::new(folder);
+    for key in local_keys(local)? {
+        let mut file = write.create(&key)?;
+        std::io::copy(&mut File::open(local.join(&key))?, &mut file)?;
+        file.finish()?;
+    }
+    for suffix in SIDECARS {
+        match std::fs::read(serde_daphne::lowlevel::appended(local, suffix)) {
+            Ok(bytes) => write.sidecar(suffix, bytes)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    write.commit()
 }
 
 /// The files under `local`, as keys (paths with `/`), in order.

@@ -19,8 +19,8 @@ use super::{runtime, RemoteObject};
 
 /// The bytes of `object`, sent as they are written ([`Write`]); [`StreamingUpload::finish`]
 /// hands them over, sent but not yet visible.
-pub(super) struct StreamingUpload<'o> {
-    object: &'o RemoteObject,
+pub(super) struct StreamingUpload {
+    object: RemoteObject,
     /// The part being filled.
     part: Vec<u8>,
     /// The pending upload, begun when a second part starts.
@@ -29,11 +29,11 @@ pub(super) struct StreamingUpload<'o> {
     in_flight: VecDeque<JoinHandle<(object_store::Result<()>, u64)>>,
 }
 
-impl<'o> StreamingUpload<'o> {
+impl StreamingUpload {
     /// An upload of `object`; nothing is sent before the first part fills.
-    pub(super) fn new(object: &'o RemoteObject) -> StreamingUpload<'o> {
+    pub(super) fn new(object: &RemoteObject) -> StreamingUpload {
         StreamingUpload {
-            object,
+            object: object.clone(),
             part: Vec::new(),
             upload: None,
             in_flight: VecDeque::new(),
@@ -103,7 +103,7 @@ impl<'o> StreamingUpload<'o> {
     }
 }
 
-impl StreamingUpload<'_> {
+impl StreamingUpload {
     /// Takes `bytes`, sending each part as it fills.
     ///
     /// # Errors
@@ -124,7 +124,7 @@ impl StreamingUpload<'_> {
     }
 }
 
-impl Write for StreamingUpload<'_> {
+impl Write for StreamingUpload {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.push(bytes).map_err(io::Error::other)?;
         Ok(bytes.len())
@@ -135,7 +135,7 @@ impl Write for StreamingUpload<'_> {
     }
 }
 
-impl Drop for StreamingUpload<'_> {
+impl Drop for StreamingUpload {
     /// An upload not finished is aborted (best effort: a pending upload is never visible,
     /// and the store's lifecycle rules expire what a failed abort leaves).
     fn drop(&mut self) {

@@ -9,6 +9,7 @@
 #[cfg(test)]
 mod fake;
 mod folder;
+mod output;
 mod read_ahead;
 mod stream;
 
@@ -20,6 +21,8 @@ use serde_daphne::{ReadAt, Result};
 #[cfg(feature = "zarr")]
 pub(crate) use folder::bytes_under;
 pub(crate) use folder::{Folder, Part};
+pub(crate) use output::LocalFolder;
+pub use output::{FileOut, OutputFiles};
 pub(crate) use read_ahead::ReadAhead;
 pub(crate) use stream::Stream;
 

@@ -6,7 +6,8 @@ use std::path::Path;
 use serde_daphne::Error;
 
 use super::{metadata_path, ReadOptions, WriteOptions};
-use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Stored, Takes, Written};
+use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, OutputFiles, Stored};
+use crate::driver::{Takes, Written};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// SystemDS binary blocks.
@@ -60,6 +61,19 @@ impl Driver for Systemds {
         _: &InputMetadata,
     ) -> Result<Box<dyn Sink + 'p>, Error> {
         Ok(super::sink(path, &options.formats.get::<WriteOptions>()))
+    }
+
+    fn sink_into<'f>(
+        &self,
+        files: &'f dyn OutputFiles,
+        _: &Path,
+        options: &ConvertOptions,
+        _: &InputMetadata,
+    ) -> Result<Option<Box<dyn Sink + 'f>>, Error> {
+        let options = options.formats.get::<WriteOptions>();
+        Ok(Some(Box::new(super::write::SystemdsSink::into_files(
+            files, &options,
+        ))))
     }
 }
 

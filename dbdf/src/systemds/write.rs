@@ -3,7 +3,6 @@
 //! written in parallel, each holding a contiguous range of block rows as Spark's writes
 //! partition them, plus the `.mtd`.
 
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -13,6 +12,7 @@ use super::cells::{matrix_records, Cells, Emit, InOrderRows, SourceRows};
 use super::names::{metadata_path, BLOCK_SIZE, FRAME_KEY, FRAME_VALUE, MATRIX_KEY, MATRIX_VALUE};
 use super::{frame, seqfile};
 use crate::pipe::{self, Band, Pieces, Sink};
+use crate::storage::{FileOut, LocalFolder, OutputFiles};
 use serde_daphne::lowlevel::FileSet;
 use serde_daphne::DataType;
 use serde_daphne::Header;
@@ -65,7 +65,15 @@ pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// [`std::io::ErrorKind::AlreadyExists`] when a directory of something else is in the way;
 /// I/O errors.
 pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    write_object(path.as_ref(), object, options)
+    write_object(Dest::Path(path.as_ref()), object, options)
+}
+
+/// Where the files go: at a path (the data and its `.mtd` as one [`FileSet`]), or into an
+/// output's files (objects), which their caller puts in place.
+#[derive(Clone, Copy)]
+pub(super) enum Dest<'a> {
+    Path(&'a Path),
+    Files(&'a dyn OutputFiles),
 }
 
 /// A SequenceFile record: key bytes and value bytes.
@@ -74,7 +82,7 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
 type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync + 'a;
 
 /// [`write_with`].
-fn write_object(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
+fn write_object(dest: Dest<'_>, object: &Object, options: &WriteOptions) -> Result<()> {
     let (rows, cols) = object.shape();
     let size = u64::from(options.block_size.max(1));
     let block_rows = rows.div_ceil(size);
@@ -108,7 +116,7 @@ fn write_object(path: &Path, object: &Object, options: &WriteOptions) -> Result<
         };
         let classes = (FRAME_KEY, FRAME_VALUE);
         return write_files(
-            path,
+            dest,
             (options.parts.map(|p| p.max(1)), false),
             (block_rows, rows * width),
             (classes, sync_marker(rows, cols)),
@@ -116,36 +124,54 @@ fn write_object(path: &Path, object: &Object, options: &WriteOptions) -> Result<
             || mtd,
         );
     }
-    write_matrix(path, &Cells::of(object)?, (rows, cols), options)
+    write_matrix(dest, &Cells::of(object)?, (rows, cols), options)
 }
 
 /// SystemDS binary blocks (and the `.mtd`) on the pipe. A matrix from a source with
 /// windows is written as [`write_with`] writes it, each core encoding its part's block rows
 /// from the rows it reads; frames, and matrices from sources that give rows only in order,
 /// are held whole first.
-pub struct SystemdsSink {
+pub struct SystemdsSink<'f> {
     output: PathBuf,
+    files: Option<&'f dyn OutputFiles>,
     options: WriteOptions,
 }
 
-impl SystemdsSink {
+impl<'f> SystemdsSink<'f> {
     /// A sink writing to `output` with `options`.
-    pub(crate) fn new(output: &Path, options: &WriteOptions) -> SystemdsSink {
+    pub(crate) fn new(output: &Path, options: &WriteOptions) -> SystemdsSink<'f> {
         SystemdsSink {
             output: output.to_owned(),
+            files: None,
             options: options.clone(),
+        }
+    }
+
+    /// A sink writing into `files` (the object and the objects under its prefix) with
+    /// `options`.
+    pub(crate) fn into_files(files: &'f dyn OutputFiles, options: &WriteOptions) -> Self {
+        SystemdsSink {
+            files: Some(files),
+            ..SystemdsSink::new(Path::new(""), options)
+        }
+    }
+
+    fn dest(&self) -> Dest<'_> {
+        match self.files {
+            Some(files) => Dest::Files(files),
+            None => Dest::Path(&self.output),
         }
     }
 }
 
-impl Sink for SystemdsSink {
+impl Sink for SystemdsSink<'_> {
     fn holds_one(&self) -> Option<&'static str> {
         Some("a SystemDS matrix")
     }
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
         if !header.data_type().is_matrix() {
-            return write_object(&self.output, &pieces.collect()?, &self.options);
+            return write_object(self.dest(), &pieces.collect()?, &self.options);
         }
         let dense = pieces.source_data_type() != DataType::CsrMatrix;
         if let Some(windows) = pieces.windows() {
@@ -155,7 +181,7 @@ impl Sink for SystemdsSink {
                 dense,
                 stored_bytes: pieces.stored_bytes(),
             });
-            return write_matrix(&self.output, &cells, header.shape(), &self.options);
+            return write_matrix(self.dest(), &cells, header.shape(), &self.options);
         }
         if dense {
             // Dense rows in order: spilled, then read a block at a time on every core.
@@ -170,7 +196,7 @@ impl Sink for SystemdsSink {
                 dense: true,
                 stored_bytes: None,
             });
-            return write_matrix(&self.output, &cells, (rows, cols), &self.options);
+            return write_matrix(self.dest(), &cells, (rows, cols), &self.options);
         }
         // CSR rows in order: read on a second thread, block rows encoded as they complete
         // (handed over, not queued: a band read ahead is all the bound allows).
@@ -180,7 +206,7 @@ impl Sink for SystemdsSink {
             pending: None,
             stored_bytes: pieces.stored_bytes(),
         }));
-        let (shape, options) = (header.shape(), &self.options);
+        let (shape, options, dest) = (header.shape(), &self.options, self.dest());
         std::thread::scope(|scope| {
             let reader = scope.spawn(move || {
                 let read = pieces.for_each(&mut |band| {
@@ -190,7 +216,7 @@ impl Sink for SystemdsSink {
                 });
                 (read, pieces.source_failed())
             });
-            let written = write_matrix(&self.output, &cells, shape, options);
+            let written = write_matrix(dest, &cells, shape, options);
             drop(cells); // the reader stops at its next band
             let (read, source_failed) = reader
                 .join()
@@ -212,7 +238,7 @@ impl Sink for SystemdsSink {
 /// Writes a matrix's cells as binary blocks, then the `.mtd` with the non-zeros counted on
 /// the way.
 fn write_matrix(
-    path: &Path,
+    dest: Dest<'_>,
     cells: &Cells<'_>,
     (rows, cols): (u64, u64),
     options: &WriteOptions,
@@ -239,7 +265,7 @@ fn write_matrix(
         })
     };
     write_files(
-        path,
+        dest,
         (
             options.parts.map(|p| p.max(1)),
             matches!(cells, Cells::InOrder(_)),
@@ -255,7 +281,7 @@ fn write_matrix(
 /// directory of parts (written in parallel, or one after another when `in_order`), then the
 /// `.mtd`.
 fn write_files(
-    path: &Path,
+    dest: Dest<'_>,
     (parts, in_order): (Option<usize>, bool),
     (block_rows, estimate): (u64, u64),
     (classes, sync): ((&str, &str), [u8; 16]),
@@ -263,8 +289,7 @@ fn write_files(
     mtd: impl FnOnce() -> serde_json::Value,
 ) -> Result<()> {
     // One part's block rows into one SequenceFile.
-    let write_part = |file: File, range: std::ops::Range<u64>| -> Result<()> {
-        let out = BufWriter::with_capacity(1 << 20, file);
+    let write_part = |out: Box<dyn FileOut + '_>, range: std::ops::Range<u64>| -> Result<()> {
         let mut writer = seqfile::Writer::new(out, classes.0, classes.1, sync)?;
         let mut scratch = Vec::new();
         for bi in range {
@@ -272,55 +297,71 @@ fn write_files(
                 writer.append(key, value)
             })?;
         }
-        writer.finish()?;
-        Ok(())
+        writer.finish()?.finish()
     };
     // By default no part without a block row (the estimate may run far over).
     let parts = parts.or_else(|| {
         (estimate > PART_BYTES).then(|| estimate.div_ceil(PART_BYTES).min(block_rows) as usize)
     });
+    // The part files, on every core (one after another when `in_order`).
+    let write_parts = |files: &dyn OutputFiles, parts: usize| -> Result<()> {
+        let next = AtomicUsize::new(0);
+        let workers = match in_order {
+            true => 1,
+            false => std::thread::available_parallelism().map_or(1, usize::from),
+        }
+        .min(parts);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| -> Result<()> {
+                        loop {
+                            let p = next.fetch_add(1, Ordering::Relaxed);
+                            if p >= parts {
+                                return Ok(());
+                            }
+                            // Part p holds block rows [p B / n, (p + 1) B / n).
+                            let share = |p: usize| {
+                                (u128::from(block_rows) * p as u128 / parts as u128) as u64
+                            };
+                            let file = files.create(&format!("part-{p:05}"))?;
+                            write_part(file, share(p)..share(p + 1))?;
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::invalid("a writer thread panicked")))
+            })
+        })?;
+        // Hadoop's mark of a finished job, which Spark writes too (readers skip it).
+        files.put("_SUCCESS", b"")
+    };
+    // After the data: the matrix's non-zeros are counted on the way.
+    let text = || serde_json::to_string_pretty(&mtd()).expect("JSON values serialize");
+    let path = match dest {
+        Dest::Files(files) => {
+            match parts {
+                None => write_part(files.whole()?, 0..block_rows)?,
+                Some(parts) => write_parts(files, parts)?,
+            }
+            return files.sidecar(".mtd", text().into_bytes());
+        }
+        Dest::Path(path) => path,
+    };
     // The data and its `.mtd` as one set: both or neither.
     let mut set = FileSet::new(true);
     match parts {
-        None => set.file(path, |file| write_part(file.try_clone()?, 0..block_rows))?,
+        None => set.file(path, |file| {
+            let out = BufWriter::with_capacity(1 << 20, file.try_clone()?);
+            write_part(Box::new(out), 0..block_rows)
+        })?,
         Some(parts) => set.folder(path, is_part_directory, |dir| {
-            let next = AtomicUsize::new(0);
-            let workers = match in_order {
-                true => 1,
-                false => std::thread::available_parallelism().map_or(1, usize::from),
-            }
-            .min(parts);
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|_| {
-                        scope.spawn(|| -> Result<()> {
-                            loop {
-                                let p = next.fetch_add(1, Ordering::Relaxed);
-                                if p >= parts {
-                                    return Ok(());
-                                }
-                                // Part p holds block rows [p B / n, (p + 1) B / n).
-                                let share = |p: usize| {
-                                    (u128::from(block_rows) * p as u128 / parts as u128) as u64
-                                };
-                                let file = File::create(dir.join(format!("part-{p:05}")))?;
-                                write_part(file, share(p)..share(p + 1))?;
-                            }
-                        })
-                    })
-                    .collect();
-                handles.into_iter().try_for_each(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::invalid("a writer thread panicked")))
-                })
-            })?;
-            // Hadoop's mark of a finished job, which Spark writes too (readers skip it).
-            File::create(dir.join("_SUCCESS"))?;
-            Ok(())
+            write_parts(&LocalFolder(dir.to_owned()), parts)
         })?,
     }
-    let text = serde_json::to_string_pretty(&mtd()).expect("JSON values serialize");
-    set.bytes(metadata_path(path), text.as_bytes())?;
+    set.bytes(metadata_path(path), text().as_bytes())?;
     set.commit()
 }
 
