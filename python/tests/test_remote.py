@@ -409,7 +409,13 @@ def test_a_server_gone_mid_download_is_a_one_line_error_and_leaves_nothing(s3, t
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_an_upload_killed_midway_leaves_the_old_object_whole(s3, tool, tmp_path):
+def pending_uploads(s3, key):
+    listed = s3.client.list_multipart_uploads(Bucket="data", Prefix=key).get("Uploads", [])
+    return [u["UploadId"] for u in listed if u["Key"] == key]
+
+
+def test_an_upload_killed_midway_leaves_the_old_object_whole_and_the_next_write_aborts_it(
+        s3, tool, tmp_path):
     s3.client.put_object(Bucket="data", Key="k.dbdf", Body=b"the old object")
     m = matrix(8192, 1024)  # 64 MiB: a multipart upload of several parts
     np.save(tmp_path / "k.npy", m)
@@ -417,6 +423,17 @@ def test_an_upload_killed_midway_leaves_the_old_object_whole(s3, tool, tmp_path)
                 s3, lambda path: "partNumber=2" in path)
     assert s3.get("k.dbdf") == b"the old object"
     assert "k.dbdf.index" not in s3.keys()
+    # Pending, never visible: its id is recorded while the upload runs.
+    left = pending_uploads(s3, "k.dbdf")
+    assert len(left) == 1
+    assert s3.get(".dbdf-uploads/k.dbdf").decode() == left[0]
+    # The next write of the object aborts it (and records, then forgets, its own).
+    tool("convert", tmp_path / "k.npy", "s3://data/k.dbdf", env=s3.env())
+    assert pending_uploads(s3, "k.dbdf") == []
+    assert ".dbdf-uploads/k.dbdf" not in s3.keys()
+    back = tmp_path / "back.npy"
+    tool("convert", "s3://data/k.dbdf", back, env=s3.env())
+    assert np.array_equal(np.load(back), m)
 
 
 def test_an_object_replaced_while_it_is_read_is_an_error_not_a_mix(s3):

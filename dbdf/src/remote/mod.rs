@@ -13,6 +13,7 @@
 mod convert;
 mod folders;
 mod object;
+mod pending;
 mod reader;
 mod sets;
 mod transfer;
@@ -22,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use object_store::multipart::MultipartStore;
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
@@ -230,10 +232,7 @@ fn bad_url(url: &str, why: impl std::fmt::Display) -> Error {
 }
 
 /// The store and path `url` names, with the environment's settings and then `options`.
-fn store_for(
-    url: &str,
-    options: &StorageOptions,
-) -> Result<(Arc<dyn ObjectStore>, object_store::path::Path)> {
+fn store_for(url: &str, options: &StorageOptions) -> Result<(Stores, object_store::path::Path)> {
     let parsed = url::Url::parse(url).map_err(|e| bad_url(url, e))?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad_url(url, e))?;
     let retry = options.retry()?;
@@ -250,29 +249,41 @@ fn store_for(
             Arc::new(builder.with_retry(retry).build().map_err(failed)?)
         }};
     }
-    let store: Arc<dyn ObjectStore> = match scheme {
+    // The stores with a multipart API are kept as that too (see `pending.rs`).
+    macro_rules! with_multipart {
+        ($builder:expr) => {{
+            let store = build!($builder);
+            let multipart = pending::Multipart(store.clone() as Arc<dyn MultipartStore>);
+            (store as Arc<dyn ObjectStore>, Some(multipart))
+        }};
+    }
+    let stores = match scheme {
         ObjectStoreScheme::AmazonS3 => {
-            build!(object_store::aws::AmazonS3Builder::from_env().with_url(url))
+            with_multipart!(object_store::aws::AmazonS3Builder::from_env().with_url(url))
         }
         ObjectStoreScheme::MicrosoftAzure => {
-            build!(object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url))
+            with_multipart!(object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url))
         }
         ObjectStoreScheme::GoogleCloudStorage => {
-            build!(object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url))
+            with_multipart!(object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url))
         }
         ObjectStoreScheme::Http => {
             let base = &parsed[..url::Position::BeforePath];
             let builder = object_store::http::HttpBuilder::new().with_url(base);
             // An http:// URL asks for plain HTTP itself.
-            build!(match parsed.scheme() {
+            let store: Arc<dyn ObjectStore> = build!(match parsed.scheme() {
                 "http" => builder.with_config(object_store::ClientConfigKey::AllowHttp, "true"),
                 _ => builder,
-            })
+            });
+            (store, None)
         }
         _ => return Err(bad_url(url, "not an object store's URL")),
     };
-    Ok((store, path))
+    Ok((stores, path))
 }
+
+/// A store, and the same store's multipart API where it has one.
+type Stores = (Arc<dyn ObjectStore>, Option<pending::Multipart>);
 
 /// An `object_store` error as one line: its message with every run of white space (a
 /// server's HTML reply has many lines) as one space, and at most 400 characters of it.

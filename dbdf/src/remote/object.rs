@@ -9,6 +9,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
 use serde_daphne::{Error, Result};
 
+use super::pending::Multipart;
 use super::{one_line, runtime, store_for, RequestStats, StorageOptions};
 use crate::redact::redact;
 
@@ -17,6 +18,8 @@ use crate::redact::redact;
 #[derive(Clone, Debug)]
 pub struct RemoteObject {
     pub(super) store: Arc<dyn ObjectStore>,
+    /// The store's multipart API, where it has one.
+    pub(super) multipart: Option<Multipart>,
     pub(super) path: ObjectPath,
     url: String,
     stats: Arc<RequestStats>,
@@ -112,9 +115,10 @@ impl RemoteObject {
     /// [`serde_daphne::ErrorKind::InvalidValue`] for a URL no store reads, or settings the
     /// store refuses.
     pub fn new(url: &str, options: &StorageOptions) -> Result<RemoteObject> {
-        let (store, path) = store_for(url, options)?;
+        let ((store, multipart), path) = store_for(url, options)?;
         Ok(RemoteObject {
             store,
+            multipart,
             path,
             // Kept for messages only (requests go to `store` and `path`), so without secrets.
             url: redact(url).into_owned(),
@@ -128,6 +132,7 @@ impl RemoteObject {
     pub fn sibling(&self, suffix: &str) -> RemoteObject {
         RemoteObject {
             store: Arc::clone(&self.store),
+            multipart: self.multipart.clone(),
             path: ObjectPath::from(format!("{}{suffix}", self.path)),
             url: format!("{}{suffix}", self.url),
             stats: Arc::clone(&self.stats),

@@ -1,11 +1,11 @@
 //! An object's new bytes sent but held back ([`Staged`]): they become the object only when
 //! completed (a failed or killed upload leaves the old object, or none).
 
-use object_store::MultipartUpload;
 use serde_daphne::{ReadAt, Result};
 use std::fs::File;
 
 use super::object::RemoteObject;
+use super::pending::Pending;
 
 /// Bytes per uploaded part.
 pub(super) const PART: u64 = 16 << 20;
@@ -20,7 +20,7 @@ pub(super) enum Staged {
     /// A small object's bytes, likewise.
     Bytes(Vec<u8>),
     /// Every part sent, in a multipart upload left pending.
-    Parts(Box<dyn MultipartUpload>),
+    Parts(Pending),
 }
 
 impl Staged {

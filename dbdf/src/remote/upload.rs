@@ -10,10 +10,10 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use object_store::{MultipartUpload, ObjectStoreExt};
 use serde_daphne::{ReadAt, Result};
 use tokio::task::JoinHandle;
 
+use super::pending::Pending;
 use super::transfer::{Staged, IN_FLIGHT, PART};
 use super::{runtime, RemoteObject};
 
@@ -24,7 +24,7 @@ pub(super) struct StreamingUpload {
     /// The part being filled.
     part: Vec<u8>,
     /// The pending upload, begun when a second part starts.
-    upload: Option<Box<dyn MultipartUpload>>,
+    upload: Option<Pending>,
     /// Parts sent and not yet answered, oldest first, with their sizes.
     in_flight: VecDeque<JoinHandle<(object_store::Result<()>, u64)>>,
 }
@@ -46,10 +46,11 @@ impl StreamingUpload {
         let upload = match &mut self.upload {
             Some(upload) => upload,
             None => {
-                let (store, path) = (Arc::clone(&self.object.store), self.object.path.clone());
+                let store = Arc::clone(&self.object.store);
+                let (multipart, path) = (self.object.multipart.clone(), self.object.path.clone());
                 let begun = self
                     .object
-                    .run(async move { store.put_multipart(&path).await }, |_| (0, 0))?;
+                    .run(Pending::begin(store, multipart, path), |_| (0, 0))?;
                 self.upload.insert(begun)
             }
         };
