@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Remote outputs (issue 84): a local 1 GiB `.dbdf` (a dense f64 matrix of 8192 columns)
-converted by `dbdf convert` to each format in an S3 server (s3s-fs with --s3s-fs, else
-moto's) with TMPDIR on a 64 MiB tmpfs, against boto3's `upload_file` (default transfer
-settings) sending the same `.npy` bytes to the same server in the same run. Prints each
+"""Remote outputs (issue 84): a 1 GiB `.dbdf` (a dense f64 matrix of 8192 columns), local
+and in the bucket, converted by `dbdf convert` to each format in an S3 server (s3s-fs with
+--s3s-fs, else moto's) with TMPDIR on a 64 MiB tmpfs, against boto3's `upload_file`
+(default transfer settings) sending the same `.npy` bytes to the same server in the same
+run. Prints each
 conversion's time (or why it failed), its peak resident memory (from /usr/bin/time), its
 requests and bytes sent (`--stats`), and whether the object reads back equal to the local
 conversion.
@@ -14,6 +15,7 @@ Needs: boto3, numpy and moto[server] or s3s-fs (cargo install s3s-fs --features 
 The tmpfs is mounted only when run as root: otherwise the table says so.
 """
 
+import itertools
 import re
 import subprocess
 import sys
@@ -87,34 +89,38 @@ def main():
         run("convert", source, local_npy, "--no-sync")
         boto = attempt(args.runs, [sys.executable, "-c", UPLOAD, local_npy, "boto.npy"], env)
         size = local_npy.stat().st_size
-        for name, extra in OUTPUTS:
-            if not any(w in name for w in wanted):
-                continue
-            ours = attempt(args.runs, [args.dbdf, "--stats", "-q", "convert", source,
-                                       f"s3://data/{name}", *extra], bounded)
+        # Bucket to bucket: the same file in the bucket, with its block index.
+        run("convert", source, "s3://data/in.dbdf")
+        outputs = [(name, extra) for name, extra in OUTPUTS if any(w in name for w in wanted)]
+        for (name, extra), (place, src) in itertools.product(
+                outputs, [("local", source), ("bucket", "s3://data/in.dbdf")]):
+            target = f"s3://data/{place}-{name}"
+            ours = attempt(args.runs, [args.dbdf, "--stats", "-q", "convert", src, target,
+                                       *extra], bounded)
             if isinstance(ours, str):
-                rows.append((name, ours, None, None, None, None))
+                rows.append((name, place, ours, None, None, None, None))
                 continue
             requests, out = sent(ours[2])
             back = work / "back.npy"
-            run("convert", f"s3://data/{name}", back, "--no-sync")
+            run("convert", target, back, "--no-sync")
             equal = np.array_equal(np.load(back, mmap_mode="r"), np.load(local_npy, mmap_mode="r"))
             back.unlink()
-            rows.append((name, ours[0], ours[1], requests, out, equal))
+            rows.append((name, place, ours[0], ours[1], requests, out, equal))
     finally:
         ran = teardown(args, work, tmpfs, mounted, s3)
     print(f"\n{ran}. boto3 `upload_file` of "
           f"the {size / 2**20:.0f} MiB `.npy`: "
           + (f"{boto[0]:.2f} s, {boto[1]:.0f} MiB" if not isinstance(boto, str) else boto)
           + ".\n")
-    print("| output | dbdf s | boto3 / dbdf | peak RSS MiB | requests | MiB sent | reads back |")
-    print("|---|---|---|---|---|---|---|")
-    for name, secs, rss, requests, out, equal in rows:
+    print("| output | from | dbdf s | boto3 / dbdf | peak RSS MiB | requests | MiB sent | "
+          "reads back |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, place, secs, rss, requests, out, equal in rows:
         if isinstance(secs, str):
-            print(f"| {name} | failed: {secs} | | | | | |")
+            print(f"| {name} | {place} | failed: {secs} | | | | | |")
             continue
         ratio = f"{boto[0] / secs:.2f}x" if not isinstance(boto, str) else "-"
-        print(f"| {name} | {secs:.2f} | {ratio} | {rss:.0f} | {requests} | "
+        print(f"| {name} | {place} | {secs:.2f} | {ratio} | {rss:.0f} | {requests} | "
               f"{out / 2**20:.0f} | {'equal' if equal else 'DIFFERS'} |")
 
 

@@ -17,7 +17,7 @@
 //! read is pinned to the version listed), never a mix. Two writers of one folder at once are
 //! not supported.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -26,8 +26,9 @@ use std::sync::{Mutex, MutexGuard};
 use bytes::Bytes;
 use serde_daphne::Result;
 
+use super::object::Sending;
 use super::sets::{with_notes, SIDECARS};
-use super::transfer::Staged;
+use super::transfer::{Staged, IN_FLIGHT};
 use super::upload::StreamingUpload;
 use super::RemoteObject;
 use crate::storage::{FileOut, OutputFiles};
@@ -62,6 +63,9 @@ struct Began {
     metadata: Vec<(String, Vec<u8>)>,
     /// The object `NAME` written as one file, held back until the commit.
     whole: Option<Staged>,
+    /// Small objects' requests on their way, oldest first (a few at once: one at a time,
+    /// Zarr's chunks would go at a request's round trip each).
+    sending: VecDeque<Sending>,
 }
 
 impl<'o> PrefixWrite<'o> {
@@ -128,6 +132,7 @@ impl Began {
             written: BTreeSet::new(),
             metadata: Vec::new(),
             whole: None,
+            sending: VecDeque::new(),
         };
         let kept = (|| -> Result<()> {
             for key in &began.old_keys {
@@ -167,7 +172,20 @@ impl Began {
         }
     }
 
+    /// Waits for every small object's request; the first error.
+    fn sent(&mut self) -> Result<()> {
+        let mut first = Ok(());
+        for sending in self.sending.drain(..) {
+            let answered = sending.wait();
+            if first.is_ok() {
+                first = answered;
+            }
+        }
+        first
+    }
+
     fn commit(&mut self, folder: &RemoteObject) -> Result<()> {
+        self.sent()?;
         // What the old set had beyond the new goes before the metadata that would list it.
         for gone in self.old_keys.iter().filter(|k| !self.written.contains(*k)) {
             folder.child(gone).delete_if_present()?;
@@ -194,6 +212,8 @@ impl Began {
         if let Some(whole) = self.whole.take() {
             whole.abort(folder);
         }
+        // None may land after the deletes below.
+        let _ = self.sent();
         let mut notes = Vec::new();
         let mut back = |object: RemoteObject, from: Option<&RemoteObject>| {
             let put = match from {
@@ -266,7 +286,19 @@ impl FileOut for PrefixFile<'_, '_> {
     fn finish(self: Box<Self>) -> Result<()> {
         let PrefixFile { write, key, to } = *self;
         match (key, to) {
-            (Some(_), To::Object(object, upload)) => upload.finish()?.complete(&object),
+            (Some(_), To::Object(object, upload)) => match upload.finish()? {
+                Staged::Bytes(bytes) => {
+                    let sending = object.put_later(bytes);
+                    let oldest = write.with(|b| {
+                        b.sending.push_back(sending);
+                        (b.sending.len() > IN_FLIGHT)
+                            .then(|| b.sending.pop_front())
+                            .flatten()
+                    })?;
+                    oldest.map_or(Ok(()), Sending::wait)
+                }
+                staged => staged.complete(&object),
+            },
             (Some(key), To::Held(bytes)) => write.with(|b| b.metadata.push((key, bytes))),
             (None, To::Object(_, upload)) => {
                 let staged = upload.finish()?;

@@ -108,6 +108,25 @@ impl std::fmt::Display for ObjectChanged {
 
 impl std::error::Error for ObjectChanged {}
 
+/// A request on its way ([`RemoteObject::put_later`]).
+pub(super) struct Sending {
+    object: RemoteObject,
+    put: tokio::task::JoinHandle<object_store::Result<object_store::PutResult>>,
+    len: u64,
+}
+
+impl Sending {
+    /// Waits for the request's answer.
+    ///
+    /// # Errors
+    /// A failed request, in one line naming the URL.
+    pub(super) fn wait(self) -> Result<()> {
+        let Sending { object, put, len } = self;
+        let answered = runtime().block_on(put).map_err(io::Error::other)?;
+        object.run(async move { answered }, |_| (0, len)).map(drop)
+    }
+}
+
 impl RemoteObject {
     /// The object at `url`, with the environment's settings and `options`; no request yet.
     ///
@@ -251,6 +270,19 @@ impl RemoteObject {
             (0, len)
         })?;
         Ok(())
+    }
+
+    /// [`RemoteObject::put`] on its way while the caller goes on: [`Sending::wait`] gives its
+    /// outcome.
+    pub(super) fn put_later(&self, bytes: Vec<u8>) -> Sending {
+        let (store, path) = (Arc::clone(&self.store), self.path.clone());
+        let len = bytes.len() as u64;
+        let put = runtime().spawn(async move { store.put(&path, bytes.into()).await });
+        Sending {
+            object: self.clone(),
+            put,
+            len,
+        }
     }
 
     /// The object called `name` in the folder this object's URL names (the prefix `NAME/`).
