@@ -27,6 +27,7 @@ pub mod feather;
 pub mod parquet;
 mod parquet_file;
 mod parquet_footer;
+mod parquet_writer;
 mod table_plan;
 
 pub(crate) use table_plan::{stream_bands, Batches, TablePlan, Unit};

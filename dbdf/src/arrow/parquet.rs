@@ -1,7 +1,7 @@
 //! Parquet files on the pipe: a source whose bands are record batches of about a row group
 //! (decoded on a thread of their own, compressed row groups on every core, while the sink
-//! writes the band before), and a sink that writes row groups through the Arrow crates'
-//! `ArrowWriter`.
+//! writes the band before), and a sink that writes row groups a column chunk at a time
+//! ([`ColumnsWriter`]) through the Arrow crates' column writers.
 
 use std::fs::File;
 use std::io::Write;
@@ -14,7 +14,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::arrow::ProjectionMask;
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
@@ -23,6 +23,7 @@ use parquet::file::reader::{ChunkReader, Length};
 
 use super::parquet_file::{chunks_of, extents_of, Checked};
 use super::parquet_footer;
+use super::parquet_writer::ColumnsWriter;
 use super::{
     batch_of, guarded, schema_for, stream_bands, Batches, Compression, ReadOptions, TablePlan,
     Unit, WriteOptions,
@@ -267,7 +268,7 @@ impl Source for ParquetSource {
 /// A Parquet file of one table written to `W`, row group by row group.
 pub(crate) struct ParquetSink<W: Write + Send> {
     out: Option<W>,
-    writer: Option<ArrowWriter<W>>,
+    writer: Option<ColumnsWriter<W>>,
     options: WriteOptions,
 }
 
@@ -363,14 +364,15 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
         };
         let options = &self.options;
         let mut out = Some(out);
-        let mut writer: Option<ArrowWriter<W>> = None;
+        let mut writer: Option<ColumnsWriter<W>> = None;
         // The writer starts with the first band, whose values choose the encodings.
         let mut start = |first: Option<&RecordBatch>| {
             let out = out
                 .take()
                 .ok_or_else(|| Error::invalid("a Parquet writer started twice"))?;
-            ArrowWriter::try_new(out, schema.clone(), Some(properties(options, first)))
-                .map_err(|e| PARQUET.error(e))
+            let properties = properties(options, first);
+            let rows = properties.max_row_group_row_count().unwrap_or(1 << 20);
+            ColumnsWriter::new(out, schema.clone(), properties, rows).map_err(parquet_write_error)
         };
         pieces.for_each(&mut |band| {
             let batch = batch_of(band, &schema)?;
@@ -378,7 +380,7 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
                 Some(writer) => writer,
                 None => writer.insert(start(Some(&batch))?),
             };
-            writer.write(&batch).map_err(parquet_write_error)?;
+            writer.write(batch).map_err(parquet_write_error)?;
             Ok(true)
         })?;
         self.writer = Some(match writer {
@@ -392,7 +394,7 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
         let Some(writer) = self.writer else {
             return Err(Error::invalid("no table was written"));
         };
-        let mut out = writer.into_inner().map_err(parquet_write_error)?;
+        let mut out = writer.finish().map_err(parquet_write_error)?;
         out.flush()?;
         Ok(Vec::new())
     }
