@@ -24,7 +24,7 @@
 //!   [`sort_rows`].
 //! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`] (or [`parse_meta`], for a
 //!   sidecar fetched from elsewhere), [`write_sidecar`],
-//!   [`sidecar_path`], and the local one of a folder of segments, [`write_segments_sidecar`].
+//!   [`sidecar_path`], and the local one of a folder of segments, [`segments_meta`].
 //! - Progress of long reads and writes: [`Progress`].
 //! - Formats that are folders (segments, part files, Zarr groups), written whole or not at
 //!   all: [`replace_directory`]; a file (or folder) and its sidecars replaced together, the
@@ -70,8 +70,8 @@
 //! These items follow semantic versioning as the rest of the public face does.
 
 pub use crate::io::meta::{
-    daphne_types_as_csr, parse_meta, read_sidecar, sidecar_path, write_segments_sidecar,
-    write_sidecar, DAPHNE_SPARSITY_THRESHOLD,
+    daphne_types_as_csr, parse_meta, read_sidecar, segments_meta, sidecar_path, write_sidecar,
+    DAPHNE_SPARSITY_THRESHOLD,
 };
 pub use crate::io::progress::Progress;
 pub use crate::io::{

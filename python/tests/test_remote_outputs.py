@@ -151,11 +151,13 @@ def test_a_folder_goes_up_as_a_prefix_and_a_smaller_rewrite_leaves_nothing_of_th
     ("i.zarr", ["--data-type", "csr", "--iso"]),
     ("s.sysds", ["--to", "systemds", "--parts", "3"]),
     ("one.sysds", ["--to", "systemds"]),
+    ("s.hdfs", ["--segments", "3"]),
 ])
 def test_files_go_up_one_by_one_with_no_local_copy(s3, tool, big, tmp_path, name, args):
-    """A Zarr group's chunks, SystemDS's part files (or its one file) and `.mtd`: each an
-    object as it is written, no file written locally (the tool's files are limited far below
-    the output's 20 MiB), the same objects as the local output's files."""
+    """A Zarr group's chunks, SystemDS's part files (or its one file) and `.mtd`, DAPHNE's
+    segments, their sidecars and the folder's: each an object as it is written, no file
+    written locally (the tool's files are limited far below the output's 20 MiB), the same
+    objects as the local output's files."""
     local = tmp_path / name
     if "--iso" in args:
         # One value: the chunks written are read back and replaced by one.
@@ -167,11 +169,23 @@ def test_files_go_up_one_by_one_with_no_local_copy(s3, tool, big, tmp_path, name
     assert done.returncode == 0, done.stderr
     files = {name: local} if local.is_file() else {
         f"{name}/{p.relative_to(local).as_posix()}": p for p in local.rglob("*") if p.is_file()}
-    if Path(f"{local}.mtd").exists():
-        files[name + ".mtd"] = Path(f"{local}.mtd")
-    assert sorted(k for k in s3.keys() if k.split("/")[0] in (name, name + ".mtd")) == sorted(files)
+    for suffix in (".mtd", ".meta"):
+        if Path(f"{local}{suffix}").exists():
+            files[name + suffix] = Path(f"{local}{suffix}")
+    names = (name, name + ".mtd", name + ".meta")
+    assert sorted(k for k in s3.keys() if k.split("/")[0] in names) == sorted(files)
     for key, path in files.items():
         assert s3.get(key) == path.read_bytes(), key
+    if name.endswith(".hdfs"):
+        # Its sidecar is put last, and deleted while a write runs: a folder without it is
+        # refused, never read as it may be (segments of two writes).
+        back = tmp_path / "back.npy"
+        tool("convert", f"s3://data/{name}", back, env=s3.env())
+        assert np.array_equal(np.load(back), np.load(big))
+        s3.client.delete_object(Bucket="data", Key=name + ".meta")
+        done = tool("convert", f"s3://data/{name}", back, env=s3.env(), check=False)
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        assert "being written" in done.stderr
 
 
 @pytest.mark.parametrize("name,args", [

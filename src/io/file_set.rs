@@ -27,7 +27,7 @@ use super::atomic::{
     crash_point, exchange, finish, folder_of, remove_any, remove_stale_temporaries,
     remove_stale_temporaries_of, temporary_path, Pending, Temporary, Writeback,
 };
-use super::meta::{meta_json, segments_meta_json, sidecar_path};
+use super::meta::{meta_json, segments_meta, sidecar_path};
 use super::Preallocating;
 use crate::error::Result;
 use crate::Header;
@@ -237,12 +237,12 @@ impl FileSet {
     }
 
     /// Adds the local sidecar of the folder of segments at `folder` (see
-    /// [`crate::lowlevel::write_segments_sidecar`]).
+    /// [`crate::lowlevel::segments_meta`]).
     ///
     /// # Errors
-    /// As [`crate::lowlevel::write_segments_sidecar`].
+    /// As [`crate::lowlevel::segments_meta`].
     pub fn segments_sidecar(&mut self, folder: impl AsRef<Path>, header: &Header) -> Result<()> {
-        let json = segments_meta_json(folder.as_ref(), header)?;
+        let json = segments_meta(folder.as_ref(), header)?;
         self.bytes(sidecar_path(folder), json.as_bytes())
     }
 

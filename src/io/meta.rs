@@ -241,25 +241,18 @@ pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
     Ok(())
 }
 
-/// Writes the local sidecar of the folder of segments at `path` (DAPHNE's segmented layout,
-/// `NAME.hdfs/NAME.hdfs_segment_<i>`), atomically: the whole object's header, and the `hdfs`
-/// key naming the folder as DAPHNE's write kernel does, `/NAME.hdfs` (the root of its HDFS):
+/// The text of the local sidecar of the folder of segments at `path` (DAPHNE's segmented
+/// layout, `NAME.hdfs/NAME.hdfs_segment_<i>`, its sidecar `NAME.hdfs.meta`): the whole
+/// object's header, and the `hdfs` key naming the folder as DAPHNE's write kernel does,
+/// `/NAME.hdfs` (the root of its HDFS):
 /// `{"hdfs":{"HDFSFilename":"/m.dbdf.hdfs","isHDFS":true},"numCols":4,"numRows":3,"valueType":"f64"}`.
+/// [`crate::lowlevel::FileSet::segments_sidecar`] writes it.
 ///
 /// # Errors
-/// I/O errors; [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks;
+/// [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks;
 /// [`crate::ErrorKind::InvalidValue`] for a scalar or a path without a file name.
-pub fn write_segments_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
+pub fn segments_meta(path: impl AsRef<Path>, header: &Header) -> Result<String> {
     let path = path.as_ref();
-    let json = segments_meta_json(path, header)?;
-    super::write_atomically(sidecar_path(path), |f| {
-        std::io::Write::write_all(f, json.as_bytes())?;
-        Ok(())
-    })
-}
-
-/// The text of [`write_segments_sidecar`]'s sidecar for the folder at `path`.
-pub(crate) fn segments_meta_json(path: &Path, header: &Header) -> Result<String> {
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -293,8 +286,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let folder = dir.join("randomSet.csv.hdfs");
         let header = Header::matrix(crate::DataType::DenseMatrix, 10, 10, ValueType::F64);
-        write_segments_sidecar(&folder, &header).unwrap();
-        let text = std::fs::read_to_string(sidecar_path(&folder)).unwrap();
+        let text = segments_meta(&folder, &header).unwrap();
+        std::fs::write(sidecar_path(&folder), &text).unwrap();
         assert_eq!(
             text,
             r#"{"hdfs":{"HDFSFilename":"/randomSet.csv.hdfs","isHDFS":true},"numCols":10,"numRows":10,"valueType":"f64"}"#

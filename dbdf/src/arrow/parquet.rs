@@ -1,7 +1,7 @@
 //! Parquet files on the pipe: a source whose bands are record batches of about a row group
 //! (decoded on a thread of their own, compressed row groups on every core, while the sink
 //! writes the band before), and a sink that writes row groups a column chunk at a time
-//! ([`ColumnsWriter`]) through the Arrow crates' column writers.
+//! (`parquet_writer.rs`) through the Arrow crates' column writers.
 
 use std::fs::File;
 use std::io::Write;

@@ -14,7 +14,8 @@
 //! in a format written as one stream (a `.dbdf` too, with the block index its writer makes)
 //! goes up as it is written (a streaming upload); others are written in a private temporary
 //! folder, made only then, and uploaded with their sidecars (the object appears only when
-//! complete); DAPHNE's segments are sent one by one, and `NAME.hdfs.meta` last.
+//! complete); outputs of several files (Zarr groups, SystemDS output, DAPHNE's segments)
+//! file by file under their prefix, their metadata last ([`super::folders`]).
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +25,7 @@ use serde_daphne::Result;
 use super::folders::{upload_folder, PrefixWrite};
 use super::reader::is_not_found;
 use super::sets::upload_with_sidecars;
-use super::sets::{complete_with_sidecars, new_sidecars, segment, upload_segments};
+use super::sets::{complete_with_sidecars, new_sidecars, segment};
 use super::upload::StreamingUpload;
 use super::{Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{
@@ -136,10 +137,9 @@ pub fn convert_urls(
                 .0
                 .join(object.file_name());
             let report = convert_from(&mut *source, input, &local_output, options)?;
-            let uploaded = match to.driver().stored() {
-                Stored::Segments => upload_segments(&local_output, object),
-                _ if local_output.is_dir() => upload_folder(&local_output, object),
-                _ => upload_with_sidecars(&local_output, object, None),
+            let uploaded = match local_output.is_dir() {
+                true => upload_folder(&local_output, object),
+                false => upload_with_sidecars(&local_output, object, None),
             };
             uploaded.map_err(fail_at(output))?;
             report
@@ -300,13 +300,29 @@ fn fail_at(path: &Path) -> impl Fn(serde_daphne::Error) -> ConvertError + '_ {
     move |e| ConvertError::at(path, e)
 }
 
-/// The folder of segments behind `folder` (the objects under `NAME.hdfs/`) read in place:
-/// segments 1, 2, ... up to the first missing one, each opened as a remote `.dbdf` (with its
-/// sidecar), and the folder's local sidecar `NAME.hdfs.meta` where there is one; the segments'
-/// inputs, which gather notes. Each segment is pinned to the version its first request saw;
-/// a folder rewritten meanwhile may mix segments of two writes, which the local sidecar's row
-/// count catches where the counts differ.
+/// The folder of segments behind `folder` (the objects under `NAME.hdfs/`) read in place: its
+/// local sidecar `NAME.hdfs.meta` (put last by a write, deleted while one runs: without it,
+/// the folder is refused), then segments 1, 2, ... up to the first missing one, each opened as
+/// a remote `.dbdf` (with its sidecar); the segments' inputs, which gather notes. Each segment
+/// is pinned to the version its first request saw; a folder rewritten meanwhile may mix
+/// segments of two writes, which the local sidecar's row count catches where they differ.
 fn open_segments(folder: &RemoteObject) -> Result<(SegmentsSource, Vec<Input>)> {
+    let sidecar = folder.sibling(".meta");
+    let Some(bytes) = sidecar.get_if_present()? else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!(
+                "{} has no sidecar {}: not a folder of DAPHNE's segments, or one being written",
+                folder.url(),
+                sidecar.url()
+            ),
+        )
+        .into());
+    };
+    let name = sidecar.url();
+    let text = String::from_utf8(bytes.to_vec())
+        .map_err(|_| serde_daphne::Error::invalid(format!("{name} is not UTF-8 text")))?;
+    let local = Some(parse_meta(&text, Path::new(name))?);
     let mut segments = Vec::new();
     let mut inputs = Vec::new();
     for i in 1.. {
@@ -319,14 +335,5 @@ fn open_segments(folder: &RemoteObject) -> Result<(SegmentsSource, Vec<Input>)> 
         segments.push((object.url().to_owned(), native::source_at(&input)?));
         inputs.push(input);
     }
-    let local = match folder.sibling(".meta").get_if_present()? {
-        Some(bytes) => {
-            let name = format!("{}.meta", folder.url());
-            let text = String::from_utf8(bytes.to_vec())
-                .map_err(|_| serde_daphne::Error::invalid(format!("{name} is not UTF-8 text")))?;
-            Some(parse_meta(&text, Path::new(&name))?)
-        }
-        None => None,
-    };
     Ok((SegmentsSource::of_segments(segments, local)?, inputs))
 }

@@ -200,11 +200,17 @@ impl ObjectReader {
     /// # Errors
     /// As [`ObjectReader::input`]: `NotFound` where there is neither.
     pub(crate) fn input_or_folder(object: RemoteObject) -> Result<Input> {
+        // Missing, or refused by a server that keeps a folder's objects in a directory of
+        // that name (s3s-fs answers its HEAD with 500): the objects under the prefix, if any.
         let missing = match ObjectReader::input(object.clone()) {
-            Err(e) if is_not_found(&e) => e,
+            Err(e) if is_not_found(&e) || e.io_error().is_some() => e,
             opened => return opened,
         };
-        let (listed, folders) = object.list_folder()?;
+        let (listed, folders) = match object.list_folder() {
+            Ok(listed) => listed,
+            Err(_) if !is_not_found(&missing) => return Err(missing),
+            Err(e) => return Err(e),
+        };
         if listed.is_empty() && folders.is_empty() {
             return Err(missing);
         }

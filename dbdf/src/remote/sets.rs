@@ -1,26 +1,19 @@
-//! An object and its sidecars, or DAPHNE's folder of segments and its local sidecar, put in
-//! object storage together: after a failed write the old set is there, whole.
+//! An object and its sidecars (`.meta`, `.mtd`, `.index`) put in object storage together:
+//! after a failed write the old set is there, whole. (An output of several files, DAPHNE's
+//! segments among them, is [`super::folders`]'.)
 //!
 //! An object store replaces each object on its own, so the order and what is kept decide:
-//! - **A file and its sidecars** (`.meta`, `.mtd`, `.index`): the new object is sent first but
-//!   left invisible (a small one held back, a large one as the parts of a pending multipart
-//!   upload); the old sidecars are read into memory; the new sidecars are put (stale ones
-//!   deleted); the object is completed last, in one request. A failure before that puts the
-//!   old sidecars back and drops the parts. Unlike local files (data first, `FileSet`), the
-//!   data goes last here: the old object could only be kept aside by copying it whole, while
-//!   the new one can be held back for free.
-//! - **A folder of segments**: every new segment is sent and held back as above; each old
-//!   segment is copied aside on the server (`NAME.hdfs.old/`) and its sidecar kept in
-//!   memory; the local sidecar is deleted (DAPHNE then sees no folder), the segments are
-//!   completed and extra old ones deleted, and the local sidecar is put last. A failure puts
-//!   the old segments back from their copies, and the copies go when the write ends (what a
-//!   failure leaves of them, the next write of the folder removes first). Two writers of one
-//!   folder at once are not supported.
+//! the new object is sent first but left invisible (a small one held back, a large one as the
+//! parts of a pending multipart upload); the old sidecars are read into memory; the new
+//! sidecars are put (stale ones deleted); the object is completed last, in one request. A
+//! failure before that puts the old sidecars back and drops the parts. Unlike local files
+//! (data first, `FileSet`), the data goes last here: the old object could only be kept aside
+//! by copying it whole, while the new one can be held back for free.
 //!
 //! Readers between two of these requests see the new sidecars beside the old object (checked
-//! by this crate's readers against the header), or a folder without its local sidecar. A
-//! completion whose reply is lost may have happened: then the old sidecars put back describe
-//! the new object, and the next write mends it.
+//! by this crate's readers against the header). A completion whose reply is lost may have
+//! happened: then the old sidecars put back describe the new object, and the next write
+//! mends it.
 
 use std::fs::File;
 use std::path::Path;
@@ -172,145 +165,4 @@ pub(super) fn with_notes(error: serde_daphne::Error, notes: Vec<String>) -> serd
 /// The object of segment `i` of the folder of segments `folder` (`NAME.hdfs/NAME.hdfs_segment_i`).
 pub(super) fn segment(folder: &RemoteObject, i: usize) -> RemoteObject {
     folder.sibling(&format!("/{}", segment_name(folder.file_name(), i)))
-}
-
-/// An old segment kept while a folder is replaced: its copy aside and its sidecar's bytes.
-struct Kept {
-    copy: RemoteObject,
-    meta: Bytes,
-}
-
-/// Uploads the folder of segments at `local` as the objects under `folder` (`NAME.hdfs/`),
-/// with its local sidecar `NAME.hdfs.meta` last, as one set (see the module's notes): after a
-/// failure the old folder is there, whole; segments an earlier, longer write left go.
-///
-/// # Errors
-/// A failed request or a local file missing: the old folder stays then.
-pub(super) fn upload_segments(local: &Path, folder: &RemoteObject) -> Result<()> {
-    let name = folder.file_name().to_owned();
-    let local_meta = folder.sibling(".meta");
-    let aside = folder.sibling(".old");
-    clear_copies(&aside, &name)?;
-    let new_meta = std::fs::read(serde_daphne::lowlevel::appended(local, ".meta"))?;
-    // Every new segment sent and held back, with its sidecar's bytes.
-    let mut staged = Vec::new();
-    let sent = (|| -> Result<()> {
-        for i in 1.. {
-            let path = local.join(segment_name(&name, i));
-            let Ok(file) = File::open(&path) else {
-                break;
-            };
-            let meta = std::fs::read(serde_daphne::lowlevel::appended(&path, ".meta"))?;
-            staged.push((stage(&file, &segment(folder, i))?, meta));
-        }
-        Ok(())
-    })();
-    let abort_all = |staged: Vec<(Staged, Vec<u8>)>| {
-        for (i, (s, _)) in staged.into_iter().enumerate() {
-            s.abort(&segment(folder, i + 1));
-        }
-    };
-    if let Err(e) = sent {
-        abort_all(staged);
-        return Err(e);
-    }
-    // Every old segment copied aside, its sidecar kept; the old local sidecar kept.
-    let mut kept: Vec<Kept> = Vec::new();
-    let old_meta = (|| -> Result<Option<Bytes>> {
-        for i in 1.. {
-            let old = segment(folder, i);
-            let Some(meta) = old.sibling(".meta").get_if_present()? else {
-                break;
-            };
-            let copy = aside.sibling(&format!("/{}", segment_name(&name, i)));
-            old.copy_to(&copy)?;
-            kept.push(Kept { copy, meta });
-        }
-        local_meta.get_if_present()
-    })();
-    let old_meta = match old_meta {
-        Ok(m) => m,
-        Err(e) => {
-            abort_all(staged);
-            drop_copies(&kept);
-            return Err(e);
-        }
-    };
-    let new_count = staged.len();
-    let mut touched = 0;
-    let replace = || -> Result<()> {
-        local_meta.delete_if_present()?;
-        for (i, (s, meta)) in staged.into_iter().enumerate() {
-            let object = segment(folder, i + 1);
-            touched = i + 1;
-            s.complete(&object)?;
-            object.sibling(".meta").put(meta)?;
-        }
-        for i in new_count + 1..=kept.len() {
-            touched = i;
-            segment(folder, i).delete_if_present()?;
-            segment(folder, i).sibling(".meta").delete_if_present()?;
-        }
-        local_meta.put(new_meta.clone())
-    };
-    let done = replace();
-    if let Err(e) = done {
-        // Segments not reached were never completed; their parts went with the dropped
-        // uploads, so only what was touched needs putting back.
-        let mut notes = Vec::new();
-        for i in 1..=touched {
-            let object = segment(folder, i);
-            let back = match kept.get(i - 1) {
-                Some(k) => k
-                    .copy
-                    .copy_to(&object)
-                    .and_then(|()| object.sibling(".meta").put(k.meta.to_vec())),
-                None => object
-                    .delete_if_present()
-                    .and_then(|()| object.sibling(".meta").delete_if_present()),
-            };
-            if back.is_err() {
-                notes.push(format!("{} could not be put back as it was", object.url()));
-            }
-        }
-        notes.extend(put_back(std::iter::once((&local_meta, old_meta))));
-        if notes.is_empty() {
-            drop_copies(&kept);
-        } else {
-            notes.push(format!("the old segments are kept under {}/", aside.url()));
-        }
-        return Err(with_notes(e, notes));
-    }
-    drop_copies(&kept);
-    Ok(())
-}
-
-/// Deletes the copies of old segments, last first, so that what a failure leaves is copies
-/// 1 to j, which the next write of the folder finds ([`clear_copies`]). Best effort: a copy
-/// left is beside the folder, never part of it.
-fn drop_copies(kept: &[Kept]) {
-    for k in kept.iter().rev() {
-        if k.copy.delete_if_present().is_err() {
-            return;
-        }
-    }
-}
-
-/// Deletes the copies an earlier write of the folder left under `aside` (`NAME.hdfs.old/`),
-/// from the first on: [`drop_copies`] leaves only a first run of them.
-fn clear_copies(aside: &RemoteObject, name: &str) -> Result<()> {
-    for i in 1.. {
-        let copy = aside.sibling(&format!("/{}", segment_name(name, i)));
-        match copy.head() {
-            Ok(_) => copy.delete_if_present()?,
-            Err(e)
-                if e.io_error()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
-            {
-                return Ok(())
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }

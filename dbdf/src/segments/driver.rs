@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_daphne::Error;
 
 use super::WriteOptions;
-use crate::driver::{ConvertOptions, Driver, OptionSpec, Stored, Takes, Written};
+use crate::driver::{ConvertOptions, Driver, OptionSpec, OutputFiles, Stored, Takes, Written};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// DAPHNE's segmented layout (`NAME.hdfs`).
@@ -57,6 +57,19 @@ impl Driver for Segments {
             path,
             &options.formats.get::<WriteOptions>(),
         )))
+    }
+
+    /// The segments and their sidecars as objects under the prefix `NAME/`, and `NAME.meta`.
+    fn sink_into<'f>(
+        &self,
+        files: &'f dyn OutputFiles,
+        output: &Path,
+        options: &ConvertOptions,
+        _: &InputMetadata,
+    ) -> Result<Option<Box<dyn Sink + 'f>>, Error> {
+        let options = options.formats.get::<WriteOptions>();
+        let sink = super::sink::SegmentsSink::into_files(files, output, &options);
+        Ok(Some(Box::new(sink)))
     }
 
     fn stored(&self) -> Stored {

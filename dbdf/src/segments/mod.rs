@@ -98,7 +98,7 @@ pub fn source(folder: impl AsRef<Path>) -> Result<SegmentsSource> {
 
 /// A sink of the pipe writing the folder of segments at `folder` and its local sidecar
 /// ([`SegmentsSink`]).
-pub fn sink(folder: impl AsRef<Path>, options: &WriteOptions) -> SegmentsSink {
+pub fn sink(folder: impl AsRef<Path>, options: &WriteOptions) -> SegmentsSink<'static> {
     SegmentsSink::new(folder.as_ref(), options)
 }
 
