@@ -38,6 +38,7 @@ OUTPUTS = [
     ("out.dbdf", []),
     ("out.zarr", []),
     ("out.sysds", ["--to", "systemds", "--parts", "4"]),
+    ("out.hdfs", ["--segments", "4"]),
 ]
 
 UPLOAD = """
