@@ -45,18 +45,29 @@ impl Version {
     }
 
     /// Whether a response's metadata is of this version: a server that ignores the pin
-    /// (`If-Match`) still names the version it sent.
+    /// (`If-Match`) still names the version it sent. Times are compared to the second, as
+    /// HTTP dates give them (a listing may give milliseconds and no ETag: s3s-fs).
     fn sent(&self, meta: &ObjectMeta) -> bool {
         match (&self.e_tag, &meta.e_tag) {
             (Some(pinned), Some(sent)) => pinned == sent,
-            _ => self.last_modified == meta.last_modified,
+            _ => self.last_modified.timestamp() == meta.last_modified.timestamp(),
         }
     }
 
     fn pin(&self, options: &mut GetOptions) {
         match &self.e_tag {
             Some(tag) => options.if_match = Some(tag.clone()),
-            None => options.if_unmodified_since = Some(self.last_modified),
+            None => {
+                // The header holds whole seconds: a time within a second is rounded up, or
+                // the object would seem modified after it.
+                let t = self.last_modified;
+                let whole = chrono::DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t);
+                let up = match whole < t {
+                    true => whole + chrono::TimeDelta::seconds(1),
+                    false => whole,
+                };
+                options.if_unmodified_since = Some(up);
+            }
         }
     }
 }
@@ -412,5 +423,39 @@ impl RemoteObject {
             _ => io::Error::other(format!("{url}: {}", one_line(&e))),
         };
         io.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listing without ETags and with milliseconds (s3s-fs), against a response's HTTP
+    /// dates in whole seconds: the same version, and a pin the server keeps.
+    #[test]
+    fn a_version_of_milliseconds_is_pinned_to_the_next_whole_second() {
+        let at = |ms| chrono::DateTime::from_timestamp_millis(ms).unwrap();
+        let listed = Version {
+            e_tag: None,
+            last_modified: at(1_000_434),
+        };
+        let meta = |ms| ObjectMeta {
+            location: ObjectPath::from("a"),
+            last_modified: at(ms),
+            size: 1,
+            e_tag: Some("\"e\"".into()),
+            version: None,
+        };
+        assert!(listed.sent(&meta(1_000_000)));
+        assert!(!listed.sent(&meta(1_001_000)));
+        let mut options = GetOptions::default();
+        listed.pin(&mut options);
+        assert_eq!(options.if_unmodified_since, Some(at(1_001_000)));
+        let whole = Version {
+            e_tag: None,
+            last_modified: at(1_000_000),
+        };
+        whole.pin(&mut options);
+        assert_eq!(options.if_unmodified_since, Some(at(1_000_000)));
     }
 }
