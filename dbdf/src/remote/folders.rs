@@ -27,7 +27,7 @@ use bytes::Bytes;
 use serde_daphne::Result;
 
 use super::object::Sending;
-use super::sets::{with_notes, SIDECARS};
+use super::sets::{put_back, with_notes, SIDECARS};
 use super::transfer::{Staged, IN_FLIGHT};
 use super::upload::StreamingUpload;
 use super::RemoteObject;
@@ -234,15 +234,8 @@ impl Began {
             true => back(folder.clone(), Some(&self.aside)),
             false => back(folder.clone(), None),
         }
-        for (sidecar, old, _) in &self.sidecars {
-            let put = match old {
-                Some(bytes) => sidecar.put(bytes.to_vec()),
-                None => sidecar.delete_if_present(),
-            };
-            if put.is_err() {
-                notes.push(format!("{} could not be put back as it was", sidecar.url()));
-            }
-        }
+        let olds = self.sidecars.iter().map(|(s, old, _)| (s, old.clone()));
+        notes.extend(put_back(olds));
         match notes.is_empty() {
             true => {
                 let _ = clear(&self.aside);
