@@ -326,10 +326,11 @@ class Proxy:
 
 def kill_midway(command, server, is_second_part):
     """Runs ``command`` with its requests through a proxy in front of ``server``, and kills
-    it once ``is_second_part(path)`` holds for a request: an upload stopped halfway."""
+    it once ``is_second_part(method, path)`` holds for a request: an upload stopped
+    halfway."""
     proxy = Proxy(server.port)
     seen = threading.Event()
-    proxy.on_request = lambda method, path: is_second_part(path) and seen.set()
+    proxy.on_request = lambda method, path: is_second_part(method, path) and seen.set()
     proc = subprocess.Popen(command, env=server.env(proxy.endpoint), stderr=subprocess.DEVNULL)
     try:
         assert seen.wait(60), "the upload's second part was never sent"
@@ -337,3 +338,31 @@ def kill_midway(command, server, is_second_part):
         proc.wait(10)
     finally:
         proxy.stop()
+
+
+def keys_of(s3, names, folder=None):
+    """Each of ``names`` (and every object under ``folder/``) that exists, with its bytes."""
+    listed = s3.keys()
+    wanted = [k for k in listed if k in names or (folder and k.startswith(folder + "/"))]
+    return {k: s3.get(k) for k in wanted}
+
+
+# Each writer: the output name, its sidecars, extra arguments, and its folder (segments, a
+# Zarr group, SystemDS part files).
+WRITERS = [
+    ("d.dbdf", ["d.dbdf.meta", "d.dbdf.index"], ["--dialect", "daphne"], None),
+    ("t.csv", ["t.csv.meta"], [], None),
+    ("m.sysds", ["m.sysds.mtd"], ["--to", "systemds"], None),
+    ("s.dbdf", ["s.dbdf.meta", "s.dbdf.index"], [], None),
+    ("g.hdfs", ["g.hdfs.meta"], ["--segments", "2"], "g.hdfs"),
+    ("n.npy", [], [], None),
+    ("t.parquet", [], [], None),
+    ("t.arrow", [], [], None),
+    ("c.mtx", [], ["--data-type", "csr"], None),
+    ("m.fut", [], [], None),
+    ("n.npz", [], [], None),
+    ("h.h5", [], ["--data-type", "csr"], None),
+    ("g.zarr", [], ["--data-type", "csr"], "g.zarr"),
+    ("p.sysds", ["p.sysds.mtd"], ["--to", "systemds", "--systemds-block-size", "20",
+                                  "--parts", "2"], "p.sysds"),
+]

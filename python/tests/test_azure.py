@@ -95,7 +95,7 @@ def test_an_upload_killed_midway_leaves_the_old_blob_whole(azure, tool, tmp_path
     np.save(tmp_path / "k.npy", matrix(8192, 1024))  # 64 MiB: several blocks
     blocks = []
 
-    def second_block(path):
+    def second_block(method, path):
         blocks.extend(["block"] if "comp=block&" in path or path.endswith("comp=block") else [])
         return len(blocks) == 2
 

@@ -16,7 +16,8 @@ import pytest
 import dbdf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from remote_servers import Nginx, Proxy, kill_midway, matrix, stats  # noqa: E402
+from remote_servers import (  # noqa: E402
+    WRITERS, Nginx, Proxy, keys_of, kill_midway, matrix, stats)
 
 
 @pytest.fixture(scope="module")
@@ -420,7 +421,7 @@ def test_an_upload_killed_midway_leaves_the_old_object_whole_and_the_next_write_
     m = matrix(8192, 1024)  # 64 MiB: a multipart upload of several parts
     np.save(tmp_path / "k.npy", m)
     kill_midway([tool("--version").args[0], "convert", tmp_path / "k.npy", "s3://data/k.dbdf"],
-                s3, lambda path: "partNumber=2" in path)
+                s3, lambda method, path: "partNumber=2" in path)
     assert s3.get("k.dbdf") == b"the old object"
     assert "k.dbdf.index" not in s3.keys()
     # Pending, never visible: its id is recorded while the upload runs.
@@ -478,13 +479,6 @@ def test_errors_name_the_url_in_one_line(s3, tool):
 # 0), never a mix and never less than the old set. An old set that cannot be put back because
 # the server refuses that too is reported, not checked here.
 
-def keys_of(s3, names, folder=None):
-    """Each of ``names`` (and every object under ``folder/``) that exists, with its bytes."""
-    listed = s3.keys()
-    wanted = [k for k in listed if k in names or (folder and k.startswith(folder + "/"))]
-    return {k: s3.get(k) for k in wanted}
-
-
 class Faults:
     """Passing failures (503, which the client retries) on a 20th of the requests, and one
     refusal for good (403) at a random request: what a flaky server does."""
@@ -497,27 +491,6 @@ class Faults:
         if self.seen == self.refuse_at:
             return 403
         return 503 if self.draw.random() < 0.05 else None
-
-
-# Each writer: the output name, its sidecars, extra arguments, and its folder (segments, a
-# Zarr group, SystemDS part files).
-WRITERS = [
-    ("d.dbdf", ["d.dbdf.meta", "d.dbdf.index"], ["--dialect", "daphne"], None),
-    ("t.csv", ["t.csv.meta"], [], None),
-    ("m.sysds", ["m.sysds.mtd"], ["--to", "systemds"], None),
-    ("s.dbdf", ["s.dbdf.meta", "s.dbdf.index"], [], None),
-    ("g.hdfs", ["g.hdfs.meta"], ["--segments", "2"], "g.hdfs"),
-    ("n.npy", [], [], None),
-    ("t.parquet", [], [], None),
-    ("t.arrow", [], [], None),
-    ("c.mtx", [], ["--data-type", "csr"], None),
-    ("m.fut", [], [], None),
-    ("n.npz", [], [], None),
-    ("h.h5", [], ["--data-type", "csr"], None),
-    ("g.zarr", [], ["--data-type", "csr"], "g.zarr"),
-    ("p.sysds", ["p.sysds.mtd"], ["--to", "systemds", "--systemds-block-size", "20",
-                                  "--parts", "2"], "p.sysds"),
-]
 
 
 @pytest.mark.parametrize("output,sidecars,args,folder", WRITERS,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from remote_servers import Proxy, matrix  # noqa: E402
+from remote_servers import WRITERS, Proxy, keys_of, kill_midway, matrix  # noqa: E402
 
 # A file the tool writes may grow to this, no more (RLIMIT_FSIZE): a local copy of any of
 # the outputs below, 20 MiB and more, kills it (SIGXFSZ).
@@ -222,3 +222,77 @@ def test_a_reader_during_a_folder_rewrite_sees_the_old_set_the_new_or_an_error(
     read_now(None, None)
     assert "mixed" not in seen, seen
     assert seen[0] == "old" and seen[-1] == "new", seen
+
+
+def writes_data(output, folder):
+    """Whether a request sends the new data of ``output``: the second part of an object, or
+    the second object put under its folder (not the copies of the old set put aside)."""
+    put = []
+
+    def check(method, path):
+        if folder and method == "PUT" and path.startswith(f"/data/k/{folder}/"):
+            put.append(path)
+        return len(put) == 2 or "partNumber=2" in path
+    return check
+
+
+@pytest.mark.parametrize("output,sidecars,args,folder", WRITERS, ids=[w[0] for w in WRITERS])
+def test_a_write_cut_off_or_killed_midway_shows_nothing_new_and_the_next_leaves_no_upload(
+        s3, cli, tmp_path, output, sidecars, args, folder):
+    """Every format's output, stopped halfway through sending its data: by the server going
+    away (one line, exit 1), then by `kill -9`. A single object and its sidecars are the old
+    set after each; a folder reads as the old set or an error; the next write leaves no
+    pending upload."""
+    tool = cli("--version").args[0]
+    rng = np.random.default_rng(7)
+    # 20 MiB: an object of several parts; a folder's objects are stopped at the second.
+    shape = (2560, 1024) if folder is None else (400, 100)
+    old, new = rng.random(shape), rng.random(shape)
+    np.save(tmp_path / "old.npy", old)
+    np.save(tmp_path / "new.npy", new)
+    url = f"s3://data/k/{output}"
+    names = [f"k/{n}" for n in (output, *sidecars)]
+    first = cli("convert", tmp_path / "old.npy", url, *args, env=s3.env(), check=False)
+    if "this build has no HDF5" in first.stderr:
+        pytest.skip("the dbdf tool was built without HDF5 (cargo feature hdf5)")
+    assert first.returncode == 0, first.stderr
+    before = keys_of(s3, names, folder and f"k/{folder}")
+    command = [tool, "convert", tmp_path / "new.npy", url, *args]
+    back = tmp_path / "back.npy"
+
+    def nothing_new():
+        if folder is None:
+            assert keys_of(s3, names) == before
+            return
+        # The old set, or an error while the set is incomplete; never new values.
+        done = cli("convert", url, back, env=s3.env(), check=False)
+        if done.returncode == 0:
+            assert np.array_equal(np.load(back), old)
+        else:
+            assert done.stderr.count("\n") == 1, done.stderr
+
+    proxy = Proxy(s3.port)
+    cut = writes_data(output, folder)
+    proxy.on_request = lambda method, path: cut(method, path) and setattr(proxy, "stopped", True)
+    try:
+        # A server that stays away is given up on within 2 s, not the default 15.
+        done = subprocess.run([*command, "--storage-option", "retry_timeout=2"],
+                              env=s3.env(proxy.endpoint), capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        proxy.stop()
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert url in done.stderr and "panicked" not in done.stderr, done.stderr
+    nothing_new()
+    kill_midway(command, s3, writes_data(output, folder))
+    nothing_new()
+    # The next write aborts what the stopped ones left pending, and leaves nothing aside.
+    cli("convert", tmp_path / "new.npy", url, *args, env=s3.env())
+    pending = s3.client.list_multipart_uploads(Bucket="data", Prefix="k/").get("Uploads", [])
+    assert pending == []
+    folder = folder and f"k/{folder}"
+    litter = [k for k in s3.keys() if k.startswith((f"k/{output}", f".dbdf-uploads/k/{output}"))
+              and k not in names and not (folder and k.startswith(folder + "/"))]
+    assert litter == []
+    cli("convert", url, back, env=s3.env())
+    assert np.array_equal(np.load(back), new)

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
 
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
@@ -18,7 +19,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, DEFAULT_PAGE_SIZE};
 use parquet::file::reader::{ChunkReader, Length};
 
 use super::parquet_file::{chunks_of, extents_of, Checked};
@@ -265,6 +266,52 @@ impl Source for ParquetSource {
     }
 }
 
+/// The rows of a row group being gathered, as the pipe's bands (row-major, large buffers):
+/// each column's array is made from them as its chunk is written.
+struct Held {
+    bands: Vec<Band>,
+    /// The object's row where the group starts, in the first band.
+    from: u64,
+    /// The rows held from `from` on.
+    rows: u64,
+}
+
+impl Held {
+    /// Writes the first `rows` rows held as a row group, and drops the bands done with.
+    fn write_group<W: Write + Send>(
+        &mut self,
+        writer: &mut ColumnsWriter<W>,
+        schema: &SchemaRef,
+        row_bytes: u64,
+        rows: u64,
+    ) -> Result<()> {
+        let (from, end) = (self.from, self.from + rows);
+        let bands = &self.bands;
+        let mut columns = |range: std::ops::Range<usize>| -> Result<Vec<RecordBatch>> {
+            let projected = schema
+                .project(&range.clone().collect::<Vec<_>>())
+                .map_err(|e| Error::invalid(format!("a band does not fit the table: {e}")))?;
+            let projected = Arc::new(projected);
+            let cols = range.start as u64..range.end as u64;
+            bands
+                .iter()
+                .filter(|b| b.first_row < end && b.first_row + b.rows > from)
+                .map(|b| {
+                    let rows = from.max(b.first_row)..end.min(b.first_row + b.rows);
+                    batch_of(b.window(rows, cols.clone()), &projected)
+                })
+                .collect()
+        };
+        writer
+            .write_group(row_bytes, rows, &mut columns)
+            .map_err(parquet_write_error)?;
+        self.bands.retain(|b| b.first_row + b.rows > end);
+        self.from = end;
+        self.rows -= rows;
+        Ok(())
+    }
+}
+
 /// A Parquet file of one table written to `W`, row group by row group.
 pub(crate) struct ParquetSink<W: Write + Send> {
     out: Option<W>,
@@ -283,24 +330,34 @@ pub fn sink<'w, W: Write + Send + 'w>(out: W, options: &WriteOptions) -> Box<dyn
 
 /// The writer's properties: compression, row group size, and a dictionary for each column
 /// whose first values repeat (see [`repeats`]).
-fn properties(options: &WriteOptions, first: Option<&RecordBatch>) -> WriterProperties {
+fn properties(
+    options: &WriteOptions,
+    first: Option<&RecordBatch>,
+    rows_per_group: u64,
+) -> WriterProperties {
     let codec = match options.compression.unwrap_or(Compression::Zstd) {
         Compression::Zstd => Codec::ZSTD(ZstdLevel::default()),
         Compression::Snappy => Codec::SNAPPY,
         Compression::Lz4 => Codec::LZ4_RAW,
         Compression::None => Codec::UNCOMPRESSED,
     };
-    let row_bytes = first.map_or(8, |batch| {
-        let schema = batch.schema();
-        let widths = schema
-            .fields()
-            .iter()
-            .map(|f| f.data_type().primitive_width());
-        widths.map(|w| w.unwrap_or(8) as u64).sum()
-    });
     let mut builder = WriterProperties::builder()
         .set_compression(codec)
-        .set_max_row_group_row_count(Some(options.rows_per_group(row_bytes)));
+        .set_max_row_group_row_count(Some(rows_per_group as usize));
+    // A column chunk of one page (a wide table's) needs no page index: it would repeat the
+    // chunk's statistics and place, and the writer holds every chunk's until the footer.
+    let widest = first.map_or(8, |batch| {
+        let fields = batch.schema_ref().fields().iter();
+        fields
+            .filter_map(|f| f.data_type().primitive_width())
+            .max()
+            .unwrap_or(8)
+    });
+    if rows_per_group * widest as u64 <= DEFAULT_PAGE_SIZE as u64 {
+        builder = builder
+            .set_statistics_enabled(EnabledStatistics::Chunk)
+            .set_offset_index_disabled(true);
+    }
     if let Some(batch) = first {
         for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
             if !repeats(column) {
@@ -362,31 +419,53 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
         let Some(out) = self.out.take() else {
             return Err(Error::invalid("a Parquet file holds one table"));
         };
+        let widths = schema
+            .fields()
+            .iter()
+            .map(|f| f.data_type().primitive_width());
+        let row_bytes = widths.map(|w| w.unwrap_or(8) as u64).sum::<u64>();
+        let rows_per_group = self.options.rows_per_group(row_bytes.max(1)) as u64;
         let options = &self.options;
         let mut out = Some(out);
         let mut writer: Option<ColumnsWriter<W>> = None;
         // The writer starts with the first band, whose values choose the encodings.
-        let mut start = |first: Option<&RecordBatch>| {
+        let mut start = |first: Option<&Band>| {
             let out = out
                 .take()
                 .ok_or_else(|| Error::invalid("a Parquet writer started twice"))?;
-            let properties = properties(options, first);
-            let rows = properties.max_row_group_row_count().unwrap_or(1 << 20);
-            ColumnsWriter::new(out, schema.clone(), properties, rows).map_err(parquet_write_error)
+            let first = first
+                .map(|band| batch_of(band.clone(), &schema))
+                .transpose()?;
+            let properties = properties(options, first.as_ref(), rows_per_group);
+            ColumnsWriter::new(out, schema.clone(), properties).map_err(parquet_write_error)
+        };
+        // The rows of the row group being gathered: whole bands, the first from row `from`.
+        let mut held = Held {
+            bands: Vec::new(),
+            from: 0,
+            rows: 0,
         };
         pieces.for_each(&mut |band| {
-            let batch = batch_of(band, &schema)?;
             let writer = match &mut writer {
                 Some(writer) => writer,
-                None => writer.insert(start(Some(&batch))?),
+                None => writer.insert(start(Some(&band))?),
             };
-            writer.write(batch).map_err(parquet_write_error)?;
+            held.rows += band.rows;
+            held.bands.push(band);
+            while held.rows >= rows_per_group {
+                held.write_group(writer, &schema, row_bytes, rows_per_group)?;
+            }
             Ok(true)
         })?;
-        self.writer = Some(match writer {
+        let mut writer = match writer {
             Some(writer) => writer,
             None => start(None)?,
-        });
+        };
+        if held.rows > 0 {
+            let rows = held.rows;
+            held.write_group(&mut writer, &schema, row_bytes, rows)?;
+        }
+        self.writer = Some(writer);
         Ok(())
     }
 
@@ -405,7 +484,10 @@ fn parquet_write_error(error: ParquetError) -> Error {
     match error {
         ParquetError::External(e) => match e.downcast::<std::io::Error>() {
             Ok(io) => Error::from(*io),
-            Err(e) => PARQUET.error(e),
+            Err(e) => match e.downcast::<Error>() {
+                Ok(ours) => *ours,
+                Err(e) => PARQUET.error(e),
+            },
         },
         other => PARQUET.error(other),
     }

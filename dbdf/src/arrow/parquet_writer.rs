@@ -2,40 +2,39 @@
 //! column writer of its own, made, written and dropped in turn. The Arrow crates'
 //! `ArrowWriter` keeps a writer for every column of a row group at once, each with its
 //! codec (zstd's two contexts): 395 MiB for a 128 MiB table of 8192 columns. Here memory
-//! holds the row group's batches (at most `rows_per_group` rows) and one column chunk.
+//! holds the row group's rows as the caller keeps them and a few columns' arrays, made from
+//! those rows as their chunks are written (arrays of every column held until the group is
+//! written would be many small allocations among the footer's, which the allocator cannot
+//! give back: a third of the peak for 8192 columns).
 
 use std::io::Write;
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
-use parquet::errors::Result;
+use parquet::errors::{ParquetError, Result};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
-/// A Parquet file being written, the rows of its next row group held.
+/// The bytes of cells of the columns made at once for a row group.
+const COLUMNS_BYTES: u64 = 1 << 20;
+
+/// A Parquet file being written.
 pub(super) struct ColumnsWriter<W: Write + Send> {
     file: SerializedFileWriter<W>,
     schema: SchemaRef,
     /// Each column's writer maker, over a schema of that column alone (its descriptor is
     /// the file's, which the row group checks).
     columns: Vec<ArrowRowGroupWriterFactory>,
-    rows_per_group: usize,
-    held: Vec<RecordBatch>,
-    held_rows: usize,
 }
 
 impl<W: Write + Send> ColumnsWriter<W> {
     /// A file of `schema` written to `out` with `properties` (the Arrow schema in its
-    /// metadata, as `ArrowWriter` writes it), in row groups of `rows_per_group` rows.
-    pub(super) fn new(
-        out: W,
-        schema: SchemaRef,
-        properties: WriterProperties,
-        rows_per_group: usize,
-    ) -> Result<Self> {
+    /// metadata, as `ArrowWriter` writes it).
+    pub(super) fn new(out: W, schema: SchemaRef, properties: WriterProperties) -> Result<Self> {
         let converter = ArrowSchemaConverter::new().with_coerce_types(properties.coerce_types());
         let writer = ArrowWriter::try_new(out, Arc::clone(&schema), Some(properties))?;
         let (file, _) = writer.into_serialized_writer()?;
@@ -56,51 +55,43 @@ impl<W: Write + Send> ColumnsWriter<W> {
             file,
             schema,
             columns,
-            rows_per_group: rows_per_group.max(1),
-            held: Vec::new(),
-            held_rows: 0,
         })
     }
 
-    /// Takes `batch`'s rows, writing each row group as it fills.
-    pub(super) fn write(&mut self, mut batch: RecordBatch) -> Result<()> {
-        while batch.num_rows() > 0 {
-            let take = (self.rows_per_group - self.held_rows).min(batch.num_rows());
-            self.held.push(batch.slice(0, take));
-            self.held_rows += take;
-            batch = batch.slice(take, batch.num_rows() - take);
-            if self.held_rows == self.rows_per_group {
-                self.flush()?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes the rows held as a row group, a column at a time.
-    fn flush(&mut self) -> Result<()> {
-        if self.held_rows == 0 {
-            return Ok(());
-        }
+    /// Writes a row group whose rows hold `row_bytes` bytes of cells, a few columns at a
+    /// time: `columns(range)` gives the group's rows of the columns in `range`, as batches
+    /// (pieces of the group, in row order) of those columns alone.
+    pub(super) fn write_group(
+        &mut self,
+        row_bytes: u64,
+        rows: u64,
+        columns: &mut dyn FnMut(Range<usize>) -> serde_daphne::Result<Vec<RecordBatch>>,
+    ) -> Result<()> {
+        let n = self.schema.fields().len();
+        let cell_bytes = (row_bytes / n.max(1) as u64).max(1);
+        let width = (COLUMNS_BYTES / (cell_bytes * rows.max(1))).clamp(1, n.max(1) as u64);
         let mut group = self.file.next_row_group()?;
-        for (i, (field, maker)) in self.schema.fields().iter().zip(&self.columns).enumerate() {
-            for mut writer in maker.create_column_writers(0)? {
-                for batch in &self.held {
-                    for leaf in compute_leaves(field, batch.column(i))? {
-                        writer.write(&leaf)?;
+        for c0 in (0..n).step_by(width as usize) {
+            let range = c0..(c0 + width as usize).min(n);
+            let pieces = columns(range.clone()).map_err(|e| ParquetError::External(e.into()))?;
+            for (i, c) in range.enumerate() {
+                let field = &self.schema.fields()[c];
+                for mut writer in self.columns[c].create_column_writers(0)? {
+                    for piece in &pieces {
+                        for leaf in compute_leaves(field, piece.column(i))? {
+                            writer.write(&leaf)?;
+                        }
                     }
+                    writer.close()?.append_to_row_group(&mut group)?;
                 }
-                writer.close()?.append_to_row_group(&mut group)?;
             }
         }
         group.close()?;
-        self.held.clear();
-        self.held_rows = 0;
         Ok(())
     }
 
-    /// Writes the last row group and the footer; the output.
-    pub(super) fn finish(mut self) -> Result<W> {
-        self.flush()?;
+    /// Writes the footer; the output.
+    pub(super) fn finish(self) -> Result<W> {
         self.file.into_inner()
     }
 }

@@ -4,7 +4,8 @@
 //! sees the old set, the new one, or none (an error), never a mix.
 //!
 //! As DAPHNE's segments ([`super::sets`]), with the metadata deciding what a reader sees:
-//! before the first new byte, every old object is copied aside on the server (`NAME.old/`,
+//! before the first new byte (for an output written as the one object `NAME`: once its bytes
+//! are sent, left pending), every old object is copied aside on the server (`NAME.old/`,
 //! and `NAME.old` for an object `NAME`), and the sidecars (`.meta`, `.mtd`: their bytes kept
 //! in memory) and metadata documents (`zarr.json`, `.zgroup`, `.zarray`, `.zattrs`,
 //! `.zmetadata`) are deleted (readers then see no set). The new data objects go up as they
@@ -304,7 +305,8 @@ impl FileOut for PrefixFile<'_, '_> {
 
 impl OutputFiles for PrefixWrite<'_> {
     fn whole(&self) -> Result<Box<dyn FileOut + '_>> {
-        drop(self.began()?);
+        // Begun once its bytes are sent, left pending (at its finish): until then the old set
+        // is there as it was, and an upload stopped halfway (killed) leaves it so.
         let upload = Box::new(StreamingUpload::new(self.folder));
         let to = To::Object(self.folder.clone(), upload);
         Ok(Box::new(PrefixFile {

@@ -1,7 +1,8 @@
 //! An object written as a stream, with no local copy: bytes gathered into parts, each sent
 //! as it fills (a few in flight), in a multipart upload left pending until it is completed
 //! with the object's sidecars ([`super::sets`]); an object that fits one part is held and
-//! sent by one request then. Memory: the part being filled and those in flight. Dropped
+//! sent by one request then. Memory: the part being filled and those in flight (within the
+//! process's [`Sendable`] bytes, shared by every upload). Dropped
 //! unfinished (a failed conversion), the upload is aborted: the object stays as it was. A
 //! whole local file goes up the same way ([`stage`]).
 
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use serde_daphne::{ReadAt, Result};
 use tokio::task::JoinHandle;
 
+use super::budget::Sendable;
 use super::pending::Pending;
 use super::transfer::{Staged, IN_FLIGHT, PART};
 use super::{runtime, RemoteObject};
@@ -56,10 +58,14 @@ impl StreamingUpload {
         };
         let part = std::mem::take(&mut self.part);
         let n = part.len() as u64;
+        let share = Sendable::wait_for(n);
         // Parts are numbered in the order they are handed over, whenever they land.
         let sent = upload.put_part(part.into());
-        self.in_flight
-            .push_back(runtime().spawn(async move { (sent.await, n) }));
+        self.in_flight.push_back(runtime().spawn(async move {
+            let sent = sent.await;
+            drop(share);
+            (sent, n)
+        }));
         while self.in_flight.len() > IN_FLIGHT {
             self.wait_oldest()?;
         }

@@ -683,3 +683,30 @@ fn row_groups_come_in_order_and_a_reader_may_stop_early() {
     assert_eq!(firsts, [30_000, 30_000]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn parquet_chunks_of_one_page_have_no_page_index_and_longer_ones_do() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = dir("page_index");
+    let chunk_offsets = |object: &Object, rows: usize| {
+        let path = dir.join("t.parquet");
+        let options = WriteOptions {
+            row_group_rows: Some(rows),
+            ..Default::default()
+        };
+        std::fs::write(&path, arrow::parquet::to_vec(object, &options).unwrap()).unwrap();
+        assert_eq!(&read(&path, &ReadOptions::default()).unwrap(), object);
+        let file = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let column = file.metadata().row_group(0).column(0).clone();
+        (column.column_index_offset(), column.offset_index_offset())
+    };
+    let values = |n: usize| Values::F64((0..n).map(|i| i as f64 / 3.0).collect());
+    // 300 columns of 64 rows a group: 512 bytes a chunk, one page.
+    let wide = Object::dense(640, 300, values(640 * 300)).unwrap();
+    assert_eq!(chunk_offsets(&wide, 64), (None, None));
+    // One column of 300,000 rows a group: 2.4 MB a chunk, several pages.
+    let tall = Object::dense(600_000, 1, values(600_000)).unwrap();
+    let (column_index, offset_index) = chunk_offsets(&tall, 300_000);
+    assert!(column_index.is_some() && offset_index.is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
