@@ -10,7 +10,6 @@
 //! to the version (ETag) it had when opened, so that a replaced object is an error
 //! ([`is_object_changed`]), never a mix of two versions.
 
-mod budget;
 mod convert;
 mod folders;
 mod object;

@@ -288,7 +288,7 @@ impl RemoteObject {
     pub(super) fn put_later(&self, bytes: Vec<u8>) -> Sending {
         let (store, path) = (Arc::clone(&self.store), self.path.clone());
         let len = bytes.len() as u64;
-        let share = super::budget::Sendable::wait_for(len);
+        let share = crate::storage::InTransit::wait_for(crate::storage::Way::Sent, len);
         let put = runtime().spawn(async move {
             let put = store.put(&path, bytes.into()).await;
             drop(share);

@@ -10,7 +10,7 @@ use serde_daphne::{DbdfFile, Error, ErrorKind, Options, ReadAt, Result};
 
 use super::object::{ObjectChanged, RemoteObject, Version};
 use super::{RequestStats, StorageOptions};
-use crate::storage::{Folder, Input, Sidecar, Sidecars};
+use crate::storage::{Fetch, Folder, Input, Sidecar, Sidecars};
 
 /// Bytes below which a request costs as much as a request of this many: what readers read
 /// ahead, and what opening fetches first.
@@ -98,6 +98,12 @@ impl ObjectReader {
     }
 }
 
+impl Fetch for ObjectReader {
+    fn fetch(&self, offset: u64, len: usize) -> io::Result<Box<dyn AsRef<[u8]> + Send + Sync>> {
+        Ok(Box::new(ObjectReader::fetch(self, offset, len)?))
+    }
+}
+
 /// A remote input's sidecars: the objects named as it is, with a suffix.
 #[derive(Debug)]
 struct ObjectSidecars(RemoteObject);
@@ -123,8 +129,9 @@ impl ObjectReader {
     fn input_pinned(object: RemoteObject, pinned: Option<Version>) -> Result<Input> {
         let name = object.url().to_owned();
         let sidecars = Arc::new(ObjectSidecars(object.clone()));
-        let reader = ObjectReader::open_pinned(object, pinned)?;
-        Ok(Input::new(Arc::new(reader), name, sidecars))
+        let reader = Arc::new(ObjectReader::open_pinned(object, pinned)?);
+        let fetch = Arc::clone(&reader) as Arc<dyn Fetch>;
+        Ok(Input::new(reader, name, sidecars).fetched_by(fetch))
     }
 }
 

@@ -2,7 +2,7 @@
 //! as it fills (a few in flight), in a multipart upload left pending until it is completed
 //! with the object's sidecars ([`super::sets`]); an object that fits one part is held and
 //! sent by one request then. Memory: the part being filled and those in flight (within the
-//! process's [`Sendable`] bytes, shared by every upload). Dropped
+//! process's bound on bytes in transit, [`InTransit`]). Dropped
 //! unfinished (a failed conversion), the upload is aborted: the object stays as it was. A
 //! whole local file goes up the same way ([`stage`]).
 
@@ -14,10 +14,10 @@ use std::sync::Arc;
 use serde_daphne::{ReadAt, Result};
 use tokio::task::JoinHandle;
 
-use super::budget::Sendable;
 use super::pending::Pending;
 use super::transfer::{Staged, IN_FLIGHT, PART};
 use super::{runtime, RemoteObject};
+use crate::storage::{InTransit, Way};
 
 /// The bytes of `object`, sent as they are written ([`Write`]); [`StreamingUpload::finish`]
 /// hands them over, sent but not yet visible.
@@ -58,7 +58,7 @@ impl StreamingUpload {
         };
         let part = std::mem::take(&mut self.part);
         let n = part.len() as u64;
-        let share = Sendable::wait_for(n);
+        let share = InTransit::wait_for(Way::Sent, n);
         // Parts are numbered in the order they are handed over, whenever they land.
         let sent = upload.put_part(part.into());
         self.in_flight.push_back(runtime().spawn(async move {

@@ -12,6 +12,7 @@ mod folder;
 mod output;
 mod read_ahead;
 mod stream;
+mod transit;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,7 @@ pub(crate) use output::LocalFolder;
 pub use output::{FileOut, OutputFiles};
 pub(crate) use read_ahead::ReadAhead;
 pub(crate) use stream::Stream;
+pub(crate) use transit::{InTransit, Way};
 
 /// An input's bytes and the sidecars beside it, wherever they are kept: a local file or an
 /// object in a bucket, as formats read in place take it (`Driver::open_at`); or a folder (a
@@ -39,6 +41,8 @@ pub struct Input {
     sidecars: Arc<dyn Sidecars>,
     /// The folder's files, for an input that is a folder.
     folder: Option<Arc<dyn Folder>>,
+    /// The bytes as their store hands them over, where it does (a remote object).
+    fetch: Option<Arc<dyn Fetch>>,
     /// Lines on sidecars read as missing because the store refused them, shared by clones.
     notes: Arc<Mutex<Vec<String>>>,
 }
@@ -55,6 +59,17 @@ pub(crate) trait Sidecars: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// I/O errors; for a remote one, request errors naming its URL (but a refusal).
     fn read(&self, suffix: &str) -> Result<Sidecar>;
+}
+
+/// Reads that hand over the bytes a store sent (a response's buffer), where a copy into the
+/// reader's buffer would hold every chunk fetched ahead twice while it is copied.
+pub(crate) trait Fetch: Send + Sync + std::fmt::Debug {
+    /// The `len` bytes at `offset`.
+    ///
+    /// # Errors
+    /// As [`ReadAt::read_exact_at`].
+    fn fetch(&self, offset: u64, len: usize)
+        -> std::io::Result<Box<dyn AsRef<[u8]> + Send + Sync>>;
 }
 
 /// The sidecars of a local file, beside it.
@@ -81,8 +96,16 @@ impl Input {
             name,
             sidecars,
             folder: None,
+            fetch: None,
             notes: Arc::default(),
         }
+    }
+
+    /// The same input, its bytes fetched by `fetch` where they are read ahead.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn fetched_by(self, fetch: Arc<dyn Fetch>) -> Input {
+        let fetch = Some(fetch);
+        Input { fetch, ..self }
     }
 
     /// The folder `folder`, called `name`, with its sidecars (`NAME.mtd`) read from
@@ -117,6 +140,7 @@ impl Input {
     pub(crate) fn with_data(&self, data: Arc<dyn ReadAt>) -> Input {
         Input {
             data,
+            fetch: None,
             ..self.clone()
         }
     }
@@ -127,7 +151,8 @@ impl Input {
     /// # Errors
     /// As the data's [`ReadAt::size`].
     pub(crate) fn read_ahead(&self) -> Result<Input> {
-        Ok(self.with_data(Arc::new(ReadAhead::new(Arc::clone(&self.data))?)))
+        let ahead = ReadAhead::new(Arc::clone(&self.data), self.fetch.clone())?;
+        Ok(self.with_data(Arc::new(ahead)))
     }
 
     /// The sidecar named with `suffix`, as its store answers ([`Sidecar`]).

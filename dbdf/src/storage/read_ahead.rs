@@ -11,11 +11,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde_daphne::ReadAt;
 
+use super::{Fetch, InTransit, Way};
+
 /// Bytes a chunk holds: large enough that a request's round trip is small beside its
 /// transfer, small enough that a few in flight stay within the memory bound.
 pub(crate) const CHUNK: u64 = 8 << 20;
 /// Chunks fetched ahead of the one being read: a single request of a store such as s3s-fs
 /// runs at a fraction of the wire (eight of 8 MiB reach curl's one stream, four did not).
+/// Fewer when the process has more in transit ([`InTransit`]: an upload besides).
 pub(crate) const AHEAD: usize = 8;
 
 /// A [`ReadAt`] over `inner` that detects sequential reads and serves them from chunks
@@ -29,6 +32,8 @@ pub(crate) struct ReadAhead {
 #[derive(Debug)]
 struct Shared {
     inner: Arc<dyn ReadAt>,
+    /// `inner`'s bytes handed over as fetched, where it can.
+    fetch: Option<Arc<dyn Fetch>>,
     size: u64,
     chunk: u64,
     ahead: usize,
@@ -40,7 +45,7 @@ struct Shared {
 struct State {
     /// Chunks by index: fetching (`None`), fetched, or failed (removed, to be read again by
     /// the reader that needs it, which then sees the real error).
-    chunks: BTreeMap<u64, Option<Arc<Vec<u8>>>>,
+    chunks: BTreeMap<u64, Option<Arc<Chunk>>>,
     /// Where the last read ended, and how many bytes the reads have run on without a jump.
     end: u64,
     streak: u64,
@@ -48,13 +53,31 @@ struct State {
     run: u64,
 }
 
+/// A chunk's bytes, and its share of the bytes in transit while it is held ahead of the
+/// reader (none for one read when needed).
+struct Chunk {
+    bytes: Box<dyn AsRef<[u8]> + Send + Sync>,
+    _share: Option<InTransit>,
+}
+
+impl std::fmt::Debug for Chunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Chunk({} bytes)", (*self.bytes).as_ref().len())
+    }
+}
+
 impl ReadAhead {
     /// `inner` read ahead by [`CHUNK`]s, [`AHEAD`] of them in flight.
     ///
     /// # Errors
     /// As `inner`'s [`ReadAt::size`].
-    pub(crate) fn new(inner: Arc<dyn ReadAt>) -> io::Result<ReadAhead> {
-        ReadAhead::with_chunks(inner, CHUNK, AHEAD)
+    pub(crate) fn new(
+        inner: Arc<dyn ReadAt>,
+        fetch: Option<Arc<dyn Fetch>>,
+    ) -> io::Result<ReadAhead> {
+        let mut ahead = ReadAhead::with_chunks(inner, CHUNK, AHEAD)?;
+        Arc::get_mut(&mut ahead.shared).expect("new").fetch = fetch;
+        Ok(ahead)
     }
 
     /// `inner` read ahead by chunks of `chunk` bytes, `ahead` of them in flight.
@@ -70,6 +93,7 @@ impl ReadAhead {
         Ok(ReadAhead {
             shared: Arc::new(Shared {
                 inner,
+                fetch: None,
                 size,
                 chunk: chunk.max(1),
                 ahead,
@@ -85,24 +109,31 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts fetching chunk `index` on a thread of its own, unless it is held or past the end.
+    /// Starts fetching chunk `index` on a thread of its own, unless it is held, past the end,
+    /// or more than the process may have in transit (the reader then reads it when needed).
     fn start(self: &Arc<Shared>, state: &mut State, index: u64) {
         let at = index * self.chunk;
         if at >= self.size || state.chunks.contains_key(&index) {
             return;
         }
+        let len = self.chunk.min(self.size - at) as usize;
+        let Some(share) = InTransit::try_take(Way::Fetched, len as u64) else {
+            return;
+        };
         state.chunks.insert(index, None);
         let shared = Arc::clone(self);
         let run = state.run;
         std::thread::spawn(move || {
-            let len = shared.chunk.min(shared.size - at) as usize;
-            let mut bytes = vec![0u8; len];
-            let fetched = shared.inner.read_exact_at(&mut bytes, at);
+            let fetched = shared.read(at, len);
             let mut state = shared.lock();
             if state.run == run {
                 match fetched {
-                    Ok(()) => {
-                        state.chunks.insert(index, Some(Arc::new(bytes)));
+                    Ok(bytes) => {
+                        let chunk = Chunk {
+                            bytes,
+                            _share: Some(share),
+                        };
+                        state.chunks.insert(index, Some(Arc::new(chunk)));
                     }
                     Err(_) => {
                         state.chunks.remove(&index);
@@ -113,8 +144,18 @@ impl Shared {
         });
     }
 
+    /// The `len` bytes at `at`, as fetched where they can be.
+    fn read(&self, at: u64, len: usize) -> io::Result<Box<dyn AsRef<[u8]> + Send + Sync>> {
+        if let Some(fetch) = &self.fetch {
+            return fetch.fetch(at, len);
+        }
+        let mut bytes = vec![0u8; len];
+        self.inner.read_exact_at(&mut bytes, at)?;
+        Ok(Box::new(bytes))
+    }
+
     /// The bytes of chunk `index`: waited for if in flight, read here if not held.
-    fn chunk(self: &Arc<Shared>, index: u64) -> io::Result<Arc<Vec<u8>>> {
+    fn chunk(self: &Arc<Shared>, index: u64) -> io::Result<Arc<Chunk>> {
         let mut state = self.lock();
         loop {
             match state.chunks.get(&index) {
@@ -125,9 +166,9 @@ impl Shared {
         }
         drop(state);
         let at = index * self.chunk;
-        let mut bytes = vec![0u8; self.chunk.min(self.size.saturating_sub(at)) as usize];
-        self.inner.read_exact_at(&mut bytes, at)?;
-        Ok(Arc::new(bytes))
+        let bytes = self.read(at, self.chunk.min(self.size.saturating_sub(at)) as usize)?;
+        let _share = None;
+        Ok(Arc::new(Chunk { bytes, _share }))
     }
 }
 
@@ -167,7 +208,8 @@ impl ReadAt for ReadAhead {
             }
         }
         for index in first..=last {
-            let bytes = shared.chunk(index)?;
+            let chunk = shared.chunk(index)?;
+            let bytes = (*chunk.bytes).as_ref();
             let at = index * shared.chunk;
             let from = offset.max(at);
             let to = end.min(at + bytes.len() as u64);
