@@ -96,7 +96,10 @@ pub(crate) fn source_at(input: &Input) -> Result<DbdfSource, Error> {
             input.name
         ));
     }
-    Ok(DbdfSource::from_file(opened.file).in_file_order())
+    let fetched = input.is_fetched();
+    Ok(DbdfSource::from_file(opened.file)
+        .in_file_order()
+        .fetched(fetched))
 }
 
 /// A `.dbdf` input opened in place ([`open_input`]), and how.

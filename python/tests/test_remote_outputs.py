@@ -189,6 +189,41 @@ def test_files_go_up_one_by_one_with_no_local_copy(s3, tool, big, tmp_path, name
 
 
 @pytest.mark.parametrize("name,args", [
+    ("b.sysds", ["--to", "systemds", "--systemds-block-size", "100", "--parts", "3"]),
+    ("b1.sysds", ["--to", "systemds", "--systemds-block-size", "100"]),
+])
+def test_systemds_blocks_from_a_bucket_read_its_rows_once_in_order(
+        s3, tool, big, tmp_path, name, args):
+    """From a `.dbdf` in the bucket, a SystemDS output reads the input's rows in order, a
+    block row at a time (not one window per block, which would fetch each block row's rows
+    again for each of its 11 blocks), with no local copy, and writes the local output's
+    bytes."""
+    tool("convert", big, tmp_path / "in.dbdf")
+    tool("convert", big, "s3://data/in.dbdf", env=s3.env())
+    tool("convert", tmp_path / "in.dbdf", tmp_path / name, *args)
+    reads = []
+    proxy = Proxy(s3.port)
+    proxy.on_request = lambda method, path: reads.append(path) if (
+        method == "GET" and path.split("?")[0] == "/data/in.dbdf") else None
+    try:
+        done = limited(tool("--version").args[0], "convert", "s3://data/in.dbdf",
+                       f"s3://data/{name}", *args, env=s3.env(proxy.endpoint))
+    finally:
+        proxy.stop()
+    assert done.returncode == 0, done.stderr
+    # 20 MiB read ahead in chunks of 8 MiB, and the header: not 26 x 11 windows.
+    assert len(reads) <= 6, len(reads)
+    local = tmp_path / name
+    files = {name: local} if local.is_file() else {
+        f"{name}/{p.relative_to(local).as_posix()}": p for p in local.rglob("*") if p.is_file()}
+    files[name + ".mtd"] = Path(f"{local}.mtd")
+    assert sorted(k for k in s3.keys() if k.split("/")[0] in (name, name + ".mtd")) == \
+        sorted(files)
+    for key, path in files.items():
+        assert s3.get(key) == path.read_bytes(), key
+
+
+@pytest.mark.parametrize("name,args", [
     ("r.zarr", ["--data-type", "csr"]),
     ("q.sysds", ["--to", "systemds", "--systemds-block-size", "50", "--parts", "3"]),
 ])

@@ -433,8 +433,13 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
             let out = out
                 .take()
                 .ok_or_else(|| Error::invalid("a Parquet writer started twice"))?;
+            // Only the rows whose values are looked at, not a copy of the whole band.
             let first = first
-                .map(|band| batch_of(band.clone(), &schema))
+                .map(|band| {
+                    let rows = band.first_row..band.first_row + band.rows.min(SAMPLE as u64);
+                    let cols = band.first_col..band.first_col + band.cols;
+                    batch_of(band.window(rows, cols), &schema)
+                })
                 .transpose()?;
             let properties = properties(options, first.as_ref(), rows_per_group);
             ColumnsWriter::new(out, schema.clone(), properties).map_err(parquet_write_error)

@@ -53,6 +53,8 @@ pub struct DbdfSource {
     files: Mutex<Vec<DbdfFile<FileReader>>>,
     /// Whether bands are read in file order where they can be ([`DbdfSource::in_file_order`]).
     in_file_order: bool,
+    /// Whether each window fetches its own span ([`DbdfSource::fetched`]).
+    fetched: bool,
 }
 
 impl DbdfSource {
@@ -91,6 +93,7 @@ impl DbdfSource {
             input_len: file.file_len(),
             files: Mutex::new(vec![file]),
             in_file_order: false,
+            fetched: false,
         }
     }
 
@@ -100,6 +103,13 @@ impl DbdfSource {
     /// start to end.
     pub(crate) fn in_file_order(mut self) -> DbdfSource {
         self.in_file_order = true;
+        self
+    }
+
+    /// The same source, of a file whose windows each fetch their own span (an object in a
+    /// store): sinks with a choice read its bands in order ([`Source::prefers_bands`]).
+    pub(crate) fn fetched(mut self, fetched: bool) -> DbdfSource {
+        self.fetched = fetched;
         self
     }
 
@@ -181,6 +191,10 @@ super::windowed_source!(DbdfSource {
 
     fn own_tiles(&self, index: usize) -> Option<(u32, u32)> {
         self.tiles.get(index).copied().flatten()
+    }
+
+    fn prefers_bands(&self) -> bool {
+        self.fetched
     }
 
     /// The object's blocks in file order, each read whole: the file front to back.

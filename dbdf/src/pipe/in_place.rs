@@ -67,6 +67,10 @@ macro_rules! source_in_field {
                 self.$field.source().windows()
             }
 
+            fn prefers_bands(&self) -> bool {
+                self.$field.source().prefers_bands()
+            }
+
             fn input_len(&self) -> u64 {
                 self.$field.source().input_len()
             }

@@ -104,6 +104,13 @@ pub trait Source: Send {
         None
     }
 
+    /// Whether a sink that can read this source either way should read its bands in order
+    /// rather than narrow windows: each window fetches its own span of whole rows (an
+    /// object in a store), so a row of narrow windows would fetch those rows once for each.
+    fn prefers_bands(&self) -> bool {
+        false
+    }
+
     /// Bytes of input in all, for progress.
     fn input_len(&self) -> u64;
 
@@ -544,6 +551,12 @@ impl Pieces<'_> {
             None => self.source.count_nonzero(self.index),
             Some(_) => Ok(None),
         }
+    }
+
+    /// Whether the source's bands in order cost less than its windows
+    /// ([`Source::prefers_bands`]).
+    pub(crate) fn prefers_bands(&self) -> bool {
+        self.source.prefers_bands()
     }
 
     /// Input bytes the object takes, where the source knows.

@@ -108,6 +108,12 @@ impl Input {
         Input { fetch, ..self }
     }
 
+    /// Whether the bytes come from a store, a request per read ([`Input::fetched_by`]), not
+    /// from a local file.
+    pub(crate) fn is_fetched(&self) -> bool {
+        self.fetch.is_some()
+    }
+
     /// The folder `folder`, called `name`, with its sidecars (`NAME.mtd`) read from
     /// `sidecars`.
     pub(crate) fn folder(

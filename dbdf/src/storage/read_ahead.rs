@@ -75,17 +75,17 @@ impl ReadAhead {
         inner: Arc<dyn ReadAt>,
         fetch: Option<Arc<dyn Fetch>>,
     ) -> io::Result<ReadAhead> {
-        let mut ahead = ReadAhead::with_chunks(inner, CHUNK, AHEAD)?;
-        Arc::get_mut(&mut ahead.shared).expect("new").fetch = fetch;
-        Ok(ahead)
+        ReadAhead::with_chunks(inner, fetch, CHUNK, AHEAD)
     }
 
-    /// `inner` read ahead by chunks of `chunk` bytes, `ahead` of them in flight.
+    /// `inner` read ahead by chunks of `chunk` bytes, `ahead` of them in flight, handed
+    /// over as `fetch` fetches them where it is given.
     ///
     /// # Errors
     /// As `inner`'s [`ReadAt::size`].
     pub(crate) fn with_chunks(
         inner: Arc<dyn ReadAt>,
+        fetch: Option<Arc<dyn Fetch>>,
         chunk: u64,
         ahead: usize,
     ) -> io::Result<ReadAhead> {
@@ -93,7 +93,7 @@ impl ReadAhead {
         Ok(ReadAhead {
             shared: Arc::new(Shared {
                 inner,
-                fetch: None,
+                fetch,
                 size,
                 chunk: chunk.max(1),
                 ahead,
@@ -240,7 +240,7 @@ mod tests {
     use std::sync::atomic::Ordering;
 
     fn reader(inner: &Arc<Counted>) -> ReadAhead {
-        ReadAhead::with_chunks(Arc::clone(inner) as Arc<dyn ReadAt>, 1000, 3).unwrap()
+        ReadAhead::with_chunks(Arc::clone(inner) as Arc<dyn ReadAt>, None, 1000, 3).unwrap()
     }
 
     #[test]

@@ -44,61 +44,57 @@ pub(super) struct InOrderRows {
 }
 
 impl InOrderRows {
-    /// The next `n` rows, which must start at row `first`: moved out of the bands received
-    /// when they are exactly those rows, else copied out of them (a band far taller than a
-    /// block row is then copied once, row by row, never its rest again and again).
+    /// The next `n` rows, which must start at row `first`, gathered into one band sized for
+    /// them once: bands that are exactly those rows are moved, a band's head is moved and
+    /// its short rest copied, and from a band far taller than `n` rows the rows are copied
+    /// and the band kept (so its rest is never copied again and again).
     fn take(&mut self, first: u64, n: u64) -> Result<Band> {
+        let mut taken: Option<Band> = None;
         loop {
-            let have = self
-                .pending
-                .as_ref()
-                .map_or(0, |b| b.first_row + b.rows - first);
-            if self.pending.is_some() && have >= n {
-                break;
+            let have = taken.as_ref().map_or(0, |b| b.rows);
+            if let Some(taken) = taken.take_if(|_| have >= n) {
+                return Ok(taken);
             }
-            let Ok(band) = self.bands.recv() else {
-                return Err(Error::invalid("the rows ended early"));
+            let next = match self.pending.take() {
+                Some(band) => band,
+                None => self
+                    .bands
+                    .recv()
+                    .map_err(|_| Error::invalid("the rows ended early"))?,
             };
-            self.pending = Some(match self.pending.take() {
-                // What is left of the last band (under a block row), then the new one.
-                Some(pending) => {
-                    // Rows already taken out are dropped first (a copy of what is left).
-                    let mut rest = match pending.first_row == first {
-                        true => pending,
-                        false => {
-                            let cols = pending.first_col..pending.first_col + pending.cols;
-                            pending.window(first..pending.first_row + pending.rows, cols)
-                        }
-                    };
-                    rest.reserve_rows(n.max(rest.rows + band.rows));
-                    rest.append(band)?;
-                    rest
+            let (at, need) = (first + have, n - have);
+            let end = next.first_row + next.rows;
+            if next.first_row > at {
+                return Err(Error::invalid("block rows asked for out of order"));
+            }
+            if end <= at {
+                continue;
+            }
+            let rows = if next.first_row == at && next.rows <= need {
+                next
+            } else if next.first_row == at && next.rows - need <= need {
+                let (rows, rest) = next.split_rows(need)?;
+                self.pending = Some(rest);
+                rows
+            } else {
+                let cols = next.first_col..next.first_col + next.cols;
+                let rows = next.window(at..end.min(at + need), cols);
+                self.pending = (end > at + need).then_some(next);
+                rows
+            };
+            taken = Some(match taken {
+                Some(mut taken) => {
+                    taken.append(rows)?;
+                    taken
                 }
-                None => band,
+                None if rows.rows < n => {
+                    let mut rows = rows;
+                    rows.reserve_rows(n);
+                    rows
+                }
+                None => rows,
             });
         }
-        let pending = self.pending.take().expect("rows were received");
-        if pending.first_row > first {
-            return Err(Error::invalid("block rows asked for out of order"));
-        }
-        if pending.first_row == first && pending.rows == n {
-            return Ok(pending);
-        }
-        let cols = pending.first_col..pending.first_col + pending.cols;
-        let skip = first - pending.first_row;
-        let rest = pending.rows - skip - n;
-        if skip == 0 && rest <= n {
-            // The block row moved out, the shorter rest copied.
-            let (rows, rest) = pending.split_rows(n)?;
-            self.pending = (rest.rows > 0).then_some(rest);
-            return Ok(rows);
-        }
-        // A band taller than a block row: the block row copied, the band kept.
-        let rows = pending.window(first..first + n, cols);
-        if rest > 0 {
-            self.pending = Some(pending);
-        }
-        Ok(rows)
     }
 }
 
@@ -321,5 +317,72 @@ fn f64_of(values: Values) -> Result<Vec<f64>> {
             to: ValueType::F64,
         }
         .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Rows `first..first + rows` of a matrix `cols` wide whose cell (r, c) is `r * cols + c`.
+    fn band(first: u64, rows: u64, cols: u64) -> Band {
+        let values = (first * cols..(first + rows) * cols)
+            .map(|x| x as f64)
+            .collect();
+        Band::dense(first..first + rows, 0..cols, Values::F64(values))
+    }
+
+    /// Block rows of `n` taken from bands of `heights` equal the matrix's rows, in order.
+    fn takes(heights: &[u64], n: u64) {
+        let (cols, total) = (3, heights.iter().sum::<u64>());
+        let (send, bands) = mpsc::channel();
+        let mut first = 0;
+        for &h in heights {
+            send.send(band(first, h, cols)).unwrap();
+            first += h;
+        }
+        drop(send);
+        let mut rows = InOrderRows {
+            bands,
+            pending: None,
+            stored_bytes: None,
+        };
+        let mut r0 = 0;
+        while r0 < total {
+            let nr = n.min(total - r0);
+            let taken = rows.take(r0, nr).unwrap();
+            assert_eq!((taken.first_row, taken.rows, taken.cols), (r0, nr, cols));
+            let PipeCells::Dense(Values::F64(v)) = &taken.cells else {
+                panic!("dense rows");
+            };
+            let want: Vec<f64> = (r0 * cols..(r0 + nr) * cols).map(|x| x as f64).collect();
+            assert_eq!(v, &want, "{heights:?} by {n}: rows from {r0}");
+            r0 += nr;
+        }
+        assert!(rows.take(total, 1).is_err(), "past the end: the rows ended");
+    }
+
+    #[test]
+    fn block_rows_are_gathered_from_bands_of_any_height() {
+        takes(&[4, 4, 4, 4], 4); // moved as they are
+        takes(&[3, 3, 3, 3, 3], 4); // gathered, heads moved, rests carried over
+        takes(&[5, 5, 5], 4); // a band a little taller: its rest carried over
+        takes(&[17, 1, 9], 4); // far taller: rows copied out, the band kept
+        takes(&[1; 10], 7);
+    }
+
+    #[test]
+    fn block_rows_asked_for_out_of_order_are_refused() {
+        let (send, bands) = mpsc::channel();
+        send.send(band(4, 4, 2)).unwrap();
+        drop(send);
+        let mut rows = InOrderRows {
+            bands,
+            pending: None,
+            stored_bytes: None,
+        };
+        let err = rows.take(0, 4).unwrap_err();
+        assert!(err.to_string().contains("out of order"), "{err}");
     }
 }

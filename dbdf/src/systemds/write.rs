@@ -127,10 +127,11 @@ fn write_object(dest: Dest<'_>, object: &Object, options: &WriteOptions) -> Resu
     write_matrix(dest, &Cells::of(object)?, (rows, cols), options)
 }
 
-/// SystemDS binary blocks (and the `.mtd`) on the pipe. A matrix from a source with
-/// windows is written as [`write_with`] writes it, each core encoding its part's block rows
-/// from the rows it reads; frames, and matrices from sources that give rows only in order,
-/// are held whole first.
+/// SystemDS binary blocks (and the `.mtd`) on the pipe. A matrix from a source with cheap
+/// windows (a local file) is written as [`write_with`] writes it, each core encoding its
+/// part's block rows from the rows it reads; from a source read in order (an object in a
+/// store, a text file) its block rows are gathered and encoded one after another (dense
+/// ones too wide to hold are spilled first); frames are held whole first.
 pub struct SystemdsSink<'f> {
     output: PathBuf,
     files: Option<&'f dyn OutputFiles>,
@@ -174,7 +175,17 @@ impl Sink for SystemdsSink<'_> {
             return write_object(self.dest(), &pieces.collect()?, &self.options);
         }
         let dense = pieces.source_data_type() != DataType::CsrMatrix;
-        if let Some(windows) = pieces.windows() {
+        let (rows, cols) = header.shape();
+        // Dense block rows held whole, one at a time: where windows would fetch each block
+        // row's rows once per block column (an object in a store) or there are none, and
+        // a block row fits in HELD_BLOCK_ROW_BYTES.
+        let block_rows = rows.min(u64::from(self.options.block_size.max(1)));
+        let block_row_bytes = u128::from(block_rows) * u128::from(cols) * 8;
+        let held = dense && block_row_bytes <= HELD_BLOCK_ROW_BYTES;
+        if let Some(windows) = pieces
+            .windows()
+            .filter(|_| !(held && pieces.prefers_bands()))
+        {
             let cells = Cells::Windows(SourceRows {
                 windows: &windows,
                 index: 0,
@@ -183,9 +194,9 @@ impl Sink for SystemdsSink<'_> {
             });
             return write_matrix(self.dest(), &cells, header.shape(), &self.options);
         }
-        if dense {
-            // Dense rows in order: spilled, then read a block at a time on every core.
-            let (rows, cols) = header.shape();
+        if dense && !held {
+            // Dense rows in order, block rows too wide to hold: spilled, then read a block
+            // at a time on every core.
             let vt = header
                 .matrix_value_type()
                 .unwrap_or(serde_daphne::ValueType::F64);
@@ -198,7 +209,7 @@ impl Sink for SystemdsSink<'_> {
             });
             return write_matrix(self.dest(), &cells, (rows, cols), &self.options);
         }
-        // CSR rows in order: read on a second thread, block rows encoded as they complete
+        // Rows in order: read on a second thread, block rows encoded as they complete
         // (handed over, not queued: a band read ahead is all the bound allows).
         let (send, bands) = mpsc::sync_channel::<Band>(0);
         let cells = Cells::InOrder(Mutex::new(InOrderRows {
@@ -206,7 +217,7 @@ impl Sink for SystemdsSink<'_> {
             pending: None,
             stored_bytes: pieces.stored_bytes(),
         }));
-        let (shape, options, dest) = (header.shape(), &self.options, self.dest());
+        let (shape, options, dest) = ((rows, cols), &self.options, self.dest());
         std::thread::scope(|scope| {
             let reader = scope.spawn(move || {
                 let read = pieces.for_each(&mut |band| {
@@ -234,6 +245,10 @@ impl Sink for SystemdsSink<'_> {
         Ok(Vec::new())
     }
 }
+
+/// Bytes of dense cells up to which a block row read in order is held whole to be encoded
+/// (8192 columns in blocks of 1000 rows: 62.5 MiB).
+const HELD_BLOCK_ROW_BYTES: u128 = 64 << 20;
 
 /// Writes a matrix's cells as binary blocks, then the `.mtd` with the non-zeros counted on
 /// the way.

@@ -513,6 +513,42 @@ fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Dense rows in order whose block rows are too wide to hold (over 64 MiB) are spilled and
+/// then written on every core; those that fit are gathered a block row at a time. Both
+/// write the whole write's files.
+#[test]
+fn dense_rows_in_order_write_the_whole_writes_files_held_or_spilled() {
+    let dir = dir("systemds_in_order");
+    // A block row of 1,100 x 7,700 doubles: 67.8 MB, over the bound; 100 rows: 6.2 MB.
+    let (rows, cols) = (1_100u64, 7_700u64);
+    let values = (0..rows * cols)
+        .map(|x| (x % 1_000_003) as f64 * 0.5)
+        .collect();
+    let object = Object::dense(rows, cols, serde_daphne::Values::F64(values)).unwrap();
+    for block_size in [1_100, 100] {
+        let options = systemds::WriteOptions {
+            block_size,
+            parts: Some(2),
+        };
+        let whole = dir.join(format!("whole{block_size}"));
+        systemds::write_with(&whole, &object, &options).unwrap();
+        let piped = dir.join(format!("piped{block_size}"));
+        pump_bands(&object, 300, false, systemds::sink(&piped, &options)).unwrap();
+        for file in ["part-00000", "part-00001"] {
+            assert!(
+                std::fs::read(whole.join(file)).unwrap()
+                    == std::fs::read(piped.join(file)).unwrap(),
+                "blocks of {block_size}: {file} differs"
+            );
+        }
+        assert_eq!(
+            std::fs::read(systemds::metadata_path(&whole)).unwrap(),
+            std::fs::read(systemds::metadata_path(&piped)).unwrap()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Regression: a sink reading a source's windows got the source's values while its bands
 /// were converted, so a value type change made the SystemDS sink drop the windows and spill.
 /// Windows now come converted, as bands do, and count for progress.
