@@ -48,9 +48,11 @@ impl FileReader {
         len: u64,
     ) -> crate::wire::SeekSource<FileReader> {
         let min_request = source.min_request();
+        let reads_ahead = source.reads_ahead();
         let reader = FileReader(Backing::At(Positional::new(source, len)));
         crate::wire::SeekSource::new(reader, len)
             .with_min_request(min_request)
+            .with_reads_ahead(reads_ahead)
             .with_parallel_reads(min_request == 0 && crate::platform::positional_reads())
     }
 

@@ -236,7 +236,14 @@ fn read_block<T: Element, R: Read + Seek>(
         offset: block.range.start,
         object_type: object_type.filter(|&o| !widens_exactly(vt, o)),
     };
-    src.prefetch(part_bytes(block, part, vt.size() as u64))?;
+    // A dense part's rows, read in order from a source that reads ahead, are read as they
+    // are needed (fetched whole first, they would be held twice); its header is still
+    // compared with the index's.
+    let bytes = part_bytes(block, part, vt.size() as u64);
+    match block.block_type == BlockType::Dense && src.reads_ahead() {
+        true => src.check_header(bytes)?,
+        false => src.prefetch(bytes)?,
+    }
     with_value_type!(vt, S => match block.block_type {
         BlockType::Empty => Ok(()),
         BlockType::Dense => read_dense::<S, T, R>(src, block, window, part, &checked, sink),

@@ -57,6 +57,14 @@ pub trait ReadAt: Send + Sync + fmt::Debug {
     fn min_request(&self) -> usize {
         0
     }
+
+    /// Whether reads that run on from one to the next are served from bytes the source
+    /// fetched ahead (a read-ahead layer over a remote object): readers then read a dense
+    /// block's rows as they need them, where fetching the block whole first would hold
+    /// the same bytes twice. `false`, the default.
+    fn reads_ahead(&self) -> bool {
+        false
+    }
 }
 
 /// Sources shared or borrowed read as the source itself.
@@ -78,6 +86,9 @@ macro_rules! forward_read_at {
             }
             fn min_request(&self) -> usize {
                 (**self).min_request()
+            }
+            fn reads_ahead(&self) -> bool {
+                (**self).reads_ahead()
             }
         }
     )*};

@@ -47,6 +47,9 @@ pub struct SeekSource<R> {
     min_request: usize,
     /// The next sequential read's size, for a source with a minimum request.
     ahead: usize,
+    /// Whether the reader serves sequential reads from bytes it fetched ahead
+    /// ([`crate::ReadAt::reads_ahead`]).
+    reads_ahead: bool,
     /// Reads exactly the bytes asked for, no window ahead (for a walk over extents alone).
     exact: bool,
     /// The bytes consumed (taken or looked at), recorded for a block index.
@@ -79,6 +82,7 @@ impl<R: Read + Seek> SeekSource<R> {
             parallel_reads: false,
             min_request: 0,
             ahead: 0,
+            reads_ahead: false,
             exact: false,
             record: None,
             verify: None,
@@ -158,12 +162,7 @@ impl<R: Read + Seek> SeekSource<R> {
         }
         if range.end - range.start > MAX_PREFETCH {
             // Too large to fetch whole: its header alone, to compare with the index's.
-            let run = self.verify.as_ref().and_then(|v| v.run_from(range.start));
-            if let Some(len) = run {
-                let mut head = vec![0; len.min((range.end - range.start) as usize)];
-                self.read_exact_at(range.start, &mut head, "a block's header")?;
-            }
-            return Ok(());
+            return self.check_header(range);
         }
         let range = range.start..range.end.min(self.len);
         let mut buf = std::mem::take(&mut self.buf);
@@ -177,6 +176,31 @@ impl<R: Read + Seek> SeekSource<R> {
             self.buf.clear();
         }
         result
+    }
+
+    /// Reads the header at the start of `range` (a block's bytes that are not fetched whole)
+    /// where an index's extents hold one there, to compare it with theirs.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::StaleIndex`] where they differ; I/O errors.
+    pub(crate) fn check_header(&mut self, range: std::ops::Range<u64>) -> Result<()> {
+        let run = self.verify.as_ref().and_then(|v| v.run_from(range.start));
+        if let Some(len) = run {
+            let mut head = vec![0; len.min((range.end - range.start) as usize)];
+            self.read_exact_at(range.start, &mut head, "a block's header")?;
+        }
+        Ok(())
+    }
+
+    /// Tells the source that `reader` serves sequential reads from bytes it fetched ahead.
+    pub(crate) fn with_reads_ahead(mut self, yes: bool) -> Self {
+        self.reads_ahead = yes;
+        self
+    }
+
+    /// Whether the reader serves sequential reads from bytes it fetched ahead.
+    pub(crate) fn reads_ahead(&self) -> bool {
+        self.reads_ahead
     }
 
     /// Tells the source that `reader` reads large buffers on every core itself.
@@ -210,6 +234,7 @@ impl<R: Read + Seek> SeekSource<R> {
             parallel_reads: false,
             min_request: self.min_request,
             ahead: self.ahead,
+            reads_ahead: self.reads_ahead,
             exact: self.exact,
             record: self.record,
             verify: self.verify,

@@ -15,6 +15,8 @@ struct Counted {
     bytes: Vec<u8>,
     requests: AtomicU64,
     fetched: AtomicU64,
+    /// Whether it says it reads ahead ([`ReadAt::reads_ahead`]).
+    ahead: bool,
 }
 
 impl Counted {
@@ -58,6 +60,9 @@ impl ReadAt for Counted {
     }
     fn min_request(&self) -> usize {
         64 << 10
+    }
+    fn reads_ahead(&self) -> bool {
+        self.ahead
     }
 }
 
@@ -230,11 +235,20 @@ fn an_index_of_another_file_or_damaged_is_a_typed_error() {
     let mut first = bytes.clone();
     first[2] ^= 1;
     assert_error!(open(first), StaleIndex { offset: 2, .. });
-    // A block header further on changed: found when that block is read, never read as values.
+    // A block header further on changed: found when that block is read, never read as values,
+    // also from a source that reads ahead (whose dense blocks are not fetched whole first).
     let at = index_block_header(&bytes, 5);
     let mut later = bytes.clone();
     later[at] ^= 0x40;
-    let mut file = open(later).unwrap();
+    let mut file = open(later.clone()).unwrap();
+    assert!(file.read_window::<f64>(0, 0..16, 0..16).is_ok());
+    assert_error!(file.read_window::<f64>(0, 0..64, 0..64), StaleIndex { .. });
+    let ahead = Arc::new(Counted {
+        bytes: later,
+        ahead: true,
+        ..Counted::default()
+    });
+    let mut file = DbdfFile::from_read_at_indexed(ahead, &Options::new(), index.clone()).unwrap();
     assert!(file.read_window::<f64>(0, 0..16, 0..16).is_ok());
     assert_error!(file.read_window::<f64>(0, 0..64, 0..64), StaleIndex { .. });
 

@@ -16,10 +16,15 @@ use super::{Fetch, InTransit, Way};
 /// Bytes a chunk holds: large enough that a request's round trip is small beside its
 /// transfer, small enough that a few in flight stay within the memory bound.
 pub(crate) const CHUNK: u64 = 8 << 20;
-/// Chunks fetched ahead of the one being read: a single request of a store such as s3s-fs
-/// runs at a fraction of the wire (eight of 8 MiB reach curl's one stream, four did not).
-/// Fewer when the process has more in transit ([`InTransit`]: an upload besides).
+/// Chunks fetched ahead of the one being read, at most: a single request of a store such as
+/// s3s-fs runs at a fraction of the wire (eight of 8 MiB reach curl's one stream, four did
+/// not). Fewer when the process has more in transit ([`InTransit`]: an upload besides).
 pub(crate) const AHEAD: usize = 8;
+/// Chunks fetched ahead at the start of a run: doubled, up to the most, each time the reader
+/// has to wait for one, as Linux grows its read-ahead. A reader slower than the wire (a
+/// sink that compresses, or one that waits for its own uploads) never waits, so it holds
+/// this few.
+const FIRST_AHEAD: usize = 2;
 
 /// A [`ReadAt`] over `inner` that detects sequential reads and serves them from chunks
 /// fetched ahead on threads of their own. Reads that jump (a footer, a projection's column
@@ -51,6 +56,8 @@ struct State {
     streak: u64,
     /// Bumped on each jump, so that chunks fetched for an abandoned run are not kept.
     run: u64,
+    /// Chunks fetched ahead now, from [`FIRST_AHEAD`] to the most (0 until the first run).
+    window: usize,
 }
 
 /// A chunk's bytes, and its share of the bytes in transit while it is held ahead of the
@@ -154,13 +161,19 @@ impl Shared {
         Ok(Box::new(bytes))
     }
 
-    /// The bytes of chunk `index`: waited for if in flight, read here if not held.
-    fn chunk(self: &Arc<Shared>, index: u64) -> io::Result<Arc<Chunk>> {
+    /// The bytes of chunk `index`: waited for if in flight, read here if not held. A wait
+    /// for a chunk fetched ahead of an earlier read (`ahead`) doubles the window.
+    fn chunk(self: &Arc<Shared>, index: u64, ahead: bool) -> io::Result<Arc<Chunk>> {
         let mut state = self.lock();
         loop {
             match state.chunks.get(&index) {
                 Some(Some(bytes)) => return Ok(Arc::clone(bytes)),
-                Some(None) => state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
+                Some(None) => {
+                    if ahead {
+                        state.window = (state.window * 2).min(self.ahead);
+                    }
+                    state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
                 None => break,
             }
         }
@@ -187,13 +200,14 @@ impl ReadAt for ReadAhead {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
         let (first, last) = (offset / shared.chunk, (end - 1) / shared.chunk);
-        {
+        let ahead = {
             let mut state = shared.lock();
-            if offset != state.end {
-                // A jump: what was fetched ahead is no longer wanted.
+            if offset != state.end || state.window == 0 {
+                // A jump (or the first read): what was fetched ahead is no longer wanted.
                 state.chunks.clear();
                 state.streak = 0;
                 state.run += 1;
+                state.window = FIRST_AHEAD.min(shared.ahead);
             }
             state.end = end;
             state.streak += buf.len() as u64;
@@ -203,12 +217,17 @@ impl ReadAt for ReadAhead {
                 drop(state);
                 return shared.inner.read_exact_at(buf, offset);
             }
-            for index in first..=first + shared.ahead as u64 {
+            // Which chunks this read needs were fetched ahead by earlier reads.
+            let ahead: Vec<bool> = (first..=last)
+                .map(|i| state.chunks.contains_key(&i))
+                .collect();
+            for index in first..=first + state.window as u64 {
                 shared.start(&mut state, index);
             }
-        }
+            ahead
+        };
         for index in first..=last {
-            let chunk = shared.chunk(index)?;
+            let chunk = shared.chunk(index, ahead[(index - first) as usize])?;
             let bytes = (*chunk.bytes).as_ref();
             let at = index * shared.chunk;
             let from = offset.max(at);
@@ -223,13 +242,19 @@ impl ReadAt for ReadAhead {
                 index
             };
             state.chunks = state.chunks.split_off(&done);
-            shared.start(&mut state, index + 1 + shared.ahead as u64);
+            for next in index + 1..=index + 1 + state.window as u64 {
+                shared.start(&mut state, next);
+            }
         }
         Ok(())
     }
 
     fn min_request(&self) -> usize {
         self.shared.inner.min_request()
+    }
+
+    fn reads_ahead(&self) -> bool {
+        true
     }
 }
 
@@ -278,6 +303,39 @@ mod tests {
             "{:?}",
             inner.requests
         );
+    }
+
+    /// Walks `inner` from start to end in reads of a chunk, after `before_each` read; the
+    /// window of chunks ahead at the end.
+    fn walk(ahead: &ReadAhead, inner: &Counted, mut before_each: impl FnMut()) -> usize {
+        let mut buf = vec![0u8; 1000];
+        for at in (0..inner.bytes.len()).step_by(1000) {
+            before_each();
+            ahead.read_exact_at(&mut buf, at as u64).unwrap();
+            assert_eq!(buf, inner.bytes[at..at + 1000]);
+        }
+        ahead.shared.lock().window
+    }
+
+    #[test]
+    fn the_window_grows_only_for_a_reader_that_waits_for_the_wire() {
+        // A reader faster than the wire waits for chunks fetched ahead: the window doubles
+        // to the most (3).
+        let inner = Counted::new(40_000, None);
+        let fast = reader(&inner);
+        assert_eq!(walk(&fast, &inner, || {}), 3);
+        // One slower than the wire (here: each read once every chunk has come) never
+        // waits, and keeps the first window: it holds two chunks ahead, not three.
+        let inner = Counted::new(40_000, None);
+        let slow = reader(&inner);
+        let settle = || {
+            let mut state = slow.shared.lock();
+            while state.chunks.values().any(Option::is_none) {
+                state = slow.shared.changed.wait(state).unwrap();
+            }
+        };
+        assert_eq!(walk(&slow, &inner, settle), FIRST_AHEAD);
+        assert!(inner.most_in_flight.load(Ordering::SeqCst) <= FIRST_AHEAD + 1);
     }
 
     #[test]

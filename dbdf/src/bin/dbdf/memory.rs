@@ -1,6 +1,6 @@
 //! How the tool takes memory from the system: buffers of a MiB or more (bands, chunks,
 //! blocks, the Arrow crates' arrays, a Parquet dictionary page's values) are mapped here, at
-//! a huge page's boundary, and returned to the system when freed (up to 32 MiB of freed ones
+//! a huge page's boundary, and returned to the system when freed (up to 16 MiB of freed ones
 //! kept for the next buffer of the same length, until a buffer larger than that is taken or
 //! the thread that freed them ends).
 //!
@@ -44,7 +44,7 @@ static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Kept {
 
 /// At most this many bytes of freed mappings are kept (resident, counted in the peak).
 #[cfg(target_os = "linux")]
-const KEPT_BYTES: usize = 32 << 20;
+const KEPT_BYTES: usize = 16 << 20;
 
 #[cfg(target_os = "linux")]
 const KEPT_SLOTS: usize = 16;
