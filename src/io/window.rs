@@ -11,6 +11,7 @@ use crate::io::index::{BlockInfo, ObjectInfo, StoredBody};
 use crate::io::sparse_rows::{self, RowStarts};
 use crate::wire::block::{decode_block_body, BlockHead};
 use crate::wire::element::widens_exactly;
+use crate::wire::read_at::READ_AHEAD_RUN;
 use crate::wire::runtime::{check_columns, RuntimeHead};
 use crate::wire::values::{convert_slice, read_le, with_value_type, with_values};
 use crate::wire::{BlockType, DataType, Element, SeekSource, Source, ValueType, Values};
@@ -236,11 +237,12 @@ fn read_block<T: Element, R: Read + Seek>(
         offset: block.range.start,
         object_type: object_type.filter(|&o| !widens_exactly(vt, o)),
     };
-    // A dense part's rows, read in order from a source that reads ahead, are read as they
-    // are needed (fetched whole first, they would be held twice); its header is still
-    // compared with the index's.
+    // A dense part's rows, read in order from a source that reads ahead runs this long, are
+    // read as they are needed (fetched whole first, they would be held twice); its header
+    // is still compared with the index's.
     let bytes = part_bytes(block, part, vt.size() as u64);
-    match block.block_type == BlockType::Dense && src.reads_ahead() {
+    let run = bytes.end - bytes.start;
+    match block.block_type == BlockType::Dense && src.reads_ahead() && run >= READ_AHEAD_RUN {
         true => src.check_header(bytes)?,
         false => src.prefetch(bytes)?,
     }

@@ -235,20 +235,11 @@ fn an_index_of_another_file_or_damaged_is_a_typed_error() {
     let mut first = bytes.clone();
     first[2] ^= 1;
     assert_error!(open(first), StaleIndex { offset: 2, .. });
-    // A block header further on changed: found when that block is read, never read as values,
-    // also from a source that reads ahead (whose dense blocks are not fetched whole first).
+    // A block header further on changed: found when that block is read, never read as values.
     let at = index_block_header(&bytes, 5);
     let mut later = bytes.clone();
     later[at] ^= 0x40;
-    let mut file = open(later.clone()).unwrap();
-    assert!(file.read_window::<f64>(0, 0..16, 0..16).is_ok());
-    assert_error!(file.read_window::<f64>(0, 0..64, 0..64), StaleIndex { .. });
-    let ahead = Arc::new(Counted {
-        bytes: later,
-        ahead: true,
-        ..Counted::default()
-    });
-    let mut file = DbdfFile::from_read_at_indexed(ahead, &Options::new(), index.clone()).unwrap();
+    let mut file = open(later).unwrap();
     assert!(file.read_window::<f64>(0, 0..16, 0..16).is_ok());
     assert_error!(file.read_window::<f64>(0, 0..64, 0..64), StaleIndex { .. });
 
@@ -262,6 +253,36 @@ fn an_index_of_another_file_or_damaged_is_a_typed_error() {
     assert_error!(
         BlockIndex::from_slice(&stored[..10]),
         StaleIndex { offset: 0, .. }
+    );
+}
+
+/// From a source that reads ahead, a dense block of 8 MiB or more is not fetched whole before
+/// its rows are read, but its header is still read and compared with the index's.
+#[test]
+fn a_changed_header_is_found_in_a_block_read_from_a_source_that_reads_ahead() {
+    // Two blocks of 1100 x 1000 f64 (8.8 MB).
+    let (m, bytes) = tiled(2200, 1000, (1100, 1000));
+    let index = Arc::new(
+        BlockIndex::of_read_at(Counted::new(bytes.clone()), &Options::new(), None).unwrap(),
+    );
+    let open = |bytes: Vec<u8>| {
+        let ahead = Arc::new(Counted {
+            bytes,
+            ahead: true,
+            ..Counted::default()
+        });
+        DbdfFile::from_read_at_indexed(ahead, &Options::new(), index.clone()).unwrap()
+    };
+    let whole = open(bytes.clone())
+        .read_window::<f64>(0, 0..2200, 0..1000)
+        .unwrap();
+    assert_eq!(whole, m);
+    let at = index_block_header(&bytes, 1);
+    let mut changed = bytes;
+    changed[at] ^= 0x40;
+    assert_error!(
+        open(changed).read_window::<f64>(0, 0..2200, 0..1000),
+        StaleIndex { .. }
     );
 }
 

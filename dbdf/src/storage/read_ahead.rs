@@ -14,7 +14,8 @@ use serde_daphne::ReadAt;
 use super::{Fetch, InTransit, Way};
 
 /// Bytes a chunk holds: large enough that a request's round trip is small beside its
-/// transfer, small enough that a few in flight stay within the memory bound.
+/// transfer, small enough that a few in flight stay within the memory bound. Runs of reads
+/// from this length on are read ahead, as [`ReadAt::reads_ahead`] promises (8 MiB).
 pub(crate) const CHUNK: u64 = 8 << 20;
 /// Chunks fetched ahead of the one being read, at most: a single request of a store such as
 /// s3s-fs runs at a fraction of the wire (eight of 8 MiB reach curl's one stream, four did
