@@ -218,17 +218,21 @@ impl ReadAt for ReadAhead {
                 drop(state);
                 return shared.inner.read_exact_at(buf, offset);
             }
-            // Which chunks this read needs were fetched ahead by earlier reads.
-            let ahead: Vec<bool> = (first..=last)
-                .map(|i| state.chunks.contains_key(&i))
-                .collect();
+            // Which chunks this read needs (the first 64) earlier reads fetched ahead: a mask,
+            // not a vector, since every read of a run comes here.
+            let ahead = (first..=last.min(first + 63))
+                .enumerate()
+                .fold(0u64, |mask, (k, i)| {
+                    mask | u64::from(state.chunks.contains_key(&i)) << k
+                });
             for index in first..=first + state.window as u64 {
                 shared.start(&mut state, index);
             }
             ahead
         };
         for index in first..=last {
-            let chunk = shared.chunk(index, ahead[(index - first) as usize])?;
+            let k = index - first;
+            let chunk = shared.chunk(index, k < 64 && ahead >> k & 1 == 1)?;
             let bytes = (*chunk.bytes).as_ref();
             let at = index * shared.chunk;
             let from = offset.max(at);
