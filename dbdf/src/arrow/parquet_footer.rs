@@ -1,6 +1,7 @@
-//! Parquet footers that pyarrow reads and the Parquet crate (60) misreads, mended as pyarrow
-//! reads them. Both mends are for the files of pre-release parquet-mr 1.12 builds (Dremio's,
-//! `parquet-testing`'s `dict-page-offset-zero.parquet`):
+//! Parquet footers: row groups spliced into a footer written without them (for
+//! [`super::parquet_writer`]), and footers that pyarrow reads and the Parquet crate (60)
+//! misreads, mended as pyarrow reads them. Both mends are for the files of pre-release
+//! parquet-mr 1.12 builds (Dremio's, `parquet-testing`'s `dict-page-offset-zero.parquet`):
 //! - **Mistyped fields.** The crate reads a field by its number without checking the type
 //!   written, so one mistyped field derails the rest of the footer, where pyarrow's reader
 //!   skips the field. Those builds wrote a list as `ColumnMetaData` field 15, which the format
@@ -116,12 +117,8 @@ impl Kind {
 /// # Errors
 /// The footer ends early or nests too deep: a message naming the byte.
 pub(super) fn without_mistyped_fields(footer: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let mut mend = Mend {
-        input: footer,
-        at: 0,
-        out: Vec::with_capacity(footer.len()),
-        removed: 0,
-    };
+    let mut mend = Mend::over(footer);
+    mend.out.reserve(footer.len());
     mend.copy_struct(Some(Kind::FileMetaData), 0)?;
     Ok((mend.removed > 0).then_some(mend.out))
 }
@@ -133,7 +130,16 @@ struct Mend<'a> {
     removed: usize,
 }
 
-impl Mend<'_> {
+impl<'a> Mend<'a> {
+    fn over(input: &'a [u8]) -> Self {
+        Mend {
+            input,
+            at: 0,
+            out: Vec::new(),
+            removed: 0,
+        }
+    }
+
     fn byte(&mut self) -> Result<u8, String> {
         let b = *self
             .input
@@ -168,6 +174,25 @@ impl Mend<'_> {
         Ok(())
     }
 
+    /// A field's number and wire type (`last` the number of the field before), or `None` at
+    /// the struct's stop byte.
+    fn field_header(&mut self, last: &mut i16) -> Result<Option<(i16, u8)>, String> {
+        let header = self.byte()?;
+        if header == 0 {
+            return Ok(None);
+        }
+        let id = match header >> 4 {
+            0 => {
+                let zigzag = self.varint()?;
+                i16::try_from((zigzag >> 1) as i64 ^ -((zigzag & 1) as i64))
+                    .map_err(|_| format!("a field number out of range at byte {}", self.at))?
+            }
+            delta => last.wrapping_add(i16::from(delta)),
+        };
+        *last = id;
+        Ok(Some((id, header & 0x0f)))
+    }
+
     /// Copies a struct (its fields and stop byte), checking its fields when its kind is known.
     fn copy_struct(&mut self, kind: Option<Kind>, depth: usize) -> Result<(), String> {
         if depth > MAX_DEPTH {
@@ -175,21 +200,10 @@ impl Mend<'_> {
         }
         let (mut last_read, mut last_written) = (0i16, 0i16);
         loop {
-            let header = self.byte()?;
-            if header == 0 {
+            let Some((id, wire)) = self.field_header(&mut last_read)? else {
                 self.out.push(0);
                 return Ok(());
-            }
-            let wire = header & 0x0f;
-            let id = match header >> 4 {
-                0 => {
-                    let zigzag = self.varint()?;
-                    i16::try_from((zigzag >> 1) as i64 ^ -((zigzag & 1) as i64))
-                        .map_err(|_| format!("a field number out of range at byte {}", self.at))?
-                }
-                delta => last_read.wrapping_add(i16::from(delta)),
             };
-            last_read = id;
             let expected = kind.and_then(|k| k.field(id));
             // Booleans carry their value in the wire type: either is a boolean.
             let boolean = |w| w == TRUE || w == FALSE;
@@ -202,15 +216,7 @@ impl Mend<'_> {
                 }
                 _ => {}
             }
-            let delta = id.wrapping_sub(last_written);
-            if (1..=15).contains(&delta) {
-                self.out.push((delta as u8) << 4 | wire);
-            } else {
-                self.out.push(wire);
-                let zigzag = ((id << 1) ^ (id >> 15)) as u16;
-                push_varint(&mut self.out, u64::from(zigzag));
-            }
-            last_written = id;
+            push_field_header(&mut self.out, id, wire, &mut last_written);
             match expected {
                 Some((STRUCT, Some(inner))) => self.copy_struct(Some(inner), depth + 1)?,
                 Some((LIST, Some(inner))) => self.copy_list_of(inner, depth + 1)?,
@@ -310,6 +316,98 @@ impl Mend<'_> {
     }
 }
 
+/// The bytes of the one `RowGroup` of a footer (Thrift `FileMetaData`) of one row group,
+/// without its ordinal (field 7) unless `ordinal`.
+///
+/// # Errors
+/// The footer holds no single row group, ends early or nests too deep.
+pub(super) fn row_group_of(footer: &[u8], ordinal: bool) -> Result<Vec<u8>, String> {
+    let mut walk = Mend::over(footer);
+    let mut last = 0;
+    while let Some((id, wire)) = walk.field_header(&mut last)? {
+        if (id, wire) != (4, LIST) {
+            walk.skip_value(wire, 0)?;
+            continue;
+        }
+        if walk.list_header()? != (1, STRUCT) {
+            break;
+        }
+        let (mut out, mut last_read, mut last_written) = (Vec::new(), 0, 0);
+        while let Some((id, wire)) = walk.field_header(&mut last_read)? {
+            let value = walk.at;
+            walk.skip_value(wire, 1)?;
+            if id != 7 || ordinal {
+                push_field_header(&mut out, id, wire, &mut last_written);
+                out.extend_from_slice(&footer[value..walk.at]);
+            }
+        }
+        out.push(0);
+        return Ok(out);
+    }
+    Err("a footer of one row group was expected".into())
+}
+
+/// A footer (Thrift `FileMetaData`) of no row groups with `count` row groups of `rows` rows
+/// in all in their place: `groups`, their Thrift `RowGroup`s one after another.
+///
+/// # Errors
+/// The footer has no `num_rows` or `row_groups`, ends early or nests too deep.
+pub(super) fn with_row_groups(
+    footer: &[u8],
+    rows: i64,
+    groups: &[u8],
+    count: u64,
+) -> Result<Vec<u8>, String> {
+    let mut walk = Mend::over(footer);
+    let mut out = Vec::with_capacity(footer.len() + groups.len() + 16);
+    let (mut last, mut spliced) = (0, 0);
+    loop {
+        let header = walk.at;
+        let Some((id, wire)) = walk.field_header(&mut last)? else {
+            out.push(0);
+            break;
+        };
+        let value = walk.at;
+        walk.skip_value(wire, 0)?;
+        out.extend_from_slice(&footer[header..value]);
+        match (id, wire) {
+            (3, I64) => push_varint(&mut out, ((rows << 1) ^ (rows >> 63)) as u64),
+            (4, LIST) => {
+                match count {
+                    0..=14 => out.push((count as u8) << 4 | STRUCT),
+                    _ => {
+                        out.push(0xf0 | STRUCT);
+                        push_varint(&mut out, count);
+                    }
+                }
+                out.extend_from_slice(groups);
+            }
+            _ => {
+                out.extend_from_slice(&footer[value..walk.at]);
+                continue;
+            }
+        }
+        spliced += 1;
+    }
+    match spliced {
+        2 => Ok(out),
+        _ => Err("the footer has no num_rows or row_groups field".into()),
+    }
+}
+
+/// Writes a field's header after the field numbered `last`.
+fn push_field_header(out: &mut Vec<u8>, id: i16, wire: u8, last: &mut i16) {
+    let delta = id.wrapping_sub(*last);
+    if (1..=15).contains(&delta) {
+        out.push((delta as u8) << 4 | wire);
+    } else {
+        out.push(wire);
+        let zigzag = ((id << 1) ^ (id >> 15)) as u16;
+        push_varint(out, u64::from(zigzag));
+    }
+    *last = id;
+}
+
 fn push_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
@@ -344,6 +442,42 @@ mod tests {
         let written = footer(&[0xE6, 0x0E, 0x19, 0x14, 0x02, 0xF6, 0x02]);
         let mended = footer(&[0xE6, 0x0E, 0x06, 0x3C, 0x02]);
         assert_eq!(without_mistyped_fields(&written), Ok(Some(mended)));
+    }
+
+    #[test]
+    fn row_groups_are_spliced_into_a_footer_written_without_them() {
+        // 1: version 2; 2: an empty schema; 3: num_rows 0; 4: no row groups; 6: "x".
+        let empty = [
+            0x15, 0x04, 0x19, 0x0C, 0x16, 0x00, 0x19, 0x0C, 0x28, 0x01, b'x', 0x00,
+        ];
+        // Two empty RowGroups, 5 rows in all (zigzag 10).
+        let two = [0x15, 0x04, 0x19, 0x0C, 0x16, 0x0A, 0x19, 0x2C, 0x00, 0x00];
+        let spliced = with_row_groups(&empty, 5, &[0x00, 0x00], 2).unwrap();
+        assert_eq!(spliced, [&two[..], &[0x28, 0x01, b'x', 0x00]].concat());
+        // 20 row groups take the long list header.
+        let spliced = with_row_groups(&empty, 5, &[0x00; 20], 20).unwrap();
+        assert_eq!(&spliced[6..10], [0x19, 0xFC, 0x14, 0x00]);
+        // Without num_rows, or cut short: an error.
+        assert!(with_row_groups(&[0x19, 0x0C, 0x00], 5, &[], 0).is_err());
+        assert!(with_row_groups(&empty[..7], 5, &[], 0).is_err());
+    }
+
+    #[test]
+    fn a_row_group_is_taken_from_a_footer_of_one_with_or_without_its_ordinal() {
+        // RowGroup 2: total_byte_size 1; 7: ordinal 3; then a field 9 (i32 1).
+        let group = [0x26, 0x02, 0x54, 0x06, 0x25, 0x02, 0x00];
+        let footer = [
+            &[0x15, 0x04, 0x39, 0x1C][..],
+            &group,
+            &[0x28, 0x01, b'x', 0x00],
+        ]
+        .concat();
+        assert_eq!(row_group_of(&footer, true).unwrap(), group);
+        // Field 9's header is written again from field 2's.
+        let without = [0x26, 0x02, 0x75, 0x02, 0x00];
+        assert_eq!(row_group_of(&footer, false).unwrap(), without);
+        let none = [0x15, 0x04, 0x39, 0x0C, 0x00];
+        assert!(row_group_of(&none, true).is_err());
     }
 
     #[test]

@@ -710,3 +710,60 @@ fn parquet_chunks_of_one_page_have_no_page_index_and_longer_ones_do() {
     assert!(column_index.is_some() && offset_index.is_some());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Each row group is written by a file writer of its own and its metadata moved to where it
+/// lies: the footer's offsets, ordinals and page indexes must be the file's.
+#[test]
+fn parquet_row_groups_lie_where_the_footer_and_page_indexes_say() {
+    use parquet::file::page_index::offset_index::OffsetIndexMetaData;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::file::serialized_reader::ReadOptionsBuilder;
+    let dir = dir("row_groups_apart");
+    let path = dir.join("t.parquet");
+    let values = |n: usize| Values::F64((0..n).map(|i| i as f64 / 7.0).collect());
+    // Three groups of 200,000 rows of two columns: several pages a chunk, page indexes.
+    let tall = Object::dense(600_000, 2, values(1_200_000)).unwrap();
+    let options = WriteOptions {
+        row_group_rows: Some(200_000),
+        compression: Some(Compression::None),
+        ..Default::default()
+    };
+    std::fs::write(&path, arrow::parquet::to_vec(&tall, &options).unwrap()).unwrap();
+    assert_eq!(&read(&path, &ReadOptions::default()).unwrap(), &tall);
+    let bytes = std::fs::read(&path).unwrap();
+    let indexed = ReadOptionsBuilder::new().with_page_index().build();
+    let file = SerializedFileReader::new_with_options(std::fs::File::open(&path).unwrap(), indexed)
+        .unwrap();
+    let metadata = file.metadata();
+    assert_eq!(metadata.file_metadata().num_rows(), 600_000);
+    assert!(metadata.page_index().is_some(), "a page index");
+    let mut end = 4;
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        assert_eq!(group.ordinal(), Some(g as i16 as i32));
+        for (c, column) in group.columns().iter().enumerate() {
+            // A group's chunks follow each other, after the group before and its page
+            // indexes; each where its pages are.
+            match c {
+                0 => assert!(column.data_page_offset() >= end),
+                _ => assert_eq!(column.data_page_offset(), end),
+            }
+            end = column.data_page_offset();
+            end += column.compressed_size();
+            let index = metadata.page_index_for_row_group(g);
+            let pages: &OffsetIndexMetaData = index.offset_index(c).expect("an offset index");
+            assert!(index.column_index(c).is_some(), "a column index");
+            let first = &pages.page_locations()[0];
+            assert!(pages.page_locations().len() > 1);
+            assert_eq!(first.offset, column.data_page_offset());
+            // Uncompressed plain pages: the first page's values are the column's first rows.
+            let page = &bytes[first.offset as usize..][..first.compressed_page_size as usize];
+            let value = |k: usize| (k * 2 + c) as f64 / 7.0;
+            let first_values: Vec<u8> = (200_000 * g..200_000 * g + 4)
+                .flat_map(|r| value(r).to_le_bytes())
+                .collect();
+            let found = page.windows(32).any(|w| w == first_values.as_slice());
+            assert!(found, "group {g} column {c}: the page holds its rows");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
