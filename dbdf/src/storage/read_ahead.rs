@@ -6,7 +6,7 @@
 //! [`super::Stream`] instead.)
 
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, IoSliceMut};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde_daphne::ReadAt;
@@ -186,15 +186,13 @@ impl Shared {
     }
 }
 
-impl ReadAt for ReadAhead {
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.shared.size)
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+impl ReadAhead {
+    /// Fills `bufs` with the consecutive bytes from `offset`.
+    fn read_run(&self, bufs: &mut [IoSliceMut<'_>], offset: u64) -> io::Result<()> {
         let shared = &self.shared;
-        let end = offset + buf.len() as u64;
-        if buf.is_empty() {
+        let len: u64 = bufs.iter().map(|b| b.len() as u64).sum();
+        let end = offset + len;
+        if len == 0 {
             return Ok(());
         }
         if end > shared.size {
@@ -203,7 +201,11 @@ impl ReadAt for ReadAhead {
         let (first, last) = (offset / shared.chunk, (end - 1) / shared.chunk);
         let ahead = {
             let mut state = shared.lock();
-            if offset != state.end || state.window == 0 {
+            // A skip forward within a chunk (a block's header, read before) runs on.
+            let skip = offset
+                .checked_sub(state.end)
+                .is_some_and(|gap| gap < shared.chunk && !state.chunks.is_empty());
+            if (offset != state.end && !skip) || state.window == 0 {
                 // A jump (or the first read): what was fetched ahead is no longer wanted.
                 state.chunks.clear();
                 state.streak = 0;
@@ -211,12 +213,12 @@ impl ReadAt for ReadAhead {
                 state.window = FIRST_AHEAD.min(shared.ahead);
             }
             state.end = end;
-            state.streak += buf.len() as u64;
+            state.streak += len;
             // A run shorter than a chunk reads as asked: a few adjacent small reads (a
             // projection's neighbouring columns) fetch nothing they do not use.
             if state.streak < shared.chunk && state.chunks.is_empty() {
                 drop(state);
-                return shared.inner.read_exact_at(buf, offset);
+                return shared.inner.read_exact_vectored_at(bufs, offset);
             }
             // Which chunks this read needs (the first 64) earlier reads fetched ahead: a mask,
             // not a vector, since every read of a run comes here.
@@ -230,6 +232,7 @@ impl ReadAt for ReadAhead {
             }
             ahead
         };
+        let mut out = Scatter { bufs, i: 0, at: 0 };
         for index in first..=last {
             let k = index - first;
             let chunk = shared.chunk(index, k < 64 && ahead >> k & 1 == 1)?;
@@ -237,8 +240,7 @@ impl ReadAt for ReadAhead {
             let at = index * shared.chunk;
             let from = offset.max(at);
             let to = end.min(at + bytes.len() as u64);
-            let dst = &mut buf[(from - offset) as usize..(to - offset) as usize];
-            dst.copy_from_slice(&bytes[(from - at) as usize..(to - at) as usize]);
+            out.put(&bytes[(from - at) as usize..(to - at) as usize]);
             let mut state = shared.lock();
             // Chunks behind the read are done with; start the next one ahead.
             let done = if to == at + bytes.len() as u64 {
@@ -252,6 +254,47 @@ impl ReadAt for ReadAhead {
             }
         }
         Ok(())
+    }
+}
+
+/// Buffers filled in order, as bytes come.
+struct Scatter<'b, 'c> {
+    bufs: &'b mut [IoSliceMut<'c>],
+    /// The buffer being filled, and how much of it is.
+    i: usize,
+    at: usize,
+}
+
+impl Scatter<'_, '_> {
+    fn put(&mut self, mut bytes: &[u8]) {
+        while let Some(buf) = self.bufs.get_mut(self.i) {
+            let n = (buf.len() - self.at).min(bytes.len());
+            buf[self.at..self.at + n].copy_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            self.at += n;
+            if self.at == buf.len() {
+                (self.i, self.at) = (self.i + 1, 0);
+            }
+            if bytes.is_empty() {
+                return;
+            }
+        }
+    }
+}
+
+impl ReadAt for ReadAhead {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.shared.size)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.read_run(&mut [IoSliceMut::new(buf)], offset)
+    }
+
+    /// One read, however many buffers: a dense block's rows read into a band's rows run on
+    /// as one (read as many reads, each would read as asked until a chunk's worth).
+    fn read_exact_vectored_at(&self, bufs: &mut [IoSliceMut<'_>], offset: u64) -> io::Result<()> {
+        self.read_run(bufs, offset)
     }
 
     fn min_request(&self) -> usize {
@@ -271,6 +314,47 @@ mod tests {
 
     fn reader(inner: &Arc<Counted>) -> ReadAhead {
         ReadAhead::with_chunks(Arc::clone(inner) as Arc<dyn ReadAt>, None, 1000, 3).unwrap()
+    }
+
+    /// A dense block's rows read into a band's rows: one vectored read of many short
+    /// buffers, read ahead as one run (as many short reads, each was read as asked).
+    #[test]
+    fn a_vectored_read_is_one_run_filled_from_the_chunks() {
+        let inner = Counted::new(20_000, None);
+        let ahead = reader(&inner);
+        let mut rows = vec![[0u8; 10]; 900];
+        let mut bufs: Vec<IoSliceMut> = rows.iter_mut().map(|r| IoSliceMut::new(r)).collect();
+        ahead.read_exact_vectored_at(&mut bufs, 1234).unwrap();
+        assert_eq!(rows.concat(), inner.bytes[1234..10_234]);
+        // Its ten chunks and a few ahead, not a request per buffer.
+        let requests = inner.requests.load(Ordering::SeqCst);
+        assert!((10..=14).contains(&requests), "{requests} requests");
+        // Buffers of no bytes among them, and a read that ends inside one.
+        let (mut a, mut b) = ([0u8; 3], [0u8; 1500]);
+        let mut bufs = [IoSliceMut::new(&mut []), IoSliceMut::new(&mut a)];
+        ahead.read_exact_vectored_at(&mut bufs, 10_234).unwrap();
+        assert_eq!(a, inner.bytes[10_234..10_237]);
+        let mut bufs = [IoSliceMut::new(&mut b), IoSliceMut::new(&mut [])];
+        ahead.read_exact_vectored_at(&mut bufs, 10_237).unwrap();
+        assert_eq!(b, inner.bytes[10_237..11_737]);
+    }
+
+    /// Tiles read in file order, each after a header the reader knows: a run, not a jump
+    /// per tile (each dropping the chunks fetched ahead, to fetch them again).
+    #[test]
+    fn reads_that_skip_a_few_bytes_forward_run_on() {
+        let inner = Counted::new(50_000, None);
+        let ahead = reader(&inner);
+        for tile in 0..20u64 {
+            let at = tile * 2500 + 26;
+            let mut buf = vec![0u8; 2474];
+            ahead.read_exact_at(&mut buf, at).unwrap();
+            assert_eq!(buf, inner.bytes[at as usize..at as usize + 2474]);
+        }
+        let fetched = inner.fetched.load(Ordering::SeqCst);
+        assert!(fetched <= 50_000, "{fetched} bytes fetched for 50,000");
+        let requests = inner.requests.load(Ordering::SeqCst);
+        assert!(requests <= 52, "{requests} requests");
     }
 
     #[test]
