@@ -26,6 +26,12 @@ pub(crate) const AHEAD: usize = 8;
 /// sink that compresses, or one that waits for its own uploads) never waits, so it holds
 /// this few.
 const FIRST_AHEAD: usize = 2;
+/// Short reads a stride apart fetched ahead at once, once two strides alike are seen: a
+/// walk over the headers of equal blocks (a tiled `.dbdf` without its index) waits for
+/// the wire once per this many headers, not once per header.
+const STRIDES: u64 = 8;
+/// The longest read fetched ahead by its stride (a header and the bytes after it).
+const STRIDE_READ: u64 = 1 << 20;
 
 /// A [`ReadAt`] over `inner` that detects sequential reads and serves them from chunks
 /// fetched ahead on threads of their own. Reads that jump (a footer, a projection's column
@@ -59,6 +65,23 @@ struct State {
     run: u64,
     /// Chunks fetched ahead now, from [`FIRST_AHEAD`] to the most (0 until the first run).
     window: usize,
+    strides: Strides,
+}
+
+/// Short reads a stride apart, and those fetched ahead of the reader.
+#[derive(Debug, Default)]
+struct Strides {
+    /// Where the last short read began, the stride and length it had, and how many reads
+    /// in a row had them.
+    last: u64,
+    stride: u64,
+    len: u64,
+    seen: u32,
+    /// Reads fetched ahead by where they begin: fetching (`None`), fetched, or failed
+    /// (removed, to be read as asked).
+    pieces: BTreeMap<u64, Option<Arc<Chunk>>>,
+    /// Bumped when the pattern breaks, so that pieces fetched for it are not kept.
+    run: u64,
 }
 
 /// A chunk's bytes, and its share of the bytes in transit while it is held ahead of the
@@ -152,6 +175,73 @@ impl Shared {
         });
     }
 
+    /// Notes a short read of `len` bytes at `offset`; when it is the third a stride apart,
+    /// starts fetching the next [`STRIDES`] (the pieces). Whether this read is a piece.
+    fn stride(self: &Arc<Shared>, state: &mut State, offset: u64, len: u64) -> bool {
+        let s = &mut state.strides;
+        let alike = offset > s.last && offset - s.last == s.stride && len == s.len;
+        match alike {
+            true => s.seen += 1,
+            false => {
+                (s.stride, s.len, s.seen) = (offset.wrapping_sub(s.last), len, 1);
+                if !s.pieces.is_empty() {
+                    s.pieces.clear();
+                    s.run += 1;
+                }
+            }
+        }
+        s.last = offset;
+        s.pieces = s.pieces.split_off(&offset);
+        if s.seen >= 3 && len <= STRIDE_READ {
+            for k in 1..=STRIDES {
+                let Some(at) = k.checked_mul(s.stride).and_then(|d| offset.checked_add(d)) else {
+                    break;
+                };
+                if at + len > self.size {
+                    break;
+                }
+                if s.pieces.contains_key(&at) {
+                    continue;
+                }
+                let Some(share) = InTransit::try_take(Way::Fetched, len) else {
+                    break;
+                };
+                s.pieces.insert(at, None);
+                let (shared, run) = (Arc::clone(self), s.run);
+                std::thread::spawn(move || {
+                    let fetched = shared.read(at, len as usize);
+                    let mut state = shared.lock();
+                    let pieces = &mut state.strides;
+                    if pieces.run == run && pieces.pieces.contains_key(&at) {
+                        match fetched {
+                            Ok(bytes) => {
+                                let _share = Some(share);
+                                let piece = Arc::new(Chunk { bytes, _share });
+                                pieces.pieces.insert(at, Some(piece));
+                            }
+                            Err(_) => drop(pieces.pieces.remove(&at)),
+                        }
+                    }
+                    shared.changed.notify_all();
+                });
+            }
+        }
+        state.strides.pieces.contains_key(&offset)
+    }
+
+    /// The piece fetched ahead at `offset`, waited for; `None` if its fetch failed or was
+    /// dropped (the reader then reads as asked, and sees any error itself).
+    fn piece(&self, offset: u64) -> Option<Arc<Chunk>> {
+        let mut state = self.lock();
+        loop {
+            match state.strides.pieces.get(&offset) {
+                Some(Some(piece)) => return Some(Arc::clone(piece)),
+                Some(None) => state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
+                None => return None,
+            }
+        }
+    }
+
     /// The `len` bytes at `at`, as fetched where they can be.
     fn read(&self, at: u64, len: usize) -> io::Result<Box<dyn AsRef<[u8]> + Send + Sync>> {
         if let Some(fetch) = &self.fetch {
@@ -217,8 +307,23 @@ impl ReadAhead {
             // A run shorter than a chunk reads as asked: a few adjacent small reads (a
             // projection's neighbouring columns) fetch nothing they do not use.
             if state.streak < shared.chunk && state.chunks.is_empty() {
+                let strided = shared.stride(&mut state, offset, len);
                 drop(state);
+                if let Some(piece) = strided.then(|| shared.piece(offset)).flatten() {
+                    let bytes = (*piece.bytes).as_ref();
+                    if let Some(bytes) = bytes.get(..len as usize) {
+                        Scatter { bufs, i: 0, at: 0 }.put(bytes);
+                        return Ok(());
+                    }
+                }
                 return shared.inner.read_exact_vectored_at(bufs, offset);
+            }
+            // A run: pieces fetched by their stride are no longer wanted.
+            if !state.strides.pieces.is_empty() {
+                state.strides = Strides {
+                    run: state.strides.run + 1,
+                    ..Strides::default()
+                };
             }
             // Which chunks this read needs (the first 64) earlier reads fetched ahead: a mask,
             // not a vector, since every read of a run comes here.
@@ -337,6 +442,41 @@ mod tests {
         let mut bufs = [IoSliceMut::new(&mut b), IoSliceMut::new(&mut [])];
         ahead.read_exact_vectored_at(&mut bufs, 10_237).unwrap();
         assert_eq!(b, inner.bytes[10_237..11_737]);
+    }
+
+    /// A walk over the headers of equal blocks: short reads a stride apart, fetched ahead
+    /// several at once after the third, each once; a read off the stride is read as asked.
+    #[test]
+    fn short_reads_a_stride_apart_are_fetched_ahead_together() {
+        let inner = Counted::new(100_000, None);
+        let ahead = reader(&inner);
+        let read = |at: u64, len: usize| {
+            let mut buf = vec![0u8; len];
+            ahead.read_exact_at(&mut buf, at).unwrap();
+            assert_eq!(buf, inner.bytes[at as usize..at as usize + len], "at {at}");
+        };
+        for k in 0..30u64 {
+            read(k * 3000 + 7, 100);
+        }
+        // Fetched ahead: several in flight at once; never a piece twice, and at most the
+        // pieces past the last read beyond what was read.
+        let most = inner.most_in_flight.load(Ordering::SeqCst);
+        assert!(most >= 2, "{most} requests in flight at once");
+        let requests = inner.requests.load(Ordering::SeqCst);
+        assert!(
+            (30..=30 + STRIDES as usize).contains(&requests),
+            "{requests}"
+        );
+        // Two alike, then off the stride: each read as asked, nothing fetched ahead.
+        let inner = Counted::new(100_000, None);
+        let ahead = reader(&inner);
+        for at in [0, 3000, 95_000, 50] {
+            let mut buf = vec![0u8; 100];
+            ahead.read_exact_at(&mut buf, at).unwrap();
+            assert_eq!(buf, inner.bytes[at as usize..at as usize + 100], "at {at}");
+        }
+        assert_eq!(inner.requests.load(Ordering::SeqCst), 4);
+        assert_eq!(inner.fetched.load(Ordering::SeqCst), 400);
     }
 
     /// Tiles read in file order, each after a header the reader knows: a run, not a jump
