@@ -34,6 +34,10 @@ use super::parquet_footer::{row_group_of, with_row_groups};
 /// The bytes of cells of the columns made at once for a row group.
 const COLUMNS_BYTES: u64 = 1 << 20;
 
+/// Bytes of zeros a row group's file writer is given at a time to count past the file's
+/// earlier bytes.
+const FILLER: usize = 16 << 20;
+
 /// The bytes a Parquet file starts and ends with.
 const MAGIC: &[u8; 4] = b"PAR1";
 
@@ -51,6 +55,7 @@ pub(super) struct ColumnsWriter<W: Write + Send> {
     groups: Vec<u8>,
     count: usize,
     rows: i64,
+    filler: Vec<u8>,
 }
 
 /// The output as each row group's file writer sees it: the magic a file writer writes first
@@ -119,22 +124,26 @@ impl<W: Write + Send> ColumnsWriter<W> {
             groups: Vec::new(),
             count: 0,
             rows: 0,
+            filler: Vec::new(),
         })
     }
 
     /// A file writer for one row group (or the footer) over the output, counting from the
     /// file's start: its magic and as many bytes as the file has beyond the magic are
-    /// written to it and dropped (never read: a static of zeros).
+    /// written to it and dropped, from `filler` (zeros never read, so never in memory: a
+    /// static would be 16 MiB of the binary).
     fn file_writer(&mut self) -> Result<SerializedFileWriter<&mut Output<W>>> {
-        static FILLER: [u8; 1 << 24] = [0; 1 << 24];
         let mut fill = self.out.at - MAGIC.len() as u64;
+        if fill > 0 && self.filler.is_empty() {
+            self.filler = vec![0; FILLER];
+        }
         self.out.skip = self.out.at;
         let (root, properties) = (Arc::clone(&self.root), Arc::clone(&self.properties));
         let mut file = SerializedFileWriter::new(&mut self.out, root, properties)?;
         while fill > 0 {
-            let n = fill.min(FILLER.len() as u64);
-            file.write_all(&FILLER[..n as usize])?;
-            fill -= n;
+            let n = fill.min(FILLER as u64) as usize;
+            file.write_all(&self.filler[..n])?;
+            fill -= n as u64;
         }
         Ok(file)
     }
