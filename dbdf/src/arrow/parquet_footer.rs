@@ -317,11 +317,11 @@ impl<'a> Mend<'a> {
 }
 
 /// The bytes of the one `RowGroup` of a footer (Thrift `FileMetaData`) of one row group,
-/// without its ordinal (field 7) unless `ordinal`.
+/// its ordinal (field 7) set to `ordinal`, or left out.
 ///
 /// # Errors
 /// The footer holds no single row group, ends early or nests too deep.
-pub(super) fn row_group_of(footer: &[u8], ordinal: bool) -> Result<Vec<u8>, String> {
+pub(super) fn row_group_of(footer: &[u8], ordinal: Option<i16>) -> Result<Vec<u8>, String> {
     let mut walk = Mend::over(footer);
     let mut last = 0;
     while let Some((id, wire)) = walk.field_header(&mut last)? {
@@ -336,9 +336,16 @@ pub(super) fn row_group_of(footer: &[u8], ordinal: bool) -> Result<Vec<u8>, Stri
         while let Some((id, wire)) = walk.field_header(&mut last_read)? {
             let value = walk.at;
             walk.skip_value(wire, 1)?;
-            if id != 7 || ordinal {
-                push_field_header(&mut out, id, wire, &mut last_written);
-                out.extend_from_slice(&footer[value..walk.at]);
+            match (id, ordinal) {
+                (7, None) => {}
+                (7, Some(n)) => {
+                    push_field_header(&mut out, id, wire, &mut last_written);
+                    push_varint(&mut out, u64::from(((n << 1) ^ (n >> 15)) as u16));
+                }
+                _ => {
+                    push_field_header(&mut out, id, wire, &mut last_written);
+                    out.extend_from_slice(&footer[value..walk.at]);
+                }
             }
         }
         out.push(0);
@@ -472,12 +479,15 @@ mod tests {
             &[0x28, 0x01, b'x', 0x00],
         ]
         .concat();
-        assert_eq!(row_group_of(&footer, true).unwrap(), group);
+        assert_eq!(row_group_of(&footer, Some(3)).unwrap(), group);
+        // Renumbered: 64 is zigzag 128, a two-byte varint.
+        let renumbered = [0x26, 0x02, 0x54, 0x80, 0x01, 0x25, 0x02, 0x00];
+        assert_eq!(row_group_of(&footer, Some(64)).unwrap(), renumbered);
         // Field 9's header is written again from field 2's.
         let without = [0x26, 0x02, 0x75, 0x02, 0x00];
-        assert_eq!(row_group_of(&footer, false).unwrap(), without);
+        assert_eq!(row_group_of(&footer, None).unwrap(), without);
         let none = [0x15, 0x04, 0x39, 0x0C, 0x00];
-        assert!(row_group_of(&none, true).is_err());
+        assert!(row_group_of(&none, Some(0)).is_err());
     }
 
     #[test]

@@ -11,9 +11,8 @@
 //! as structs until its footer, about 740 bytes a chunk (1 GiB of 8192 columns: 131,072
 //! chunks, 92 MiB), where the encoded footer takes 78. So each row group is written by a
 //! file writer of its own, over the one output: its magic dropped, its page indexes kept,
-//! its footer dropped; it counts from the file's start, so its offsets are the file's. The
-//! group's metadata is encoded at once and kept as bytes, and the file's footer is spliced
-//! from them at the end ([`super::parquet_footer::with_row_groups`]).
+//! its footer dropped but for the group's metadata (it counts from the file's start, so its
+//! offsets are the file's), kept as bytes; the file's footer is spliced from them at the end ([`super::parquet_footer::with_row_groups`]).
 
 use std::io::Write;
 use std::ops::Range;
@@ -24,7 +23,6 @@ use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::errors::{ParquetError, Result};
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataWriter, RowGroupMetaData};
 use parquet::file::properties::{WriterProperties, WriterPropertiesPtr};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::TypePtr;
@@ -207,28 +205,15 @@ impl<W: Write + Send> ColumnsWriter<W> {
         self.out.write_all(held.get(..indexes).ok_or_else(|| {
             ParquetError::General("a row group's page indexes overran its footer".into())
         })?)?;
-        let group = numbered(group, self.count)?;
         self.rows += group.num_rows();
-        let metadata = ParquetMetaData::new(written.file_metadata().clone(), vec![group]);
-        let footer = self.encoded(&metadata)?;
-        // The crate writes ordinals only while they fit an i16.
-        let ordinal = self.count <= i16::MAX as usize;
-        let one = row_group_of(&footer, ordinal).map_err(ParquetError::General)?;
+        // The group writer's own footer holds the group, at the file's offsets: taken from
+        // there, numbered (the crate writes ordinals only while they fit an i16).
+        let footer = &held[indexes..held.len().saturating_sub(8).max(indexes)];
+        let ordinal = i16::try_from(self.count).ok();
+        let one = row_group_of(footer, ordinal).map_err(ParquetError::General)?;
         self.groups.extend_from_slice(&one);
         self.count += 1;
         Ok(())
-    }
-
-    /// `metadata` as the footer's Thrift `FileMetaData` (page index locations as they are).
-    fn encoded(&self, metadata: &ParquetMetaData) -> Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        ParquetMetaDataWriter::new(&mut bytes, metadata)
-            .with_write_path_in_schema(self.properties.write_path_in_schema())
-            .with_preserve_page_index_locations(true)
-            .finish()?;
-        // Less its length and magic.
-        bytes.truncate(bytes.len().saturating_sub(8));
-        Ok(bytes)
     }
 
     /// Writes the footer; the output.
@@ -252,11 +237,4 @@ impl<W: Write + Send> ColumnsWriter<W> {
         self.out.flush()?;
         Ok(self.out.out)
     }
-}
-
-/// `group`, written by a file writer of its own, as the `index`th of the file.
-fn numbered(group: &RowGroupMetaData, index: usize) -> Result<RowGroupMetaData> {
-    // Past an i16, the ordinal is left out (`row_group_of`).
-    let ordinal = i32::try_from(index.min(i16::MAX as usize)).unwrap_or(0);
-    group.clone().into_builder().set_ordinal(ordinal).build()
 }
