@@ -39,6 +39,7 @@ OUTPUTS = [
     ("out.zarr", []),
     ("out.sysds", ["--to", "systemds", "--parts", "4"]),
     ("out.hdfs", ["--segments", "4"]),
+    ("out.bsp.h5", []),
 ]
 
 UPLOAD = """

@@ -113,7 +113,7 @@ impl Driver for BinsparseFiles {
         Ok(super::files::path_sink(path, &binsparse))
     }
 
-    /// A Zarr group's keys; an HDF5 file is written at a path only.
+    /// A Zarr group's keys; an HDF5 file as one file, its head last.
     fn sink_into<'f>(
         &self,
         files: &'f dyn OutputFiles,
@@ -122,7 +122,7 @@ impl Driver for BinsparseFiles {
         metadata: &InputMetadata,
     ) -> Result<Option<Box<dyn Sink + 'f>>, Error> {
         let binsparse = options.formats.get::<WriteOptions>().keeping(metadata);
-        Ok(super::files::files_sink(files, output, &binsparse))
+        super::files::files_sink(files, output, &binsparse)
     }
 }
 

@@ -164,12 +164,16 @@ pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate
 }
 
 /// A sink of the pipe writing a Binsparse file at `path`, by its extension: a Zarr group
-/// streamed chunk by chunk (feature `zarr`), else the object held whole for
-/// [`write_with`] (HDF5).
+/// or an HDF5 file streamed chunk by chunk (features `zarr`, `hdf5`), else the object held
+/// whole for [`write_with`] (which refuses it).
 pub(crate) fn path_sink<'p>(path: &'p Path, options: &WriteOptions) -> Box<dyn Sink + 'p> {
     #[cfg(feature = "zarr")]
     if is_zarr(path) {
         return super::zarr::sink(path, options);
+    }
+    #[cfg(feature = "hdf5")]
+    if is_hdf5(path) {
+        return Box::new(super::hdf5::Hdf5Sink::at(path, options));
     }
     let options = options.clone();
     let write = move |objects: Vec<Object>, _: InputMetadata| {
@@ -182,19 +186,32 @@ pub(crate) fn path_sink<'p>(path: &'p Path, options: &WriteOptions) -> Box<dyn S
     Box::new(Collect::new(Some("Binsparse"), write))
 }
 
-/// A sink of the pipe writing a Binsparse Zarr group named `output` into `files`; `None`
-/// for other containers (HDF5), written at a path only.
+/// A sink of the pipe writing a Binsparse Zarr group named `output` into `files`, or an
+/// HDF5 file into their one file, its head last; `None` for an `.npz` archive (a stream) and
+/// for HDF5 where `files` cannot hold a head back.
+///
+/// # Errors
+/// I/O or request errors.
 pub(crate) fn files_sink<'f>(
     files: &'f dyn OutputFiles,
     output: &Path,
     options: &WriteOptions,
-) -> Option<Box<dyn Sink + 'f>> {
+) -> Result<Option<Box<dyn Sink + 'f>>> {
     #[cfg(feature = "zarr")]
     if is_zarr(output) {
-        return Some(Box::new(super::zarr::ZarrSink::into_files(files, options)));
+        return Ok(Some(Box::new(super::zarr::ZarrSink::into_files(
+            files, options,
+        ))));
+    }
+    #[cfg(feature = "hdf5")]
+    if is_hdf5(output) {
+        let out = files.whole_head_last()?;
+        return Ok(out.map(|out| -> Box<dyn Sink + 'f> {
+            Box::new(super::hdf5::Hdf5Sink::into(out, output, options))
+        }));
     }
     let _ = (files, output, options);
-    None
+    Ok(None)
 }
 
 /// Writes `object` as a Binsparse `.npz` archive to `writer`.

@@ -31,8 +31,6 @@ mod driver;
 mod files;
 #[cfg(feature = "hdf5")]
 mod hdf5;
-#[cfg(feature = "hdf5")]
-mod hdf5_ranges;
 mod npz;
 mod open;
 mod sink;

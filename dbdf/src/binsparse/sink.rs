@@ -201,12 +201,12 @@ pub(super) fn write_arrays<P: Put>(
     })
 }
 
-/// The arrays of `format` for a matrix of `value_type`, each going to `to(name)`.
+/// The arrays of `format` for a matrix of `value_type`, each going to `to(name, its type)`.
 pub(super) fn arrays_of<P>(
     format: Format,
     value_type: ValueType,
     options: &WriteOptions,
-    mut to: impl FnMut(&'static str) -> Result<P>,
+    mut to: impl FnMut(&'static str, ValueType) -> Result<P>,
 ) -> Result<Vec<Out<P>>> {
     format
         .arrays()
@@ -222,7 +222,7 @@ pub(super) fn arrays_of<P>(
                 value_type: vt,
                 len: 0,
                 max: 0,
-                to: to(name)?,
+                to: to(name, vt)?,
             })
         })
         .collect()
@@ -257,7 +257,7 @@ impl Sink for BinsparseSink<'_> {
             return super::to_writer(out, &pieces.collect()?, &self.options);
         }
         let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-        let mut arrays = arrays_of(format, vt, &self.options, |_| Spill::new())?;
+        let mut arrays = arrays_of(format, vt, &self.options, |_, _| Spill::new())?;
         let written = write_arrays(format, header, pieces, &mut arrays, &self.options)?;
         let Written {
             nnz,

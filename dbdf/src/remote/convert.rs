@@ -82,8 +82,9 @@ impl Drop for Scratch {
 /// Converts `input` to `output`, either of which may be a URL (the other a path, or `-` for
 /// standard output), as [`convert::convert`] does between paths. An output in a format
 /// written as one stream goes up as a streaming upload, with no local copy; others are
-/// written in the scratch folder first. Requests are counted on each object's
-/// [`super::RequestStats`] and the process's.
+/// written file by file into the objects (a Zarr group, SystemDS output, HDF5 with its head
+/// last), or, where the store cannot take them so, in the scratch folder first. Requests
+/// are counted on each object's [`super::RequestStats`] and the process's.
 ///
 /// # Errors
 /// As [`convert::convert`], and each request's error naming its URL. A folder output (a

@@ -29,7 +29,7 @@ use serde_daphne::Result;
 
 use super::object::Sending;
 use super::sets::{put_back, with_notes, SIDECARS};
-use super::transfer::{Staged, IN_FLIGHT};
+use super::transfer::{Staged, IN_FLIGHT, PART};
 use super::upload::StreamingUpload;
 use super::RemoteObject;
 use crate::storage::{FileOut, OutputFiles};
@@ -256,6 +256,8 @@ struct PrefixFile<'w, 'o> {
     write: &'w PrefixWrite<'o>,
     key: Option<String>,
     to: To,
+    /// The first bytes held back, for the whole file written head last.
+    head: u64,
 }
 
 enum To {
@@ -278,7 +280,7 @@ impl Write for PrefixFile<'_, '_> {
 
 impl FileOut for PrefixFile<'_, '_> {
     fn finish(self: Box<Self>) -> Result<()> {
-        let PrefixFile { write, key, to } = *self;
+        let PrefixFile { write, key, to, .. } = *self;
         match (key, to) {
             (Some(_), To::Object(object, upload)) => match upload.finish()? {
                 Staged::Bytes(bytes) => {
@@ -301,6 +303,22 @@ impl FileOut for PrefixFile<'_, '_> {
             (None, To::Held(_)) => Err(serde_daphne::Error::invalid("internal: a whole file held")),
         }
     }
+
+    fn head(&self) -> u64 {
+        self.head
+    }
+
+    fn finish_with_head(self: Box<Self>, head: &[u8]) -> Result<()> {
+        match (self.key, self.to) {
+            (None, To::Object(_, upload)) if self.head > 0 => {
+                let staged = upload.finish_with_head(head.to_vec())?;
+                self.write.with(|b| b.whole = Some(staged))
+            }
+            _ => Err(serde_daphne::Error::invalid(
+                "internal: a file without a head",
+            )),
+        }
+    }
 }
 
 impl OutputFiles for PrefixWrite<'_> {
@@ -313,7 +331,22 @@ impl OutputFiles for PrefixWrite<'_> {
             write: self,
             key: None,
             to,
+            head: 0,
         }))
+    }
+
+    fn whole_head_last(&self) -> Result<Option<Box<dyn FileOut + '_>>> {
+        // As `whole`, its first part sent last.
+        let Some(upload) = StreamingUpload::head_last(self.folder) else {
+            return Ok(None);
+        };
+        let to = To::Object(self.folder.clone(), Box::new(upload));
+        Ok(Some(Box::new(PrefixFile {
+            write: self,
+            key: None,
+            to,
+            head: PART,
+        })))
     }
 
     fn create(&self, key: &str) -> Result<Box<dyn FileOut + '_>> {
@@ -332,6 +365,7 @@ impl OutputFiles for PrefixWrite<'_> {
             write: self,
             key,
             to,
+            head: 0,
         }))
     }
 

@@ -89,16 +89,20 @@ impl Pending {
     }
 
     /// Sends the next part (parts are numbered in the order they are handed over, whenever
-    /// they land).
-    pub(super) fn put_part(&mut self, data: PutPayload) -> UploadPart {
+    /// they land); with `first`, the first part, whose number was kept for it
+    /// ([`Pending::keep_first`]).
+    pub(super) fn put_part(&mut self, data: PutPayload, first: bool) -> UploadPart {
         let recorded = match self {
             Pending::Plain(upload) => return upload.put_part(data),
             Pending::Recorded(recorded) => recorded,
         };
-        let index = {
-            let mut parts = recorded.parts.lock().unwrap_or_else(|e| e.into_inner());
-            parts.push(None);
-            parts.len() - 1
+        let index = match first {
+            true => 0,
+            false => {
+                let mut parts = recorded.parts.lock().unwrap_or_else(|e| e.into_inner());
+                parts.push(None);
+                parts.len() - 1
+            }
         };
         let (multipart, path) = (Arc::clone(&recorded.multipart.0), recorded.path.clone());
         let (id, parts) = (recorded.id.clone(), Arc::clone(&recorded.parts));
@@ -107,6 +111,20 @@ impl Pending {
             parts.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(part);
             Ok(())
         })
+    }
+
+    /// Keeps the first part's number for a part sent last (a header written after the body);
+    /// `false` where parts cannot be numbered (a store without a multipart API). Called
+    /// before any part is sent.
+    pub(super) fn keep_first(&mut self) -> bool {
+        match self {
+            Pending::Plain(_) => false,
+            Pending::Recorded(recorded) => {
+                let mut parts = recorded.parts.lock().unwrap_or_else(|e| e.into_inner());
+                parts.push(None);
+                true
+            }
+        }
     }
 
     /// Makes the parts sent the object, in one request, and forgets the upload's id.

@@ -4,7 +4,8 @@
 //! sent by one request then. Memory: the part being filled and those in flight (within the
 //! process's bound on bytes in transit, [`InTransit`]). Dropped
 //! unfinished (a failed conversion), the upload is aborted: the object stays as it was. A
-//! whole local file goes up the same way ([`stage`]).
+//! whole local file goes up the same way ([`stage`]). An object whose first bytes are written
+//! last (HDF5's superblock) numbers its parts from 2 and sends part 1 at the end.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -29,6 +30,8 @@ pub(super) struct StreamingUpload {
     upload: Option<Pending>,
     /// Parts sent and not yet answered, oldest first, with their sizes.
     in_flight: VecDeque<JoinHandle<(object_store::Result<()>, u64)>>,
+    /// Whether the first part is sent last ([`StreamingUpload::head_last`]).
+    head_last: bool,
 }
 
 impl StreamingUpload {
@@ -39,28 +42,50 @@ impl StreamingUpload {
             part: Vec::new(),
             upload: None,
             in_flight: VecDeque::new(),
+            head_last: false,
         }
+    }
+
+    /// An upload of `object` whose first [`PART`] bytes come last
+    /// ([`StreamingUpload::finish_with_head`]): the bytes written go after them. `None` for a
+    /// store whose parts cannot be numbered (without a multipart API).
+    pub(super) fn head_last(object: &RemoteObject) -> Option<StreamingUpload> {
+        object.multipart.as_ref()?;
+        let mut upload = StreamingUpload::new(object);
+        upload.head_last = true;
+        Some(upload)
     }
 
     /// Sends the part filled, beginning the upload first if need be; waits for the oldest
     /// part while more than [`IN_FLIGHT`] are on their way.
     fn send_part(&mut self) -> Result<()> {
+        let part = std::mem::take(&mut self.part);
+        self.send(part, false)
+    }
+
+    /// Sends `part`, the first (its number kept) or the next.
+    fn send(&mut self, part: Vec<u8>, first: bool) -> Result<()> {
+        let head_last = self.head_last;
         let upload = match &mut self.upload {
             Some(upload) => upload,
             None => {
                 let store = Arc::clone(&self.object.store);
                 let (multipart, path) = (self.object.multipart.clone(), self.object.path.clone());
-                let begun = self
+                let mut begun = self
                     .object
                     .run(Pending::begin(store, multipart, path), |_| (0, 0))?;
+                if head_last && !begun.keep_first() {
+                    return Err(serde_daphne::Error::invalid(
+                        "internal: a head sent last to a store without a multipart API",
+                    ));
+                }
                 self.upload.insert(begun)
             }
         };
-        let part = std::mem::take(&mut self.part);
         let n = part.len() as u64;
         let share = InTransit::wait_for(Way::Sent, n);
         // Parts are numbered in the order they are handed over, whenever they land.
-        let sent = upload.put_part(part.into());
+        let sent = upload.put_part(part.into(), first);
         self.in_flight.push_back(runtime().spawn(async move {
             let sent = sent.await;
             drop(share);
@@ -111,6 +136,24 @@ impl StreamingUpload {
 }
 
 impl StreamingUpload {
+    /// [`StreamingUpload::finish`] for an upload made by [`StreamingUpload::head_last`],
+    /// with `head` first: [`PART`] bytes, sent last as the first part; or, when no part was
+    /// sent, the head and the bytes after it held for one request.
+    ///
+    /// # Errors
+    /// A failed request: the upload is aborted, the object stays as it was.
+    pub(super) fn finish_with_head(mut self, mut head: Vec<u8>) -> Result<Staged> {
+        if self.upload.is_none() {
+            head.append(&mut self.part);
+            return Ok(Staged::Bytes(head));
+        }
+        if !self.part.is_empty() {
+            self.send_part()?;
+        }
+        self.send(head, true)?;
+        self.finish()
+    }
+
     /// Takes `bytes`, sending each part as it fills.
     ///
     /// # Errors

@@ -17,6 +17,25 @@ pub trait FileOut: Write + Send {
     /// # Errors
     /// I/O or request errors.
     fn finish(self: Box<Self>) -> Result<()>;
+
+    /// How many first bytes the file holds back for [`FileOut::finish_with_head`] (one from
+    /// [`OutputFiles::whole_head_last`]); the bytes written go after them. 0 (the default):
+    /// none, the file is written in order.
+    fn head(&self) -> u64 {
+        0
+    }
+
+    /// [`FileOut::finish`], with `head` put first: [`FileOut::head`] bytes, or, when no byte
+    /// followed, the whole file.
+    ///
+    /// # Errors
+    /// I/O or request errors; a file that holds no head.
+    fn finish_with_head(self: Box<Self>, head: &[u8]) -> Result<()> {
+        let _ = head;
+        Err(serde_daphne::Error::invalid(
+            "internal: a file without a head",
+        ))
+    }
 }
 
 /// The files of one output being written: the output itself as one file, or the files
@@ -51,6 +70,16 @@ pub trait OutputFiles: Sync {
     /// # Errors
     /// I/O or request errors.
     fn sidecar(&self, suffix: &'static str, bytes: Vec<u8>) -> Result<()>;
+
+    /// The output as one file whose first bytes are written last ([`FileOut::head`]: a
+    /// header that points past the body, as HDF5's superblock); `None` where the output
+    /// cannot hold them back (a store without a multipart API).
+    ///
+    /// # Errors
+    /// I/O or request errors.
+    fn whole_head_last(&self) -> Result<Option<Box<dyn FileOut + '_>>> {
+        Ok(None)
+    }
 
     /// Writes the file `key` of the folder whole.
     ///

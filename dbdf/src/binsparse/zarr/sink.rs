@@ -139,13 +139,8 @@ fn write_group_into(
     }
     let v2 = options.zarr_version == ZarrVersion::V2;
     let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
-    let mut arrays = arrays_of(format, vt, options, |name| {
-        let size = if name == "values" {
-            vt
-        } else {
-            options.index_type
-        }
-        .size();
+    let mut arrays = arrays_of(format, vt, options, |name, array_type| {
+        let size = array_type.size();
         Ok(Chunks {
             files,
             name,

@@ -10,11 +10,16 @@ use h5::types::{
 };
 use hdf5_metno as h5;
 
-use super::{decode, encode, Array, Binsparse, WriteOptions};
+mod driver;
+mod ranges;
+mod stream;
+mod write;
+
+pub(super) use write::{write, Hdf5Sink};
+
+use super::{decode, Array, Binsparse};
 use crate::input::Foreign;
-use serde_daphne::with_values;
 use serde_daphne::Element;
-use serde_daphne::Object;
 use serde_daphne::Values;
 use serde_daphne::{Error, ReadAt, Result};
 
@@ -115,10 +120,10 @@ pub(super) fn read(path: &Path, max_alloc: u64) -> Result<Binsparse> {
 }
 
 /// [`read`] for an HDF5 file read by position (a remote object's ranges), named `name`,
-/// with no local copy ([`super::hdf5_ranges`]): a read that failed is the error.
+/// with no local copy ([`ranges`]): a read that failed is the error.
 pub(super) fn read_at(data: Arc<dyn ReadAt>, name: &Path, max_alloc: u64) -> Result<Binsparse> {
     let len = data.size()?;
-    let (file, ranges) = super::hdf5_ranges::open(data, name)?;
+    let (file, ranges) = ranges::open(data, name)?;
     let read = read_open(&file, name, len, max_alloc);
     read.map_err(|e| ranges.take_error().map_or(e, Error::from))
 }
@@ -126,39 +131,4 @@ pub(super) fn read_at(data: Arc<dyn ReadAt>, name: &Path, max_alloc: u64) -> Res
 fn read_open(file: &h5::File, path: &Path, len: u64, max_alloc: u64) -> Result<Binsparse> {
     let text = descriptor(file, path)?;
     decode(&text, len, max_alloc, |name| read_dataset(file, path, name))
-}
-
-/// Writes `object` as a Binsparse HDF5 file, atomically: the HDF5 library writes a file by
-/// name, so under a temporary one renamed into place (a kill leaves it to the next write of
-/// `path`, which removes it).
-pub(super) fn write(path: &Path, object: &Object, options: &WriteOptions) -> Result<()> {
-    let (text, arrays) = encode(object, options)?;
-    serde_daphne::lowlevel::remove_stale_temporaries(path);
-    let temp = serde_daphne::lowlevel::temporary_path(path);
-    let written = (|| {
-        let fail = |e| h5_error(path, "writing", e);
-        let file = h5::File::create(&temp).map_err(fail)?;
-        for (name, values) in &arrays {
-            with_values!(values, v => file
-                .new_dataset_builder()
-                .with_data(v.as_slice())
-                .create(*name)
-                .map(drop))
-            .map_err(fail)?;
-        }
-        let text: VarLenUnicode = text
-            .parse()
-            .map_err(|e| h5_error(path, "the descriptor", h5::Error::from(format!("{e}"))))?;
-        file.new_attr::<VarLenUnicode>()
-            .create("binsparse")
-            .and_then(|a| a.write_scalar(&text))
-            .map_err(fail)?;
-        file.close().map_err(fail)?;
-        std::fs::rename(&temp, path)?;
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
 }
