@@ -11,7 +11,6 @@ use crate::io::index::{BlockInfo, ObjectInfo, StoredBody};
 use crate::io::sparse_rows::{self, RowStarts};
 use crate::wire::block::{decode_block_body, BlockHead};
 use crate::wire::element::widens_exactly;
-use crate::wire::read_at::READ_AHEAD_RUN;
 use crate::wire::runtime::{check_columns, RuntimeHead};
 use crate::wire::values::{convert_slice, read_le, with_value_type, with_values};
 use crate::wire::{BlockType, DataType, Element, SeekSource, Source, ValueType, Values};
@@ -242,7 +241,8 @@ fn read_block<T: Element, R: Read + Seek>(
     // is still compared with the index's.
     let bytes = part_bytes(block, part, vt.size() as u64);
     let run = bytes.end - bytes.start;
-    match block.block_type == BlockType::Dense && src.reads_ahead() && run >= READ_AHEAD_RUN {
+    let ahead = src.reads_ahead().is_some_and(|from| run >= from);
+    match block.block_type == BlockType::Dense && ahead {
         true => src.check_header(bytes)?,
         false => src.prefetch(bytes)?,
     }

@@ -7,10 +7,6 @@ use std::fmt;
 use std::io::{self, IoSliceMut, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
-/// The run of reads from which a source that [reads ahead](ReadAt::reads_ahead) serves them
-/// from bytes fetched ahead: shorter ones it may read as asked, a request each.
-pub(crate) const READ_AHEAD_RUN: u64 = 8 << 20;
-
 /// A source of positional reads: its length, and its bytes at any offset.
 ///
 /// Remote sources tell readers, through [`ReadAt::min_request`], that a request costs a round
@@ -62,13 +58,13 @@ pub trait ReadAt: Send + Sync + fmt::Debug {
         0
     }
 
-    /// Whether reads that run on from one to the next for 8 MiB or more
-    /// are served from bytes the source fetched ahead (a read-ahead layer over a remote
-    /// object): readers then read such runs of a dense block's rows as they need them,
-    /// where fetching them whole first would hold the same bytes twice. `false`, the
-    /// default.
-    fn reads_ahead(&self) -> bool {
-        false
+    /// From what length on reads that run on from one to the next are served from bytes
+    /// the source fetched ahead (a read-ahead layer over a remote object; shorter runs it may
+    /// read as asked, a request each): readers then read such runs of a dense block's rows
+    /// as they need them, where fetching them whole first would hold the same bytes twice.
+    /// `None`, the default: never.
+    fn reads_ahead(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -92,7 +88,7 @@ macro_rules! forward_read_at {
             fn min_request(&self) -> usize {
                 (**self).min_request()
             }
-            fn reads_ahead(&self) -> bool {
+            fn reads_ahead(&self) -> Option<u64> {
                 (**self).reads_ahead()
             }
         }

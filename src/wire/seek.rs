@@ -47,9 +47,9 @@ pub struct SeekSource<R> {
     min_request: usize,
     /// The next sequential read's size, for a source with a minimum request.
     ahead: usize,
-    /// Whether the reader serves sequential reads from bytes it fetched ahead
+    /// From what length on the reader serves runs of reads from bytes it fetched ahead
     /// ([`crate::ReadAt::reads_ahead`]).
-    reads_ahead: bool,
+    reads_ahead: Option<u64>,
     /// Reads exactly the bytes asked for, no window ahead (for a walk over extents alone).
     exact: bool,
     /// The bytes consumed (taken or looked at), recorded for a block index.
@@ -82,7 +82,7 @@ impl<R: Read + Seek> SeekSource<R> {
             parallel_reads: false,
             min_request: 0,
             ahead: 0,
-            reads_ahead: false,
+            reads_ahead: None,
             exact: false,
             record: None,
             verify: None,
@@ -192,14 +192,15 @@ impl<R: Read + Seek> SeekSource<R> {
         Ok(())
     }
 
-    /// Tells the source that `reader` serves sequential reads from bytes it fetched ahead.
-    pub(crate) fn with_reads_ahead(mut self, yes: bool) -> Self {
-        self.reads_ahead = yes;
+    /// Tells the source from what length on `reader` serves runs of reads from bytes it
+    /// fetched ahead ([`crate::ReadAt::reads_ahead`]).
+    pub(crate) fn with_reads_ahead(mut self, run: Option<u64>) -> Self {
+        self.reads_ahead = run;
         self
     }
 
-    /// Whether the reader serves sequential reads from bytes it fetched ahead.
-    pub(crate) fn reads_ahead(&self) -> bool {
+    /// From what length on the reader serves runs of reads from bytes it fetched ahead.
+    pub(crate) fn reads_ahead(&self) -> Option<u64> {
         self.reads_ahead
     }
 

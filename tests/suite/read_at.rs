@@ -15,7 +15,7 @@ struct Counted {
     bytes: Vec<u8>,
     requests: AtomicU64,
     fetched: AtomicU64,
-    /// Whether it says it reads ahead ([`ReadAt::reads_ahead`]).
+    /// Whether it says it reads ahead runs of 8 MiB ([`ReadAt::reads_ahead`]).
     ahead: bool,
 }
 
@@ -61,8 +61,8 @@ impl ReadAt for Counted {
     fn min_request(&self) -> usize {
         64 << 10
     }
-    fn reads_ahead(&self) -> bool {
-        self.ahead
+    fn reads_ahead(&self) -> Option<u64> {
+        self.ahead.then_some(8 << 20)
     }
 }
 

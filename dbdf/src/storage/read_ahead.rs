@@ -15,7 +15,7 @@ use super::{Fetch, InTransit, Way};
 
 /// Bytes a chunk holds: large enough that a request's round trip is small beside its
 /// transfer, small enough that a few in flight stay within the memory bound. Runs of reads
-/// from this length on are read ahead, as [`ReadAt::reads_ahead`] promises (8 MiB).
+/// from this length on are read ahead ([`ReadAt::reads_ahead`]).
 pub(crate) const CHUNK: u64 = 8 << 20;
 /// Chunks fetched ahead of the one being read, at most: a single request of a store such as
 /// s3s-fs runs at a fraction of the wire (eight of 8 MiB reach curl's one stream, four did
@@ -152,25 +152,33 @@ impl Shared {
             return;
         };
         state.chunks.insert(index, None);
-        let shared = Arc::clone(self);
         let run = state.run;
+        self.fetch(at, len, share, move |state, chunk| {
+            if state.run == run {
+                match chunk {
+                    Some(chunk) => state.chunks.insert(index, Some(chunk)),
+                    None => state.chunks.remove(&index),
+                };
+            }
+        });
+    }
+
+    /// Fetches the `len` bytes at `at` on a thread of its own, within `share` of the bound in
+    /// transit, then hands them (`None` if the fetch failed) to `place`, which keeps them
+    /// where they are still wanted, and wakes the readers waiting.
+    fn fetch(
+        self: &Arc<Shared>,
+        at: u64,
+        len: usize,
+        share: InTransit,
+        place: impl FnOnce(&mut State, Option<Arc<Chunk>>) + Send + 'static,
+    ) {
+        let shared = Arc::clone(self);
         std::thread::spawn(move || {
             let fetched = shared.read(at, len);
-            let mut state = shared.lock();
-            if state.run == run {
-                match fetched {
-                    Ok(bytes) => {
-                        let chunk = Chunk {
-                            bytes,
-                            _share: Some(share),
-                        };
-                        state.chunks.insert(index, Some(Arc::new(chunk)));
-                    }
-                    Err(_) => {
-                        state.chunks.remove(&index);
-                    }
-                }
-            }
+            let _share = Some(share);
+            let chunk = fetched.ok().map(|bytes| Arc::new(Chunk { bytes, _share }));
+            place(&mut shared.lock(), chunk);
             shared.changed.notify_all();
         });
     }
@@ -207,22 +215,15 @@ impl Shared {
                     break;
                 };
                 s.pieces.insert(at, None);
-                let (shared, run) = (Arc::clone(self), s.run);
-                std::thread::spawn(move || {
-                    let fetched = shared.read(at, len as usize);
-                    let mut state = shared.lock();
-                    let pieces = &mut state.strides;
-                    if pieces.run == run && pieces.pieces.contains_key(&at) {
-                        match fetched {
-                            Ok(bytes) => {
-                                let _share = Some(share);
-                                let piece = Arc::new(Chunk { bytes, _share });
-                                pieces.pieces.insert(at, Some(piece));
-                            }
-                            Err(_) => drop(pieces.pieces.remove(&at)),
-                        }
+                let run = s.run;
+                self.fetch(at, len as usize, share, move |state, piece| {
+                    let s = &mut state.strides;
+                    if s.run == run && s.pieces.contains_key(&at) {
+                        match piece {
+                            Some(piece) => s.pieces.insert(at, Some(piece)),
+                            None => s.pieces.remove(&at),
+                        };
                     }
-                    shared.changed.notify_all();
                 });
             }
         }
@@ -406,8 +407,8 @@ impl ReadAt for ReadAhead {
         self.shared.inner.min_request()
     }
 
-    fn reads_ahead(&self) -> bool {
-        true
+    fn reads_ahead(&self) -> Option<u64> {
+        Some(CHUNK)
     }
 }
 
