@@ -2,6 +2,7 @@
 //! (`serde_daphne::DenseLayout`), for `dbdf.store`'s lock-free writes from Dask's workers.
 //! It pickles as its shape, type and tile size: a few dozen bytes per task.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
@@ -146,23 +147,48 @@ pub fn commit_segments(
     .py_err()
 }
 
-/// The segments of the folder of segments at `folder`, in row order, each as
-/// `(path, first_row, rows)`: opened and checked as one object (`dbdf::segments::source`).
+/// The segments of the folder of segments at `folder` (a path or a URL), in row order, each
+/// as `(path or URL, first_row, rows)`: opened and checked as one object
+/// (`dbdf::pipe::Source::files`).
 #[pyfunction]
-pub fn segment_files(py: Python<'_>, folder: PathBuf) -> PyResult<Vec<(PathBuf, u64, u64)>> {
+#[pyo3(signature = (folder, storage_options=None))]
+pub fn segment_files(
+    py: Python<'_>,
+    folder: PathBuf,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<Vec<(String, u64, u64)>> {
+    use dbdf::pipe::Source;
+    use dbdf::remote::Location;
+    let storage = crate::remote::storage(storage_options);
     py.detach(|| {
-        let source = dbdf::segments::source(&folder)?;
-        source
-            .segment_rows()
+        let (source, url): (Box<dyn Source>, _) = match crate::remote::locate(&folder).py_err()? {
+            Location::Local(path) => (Box::new(dbdf::segments::source(path).py_err()?), None),
+            Location::Remote(url) => {
+                let options = dbdf::convert::ConvertOptions::default();
+                let opened = dbdf::remote::open_input(&folder, &options, &storage)
+                    .map_err(crate::errors::convert_to_py)?;
+                (opened.source, Some(url))
+            }
+        };
+        let files = source.files().ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{} is not a folder of DAPHNE's segments",
+                dbdf::remote::redact(&folder.to_string_lossy())
+            ))
+        })?;
+        Ok(files
             .into_iter()
-            .enumerate()
-            .map(|(k, rows)| {
-                let path = dbdf::segments::segment_path(&folder, k + 1)?;
-                Ok((path, rows.start, rows.end - rows.start))
+            .map(|(name, rows)| {
+                // A segment's URL as given, secrets and all (its name as the source shows
+                // it has them hidden), named under the folder as `dbdf` names its objects.
+                let name = match &url {
+                    Some(url) => format!("{url}/{}", name.rsplit('/').next().unwrap_or(&name)),
+                    None => name,
+                };
+                (name, rows.start, rows.end - rows.start)
             })
-            .collect::<serde_daphne::Result<Vec<_>>>()
+            .collect())
     })
-    .py_err()
 }
 
 /// The file name of segment `i` (from 1) of a folder named `folder_name`

@@ -178,6 +178,22 @@ def test_dask_reads_a_remote_file_in_worker_processes(s3):
     assert np.array_equal(x.compute(scheduler="processes"), m)
 
 
+def test_dask_reads_remote_segments_in_worker_processes(s3, tmp_path):
+    """A folder of DAPHNE's segments in a bucket: a chunk per segment, each read by a worker
+    process through the segment's own URL with the storage options; a folder that is not
+    there is one error naming its URL."""
+    m = matrix(10, 7)
+    np.save(tmp_path / "m.npy", m)
+    dbdf.convert(tmp_path / "m.npy", "s3://data/q_dask.dbdf.hdfs", segments=3,
+                 storage_options=s3.options())
+    x = dbdf.to_dask("s3://data/q_dask.dbdf.hdfs", storage_options=s3.options())
+    assert x.chunks == ((4, 3, 3), (7,))
+    assert np.array_equal(x.compute(scheduler="processes"), m)
+    assert np.array_equal(x[2:9].compute(scheduler="processes"), m[2:9])
+    with pytest.raises(Exception, match="s3://data/gone.dbdf.hdfs"):
+        dbdf.to_dask("s3://data/gone.dbdf.hdfs", storage_options=s3.options())
+
+
 def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")

@@ -29,9 +29,13 @@ pub fn describe(path: &Path, object: usize, dialect: Option<&str>) -> Result<Str
         let source = dbdf::segments::source(path)?;
         let mut starts = Vec::new();
         let mut end = 0;
-        for (k, rows) in source.segment_rows().into_iter().enumerate() {
-            let file = dbdf::segments::segment_path(path, k + 1)?;
-            pieces.push(piece(&file, 0, rows.start, rows.end - rows.start)?);
+        for (file, rows) in dbdf::pipe::Source::files(&source).unwrap_or_default() {
+            pieces.push(piece(
+                Path::new(&file),
+                0,
+                rows.start,
+                rows.end - rows.start,
+            )?);
             starts.push(rows.start);
             end = rows.end;
         }

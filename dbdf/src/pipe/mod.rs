@@ -136,6 +136,12 @@ pub trait Source: Send {
         Ok(None)
     }
 
+    /// The files (paths or URLs) its one object's rows are in, with their rows, in order: a
+    /// folder's segments; `None` for one file.
+    fn files(&self) -> Option<Vec<(String, Range<u64>)>> {
+        None
+    }
+
     /// What the input says beyond its cells that a sink of the same family may keep.
     fn metadata(&self) -> InputMetadata {
         InputMetadata::default()

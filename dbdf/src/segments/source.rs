@@ -13,6 +13,8 @@ use serde_daphne::{Error, Result};
 /// The object of a folder of segments (DAPHNE's segmented layout), read segment by segment.
 pub struct SegmentsSource {
     segments: Vec<DbdfSource>,
+    /// Each segment's path or URL.
+    names: Vec<String>,
     /// Where each segment's rows start in the object, and where the last ends.
     starts: Vec<u64>,
     headers: Vec<Header>,
@@ -48,6 +50,7 @@ impl SegmentsSource {
         local: Option<Meta>,
     ) -> Result<SegmentsSource> {
         let mut segments = Vec::with_capacity(named.len());
+        let mut names = Vec::with_capacity(named.len());
         let mut starts = vec![0u64];
         let mut whole: Option<Header> = None;
         let mut input_len = 0;
@@ -67,6 +70,7 @@ impl SegmentsSource {
             starts.push(starts[i - 1] + rows);
             input_len += source.input_len();
             segments.push(source);
+            names.push(name);
         }
         let header = whole.ok_or_else(|| Error::invalid("no segments"))?;
         if let Some(meta) = local {
@@ -74,15 +78,11 @@ impl SegmentsSource {
         }
         Ok(SegmentsSource {
             segments,
+            names,
             starts,
             headers: vec![header],
             input_len,
         })
-    }
-
-    /// The rows each segment holds, in order.
-    pub fn segment_rows(&self) -> Vec<Range<u64>> {
-        self.starts.windows(2).map(|w| w[0]..w[1]).collect()
     }
 }
 
@@ -192,6 +192,11 @@ fn check_local_sidecar(meta: &Meta, header: &Header) -> Result<()> {
 crate::pipe::windowed_source!(SegmentsSource {
     fn stored_bytes(&self, index: usize) -> Option<u64> {
         (index == 0).then_some(self.input_len)
+    }
+
+    fn files(&self) -> Option<Vec<(String, Range<u64>)>> {
+        let rows = self.starts.windows(2).map(|w| w[0]..w[1]);
+        Some(self.names.iter().cloned().zip(rows).collect())
     }
 });
 

@@ -112,11 +112,12 @@ fn every_golden_object_round_trips() {
             to_segments(&golden(name), &folder, count);
             let source = segments::source(&folder).unwrap();
             let rows = original.shape().0;
-            assert_eq!(
-                source.segment_rows(),
-                row_split(rows, count),
-                "{name} {count}"
-            );
+            let files = source.files().unwrap();
+            let split: Vec<_> = files.iter().map(|(_, rows)| rows.clone()).collect();
+            assert_eq!(split, row_split(rows, count), "{name} {count}");
+            for (k, (file, _)) in (1..).zip(&files) {
+                assert_eq!(Path::new(file), segment_path(&folder, k).unwrap());
+            }
             let back = segments::read(&folder).unwrap();
             assert_eq!(back.header(), original.header(), "{name} {count}");
             for r in 0..rows {

@@ -96,14 +96,14 @@ def bands(n: int, per: int) -> tuple:
 def locate(path: str, i: int, options: dict,
            table: Optional[tuple] = None) -> tuple[ObjectFiles, Any]:
     """Object ``i`` of the file at ``path``, or the object of the folder of segments at
-    ``path``: where its rows are, and a lazy object that tells its type and columns (of the
+    ``path`` (a folder, or a URL named as one: ``NAME.hdfs``): where its rows are, and a lazy object that tells its type and columns (of the
     first segment, for a folder). With ``table`` (``picked, layout, row_index, shown``),
     ``where.table`` is the object read as a Spark table (``Index.spark_table``)."""
     from . import open as open_file
 
-    if not is_url(path) and os.path.isdir(path):
-        segments = _dbdf.segment_files(path)
-        files = [(os.fspath(p), stamp(os.fspath(p)), first) for p, first, _ in segments]
+    if is_url(path) and _dbdf.writes_segments(path) or not is_url(path) and os.path.isdir(path):
+        segments = _dbdf.segment_files(path, options.get("storage_options"))
+        files = [(p, stamp(p), first) for p, first, _ in segments]
         rows = segments[-1][1] + segments[-1][2]
         position = 0
     else:

@@ -381,6 +381,14 @@ struct Chunks<'w, 'o> {
 impl Put for Chunks<'_, '_> {
     fn put(&mut self, values: &Values) -> Result<()> {
         let size = self.value_type.size();
+        if values.value_type() != self.value_type {
+            return Err(Error::invalid(format!(
+                "internal: {} values for the {} array {}",
+                values.value_type(),
+                self.value_type,
+                self.name
+            )));
+        }
         with_values!(values, v => {
             let mut bytes: &[u8] = bytemuck::cast_slice(&v[..]);
             if self.first.is_empty() && !bytes.is_empty() {
