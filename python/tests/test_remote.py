@@ -194,6 +194,18 @@ def test_dask_reads_remote_segments_in_worker_processes(s3, tmp_path):
         dbdf.to_dask("s3://data/gone.dbdf.hdfs", storage_options=s3.options())
 
 
+def test_store_refuses_a_url_and_writes_nothing_locally(s3, tmp_path, monkeypatch):
+    """Regression: `store(array, "s3://b/x.hdfs")` wrote a local folder named `s3:`."""
+    da = pytest.importorskip("dask.array")
+    monkeypatch.chdir(tmp_path)
+    x = da.ones((4, 4), chunks=2)
+    for target in ("s3://data/st.dbdf.hdfs", "s3://data/st.dbdf"):
+        with pytest.raises(ValueError, match=f"{target}: store writes local files only"):
+            dbdf.store(x, target)
+    assert list(tmp_path.iterdir()) == []
+    assert not [k for k in s3.keys() if k.startswith("st.")]
+
+
 def test_a_remote_parquet_file_is_read_by_its_footer_and_row_groups(s3, tool, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")

@@ -18,6 +18,7 @@ from . import _dbdf
 from ._files import (
     ObjectFiles,
     bands,
+    is_url,
     locate,
     open_options,
 )
@@ -190,11 +191,17 @@ def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
 
     The result appears under ``target`` only once every chunk is written (synced to disk
     first when ``sync``); a failed or cancelled computation leaves neither ``target`` nor
-    temporary files. Workers must see the same file system as the caller.
+    temporary files. Workers must see the same file system as the caller. A URL is refused,
+    before anything is written (never taken for a local folder named ``s3:``).
     """
     import dask
 
     target = os.fsdecode(target)
+    if is_url(target):
+        raise ValueError(
+            f"{_dbdf.redact(target)}: store writes local files only; store the array to a "
+            "local file, then copy it with dbdf.convert"
+        )
     if array.ndim != 2:
         raise ValueError(f"store writes 2-D arrays; this one has {array.ndim} dimensions")
     kind, _ = _value_type(np.empty(0, dtype=array.dtype), "the array")
