@@ -177,6 +177,12 @@ def test_an_hdf5_file_goes_up_head_last_with_no_local_copy(s3, tool, big, tmp_pa
     assert np.array_equal(np.load(back), np.load(big))
     tool("convert", local, back)
     assert np.array_equal(np.load(back), np.load(big))
+    # Equal values stored once (--iso), decided after chunks of them went up.
+    iso = tmp_path / "iso.npy"
+    np.save(iso, np.where(np.load(big) > 0.5, 2.0, 0.0))
+    tool("convert", iso, "s3://data/i.bsp.h5", "--data-type", "csr", "--iso", env=s3.env())
+    tool("convert", "s3://data/i.bsp.h5", back, env=s3.env())
+    assert np.array_equal(np.load(back), np.load(iso))
 
 
 @pytest.mark.parametrize("name,args", [

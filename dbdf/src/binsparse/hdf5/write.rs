@@ -254,13 +254,15 @@ impl<'o> Writer<'o> {
     fn complete(&self, arrays: Vec<(Chunks<'_, 'o>, u64)>, iso: bool, text: &str) -> Result<()> {
         // Metadata first, so that a stream's reserve before its first raw block can be small.
         let mut writes = Vec::new();
+        let mut one_value = None;
         for (mut array, len) in arrays {
             if iso && array.name == "values" {
-                if array.dataset.take().is_some() {
-                    self.after("removing the values", self.file.unlink("values"))?;
+                match array.dataset.take() {
+                    // Replaced once no raw block is placed after it: the space its chunks
+                    // give back is never handed out again, over bytes already sent.
+                    Some(_) => one_value = Some(array),
+                    None => self.one_value(&array)?,
                 }
-                let one = self.dataset("values", array.value_type, Shape::Compact)?;
-                write_bytes(self, &one, &array.first)?;
                 continue;
             }
             if array.dataset.is_none() {
@@ -287,7 +289,17 @@ impl<'o> Writer<'o> {
         for (array, len) in writes {
             array.last(len)?;
         }
+        if let Some(values) = one_value {
+            self.after("removing the values", self.file.unlink("values"))?;
+            self.one_value(&values)?;
+        }
         Ok(())
+    }
+
+    /// The values array `values` as its first value alone, in the dataset's header.
+    fn one_value(&self, values: &Chunks<'_, 'o>) -> Result<()> {
+        let one = self.dataset("values", values.value_type, Shape::Compact)?;
+        write_bytes(self, &one, &values.first)
     }
 
     /// Closes the file: a stream's bytes after its head go to its output, then the head.
