@@ -100,6 +100,56 @@ impl DenseLayout {
         })
     }
 
+    /// Rows of each part of a shared upload of the file: whole rows of tiles, at least
+    /// 5 MiB a part but the last (S3's smallest part) and at most 10,000 parts (its most).
+    fn part_rows(&self) -> u64 {
+        let (rows, cols) = self.inner.header().shape();
+        let tile_rows = u64::from(self.inner.tile().0);
+        let band_bytes = tile_rows * cols * self.value_type().size() as u64;
+        let for_size = (5u64 << 20).div_ceil(band_bytes.max(1));
+        let for_count = rows.div_ceil(tile_rows).div_ceil(10_000);
+        tile_rows * for_size.max(for_count).max(1)
+    }
+
+    /// Sends the rows `array` holds, from `first_row` (whole rows of tiles, every column), as
+    /// part `index` of the shared upload `id` of `url` (`dbdf::remote::put_shared_part`):
+    /// `(its tag, the file's first bytes where the part holds them)`, for `complete_upload`
+    /// and `block_index`.
+    #[pyo3(signature = (url, storage_options, id, index, first_row, array))]
+    #[allow(clippy::too_many_arguments)]
+    fn put_part<'py>(
+        &self,
+        py: Python<'py>,
+        url: &str,
+        storage_options: Option<HashMap<String, String>>,
+        id: &str,
+        index: usize,
+        first_row: u64,
+        array: &Bound<'py, PyAny>,
+    ) -> PyResult<(String, Option<Vec<u8>>)> {
+        let storage = crate::remote::storage(storage_options);
+        with_value_type!(self.value_type(), T => {
+            let array: PyReadonlyArray2<'_, T> = array.extract()?;
+            let values = array
+                .as_slice()
+                .map_err(|_| PyValueError::new_err("a part must be C-contiguous"))?;
+            py.detach(|| {
+                let (at, bytes) = self.inner.band_bytes(first_row, values)?;
+                let prefix = (at == 0).then(|| {
+                    bytes[..serde_daphne::DenseLayout::PREFIX.min(bytes.len())].to_vec()
+                });
+                let tag = dbdf::remote::put_shared_part(url, &storage, id, index, bytes)?;
+                Ok((tag, prefix))
+            })
+            .py_err()
+        })
+    }
+
+    /// The file's block index (`.index`), from the layout and the file's first bytes.
+    fn block_index(&self, prefix: &[u8]) -> PyResult<Vec<u8>> {
+        Ok(self.inner.block_index(prefix).py_err()?.to_vec())
+    }
+
     /// Names the finished file at `scratch` `target`, synced first when `sync`.
     fn commit(
         &self,

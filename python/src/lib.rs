@@ -245,6 +245,9 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Index>()?;
     m.add_class::<layout::DenseLayout>()?;
     m.add_function(wrap_pyfunction!(layout::commit_segments, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::begin_upload, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::complete_upload, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::abort_upload, m)?)?;
     m.add_function(wrap_pyfunction!(layout::stage_segments, m)?)?;
     m.add_function(wrap_pyfunction!(layout::discard_scratch, m)?)?;
     m.add_function(wrap_pyfunction!(layout::segment_files, m)?)?;

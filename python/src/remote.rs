@@ -8,6 +8,9 @@ use std::sync::Arc;
 use dbdf::remote::{self, Location, RemoteObject, RequestStats, Scratch, StorageOptions};
 use serde_daphne::{BlockIndex, Options, Result};
 
+use pyo3::prelude::*;
+
+use crate::errors::IntoPy;
 use crate::handle::Source;
 
 /// The per-call options, over the environment's.
@@ -46,4 +49,49 @@ pub fn save(
     write(&local)?;
     let index = BlockIndex::of_file(&local, &Options::new())?;
     remote::upload_with_sidecars(&local, &object, Some(index))
+}
+
+/// Begins a multipart upload of `url` whose parts any process sends; its id
+/// (`dbdf::remote::begin_shared_upload`).
+#[pyfunction]
+#[pyo3(signature = (url, storage_options=None))]
+pub fn begin_upload(
+    py: Python<'_>,
+    url: &str,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<String> {
+    let storage = storage(storage_options);
+    py.detach(|| remote::begin_shared_upload(url, &storage))
+        .py_err()
+}
+
+/// Completes the upload `id` of `url` from its parts' tags, in order, with its block index
+/// (`dbdf::remote::complete_shared_upload`).
+#[pyfunction]
+#[pyo3(signature = (url, storage_options, id, tags, index=None))]
+pub fn complete_upload(
+    py: Python<'_>,
+    url: &str,
+    storage_options: Option<HashMap<String, String>>,
+    id: &str,
+    tags: Vec<String>,
+    index: Option<Vec<u8>>,
+) -> PyResult<()> {
+    let storage = storage(storage_options);
+    py.detach(|| remote::complete_shared_upload(url, &storage, id, tags, index))
+        .py_err()
+}
+
+/// Aborts the upload `id` of `url` (`dbdf::remote::abort_shared_upload`).
+#[pyfunction]
+#[pyo3(signature = (url, storage_options, id))]
+pub fn abort_upload(
+    py: Python<'_>,
+    url: &str,
+    storage_options: Option<HashMap<String, String>>,
+    id: &str,
+) -> PyResult<()> {
+    let storage = storage(storage_options);
+    py.detach(|| remote::abort_shared_upload(url, &storage, id))
+        .py_err()
 }

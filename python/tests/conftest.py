@@ -1,4 +1,5 @@
-"""Shared fixtures: the repository's reference files and the `dbdf` command-line tool."""
+"""Shared fixtures: the repository's reference files, the `dbdf` command-line tool, storage
+servers and Dask's worker processes."""
 
 import functools
 import os
@@ -69,3 +70,19 @@ def azure(tmp_path_factory):
 
     with Azurite(tmp_path_factory.mktemp("azure")) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def client(request):
+    """Two Dask worker processes (`LocalCluster(processes=True)`) for a module's tests."""
+    distributed = pytest.importorskip("dask.distributed")
+    import cloudpickle
+
+    # The workers unpickle the module's functions by value: they cannot import it.
+    cloudpickle.register_pickle_by_value(request.module)
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()

@@ -5,7 +5,6 @@ array, with failures that leave nothing."""
 
 import os
 import pickle
-import sys
 import threading
 import time
 
@@ -18,20 +17,6 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("dask.distributed")
 pd = pytest.importorskip("pandas")
 sp = pytest.importorskip("scipy.sparse")
-
-
-@pytest.fixture(scope="module")
-def client():
-    import cloudpickle
-
-    # The workers unpickle this module's functions by value: they cannot import it.
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 def test_dense_tiles_are_chunks_and_sums_are_numpys(tmp_path, client):

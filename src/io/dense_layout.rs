@@ -8,7 +8,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use super::BlockIndex;
 use crate::error::{Error, Result};
+use crate::wire::extents::Extents;
 use crate::wire::{Element, Header, ValueType};
 use crate::DataType;
 
@@ -97,7 +99,7 @@ impl DenseLayout {
     }
 
     /// How many rows and columns of tiles the matrix has.
-    pub fn grid(&self) -> (u64, u64) {
+    fn grid(&self) -> (u64, u64) {
         let (rows, cols) = self.header.shape();
         (
             rows.div_ceil(u64::from(self.tile.0)),
@@ -157,7 +159,7 @@ impl DenseLayout {
     ///
     /// # Errors
     /// As [`DenseLayout::tile_shape`].
-    pub fn tile_values(&self, row: u64, col: u64) -> Result<(u64, u64)> {
+    fn tile_values(&self, row: u64, col: u64) -> Result<(u64, u64)> {
         let (rows, cols) = self.tile_shape(row, col)?;
         let size = self.header.matrix_value_type().map_or(1, ValueType::size) as u64;
         Ok((
@@ -189,22 +191,122 @@ impl DenseLayout {
 
     fn write_heads(&self, file: &File) -> Result<()> {
         file.set_len(self.file_len())?;
-        let mut header = Vec::with_capacity(self.header_len as usize);
-        self.header.encode(&mut header)?;
-        write_all_at(file, &header, 0)?;
-        let vt = self.header.matrix_value_type().unwrap_or(ValueType::F64);
+        write_all_at(file, &self.header_bytes()?, 0)?;
         for (row, col) in self.tile_origins() {
-            let (rows, cols) = self.tile_shape(row, col)?;
-            let mut head = Vec::with_capacity(DENSE_ENTRY_HEAD as usize);
-            head.extend_from_slice(&row.to_le_bytes());
-            head.extend_from_slice(&col.to_le_bytes());
-            head.extend_from_slice(&(rows as u32).to_le_bytes());
-            head.extend_from_slice(&(cols as u32).to_le_bytes());
-            head.push(crate::BlockType::Dense.code());
-            head.push(vt.code());
-            write_all_at(file, &head, self.entry_start(row, col))?;
+            write_all_at(
+                file,
+                &self.entry_head(row, col)?,
+                self.entry_start(row, col),
+            )?;
         }
         Ok(())
+    }
+
+    fn header_bytes(&self) -> Result<Vec<u8>> {
+        let mut header = Vec::with_capacity(self.header_len as usize);
+        self.header.encode(&mut header)?;
+        Ok(header)
+    }
+
+    /// The entry head of the tile at (`row`, `col`): its position, shape and types.
+    fn entry_head(&self, row: u64, col: u64) -> Result<Vec<u8>> {
+        let (rows, cols) = self.tile_shape(row, col)?;
+        let vt = self.header.matrix_value_type().unwrap_or(ValueType::F64);
+        let mut head = Vec::with_capacity(DENSE_ENTRY_HEAD as usize);
+        head.extend_from_slice(&row.to_le_bytes());
+        head.extend_from_slice(&col.to_le_bytes());
+        head.extend_from_slice(&(rows as u32).to_le_bytes());
+        head.extend_from_slice(&(cols as u32).to_le_bytes());
+        head.push(crate::BlockType::Dense.code());
+        head.push(vt.code());
+        Ok(head)
+    }
+
+    /// How many of the file's first bytes [`DenseLayout::block_index`] takes.
+    pub const PREFIX: usize = crate::wire::probe::MATRIX_PROBE_LEN;
+
+    /// The file's bytes for the rows `first_row..` that `values` holds (whole rows, every
+    /// column, row-major, in the matrix's value type), from the start of the row of tiles
+    /// `first_row` begins (the header first, from row 0) to the end of the one the rows end
+    /// with; and the offset they go at. The rows must be whole rows of tiles (the last may
+    /// end with the matrix): a part of an upload whose parts any process sends, in the
+    /// order of the file.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] for rows that are not whole rows of tiles, or
+    /// values of another type.
+    pub fn band_bytes<T: Element>(&self, first_row: u64, values: &[T]) -> Result<(u64, Vec<u8>)> {
+        let (rows, cols) = self.header.shape();
+        let tr = u64::from(self.tile.0);
+        let band_rows = values.len() as u64 / cols;
+        let end_row = first_row.saturating_add(band_rows);
+        let whole = values.len() as u64 == band_rows * cols
+            && first_row.is_multiple_of(tr)
+            && end_row <= rows
+            && (end_row.is_multiple_of(tr) || end_row == rows);
+        if !whole || band_rows == 0 || self.header.matrix_value_type() != Some(T::VALUE_TYPE) {
+            return Err(Error::invalid(format!(
+                "{} {} values from row {first_row} are not whole rows of tiles of {tr} rows \
+                 of a {rows} x {cols} matrix of {}",
+                values.len(),
+                T::VALUE_TYPE,
+                self.header
+                    .matrix_value_type()
+                    .map_or_else(|| "?".into(), |v| v.to_string())
+            )));
+        }
+        let at = match first_row {
+            0 => 0,
+            _ => self.band_start(first_row / tr),
+        };
+        let end = self.band_start(end_row.div_ceil(tr));
+        let mut out = Vec::with_capacity((end - at) as usize);
+        if first_row == 0 {
+            out.extend_from_slice(&self.header_bytes()?);
+        }
+        let tc = self.tile.1 as usize;
+        for row in (first_row..end_row).step_by(tr as usize) {
+            let height = tr.min(end_row - row) as usize;
+            let band = &values[((row - first_row) * cols) as usize..][..height * cols as usize];
+            for col in (0..cols).step_by(tc) {
+                out.extend_from_slice(&self.entry_head(row, col)?);
+                let c0 = col as usize;
+                let c1 = (c0 + tc).min(cols as usize);
+                for r in 0..height {
+                    T::write_le(
+                        &band[r * cols as usize + c0..r * cols as usize + c1],
+                        &mut out,
+                    )?;
+                }
+            }
+        }
+        debug_assert_eq!(at + out.len() as u64, end);
+        Ok((at, out))
+    }
+
+    /// The block index of the file ([`BlockIndex`]) from the layout and `prefix`, the file's
+    /// first bytes (the first [`DenseLayout::band_bytes`]' first [`DenseLayout::PREFIX`]):
+    /// what a walk over the finished file would give (telling its dialect reads a few bytes
+    /// past the first tile's head).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] for a prefix too short or of another file.
+    pub fn block_index(&self, prefix: &[u8]) -> Result<BlockIndex> {
+        let expected = (Self::PREFIX as u64).min(self.file_len()) as usize;
+        let header = self.header_bytes()?;
+        if prefix.len() != expected || !prefix.starts_with(&header) {
+            return Err(Error::invalid(format!(
+                "{} bytes are not the first {expected} of this layout's file",
+                prefix.len()
+            )));
+        }
+        let mut kept = Extents::default();
+        kept.push(0, prefix);
+        for (row, col) in self.tile_origins() {
+            kept.push(self.entry_start(row, col), &self.entry_head(row, col)?);
+        }
+        BlockIndex::of_kept(kept.finish(), self.file_len())
+            .ok_or_else(|| Error::invalid("internal: a dense layout's headers do not walk"))
     }
 
     /// Writes the values of the tile at (`row`, `col`) (row-major, exactly the tile's cells,
@@ -213,13 +315,7 @@ impl DenseLayout {
     /// # Errors
     /// [`crate::ErrorKind::InvalidValue`] for no tile there, a count of values other than
     /// the tile's or values of another type; I/O errors.
-    pub fn write_tile<T: Element>(
-        &self,
-        file: &File,
-        row: u64,
-        col: u64,
-        values: &[T],
-    ) -> Result<()> {
+    fn write_tile<T: Element>(&self, file: &File, row: u64, col: u64, values: &[T]) -> Result<()> {
         let (rows, cols) = self.tile_shape(row, col)?;
         let vt = self.header.matrix_value_type();
         if vt != Some(T::VALUE_TYPE) {
@@ -241,12 +337,15 @@ impl DenseLayout {
         Ok(())
     }
 
-    /// [`DenseLayout::write_tile`] into the file at `scratch`, which
+    /// Writes the values of the tile at (`row`, `col`) (row-major, exactly the tile's cells,
+    /// in the matrix's value type) at their place in the file at `scratch`, which
     /// [`DenseLayout::create_scratch`] made (never created here: a scratch file removed by
     /// an aborted write stays removed).
     ///
     /// # Errors
-    /// As [`DenseLayout::write_tile`]; the file missing or of another length.
+    /// [`crate::ErrorKind::InvalidValue`] for no tile there, a count of values other than
+    /// the tile's or values of another type; the file missing or of another length; I/O
+    /// errors.
     pub fn write_tile_at<T: Element>(
         &self,
         scratch: &Path,
@@ -381,6 +480,61 @@ mod tests {
             ["m1x9.dbdf", "m4x4.dbdf", "m5x7.dbdf"]
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Bands of whole rows of tiles, in order, are the file the writer writes, and the
+    /// layout's block index is the one a walk over that file gives.
+    #[test]
+    fn bands_make_the_writers_bytes_and_index() {
+        // The last: one tile, which reads as either dialect until its length tells.
+        let cases = [
+            (5u64, 7u64, (2u32, 3u32), 4u64),
+            (9, 4, (3, 4), 3),
+            (2, 3, (2, 3), 2),
+        ];
+        for (rows, cols, tile, per) in cases {
+            let layout = DenseLayout::new(rows, cols, ValueType::I32, tile).unwrap();
+            let m = ndarray::Array2::from_shape_fn((rows as usize, cols as usize), |(r, c)| {
+                (r * 100 + c) as i32
+            });
+            let mut file = Vec::new();
+            for first in (0..rows).step_by(per as usize) {
+                let end = (first + per).min(rows) as usize;
+                let band = m.slice(ndarray::s![first as usize..end, ..]).to_owned();
+                let (at, bytes) = layout.band_bytes(first, band.as_slice().unwrap()).unwrap();
+                assert_eq!(at, file.len() as u64);
+                file.extend(bytes);
+            }
+            let options = crate::Options {
+                tile: Some(tile),
+                block_policy: crate::BlockPolicy::Dense,
+                ..crate::Options::new()
+            };
+            let expected = crate::to_vec_with(&crate::Dense(m), &options).unwrap();
+            assert_eq!(file, expected, "{rows} x {cols}");
+            let source: std::sync::Arc<dyn crate::ReadAt> = std::sync::Arc::new(expected.clone());
+            let walked = BlockIndex::of_read_at(source, &crate::Options::new(), None).unwrap();
+            let prefix = &file[..DenseLayout::PREFIX.min(file.len())];
+            assert_eq!(
+                layout.block_index(prefix).unwrap().to_vec(),
+                walked.to_vec()
+            );
+            assert!(layout.block_index(&file[..10]).is_err());
+        }
+        let layout = DenseLayout::new(5, 7, ValueType::I32, (2, 3)).unwrap();
+        assert!(
+            layout.band_bytes(1, &[0i32; 14]).is_err(),
+            "not a row of tiles' first"
+        );
+        assert!(
+            layout.band_bytes(0, &[0i32; 7]).is_err(),
+            "half a row of tiles"
+        );
+        assert!(layout.band_bytes(0, &[0f64; 14]).is_err(), "another type");
+        assert!(
+            layout.band_bytes(4, &[0i32; 7]).is_ok(),
+            "the last row of tiles"
+        );
     }
 
     #[test]

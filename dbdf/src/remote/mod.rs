@@ -8,7 +8,7 @@
 //! ([`RequestStats`]); transient failures (5xx, resets, throttling) are retried with backoff
 //! for at most [`StorageOptions`]' `retry_timeout` (15 s unless set); an object read is pinned
 //! to the version (ETag) it had when opened, so that a replaced object is an error
-//! ([`is_object_changed`]), never a mix of two versions.
+//! ([`ObjectChanged`]), never a mix of two versions.
 
 mod convert;
 mod folders;
@@ -16,6 +16,7 @@ mod object;
 mod pending;
 mod reader;
 mod sets;
+mod shared;
 mod transfer;
 mod upload;
 
@@ -30,8 +31,11 @@ use serde_daphne::{Error, Result};
 pub use crate::redact::redact;
 pub use convert::{convert_urls, open_input, OpenedInput, Scratch};
 pub use object::{ObjectChanged, RemoteObject};
-pub use reader::{is_object_changed, open_dbdf, ObjectReader, OpenedDbdf};
+pub use reader::{open_dbdf, ObjectReader, OpenedDbdf};
 pub use sets::upload_with_sidecars;
+pub use shared::{
+    abort_shared_upload, begin_shared_upload, complete_shared_upload, put_shared_part,
+};
 
 /// Where a command's file is: a local path, standard input or output (`-`), or an object
 /// behind a URL.

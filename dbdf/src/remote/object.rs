@@ -99,8 +99,8 @@ pub(super) async fn get_pinned(
     Ok((got.bytes().await?, meta))
 }
 
-/// The error of an object replaced while it was read: find it with
-/// [`super::is_object_changed`].
+/// The error of an object replaced while it was read (reads are pinned to the version opened):
+/// an I/O error whose inner error is this type.
 #[derive(Debug)]
 pub struct ObjectChanged {
     /// The object's URL.

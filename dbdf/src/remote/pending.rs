@@ -88,6 +88,33 @@ impl Pending {
         }))
     }
 
+    /// The upload `id` of `path` through `multipart` that another process began
+    /// ([`super::shared`]), with the parts sent so far.
+    pub(super) fn resumed(
+        store: Arc<dyn ObjectStore>,
+        multipart: Multipart,
+        path: ObjectPath,
+        id: MultipartId,
+        parts: Vec<PartId>,
+    ) -> Pending {
+        let parts = Arc::new(Mutex::new(parts.into_iter().map(Some).collect()));
+        Pending::Recorded(Recorded {
+            multipart,
+            store,
+            path,
+            id,
+            parts,
+        })
+    }
+
+    /// The upload's id, where the store gave it one.
+    pub(super) fn id(&self) -> Option<&str> {
+        match self {
+            Pending::Recorded(recorded) => Some(&recorded.id),
+            Pending::Plain(_) => None,
+        }
+    }
+
     /// Sends the next part (parts are numbered in the order they are handed over, whenever
     /// they land); with `first`, the first part, whose number was kept for it
     /// ([`Pending::keep_first`]).

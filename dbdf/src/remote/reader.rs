@@ -58,11 +58,6 @@ impl ObjectReader {
         })
     }
 
-    /// The object read.
-    pub fn object(&self) -> &RemoteObject {
-        &self.object
-    }
-
     fn fetch(&self, offset: u64, len: usize) -> io::Result<Bytes> {
         let end = offset + len as u64;
         let held = self.first.len() as u64;
@@ -282,15 +277,6 @@ impl ReadAt for ObjectReader {
     fn min_request(&self) -> usize {
         MIN_REQUEST
     }
-}
-
-/// Whether `error` is that of an object replaced while it was read: reads are pinned to the
-/// object's version when it was opened, and a read of another version fails with this.
-pub fn is_object_changed(error: &Error) -> bool {
-    error
-        .io_error()
-        .and_then(|e| e.get_ref())
-        .is_some_and(|e| e.is::<ObjectChanged>())
 }
 
 /// A `.dbdf` object opened lazily, and how.

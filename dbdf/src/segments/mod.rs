@@ -53,7 +53,7 @@ impl WriteOptions {
 /// (`LoadPartitioningDistributed.h`: worker `i` starts at `i * k + min(i, m)`, with
 /// `k = rows / workers`, `m = rows % workers`); workers that would get no rows get no
 /// segment, and an object without rows is one segment.
-pub fn row_split(rows: u64, workers: usize) -> Vec<std::ops::Range<u64>> {
+pub(crate) fn row_split(rows: u64, workers: usize) -> Vec<std::ops::Range<u64>> {
     let workers = (workers.max(1) as u64).min(rows.max(1));
     let (k, m) = (rows / workers, rows % workers);
     let start = |i: u64| i * k + i.min(m);

@@ -37,7 +37,7 @@ mod write;
 pub(crate) use driver::Systemds;
 use std::path::Path;
 
-pub use self::names::metadata_path;
+pub(crate) use self::names::metadata_path;
 pub use self::read::ReadOptions;
 pub(crate) use self::source::SystemdsSource;
 pub(crate) use self::write::SystemdsSink;

@@ -14,6 +14,6 @@ pub(crate) const FRAME_VALUE: &str = "org.apache.sysds.runtime.frame.data.FrameB
 pub(crate) const BLOCK_SIZE: u32 = 1000;
 
 /// The metadata file SystemDS keeps beside `path`: `path` with `.mtd` appended.
-pub fn metadata_path(path: impl AsRef<Path>) -> PathBuf {
+pub(crate) fn metadata_path(path: impl AsRef<Path>) -> PathBuf {
     appended(path.as_ref(), ".mtd")
 }

@@ -169,8 +169,7 @@ fn matrices_we_write_are_the_bytes_systemds_wrote() {
         assert_eq!(ours, with_sync_of(&theirs, &ours), "{name}");
         // The .mtd says what SystemDS needs, and reads back.
         let mtd: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(systemds::metadata_path(&out)).unwrap())
-                .unwrap();
+            serde_json::from_str(&std::fs::read_to_string(metadata_path(&out)).unwrap()).unwrap();
         let theirs: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(golden(&format!("{name}.mtd"))).unwrap())
                 .unwrap();
@@ -290,13 +289,13 @@ fn part_files_in_any_order_with_sync_markers_anywhere_read_the_same() {
             std::fs::write(parts.join(format!("part-{p:05}")), bytes).unwrap();
         }
         std::fs::write(parts.join("_SUCCESS"), b"").unwrap();
-        let mtd = std::fs::read_to_string(systemds::metadata_path(&file)).unwrap();
+        let mtd = std::fs::read_to_string(metadata_path(&file)).unwrap();
         for with_nnz in [true, false] {
             let mut json: serde_json::Value = serde_json::from_str(&mtd).unwrap();
             if !with_nnz {
                 json.as_object_mut().unwrap().remove("nnz");
             }
-            std::fs::write(systemds::metadata_path(&parts), json.to_string()).unwrap();
+            std::fs::write(metadata_path(&parts), json.to_string()).unwrap();
             for keep_blocks in [false, true] {
                 let options = ReadOptions {
                     keep_blocks,
@@ -325,11 +324,7 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
     ] {
         let bytes = std::fs::read(golden(name)).unwrap();
         let path = dir.join(name);
-        std::fs::copy(
-            golden(&format!("{name}.mtd")),
-            systemds::metadata_path(&path),
-        )
-        .unwrap();
+        std::fs::copy(golden(&format!("{name}.mtd")), metadata_path(&path)).unwrap();
         for at in (0..bytes.len()).step_by(if bytes.len() > 400 { 7 } else { 1 }) {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut bad = bytes.clone();
@@ -360,7 +355,7 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
     let err = systemds::read(&lonely).unwrap_err();
     assert!(err.to_string().contains("lonely.mtd"), "{err}");
     std::fs::write(
-        systemds::metadata_path(&lonely),
+        metadata_path(&lonely),
         r#"{"data_type":"matrix","rows":3,"cols":4,"format":"csv"}"#,
     )
     .unwrap();
@@ -368,7 +363,7 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
     assert!(err.to_string().contains("format \"csv\""), "{err}");
     // Dimensions the blocks do not fit.
     std::fs::write(
-        systemds::metadata_path(&lonely),
+        metadata_path(&lonely),
         r#"{"data_type":"matrix","rows":2,"cols":4,"format":"binary"}"#,
     )
     .unwrap();
@@ -382,7 +377,7 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
     let tall = dir.join("tall");
     std::fs::copy(golden("ultrasparse_1000"), &tall).unwrap();
     std::fs::write(
-        systemds::metadata_path(&tall),
+        metadata_path(&tall),
         r#"{"data_type":"matrix","rows":4000000000,"cols":1000,"format":"binary"}"#,
     )
     .unwrap();
@@ -472,7 +467,7 @@ fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
     let broken = block_value(4, 4, 9, &[]);
     let path = dir.join("m");
     std::fs::write(
-        systemds::metadata_path(&path),
+        metadata_path(&path),
         r#"{"data_type":"matrix","rows":4,"cols":8,"rows_in_block":4,"cols_in_block":4,"format":"binary"}"#,
     )
     .unwrap();
@@ -565,8 +560,7 @@ fn frames_we_write_encode_columns_as_systemds_does_and_read_back() {
         );
     }
     let mtd: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(systemds::metadata_path(&out)).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(metadata_path(&out)).unwrap()).unwrap();
     assert_eq!(mtd["data_type"], "frame");
     assert_eq!(mtd["schema"], "INT64,FP64,INT32,FP32,");
     let back = systemds::read(&out).unwrap();
@@ -785,7 +779,7 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
                     "{context}"
                 );
                 assert_eq!(files(&whole), files(&streamed), "{context}");
-                let mtd = |p: &Path| std::fs::read(systemds::metadata_path(p)).unwrap();
+                let mtd = |p: &Path| std::fs::read(metadata_path(p)).unwrap();
                 assert_eq!(mtd(&whole), mtd(&streamed), "{context}");
                 for path in [&whole, &streamed] {
                     let _ = std::fs::remove_dir_all(path);
@@ -987,4 +981,11 @@ fn every_text_copy_agrees_with_its_binary() {
         checked += 1;
     }
     assert_eq!(checked, 14, "text copies checked");
+}
+
+/// SystemDS's metadata file beside `path` (`path` with `.mtd` appended).
+fn metadata_path(path: &std::path::Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".mtd");
+    name.into()
 }

@@ -177,8 +177,41 @@ def _write_segment(staged: str, k: int, block: np.ndarray) -> int:
     return 0
 
 
+def _put_part(layout: Any, url: str, storage_options: Optional[dict], upload: str, k: int,
+              first_row: int, block: np.ndarray) -> tuple:
+    _, block = _value_type(np.ascontiguousarray(block), "a chunk")
+    return layout.put_part(url, storage_options, upload, k, first_row, block)
+
+
+def _store_to_bucket(array: Any, url: str, tile: tuple[int, int], kind: str,
+                     storage_options: Optional[dict]) -> None:
+    """A tiled ``.dbdf`` in a bucket as one multipart upload: each task sends a part of whole
+    rows of tiles; the caller completes the upload with the block index, or aborts it."""
+    import dask
+
+    layout = _dbdf.DenseLayout(tuple(int(n) for n in array.shape), kind, tile)
+    part_rows = layout.part_rows()
+    array = array.rechunk({0: part_rows, 1: -1})
+    # Begun here: a missing bucket or refused credentials fail before any task runs.
+    upload = _dbdf.begin_upload(url, storage_options)
+    try:
+        blocks = array.to_delayed().ravel()
+        tasks = [dask.delayed(_put_part)(layout, url, storage_options, upload, k,
+                                         k * part_rows, b) for k, b in enumerate(blocks)]
+        parts = dask.compute(*tasks)
+        index = layout.block_index(parts[0][1])
+        _dbdf.complete_upload(url, storage_options, upload, [tag for tag, _ in parts], index)
+    except BaseException:
+        try:
+            _dbdf.abort_upload(url, storage_options, upload)
+        except Exception:
+            pass  # Never visible; the next write of the key aborts it (its id is recorded).
+        raise
+
+
 def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
-          to_format: Optional[str] = None, sync: bool = False) -> None:
+          to_format: Optional[str] = None, sync: bool = False,
+          storage_options: Optional[dict] = None) -> None:
     """Writes the 2-D ``dask.array.Array`` ``array`` to ``target`` from Dask's workers,
     without a lock: each task writes its chunk where it belongs.
 
@@ -191,21 +224,33 @@ def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
 
     The result appears under ``target`` only once every chunk is written (synced to disk
     first when ``sync``); a failed or cancelled computation leaves neither ``target`` nor
-    temporary files. Workers must see the same file system as the caller. A URL is refused,
+    temporary files. Workers must see the same file system as the caller.
+
+    A URL (``s3://``, ``az://``, ``gs://``, with ``storage_options`` as pandas and zarr take
+    them) takes a tiled ``.dbdf`` as one multipart upload whose parts the tasks send, each
+    whole rows of tiles (chunks are made so: at least 5 MiB each), with its block index; the
+    object appears when the caller completes the upload, and a failed computation aborts
+    it. DAPHNE's segments go to local folders only, for now: a URL for them is refused
     before anything is written (never taken for a local folder named ``s3:``).
     """
     import dask
 
     target = os.fsdecode(target)
-    if is_url(target):
-        raise ValueError(
-            f"{_dbdf.redact(target)}: store writes local files only; store the array to a "
-            "local file, then copy it with dbdf.convert"
-        )
     if array.ndim != 2:
         raise ValueError(f"store writes 2-D arrays; this one has {array.ndim} dimensions")
     kind, _ = _value_type(np.empty(0, dtype=array.dtype), "the array")
     segments = _dbdf.writes_segments(target, to_format)
+    if is_url(target) and (segments or 0 in array.shape):
+        what = "DAPHNE's segments" if segments else "an empty array"
+        raise ValueError(
+            f"{_dbdf.redact(target)}: store writes {what} to local files only; store the "
+            "array to a local file, then copy it with dbdf.convert"
+        )
+    if is_url(target):
+        tile = array.chunksize if tile is None else tile
+        tile = (max(1, int(tile[0])), max(1, int(tile[1])))
+        _store_to_bucket(array, target, tile, kind, storage_options)
+        return
     if 0 in array.shape:
         from . import convert, save
 

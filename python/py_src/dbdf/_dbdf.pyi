@@ -9,6 +9,9 @@ from typing import Any, Optional, Sequence, Union, final
 __all__ = [
     "DbdfError",
     "DenseLayout",
+    "abort_upload",
+    "begin_upload",
+    "complete_upload",
     "Index",
     "VALUE_TYPE_KEY",
     "bands",
@@ -90,6 +93,17 @@ class DenseLayout:
     def create_scratch(self, target: _Path) -> PathLike[str]: ...
     def write_tile(self, scratch: _Path, row: int, col: int, array: Any) -> None: ...
     def commit(self, scratch: _Path, target: _Path, sync: bool) -> None: ...
+    def part_rows(self) -> int: ...
+    def put_part(
+        self,
+        url: str,
+        storage_options: Optional[dict[str, str]],
+        id: str,
+        index: int,
+        first_row: int,
+        array: Any,
+    ) -> tuple[str, Optional[bytes]]: ...
+    def block_index(self, prefix: bytes) -> bytes: ...
 
 def commit_segments(
     staged: _Path,
@@ -155,3 +169,13 @@ def open_bytes(
 def convert(
     src: _Path, dst: _Path, storage_options: Optional[dict[str, str]] = None, **options: Any
 ) -> list[str]: ...
+
+def begin_upload(url: str, storage_options: Optional[dict[str, str]] = None) -> str: ...
+def complete_upload(
+    url: str,
+    storage_options: Optional[dict[str, str]],
+    id: str,
+    tags: list[str],
+    index: Optional[bytes] = None,
+) -> None: ...
+def abort_upload(url: str, storage_options: Optional[dict[str, str]], id: str) -> None: ...

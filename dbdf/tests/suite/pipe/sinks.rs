@@ -153,7 +153,7 @@ fn the_systemds_sink_writes_the_files_of_the_whole_write() {
                         true => (0..3).map(|p| whole.join(format!("part-{p:05}"))).collect(),
                         false => vec![whole.clone()],
                     };
-                    for file in files.iter().chain([&systemds::metadata_path(&whole)]) {
+                    for file in files.iter().chain([&metadata_path(&whole)]) {
                         let twin = PathBuf::from(file.to_str().unwrap().replace("whole", "piped"));
                         assert!(
                             std::fs::read(file).unwrap() == std::fs::read(&twin).unwrap(),
@@ -542,8 +542,8 @@ fn dense_rows_in_order_write_the_whole_writes_files_held_or_spilled() {
             );
         }
         assert_eq!(
-            std::fs::read(systemds::metadata_path(&whole)).unwrap(),
-            std::fs::read(systemds::metadata_path(&piped)).unwrap()
+            std::fs::read(metadata_path(&whole)).unwrap(),
+            std::fs::read(metadata_path(&piped)).unwrap()
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -633,4 +633,11 @@ fn a_frame_of_rows_without_columns_keeps_its_rows_through_the_pipe() {
         });
         assert_eq!(got.unwrap(), expected, "bands of {rows}");
     }
+}
+
+/// SystemDS's metadata file beside `path` (`path` with `.mtd` appended).
+fn metadata_path(path: &std::path::Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".mtd");
+    name.into()
 }

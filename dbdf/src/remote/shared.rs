@@ -1,0 +1,113 @@
+//! A multipart upload shared by processes (Dask's workers), as S3's committers share one: the
+//! caller begins it ([`begin_shared_upload`]: its id recorded, as every upload's, so that a
+//! killed caller's upload is aborted by the next write of the key), hands the URL and the id
+//! to the workers, each sends its parts ([`put_shared_part`]) and hands back their tags, and
+//! the caller completes it with the object's sidecars as one set
+//! ([`complete_shared_upload`]) or aborts it ([`abort_shared_upload`]). Nothing is visible
+//! under the URL until the completion.
+
+use object_store::multipart::PartId;
+use serde_daphne::{Error, Result};
+
+use super::pending::Pending;
+use super::sets::complete_with_sidecars;
+use super::transfer::Staged;
+use super::{RemoteObject, StorageOptions};
+
+/// The object at `url` where its store has a multipart API.
+fn multipart_object(url: &str, storage: &StorageOptions) -> Result<RemoteObject> {
+    let object = RemoteObject::new(url, storage)?;
+    match object.multipart {
+        Some(_) => Ok(object),
+        None => Err(Error::invalid(format!(
+            "{}: this store has no multipart uploads for processes to share",
+            object.url()
+        ))),
+    }
+}
+
+/// The upload `id` of `object` (one with a multipart API) begun elsewhere, with `parts`.
+fn resumed(object: &RemoteObject, id: &str, parts: Vec<PartId>) -> Pending {
+    let multipart = object
+        .multipart
+        .clone()
+        .expect("checked by multipart_object");
+    let store = std::sync::Arc::clone(&object.store);
+    Pending::resumed(store, multipart, object.path.clone(), id.to_owned(), parts)
+}
+
+/// Begins a multipart upload of the object at `url` whose parts any process may send;
+/// returns its id. A pending upload a killed writer of the same key left is aborted first.
+///
+/// # Errors
+/// A store without multipart uploads (an HTTP server); a failed request (a missing bucket,
+/// refused credentials), in one line naming the URL, secrets hidden.
+pub fn begin_shared_upload(url: &str, storage: &StorageOptions) -> Result<String> {
+    let object = multipart_object(url, storage)?;
+    let begin = Pending::begin(
+        std::sync::Arc::clone(&object.store),
+        object.multipart.clone(),
+        object.path.clone(),
+    );
+    let pending = object.run(begin, |_| (0, 0))?;
+    pending
+        .id()
+        .map(str::to_owned)
+        .ok_or_else(|| Error::invalid("internal: a shared upload without an id"))
+}
+
+/// Sends part `index` (from 0, in the object's order) of the upload `id` of `url`: at least
+/// 5 MiB unless it is the last (S3's rule); returns the tag [`complete_shared_upload`] takes.
+///
+/// # Errors
+/// As [`begin_shared_upload`]; an upload completed or aborted.
+pub fn put_shared_part(
+    url: &str,
+    storage: &StorageOptions,
+    id: &str,
+    index: usize,
+    bytes: Vec<u8>,
+) -> Result<String> {
+    let object = multipart_object(url, storage)?;
+    let multipart = object.multipart.clone().expect("checked").0;
+    let (path, id, len) = (object.path.clone(), id.to_owned(), bytes.len() as u64);
+    let put = async move { multipart.put_part(&path, &id, index, bytes.into()).await };
+    let part = object.run(put, |_| (0, len))?;
+    Ok(part.content_id)
+}
+
+/// Completes the upload `id` of `url` from its parts' tags, in order, with the object's
+/// sidecars as one set: `index` its new block index (`None`: an old one goes), and an old
+/// `.meta` going. Until then the old object (or none) is there; after a failure too.
+///
+/// # Errors
+/// A failed request, or a part missing: the upload is aborted then, and the old set stays.
+pub fn complete_shared_upload(
+    url: &str,
+    storage: &StorageOptions,
+    id: &str,
+    tags: Vec<String>,
+    index: Option<Vec<u8>>,
+) -> Result<()> {
+    let object = multipart_object(url, storage)?;
+    let parts = tags
+        .into_iter()
+        .map(|content_id| PartId { content_id })
+        .collect();
+    let pending = resumed(&object, id, parts);
+    let sidecars = vec![
+        (object.sibling(".meta"), None),
+        (object.sibling(".index"), index),
+    ];
+    complete_with_sidecars(Staged::Parts(pending), &object, sidecars)
+}
+
+/// Aborts the upload `id` of `url`: its parts are dropped, nothing appears.
+///
+/// # Errors
+/// A failed request, in one line naming the URL.
+pub fn abort_shared_upload(url: &str, storage: &StorageOptions, id: &str) -> Result<()> {
+    let object = multipart_object(url, storage)?;
+    let mut pending = resumed(&object, id, Vec::new());
+    object.run(async move { pending.abort().await }, |_| (0, 0))
+}
