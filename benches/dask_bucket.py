@@ -3,9 +3,10 @@
 1024) in an S3 server (s3s-fs with --s3s-fs, else moto's), on worker processes started as
 `dask worker`, each with a TMPDIR and a local directory of its own (no shared folder).
 
-- `store`: `dbdf.store` of the array, held in the workers' memory, to `s3://data/x.dbdf`
-  (one multipart upload whose parts the workers send), on 1 and on 2 workers; read back
-  against the array chunk by chunk.
+- `store`: `dbdf.store` of the array, held in the workers' memory, each run to new objects, to `s3://data/x.dbdf`
+  (one multipart upload whose parts the workers send) and to DAPHNE's segments
+  `s3://data/x.hdfs` (an upload per row chunk of 1024 rows), on 1 and on 2 workers; each
+  read back against the array chunk by chunk.
 - `read`: `dbdf.to_dask(url).sum()` on 1 and 2 workers, against `dask.array.from_zarr` of
   the same matrix written by zarr-python into the same bucket with the same chunks,
   uncompressed (through s3fs).
@@ -20,9 +21,11 @@ ours (above 1: we are faster) and one worker's over two.
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +38,14 @@ from machine import describe  # noqa: E402
 from remote_servers import S3  # noqa: E402
 
 CHUNK = 1024
+
+
+def clear(s3, name):
+    """Deletes the object `name` and its folder: each `store` writes a new one (a rewrite of
+    a folder of segments first copies the old one aside, on the server)."""
+    for key in s3.keys():
+        if key == name or key.startswith((name + "/", name + ".")):
+            s3.client.delete_object(Bucket="data", Key=key)
 
 
 class Workers:
@@ -88,7 +99,7 @@ def main():
     env = s3.env()
     cols = 8192
     rows = max(CHUNK, (args.mib << 20) // (8 * cols) // CHUNK * CHUNK)
-    url = "s3://data/x.dbdf"
+    url, segments_url = "s3://data/x.dbdf", "s3://data/x.hdfs"
     results = {}
     try:
         fsspec_options = {"key": options["aws_access_key_id"],
@@ -101,11 +112,16 @@ def main():
             try:
                 x = da.random.default_rng(0).random((rows, cols), chunks=CHUNK).persist()
                 w.client.wait_for_workers(n)
-                t, _ = median_time(lambda: dbdf.store(x, url, storage_options=options),
-                                   args.repeat)
-                results[("store", n)] = t
-                y = dbdf.to_dask(url, storage_options=options)
-                results[("equal", n)] = bool((y == x).all().compute())
+                for what, target in (("store", url), ("segments", segments_url)):
+                    times = []
+                    for _ in range(args.repeat):
+                        clear(s3, target.removeprefix("s3://data/"))
+                        t = time.perf_counter()
+                        dbdf.store(x, target, storage_options=options)
+                        times.append(time.perf_counter() - t)
+                    results[(what, n)] = statistics.median(times)
+                    y = dbdf.to_dask(target, storage_options=options)
+                    results[(what + " equal", n)] = bool((y == x).all().compute())
                 if n == 2:
                     da.to_zarr(x, zarr_url, storage_options=fsspec_options, overwrite=True,
                                compressors=None, zarr_format=2)
@@ -130,10 +146,11 @@ def main():
           f"medians of {args.repeat}\n")
     print("| step | 1 worker s | 2 workers s | 1 / 2 | baseline s | baseline / ours |")
     print("|---|---|---|---|---|---|")
-    s1, s2 = results[("store", 1)], results[("store", 2)]
-    equal = results[("equal", 1)] and results[("equal", 2)]
-    print(f"| `store` to a tiled `.dbdf` ({'reads back equal' if equal else 'DIFFERS'}) | "
-          f"{s1:.2f} | {s2:.2f} | {s1 / s2:.2f}x | | |")
+    for what, name in (("store", "a tiled `.dbdf`"), ("segments", "DAPHNE's segments")):
+        s1, s2 = results[(what, 1)], results[(what, 2)]
+        equal = results[(what + " equal", 1)] and results[(what + " equal", 2)]
+        print(f"| `store` to {name} ({'reads back equal' if equal else 'DIFFERS'}) | "
+              f"{s1:.2f} | {s2:.2f} | {s1 / s2:.2f}x | | |")
     (r1, t1), (r2, t2) = results[("read", 1)], results[("read", 2)]
     z, zt = results["zarr"]
     same = np.isclose(t1, t2) and np.isclose(t2, zt)

@@ -111,25 +111,34 @@ impl DenseLayout {
         tile_rows * for_size.max(for_count).max(1)
     }
 
+    /// How many parts of the upload the `rows` rows from `first_row` go up as: one per
+    /// 16 MiB of values (at least one), sent at once (a single stream does not fill a
+    /// link); each at least 5 MiB, as the rows are (`part_rows`).
+    fn parts_in(&self, rows: u64) -> usize {
+        let (_, cols) = self.inner.header().shape();
+        parts_for(rows * cols * self.value_type().size() as u64)
+    }
+
     /// Sends the rows `array` holds, from `first_row` (whole rows of tiles, every column), as
-    /// part `index` of the shared upload `id` of `url` (`dbdf::remote::put_shared_part`):
-    /// `(its tag, the file's first bytes where the part holds them)`, for `complete_upload`
-    /// and `block_index`.
-    #[pyo3(signature = (url, storage_options, id, index, first_row, array))]
+    /// the parts from `first` of the shared upload `id` of `url` (`parts_in` of them, at
+    /// once; `dbdf::remote::put_shared_part`): `(their tags, the file's first bytes where
+    /// they hold them)`, for `complete_upload` and `block_index`.
+    #[pyo3(signature = (url, storage_options, id, first, first_row, array))]
     #[allow(clippy::too_many_arguments)]
-    fn put_part<'py>(
+    fn put_parts<'py>(
         &self,
         py: Python<'py>,
         url: &str,
         storage_options: Option<HashMap<String, String>>,
         id: &str,
-        index: usize,
+        first: usize,
         first_row: u64,
         array: &Bound<'py, PyAny>,
-    ) -> PyResult<(String, Option<Vec<u8>>)> {
+    ) -> PyResult<(Vec<String>, Option<Vec<u8>>)> {
         let storage = crate::remote::storage(storage_options);
         with_value_type!(self.value_type(), T => {
             let array: PyReadonlyArray2<'_, T> = array.extract()?;
+            let rows = array.shape()[0] as u64;
             let values = array
                 .as_slice()
                 .map_err(|_| PyValueError::new_err("a part must be C-contiguous"))?;
@@ -138,8 +147,8 @@ impl DenseLayout {
                 let prefix = (at == 0).then(|| {
                     bytes[..serde_daphne::DenseLayout::PREFIX.min(bytes.len())].to_vec()
                 });
-                let tag = dbdf::remote::put_shared_part(url, &storage, id, index, bytes)?;
-                Ok((tag, prefix))
+                let tags = send_parts(url, &storage, id, first, bytes, self.parts_in(rows))?;
+                Ok((tags, prefix))
             })
             .py_err()
         })
@@ -161,6 +170,96 @@ impl DenseLayout {
         py.detach(|| self.inner.commit(&scratch, &target, sync))
             .py_err()
     }
+}
+
+/// How many parts of a shared upload `bytes` of values go up as: one per 16 MiB (at least
+/// one), sent at once, as a single stream does not fill a link.
+fn parts_for(bytes: u64) -> usize {
+    (bytes / (16 << 20)).max(1) as usize
+}
+
+/// Sends `bytes` as `n` parts from `first` of the shared upload `id` of `url`, at once
+/// (`dbdf::remote::put_shared_part`); their tags.
+fn send_parts(
+    url: &str,
+    storage: &dbdf::remote::StorageOptions,
+    id: &str,
+    first: usize,
+    bytes: Vec<u8>,
+    n: usize,
+) -> serde_daphne::Result<Vec<String>> {
+    let size = bytes.len().div_ceil(n.max(1)).max(1);
+    let pieces: Vec<Vec<u8>> = bytes.chunks(size).map(<[u8]>::to_vec).collect();
+    drop(bytes);
+    std::thread::scope(|scope| {
+        let sending: Vec<_> = (first..)
+            .zip(pieces)
+            .map(|(index, piece)| {
+                scope.spawn(move || dbdf::remote::put_shared_part(url, storage, id, index, piece))
+            })
+            .collect();
+        sending
+            .into_iter()
+            .map(|s| s.join().expect("a part's thread panicked"))
+            .collect()
+    })
+}
+
+/// Sends the matrix `array` (C-contiguous, of `value_type`) as a segment of DAPHNE's (the
+/// runtime dialect, dense) in the parts of the shared upload `id` of its `url`: `(their
+/// tags, the segment's .meta)`, for `complete_segments`.
+#[pyfunction]
+#[pyo3(signature = (url, storage_options, id, value_type, array))]
+pub fn put_segment(
+    py: Python<'_>,
+    url: &str,
+    storage_options: Option<HashMap<String, String>>,
+    id: &str,
+    value_type: &str,
+    array: &Bound<'_, PyAny>,
+) -> PyResult<(Vec<String>, Vec<u8>)> {
+    use serde_daphne::{DataType, DbdfWriter, Dialect, Header, Options};
+    let storage = crate::remote::storage(storage_options);
+    let vt: ValueType = crate::errors::parse_name(value_type)?;
+    with_value_type!(vt, T => {
+        let array: PyReadonlyArray2<'_, T> = array.extract()?;
+        let view = array.as_array();
+        py.detach(|| {
+            let (rows, cols) = (view.nrows() as u64, view.ncols() as u64);
+            let runtime = Options { dialect: Some(Dialect::Runtime), ..Options::new() };
+            let mut bytes = Vec::new();
+            let mut writer = DbdfWriter::to_stream(&mut bytes, &runtime)?;
+            writer.begin(Header::matrix(DataType::DenseMatrix, rows, cols, vt))?;
+            writer.write_dense_tile(0, 0, view)?;
+            let sidecars = writer.finish()?;
+            let meta = sidecars.into_iter().find(|(s, _)| *s == ".meta").map(|(_, b)| b);
+            let meta = meta.ok_or_else(|| serde_daphne::Error::invalid("internal: no .meta"))?;
+            let n = parts_for(bytes.len() as u64);
+            Ok((send_parts(url, &storage, id, 0, bytes, n)?, meta))
+        })
+        .py_err()
+    })
+}
+
+/// Completes the segments' shared uploads of the folder at `url`, each `(id, tags, .meta)`
+/// in row order, with the folder's sidecar last, for a matrix of `shape` and `value_type`
+/// (`dbdf::remote::complete_shared_segments`).
+#[pyfunction]
+#[pyo3(signature = (url, storage_options, segments, shape, value_type))]
+pub fn complete_segments(
+    py: Python<'_>,
+    url: &str,
+    storage_options: Option<HashMap<String, String>>,
+    segments: Vec<(String, Vec<String>, Vec<u8>)>,
+    shape: (u64, u64),
+    value_type: &str,
+) -> PyResult<()> {
+    let storage = crate::remote::storage(storage_options);
+    let vt: ValueType = crate::errors::parse_name(value_type)?;
+    let header =
+        serde_daphne::Header::matrix(serde_daphne::DataType::DenseMatrix, shape.0, shape.1, vt);
+    py.detach(|| dbdf::remote::complete_shared_segments(url, &storage, segments, &header))
+        .py_err()
 }
 
 /// A new scratch folder beside `target`, named for `writer`, and in it the folder where

@@ -246,6 +246,8 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::DenseLayout>()?;
     m.add_function(wrap_pyfunction!(layout::commit_segments, m)?)?;
     m.add_function(wrap_pyfunction!(remote::begin_upload, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::put_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::complete_segments, m)?)?;
     m.add_function(wrap_pyfunction!(remote::complete_upload, m)?)?;
     m.add_function(wrap_pyfunction!(remote::abort_upload, m)?)?;
     m.add_function(wrap_pyfunction!(layout::stage_segments, m)?)?;

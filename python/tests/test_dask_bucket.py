@@ -1,6 +1,7 @@
-"""Dask on a bucket (issue 85): `store` sends a tiled `.dbdf` to moto's S3 server as one
-multipart upload whose parts real worker processes send (`LocalCluster(processes=True)`), the
-caller completing it with its block index or aborting it; nothing is visible until then."""
+"""Dask on a bucket (issue 85): `store` sends a tiled `.dbdf` (one multipart upload) or
+DAPHNE's segments (one per segment) to moto's S3 server, their parts sent by real worker
+processes (`LocalCluster(processes=True)`), the caller completing them (with the block index,
+or the folder's sidecar last) or aborting them; nothing is visible until then."""
 
 import os
 import signal
@@ -42,6 +43,59 @@ def test_store_sends_a_tiled_dbdf_from_the_workers_as_one_upload(s3, client):
     assert y.chunks == ((500,) * 4 + (100,), (350, 350))
     assert np.array_equal(y.compute(), m)
     assert pending_uploads(s3, "stored.") == []
+    assert not [k for k in s3.keys() if k.startswith(".dbdf-uploads/")]
+
+
+def test_a_large_row_of_tiles_goes_up_as_several_parts_at_once(s3, client):
+    x = da.random.RandomState(5).random_sample((4096, 1024), chunks=(2048, 1024))
+    m = x.compute()
+    dbdf.store(x, "s3://data/wide.dbdf", tile=(4096, 1024), storage_options=s3.options())
+    # One row of tiles of 32 MiB: two parts of 16 MiB, sent by its task at once.
+    head = s3.client.head_object(Bucket="data", Key="wide.dbdf", PartNumber=1)
+    assert head["PartsCount"] == 2
+    assert s3.get("wide.dbdf") == dbdf.dumps(m, tile=(4096, 1024), block="dense")
+
+
+def segment_keys(s3, name):
+    return {k for k in s3.keys() if k.startswith(name)}
+
+
+def test_store_sends_daphne_segments_from_the_workers_over_an_older_folder(s3, client, tmp_path):
+    url, name = "s3://data/seg.dbdf.hdfs", "seg.dbdf.hdfs"
+    # An older folder of five segments: the two the new one lacks go.
+    np.save(tmp_path / "old.npy", np.zeros((10, 3)))
+    dbdf.convert(tmp_path / "old.npy", url, segments=5, storage_options=s3.options())
+    x = da.random.RandomState(7).random_sample((3000, 700), chunks=(1000, 350))
+    m = x.compute()
+    dbdf.store(x, url, storage_options=s3.options())
+    segments = [f"{name}/{name}_segment_{k}" for k in (1, 2, 3)]
+    assert segment_keys(s3, name) == {f"{name}.meta", *segments, *(s + ".meta" for s in segments)}
+    # Each segment is DAPHNE's dialect for its rows, as the library's writer writes it.
+    assert s3.get(segments[1]) == dbdf.dumps(m[1000:2000], dialect="daphne")
+    y = dbdf.to_dask(url, storage_options=s3.options())
+    assert y.chunks == ((1000, 1000, 1000), (700,))
+    assert np.array_equal(y.compute(), m)
+    assert pending_uploads(s3, name) == []
+    assert not [k for k in s3.keys() if k.startswith(".dbdf-uploads/")]
+
+
+def failing_segment(block, block_info=None):
+    if block_info[0]["chunk-location"][0] == 2:
+        raise RuntimeError("a segment failed")
+    return block
+
+
+def test_a_failed_store_of_segments_leaves_the_old_folder_and_no_pending_upload(
+        s3, client, tmp_path):
+    url, name = "s3://data/kept.dbdf.hdfs", "kept.dbdf.hdfs"
+    np.save(tmp_path / "old.npy", np.arange(12.0).reshape(4, 3))
+    dbdf.convert(tmp_path / "old.npy", url, segments=2, storage_options=s3.options())
+    before = {k: s3.get(k) for k in segment_keys(s3, name)}
+    x = da.ones((3000, 700), chunks=(1000, 700)).map_blocks(failing_segment, dtype=np.float64)
+    with pytest.raises(RuntimeError, match="a segment failed"):
+        dbdf.store(x, url, storage_options=s3.options())
+    assert {k: s3.get(k) for k in segment_keys(s3, name)} == before
+    assert pending_uploads(s3, name) == []
     assert not [k for k in s3.keys() if k.startswith(".dbdf-uploads/")]
 
 
@@ -87,7 +141,7 @@ def test_a_worker_killed_midway_leaves_no_object_and_no_pending_upload(s3):
     # Not retried on another worker, so that the kill fails the computation.
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
         )
         with distributed.Client(cluster):
             x = da.ones((3000, 700), chunks=(1000, 700)).map_blocks(killing, dtype=np.float64)

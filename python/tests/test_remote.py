@@ -194,15 +194,14 @@ def test_dask_reads_remote_segments_in_worker_processes(s3, tmp_path):
         dbdf.to_dask("s3://data/gone.dbdf.hdfs", storage_options=s3.options())
 
 
-def test_store_refuses_a_url_and_writes_nothing_locally(s3, tmp_path, monkeypatch):
-    """Regression: `store(array, "s3://b/x.hdfs")` wrote a local folder named `s3:`. Segments
-    go to local folders only (a tiled `.dbdf` goes up: test_dask_bucket.py)."""
+def test_store_never_writes_a_url_locally(s3, tmp_path, monkeypatch):
+    """Regression: `store(array, "s3://b/x.hdfs")` wrote a local folder named `s3:`. An empty
+    array is refused (nothing for workers to send); others go up (test_dask_bucket.py)."""
     da = pytest.importorskip("dask.array")
     monkeypatch.chdir(tmp_path)
-    x = da.ones((4, 4), chunks=2)
-    for target in ("s3://data/st.dbdf.hdfs",):
-        with pytest.raises(ValueError, match="store writes DAPHNE's segments to local files"):
-            dbdf.store(x, target, storage_options=s3.options())
+    for target in ("s3://data/st.dbdf.hdfs", "s3://data/st.dbdf"):
+        with pytest.raises(ValueError, match=f"{target}: store writes an empty array to local"):
+            dbdf.store(da.ones((0, 4), chunks=2), target, storage_options=s3.options())
     assert list(tmp_path.iterdir()) == []
     assert not [k for k in s3.keys() if k.startswith("st.")]
 

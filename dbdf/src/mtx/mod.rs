@@ -77,7 +77,7 @@ impl std::fmt::Display for Layout {
 
 impl Layout {
     /// The data type a matrix is written in this layout as.
-    pub fn data_type(self) -> DataType {
+    pub(crate) fn data_type(self) -> DataType {
         match self {
             Layout::Array => DataType::DenseMatrix,
             Layout::Coordinate => DataType::CsrMatrix,

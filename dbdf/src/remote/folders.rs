@@ -64,6 +64,8 @@ struct Began {
     metadata: Vec<(String, Vec<u8>)>,
     /// The object `NAME` written as one file, held back until the commit.
     whole: Option<Staged>,
+    /// Objects under the prefix sent elsewhere (Dask's workers), completed at the commit.
+    staged: Vec<(RemoteObject, Staged)>,
     /// Small objects' requests on their way, oldest first (a few at once: one at a time,
     /// Zarr's chunks would go at a request's round trip each).
     sending: VecDeque<Sending>,
@@ -90,6 +92,19 @@ impl<'o> PrefixWrite<'o> {
     fn with<T>(&self, f: impl FnOnce(&mut Began) -> T) -> Result<T> {
         let mut state = self.began()?;
         Ok(f(state.as_mut().expect("begun")))
+    }
+
+    /// Makes `staged`, sent elsewhere and held back, the object `key` under the prefix at the
+    /// commit (and drops it on a failure).
+    ///
+    /// # Errors
+    /// A failed request keeping the old set aside.
+    pub(super) fn staged(&self, key: &str, staged: Staged) -> Result<()> {
+        let object = self.folder.child(key);
+        self.with(|b| {
+            b.written.insert(key.to_owned());
+            b.staged.push((object, staged));
+        })
     }
 
     /// Puts the new set in place (see the module's notes).
@@ -133,6 +148,7 @@ impl Began {
             written: BTreeSet::new(),
             metadata: Vec::new(),
             whole: None,
+            staged: Vec::new(),
             sending: VecDeque::new(),
         };
         let kept = (|| -> Result<()> {
@@ -187,6 +203,9 @@ impl Began {
 
     fn commit(&mut self, folder: &RemoteObject) -> Result<()> {
         self.sent()?;
+        while let Some((object, staged)) = self.staged.pop() {
+            staged.complete(&object)?;
+        }
         // What the old set had beyond the new goes before the metadata that would list it.
         for gone in self.old_keys.iter().filter(|k| !self.written.contains(*k)) {
             folder.child(gone).delete_if_present()?;
@@ -212,6 +231,9 @@ impl Began {
     fn put_back(&mut self, folder: &RemoteObject) -> Vec<String> {
         if let Some(whole) = self.whole.take() {
             whole.abort(folder);
+        }
+        for (object, staged) in self.staged.drain(..) {
+            staged.abort(&object);
         }
         // None may land after the deletes below.
         let _ = self.sent();

@@ -34,7 +34,8 @@ pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{open_dbdf, ObjectReader, OpenedDbdf};
 pub use sets::upload_with_sidecars;
 pub use shared::{
-    abort_shared_upload, begin_shared_upload, complete_shared_upload, put_shared_part,
+    abort_shared_upload, begin_shared_upload, complete_shared_segments, complete_shared_upload,
+    put_shared_part,
 };
 
 /// Where a command's file is: a local path, standard input or output (`-`), or an object

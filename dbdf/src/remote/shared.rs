@@ -7,8 +7,9 @@
 //! under the URL until the completion.
 
 use object_store::multipart::PartId;
-use serde_daphne::{Error, Result};
+use serde_daphne::{Error, Header, Result};
 
+use super::folders::PrefixWrite;
 use super::pending::Pending;
 use super::sets::complete_with_sidecars;
 use super::transfer::Staged;
@@ -110,4 +111,39 @@ pub fn abort_shared_upload(url: &str, storage: &StorageOptions, id: &str) -> Res
     let object = multipart_object(url, storage)?;
     let mut pending = resumed(&object, id, Vec::new());
     object.run(async move { pending.abort().await }, |_| (0, 0))
+}
+
+/// Completes the uploads of the segments of the folder of DAPHNE's segments at `folder` (the
+/// URLs `FOLDER/` + [`crate::segments::segment_name`], from 1): each `(id, its parts'
+/// tags, its `.meta`)`, in row order, with the folder's sidecar (of an object with `header`)
+/// last, as one set in place of an older folder (its extra segments deleted; see
+/// [`super::folders`]). A failure aborts the uploads and puts the old set back.
+///
+/// # Errors
+/// A failed request, or a part missing.
+pub fn complete_shared_segments(
+    folder: &str,
+    storage: &StorageOptions,
+    segments: Vec<(String, Vec<String>, Vec<u8>)>,
+    header: &Header,
+) -> Result<()> {
+    let object = multipart_object(folder, storage)?;
+    let name = object.file_name().to_owned();
+    let sidecar = serde_daphne::lowlevel::segments_meta(std::path::Path::new(&name), header)?;
+    let write = PrefixWrite::new(&object);
+    let staging = || -> Result<()> {
+        for (k, (id, tags, meta)) in (1..).zip(segments) {
+            let key = crate::segments::segment_name(&name, k);
+            let parts = tags
+                .into_iter()
+                .map(|content_id| PartId { content_id })
+                .collect();
+            let segment = object.child(&key);
+            write.staged(&key, Staged::Parts(resumed(&segment, &id, parts)))?;
+            crate::storage::OutputFiles::put(&write, &format!("{key}.meta"), &meta)?;
+        }
+        crate::storage::OutputFiles::sidecar(&write, ".meta", sidecar.into_bytes())
+    };
+    staging()?;
+    write.commit()
 }

@@ -177,16 +177,16 @@ def _write_segment(staged: str, k: int, block: np.ndarray) -> int:
     return 0
 
 
-def _put_part(layout: Any, url: str, storage_options: Optional[dict], upload: str, k: int,
-              first_row: int, block: np.ndarray) -> tuple:
+def _put_parts(layout: Any, url: str, storage_options: Optional[dict], upload: str,
+               first: int, first_row: int, block: np.ndarray) -> tuple:
     _, block = _value_type(np.ascontiguousarray(block), "a chunk")
-    return layout.put_part(url, storage_options, upload, k, first_row, block)
+    return layout.put_parts(url, storage_options, upload, first, first_row, block)
 
 
 def _store_to_bucket(array: Any, url: str, tile: tuple[int, int], kind: str,
                      storage_options: Optional[dict]) -> None:
-    """A tiled ``.dbdf`` in a bucket as one multipart upload: each task sends a part of whole
-    rows of tiles; the caller completes the upload with the block index, or aborts it."""
+    """A tiled ``.dbdf`` in a bucket as one multipart upload: each task sends the parts of its
+    whole rows of tiles; the caller completes the upload with the block index, or aborts it."""
     import dask
 
     layout = _dbdf.DenseLayout(tuple(int(n) for n in array.shape), kind, tile)
@@ -196,16 +196,57 @@ def _store_to_bucket(array: Any, url: str, tile: tuple[int, int], kind: str,
     upload = _dbdf.begin_upload(url, storage_options)
     try:
         blocks = array.to_delayed().ravel()
-        tasks = [dask.delayed(_put_part)(layout, url, storage_options, upload, k,
-                                         k * part_rows, b) for k, b in enumerate(blocks)]
-        parts = dask.compute(*tasks)
-        index = layout.block_index(parts[0][1])
-        _dbdf.complete_upload(url, storage_options, upload, [tag for tag, _ in parts], index)
+        # Each task's parts numbered after those of the rows before it.
+        firsts = np.cumsum([0] + [layout.parts_in(n) for n in array.chunks[0]])
+        tasks = [dask.delayed(_put_parts)(layout, url, storage_options, upload, int(firsts[k]),
+                                          k * part_rows, b) for k, b in enumerate(blocks)]
+        sent = dask.compute(*tasks)
+        index = layout.block_index(sent[0][1])
+        tags = [tag for part_tags, _ in sent for tag in part_tags]
+        _dbdf.complete_upload(url, storage_options, upload, tags, index)
     except BaseException:
         try:
             _dbdf.abort_upload(url, storage_options, upload)
         except Exception:
             pass  # Never visible; the next write of the key aborts it (its id is recorded).
+        raise
+
+
+def _put_segment(url: str, storage_options: Optional[dict], upload: str, kind: str,
+                 block: np.ndarray) -> tuple:
+    _, block = _value_type(np.ascontiguousarray(block), "a chunk")
+    return _dbdf.put_segment(url, storage_options, upload, kind, block)
+
+
+def _store_segments_to_bucket(array: Any, url: str, kind: str,
+                              storage_options: Optional[dict]) -> None:
+    """DAPHNE's segments in a bucket: a multipart upload per row chunk, begun here, whose
+    parts its task sends; the caller completes them all with the folder's sidecar last, as
+    one set in place of an older folder, or aborts them."""
+    import dask
+
+    array = array.rechunk({1: -1})
+    url = url.rstrip("/")
+    name = url.rsplit("/", 1)[-1]
+    urls = [f"{url}/{_dbdf.segment_name(name, k + 1)}" for k in range(len(array.chunks[0]))]
+    uploads: list = []
+    try:
+        # Begun here: a missing bucket or refused credentials fail before any task runs.
+        for segment in urls:
+            uploads.append(_dbdf.begin_upload(segment, storage_options))
+        blocks = array.to_delayed().ravel()
+        tasks = [dask.delayed(_put_segment)(u, storage_options, i, kind, b)
+                 for u, i, b in zip(urls, uploads, blocks)]
+        sent = dask.compute(*tasks)
+        segments = [(i, tags, meta) for i, (tags, meta) in zip(uploads, sent)]
+        _dbdf.complete_segments(url, storage_options, segments,
+                                tuple(int(n) for n in array.shape), kind)
+    except BaseException:
+        for segment, upload in zip(urls, uploads):
+            try:
+                _dbdf.abort_upload(segment, storage_options, upload)
+            except Exception:
+                pass  # Completed, or never visible (the next write of the key aborts it).
         raise
 
 
@@ -230,8 +271,9 @@ def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
     them) takes a tiled ``.dbdf`` as one multipart upload whose parts the tasks send, each
     whole rows of tiles (chunks are made so: at least 5 MiB each), with its block index; the
     object appears when the caller completes the upload, and a failed computation aborts
-    it. DAPHNE's segments go to local folders only, for now: a URL for them is refused
-    before anything is written (never taken for a local folder named ``s3:``).
+    it. DAPHNE's segments go up likewise, a multipart upload per segment, completed together
+    with the folder's sidecar last, in place of an older folder. A URL is never taken for a
+    local folder named ``s3:``.
     """
     import dask
 
@@ -240,12 +282,14 @@ def store(array: Any, target: Any, *, tile: Optional[tuple[int, int]] = None,
         raise ValueError(f"store writes 2-D arrays; this one has {array.ndim} dimensions")
     kind, _ = _value_type(np.empty(0, dtype=array.dtype), "the array")
     segments = _dbdf.writes_segments(target, to_format)
-    if is_url(target) and (segments or 0 in array.shape):
-        what = "DAPHNE's segments" if segments else "an empty array"
+    if is_url(target) and 0 in array.shape:
         raise ValueError(
-            f"{_dbdf.redact(target)}: store writes {what} to local files only; store the "
-            "array to a local file, then copy it with dbdf.convert"
+            f"{_dbdf.redact(target)}: store writes an empty array to local files only; save "
+            "it with dbdf.save"
         )
+    if is_url(target) and segments:
+        _store_segments_to_bucket(array, target, kind, storage_options)
+        return
     if is_url(target):
         tile = array.chunksize if tile is None else tile
         tile = (max(1, int(tile[0])), max(1, int(tile[1])))

@@ -11,7 +11,9 @@ __all__ = [
     "DenseLayout",
     "abort_upload",
     "begin_upload",
+    "complete_segments",
     "complete_upload",
+    "put_segment",
     "Index",
     "VALUE_TYPE_KEY",
     "bands",
@@ -94,15 +96,16 @@ class DenseLayout:
     def write_tile(self, scratch: _Path, row: int, col: int, array: Any) -> None: ...
     def commit(self, scratch: _Path, target: _Path, sync: bool) -> None: ...
     def part_rows(self) -> int: ...
-    def put_part(
+    def parts_in(self, rows: int) -> int: ...
+    def put_parts(
         self,
         url: str,
         storage_options: Optional[dict[str, str]],
         id: str,
-        index: int,
+        first: int,
         first_row: int,
         array: Any,
-    ) -> tuple[str, Optional[bytes]]: ...
+    ) -> tuple[list[str], Optional[bytes]]: ...
     def block_index(self, prefix: bytes) -> bytes: ...
 
 def commit_segments(
@@ -179,3 +182,13 @@ def complete_upload(
     index: Optional[bytes] = None,
 ) -> None: ...
 def abort_upload(url: str, storage_options: Optional[dict[str, str]], id: str) -> None: ...
+def put_segment(
+    url: str, storage_options: Optional[dict[str, str]], id: str, value_type: str, array: Any
+) -> tuple[list[str], bytes]: ...
+def complete_segments(
+    url: str,
+    storage_options: Optional[dict[str, str]],
+    segments: list[tuple[str, list[str], bytes]],
+    shape: tuple[int, int],
+    value_type: str,
+) -> None: ...
