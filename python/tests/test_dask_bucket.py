@@ -117,13 +117,20 @@ def ran(block):
     raise RuntimeError("a task ran")
 
 
-def test_a_missing_bucket_is_one_line_naming_the_url_before_any_task(s3, client):
+@pytest.mark.parametrize("target, why", [
+    ("s3://nobucket/x.dbdf", "bucket"),
+    ("s3://nobucket/x.dbdf.hdfs", "bucket"),
+    # An HTTP server has no multipart uploads to share.
+    ("https://user:sekrit@example.invalid/x.dbdf", "no multipart uploads"),
+])
+def test_bad_targets_are_one_line_naming_the_url_before_any_task(s3, client, target, why):
     x = da.ones((100, 100), chunks=50).map_blocks(ran, dtype=np.float64)
     options = {**s3.options(), "aws_secret_access_key": "sekrit"}
     with pytest.raises(Exception) as raised:
-        dbdf.store(x, "s3://nobucket/x.dbdf", storage_options=options)
+        dbdf.store(x, target, storage_options=options)
     message = str(raised.value)
-    assert "s3://nobucket/x.dbdf" in message and "\n" not in message
+    assert target.replace("user:sekrit@", "") in message.replace("user:****@", "")
+    assert why in message.lower() and "\n" not in message
     assert "sekrit" not in message and "a task ran" not in message
 
 

@@ -203,8 +203,27 @@ impl Began {
 
     fn commit(&mut self, folder: &RemoteObject) -> Result<()> {
         self.sent()?;
-        while let Some((object, staged)) = self.staged.pop() {
-            staged.complete(&object)?;
+        // Each a request of its own, a few at once; after a failure, those left are aborted
+        // with the rest of the write.
+        let mut staged = std::mem::take(&mut self.staged).into_iter();
+        loop {
+            let group: Vec<_> = staged.by_ref().take(IN_FLIGHT).collect();
+            if group.is_empty() {
+                break;
+            }
+            let completed = std::thread::scope(|scope| {
+                let each: Vec<_> = group
+                    .into_iter()
+                    .map(|(object, staged)| scope.spawn(move || staged.complete(&object)))
+                    .collect();
+                each.into_iter()
+                    .map(|h| h.join().expect("a completion's thread panicked"))
+                    .collect::<Result<Vec<()>>>()
+            });
+            if let Err(e) = completed {
+                self.staged = staged.collect();
+                return Err(e);
+            }
         }
         // What the old set had beyond the new goes before the metadata that would list it.
         for gone in self.old_keys.iter().filter(|k| !self.written.contains(*k)) {

@@ -10,6 +10,7 @@ changed file is never served from a stale graph.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 import numpy as np
@@ -229,11 +230,13 @@ def _store_segments_to_bucket(array: Any, url: str, kind: str,
     url = url.rstrip("/")
     name = url.rsplit("/", 1)[-1]
     urls = [f"{url}/{_dbdf.segment_name(name, k + 1)}" for k in range(len(array.chunks[0]))]
-    uploads: list = []
+    begun: list = []
     try:
-        # Begun here: a missing bucket or refused credentials fail before any task runs.
-        for segment in urls:
-            uploads.append(_dbdf.begin_upload(segment, storage_options))
+        # Begun here (a few at once): a missing bucket or refused credentials fail before
+        # any task runs.
+        with ThreadPoolExecutor(4) as pool:
+            begun = [(u, pool.submit(_dbdf.begin_upload, u, storage_options)) for u in urls]
+        uploads = [f.result() for _, f in begun]
         blocks = array.to_delayed().ravel()
         tasks = [dask.delayed(_put_segment)(u, storage_options, i, kind, b)
                  for u, i, b in zip(urls, uploads, blocks)]
@@ -242,9 +245,10 @@ def _store_segments_to_bucket(array: Any, url: str, kind: str,
         _dbdf.complete_segments(url, storage_options, segments,
                                 tuple(int(n) for n in array.shape), kind)
     except BaseException:
-        for segment, upload in zip(urls, uploads):
+        for segment, f in begun:
             try:
-                _dbdf.abort_upload(segment, storage_options, upload)
+                if f.exception() is None:
+                    _dbdf.abort_upload(segment, storage_options, f.result())
             except Exception:
                 pass  # Completed, or never visible (the next write of the key aborts it).
         raise
