@@ -3,10 +3,12 @@
 1024) in an S3 server (s3s-fs with --s3s-fs, else moto's), on worker processes started as
 `dask worker`, each with a TMPDIR and a local directory of its own (no shared folder).
 
-- `store`: `dbdf.store` of the array, held in the workers' memory, each run to new objects, to `s3://data/x.dbdf`
-  (one multipart upload whose parts the workers send) and to DAPHNE's segments
-  `s3://data/x.hdfs` (an upload per row chunk of 1024 rows), on 1 and on 2 workers; each
-  read back against the array chunk by chunk.
+- `store`: `dbdf.store` of the array, held in the workers' memory, each run to new objects,
+  to `s3://data/x.dbdf` (tiles of 1024 x 1024, one multipart upload whose parts the workers
+  send) and to DAPHNE's segments `s3://data/x.hdfs` (an upload per 1024 rows), on 1 and on 2
+  workers; each read back against the array chunk by chunk. Twice: from the 1024 x 1024
+  chunks (which `store` regroups into rows, moving them between workers) and from the same
+  array held in chunks of whole rows.
 - `read`: `dbdf.to_dask(url).sum()` on 1 and 2 workers, against `dask.array.from_zarr` of
   the same matrix written by zarr-python into the same bucket with the same chunks,
   uncompressed (through s3fs).
@@ -112,16 +114,21 @@ def main():
             try:
                 x = da.random.default_rng(0).random((rows, cols), chunks=CHUNK).persist()
                 w.client.wait_for_workers(n)
-                for what, target in (("store", url), ("segments", segments_url)):
+                rows_x = x.rechunk({1: -1}).persist()
+                stores = [(what + held, target, array)
+                          for held, array in (("", x), (" rows", rows_x))
+                          for what, target in (("store", url), ("segments", segments_url))]
+                for what, target, array in stores:
                     times = []
                     for _ in range(args.repeat):
                         clear(s3, target.removeprefix("s3://data/"))
                         t = time.perf_counter()
-                        dbdf.store(x, target, storage_options=options)
+                        dbdf.store(array, target, tile=(CHUNK, CHUNK), storage_options=options)
                         times.append(time.perf_counter() - t)
                     results[(what, n)] = statistics.median(times)
                     y = dbdf.to_dask(target, storage_options=options)
                     results[(what + " equal", n)] = bool((y == x).all().compute())
+                del rows_x
                 if n == 2:
                     da.to_zarr(x, zarr_url, storage_options=fsspec_options, overwrite=True,
                                compressors=None, zarr_format=2)
@@ -146,7 +153,9 @@ def main():
           f"medians of {args.repeat}\n")
     print("| step | 1 worker s | 2 workers s | 1 / 2 | baseline s | baseline / ours |")
     print("|---|---|---|---|---|---|")
-    for what, name in (("store", "a tiled `.dbdf`"), ("segments", "DAPHNE's segments")):
+    for what, name in (("store", "a tiled `.dbdf`"), ("segments", "DAPHNE's segments"),
+                       ("store rows", "a tiled `.dbdf`, from rows"),
+                       ("segments rows", "DAPHNE's segments, from rows")):
         s1, s2 = results[(what, 1)], results[(what, 2)]
         equal = results[(what + " equal", 1)] and results[(what + " equal", 2)]
         print(f"| `store` to {name} ({'reads back equal' if equal else 'DIFFERS'}) | "

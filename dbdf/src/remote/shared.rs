@@ -117,7 +117,7 @@ pub fn abort_shared_upload(url: &str, storage: &StorageOptions, id: &str) -> Res
 /// URLs `FOLDER/` + [`crate::segments::segment_name`], from 1): each `(id, its parts'
 /// tags, its `.meta`)`, in row order, with the folder's sidecar (of an object with `header`)
 /// last, as one set in place of an older folder (its extra segments deleted; see
-/// [`super::folders`]). A failure aborts the uploads and puts the old set back.
+/// `docs/remote.md`). A failure aborts the uploads and puts the old set back.
 ///
 /// # Errors
 /// A failed request, or a part missing.
