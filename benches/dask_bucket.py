@@ -42,6 +42,13 @@ from remote_servers import S3  # noqa: E402
 CHUNK = 1024
 
 
+def cpu_seconds(pid):
+    """The CPU time process `pid` has used, user and system (Linux)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def clear(s3, name):
     """Deletes the object `name` and its folder: each `store` writes a new one (a rewrite of
     a folder of segments first copies the old one aside, on the server)."""
@@ -119,13 +126,15 @@ def main():
                           for held, array in (("", x), (" rows", rows_x))
                           for what, target in (("store", url), ("segments", segments_url))]
                 for what, target, array in stores:
-                    times = []
+                    times, server = [], []
                     for _ in range(args.repeat):
                         clear(s3, target.removeprefix("s3://data/"))
-                        t = time.perf_counter()
+                        t, c = time.perf_counter(), cpu_seconds(s3.proc.pid)
                         dbdf.store(array, target, tile=(CHUNK, CHUNK), storage_options=options)
                         times.append(time.perf_counter() - t)
+                        server.append((cpu_seconds(s3.proc.pid) - c) / times[-1])
                     results[(what, n)] = statistics.median(times)
+                    results[(what + " server", n)] = statistics.median(server)
                     y = dbdf.to_dask(target, storage_options=options)
                     results[(what + " equal", n)] = bool((y == x).all().compute())
                 del rows_x
@@ -151,20 +160,22 @@ def main():
     server = "s3s-fs" if args.s3s_fs else "moto"
     print(f"\n{rows} x {cols} f64 ({mib:.0f} MiB), chunks {CHUNK} x {CHUNK}, {server}; "
           f"medians of {args.repeat}\n")
-    print("| step | 1 worker s | 2 workers s | 1 / 2 | baseline s | baseline / ours |")
-    print("|---|---|---|---|---|---|")
+    print("| step | 1 worker s | 2 workers s | 1 / 2 | baseline s | baseline / ours | "
+          "server's cores busy, 1 / 2 workers |")
+    print("|---|---|---|---|---|---|---|")
     for what, name in (("store", "a tiled `.dbdf`"), ("segments", "DAPHNE's segments"),
                        ("store rows", "a tiled `.dbdf`, from rows"),
                        ("segments rows", "DAPHNE's segments, from rows")):
         s1, s2 = results[(what, 1)], results[(what, 2)]
         equal = results[(what + " equal", 1)] and results[(what + " equal", 2)]
+        busy = f"{results[(what + ' server', 1)]:.2f} / {results[(what + ' server', 2)]:.2f}"
         print(f"| `store` to {name} ({'reads back equal' if equal else 'DIFFERS'}) | "
-              f"{s1:.2f} | {s2:.2f} | {s1 / s2:.2f}x | | |")
+              f"{s1:.2f} | {s2:.2f} | {s1 / s2:.2f}x | | | {busy} |")
     (r1, t1), (r2, t2) = results[("read", 1)], results[("read", 2)]
     z, zt = results["zarr"]
     same = np.isclose(t1, t2) and np.isclose(t2, zt)
     print(f"| `to_dask(url).sum()` ({'same sums' if same else 'SUMS DIFFER'}) | {r1:.2f} | "
-          f"{r2:.2f} | {r1 / r2:.2f}x | `from_zarr` {z:.2f} | {z / r2:.2f}x |")
+          f"{r2:.2f} | {r1 / r2:.2f}x | `from_zarr` {z:.2f} | {z / r2:.2f}x | |")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ OUTPUTS = [
     ("out.sysds", ["--to", "systemds", "--parts", "4"]),
     ("out.hdfs", ["--segments", "4"]),
     ("out.bsp.h5", []),
+    ("out.bsp.npz", []),
 ]
 
 UPLOAD = """

@@ -1,9 +1,13 @@
 //! Binsparse `.npz` archives written from the pipe: the formats whose arrays follow the rows
-//! (CSR, DCSR, COO/COOR, CVEC, and the row-major dense DMAT/DMATR/DVEC) are written in one
-//! pass over the bands, each array spilled to an unnamed scratch file (with its CRC-32 and
-//! its largest index) and then copied into its zip member; memory holds a band. The formats
-//! that store columns first (CSC, DCSC, COOC, DMATC) are held whole and written as
-//! [`super::to_writer`] writes them. The bytes are the whole write's either way.
+//! (CSR, DCSR, COO/COOR, CVEC, and the row-major dense DMAT/DMATR/DVEC) are written from
+//! passes over the bands. An object of at most [`SPILL_MOST`] stored bytes takes one pass,
+//! each array spilled to an unnamed scratch file (with its CRC-32 and its largest index) and
+//! then copied into its zip member; a larger one (or one of unknown size) takes a pass for
+//! the arrays' CRC-32s and sizes, then a pass per array written straight into its member, so
+//! that the temporary folder holds at most that much (a remote input is fetched once per
+//! pass). Memory holds a band. The formats that store columns first (CSC, DCSC, COOC, DMATC)
+//! are held whole and written as [`super::to_writer`] writes them. The bytes are the whole
+//! write's either way.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -94,6 +98,115 @@ impl Put for Spill {
         });
         Ok(())
     }
+}
+
+/// The most stored bytes of an object whose arrays are spilled to scratch files (tests: a
+/// few, so that they take the passes).
+const SPILL_MOST: u64 = if cfg!(test) { 64 } else { 32 << 20 };
+
+/// Where an array's values go in one pass of several: nowhere, into its CRC-32 (with its
+/// first value's bytes, an iso array's member), or into its member (the first `left`).
+enum Pass<'w> {
+    Skip,
+    Crc {
+        crc: crc32fast::Hasher,
+        first: Vec<u8>,
+    },
+    Member {
+        out: &'w mut dyn Write,
+        left: u64,
+    },
+}
+
+impl Put for Pass<'_> {
+    fn put(&mut self, values: &Values) -> Result<()> {
+        with_values!(values, v => {
+            for piece in v.chunks(1 << 16) {
+                let mut bytes = Vec::with_capacity(std::mem::size_of_val(piece));
+                match self {
+                    Pass::Skip => return Ok(()),
+                    Pass::Crc { crc, first } => {
+                        write_le(&mut bytes, piece)?;
+                        if first.is_empty() {
+                            first.extend_from_slice(&bytes[..std::mem::size_of_val(&piece[0])]);
+                        }
+                        crc.update(&bytes);
+                    }
+                    Pass::Member { out, left } => {
+                        let n = (*left).min(piece.len() as u64) as usize;
+                        write_le(&mut bytes, &piece[..n])?;
+                        out.write_all(&bytes)?;
+                        *left -= n as u64;
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Writes the arrays of the object `pieces` gives into `zip`'s members in passes (see the
+/// module's notes): its descriptor's facts.
+fn write_in_passes<W: Write>(
+    zip: &mut ZipWriter<W>,
+    (format, header, options): (Format, &Header, &WriteOptions),
+    pieces: &mut Pieces<'_>,
+) -> Result<Written> {
+    let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
+    let crc = |_: &str, _| {
+        let (crc, first) = (crc32fast::Hasher::new(), Vec::new());
+        Ok(Pass::Crc { crc, first })
+    };
+    let mut sums = arrays_of(format, vt, options, crc)?;
+    let written = write_arrays(format, header, pieces, &mut sums, options)?;
+    for (k, array) in sums.into_iter().enumerate() {
+        let Pass::Crc { crc, first } = array.to else {
+            unreachable!("the first pass sums")
+        };
+        let (len, data_crc) = match (written.iso, array.name) {
+            (true, "values") => {
+                let mut one = crc32fast::Hasher::new();
+                one.update(&first);
+                (1, one)
+            }
+            _ => (array.len, crc),
+        };
+        let mut head = Vec::new();
+        npy::write_header(&mut head, npy::descr(array.value_type), &[len])?;
+        let mut member_crc = crc32fast::Hasher::new();
+        member_crc.update(&head);
+        member_crc.combine(&data_crc);
+        let size = head.len() as u64 + len * array.value_type.size() as u64;
+        // The source's error, kept whole: the member's writer takes I/O errors only.
+        let mut failed = None;
+        let name = format!("{}.npy", array.name);
+        let wrote = zip.member_with(&name, size, member_crc.finalize(), |w| {
+            w.write_all(&head)?;
+            // Array `k` into the member, the others nowhere.
+            let (mut out, mut next) = (Some(w), 0);
+            let made = arrays_of(format, vt, options, |_, _| {
+                next += 1;
+                Ok(match (next - 1 == k, out.take()) {
+                    (true, Some(out)) => Pass::Member { out, left: len },
+                    (_, out_left) => {
+                        out = out_left;
+                        Pass::Skip
+                    }
+                })
+            });
+            let pass = made
+                .and_then(|mut arrays| write_arrays(format, header, pieces, &mut arrays, options));
+            pass.map(drop).map_err(|e| {
+                failed = Some(e);
+                std::io::Error::other("a pass failed")
+            })
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        wrote?;
+    }
+    Ok(written)
 }
 
 /// The format `options` write a matrix with `header` in: the asked one, else CSR for CSR
@@ -255,6 +368,19 @@ impl Sink for BinsparseSink<'_> {
         if !streams(format, header) {
             // The whole write words what it refuses, and transposes what it must.
             return super::to_writer(out, &pieces.collect()?, &self.options);
+        }
+        if pieces.stored_bytes().is_none_or(|n| n > SPILL_MOST) {
+            let mut zip = ZipWriter::new(out);
+            let args = (format, header, &self.options);
+            let written = write_in_passes(&mut zip, args, pieces)?;
+            let Written {
+                nnz,
+                shape,
+                data_types,
+                ..
+            } = written;
+            let descriptor = descriptor(format, shape, nnz, data_types, &self.options);
+            return npz::finish(zip, &descriptor);
         }
         let vt = header.matrix_value_type().unwrap_or(ValueType::F64);
         let mut arrays = arrays_of(format, vt, &self.options, |_, _| Spill::new())?;
