@@ -120,11 +120,14 @@ enum Pass<'w> {
 
 impl Put for Pass<'_> {
     fn put(&mut self, values: &Values) -> Result<()> {
+        if let Pass::Skip = self {
+            return Ok(());
+        }
         with_values!(values, v => {
             for piece in v.chunks(1 << 16) {
                 let mut bytes = Vec::with_capacity(std::mem::size_of_val(piece));
                 match self {
-                    Pass::Skip => return Ok(()),
+                    Pass::Skip => {}
                     Pass::Crc { crc, first } => {
                         write_le(&mut bytes, piece)?;
                         if first.is_empty() {
@@ -183,19 +186,11 @@ fn write_in_passes<W: Write>(
         let wrote = zip.member_with(&name, size, member_crc.finalize(), |w| {
             w.write_all(&head)?;
             // Array `k` into the member, the others nowhere.
-            let (mut out, mut next) = (Some(w), 0);
-            let made = arrays_of(format, vt, options, |_, _| {
-                next += 1;
-                Ok(match (next - 1 == k, out.take()) {
-                    (true, Some(out)) => Pass::Member { out, left: len },
-                    (_, out_left) => {
-                        out = out_left;
-                        Pass::Skip
-                    }
-                })
+            let made = arrays_of(format, vt, options, |_, _| Ok(Pass::Skip));
+            let pass = made.and_then(|mut arrays| {
+                arrays[k].to = Pass::Member { out: w, left: len };
+                write_arrays(format, header, pieces, &mut arrays, options)
             });
-            let pass = made
-                .and_then(|mut arrays| write_arrays(format, header, pieces, &mut arrays, options));
             pass.map(drop).map_err(|e| {
                 failed = Some(e);
                 std::io::Error::other("a pass failed")

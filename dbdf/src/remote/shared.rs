@@ -27,8 +27,13 @@ fn multipart_object(url: &str, storage: &StorageOptions) -> Result<RemoteObject>
     }
 }
 
-/// The upload `id` of `object` (one with a multipart API) begun elsewhere, with `parts`.
-fn resumed(object: &RemoteObject, id: &str, parts: Vec<PartId>) -> Pending {
+/// The upload `id` of `object` (one with a multipart API) begun elsewhere, with the parts
+/// whose tags are `tags`.
+fn resumed(object: &RemoteObject, id: &str, tags: Vec<String>) -> Pending {
+    let parts = tags
+        .into_iter()
+        .map(|content_id| PartId { content_id })
+        .collect();
     let multipart = object
         .multipart
         .clone()
@@ -91,11 +96,7 @@ pub fn complete_shared_upload(
     index: Option<Vec<u8>>,
 ) -> Result<()> {
     let object = multipart_object(url, storage)?;
-    let parts = tags
-        .into_iter()
-        .map(|content_id| PartId { content_id })
-        .collect();
-    let pending = resumed(&object, id, parts);
+    let pending = resumed(&object, id, tags);
     let sidecars = vec![
         (object.sibling(".meta"), None),
         (object.sibling(".index"), index),
@@ -134,12 +135,8 @@ pub fn complete_shared_segments(
     let staging = || -> Result<()> {
         for (k, (id, tags, meta)) in (1..).zip(segments) {
             let key = crate::segments::segment_name(&name, k);
-            let parts = tags
-                .into_iter()
-                .map(|content_id| PartId { content_id })
-                .collect();
             let segment = object.child(&key);
-            write.staged(&key, Staged::Parts(resumed(&segment, &id, parts)))?;
+            write.staged(&key, Staged::Parts(resumed(&segment, &id, tags)))?;
             crate::storage::OutputFiles::put(&write, &format!("{key}.meta"), &meta)?;
         }
         crate::storage::OutputFiles::sidecar(&write, ".meta", sidecar.into_bytes())
