@@ -77,8 +77,8 @@ pub use de::{
 };
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use io::{
-    from_file, from_file_with, index_path, to_file, to_file_with, BlockIndex, BlockInfo, DbdfFile,
-    DbdfWriter, DenseLayout, FileReader, ObjectInfo,
+    from_file, from_file_with, to_file, to_file_with, to_stream_with, BlockIndex, BlockInfo,
+    DbdfFile, DbdfWriter, DenseLayout, FileReader, ObjectInfo,
 };
 pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};

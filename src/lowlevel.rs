@@ -23,7 +23,7 @@
 //! - CSR arrays from entries in any order: [`RowCounts`], then [`CsrFill`], and
 //!   [`sort_rows`].
 //! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`] (or [`parse_meta`], for a
-//!   sidecar fetched from elsewhere), [`write_sidecar`],
+//!   sidecar fetched from elsewhere), [`meta_json`] (one's text),
 //!   [`sidecar_path`], and the local one of a folder of segments, [`segments_meta`].
 //! - Progress of long reads and writes: [`Progress`].
 //! - Formats that are folders (segments, part files, Zarr groups), written whole or not at
@@ -70,7 +70,7 @@
 //! These items follow semantic versioning as the rest of the public face does.
 
 pub use crate::io::meta::{
-    daphne_types_as_csr, parse_meta, read_sidecar, segments_meta, sidecar_path, write_sidecar,
+    daphne_types_as_csr, meta_json, parse_meta, read_sidecar, segments_meta, sidecar_path,
     DAPHNE_SPARSITY_THRESHOLD,
 };
 pub use crate::io::progress::Progress;

@@ -14,10 +14,10 @@ use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::Path;
 
-use serde_daphne::lowlevel::{FileSet, Progress};
+use serde_daphne::lowlevel::Progress;
 use serde_daphne::{DataType, Error, Header, ValueType};
 
-use crate::pipe::{InputMetadata, Projection, Sink, Source};
+use crate::pipe::{InputMetadata, MadeSidecars, Projection, Sink, Source};
 pub use crate::storage::{FileOut, Input, OutputFiles};
 
 /// One format: its names, how its files are told, and how it is read and written. A unit
@@ -144,19 +144,19 @@ pub trait Driver: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// Adds the sidecars of a stream written to `output` (holding `headers`, when known) to
-    /// `set`, which puts them in place with it or not at all; a warning about them, if any.
+    /// The sidecars of a stream written to `output` (holding `headers`, when known), put in
+    /// place with it or not at all: each as `(suffix, bytes)`, `None` for one an earlier
+    /// output may have left that goes; and a warning about them, if any.
     ///
     /// # Errors
     /// What the sidecar cannot record.
     fn sidecars(
         &self,
-        set: &mut FileSet,
         output: &Path,
         headers: Option<&[Header]>,
-    ) -> Result<Option<String>, Error> {
-        let _ = (set, output, headers);
-        Ok(None)
+    ) -> Result<(MadeSidecars, Option<String>), Error> {
+        let _ = (output, headers);
+        Ok((Vec::new(), None))
     }
 
     /// The data type the output's matrices take: `asked` (the conversion's), or one the

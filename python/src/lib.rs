@@ -150,10 +150,11 @@ fn save(
     );
     let storage = remote::storage(storage_options);
     py.detach(|| {
-        let write = |local: &std::path::Path| serde_daphne::to_file_with(local, &views, &options);
         match remote::locate(&path) {
-            Ok(Location::Remote(url)) => remote::save(&url, &storage, write),
-            Ok(Location::Local(local)) => write(&local),
+            Ok(Location::Remote(url)) => remote::save(&url, &storage, |out| {
+                serde_daphne::to_stream_with(out, &views, &options)
+            }),
+            Ok(Location::Local(local)) => serde_daphne::to_file_with(&local, &views, &options),
             Err(e) => Err(e),
         }
         .map_err(|e| errors::in_file(e, &path))

@@ -2,11 +2,12 @@
 //! `storage_options` as pandas and fsspec name them; the requests a handle made.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
-use dbdf::remote::{self, Location, RemoteObject, RequestStats, Scratch, StorageOptions};
-use serde_daphne::{BlockIndex, Options, Result};
+use dbdf::remote::{self, Location, RemoteObject, RequestStats, StorageOptions};
+use serde_daphne::{Options, Result};
 
 use pyo3::prelude::*;
 
@@ -36,19 +37,15 @@ pub fn open(
     Ok((Source(opened.file), opened.stats))
 }
 
-/// Writes a file with `write` into a scratch folder under the object's name, then uploads it
-/// with its sidecars and its block index.
+/// Writes a `.dbdf` object with `write` straight into a streaming upload, with the sidecars
+/// it returns (its `.meta` or its block index).
 pub fn save(
     url: &str,
     storage: &StorageOptions,
-    write: impl FnOnce(&Path) -> Result<()>,
+    write: impl FnOnce(&mut dyn Write) -> Result<Vec<(&'static str, Vec<u8>)>>,
 ) -> Result<()> {
     let object = RemoteObject::new(url, storage)?;
-    let scratch = Scratch::new()?;
-    let local: PathBuf = scratch.0.join(object.file_name());
-    write(&local)?;
-    let index = BlockIndex::of_file(&local, &Options::new())?;
-    remote::upload_with_sidecars(&local, &object, Some(index))
+    remote::upload_dbdf_stream(&object, write)
 }
 
 /// Begins a multipart upload of `url` whose parts any process sends; its id

@@ -204,7 +204,8 @@ class Azurite(Server):
 
 
 class Nginx(Server):
-    """nginx serving ``root`` with range requests, its access log counting requests."""
+    """nginx serving ``root`` with range requests, its access log counting requests; under
+    ``/dav/`` it takes PUT, DELETE, COPY and MOVE too (WebDAV without listing)."""
 
     def __init__(self, tmp):
         binary = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -225,6 +226,7 @@ http {{
     listen 127.0.0.1:{self.port}; root {self.root};
     # Refused as S3 refuses a caller who may not list the bucket: sidecars and one object.
     location ~ ^/refused/(.*\\.(index|meta)|data\\.dbdf)$ {{ return 403; }}
+    location /dav/ {{ dav_methods PUT DELETE COPY MOVE; create_full_put_path on; client_max_body_size 64m; }}
   }}
 }}
 """

@@ -3,6 +3,7 @@ server, nginx, and a proxy that fails or stops on cue (remote_servers.py). Reque
 counted by the tool (``--stats``), by the handle (``f.requests``) and by nginx's log."""
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -341,6 +342,35 @@ def test_inputs_read_by_ranges_need_no_temporary_folder(s3, tool, tmp_path):
     # A missing object is one line naming it, whatever was tried to tell its format.
     missing = tool("convert", "s3://data/none.bin", tmp_path / "none.dbdf", env=env, check=False)
     assert missing.returncode == 1 and "s3://data/none.bin" in missing.stderr, missing.stderr
+
+
+def test_over_plain_http_an_output_fits_one_request_or_is_refused(nginx, tool, tmp_path):
+    """A plain HTTP server (nginx's WebDAV, which cannot list) has no multipart upload: an
+    output of up to one part (16 MiB) goes in one PUT with no local copy (`TMPDIR` names no
+    folder), a Binsparse HDF5 file too, whose head its writer holds back (written again over
+    the first: its old copy kept aside, then removed); a larger one is refused by name,
+    leaving nothing."""
+    (nginx.root / "dav").mkdir()
+    m = matrix(300, 200)
+    np.save(tmp_path / "s.npy", m)
+    env = {**os.environ, "TMPDIR": str(tmp_path / "no-such-folder")}
+    writes = [("s.dbdf", []), ("s.npy", []), *[("h.bsp.h5", ["--data-type", "csr"])] * 2]
+    for name, args in writes:
+        done = tool("convert", tmp_path / "s.npy", f"{nginx.url}/dav/{name}", *args, env=env,
+                    check=False)
+        if "this build has no HDF5" in done.stderr:
+            continue
+        assert done.returncode == 0, done.stderr
+        tool("convert", f"{nginx.url}/dav/{name}", tmp_path / "back.npy")
+        assert np.array_equal(np.load(tmp_path / "back.npy"), m)
+    np.save(tmp_path / "big.npy", matrix(2560, 1024))  # 20 MiB
+    refused = tool("convert", tmp_path / "big.npy", f"{nginx.url}/dav/big.npy", env=env,
+                   check=False)
+    assert refused.returncode == 1
+    assert "no multipart upload" in refused.stderr and "/dav/big.npy" in refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert not (nginx.root / "dav" / "big.npy").exists()
+    assert not (nginx.root / "dav" / "h.bsp.h5.old").exists()
 
 
 def test_over_http_from_nginx_with_its_log_counting(nginx, tool, tmp_path):

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import dbdf
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -90,18 +91,59 @@ def test_a_small_streamed_output_is_one_request(s3, tool, tmp_path):
     assert s3.get("s.csv.meta") == (tmp_path / "s.csv.meta").read_bytes()
 
 
-def test_a_daphne_csr_matrix_goes_up_with_its_meta(s3, tool, tmp_path):
-    """DAPHNE's CSR layout gives its non-zero count before the values: the stream holds the
-    matrix back (spilled under TMPDIR) until its end, and sends it with its `.meta`."""
-    m = matrix(300, 200)
+def test_a_daphne_csr_matrix_goes_up_with_its_meta_and_no_local_copy(s3, tool, tmp_path):
+    """DAPHNE's CSR layout gives its non-zero count before the arrays: the stream takes a
+    pass over its input for the count and one per array (row offsets, column indices,
+    values), with no scratch file (its files limited below the arrays' size), and sends it
+    with its `.meta`."""
+    m = matrix(2560, 1024)
     m[::3] = 0
     np.save(tmp_path / "s.npy", m)
     args = ["--dialect", "daphne", "--data-type", "csr"]
-    tool("convert", tmp_path / "s.npy", "s3://data/c.dbdf", *args, env=s3.env())
+    done = limited(tool("--version").args[0], "convert", tmp_path / "s.npy", "s3://data/c.dbdf",
+                   *args, env=s3.env())
+    assert done.returncode == 0, done.stderr
     tool("convert", tmp_path / "s.npy", tmp_path / "c.dbdf", *args)
+    assert (tmp_path / "c.dbdf").stat().st_size > (16 << 20)  # more than one part
     assert s3.get("c.dbdf") == (tmp_path / "c.dbdf").read_bytes()
     assert s3.get("c.dbdf.meta") == (tmp_path / "c.dbdf.meta").read_bytes()
-    assert b'"numNonZeros"' in s3.get("c.dbdf.meta")
+    assert b'"numNonZeros":%d' % np.count_nonzero(m) in s3.get("c.dbdf.meta")
+
+
+SAVE = """
+import resource, sys
+import numpy as np
+import dbdf
+resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
+m = np.load(sys.argv[1])
+dbdf.save(sys.argv[2], m, tile={tile}, dialect="{dialect}", storage_options={options!r})
+"""
+
+
+@pytest.mark.parametrize("tile,dialect,sidecar", [((500, 300), "spec", ".index"),
+                                                  (None, "spec", ".index"),
+                                                  (None, "daphne", ".meta")])
+def test_python_save_to_a_url_streams_with_its_sidecars_and_no_local_copy(
+        s3, tool, big, tmp_path, tile, dialect, sidecar):
+    """`dbdf.save` to a URL goes up as it is serialized (its files limited below the
+    object's size), with the sidecar a local save's readers make; a stale one goes."""
+    name = f"py-{dialect}-{tile is not None}.dbdf"
+    stale = {".meta", ".index"} - {sidecar}
+    for suffix in stale:
+        s3.client.put_object(Bucket="data", Key=name + suffix, Body=b"stale")
+    script = SAVE.format(limit=FILE_LIMIT, tile=tile, dialect=dialect, options=s3.options())
+    done = subprocess.run([sys.executable, "-c", script, big, f"s3://data/{name}"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    local = tmp_path / name
+    dbdf.save(local, np.load(big), tile=tile, dialect=dialect)
+    if sidecar == ".index":
+        tool("index", local)
+    assert s3.get(name) == local.read_bytes()
+    assert s3.get(name + sidecar) == Path(f"{local}{sidecar}").read_bytes()
+    for suffix in stale:
+        assert name + suffix not in s3.keys()
+    assert pending_uploads(s3) == []
 
 
 @pytest.mark.parametrize("refused", ["partNumber=2", "uploadId="])

@@ -53,10 +53,8 @@ pub struct BlockIndex {
 }
 
 /// Where the block index of the file at `path` is kept: `path` with `.index` added.
-pub fn index_path(path: impl AsRef<Path>) -> PathBuf {
-    let mut name = path.as_ref().as_os_str().to_owned();
-    name.push(".index");
-    PathBuf::from(name)
+pub(crate) fn index_path(path: impl AsRef<Path>) -> PathBuf {
+    super::appended(path.as_ref(), ".index")
 }
 
 impl BlockIndex {
@@ -97,6 +95,15 @@ impl BlockIndex {
         BlockIndex::of_read_at(file, options, meta)
     }
 
+    /// The index of a file of `file_len` bytes from the bytes a walk over its headers read.
+    pub(crate) fn of_extents(extents: Extents, file_len: u64) -> BlockIndex {
+        BlockIndex {
+            file_len,
+            meta: None,
+            extents: Arc::new(extents),
+        }
+    }
+
     /// The index of a file of `file_len` bytes written as a stream, from the bytes its writer
     /// kept of it (each header, and some after): a walk over them alone keeps what an index
     /// keeps. `None` where that walk fails (it needs bytes not kept).
@@ -110,11 +117,7 @@ impl BlockIndex {
             .with_exact_reads()
             .recording();
         index_all(&mut src, &Options::new(), None).ok()?;
-        Some(BlockIndex {
-            file_len,
-            meta: None,
-            extents: Arc::new(src.take_record()?),
-        })
+        Some(BlockIndex::of_extents(src.take_record()?, file_len))
     }
 
     /// The length of the file indexed.

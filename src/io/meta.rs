@@ -225,22 +225,6 @@ pub(crate) fn runtime_meta_of(file: &std::fs::File) -> Result<Option<String>> {
     runtime_meta_json(&prefix, total)
 }
 
-/// Writes the sidecar for an object with this header beside `path` (atomically), without
-/// `numNonZeros` (as DAPHNE's CSV and dense files have it); scalars get none.
-///
-/// # Errors
-/// I/O errors; [`crate::ErrorKind::NotInDialect`] for value types the runtime lacks.
-pub fn write_sidecar(path: impl AsRef<Path>, header: &Header) -> Result<()> {
-    let path = path.as_ref();
-    if let Some(json) = meta_json(header, None)? {
-        super::write_atomically(sidecar_path(path), |f| {
-            std::io::Write::write_all(f, json.as_bytes())?;
-            Ok(())
-        })?;
-    }
-    Ok(())
-}
-
 /// The text of the local sidecar of the folder of segments at `path` (DAPHNE's segmented
 /// layout, `NAME.hdfs/NAME.hdfs_segment_<i>`, its sidecar `NAME.hdfs.meta`): the whole
 /// object's header, and the `hdfs` key naming the folder as DAPHNE's write kernel does,

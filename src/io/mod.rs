@@ -32,17 +32,16 @@ mod sparse_rows;
 mod stream;
 mod window;
 
-pub use atomic::{
-    remove_stale_temporaries, scratch_file, temporary_path, write_atomically, write_buffered,
-};
+pub use atomic::{remove_stale_temporaries, scratch_file, temporary_path, write_buffered};
 pub(crate) use atomic::{Pending, Writeback};
-pub use block_index::{index_path, BlockIndex};
+pub(crate) use block_index::index_path;
+pub use block_index::BlockIndex;
 pub use dense_layout::DenseLayout;
 pub use file_reader::FileReader;
 pub use file_set::{replace_directory, FileSet};
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::DbdfFile;
-pub use stream::DbdfWriter;
+pub use stream::{to_stream_with, DbdfWriter};
 
 pub use meta::{read_sidecar, sidecar_path};
 

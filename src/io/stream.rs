@@ -27,6 +27,9 @@ use crate::wire::{BlockPlace, DataType, Element, Header, ValueType, Values};
 
 mod out;
 mod runtime_layout;
+mod serialized;
+
+pub use serialized::to_stream_with;
 
 use out::{Out, BLOCK_HEAD_MOST};
 
@@ -40,7 +43,8 @@ use out::{Out, BLOCK_HEAD_MOST};
 ///
 /// In the runtime dialect ([`Options::dialect`]) an object is one layout, so tiles must be
 /// row bands of full width, in row order; a CSR matrix's column indices and values are
-/// spilled to temporary files and appended at the end, and its non-zero count is patched.
+/// spilled to temporary files and appended at the end, and its non-zero count is patched
+/// (a stream's CSR matrix written by [`DbdfWriter::write_untiled`] takes passes instead).
 ///
 /// ```
 /// use ndarray::{array, Array2};
@@ -316,7 +320,9 @@ impl<'w> DbdfWriter<'w> {
     /// Writes the whole current matrix from `bands` of its rows, read twice at most: in the
     /// spec dialect as one block (what [`crate::to_vec_with`] writes without a tile size: a
     /// first pass chooses the block type and value type, a second writes), in the runtime
-    /// dialect as its row bands. Memory holds one band.
+    /// dialect as its row bands (a stream's CSR matrix in up to four passes, one per section:
+    /// its non-zero count, unless the bands know it, row offsets, column indices, values).
+    /// Memory holds one band.
     ///
     /// # Errors
     /// As [`DbdfWriter::write_dense_tile`]; an error when a dimension exceeds one block's
@@ -329,6 +335,10 @@ impl<'w> DbdfWriter<'w> {
         check_type(self.objects - 1, value_type, T::VALUE_TYPE)?;
         let (rows, cols) = header.shape();
         if self.runtime() {
+            let fresh = self.current()?.next_row == 0;
+            if self.pending.is_none() && header.data_type() == DataType::CsrMatrix && fresh {
+                return self.writing(|w| w.runtime_csr_in_passes(bands, value_type));
+            }
             let mut row = 0;
             return bands.for_each_band(&mut |band| {
                 self.write_matrix(row, 0, band)?;

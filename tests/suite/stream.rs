@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use ndarray::{s, Array2};
 use proptest::prelude::*;
 use proptest::sample::select;
+use serde_daphne::lowlevel::MatrixRef;
 use serde_daphne::Column;
 use serde_daphne::Header;
 use serde_daphne::{
@@ -489,4 +490,174 @@ fn a_stream_is_the_file_with_the_sidecars_its_readers_make() {
         assert_eq!(sidecars, vec![(".meta", meta)]);
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Bands of a CSR matrix's rows, `band` rows each, counting the passes over them; the
+/// second pass (from 1) changes a value to zero when `changes`.
+struct CsrBands {
+    matrix: CsMat<f64>,
+    band: usize,
+    count_known: bool,
+    changes: bool,
+    passes: usize,
+}
+
+impl serde_daphne::lowlevel::RowBands<f64> for CsrBands {
+    fn dense(&self) -> bool {
+        false
+    }
+
+    fn count_nonzero(&mut self) -> serde_daphne::Result<Option<u64>> {
+        Ok(self.count_known.then(|| self.matrix.nnz() as u64))
+    }
+
+    fn for_each_band(
+        &mut self,
+        each: &mut dyn FnMut(&MatrixRef<'_, f64>) -> serde_daphne::Result<bool>,
+    ) -> serde_daphne::Result<()> {
+        self.passes += 1;
+        let mut values = self.matrix.data().to_vec();
+        if self.changes && self.passes == 2 {
+            values[0] = 0.0;
+        }
+        let indptr = self.matrix.indptr();
+        let (offsets, cols) = (indptr.to_proper(), self.matrix.indices());
+        for r in (0..self.matrix.rows()).step_by(self.band) {
+            let end = (r + self.band).min(self.matrix.rows());
+            let base = offsets[r];
+            let local: Vec<usize> = offsets[r..=end].iter().map(|o| o - base).collect();
+            let (from, to) = (base, offsets[end]);
+            let band = MatrixRef::csr(
+                end - r,
+                self.matrix.cols(),
+                &local,
+                &cols[from..to],
+                &values[from..to],
+            )?;
+            if !each(&band)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A stream's CSR matrix in DAPHNE's runtime dialect, written whole from bands, takes a pass
+/// per section (and one to count, unless the bands know the count) and no scratch file: the
+/// bytes and `.meta` DAPHNE's runtime writes. A source whose rows change between the passes
+/// is refused.
+#[test]
+fn a_streamed_runtime_csr_matrix_takes_a_pass_per_section() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime");
+    let expected = std::fs::read(golden.join("csr_f64_5x6.dbdf")).unwrap();
+    let meta = std::fs::read(golden.join("csr_f64_5x6_nnz.dbdf.meta")).unwrap();
+    let Csr(matrix) = from_file::<_, Csr<f64>>(golden.join("csr_f64_5x6.dbdf")).unwrap();
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
+    let write = |bands: &mut CsrBands| {
+        let mut out = Vec::new();
+        let mut w = DbdfWriter::to_stream(&mut out, &runtime)?;
+        w.begin(Header::CsrMatrix {
+            rows: 5,
+            cols: 6,
+            value_type: ValueType::F64,
+        })?;
+        w.write_untiled(bands)?;
+        let sidecars = w.finish()?;
+        Ok::<_, serde_daphne::Error>((out, sidecars))
+    };
+    for (count_known, passes) in [(false, 4), (true, 3)] {
+        for band in [1, 2, 5] {
+            let mut bands = CsrBands {
+                matrix: matrix.clone(),
+                band,
+                count_known,
+                changes: false,
+                passes: 0,
+            };
+            let (bytes, sidecars) = write(&mut bands).unwrap();
+            assert_eq!(bytes, expected, "bands of {band}");
+            assert_eq!(sidecars, vec![(".meta", meta.clone())]);
+            assert_eq!(bands.passes, passes);
+        }
+    }
+    let mut changing = CsrBands {
+        matrix,
+        band: 2,
+        count_known: false,
+        changes: true,
+        passes: 0,
+    };
+    assert_error!(write(&mut changing), InvalidValue);
+}
+
+/// A value serialized as a stream (`to_stream_with`) holds the bytes `to_vec_with` gives and
+/// comes with the sidecars a file's readers make: the block index of a walk over the file
+/// (tiled, untiled, several objects, a frame; past the first MiB), or DAPHNE's `.meta`.
+#[test]
+fn a_serialized_stream_comes_with_the_sidecars_its_readers_make() {
+    let dir = temp_dir("to_stream_with");
+    let path = dir.join("s.dbdf");
+    let large = Dense(matrix(700, 300, 3));
+    let sparse = Csr(CsMat::csr_from_dense(
+        matrix(50, 40, 4)
+            .mapv(|x| if x > 80.0 { x } else { 0.0 })
+            .view(),
+        0.0,
+    ));
+    let tiled = Options {
+        tile: Some((64, 40)),
+        ..Options::new()
+    };
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
+    let check = |value: &dyn erased::Value, options: &Options, suffix: &str| {
+        let mut streamed = Vec::new();
+        let sidecars = value.to_stream(&mut streamed, options);
+        assert_eq!(streamed, value.to_vec(options));
+        std::fs::write(&path, &streamed).unwrap();
+        let expected = match suffix {
+            ".index" => serde_daphne::BlockIndex::of_file(&path, &Options::new())
+                .unwrap()
+                .to_vec(),
+            _ => {
+                value.to_file(&path, options);
+                std::fs::read(serde_daphne::lowlevel::sidecar_path(&path)).unwrap()
+            }
+        };
+        assert_eq!(sidecars, vec![(suffix, expected)]);
+    };
+    check(&large, &Options::new(), ".index");
+    check(&large, &tiled, ".index");
+    check(&(large.clone(), sparse.clone(), frame()), &tiled, ".index");
+    check(&sparse, &runtime, ".meta");
+    check(&frame(), &runtime, ".meta");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Values of any type behind one reference, for the checks above.
+mod erased {
+    use serde_daphne::Options;
+
+    pub trait Value {
+        fn to_stream(&self, out: &mut Vec<u8>, options: &Options) -> Vec<(&'static str, Vec<u8>)>;
+        fn to_vec(&self, options: &Options) -> Vec<u8>;
+        fn to_file(&self, path: &std::path::Path, options: &Options);
+    }
+
+    impl<T: serde::Serialize> Value for T {
+        fn to_stream(&self, out: &mut Vec<u8>, options: &Options) -> Vec<(&'static str, Vec<u8>)> {
+            serde_daphne::to_stream_with(out, self, options).unwrap()
+        }
+        fn to_vec(&self, options: &Options) -> Vec<u8> {
+            serde_daphne::to_vec_with(self, options).unwrap()
+        }
+        fn to_file(&self, path: &std::path::Path, options: &Options) {
+            serde_daphne::to_file_with(path, self, options).unwrap()
+        }
+    }
 }

@@ -77,8 +77,10 @@ pub fn convert_from(
             let mut sidecar_warning = None;
             let made: std::cell::Cell<MadeSidecars> = Default::default();
             let sidecars = |set: &mut FileSet| -> Result<(), Error> {
-                sidecar_warning = to.sidecars(set, output, headers.as_deref())?;
-                for (suffix, bytes) in made.take() {
+                let (own, warning) = to.sidecars(output, headers.as_deref())?;
+                sidecar_warning = warning;
+                // The sink's own after the format's: the same name, the sink's bytes.
+                for (suffix, bytes) in own.into_iter().chain(made.take()) {
                     let path = appended(output, suffix);
                     match bytes {
                         Some(bytes) => set.bytes(&path, bytes.as_slice())?,

@@ -3,12 +3,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde_daphne::lowlevel::{sidecar_path, FileSet};
 use serde_daphne::{Dialect, Error, Header, Options};
 
 use super::WriteOptions;
 use crate::driver::{ConvertOptions, Driver, Input, Stored};
-use crate::pipe::{InputMetadata, Sink, Source};
+use crate::pipe::{InputMetadata, MadeSidecars, Sink, Source};
 
 /// Comma-separated values (`.csv`), with DAPHNE's `.meta` sidecar.
 pub(crate) struct Csv;
@@ -54,16 +53,13 @@ impl Driver for Csv {
     /// The `.meta` of one object is part of the CSV's own write: both or neither.
     fn sidecars(
         &self,
-        set: &mut FileSet,
         output: &Path,
         headers: Option<&[Header]>,
-    ) -> Result<Option<String>, Error> {
-        match headers {
-            Some([header]) => super::add_sidecar(set, output, header),
-            _ => {
-                set.remove(sidecar_path(output));
-                Ok(None)
-            }
-        }
+    ) -> Result<(MadeSidecars, Option<String>), Error> {
+        let (meta, warning) = match headers {
+            Some([header]) => super::sidecar(output, header)?,
+            _ => (None, None),
+        };
+        Ok((vec![(".meta", meta)], warning))
     }
 }

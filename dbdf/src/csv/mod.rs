@@ -37,7 +37,7 @@ mod write;
 
 pub(crate) use self::pipe::{CsvSink, CsvSource};
 use self::write::{write_labels, write_records};
-use serde_daphne::lowlevel::{read_sidecar, sidecar_path, FileSet};
+use serde_daphne::lowlevel::{meta_json, read_sidecar, sidecar_path, FileSet};
 use serde_daphne::{DataType, Error, Header, Object, Result};
 
 /// How CSV is written. Plain data, as every format's options: set the fields that differ
@@ -78,34 +78,31 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
     let path = path.as_ref();
     let mut set = FileSet::new(true);
     set.buffered(path, |out| to_writer(out, object, options))?;
-    add_sidecar(&mut set, path, object.header())?;
+    match sidecar(path, object.header())?.0 {
+        Some(json) => set.bytes(sidecar_path(path), &json)?,
+        None => set.remove(sidecar_path(path)),
+    }
     set.commit()
 }
 
-/// Adds to `set` the `.meta` sidecar of the CSV file at `path` holding an object with
-/// `header`, so that its types survive; where DAPHNE's sidecars cannot name them (16-bit
-/// types), the removal of an older one instead, and a warning saying so.
+/// The `.meta` sidecar of the CSV file at `path` holding an object with `header`, so that
+/// its types survive; where DAPHNE's sidecars cannot name them (16-bit types), none (an
+/// older one is removed) and a warning saying so.
 ///
 /// # Errors
-/// I/O errors writing the sidecar.
-pub(crate) fn add_sidecar(
-    set: &mut FileSet,
-    path: &Path,
-    header: &Header,
-) -> Result<Option<String>> {
-    match set
-        .sidecar(path, header)
-        .map_err(serde_daphne::Error::into_details)
-    {
-        Err(ErrorDetails::NotInDialect { what, .. }) => {
-            set.remove(sidecar_path(path));
-            Ok(Some(format!(
+/// None but the sidecar's own rules (kept as an error type for the callers' `?`).
+pub(crate) fn sidecar(path: &Path, header: &Header) -> Result<(Option<Vec<u8>>, Option<String>)> {
+    match meta_json(header, None).map_err(serde_daphne::Error::into_details) {
+        Err(ErrorDetails::NotInDialect { what, .. }) => Ok((
+            None,
+            Some(format!(
                 "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
                  read back as i64",
                 path.display()
-            )))
-        }
-        other => other.map(|()| None).map_err(Error::from),
+            )),
+        )),
+        Ok(json) => Ok((json.map(String::into_bytes), None)),
+        Err(other) => Err(Error::from(other)),
     }
 }
 

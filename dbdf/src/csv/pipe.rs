@@ -191,7 +191,7 @@ mod tests {
     use super::super::read::from_reader as read;
     use super::*;
     use serde_daphne::lowlevel::read_sidecar;
-    use serde_daphne::lowlevel::write_sidecar;
+    use serde_daphne::lowlevel::{meta_json, sidecar_path};
     use serde_daphne::Column;
     use serde_daphne::DataType;
     use serde_daphne::Dialect;
@@ -284,7 +284,8 @@ mod tests {
             let input = dir.join(format!("in{k}.csv"));
             std::fs::write(&input, text).unwrap();
             if let Some(header) = &sidecar {
-                write_sidecar(&input, header).unwrap();
+                let json = meta_json(header, None).unwrap().unwrap();
+                std::fs::write(sidecar_path(&input), json).unwrap();
             }
             let hint = read_sidecar(&input).unwrap();
             let whole = read(text.as_bytes(), hint.as_ref()).unwrap();

@@ -401,7 +401,12 @@ impl Sink for DbdfSink<'_> {
         let daphne_csr = self.daphne_dsl.is_some()
             && self.runtime()
             && header.data_type() == DataType::CsrMatrix;
-        1 + u32::from(untiled && header.data_type().is_matrix()) + u32::from(daphne_csr)
+        // A stream's runtime CSR matrix: a pass per section, and one to count.
+        let csr_in_passes =
+            self.streamed && self.runtime() && header.data_type() == DataType::CsrMatrix;
+        1 + u32::from(untiled && header.data_type().is_matrix())
+            + u32::from(daphne_csr)
+            + 3 * u32::from(csr_in_passes)
     }
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {

@@ -328,7 +328,7 @@ pub trait Sink {
 
 /// The sidecars a sink made ([`Sink::finish_with_sidecars`]): `(suffix, bytes)`, `None` for
 /// one to delete.
-pub(crate) type MadeSidecars = Vec<(&'static str, Option<Vec<u8>>)>;
+pub type MadeSidecars = Vec<(&'static str, Option<Vec<u8>>)>;
 
 /// What a pump does besides moving cells.
 #[derive(Clone, Default)]

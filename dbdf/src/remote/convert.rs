@@ -19,13 +19,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path, FileSet};
+use serde_daphne::lowlevel::{remove_stale_temporaries, temporary_path};
 use serde_daphne::Result;
 
 use super::folders::{upload_folder, PrefixWrite};
 use super::reader::is_not_found;
 use super::sets::upload_with_sidecars;
-use super::sets::{complete_with_sidecars, new_sidecars, segment};
+use super::sets::{complete_with_sidecars, segment, NewSidecar};
 use super::upload::StreamingUpload;
 use super::{Location, ObjectReader, RemoteObject, StorageOptions};
 use crate::convert::{
@@ -41,14 +41,14 @@ use serde_daphne::lowlevel::parse_meta;
 
 /// A folder of this process's own under the temporary directory, removed when dropped: where
 /// remote outputs not written as one stream are written before they are sent.
-pub struct Scratch(pub PathBuf);
+pub(crate) struct Scratch(pub PathBuf);
 
 impl Scratch {
     /// A new, empty folder.
     ///
     /// # Errors
     /// I/O errors creating it, naming the folder.
-    pub fn new() -> Result<Scratch> {
+    pub(crate) fn new() -> Result<Scratch> {
         // Named as every temporary is; what killed conversions left goes first.
         let base = std::env::temp_dir().join("dbdf-remote");
         remove_stale_temporaries(&base);
@@ -122,7 +122,7 @@ pub fn convert_urls(
     };
     let mut report = match (&out_object, to.driver().written(output)) {
         (Some(object), Written::Stream | Written::FileOrStream) => {
-            stream_up(&mut *source, input, output, object, options, &mut scratch)?
+            stream_up(&mut *source, input, output, object, options)?
         }
         (Some(object), _) => 'written: {
             // File by file into the objects, where the format writes so.
@@ -153,37 +153,32 @@ pub fn convert_urls(
 }
 
 /// Converts `source` (read from `input`) into a streaming upload of `object` (`output`),
-/// with no local copy: its parts sent as the sink writes them, its sidecars made as a local
-/// write makes them (in the scratch folder: a few bytes), then the object and its sidecars
-/// made visible as one set. A failure aborts the upload: the old set stays.
+/// with no local copy: its parts sent as the sink writes them, its sidecars made in memory
+/// as a local write makes them, then the object and its sidecars made visible as one set.
+/// A failure aborts the upload: the old set stays.
 fn stream_up(
     source: &mut dyn Source,
     input: &Path,
     output: &Path,
     object: &RemoteObject,
     options: &ConvertOptions,
-    scratch: &mut Option<Scratch>,
 ) -> std::result::Result<Report, ConvertError> {
     let to = convert::format_of(output, options.to, false)?;
     let mut upload = StreamingUpload::new(object);
     let converted = convert_into(source, input, output, options, &mut upload)?;
     let mut report = converted.report;
-    let sidecars = (|| -> Result<_> {
-        let beside = scratch_in(scratch)?.0.join(object.file_name());
-        let mut set = FileSet::new(false);
-        let headers = converted.headers.as_deref();
-        let warning = to.driver().sidecars(&mut set, &beside, headers)?;
-        set.commit()?;
-        let mut sidecars = new_sidecars(&beside, object, None)?;
-        // The sink's own (a `.dbdf`'s index) in place of any of that name.
-        for (suffix, bytes) in converted.sidecars {
-            let sidecar = object.sibling(suffix);
-            sidecars.retain(|(other, _)| other.url() != sidecar.url());
-            sidecars.push((sidecar, bytes));
-        }
-        Ok((sidecars, warning))
-    })();
-    let (sidecars, warning) = sidecars.map_err(fail_at(output))?;
+    let headers = converted.headers.as_deref();
+    let (own, warning) = to
+        .driver()
+        .sidecars(output, headers)
+        .map_err(fail_at(output))?;
+    let mut sidecars: Vec<NewSidecar> = Vec::new();
+    // The sink's own (a `.dbdf`'s index) in place of any of that name.
+    for (suffix, bytes) in own.into_iter().chain(converted.sidecars) {
+        let sidecar = object.sibling(suffix);
+        sidecars.retain(|(other, _)| other.url() != sidecar.url());
+        sidecars.push((sidecar, bytes));
+    }
     let staged = upload.finish().map_err(fail_at(output))?;
     complete_with_sidecars(staged, object, sidecars).map_err(fail_at(output))?;
     report.warnings.extend(warning);

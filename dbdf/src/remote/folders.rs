@@ -16,12 +16,14 @@
 //! (what a failure leaves of them, the next write of the folder removes first). A reader
 //! that listed the old set before and reads on meets objects replaced since: an error (each
 //! read is pinned to the version listed), never a mix. Two writers of one folder at once are
-//! not supported.
+//! not supported. A plain HTTP server may not list (nginx's WebDAV does not): there an
+//! output written as the one object `NAME` is written without listing `NAME/`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -49,11 +51,15 @@ fn is_metadata(key: &str) -> bool {
 pub(super) struct PrefixWrite<'o> {
     folder: &'o RemoteObject,
     state: Mutex<Option<Began>>,
+    /// Whether the output is the one object `NAME` (asked for before it begins).
+    whole: AtomicBool,
 }
 
 /// A write begun: the old set kept aside, and the new one so far.
 struct Began {
     aside: RemoteObject,
+    /// Whether `NAME/` and `NAME.old/` are listed (not for one object over plain HTTP).
+    listed: bool,
     old_keys: BTreeSet<String>,
     old_file: bool,
     /// Each sidecar, its old bytes and its new ones.
@@ -77,6 +83,7 @@ impl<'o> PrefixWrite<'o> {
         PrefixWrite {
             folder,
             state: Mutex::new(None),
+            whole: AtomicBool::new(false),
         }
     }
 
@@ -84,7 +91,8 @@ impl<'o> PrefixWrite<'o> {
     fn began(&self) -> Result<MutexGuard<'_, Option<Began>>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.is_none() {
-            *state = Some(Began::begin(self.folder)?);
+            let whole = self.whole.load(Ordering::Relaxed);
+            *state = Some(Began::begin(self.folder, whole)?);
         }
         Ok(state)
     }
@@ -118,7 +126,7 @@ impl<'o> PrefixWrite<'o> {
         match began.commit(self.folder) {
             Ok(()) => {
                 // Copies a failure leaves here go with the next write.
-                let _ = clear(&began.aside);
+                let _ = began.clear_aside();
                 Ok(())
             }
             Err(e) => Err(with_notes(e, began.put_back(self.folder))),
@@ -136,14 +144,15 @@ impl Drop for PrefixWrite<'_> {
 }
 
 impl Began {
-    /// Keeps the old set aside and deletes what tells readers there is one.
-    fn begin(folder: &RemoteObject) -> Result<Began> {
-        let aside = folder.sibling(".old");
-        clear(&aside)?;
+    /// Keeps the old set aside and deletes what tells readers there is one; `whole` for an
+    /// output written as the one object `NAME`.
+    fn begin(folder: &RemoteObject, whole: bool) -> Result<Began> {
+        let listed = !whole || folder.multipart.is_some();
         let mut began = Began {
-            old_keys: folder.list_all()?.into_iter().collect(),
+            old_keys: BTreeSet::new(),
             old_file: folder.head().is_ok(),
-            aside,
+            aside: folder.sibling(".old"),
+            listed,
             sidecars: Vec::new(),
             written: BTreeSet::new(),
             metadata: Vec::new(),
@@ -151,6 +160,10 @@ impl Began {
             staged: Vec::new(),
             sending: VecDeque::new(),
         };
+        began.clear_aside()?;
+        if listed {
+            began.old_keys = folder.list_all()?.into_iter().collect();
+        }
         let kept = (|| -> Result<()> {
             for key in &began.old_keys {
                 folder.child(key).copy_to(&began.aside.child(key))?;
@@ -166,7 +179,7 @@ impl Began {
             Ok(())
         })();
         if let Err(e) = kept {
-            let _ = clear(&began.aside);
+            let _ = began.clear_aside();
             return Err(e);
         }
         let hidden = (|| -> Result<()> {
@@ -186,6 +199,15 @@ impl Began {
         match hidden {
             Ok(()) => Ok(began),
             Err(e) => Err(with_notes(e, began.put_back(folder))),
+        }
+    }
+
+    /// Deletes the copies an earlier write left aside ([`clear`]; where nothing is listed,
+    /// the object `NAME.old` alone).
+    fn clear_aside(&self) -> Result<()> {
+        match self.listed {
+            true => clear(&self.aside),
+            false => self.aside.delete_if_present(),
         }
     }
 
@@ -280,7 +302,7 @@ impl Began {
         notes.extend(put_back(olds));
         match notes.is_empty() {
             true => {
-                let _ = clear(&self.aside);
+                let _ = self.clear_aside();
             }
             false => notes.push(format!(
                 "the old objects are kept under {}/",
@@ -364,6 +386,7 @@ impl FileOut for PrefixFile<'_, '_> {
 
 impl OutputFiles for PrefixWrite<'_> {
     fn whole(&self) -> Result<Box<dyn FileOut + '_>> {
+        self.whole.store(true, Ordering::Relaxed);
         // Begun once its bytes are sent, left pending (at its finish): until then the old set
         // is there as it was, and an upload stopped halfway (killed) leaves it so.
         let upload = Box::new(StreamingUpload::new(self.folder));
@@ -378,9 +401,8 @@ impl OutputFiles for PrefixWrite<'_> {
 
     fn whole_head_last(&self) -> Result<Option<Box<dyn FileOut + '_>>> {
         // As `whole`, its first part sent last.
-        let Some(upload) = StreamingUpload::head_last(self.folder) else {
-            return Ok(None);
-        };
+        self.whole.store(true, Ordering::Relaxed);
+        let upload = StreamingUpload::head_last(self.folder);
         let to = To::Object(self.folder.clone(), Box::new(upload));
         Ok(Some(Box::new(PrefixFile {
             write: self,

@@ -29,10 +29,10 @@ use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use serde_daphne::{Error, Result};
 
 pub use crate::redact::redact;
-pub use convert::{convert_urls, open_input, OpenedInput, Scratch};
+pub use convert::{convert_urls, open_input, OpenedInput};
 pub use object::{ObjectChanged, RemoteObject};
 pub use reader::{open_dbdf, ObjectReader, OpenedDbdf};
-pub use sets::upload_with_sidecars;
+pub use sets::upload_dbdf_stream;
 pub use shared::{
     abort_shared_upload, begin_shared_upload, complete_shared_segments, complete_shared_upload,
     put_shared_part,

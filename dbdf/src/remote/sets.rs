@@ -16,13 +16,14 @@
 //! mends it.
 
 use std::fs::File;
+use std::io::Write;
 use std::path::Path;
 
 use bytes::Bytes;
 use serde_daphne::{BlockIndex, Result};
 
 use super::transfer::Staged;
-use super::upload::stage;
+use super::upload::{stage, StreamingUpload};
 use super::RemoteObject;
 use crate::segments::segment_name;
 
@@ -37,7 +38,7 @@ pub(super) const SIDECARS: [&str; 2] = [".meta", ".mtd"];
 /// # Errors
 /// A folder at `local`; a failed request ([`RemoteObject::put`]'s errors) or I/O errors
 /// reading `local`. The old object and sidecars stay then.
-pub fn upload_with_sidecars(
+pub(crate) fn upload_with_sidecars(
     local: &Path,
     object: &RemoteObject,
     index: Option<BlockIndex>,
@@ -51,6 +52,27 @@ pub fn upload_with_sidecars(
     let sidecars = new_sidecars(local, object, index)?;
     let staged = stage(&File::open(local)?, object)?;
     complete_with_sidecars(staged, object, sidecars)
+}
+
+/// Writes `object`, a `.dbdf` file, as a streaming upload with no local copy: `write` puts
+/// its bytes into the upload and returns its sidecars as `(suffix, bytes)` (as
+/// [`serde_daphne::to_stream_with`] does); the object appears with them as one set, and a
+/// `.meta` or `.index` of an earlier object is deleted where the new one has none.
+///
+/// # Errors
+/// `write`'s errors and a failed request: the old object and sidecars stay then.
+pub fn upload_dbdf_stream(
+    object: &RemoteObject,
+    write: impl FnOnce(&mut dyn Write) -> Result<Vec<(&'static str, Vec<u8>)>>,
+) -> Result<()> {
+    let mut upload = StreamingUpload::new(object);
+    let written = write(&mut upload)?;
+    let sidecars = [".meta", ".index"].map(|suffix| {
+        let bytes = written.iter().find(|(s, _)| *s == suffix);
+        (object.sibling(suffix), bytes.map(|(_, b)| b.clone()))
+    });
+    let staged = upload.finish()?;
+    complete_with_sidecars(staged, object, sidecars.into())
 }
 
 /// A sidecar of an object and its new bytes (`None`: deleted where there is one).

@@ -47,13 +47,11 @@ impl StreamingUpload {
     }
 
     /// An upload of `object` whose first [`PART`] bytes come last
-    /// ([`StreamingUpload::finish_with_head`]): the bytes written go after them. `None` for a
-    /// store whose parts cannot be numbered (without a multipart API).
-    pub(super) fn head_last(object: &RemoteObject) -> Option<StreamingUpload> {
-        object.multipart.as_ref()?;
+    /// ([`StreamingUpload::finish_with_head`]): the bytes written go after them.
+    pub(super) fn head_last(object: &RemoteObject) -> StreamingUpload {
         let mut upload = StreamingUpload::new(object);
         upload.head_last = true;
-        Some(upload)
+        upload
     }
 
     /// Sends the part filled, beginning the upload first if need be; waits for the oldest
@@ -68,6 +66,17 @@ impl StreamingUpload {
         let head_last = self.head_last;
         let upload = match &mut self.upload {
             Some(upload) => upload,
+            None if self.object.multipart.is_none() => {
+                return Err(serde_daphne::Error::from(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "{}: more than {} MiB cannot be written over HTTP, which has no \
+                         multipart upload: write to object storage or a local file",
+                        self.object.url(),
+                        PART >> 20
+                    ),
+                )));
+            }
             None => {
                 let store = Arc::clone(&self.object.store);
                 let (multipart, path) = (self.object.multipart.clone(), self.object.path.clone());
@@ -76,7 +85,7 @@ impl StreamingUpload {
                     .run(Pending::begin(store, multipart, path), |_| (0, 0))?;
                 if head_last && !begun.keep_first() {
                     return Err(serde_daphne::Error::invalid(
-                        "internal: a head sent last to a store without a multipart API",
+                        "internal: a head sent last through a plain upload",
                     ));
                 }
                 self.upload.insert(begun)

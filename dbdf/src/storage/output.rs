@@ -73,7 +73,7 @@ pub trait OutputFiles: Sync {
 
     /// The output as one file whose first bytes are written last ([`FileOut::head`]: a
     /// header that points past the body, as HDF5's superblock); `None` where the output
-    /// cannot hold them back (a store without a multipart API).
+    /// does not hold them back (a local file, which its writer seeks in).
     ///
     /// # Errors
     /// I/O or request errors.

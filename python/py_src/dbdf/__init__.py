@@ -133,9 +133,9 @@ def save(
     storage_options: Optional[dict[str, str]] = None,
 ) -> None:
     """Writes ``obj`` to ``path`` atomically (a temporary file renamed into place). A URL
-    (``s3://``, ...) is written as an object that appears only when complete (uploaded in
-    parts), with its block index beside it (``URL.index``) and, for ``dialect="daphne"``,
-    its ``.meta`` sidecar.
+    (``s3://``, ...) is written as an object that appears only when complete, sent in parts
+    as it is serialized (no local copy), with its block index beside it (``URL.index``) or,
+    for ``dialect="daphne"``, its ``.meta`` sidecar.
 
     ``obj`` is a numpy array (any memory order; bool is stored as uint8; 1-D as a column
     vector), any scipy sparse array or matrix (written as CSR), a ``pandas.DataFrame``, a

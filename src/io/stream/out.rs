@@ -18,7 +18,7 @@ use crate::wire::sink::Sink;
 
 /// The most header bytes kept of a stream: past it (a file of tens of millions of blocks)
 /// the stream gets no block index, and its readers walk its headers instead.
-const MOST_KEPT: usize = 64 << 20;
+pub(super) const MOST_KEPT: usize = 64 << 20;
 
 /// The bytes kept from where each block starts: more than any block's header (position,
 /// type, shape, value type, non-zero count).
@@ -132,7 +132,9 @@ impl<'w> DbdfWriter<'w> {
     ///
     /// # Errors
     /// As [`DbdfWriter::create_with`]. (A runtime-dialect CSR matrix, whose non-zero count
-    /// comes before its values, is spilled to temporary files whole and written at its end.)
+    /// comes before its values, takes a pass per section from
+    /// [`DbdfWriter::write_untiled`]; written tile by tile it is spilled to temporary files
+    /// whole and written at its end.)
     pub fn to_stream(out: impl Write + Send + 'w, options: &Options) -> Result<DbdfWriter<'w>> {
         options.runtime_writer()?;
         // The first bytes: the runtime's `.meta` is made from them, and telling the dialect

@@ -1,7 +1,10 @@
 //! DAPHNE's runtime dialect in a [`DbdfWriter`]: one layout per object, written as full-width
-//! row bands in order; a CSR matrix's column indices and values spilled to unnamed scratch
-//! files until its end (a file's non-zero count patched in then; a stream's whole matrix,
-//! row offsets too, written then).
+//! row bands in order. A CSR matrix's non-zero count comes before its row offsets, column
+//! indices and values: written whole from bands that can be read again
+//! ([`DbdfWriter::write_untiled`]), a stream's takes a pass per section (the count, when the
+//! source does not know it, then each array); tile by tile, its column indices and values are
+//! spilled to unnamed scratch files until its end (a file's non-zero count patched in then; a
+//! stream's whole matrix, row offsets too, written then).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -9,12 +12,12 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use super::{into_file, CsrSpill, Current, DbdfWriter, Out};
 use crate::error::{Error, ErrorDetails, Result};
 use crate::io::{scratch_file, Counted};
-use crate::model::encode::MatrixRef;
+use crate::model::encode::{MatrixRef, RowBands};
 use crate::wire::element::exact_cast;
 use crate::wire::runtime::{self, CSR_NNZ_AT};
 use crate::wire::sink::Sink;
 use crate::wire::values::{with_value_type, write_le};
-use crate::wire::{Element, Header, ValueType};
+use crate::wire::{DataType, Element, Header, ValueType};
 
 impl<'w> DbdfWriter<'w> {
     pub(super) fn start_runtime(&mut self, current: &mut Current) -> Result<()> {
@@ -25,22 +28,12 @@ impl<'w> DbdfWriter<'w> {
             }
             Header::CsrMatrix { value_type, .. } => {
                 // A file's non-zero count is patched in at the end; a stream's whole object
-                // is written then.
-                let streamed = self.pending.is_none();
-                if !streamed {
+                // is written then, or in passes (its spills made by its first tile).
+                if self.pending.is_some() {
                     runtime::start_csr(self.sink(), rows, cols, *value_type, 0)?;
                     self.sink().u64(0)?;
+                    current.spill = Some(self.spills()?);
                 }
-                // Scratch files without names: nothing of them outlives the writer.
-                let spill = || -> Result<BufWriter<File>> {
-                    Ok(BufWriter::with_capacity(1 << 20, scratch_file(&self.path)?))
-                };
-                current.spill = Some(CsrSpill {
-                    offsets: streamed.then(spill).transpose()?,
-                    cols: spill()?,
-                    values: spill()?,
-                    nnz: 0,
-                });
             }
             Header::Frame { columns, .. } => {
                 let guard = self.options.guard_daphne_labels;
@@ -74,12 +67,27 @@ impl<'w> DbdfWriter<'w> {
         Ok(())
     }
 
+    /// A CSR matrix's spills: scratch files without names, nothing of them outlives the
+    /// writer; a stream's row offsets too.
+    fn spills(&self) -> Result<CsrSpill> {
+        let spill = || -> Result<BufWriter<File>> {
+            Ok(BufWriter::with_capacity(1 << 20, scratch_file(&self.path)?))
+        };
+        Ok(CsrSpill {
+            offsets: self.pending.is_none().then(spill).transpose()?,
+            cols: spill()?,
+            values: spill()?,
+            nnz: 0,
+        })
+    }
+
     pub(super) fn runtime_band<T: Element>(
         &mut self,
         tile: &MatrixRef<'_, T>,
         vt: ValueType,
     ) -> Result<()> {
-        let Some(spill) = self.current()?.spill.as_mut() else {
+        let current = self.current()?;
+        if current.header.data_type() != DataType::CsrMatrix {
             // Dense: every cell, row-major, in the object's type.
             let mut row = vec![T::zeroed(); tile.cols];
             for r in 0..tile.rows {
@@ -87,7 +95,12 @@ impl<'w> DbdfWriter<'w> {
                 self.sink().values_as(&row, vt)?;
             }
             return Ok(());
-        };
+        }
+        if current.spill.is_none() {
+            let spill = self.spills()?;
+            self.current()?.spill = Some(spill);
+        }
+        let spill = self.current()?.spill.as_mut().expect("made above");
         // CSR: row offsets now, column indices and values to the spills.
         let mut offsets = Vec::with_capacity(tile.rows);
         let (mut cols, mut values) = (Vec::new(), Vec::new());
@@ -109,6 +122,50 @@ impl<'w> DbdfWriter<'w> {
             Some(spilled) => Ok(write_le(spilled, &offsets)?),
             None => self.sink().values(&offsets),
         }
+    }
+
+    /// Writes a stream's whole runtime CSR matrix from `bands` (of `vt` values) with no
+    /// spill: its header with the non-zero count (the source's, else a pass's), then its row
+    /// offsets, column indices and values, a pass each. Memory holds a band.
+    pub(super) fn runtime_csr_in_passes<T: Element>(
+        &mut self,
+        bands: &mut dyn RowBands<T>,
+        vt: ValueType,
+    ) -> Result<()> {
+        let (rows, cols) = self.current()?.header.shape();
+        let nnz = match bands.count_nonzero()? {
+            Some(nnz) => nnz,
+            None => {
+                let mut nnz = 0;
+                bands.for_each_band(&mut |band| {
+                    nnz += (0..band.rows)
+                        .map(|r| band.row(r, 0, band.cols).nnz() as u64)
+                        .sum::<u64>();
+                    Ok(true)
+                })?;
+                nnz
+            }
+        };
+        runtime::start_csr(self.sink(), rows, cols, vt, nnz)?;
+        self.sink().u64(0)?;
+        let changed = || Error::invalid("the source's rows changed while it was written");
+        for section in [Section::RowOffsets, Section::Columns, Section::Values] {
+            let (mut row, mut entries) = (0, 0);
+            bands.for_each_band(&mut |band| {
+                if band.cols as u64 != cols || row + band.rows as u64 > rows {
+                    return Err(changed());
+                }
+                let sink = self.sink();
+                with_value_type!(vt, V => section.write::<T, V, _>(sink, band, &mut entries))?;
+                row += band.rows as u64;
+                Ok(true)
+            })?;
+            if row != rows || entries != nnz {
+                return Err(changed());
+            }
+        }
+        self.current()?.next_row = rows;
+        Ok(())
     }
 
     pub(super) fn append_spills(&mut self, spill: CsrSpill, object_offset: u64) -> Result<()> {
@@ -159,5 +216,54 @@ impl<'w> DbdfWriter<'w> {
             }
         }
         Ok(())
+    }
+}
+
+/// The arrays of a runtime CSR matrix after its header, in file order.
+#[derive(Clone, Copy)]
+enum Section {
+    /// From the second on (the first, 0, goes with the header).
+    RowOffsets,
+    Columns,
+    Values,
+}
+
+impl Section {
+    /// Writes this section's part of `band` (its values as `V`), `entries` the non-zeros
+    /// before it (counted on).
+    fn write<T: Element, V: Element, W: Write>(
+        self,
+        sink: &mut Sink<W>,
+        band: &MatrixRef<'_, T>,
+        entries: &mut u64,
+    ) -> Result<()> {
+        let mut indices: Vec<u64> = Vec::new();
+        let mut values: Vec<V> = Vec::new();
+        for r in 0..band.rows {
+            match self {
+                Section::RowOffsets => {
+                    *entries += band.row(r, 0, band.cols).nnz() as u64;
+                    indices.push(*entries);
+                }
+                Section::Columns => {
+                    band.for_each_nonzero_in_row(r, |c, _| indices.push(c as u64))?;
+                }
+                Section::Values => band.for_each_nonzero_in_row(r, |_, x| {
+                    // Exact: the tile's type was checked to widen to the object's.
+                    values.push(exact_cast::<T, V>(x));
+                })?,
+            }
+        }
+        match self {
+            Section::RowOffsets => sink.values(&indices),
+            Section::Columns => {
+                *entries += indices.len() as u64;
+                sink.values(&indices)
+            }
+            Section::Values => {
+                *entries += values.len() as u64;
+                sink.values(&values)
+            }
+        }
     }
 }

@@ -290,7 +290,7 @@ pub fn index(file: &Path) -> Result<ExitCode, Failure> {
     match dbdf::remote::Location::of_path(file).map_err(fail)? {
         dbdf::remote::Location::Local(path) => {
             let index = BlockIndex::of_file(&path, &Options::new()).map_err(fail)?;
-            let beside = serde_daphne::index_path(&path);
+            let beside = serde_daphne::lowlevel::appended(&path, ".index");
             let mut set = serde_daphne::lowlevel::FileSet::new(false);
             set.bytes(&beside, &index.to_vec())
                 .and_then(|()| set.commit())
