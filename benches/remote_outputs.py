@@ -36,6 +36,7 @@ OUTPUTS = [
     ("out.parquet", []),
     ("out.arrow", []),
     ("out.dbdf", []),
+    ("out-csr.dbdf", ["--dialect", "daphne", "--data-type", "csr"]),
     ("out.zarr", []),
     ("out.sysds", ["--to", "systemds", "--parts", "4"]),
     ("out.hdfs", ["--segments", "4"]),

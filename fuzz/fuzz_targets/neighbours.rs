@@ -4,21 +4,25 @@
 #![no_main]
 
 use dbdf::binsparse::{self, WriteOptions};
+use dbdf::convert::{self, ConvertOptions, FormatOptions};
 use dbdf::{futhark, npy, npz, scipy};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(objects) = futhark::from_slice(data) {
-        let bytes = futhark::to_vec(
-            &objects,
-            &futhark::WriteOptions {
-                matrices: true,
-                ..Default::default()
-            },
-        )
-        .expect("what reads, writes");
+    let fut = "futhark".parse().expect("a format");
+    let plain = ConvertOptions::default();
+    if let Ok(objects) = convert::from_slice(data, fut, &plain) {
+        let matrices = futhark::WriteOptions {
+            matrices: true,
+            ..Default::default()
+        };
+        let options = ConvertOptions {
+            formats: FormatOptions::default().with(matrices),
+            ..ConvertOptions::default()
+        };
+        let bytes = convert::to_vec(&objects, fut, &options).expect("what reads, writes");
         assert_eq!(
-            futhark::from_slice(&bytes)
+            convert::from_slice(&bytes, fut, &plain)
                 .expect("what we write reads")
                 .len(),
             objects.len()

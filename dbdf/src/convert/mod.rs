@@ -22,6 +22,7 @@
 
 mod formats;
 mod sinks;
+mod whole;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ pub use formats::options;
 pub use sinks::{convert_from, write_output};
 #[cfg(feature = "remote")]
 pub(crate) use sinks::{convert_into, convert_into_files};
+pub use whole::{from_slice, read, to_vec, write};
 
 /// A failed conversion: which file it concerns and the error.
 #[derive(Debug)]

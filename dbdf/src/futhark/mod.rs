@@ -12,15 +12,19 @@
 //!   (exactly); writing either needs [`WriteOptions::bools`] / [`WriteOptions::f16`].
 //!
 //! ```
-//! use dbdf::futhark::{self, WriteOptions};
+//! use dbdf::convert::{self, ConvertOptions, Format};
 //! use serde_daphne::{Object, Values};
 //!
+//! let futhark: Format = "futhark".parse()?;
 //! let column = Object::dense(3, 1, Values::F64(vec![1.5, -2.0, 0.25]))?;
-//! let bytes = futhark::to_vec(&[column.clone()], &WriteOptions::default())?;
+//! let bytes = convert::to_vec(&[column.clone()], futhark, &ConvertOptions::default())?;
 //! assert_eq!(&bytes[..7], b"b\x02\x01 f64"); // a 1-D array of f64
-//! assert_eq!(futhark::from_slice(&bytes)?, [column]);
-//! # Ok::<(), serde_daphne::Error>(())
+//! assert_eq!(convert::from_slice(&bytes, futhark, &ConvertOptions::default())?, [column]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Whole objects are read and written through the pipe ([`crate::convert::read`],
+//! [`crate::convert::write`] and their in-memory twins); this module's options choose how.
 
 mod driver;
 mod half;
@@ -33,10 +37,7 @@ use std::path::Path;
 use crate::input::decode_values;
 use crate::input::write_le;
 use crate::input::{Cursor, Foreign};
-use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::with_values;
-use serde_daphne::DataType;
-use serde_daphne::Object;
 use serde_daphne::ValueType;
 use serde_daphne::Values;
 use serde_daphne::{Error, Result};
@@ -48,7 +49,7 @@ const FUTHARK: Foreign = Foreign("Futhark");
 /// The only version of the binary format there is.
 const VERSION: u8 = 2;
 
-/// How [`write()`] maps DAPHNE objects onto Futhark values. Plain data, as every format's
+/// How [`crate::convert::write`] maps DAPHNE objects onto Futhark values. Plain data, as every format's
 /// options: set the fields that differ from [`WriteOptions::default`] (1 x 1 objects as
 /// scalars, `n` x 1 as 1-D arrays, `u8` as `u8`, `f32` as `f32`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -203,55 +204,6 @@ impl Kind {
     }
 }
 
-/// Reads every value of a Futhark binary data file, in order.
-///
-/// # Errors
-/// I/O errors, and as [`from_slice`].
-pub fn read(path: impl AsRef<Path>) -> Result<Vec<Object>> {
-    from_slice(&serde_daphne::lowlevel::read_file(path.as_ref())?)
-}
-
-/// Reads every value of Futhark binary data in memory, in order.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::ForeignInput`] with the byte offset for a text-format value, another version, an
-/// unknown type, a rank above 2, a `bool` byte other than 0 or 1, or a file that ends early;
-/// [`serde_daphne::ErrorKind::OutOfMemory`].
-pub fn from_slice(bytes: &[u8]) -> Result<Vec<Object>> {
-    let mut cursor = Cursor::new(bytes, FUTHARK);
-    let mut objects = Vec::new();
-    loop {
-        while cursor
-            .bytes
-            .get(cursor.pos)
-            .is_some_and(u8::is_ascii_whitespace)
-        {
-            cursor.pos += 1;
-        }
-        match cursor.bytes.get(cursor.pos) {
-            None => return Ok(objects),
-            Some(b'b') => objects.push(read_value(&mut cursor)?),
-            Some(_) => {
-                return Err(FUTHARK.at(
-                    cursor.pos,
-                    "a value in Futhark's text format starts here; only the binary format is \
-                     read (convert with `futhark dataset --binary`)",
-                ))
-            }
-        }
-    }
-}
-
-fn read_value(cursor: &mut Cursor<'_>) -> Result<Object> {
-    let start = cursor.pos;
-    let left = |at: usize| (cursor.bytes.len() - at) as u64;
-    let head = Head::read(cursor, left)?;
-    let data_at = cursor.pos;
-    let data = cursor.take(head.len as usize, "the values")?;
-    let values = head.kind.decode(data, data_at as u64)?;
-    Object::dense(head.rows, head.cols, values).map_err(|e| FUTHARK.at(start, e.to_string()))
-}
-
 /// A value's header: its element type, its shape as a matrix, and its values' bytes.
 #[derive(Clone, Copy, Debug)]
 struct Head {
@@ -333,7 +285,8 @@ impl Head {
 /// The Futhark binary data file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
-/// As [`from_slice`], for the values' headers; I/O errors.
+/// [`serde_daphne::ErrorKind::ForeignInput`] with the byte offset for a text-format value,
+/// another version, an unknown type, a rank above 2 or a file that ends early; I/O errors.
 pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(FutharkSource::open(path.as_ref())?))
 }
@@ -341,63 +294,6 @@ pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Sour
 /// A sink of the pipe writing Futhark binary values to `out` (a boxed [`Sink`](crate::pipe::Sink)).
 pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
     Box::new(FutharkSink::new(out, options))
-}
-
-/// Writes `objects` as a Futhark binary data file with the default options, atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write(path: impl AsRef<Path>, objects: &[Object]) -> Result<()> {
-    write_with(path, objects, &WriteOptions::default())
-}
-
-/// Writes `objects` as a Futhark binary data file, atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write_with(
-    path: impl AsRef<Path>,
-    objects: &[Object],
-    options: &WriteOptions,
-) -> Result<()> {
-    write_buffered(path.as_ref(), |out| to_writer(out, objects, options))
-}
-
-/// Writes `objects` as Futhark binary values, one after another.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::NotConvertible`] for a frame, a `u8` value other than 0 or 1 with
-/// [`WriteOptions::bools`], an `f32` value `f16` cannot hold with [`WriteOptions::f16`]; I/O
-/// errors; [`serde_daphne::ErrorKind::OutOfMemory`].
-pub fn to_writer<W: Write>(
-    mut writer: W,
-    objects: &[Object],
-    options: &WriteOptions,
-) -> Result<()> {
-    for (i, object) in objects.iter().enumerate() {
-        write_value(&mut writer, object, options).map_err(|e| in_object(e, i))?;
-    }
-    Ok(())
-}
-
-/// [`to_writer`] into a new vector.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_vec(objects: &[Object], options: &WriteOptions) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    to_writer(&mut out, objects, options)?;
-    Ok(out)
-}
-
-fn write_value<W: Write>(writer: &mut W, object: &Object, options: &WriteOptions) -> Result<()> {
-    if object.data_type() == DataType::Frame {
-        return Err(refused_frame());
-    }
-    let values = object.dense_values_ref()?;
-    let kind = Kind::of(values.value_type(), options);
-    writer.write_all(&kind.head(object.shape(), options))?;
-    kind.write(writer, &values)
 }
 
 /// Frames have no Futhark form.

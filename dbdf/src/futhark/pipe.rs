@@ -32,10 +32,12 @@ pub struct FutharkSource {
 
 impl FutharkSource {
     /// Opens the file at `path` and reads the header of every value (jumping over the
-    /// values), checking each as [`super::read`] does.
+    /// values), checking each.
     ///
     /// # Errors
-    /// As [`super::from_slice`], for the headers; I/O errors.
+    /// [`serde_daphne::ErrorKind::ForeignInput`] with the byte offset for a text-format
+    /// value, another version, an unknown type, a rank above 2 or a file that ends early; I/O
+    /// errors.
     pub(crate) fn open(path: &Path) -> Result<FutharkSource> {
         FutharkSource::open_at(Arc::new(std::fs::File::open(path)?))
     }

@@ -383,10 +383,14 @@ fn with_values_ref(values: &Values, mut f: impl FnMut(usize, Value)) {
 }
 
 /// Rows per band of an object with `header`, about `bytes` of cells (`row_bytes` each), a
-/// multiple of `multiple` and at least one multiple.
+/// multiple of `multiple` and at least one multiple; rows of no bytes (no columns) all in
+/// one band, however many (a header may claim 2^60).
 pub fn band_rows(header: &Header, row_bytes: u64, multiple: u64, bytes: u64) -> u64 {
     let multiple = multiple.max(1);
-    let rows = (bytes / row_bytes.max(1)).max(1);
+    let rows = match row_bytes {
+        0 => u64::MAX,
+        _ => (bytes / row_bytes).max(1),
+    };
     let rows = (rows / multiple).max(1) * multiple;
     rows.min(header.shape().0.max(1).next_multiple_of(multiple))
 }
@@ -399,9 +403,10 @@ pub(crate) fn row_bytes(header: &Header, stored: Option<u64>) -> u64 {
         Header::Frame { columns, .. } => columns.iter().map(|c| c.value_type.size() as u64).sum(),
         Header::CsrMatrix { .. } => match stored {
             Some(stored) => (stored / rows.max(1)).max(1),
-            None => cols * 8,
+            None => cols.saturating_mul(8),
         },
-        _ => cols * header.matrix_value_type().map_or(8, |vt| vt.size() as u64),
+        // Saturating: a header may claim any width.
+        _ => cols.saturating_mul(header.matrix_value_type().map_or(8, |vt| vt.size() as u64)),
     }
 }
 
@@ -419,10 +424,19 @@ impl Band {
         let width = self.cols as usize;
         let cells = match &self.cells {
             Cells::Dense(values) => Cells::Dense(with_values!(values, v => {
-                let mut out = Vec::with_capacity((r1 - r0) * (c1 - c0));
-                for r in r0..r1 {
-                    out.extend_from_slice(&v[r * width + c0..r * width + c1]);
-                }
+                let out = match (c0, c1) {
+                    // Whole rows (or none of a row): one run, not a copy per row (a header
+                    // may claim 2^60 rows of no columns).
+                    (0, c1) if c1 == width => v[r0 * width..r1 * width].to_vec(),
+                    (c0, c1) if c0 == c1 => Vec::new(),
+                    _ => {
+                        let mut out = Vec::with_capacity((r1 - r0) * (c1 - c0));
+                        for r in r0..r1 {
+                            out.extend_from_slice(&v[r * width + c0..r * width + c1]);
+                        }
+                        out
+                    }
+                };
                 Element::into_values(out)
             })),
             Cells::Csr {

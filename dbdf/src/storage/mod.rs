@@ -88,7 +88,22 @@ impl Sidecars for Beside {
     }
 }
 
+/// No sidecars: an input in memory.
+#[derive(Debug)]
+struct NoSidecars;
+
+impl Sidecars for NoSidecars {
+    fn read(&self, _: &str) -> Result<Sidecar> {
+        Ok(Ok(None))
+    }
+}
+
 impl Input {
+    /// `bytes` as an input called `name`, with no sidecars.
+    pub(crate) fn in_memory(bytes: Vec<u8>, name: &str) -> Input {
+        Input::new(Arc::new(bytes), name.to_owned(), Arc::new(NoSidecars))
+    }
+
     /// `data`, called `name`, with its sidecars read from `sidecars`.
     pub(crate) fn new(data: Arc<dyn ReadAt>, name: String, sidecars: Arc<dyn Sidecars>) -> Input {
         Input {

@@ -7,6 +7,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use dbdf::convert as whole;
 use dbdf::{binsparse, csv, futhark, mtx, npy, npz, scipy};
 use serde_daphne::Result;
 
@@ -49,8 +50,14 @@ fn formats() -> Vec<Format> {
         Format {
             name: "futhark",
             extension: "fut",
-            to_vec: |o| futhark::to_vec(std::slice::from_ref(o), &futhark::WriteOptions::default()),
-            read: |p| futhark::read(p),
+            to_vec: |o| {
+                let options = whole::ConvertOptions::default();
+                whole::to_vec(std::slice::from_ref(o), "futhark".parse()?, &options)
+            },
+            read: |p| {
+                let options = whole::ConvertOptions::default();
+                Ok(whole::read(p, "futhark".parse()?, &options)?)
+            },
             sink: |w| futhark::sink(w, &futhark::WriteOptions::default()),
             source: |p| opened(p, "futhark"),
         },

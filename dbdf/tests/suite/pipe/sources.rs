@@ -126,7 +126,18 @@ fn array_files_read_through_the_scratch_file_as_whole() {
 
 #[test]
 fn futhark_streams_as_its_whole_reads_and_writes() {
+    use dbdf::convert::{self, ConvertOptions, FormatOptions};
     use dbdf::futhark::{self, WriteOptions};
+    let format = "futhark".parse().unwrap();
+    let to_vec = |objects: &[Object], option: &WriteOptions| {
+        let formats = FormatOptions::default().with(option.clone());
+        let options = ConvertOptions {
+            formats,
+            ..ConvertOptions::default()
+        };
+        convert::to_vec(objects, format, &options)
+    };
+    let from_slice = |bytes: &[u8]| convert::from_slice(bytes, format, &ConvertOptions::default());
     let dir = dir("futhark");
     let path = dir.join("v.fut");
     let matrices: Vec<Object> = band_fixtures()
@@ -153,7 +164,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
     ];
     for objects in [matrices.clone(), small.to_vec()] {
         for option in &options {
-            let whole = futhark::to_vec(&objects, option);
+            let whole = to_vec(&objects, option);
             for rows in HEIGHTS {
                 let mut source = Held::new(objects.clone(), 0, InputMetadata::default())
                     .unwrap()
@@ -172,7 +183,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
             // With whitespace between the values, read back both ways.
             let spaced = [b"\n ".as_slice(), &bytes, b"\t\n"].concat();
             std::fs::write(&path, &spaced).unwrap();
-            let expected = futhark::from_slice(&spaced).unwrap();
+            let expected = from_slice(&spaced).unwrap();
             let mut source = opened(&path, "futhark").unwrap();
             for (k, object) in expected.iter().enumerate() {
                 same_windows("futhark", source.windows().unwrap(), k, object);
@@ -186,7 +197,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
     }
     // Every truncation and some flipped bytes: the same error as the whole read, or the
     // same values.
-    let bytes = futhark::to_vec(
+    let bytes = to_vec(
         &small,
         &WriteOptions {
             bools: true,
@@ -202,7 +213,7 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
     }
     for case in cases {
         std::fs::write(&path, &case).unwrap();
-        let whole = futhark::from_slice(&case);
+        let whole = from_slice(&case);
         let piped = opened(&path, "futhark").and_then(|mut s| try_collected(&mut *s));
         match (whole, piped) {
             (Ok(a), Ok(b)) => assert_eq!(a.len(), b.len()),
