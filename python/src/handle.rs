@@ -19,8 +19,9 @@ use serde_daphne::{
 use crate::decoded::{csr, decode, dims, CsrSource, Decoded};
 use dbdf::pipe::Projection;
 
-/// A file, an object behind a URL or a Python `bytes` object, indexed.
-pub struct Source(pub DbdfFile<FileReader>);
+/// A file, an object behind a URL or a Python `bytes` object, indexed; a file's path, for
+/// more handles on it.
+pub struct Source(pub DbdfFile<FileReader>, pub Option<std::path::PathBuf>);
 
 /// A Python `bytes` object read at any offset, where it is: it is immutable, and held as long
 /// as the source. Reads take the paths of files (several blocks at once, on every core).
@@ -44,11 +45,20 @@ impl ReadAt for InMemory {
 
 impl Source {
     pub fn open(path: &std::path::Path, options: &Options) -> Result<Source> {
-        DbdfFile::open_with(path, options).map(Source)
+        DbdfFile::open_with(path, options).map(|file| Source(file, Some(path.to_owned())))
     }
 
     pub fn from_bytes(bytes: PyBackedBytes, options: &Options) -> Result<Source> {
-        DbdfFile::from_read_at(std::sync::Arc::new(InMemory(bytes)), options).map(Source)
+        let file = DbdfFile::from_read_at(std::sync::Arc::new(InMemory(bytes)), options)?;
+        Ok(Source(file, None))
+    }
+
+    /// Another handle on the same file and index, for reads of its own.
+    pub fn handle(&self) -> Result<DbdfFile<FileReader>> {
+        match &self.1 {
+            Some(path) => self.0.reopen(path),
+            None => self.0.try_clone(),
+        }
     }
 
     pub fn objects(&self) -> &[ObjectInfo] {
@@ -181,7 +191,7 @@ impl Index {
         self
     }
 
-    fn with<T: Send>(
+    pub(crate) fn with<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&mut Source) -> Result<T> + Send,

@@ -14,6 +14,7 @@
 //! - [`remote`]: URLs of object storage and HTTP wherever a path is taken;
 //! - [`layout`]: tiled dense files whose tiles any process writes (Dask's workers).
 
+mod arrow_stream;
 mod borrowed;
 mod bytes;
 mod columns;
@@ -273,5 +274,7 @@ fn _dbdf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(open_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow_stream::arrow_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow_stream::arrow_schema, m)?)?;
     Ok(())
 }

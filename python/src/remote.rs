@@ -34,7 +34,7 @@ pub fn open(
     storage: &StorageOptions,
 ) -> Result<(Source, Arc<RequestStats>)> {
     let opened = remote::open_dbdf(url, storage, options)?;
-    Ok((Source(opened.file), opened.stats))
+    Ok((Source(opened.file, None), opened.stats))
 }
 
 /// Writes a `.dbdf` object with `write` straight into a streaming upload, with the sidecars

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::pipe::{Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::Header;
-use serde_daphne::{Error, Object, Positional, ReadAt, Result};
+use serde_daphne::{Error, Positional, ReadAt, Result};
 
 /// `ARROW1`, at both ends of an IPC file.
 const MAGIC: &[u8; 6] = b"ARROW1";
@@ -377,24 +377,4 @@ fn ipc_write_error(error: arrow_schema::ArrowError) -> Error {
         arrow_schema::ArrowError::IoError(_, io) => Error::from(io),
         other => IPC.error(other),
     }
-}
-
-super::whole_object_functions!("Arrow IPC");
-
-/// Writes `object` as a Arrow IPC file to `out` (memory holds a copy of the object).
-///
-/// # Errors
-/// Values the table cannot hold; I/O errors.
-pub fn to_writer<W: Write>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
-    crate::pipe::write_object(object, sink(out, options))
-}
-
-/// [`to_writer`] into a new vector.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    to_writer(&mut out, object, options)?;
-    Ok(out)
 }

@@ -28,7 +28,10 @@ pub mod parquet;
 mod parquet_file;
 mod parquet_footer;
 mod parquet_writer;
+mod reader;
 mod table_plan;
+
+pub use reader::DbdfBatchReader;
 
 pub(crate) use table_plan::{stream_bands, Batches, TablePlan, Unit};
 
@@ -352,56 +355,6 @@ pub(crate) fn guarded<T>(format: Foreign, f: impl FnOnce() -> Result<T>) -> Resu
         )))
     })
 }
-
-/// The whole-object functions every format module has (`read`, `read_with`, `write`,
-/// `write_with`), for a table format (Parquet, Arrow IPC) over its module's `source`,
-/// `to_writer`, `ReadOptions` and `WriteOptions`.
-macro_rules! whole_object_functions {
-    ($format:literal) => {
-        #[doc = concat!("Reads the ", $format, " file at `path` whole: a frame, or the matrix its")]
-        /// metadata records.
-        ///
-        /// # Errors
-        /// As [`source`], and what reading the cells finds.
-        pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-            read_with(path, &ReadOptions::default())
-        }
-
-        /// [`read()`] with `options`.
-        ///
-        /// # Errors
-        /// As [`read()`].
-        pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
-            let mut objects = crate::pipe::read_objects(&mut *source(path, options)?)?;
-            objects
-                .pop()
-                .ok_or_else(|| Error::invalid("the file holds no table"))
-        }
-
-        #[doc = concat!("Writes `object` as a ", $format, " file with the default options, atomically.")]
-        ///
-        /// # Errors
-        /// As [`to_writer`].
-        pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-            write_with(path, object, &WriteOptions::default())
-        }
-
-        #[doc = concat!("Writes `object` as a ", $format, " file with `options`, atomically.")]
-        ///
-        /// # Errors
-        /// As [`to_writer`].
-        pub fn write_with(
-            path: impl AsRef<Path>,
-            object: &Object,
-            options: &WriteOptions,
-        ) -> Result<()> {
-            serde_daphne::lowlevel::write_buffered(path.as_ref(), |out| {
-                to_writer(out, object, options)
-            })
-        }
-    };
-}
-pub(crate) use whole_object_functions;
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@ use super::{
 use crate::input::Foreign;
 use crate::pipe::{row_bytes, Band, InputMetadata, Pieces, Sink, Source};
 use serde_daphne::lowlevel::workers;
-use serde_daphne::{Error, Header, Object, ReadAt, Result};
+use serde_daphne::{Error, Header, ReadAt, Result};
 
 pub(crate) const PARQUET: Foreign = Foreign("Parquet");
 
@@ -496,24 +496,4 @@ fn parquet_write_error(error: ParquetError) -> Error {
         },
         other => PARQUET.error(other),
     }
-}
-
-super::whole_object_functions!("Parquet");
-
-/// Writes `object` as a Parquet file to `out` (memory holds a copy of the object).
-///
-/// # Errors
-/// Values the table cannot hold; I/O errors.
-pub fn to_writer<W: Write + Send>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
-    crate::pipe::write_object(object, sink(out, options))
-}
-
-/// [`to_writer`] into a new vector.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    to_writer(&mut out, object, options)?;
-    Ok(out)
 }

@@ -68,7 +68,8 @@ pub fn write(
     format: Format,
     options: &ConvertOptions,
 ) -> Result<Report, ConvertError> {
-    let mut held = held(objects).map_err(|e| ConvertError::at(path, e))?;
+    let held = Held::new(objects.to_vec(), 0, InputMetadata::default());
+    let mut held = held.map_err(|e| ConvertError::at(path, e))?;
     let options = ConvertOptions {
         to: Some(format),
         ..options.clone()
@@ -91,16 +92,10 @@ pub fn to_vec(
             "{what}: it is not one stream of bytes"
         )));
     }
-    let mut held = held(objects)?;
     let mut out = Vec::new();
     let sink = format
         .driver()
         .sink(&mut out, options, &InputMetadata::default())?;
-    pipe::copy(&mut held, sink)?;
+    pipe::write_objects(objects, sink)?;
     Ok(out)
-}
-
-/// A source over a copy of `objects`.
-fn held(objects: &[Object]) -> Result<Held, Error> {
-    Held::new(objects.to_vec(), 0, InputMetadata::default())
 }

@@ -482,21 +482,26 @@ impl Sink for DbdfSink<'_> {
         self.finish_with_sidecars().map(|(warnings, _)| warnings)
     }
 
-    /// A stream's `.meta` (DAPHNE's runtime dialect) or `.index`, and `None` for the other.
     fn finish_with_sidecars(self: Box<Self>) -> Result<(Vec<String>, MadeSidecars)> {
-        let mut made = self.writer.finish()?;
+        let made = self.writer.finish()?;
         let sidecars = match self.streamed {
             false => Vec::new(),
-            true => [".meta", ".index"]
-                .into_iter()
-                .map(|suffix| {
-                    let at = made.iter().position(|(s, _)| *s == suffix);
-                    (suffix, at.map(|at| made.swap_remove(at).1))
-                })
-                .collect(),
+            true => streamed_sidecars(made),
         };
         Ok((self.warnings, sidecars))
     }
+}
+
+/// The sidecars of a `.dbdf` written as one stream, from those its writer made: its `.meta`
+/// (DAPHNE's runtime dialect) or its `.index`, and `None` for the other (an old one goes).
+pub(crate) fn streamed_sidecars(mut made: Vec<(&'static str, Vec<u8>)>) -> MadeSidecars {
+    [".meta", ".index"]
+        .into_iter()
+        .map(|suffix| {
+            let at = made.iter().position(|(s, _)| *s == suffix);
+            (suffix, at.map(|at| made.swap_remove(at).1))
+        })
+        .collect()
 }
 
 /// Writes a band of CSR rows as its tiles of `tr x tc`, a row of tiles after another: each

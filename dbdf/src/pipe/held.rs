@@ -158,13 +158,13 @@ pub(crate) fn read_objects(source: &mut dyn Source) -> Result<Vec<Object>> {
     Ok(objects)
 }
 
-/// Writes `object` through `sink`, from a copy held as one band: for formats whose whole
-/// writes are their sink's.
+/// Writes `objects` through `sink`, from a copy held as one band each: whole writes built on
+/// a format's sink.
 ///
 /// # Errors
 /// The sink's errors.
-pub(crate) fn write_object(object: &Object, sink: Box<dyn Sink + '_>) -> Result<()> {
-    let mut held = Held::new(vec![object.clone()], 0, InputMetadata::default())?;
+pub(crate) fn write_objects(objects: &[Object], sink: Box<dyn Sink + '_>) -> Result<()> {
+    let mut held = Held::new(objects.to_vec(), 0, InputMetadata::default())?;
     super::copy(&mut held, sink).map(drop)
 }
 

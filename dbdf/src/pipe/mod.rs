@@ -22,8 +22,10 @@ mod spill;
 
 pub(crate) use band::row_bytes;
 pub use band::{band_rows, Band, Cells};
+#[cfg(feature = "remote")]
+pub(crate) use dbdf::streamed_sidecars;
 pub use dbdf::{DbdfSink, DbdfSource};
-pub(crate) use held::{read_objects, write_object};
+pub(crate) use held::{read_objects, write_objects};
 pub use held::{read_window, Collect, Held};
 pub(crate) use in_place::{source_in_field, InPlaceOrHeld};
 pub(crate) use projected::Projected;

@@ -30,8 +30,9 @@ use bytes::Bytes;
 use serde_daphne::Result;
 
 use super::object::Sending;
+use super::pending::PART;
 use super::sets::{put_back, with_notes, SIDECARS};
-use super::transfer::{Staged, IN_FLIGHT, PART};
+use super::transfer::{Staged, IN_FLIGHT};
 use super::upload::StreamingUpload;
 use super::RemoteObject;
 use crate::storage::{FileOut, OutputFiles};

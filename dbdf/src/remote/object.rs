@@ -9,7 +9,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
 use serde_daphne::{Error, Result};
 
-use super::pending::Multipart;
+use super::pending::{Multipart, PART};
 use super::{one_line, runtime, store_for, RequestStats, StorageOptions};
 use crate::redact::redact;
 
@@ -154,6 +154,25 @@ impl RemoteObject {
             url: redact(url).into_owned(),
             stats: Arc::default(),
             options: options.clone(),
+        })
+    }
+
+    /// The store's multipart API, which an object written in parts needs.
+    ///
+    /// # Errors
+    /// A store without one (a plain HTTP server), in one line naming the URL.
+    pub(super) fn multipart(&self) -> Result<Multipart> {
+        self.multipart.clone().ok_or_else(|| {
+            Error::from(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{}: a plain HTTP server has no multipart uploads, which an output of more \
+                     than {} MiB or of several processes needs: write to object storage or a \
+                     local file",
+                    self.url,
+                    PART >> 20
+                ),
+            ))
         })
     }
 

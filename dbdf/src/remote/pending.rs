@@ -1,5 +1,6 @@
 //! A multipart upload begun ([`Pending`]): its parts sent as they come, then completed (the
-//! object appears) or aborted. Where the store has a multipart API (S3, Azure, GCS), the
+//! object appears) or aborted, through the store's multipart API (S3, Azure, GCS; a plain
+//! HTTP server has none, [`super::RemoteObject::multipart`]). The
 //! upload's id is recorded while it runs, in the object `.dbdf-uploads/KEY` of the same
 //! bucket: a process killed mid-upload leaves a pending upload, never visible, and the next
 //! upload of the same key aborts it first (S3 keeps a pending upload's parts, and bills
@@ -10,7 +11,10 @@ use std::sync::{Arc, Mutex};
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path as ObjectPath;
 use object_store::UploadPart;
-use object_store::{MultipartId, MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{MultipartId, ObjectStore, ObjectStoreExt, PutPayload};
+
+/// Bytes per uploaded part.
+pub(super) const PART: u64 = 16 << 20;
 
 /// Where the ids of uploads under way are recorded, in each bucket.
 const MARKERS: &str = ".dbdf-uploads";
@@ -25,17 +29,9 @@ impl std::fmt::Debug for Multipart {
     }
 }
 
-/// A multipart upload begun.
+/// A multipart upload begun through the store's multipart API, its id recorded.
 #[derive(Debug)]
-pub(super) enum Pending {
-    /// Through the store's multipart API, its id recorded.
-    Recorded(Recorded),
-    /// Through `put_multipart` (a store without that API: nothing to record).
-    Plain(Box<dyn MultipartUpload>),
-}
-
-#[derive(Debug)]
-pub(super) struct Recorded {
+pub(super) struct Pending {
     multipart: Multipart,
     store: Arc<dyn ObjectStore>,
     path: ObjectPath,
@@ -50,20 +46,16 @@ fn marker_of(path: &ObjectPath) -> ObjectPath {
 }
 
 impl Pending {
-    /// Begins an upload of `path`: through `multipart` where the store has that API, after
-    /// aborting the upload a killed writer of `path` left (its id recorded), and recording
-    /// this one's id.
+    /// Begins an upload of `path` through `multipart`, after aborting the upload a killed
+    /// writer of `path` left (its id recorded), and records this one's id.
     ///
     /// # Errors
     /// A failed request (nothing is left pending then).
     pub(super) async fn begin(
         store: Arc<dyn ObjectStore>,
-        multipart: Option<Multipart>,
+        Multipart(multipart): Multipart,
         path: ObjectPath,
     ) -> object_store::Result<Pending> {
-        let Some(Multipart(multipart)) = multipart else {
-            return Ok(Pending::Plain(store.put_multipart(&path).await?));
-        };
         let marker = marker_of(&path);
         match store.get(&marker).await {
             Ok(got) => {
@@ -79,13 +71,13 @@ impl Pending {
             let _ = multipart.abort_multipart(&path, &id).await;
             return Err(e);
         }
-        Ok(Pending::Recorded(Recorded {
+        Ok(Pending {
             multipart: Multipart(multipart),
             store,
             path,
             id,
             parts: Arc::default(),
-        }))
+        })
     }
 
     /// The upload `id` of `path` through `multipart` that another process began
@@ -98,41 +90,34 @@ impl Pending {
         parts: Vec<PartId>,
     ) -> Pending {
         let parts = Arc::new(Mutex::new(parts.into_iter().map(Some).collect()));
-        Pending::Recorded(Recorded {
+        Pending {
             multipart,
             store,
             path,
             id,
             parts,
-        })
+        }
     }
 
-    /// The upload's id, where the store gave it one.
-    pub(super) fn id(&self) -> Option<&str> {
-        match self {
-            Pending::Recorded(recorded) => Some(&recorded.id),
-            Pending::Plain(_) => None,
-        }
+    /// The upload's id.
+    pub(super) fn id(&self) -> &str {
+        &self.id
     }
 
     /// Sends the next part (parts are numbered in the order they are handed over, whenever
     /// they land); with `first`, the first part, whose number was kept for it
     /// ([`Pending::keep_first`]).
     pub(super) fn put_part(&mut self, data: PutPayload, first: bool) -> UploadPart {
-        let recorded = match self {
-            Pending::Plain(upload) => return upload.put_part(data),
-            Pending::Recorded(recorded) => recorded,
-        };
         let index = match first {
             true => 0,
             false => {
-                let mut parts = recorded.parts.lock().unwrap_or_else(|e| e.into_inner());
+                let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
                 parts.push(None);
                 parts.len() - 1
             }
         };
-        let (multipart, path) = (Arc::clone(&recorded.multipart.0), recorded.path.clone());
-        let (id, parts) = (recorded.id.clone(), Arc::clone(&recorded.parts));
+        let (multipart, path) = (Arc::clone(&self.multipart.0), self.path.clone());
+        let (id, parts) = (self.id.clone(), Arc::clone(&self.parts));
         Box::pin(async move {
             let part = multipart.put_part(&path, &id, index, data).await?;
             parts.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(part);
@@ -140,18 +125,11 @@ impl Pending {
         })
     }
 
-    /// Keeps the first part's number for a part sent last (a header written after the body);
-    /// `false` where parts cannot be numbered (a store without a multipart API). Called
-    /// before any part is sent.
-    pub(super) fn keep_first(&mut self) -> bool {
-        match self {
-            Pending::Plain(_) => false,
-            Pending::Recorded(recorded) => {
-                let mut parts = recorded.parts.lock().unwrap_or_else(|e| e.into_inner());
-                parts.push(None);
-                true
-            }
-        }
+    /// Keeps the first part's number for a part sent last (a header written after the
+    /// body). Called before any part is sent.
+    pub(super) fn keep_first(&mut self) {
+        let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+        parts.push(None);
     }
 
     /// Makes the parts sent the object, in one request, and forgets the upload's id.
@@ -159,15 +137,7 @@ impl Pending {
     /// # Errors
     /// A failed request, or a part not sent.
     pub(super) async fn complete(&mut self) -> object_store::Result<()> {
-        let recorded = match self {
-            Pending::Plain(upload) => return upload.complete().await.map(drop),
-            Pending::Recorded(recorded) => recorded,
-        };
-        let parts = recorded
-            .parts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let parts = self.parts.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let parts = parts
             .into_iter()
             .collect::<Option<Vec<PartId>>>()
@@ -175,13 +145,12 @@ impl Pending {
                 store: "dbdf",
                 source: "a part of the upload was not sent".into(),
             })?;
-        let path = &recorded.path;
-        recorded
-            .multipart
+        let path = &self.path;
+        self.multipart
             .0
-            .complete_multipart(path, &recorded.id, parts)
+            .complete_multipart(path, &self.id, parts)
             .await?;
-        recorded.forget().await;
+        self.forget().await;
         Ok(())
     }
 
@@ -190,22 +159,14 @@ impl Pending {
     /// # Errors
     /// A failed request.
     pub(super) async fn abort(&mut self) -> object_store::Result<()> {
-        match self {
-            Pending::Plain(upload) => upload.abort().await,
-            Pending::Recorded(recorded) => {
-                recorded
-                    .multipart
-                    .0
-                    .abort_multipart(&recorded.path, &recorded.id)
-                    .await?;
-                recorded.forget().await;
-                Ok(())
-            }
-        }
+        self.multipart
+            .0
+            .abort_multipart(&self.path, &self.id)
+            .await?;
+        self.forget().await;
+        Ok(())
     }
-}
 
-impl Recorded {
     /// Deletes the record of the upload (best effort: a record left names an upload that
     /// is gone, which the next upload of the key tries to abort in vain).
     async fn forget(&self) {

@@ -67,12 +67,12 @@ pub fn upload_dbdf_stream(
 ) -> Result<()> {
     let mut upload = StreamingUpload::new(object);
     let written = write(&mut upload)?;
-    let sidecars = [".meta", ".index"].map(|suffix| {
-        let bytes = written.iter().find(|(s, _)| *s == suffix);
-        (object.sibling(suffix), bytes.map(|(_, b)| b.clone()))
-    });
+    let sidecars = crate::pipe::streamed_sidecars(written)
+        .into_iter()
+        .map(|(suffix, bytes)| (object.sibling(suffix), bytes))
+        .collect();
     let staged = upload.finish()?;
-    complete_with_sidecars(staged, object, sidecars.into())
+    complete_with_sidecars(staged, object, sidecars)
 }
 
 /// A sidecar of an object and its new bytes (`None`: deleted where there is one).

@@ -7,7 +7,7 @@
 //! under the URL until the completion.
 
 use object_store::multipart::PartId;
-use serde_daphne::{Error, Header, Result};
+use serde_daphne::{Header, Result};
 
 use super::folders::PrefixWrite;
 use super::pending::Pending;
@@ -15,31 +15,27 @@ use super::sets::complete_with_sidecars;
 use super::transfer::Staged;
 use super::{RemoteObject, StorageOptions};
 
-/// The object at `url` where its store has a multipart API.
+/// The object at `url`, refused where its store has no multipart API.
 fn multipart_object(url: &str, storage: &StorageOptions) -> Result<RemoteObject> {
     let object = RemoteObject::new(url, storage)?;
-    match object.multipart {
-        Some(_) => Ok(object),
-        None => Err(Error::invalid(format!(
-            "{}: this store has no multipart uploads for processes to share",
-            object.url()
-        ))),
-    }
+    object.multipart()?;
+    Ok(object)
 }
 
-/// The upload `id` of `object` (one with a multipart API) begun elsewhere, with the parts
-/// whose tags are `tags`.
-fn resumed(object: &RemoteObject, id: &str, tags: Vec<String>) -> Pending {
+/// The upload `id` of `object` begun elsewhere, with the parts whose tags are `tags`.
+fn resumed(object: &RemoteObject, id: &str, tags: Vec<String>) -> Result<Pending> {
     let parts = tags
         .into_iter()
         .map(|content_id| PartId { content_id })
         .collect();
-    let multipart = object
-        .multipart
-        .clone()
-        .expect("checked by multipart_object");
-    let store = std::sync::Arc::clone(&object.store);
-    Pending::resumed(store, multipart, object.path.clone(), id.to_owned(), parts)
+    let (store, path) = (std::sync::Arc::clone(&object.store), object.path.clone());
+    Ok(Pending::resumed(
+        store,
+        object.multipart()?,
+        path,
+        id.to_owned(),
+        parts,
+    ))
 }
 
 /// Begins a multipart upload of the object at `url` whose parts any process may send;
@@ -50,16 +46,9 @@ fn resumed(object: &RemoteObject, id: &str, tags: Vec<String>) -> Pending {
 /// refused credentials), in one line naming the URL, secrets hidden.
 pub fn begin_shared_upload(url: &str, storage: &StorageOptions) -> Result<String> {
     let object = multipart_object(url, storage)?;
-    let begin = Pending::begin(
-        std::sync::Arc::clone(&object.store),
-        object.multipart.clone(),
-        object.path.clone(),
-    );
-    let pending = object.run(begin, |_| (0, 0))?;
-    pending
-        .id()
-        .map(str::to_owned)
-        .ok_or_else(|| Error::invalid("internal: a shared upload without an id"))
+    let (store, path) = (std::sync::Arc::clone(&object.store), object.path.clone());
+    let begin = Pending::begin(store, object.multipart()?, path);
+    Ok(object.run(begin, |_| (0, 0))?.id().to_owned())
 }
 
 /// Sends part `index` (from 0, in the object's order) of the upload `id` of `url`: at least
@@ -75,7 +64,7 @@ pub fn put_shared_part(
     bytes: Vec<u8>,
 ) -> Result<String> {
     let object = multipart_object(url, storage)?;
-    let multipart = object.multipart.clone().expect("checked").0;
+    let multipart = object.multipart()?.0;
     let (path, id, len) = (object.path.clone(), id.to_owned(), bytes.len() as u64);
     let put = async move { multipart.put_part(&path, &id, index, bytes.into()).await };
     let part = object.run(put, |_| (0, len))?;
@@ -96,7 +85,7 @@ pub fn complete_shared_upload(
     index: Option<Vec<u8>>,
 ) -> Result<()> {
     let object = multipart_object(url, storage)?;
-    let pending = resumed(&object, id, tags);
+    let pending = resumed(&object, id, tags)?;
     let sidecars = vec![
         (object.sibling(".meta"), None),
         (object.sibling(".index"), index),
@@ -110,7 +99,7 @@ pub fn complete_shared_upload(
 /// A failed request, in one line naming the URL.
 pub fn abort_shared_upload(url: &str, storage: &StorageOptions, id: &str) -> Result<()> {
     let object = multipart_object(url, storage)?;
-    let mut pending = resumed(&object, id, Vec::new());
+    let mut pending = resumed(&object, id, Vec::new())?;
     object.run(async move { pending.abort().await }, |_| (0, 0))
 }
 
@@ -136,7 +125,7 @@ pub fn complete_shared_segments(
         for (k, (id, tags, meta)) in (1..).zip(segments) {
             let key = crate::segments::segment_name(&name, k);
             let segment = object.child(&key);
-            write.staged(&key, Staged::Parts(resumed(&segment, &id, tags)))?;
+            write.staged(&key, Staged::Parts(resumed(&segment, &id, tags)?))?;
             crate::storage::OutputFiles::put(&write, &format!("{key}.meta"), &meta)?;
         }
         crate::storage::OutputFiles::sidecar(&write, ".meta", sidecar.into_bytes())

@@ -7,8 +7,6 @@ use std::fs::File;
 use super::object::RemoteObject;
 use super::pending::Pending;
 
-/// Bytes per uploaded part.
-pub(super) const PART: u64 = 16 << 20;
 /// Requests in flight at once: enough to fill a link that a single stream does not.
 pub(super) const IN_FLIGHT: usize = 4;
 

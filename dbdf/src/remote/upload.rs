@@ -15,8 +15,8 @@ use std::sync::Arc;
 use serde_daphne::{ReadAt, Result};
 use tokio::task::JoinHandle;
 
-use super::pending::Pending;
-use super::transfer::{Staged, IN_FLIGHT, PART};
+use super::pending::{Pending, PART};
+use super::transfer::{Staged, IN_FLIGHT};
 use super::{runtime, RemoteObject};
 use crate::storage::{InTransit, Way};
 
@@ -63,30 +63,14 @@ impl StreamingUpload {
 
     /// Sends `part`, the first (its number kept) or the next.
     fn send(&mut self, part: Vec<u8>, first: bool) -> Result<()> {
-        let head_last = self.head_last;
         let upload = match &mut self.upload {
             Some(upload) => upload,
-            None if self.object.multipart.is_none() => {
-                return Err(serde_daphne::Error::from(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    format!(
-                        "{}: more than {} MiB cannot be written over HTTP, which has no \
-                         multipart upload: write to object storage or a local file",
-                        self.object.url(),
-                        PART >> 20
-                    ),
-                )));
-            }
             None => {
-                let store = Arc::clone(&self.object.store);
-                let (multipart, path) = (self.object.multipart.clone(), self.object.path.clone());
-                let mut begun = self
-                    .object
-                    .run(Pending::begin(store, multipart, path), |_| (0, 0))?;
-                if head_last && !begun.keep_first() {
-                    return Err(serde_daphne::Error::invalid(
-                        "internal: a head sent last through a plain upload",
-                    ));
+                let (store, path) = (Arc::clone(&self.object.store), self.object.path.clone());
+                let begin = Pending::begin(store, self.object.multipart()?, path);
+                let mut begun = self.object.run(begin, |_| (0, 0))?;
+                if self.head_last {
+                    begun.keep_first();
                 }
                 self.upload.insert(begun)
             }

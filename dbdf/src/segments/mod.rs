@@ -128,7 +128,10 @@ pub fn write(folder: impl AsRef<Path>, object: &Object) -> Result<()> {
 /// What the runtime dialect cannot hold (16-bit value types, long labels, scalars); I/O
 /// errors. Nothing is left at `folder` by a failure.
 pub fn write_with(folder: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    pipe::write_object(object, Box::new(sink(folder, options)))
+    pipe::write_objects(
+        std::slice::from_ref(object),
+        Box::new(sink(folder, options)),
+    )
 }
 
 /// Starts a write of the folder of segments `target` by several writers (a job's tasks in

@@ -185,7 +185,7 @@ fn parquet_reads_only_the_picked_columns_chunks() {
         row_group_rows: Some(20_000),
         ..Default::default()
     };
-    let bytes = arrow::parquet::to_vec(&table, &write).unwrap();
+    let bytes = super::tables::table_bytes("parquet", &table, &write);
     // Where the picked chunks lie, as the parquet crate reads the footer.
     let footer = SerializedFileReader::new(bytes::Bytes::from(bytes.clone())).unwrap();
     let chunks: Vec<Range<u64>> = footer

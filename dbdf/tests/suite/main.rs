@@ -6,6 +6,8 @@
 #[path = "../../../tests/common/assert_error.rs"]
 mod assert_error;
 
+#[cfg(feature = "parquet")]
+mod batch_reader;
 mod binsparse;
 mod cli;
 #[cfg(feature = "parquet")]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use dbdf::arrow::{self, Compression, Nulls, ReadOptions, WriteOptions};
-use dbdf::convert::{convert, ConvertOptions, Format};
+use dbdf::convert::{convert, ConvertOptions, Format, FormatOptions};
 use serde_daphne::{DataType, Object, ValueType, Values};
 
 pub(crate) fn data(name: &str) -> PathBuf {
@@ -21,12 +21,31 @@ fn dir(name: &str) -> PathBuf {
     dir
 }
 
-/// What a Parquet or IPC file holds, read whole with `options`.
+/// What a Parquet or IPC file holds, read whole with `options` through the format's source.
 pub(crate) fn read(path: &Path, options: &ReadOptions) -> serde_daphne::Result<Object> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("parquet") => arrow::parquet::read_with(path, options),
-        _ => arrow::feather::read_with(path, options),
-    }
+    let format = match path.extension().and_then(|e| e.to_str()) {
+        Some("parquet") => "parquet",
+        _ => "arrow",
+    };
+    let convert = ConvertOptions {
+        data_type: options.data_type,
+        value_type: options.value_type,
+        columns: options.columns.clone(),
+        formats: FormatOptions::default().with(options.clone()),
+        ..Default::default()
+    };
+    let mut objects = dbdf::convert::read(path, format.parse()?, &convert)?;
+    Ok(objects.pop().expect("a table"))
+}
+
+/// `object` as a Parquet or Arrow IPC file (`format`) with `options`, through its sink.
+pub(crate) fn table_bytes(format: &str, object: &Object, options: &WriteOptions) -> Vec<u8> {
+    let convert = ConvertOptions {
+        formats: FormatOptions::default().with(options.clone()),
+        ..Default::default()
+    };
+    let format = format.parse().unwrap();
+    dbdf::convert::to_vec(std::slice::from_ref(object), format, &convert).unwrap()
 }
 
 /// numpy's record array of the same table (bools as u8).
@@ -550,16 +569,10 @@ fn whole_writes_are_the_conversions_bytes_and_read_back() {
         )
         .unwrap();
         let written = dir.join(format!("written.{extension}"));
-        let bytes = match format == "parquet".parse::<Format>().unwrap() {
-            true => {
-                arrow::parquet::write(&written, &expected).unwrap();
-                arrow::parquet::to_vec(&expected, &WriteOptions::default()).unwrap()
-            }
-            false => {
-                arrow::feather::write(&written, &expected).unwrap();
-                arrow::feather::to_vec(&expected, &WriteOptions::default()).unwrap()
-            }
-        };
+        let options = ConvertOptions::default();
+        dbdf::convert::write(&written, std::slice::from_ref(&expected), format, &options).unwrap();
+        let bytes =
+            dbdf::convert::to_vec(std::slice::from_ref(&expected), format, &options).unwrap();
         assert_eq!(bytes, std::fs::read(&converted).unwrap(), "{extension}");
         assert_eq!(std::fs::read(&written).unwrap(), bytes, "{extension}");
         assert_eq!(
@@ -671,7 +684,7 @@ fn row_groups_come_in_order_and_a_reader_may_stop_early() {
         row_group_rows: Some(30_000),
         ..Default::default()
     };
-    std::fs::write(&path, arrow::parquet::to_vec(&object, &options).unwrap()).unwrap();
+    std::fs::write(&path, table_bytes("parquet", &object, &options)).unwrap();
     assert_eq!(read(&path, &ReadOptions::default()).unwrap(), object);
     let mut source = arrow::parquet::source(&path, &ReadOptions::default()).unwrap();
     let mut firsts = Vec::new();
@@ -694,7 +707,7 @@ fn parquet_chunks_of_one_page_have_no_page_index_and_longer_ones_do() {
             row_group_rows: Some(rows),
             ..Default::default()
         };
-        std::fs::write(&path, arrow::parquet::to_vec(object, &options).unwrap()).unwrap();
+        std::fs::write(&path, table_bytes("parquet", object, &options)).unwrap();
         assert_eq!(&read(&path, &ReadOptions::default()).unwrap(), object);
         let file = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
         let column = file.metadata().row_group(0).column(0).clone();
@@ -728,7 +741,7 @@ fn parquet_row_groups_lie_where_the_footer_and_page_indexes_say() {
         compression: Some(Compression::None),
         ..Default::default()
     };
-    std::fs::write(&path, arrow::parquet::to_vec(&tall, &options).unwrap()).unwrap();
+    std::fs::write(&path, table_bytes("parquet", &tall, &options)).unwrap();
     assert_eq!(&read(&path, &ReadOptions::default()).unwrap(), &tall);
     let bytes = std::fs::read(&path).unwrap();
     let indexed = ReadOptionsBuilder::new().with_page_index().build();

@@ -23,14 +23,16 @@ from typing import Any, Optional, Sequence, Union
 from . import _dbdf
 from ._dask import store, to_dask
 from ._dbdf import DbdfError
-from ._lazy import File, LazyObject
+from ._lazy import ArrowStream, File, LazyObject
 from ._values import items as _items
 from ._values import wrap as _wrap
 
 __all__ = [
+    "ArrowStream",
     "DbdfError",
     "File",
     "LazyObject",
+    "arrow_reader",
     "convert",
     "dumps",
     "load",
@@ -206,6 +208,29 @@ def open(
         (os.fsdecode(path), {k: v for k, v in opened.items() if v is not None}),
         columns,
     )
+
+
+def arrow_reader(
+    path: PathLike,
+    columns: Optional[Columns] = None,
+    *,
+    object: int = 0,
+    batch_rows: Optional[int] = None,
+    dialect: Optional[str] = None,
+    storage_options: Optional[dict[str, str]] = None,
+) -> ArrowStream:
+    """Object ``object`` of the file at ``path`` (or behind a URL, as :func:`open` takes
+    it) as Arrow record batches read one at a time (:class:`ArrowStream`): only the
+    ``columns`` picked (as in :func:`load`; a matrix's are ``c0``, ``c1``, ...), for DuckDB,
+    Polars and pyarrow::
+
+        s = dbdf.arrow_reader("s3://bucket/t.dbdf", ["c0", "c1"])
+        duckdb.sql("select sum(c0), avg(c1) from s")
+
+    ``open(path)[object].arrow(columns)`` is the same.
+    """
+    opened = open(path, dialect=dialect, storage_options=storage_options)
+    return opened[object].arrow(columns, batch_rows=batch_rows)
 
 
 def convert(

@@ -10,6 +10,8 @@ __all__ = [
     "DbdfError",
     "DenseLayout",
     "abort_upload",
+    "arrow_schema",
+    "arrow_stream",
     "begin_upload",
     "complete_segments",
     "complete_upload",
@@ -173,6 +175,15 @@ def convert(
     src: _Path, dst: _Path, storage_options: Optional[dict[str, str]] = None, **options: Any
 ) -> list[str]: ...
 
+def arrow_stream(
+    index: Index,
+    object: int,
+    columns: Union[str, Sequence[Union[str, int]], None] = None,
+    batch_rows: Optional[int] = None,
+) -> Any: ...
+def arrow_schema(
+    index: Index, object: int, columns: Union[str, Sequence[Union[str, int]], None] = None
+) -> Any: ...
 def begin_upload(url: str, storage_options: Optional[dict[str, str]] = None) -> str: ...
 def complete_upload(
     url: str,

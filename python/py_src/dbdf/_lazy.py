@@ -153,6 +153,22 @@ class LazyObject:
             options = dict(options, columns=self.labels)
         return to_dask(path, self._position, chunks=chunks, **options)
 
+    def arrow(self, columns: Any = None, *, batch_rows: Optional[int] = None) -> "ArrowStream":
+        """This object as Arrow record batches read one at a time: see :class:`ArrowStream`.
+        ``columns`` (as in :func:`dbdf.load`; a matrix's are ``c0``, ``c1``, ...) reads only
+        those; ``batch_rows`` rows per batch (by default about 8 MiB of cells, whole tiles)."""
+        if columns is None and "picked" in self._info:
+            columns = self.labels
+        return ArrowStream(self._index, self._position, columns, batch_rows)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """Arrow's stream interface over every column: see :meth:`arrow`."""
+        return self.arrow().__arrow_c_stream__(requested_schema)
+
+    def __arrow_c_schema__(self) -> Any:
+        """The Arrow schema of :meth:`__arrow_c_stream__`."""
+        return self.arrow().__arrow_c_schema__()
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = self.read()
         if self.data_type == "CSRMatrix":
@@ -210,6 +226,37 @@ class LazyObject:
         rows, cols = self.shape
         what = self._info.get("value_type") or f"{len(self.labels or [])} columns"
         return f"<dbdf.LazyObject {self.data_type} {rows} x {cols} {what}, {len(self.blocks)} block(s)>"
+
+
+class ArrowStream:
+    """An object of an open file as Arrow record batches, read one at a time as a consumer
+    pulls them: it has Arrow's PyCapsule stream interface (``__arrow_c_stream__``,
+    ``__arrow_c_schema__``), so that ``duckdb.sql("select avg(c0) from s")``,
+    ``polars.from_arrow(s)`` and ``pyarrow.RecordBatchReader.from_stream(s)`` read it with
+    memory for a batch or two, whatever its size, local or behind a URL. A frame is a table
+    of its columns; a matrix a table of one column per matrix column (``c0``, ``c1``, ...),
+    as the Parquet and Arrow outputs write them. Each stream taken starts from the first row.
+    """
+
+    def __init__(
+        self, index: "_dbdf.Index", position: int, columns: Any, batch_rows: Optional[int]
+    ) -> None:
+        self._index = index
+        self._position = position
+        self._columns = columns
+        self._batch_rows = batch_rows
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """A capsule of an ``ArrowArrayStream`` (the table's own schema: a requested one is
+        not applied, as the interface allows)."""
+        return _dbdf.arrow_stream(self._index, self._position, self._columns, self._batch_rows)
+
+    def __arrow_c_schema__(self) -> Any:
+        """A capsule of the table's ``ArrowSchema``."""
+        return _dbdf.arrow_schema(self._index, self._position, self._columns)
+
+    def __repr__(self) -> str:
+        return f"<dbdf.ArrowStream of object {self._position}>"
 
 
 def _projected(position: int, info: dict, columns: Any) -> dict:

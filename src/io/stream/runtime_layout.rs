@@ -132,40 +132,45 @@ impl<'w> DbdfWriter<'w> {
         bands: &mut dyn RowBands<T>,
         vt: ValueType,
     ) -> Result<()> {
-        let (rows, cols) = self.current()?.header.shape();
         let nnz = match bands.count_nonzero()? {
             Some(nnz) => nnz,
-            None => {
-                let mut nnz = 0;
-                bands.for_each_band(&mut |band| {
-                    nnz += (0..band.rows)
-                        .map(|r| band.row(r, 0, band.cols).nnz() as u64)
-                        .sum::<u64>();
-                    Ok(true)
-                })?;
-                nnz
-            }
+            None => self.csr_pass::<T, T>(bands, Section::Count)?,
         };
+        let (rows, cols) = self.current()?.header.shape();
         runtime::start_csr(self.sink(), rows, cols, vt, nnz)?;
         self.sink().u64(0)?;
-        let changed = || Error::invalid("the source's rows changed while it was written");
         for section in [Section::RowOffsets, Section::Columns, Section::Values] {
-            let (mut row, mut entries) = (0, 0);
-            bands.for_each_band(&mut |band| {
-                if band.cols as u64 != cols || row + band.rows as u64 > rows {
-                    return Err(changed());
-                }
-                let sink = self.sink();
-                with_value_type!(vt, V => section.write::<T, V, _>(sink, band, &mut entries))?;
-                row += band.rows as u64;
-                Ok(true)
-            })?;
-            if row != rows || entries != nnz {
+            if with_value_type!(vt, V => self.csr_pass::<T, V>(bands, section))? != nnz {
                 return Err(changed());
             }
         }
         self.current()?.next_row = rows;
         Ok(())
+    }
+
+    /// One pass over `bands` for `section` (its values as `V`); returns the non-zeros met.
+    fn csr_pass<T: Element, V: Element>(
+        &mut self,
+        bands: &mut dyn RowBands<T>,
+        section: Section,
+    ) -> Result<u64> {
+        let (rows, cols) = self.current()?.header.shape();
+        let (mut row, mut entries) = (0, 0);
+        // Reused from band to band.
+        let (mut indices, mut values) = (Vec::<u64>::new(), Vec::<V>::new());
+        bands.for_each_band(&mut |band| {
+            if band.cols as u64 != cols || row + band.rows as u64 > rows {
+                return Err(changed());
+            }
+            let sink = self.sink();
+            section.write(sink, band, &mut entries, &mut indices, &mut values)?;
+            row += band.rows as u64;
+            Ok(true)
+        })?;
+        if row != rows {
+            return Err(changed());
+        }
+        Ok(entries)
     }
 
     pub(super) fn append_spills(&mut self, spill: CsrSpill, object_offset: u64) -> Result<()> {
@@ -219,9 +224,17 @@ impl<'w> DbdfWriter<'w> {
     }
 }
 
-/// The arrays of a runtime CSR matrix after its header, in file order.
+/// A source whose rows differ from one pass to the next.
+fn changed() -> Error {
+    Error::invalid("the source's rows changed while it was written")
+}
+
+/// A pass over a runtime CSR matrix's rows: counting its non-zeros, or writing one of the
+/// arrays after its header, in file order.
 #[derive(Clone, Copy)]
 enum Section {
+    /// The non-zeros, for a source that does not know them.
+    Count,
     /// From the second on (the first, 0, goes with the header).
     RowOffsets,
     Columns,
@@ -229,21 +242,26 @@ enum Section {
 }
 
 impl Section {
-    /// Writes this section's part of `band` (its values as `V`), `entries` the non-zeros
-    /// before it (counted on).
+    /// Writes this section's part of `band` (its values as `V`) through `indices` and
+    /// `values`, buffers kept from band to band; `entries`, the non-zeros before it, counted
+    /// on.
     fn write<T: Element, V: Element, W: Write>(
         self,
         sink: &mut Sink<W>,
         band: &MatrixRef<'_, T>,
         entries: &mut u64,
+        indices: &mut Vec<u64>,
+        values: &mut Vec<V>,
     ) -> Result<()> {
-        let mut indices: Vec<u64> = Vec::new();
-        let mut values: Vec<V> = Vec::new();
+        indices.clear();
+        values.clear();
         for r in 0..band.rows {
             match self {
-                Section::RowOffsets => {
+                Section::Count | Section::RowOffsets => {
                     *entries += band.row(r, 0, band.cols).nnz() as u64;
-                    indices.push(*entries);
+                    if let Section::RowOffsets = self {
+                        indices.push(*entries);
+                    }
                 }
                 Section::Columns => {
                     band.for_each_nonzero_in_row(r, |c, _| indices.push(c as u64))?;
@@ -255,14 +273,15 @@ impl Section {
             }
         }
         match self {
-            Section::RowOffsets => sink.values(&indices),
+            Section::Count => Ok(()),
+            Section::RowOffsets => sink.values(indices),
             Section::Columns => {
                 *entries += indices.len() as u64;
-                sink.values(&indices)
+                sink.values(indices)
             }
             Section::Values => {
                 *entries += values.len() as u64;
-                sink.values(&values)
+                sink.values(values)
             }
         }
     }

@@ -21,6 +21,18 @@ struct Format {
     source: fn(&std::path::Path) -> Result<Box<dyn Source>>,
 }
 
+/// The whole write of the format named `name`, through its pipe.
+fn to_vec_as(name: &str, object: &Object) -> Result<Vec<u8>> {
+    let options = whole::ConvertOptions::default();
+    whole::to_vec(std::slice::from_ref(object), name.parse()?, &options)
+}
+
+/// The whole read of the format named `name`, through its pipe.
+fn read_as(name: &str, path: &std::path::Path) -> Result<Vec<Object>> {
+    let options = whole::ConvertOptions::default();
+    Ok(whole::read(path, name.parse()?, &options)?)
+}
+
 fn formats() -> Vec<Format> {
     let mut formats = vec![
         Format {
@@ -50,14 +62,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "futhark",
             extension: "fut",
-            to_vec: |o| {
-                let options = whole::ConvertOptions::default();
-                whole::to_vec(std::slice::from_ref(o), "futhark".parse()?, &options)
-            },
-            read: |p| {
-                let options = whole::ConvertOptions::default();
-                Ok(whole::read(p, "futhark".parse()?, &options)?)
-            },
+            to_vec: |o| to_vec_as("futhark", o),
+            read: |p| read_as("futhark", p),
             sink: |w| futhark::sink(w, &futhark::WriteOptions::default()),
             source: |p| opened(p, "futhark"),
         },
@@ -96,8 +102,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "parquet",
             extension: "parquet",
-            to_vec: |o| dbdf::arrow::parquet::to_vec(o, &dbdf::arrow::WriteOptions::default()),
-            read: |p| Ok(vec![dbdf::arrow::parquet::read(p)?]),
+            to_vec: |o| to_vec_as("parquet", o),
+            read: |p| read_as("parquet", p),
             sink: |w| dbdf::arrow::parquet::sink(w, &dbdf::arrow::WriteOptions::default()),
             source: |p| {
                 let read = dbdf::arrow::ReadOptions::default();
@@ -107,8 +113,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "arrow",
             extension: "arrow",
-            to_vec: |o| dbdf::arrow::feather::to_vec(o, &dbdf::arrow::WriteOptions::default()),
-            read: |p| Ok(vec![dbdf::arrow::feather::read(p)?]),
+            to_vec: |o| to_vec_as("arrow", o),
+            read: |p| read_as("arrow", p),
             sink: |w| dbdf::arrow::feather::sink(w, &dbdf::arrow::WriteOptions::default()),
             source: |p| {
                 let read = dbdf::arrow::ReadOptions::default();
