@@ -2,9 +2,9 @@
 //! panic.
 #![no_main]
 
-use dbdf::csv;
+use dbdf::convert::{from_slice, ConvertOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = csv::from_slice(data);
+    let _ = from_slice(data, "csv".parse().unwrap(), &ConvertOptions::default());
 });

@@ -47,16 +47,17 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(again.attributes, read.attributes);
         }
     }
-    if let Ok(object) = scipy::from_slice(data) {
+    let sparse = "scipy".parse().expect("a format");
+    if let Ok(objects) = convert::from_slice(data, sparse, &plain) {
         for compressed in [false, true] {
-            let options = scipy::WriteOptions {
-                compressed,
-                ..Default::default()
+            let options = ConvertOptions {
+                formats: FormatOptions::default().with(scipy::WriteOptions { compressed }),
+                ..ConvertOptions::default()
             };
-            let bytes = scipy::to_vec(&object, &options).expect("what reads, writes");
+            let bytes = convert::to_vec(&objects, sparse, &options).expect("what reads, writes");
             assert_eq!(
-                scipy::from_slice(&bytes).expect("what we write reads"),
-                object
+                convert::from_slice(&bytes, sparse, &plain).expect("what we write reads"),
+                objects
             );
         }
     }

@@ -31,7 +31,6 @@ use crate::input::{index_values, Foreign};
 use crate::npy;
 use crate::pipe::{Collect, InputMetadata, Sink, Source};
 use crate::zip::{members, ZipWriter};
-use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::lowlevel::CsrFill;
 use serde_daphne::lowlevel::RowCounts;
 use serde_daphne::with_value_type;
@@ -43,30 +42,12 @@ use serde_daphne::{DataType, Error, Object, Result};
 
 pub(crate) const SCIPY: Foreign = Foreign("scipy sparse .npz");
 
-/// How [`write()`] lays out the archive. Plain data, as every format's options.
+/// How an archive is laid out. Plain data, as every format's options.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Deflated members, as `save_npz` writes them by default (default: stored, as
     /// `save_npz(..., compressed=False)` writes them).
     pub compressed: bool,
-}
-
-/// Reads the scipy sparse `.npz` file at `path` as a CSR matrix (see the module's
-/// description).
-///
-/// # Errors
-/// As [`from_slice`]; I/O errors.
-pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    from_slice(&std::fs::read(path)?)
-}
-
-/// Reads a scipy sparse `.npz` archive in memory as a CSR matrix.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed archive or array, an unknown
-/// format, an index out of range, or a cell given twice (with its row and column).
-pub fn from_slice(bytes: &[u8]) -> Result<Object> {
-    from_slice_stored(bytes).map(|(object, _)| object)
 }
 
 /// How a scipy format stores the matrix, in Binsparse's names for layouts (the pipe's
@@ -80,7 +61,8 @@ pub(crate) fn layout_of(format: &str) -> Option<&'static str> {
     }
 }
 
-/// [`from_slice`], with the layout the archive stored the matrix in ([`layout_of`]).
+/// A scipy sparse `.npz` archive in memory, read whole as a CSR matrix (see the module's
+/// description), with the layout the archive stored the matrix in ([`layout_of`]).
 fn from_slice_stored(bytes: &[u8]) -> Result<(Object, Option<&'static str>)> {
     // Deflated members may inflate to the default allocation limit beyond the archive.
     let members = members(bytes, Options::new().max_alloc)?;
@@ -332,44 +314,18 @@ pub(crate) fn indices(array: &npy::Array<'_>, bound: u64, what: &str) -> Result<
 /// The archive at `path` as a source of the pipe: a CSR matrix streamed, others whole.
 ///
 /// # Errors
-/// As [`read`].
+/// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed archive or array, an unknown
+/// format, an index out of range, or a cell given twice (with its row and column); I/O
+/// errors.
 pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(ScipySource::open(path.as_ref())?))
-}
-
-/// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix (`compressed=False`),
-/// atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::default())
-}
-
-/// Writes a CSR or dense matrix as `save_npz` writes a CSR matrix, with `options`,
-/// atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    write_buffered(path.as_ref(), |out| to_writer(out, object, options))
-}
-
-/// [`to_writer`] into a new vector.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    to_writer(&mut out, object, options)?;
-    Ok(out)
 }
 
 /// Writes a matrix (its non-zeros, for a dense one) as a scipy CSR `.npz` archive.
 ///
 /// # Errors
 /// [`serde_daphne::ErrorKind::NotConvertible`] for a frame; I/O errors.
-pub fn to_writer<W: Write>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
+fn to_writer<W: Write>(out: W, object: &Object, options: &WriteOptions) -> Result<()> {
     if object.data_type() == DataType::Frame {
         return Err(SCIPY.cannot_hold(
             "a Frame",

@@ -3,7 +3,7 @@
 //! file where the members are stored (`save_npz(..., compressed=False)`), inflated as the
 //! pass reaches them where they are deflated (`save_npz`'s default). The pointers are
 //! checked when the archive is opened, each member's CRC-32 after a whole pass. Other
-//! formats (CSC, COO, BSR, DIA) are read whole ([`super::read`]).
+//! formats (CSC, COO, BSR, DIA) are read whole ([`super::from_slice_stored`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -144,7 +144,7 @@ impl ScipySource {
     /// Opens the archive at `path` (a CSR matrix's pointers checked; other formats read).
     ///
     /// # Errors
-    /// As [`super::read`].
+    /// As [`super::from_slice_stored`]; I/O errors.
     pub(crate) fn open(path: &Path) -> Result<ScipySource> {
         ScipySource::open_at(Arc::new(std::fs::File::open(path)?))
     }
@@ -154,7 +154,7 @@ impl ScipySource {
     /// read reads it.
     ///
     /// # Errors
-    /// As [`super::read`]; request errors.
+    /// As [`super::from_slice_stored`]; request errors.
     pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<ScipySource> {
         let input_len = file.size()?;
         if let Some(source) = in_place(&file, input_len)? {

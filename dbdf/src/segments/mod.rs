@@ -25,13 +25,12 @@ use std::path::{Path, PathBuf};
 
 use crate::pipe;
 use serde_daphne::lowlevel::{sidecar_path, temporary_path};
-use serde_daphne::Object;
 use serde_daphne::{Error, Result};
 
 pub use sink::SegmentsSink;
 pub use source::SegmentsSource;
 
-/// How [`write_with`] splits an object into segments. Plain data: set the fields that differ
+/// How a write ([`sink`]) splits an object into segments. Plain data: set the fields that differ
 /// from [`WriteOptions::default`] (one segment per core of this machine).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
@@ -91,7 +90,10 @@ fn folder_name(folder: &Path) -> Result<&str> {
 /// The segments of the folder at `folder` as a source of the pipe ([`SegmentsSource`]).
 ///
 /// # Errors
-/// As [`read`], for what opening finds.
+/// [`serde_daphne::ErrorKind::InvalidValue`] for a folder without segments, a gap in their
+/// numbers, or segments that disagree (columns, types, labels) or disagree with the local
+/// sidecar; each segment's own errors (malformed bytes, a disagreeing sidecar) with its
+/// path; I/O errors.
 pub fn source(folder: impl AsRef<Path>) -> Result<SegmentsSource> {
     SegmentsSource::open(folder.as_ref())
 }
@@ -100,38 +102,6 @@ pub fn source(folder: impl AsRef<Path>) -> Result<SegmentsSource> {
 /// ([`SegmentsSink`]).
 pub fn sink(folder: impl AsRef<Path>, options: &WriteOptions) -> SegmentsSink<'static> {
     SegmentsSink::new(folder.as_ref(), options)
-}
-
-/// Reads the object a folder of segments holds, whole.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::InvalidValue`] for a folder without segments, a gap in their
-/// numbers, or segments that disagree (columns, types, labels) or disagree with the local
-/// sidecar; each segment's own errors (malformed bytes, a disagreeing sidecar) with its
-/// path; I/O errors.
-pub fn read(folder: impl AsRef<Path>) -> Result<Object> {
-    let mut objects = pipe::read_objects(&mut source(folder)?)?;
-    Ok(objects.remove(0))
-}
-
-/// Writes `object` as a folder of segments, one per core.
-///
-/// # Errors
-/// As [`write_with`].
-pub fn write(folder: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(folder, object, &WriteOptions::default())
-}
-
-/// Writes `object` as a folder of segments with `options`.
-///
-/// # Errors
-/// What the runtime dialect cannot hold (16-bit value types, long labels, scalars); I/O
-/// errors. Nothing is left at `folder` by a failure.
-pub fn write_with(folder: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    pipe::write_objects(
-        std::slice::from_ref(object),
-        Box::new(sink(folder, options)),
-    )
 }
 
 /// Starts a write of the folder of segments `target` by several writers (a job's tasks in
@@ -177,7 +147,7 @@ pub fn discard(scratch: &Path) {
 /// for any earlier one, writes the local sidecar, and removes `staged`.
 ///
 /// # Errors
-/// As [`read`], for the staged segments (then nothing moves); I/O errors.
+/// As [`source`], for the staged segments (then nothing moves); I/O errors.
 pub fn commit(staged: &Path, folder: &Path) -> Result<()> {
     if folder_name(staged)? != folder_name(folder)? {
         return Err(Error::invalid(format!(
@@ -262,6 +232,12 @@ pub fn commit_parts(
 mod tests {
     use super::*;
     use crate::pipe::Source;
+    use serde_daphne::Object;
+
+    /// The object the folder holds, through its source.
+    fn read(folder: &Path) -> Result<Object> {
+        Ok(pipe::read_objects(&mut source(folder)?)?.remove(0))
+    }
 
     /// DAPHNE's split (`LoadPartitioningDistributed.h`), worked by hand.
     #[test]
@@ -299,7 +275,8 @@ mod tests {
         let part = |k: usize, object: &Object| {
             let folder = dir.join(format!("task{k}.hdfs"));
             let one = WriteOptions { segments: Some(1) };
-            write_with(&folder, object, &one).unwrap();
+            let sink = Box::new(sink(&folder, &one));
+            pipe::write_objects(std::slice::from_ref(object), sink).unwrap();
             (segment_path(&folder, 1).unwrap(), object.shape().0)
         };
         let target = dir.join("t.hdfs");

@@ -128,7 +128,11 @@ fn every_golden_object_round_trips() {
             for (k, (file, _)) in (1..).zip(&files) {
                 assert_eq!(Path::new(file), segment_path(&folder, k).unwrap());
             }
-            let back = segments::read(&folder).unwrap();
+            let options = dbdf::convert::ConvertOptions::default();
+            let format = "segments".parse().unwrap();
+            let back = dbdf::convert::read(&folder, format, &options)
+                .unwrap()
+                .remove(0);
             assert_eq!(back.header(), original.header(), "{name} {count}");
             for r in 0..rows {
                 for c in 0..original.shape().1 {

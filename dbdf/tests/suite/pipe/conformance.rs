@@ -54,8 +54,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "csv",
             extension: "csv",
-            to_vec: |o| csv::to_vec(o, &csv::WriteOptions::default()),
-            read: |p| Ok(vec![csv::read(p)?]),
+            to_vec: |o| to_vec_as("csv", o),
+            read: |p| read_as("csv", p),
             sink: |w| csv::sink(w, &csv::WriteOptions::default()),
             source: |p| opened(p, "csv"),
         },
@@ -78,8 +78,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "scipy",
             extension: "npz",
-            to_vec: |o| scipy::to_vec(o, &scipy::WriteOptions::default()),
-            read: |p| Ok(vec![scipy::read(p)?]),
+            to_vec: |o| to_vec_as("scipy", o),
+            read: |p| read_as("scipy", p),
             sink: |w| Box::new(scipy::sink(w, &scipy::WriteOptions::default())),
             source: |p| scipy::source(p),
         },

@@ -20,7 +20,7 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
                 same(
                     &format!("csv {daphne} {at}"),
                     got,
-                    csv::to_vec(&object, &options),
+                    csv_bytes(&object, &options),
                 );
             }
         }
@@ -624,7 +624,7 @@ fn a_frame_of_rows_without_columns_keeps_its_rows_through_the_pipe() {
     // The header record and three empty records, as the csv crate writes an empty record.
     let expected = b"\"\"\n\"\"\n\"\"\n\"\"\n".to_vec();
     assert_eq!(
-        csv::to_vec(&object, &csv::WriteOptions::default()).unwrap(),
+        csv_bytes(&object, &csv::WriteOptions::default()).unwrap(),
         expected
     );
     for rows in HEIGHTS {

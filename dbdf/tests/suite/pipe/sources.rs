@@ -15,9 +15,11 @@ fn sources_give_what_their_whole_reads_give() {
         same_windows(&format!("dbdf {name}"), &dbdf, 0, &object);
         if object.data_type() == DataType::Frame {
             let text = dir.join(format!("{k}.csv"));
-            let out = csv::to_vec(&object, &csv::WriteOptions::default()).unwrap();
+            let out = csv_bytes(&object, &csv::WriteOptions::default()).unwrap();
             std::fs::write(&text, &out).unwrap();
-            let whole = csv::from_slice(&out).unwrap();
+            let options = dbdf::convert::ConvertOptions::default();
+            let whole = dbdf::convert::from_slice(&out, "csv".parse().unwrap(), &options).unwrap();
+            let whole = whole.into_iter().next().unwrap();
             let got = collected(&mut *opened(&text, "csv").unwrap());
             same_object(&format!("csv {name}"), &got[0], &whole);
             continue;
