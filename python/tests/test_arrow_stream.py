@@ -60,6 +60,7 @@ def test_a_frame_daphne_wrote_reads_in_pyarrow_duckdb_and_polars_as_its_manifest
                                   "csr_f64_5x6.dbdf", "dense_f64_0x4.dbdf"])
 def test_a_matrix_daphne_wrote_is_a_table_of_its_columns(name):
     import duckdb
+    import polars as pl
 
     path = DAPHNE / name
     m = dbdf.load(path)
@@ -69,6 +70,9 @@ def test_a_matrix_daphne_wrote_is_a_table_of_its_columns(name):
     assert t.schema.metadata[b"daphne:data_type"] == MANIFEST[name]["object"].encode()
     assert t.num_rows == dense.shape[0]
     assert np.array_equal(np.column_stack([c.to_numpy() for c in t.columns]), dense)
+    by_polars = pl.DataFrame(dbdf.open(path)[0])
+    assert by_polars.columns == t.column_names
+    assert np.array_equal(by_polars.to_numpy().reshape(dense.shape), dense)
     s = dbdf.arrow_reader(path, ["c1"])
     got = duckdb.sql("select sum(c1::double) from s").fetchall()[0][0]
     assert got == (pytest.approx(float(dense[:, 1].sum())) if len(dense) else None)
