@@ -372,16 +372,7 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
         err.to_string().contains("does not fit the 2 x 4 matrix"),
         "{err}"
     );
-    // A matrix far larger than the files justify: one 1000 x 1000 block of 4e9 rows, whose
-    // row offsets alone would take 32 GB.
-    let tall = dir.join("tall");
-    std::fs::copy(golden("ultrasparse_1000"), &tall).unwrap();
-    std::fs::write(
-        metadata_path(&tall),
-        r#"{"data_type":"matrix","rows":4000000000,"cols":1000,"format":"binary"}"#,
-    )
-    .unwrap();
-    let err = systemds::read(&tall).unwrap_err();
+    let err = systemds::read(tall_matrix(&dir)).unwrap_err();
     assert_error!(err, AllocationLimit);
 }
 
@@ -988,4 +979,39 @@ fn metadata_path(path: &std::path::Path) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".mtd");
     name.into()
+}
+
+/// A matrix far larger than its files justify, in `dir`: one 1000 x 1000 block of 4e9 rows,
+/// whose row offsets alone would take 32 GB.
+fn tall_matrix(dir: &Path) -> PathBuf {
+    let tall = dir.join("tall");
+    std::fs::copy(golden("ultrasparse_1000"), &tall).unwrap();
+    std::fs::write(
+        metadata_path(&tall),
+        r#"{"data_type":"matrix","rows":4000000000,"cols":1000,"format":"binary"}"#,
+    )
+    .unwrap();
+    tall
+}
+
+/// A matrix far larger than its files justify (4e9 rows, whose CSR row offsets alone take
+/// 32 GB), read whole through the pipe or into a format written whole: an allocation-limit
+/// error before anything is read, not the memory (issue 87's whole reads through the pipe).
+#[test]
+fn whole_objects_through_the_pipe_are_refused_where_the_input_does_not_justify_them() {
+    use dbdf::convert::{convert, read, ConvertOptions};
+    let dir = scratch("whole-too-big");
+    let tall = tall_matrix(&dir);
+    let options = ConvertOptions::default();
+    let err = read(&tall, "systemds".parse().unwrap(), &options).unwrap_err();
+    assert_error!(serde_daphne::Error::from(err), AllocationLimit);
+    let out = dir.join("tall.npz");
+    let to_scipy = ConvertOptions {
+        from: Some("systemds".parse().unwrap()),
+        to: Some("scipy".parse().unwrap()),
+        ..Default::default()
+    };
+    let err = convert(&tall, &out, &to_scipy).unwrap_err();
+    assert_error!(serde_daphne::Error::from(err), AllocationLimit);
+    assert!(!out.exists());
 }
