@@ -410,6 +410,16 @@ pub(crate) fn row_bytes(header: &Header, stored: Option<u64>) -> u64 {
     }
 }
 
+/// The least memory an object with `header` takes held whole, whatever its entries: a dense
+/// matrix's or a frame's cells, a CSR matrix's row offsets.
+pub(crate) fn least_held_bytes(header: &Header) -> u128 {
+    let rows = u128::from(header.shape().0);
+    match header {
+        Header::CsrMatrix { .. } => (rows + 1) * 8,
+        _ => rows * u128::from(row_bytes(header, None)),
+    }
+}
+
 impl Band {
     /// Rows `rows` and columns `cols` of this band (object coordinates), copied.
     pub fn window(&self, rows: Range<u64>, cols: Range<u64>) -> Band {

@@ -27,7 +27,10 @@ impl Held {
     /// # Errors
     /// Objects whose cells do not fit their headers.
     pub fn new(objects: Vec<Object>, input_len: u64, metadata: InputMetadata) -> Result<Held> {
-        let headers = objects.iter().map(|o| o.header().clone()).collect();
+        let headers: Vec<Header> = objects.iter().map(|o| o.header().clone()).collect();
+        // Objects in memory justify holding them again (a sink written whole).
+        let held: u128 = headers.iter().map(super::band::least_held_bytes).sum();
+        let input_len = input_len.max(u64::try_from(held).unwrap_or(u64::MAX));
         let whole = objects
             .into_iter()
             .map(|o| Band::of_object(0, o))
@@ -216,5 +219,24 @@ pub fn read_window(
         _ => Err(serde_daphne::Error::invalid(format!(
             "the input gave fewer rows of object {index} than its header's {r}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_daphne::Values;
+
+    /// Objects already in memory justify holding them whole again: a held source counts
+    /// their cells as its input, so that a sink written whole takes them, however large
+    /// beside the (absent) input.
+    #[test]
+    fn held_objects_count_their_cells_as_their_input() {
+        let dense = Object::dense(1000, 3, Values::F64(vec![0.0; 3000])).unwrap();
+        let csr = Object::csr(99, 5, vec![0; 100], Vec::new(), Values::F64(Vec::new())).unwrap();
+        let held = Held::new(vec![dense, csr], 0, InputMetadata::default()).unwrap();
+        assert_eq!(held.input_len(), 1000 * 3 * 8 + 100 * 8);
+        let given = Held::new(Vec::new(), 7, InputMetadata::default()).unwrap();
+        assert_eq!(given.input_len(), 7);
     }
 }

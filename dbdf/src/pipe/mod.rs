@@ -599,12 +599,7 @@ impl Pieces<'_> {
     /// input and the default allowance ([`serde_daphne::Options::max_alloc`]) justify, before
     /// anything is read; as [`Pieces::for_each`].
     pub fn collect(&mut self) -> Result<serde_daphne::Object> {
-        let (rows, _) = self.header.shape();
-        let least = match self.header.data_type() {
-            // Row offsets at least, whatever the entries.
-            DataType::CsrMatrix => (u128::from(rows) + 1) * 8,
-            _ => u128::from(rows) * u128::from(row_bytes(self.header, None)),
-        };
+        let least = band::least_held_bytes(self.header);
         let allowance = serde_daphne::Options::new().max_alloc;
         serde_daphne::lowlevel::check_alloc(0, least, self.source.input_len(), allowance)?;
         let mut whole: Option<Band> = None;

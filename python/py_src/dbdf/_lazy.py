@@ -232,7 +232,7 @@ class ArrowStream:
     """An object of an open file as Arrow record batches, read one at a time as a consumer
     pulls them: it has Arrow's PyCapsule stream interface (``__arrow_c_stream__``,
     ``__arrow_c_schema__``), so that ``duckdb.sql("select avg(c0) from s")``,
-    ``polars.from_arrow(s)`` and ``pyarrow.RecordBatchReader.from_stream(s)`` read it with
+    ``polars.DataFrame(s)`` and ``pyarrow.RecordBatchReader.from_stream(s)`` read it with
     memory for a batch or two, whatever its size, local or behind a URL. A frame is a table
     of its columns; a matrix a table of one column per matrix column (``c0``, ``c1``, ...),
     as the Parquet and Arrow outputs write them. Each stream taken starts from the first row.
