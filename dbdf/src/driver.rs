@@ -255,6 +255,56 @@ pub enum Takes {
     List,
 }
 
+/// What a sparse input's reader does with a cell the file gives more than once
+/// (MatrixMarket coordinate files, scipy's COO archives).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Duplicates {
+    /// Refused, naming the cell and where it is (the default: a file that gives a cell
+    /// twice is more often wrong than meant).
+    #[default]
+    Refuse,
+    /// Summed in file order, in the value type, as scipy's `tocsr()` sums them (an integer
+    /// sum beyond the type is refused).
+    Sum,
+}
+
+/// `--duplicates refuse|sum`, the option of every format that reads entries in any order.
+pub(crate) const DUPLICATES: OptionSpec = OptionSpec {
+    flag: "duplicates",
+    keyword: "duplicates",
+    help: "MatrixMarket coordinate and scipy COO input: a cell given more than once is \
+           refused (refuse, the default) or summed in file order as scipy's tocsr() sums \
+           (sum).",
+    takes: Takes::Value,
+    set: |o, v| {
+        *o.formats.get_mut::<Duplicates>() = v.parse()?;
+        Ok(())
+    },
+};
+
+/// What a refusal of a cell given twice suggests.
+pub(crate) const SUM_HINT: &str =
+    "--duplicates sum (Python: duplicates=\"sum\") adds them up, as scipy's tocsr() does";
+
+const DUPLICATES_NAMES: &[(&str, Duplicates)] =
+    &[("refuse", Duplicates::Refuse), ("sum", Duplicates::Sum)];
+
+/// `refuse` or `sum`.
+impl std::str::FromStr for Duplicates {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self, Error> {
+        serde_daphne::lowlevel::parse_name(text, "a way with duplicates", DUPLICATES_NAMES)
+    }
+}
+
+impl fmt::Display for Duplicates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(serde_daphne::lowlevel::first_name(DUPLICATES_NAMES, self))
+    }
+}
+
 /// The value given for an option.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -4,7 +4,7 @@
 use std::fmt::Display;
 use std::io::{self, Write};
 
-use serde_daphne::{with_value_type, Element, Error, Result, ValueType, Values};
+use serde_daphne::{with_value_type, Element, Error, Result, Value, ValueType, Values};
 
 /// A neighbouring format as its errors name it, such as `Futhark` or `NPZ (zip)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +215,25 @@ pub(crate) fn index_values(
         Values::I64(v) => checked(v, bound),
         Values::F32(_) | Values::F64(_) => Err(None),
     }
+}
+
+/// The sum of two values of one type, as a cell a sparse file gives twice sums when asked
+/// to ([`crate::driver::Duplicates::Sum`]): in the type, as scipy adds them; `None` where an
+/// integer sum leaves the type (or the types differ).
+pub(crate) fn checked_sum(a: Value, b: Value) -> Option<Value> {
+    Some(match (a, b) {
+        (Value::F64(a), Value::F64(b)) => Value::F64(a + b),
+        (Value::F32(a), Value::F32(b)) => Value::F32(a + b),
+        (Value::U64(a), Value::U64(b)) => Value::U64(a.checked_add(b)?),
+        (Value::I64(a), Value::I64(b)) => Value::I64(a.checked_add(b)?),
+        (Value::U32(a), Value::U32(b)) => Value::U32(a.checked_add(b)?),
+        (Value::I32(a), Value::I32(b)) => Value::I32(a.checked_add(b)?),
+        (Value::U16(a), Value::U16(b)) => Value::U16(a.checked_add(b)?),
+        (Value::I16(a), Value::I16(b)) => Value::I16(a.checked_add(b)?),
+        (Value::U8(a), Value::U8(b)) => Value::U8(a.checked_add(b)?),
+        (Value::I8(a), Value::I8(b)) => Value::I8(a.checked_add(b)?),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

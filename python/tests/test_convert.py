@@ -178,3 +178,39 @@ def test_failures_name_the_file_and_leave_nothing(tmp_path):
     with pytest.raises(dbdf.DbdfError, match="format"):
         dbdf.convert(bad, tmp_path / "out.xyz")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mtx"]
+
+
+def test_cells_given_twice_sum_as_scipy_tocsr_sums_them(tmp_path):
+    """A MatrixMarket file and a COO archive written by scipy, each giving cells more than
+    once (finite-element assembly): refused by default, naming the cell; with
+    ``duplicates="sum"``, the CSR matrix of ``scipy.io.mmread(f).tocsr()`` and of
+    ``load_npz(f).tocsr()``, bit for bit (three entries of a cell sum in file order).
+
+    scipy sorts each row with ``std::sort``, which keeps equal columns in file order in rows
+    of up to 16 entries (its insertion sort); the rows here are that short."""
+    sparse = pytest.importorskip("scipy.sparse")
+    scipy_io = pytest.importorskip("scipy.io")
+    rng = np.random.default_rng(5)
+    n, k = 100, 600
+    rows, cols = rng.integers(0, n, k), rng.integers(0, 8, k)
+    assert np.bincount(rows).max() <= 16
+    values = rng.choice([0.1, 0.2, 0.3, -0.3, 1e16, 1.0, 3.5], k)
+    coo = sparse.coo_array((values, (rows, cols)), shape=(n, 8))
+    scipy_io.mmwrite(tmp_path / "fem.mtx", coo)
+    sparse.save_npz(tmp_path / "fem.npz", coo, compressed=False)
+    counts = np.bincount(rows * 8 + cols)
+    assert counts.max() >= 3
+    for name, expected in [("fem.mtx", scipy_io.mmread(tmp_path / "fem.mtx").tocsr()),
+                           ("fem.npz", sparse.load_npz(tmp_path / "fem.npz").tocsr())]:
+        out = tmp_path / f"{name}.dbdf"
+        with pytest.raises(dbdf.DbdfError, match="given twice|duplicate entry"):
+            dbdf.convert(tmp_path / name, out)
+        assert not out.exists()
+        dbdf.convert(tmp_path / name, out, duplicates="sum")
+        back = dbdf.load(out)
+        expected.eliminate_zeros()  # cells that sum to zero: a .dbdf CSR block keeps none
+        assert back.indptr.tolist() == expected.indptr.tolist(), name
+        assert back.indices.tolist() == expected.indices.tolist(), name
+        assert back.data.tobytes() == expected.data.tobytes(), name
+    with pytest.raises(ValueError, match="keep"):
+        dbdf.convert(tmp_path / "fem.mtx", tmp_path / "x.dbdf", duplicates="keep")

@@ -129,7 +129,8 @@ pub fn sort_rows<T: Copy>(row_offsets: &[usize], col_indices: &mut [usize], valu
                 .copied()
                 .zip(values[start..end].iter().copied())
                 .collect();
-            row.sort_unstable_by_key(|&(c, _)| c);
+            // Stable: a cell given twice keeps its entries in the order they came.
+            row.sort_by_key(|&(c, _)| c);
             for (k, (c, x)) in row.into_iter().enumerate() {
                 col_indices[start + k] = c;
                 values[start + k] = x;

@@ -2,83 +2,59 @@
 //! (`passes.rs`): each thread reads its own run of whole lines, in chunks of a few MiB
 //! (`chunks.rs`), and parses them (`entries.rs`).
 //!
-//! Memory: the file is never held. The first pass counts each row's entries (a `u32` per row
-//! per thread), which gives the CSR row offsets; in the second (one per group of rows, where
-//! the source reads groups: `csr_source.rs`) the threads take turns: each
-//! parses a chunk of its run, then each places the entries of its half of the rows from every
-//! thread's chunk at their rows' cursors in the final arrays (so each writes its own part of
-//! them, sharing no cache line); then each row is sorted by column. Peak: the CSR arrays,
-//! plus about 16 bytes per row and the chunks' entries. (Sorting entries kept in file order
-//! in place, the earlier way, took as much memory and a third more time; every thread placing
-//! into every row shared cache lines and was slower still.)
+//! The first pass counts the entries of each fine band of rows (the counters stay in a core's
+//! cache). The second (one per group of rows, where the source
+//! reads groups: `csr_source.rs`) parses every entry into its band's part of the arrays,
+//! each thread into parts of its own; then each band, a few thousand entries, is ordered into
+//! CSR in a core's cache (`bands.rs`). No step depends on the order of the entries in the
+//! file. Peak: the CSR arrays, 2 bytes an entry (its row within its band) and 8 bytes a row.
+//! (Placing each entry at its row's cursor in the final arrays, the earlier way, sent every
+//! entry to a random place in them and kept 24 bytes a row; a file in random order read
+//! 1.7 times slower than a column-sorted one.)
 //!
 //! Own code rather than a crate: no maintained crate parses MatrixMarket into CSR in place;
 //! `str::parse` (exact, Eisel-Lemire) does the numbers, a byte loop the indices.
 
-use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, Barrier, RwLock};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
+use super::bands::{order_bands, BandArrays, Cell, Plan};
 use super::chunks::{split_runs, Chunks};
-use super::entries::{entry_indices, ColIndex, MtxHeader, Parsed, Symmetry};
-use super::passes::{count_rows, Lockstep, RunFound};
+use super::entries::{entry_indices, MtxHeader, Symmetry};
+use super::passes::{count_bands, Counted, Part, PlacePass, RunFound};
+use super::Duplicates;
+use crate::driver::SUM_HINT;
 use serde_daphne::lowlevel::workers;
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::lowlevel::Progress;
 use serde_daphne::{Object, ReadAt, ValueType, Values};
 
 /// The CSR arrays a coordinate file makes: row offsets, each entry's column and value.
-pub(crate) struct CsrArrays<I> {
+pub(crate) struct CsrArrays {
     pub(crate) rows: u64,
     pub(crate) cols: u64,
     pub(crate) offsets: Vec<usize>,
-    pub(crate) columns: Vec<I>,
+    pub(crate) columns: Vec<u32>,
     pub(crate) values: Values,
 }
 
 /// Reads the entries of a coordinate file whose data starts at byte `data_at` (line
 /// `first_line`) and builds the CSR matrix, in two passes over the file (see the module's
-/// description): each row's entries counted, then parsed into their places in the CSR
-/// arrays.
+/// description).
 ///
 /// # Errors
 /// A message naming the line and what is wrong.
-pub fn read(
-    data: &Arc<dyn ReadAt>,
-    data_at: u64,
-    first_line: usize,
-    layout: &MtxHeader,
-    progress: Option<&Progress>,
-) -> Result<Object, String> {
-    let a = read_arrays::<usize>(data, data_at, first_line, layout, progress)?;
-    Object::csr(a.rows, a.cols, a.offsets, a.columns, a.values).map_err(|e| e.to_string())
+pub fn read(file: &CoordinateFile, progress: Option<&Progress>) -> Result<Object, String> {
+    let counted = count(file.data, file.data_at, file.layout)?;
+    let plan = Plan::new(&counted, u64::MAX);
+    let (a, _) = file.place_group(&counted, &plan, 0, progress)?;
+    let columns = a.columns.iter().map(|&c| c as usize).collect();
+    Object::csr(a.rows, a.cols, a.offsets, columns, a.values).map_err(|e| e.to_string())
 }
 
-/// [`read`]'s CSR arrays, columns as `I`.
-///
-/// # Errors
-/// As [`read`].
-fn read_arrays<I: ColIndex>(
-    data: &Arc<dyn ReadAt>,
-    data_at: u64,
-    first_line: usize,
-    layout: &MtxHeader,
-    progress: Option<&Progress>,
-) -> Result<CsrArrays<I>, String> {
-    let offsets = count(data, data_at, layout)?;
-    let file = CoordinateFile {
-        data,
-        data_at,
-        first_line,
-        layout,
-    };
-    let all = 0..layout.rows as usize;
-    Ok(file.place_rows(&offsets, all, progress)?.0)
-}
-
-/// The first pass: the CSR row offsets of every row (each row's entries counted). Every
-/// counted entry is a line of the file (or its mirror), so arrays of that size are no larger
-/// than the file justifies.
+/// The first pass: the entries of each fine band of rows, in each thread's run of lines.
+/// Every counted entry is a line of the file (or its mirror), so arrays of that size are no
+/// larger than the file justifies.
 ///
 /// # Errors
 /// A matrix too large for one CSR block; I/O errors.
@@ -86,7 +62,7 @@ pub(crate) fn count(
     data: &Arc<dyn ReadAt>,
     data_at: u64,
     layout: &MtxHeader,
-) -> Result<Vec<usize>, String> {
+) -> Result<Counted, String> {
     if layout.rows > u64::from(u32::MAX) || layout.cols > u64::from(u32::MAX) {
         return Err(format!(
             "a {} x {} matrix does not fit one CSR block (at most {} rows and columns)",
@@ -96,96 +72,117 @@ pub(crate) fn count(
         ));
     }
     let len = data.size().map_err(|e| e.to_string())?;
-    count_rows(data, (data_at, len), layout)
+    let runs = split_runs(data, (data_at, len), workers() as u64)?;
+    count_bands(data, runs, layout)
 }
 
-/// A coordinate file's entries: where they start, and its header.
+/// A coordinate file's entries: where they start, its header, and what to do with a cell
+/// given twice.
 #[derive(Clone, Copy)]
 pub(crate) struct CoordinateFile<'f> {
     pub(crate) data: &'f Arc<dyn ReadAt>,
     pub(crate) data_at: u64,
     pub(crate) first_line: usize,
     pub(crate) layout: &'f MtxHeader,
+    pub(crate) duplicates: Duplicates,
 }
 
 impl CoordinateFile<'_> {
-    /// The second pass for rows `rows` (the first pass's `offsets` say where each row's
-    /// entries go): every line parsed and checked, the entries of those rows placed in CSR
-    /// arrays of their own (offsets from 0), each row sorted by column; and how many values
-    /// of the whole file are not zero.
+    /// The second pass for group `g` of `plan`: every line parsed and checked, the entries
+    /// of the group's rows placed in CSR arrays of their own (offsets from 0); and how many
+    /// values of the whole file are not zero, where that is known (duplicates summed in a
+    /// file read in several groups leave it to the pipe).
     ///
     /// # Errors
     /// As [`read`].
-    pub(crate) fn place_rows<I: ColIndex>(
+    pub(crate) fn place_group(
         &self,
-        offsets: &[usize],
-        rows: Range<usize>,
+        counted: &Counted,
+        plan: &Plan,
+        g: usize,
         progress: Option<&Progress>,
-    ) -> Result<(CsrArrays<I>, u64), String> {
+    ) -> Result<(CsrArrays, Option<u64>), String> {
         let CoordinateFile {
             data,
             data_at,
             first_line,
             layout,
+            duplicates,
         } = *self;
-        let len = data.size().map_err(|e| e.to_string())?;
-        let (first, nrows) = (rows.start, rows.end - rows.start);
-        let base = offsets[first];
-        let total = offsets[rows.end] - base;
-        // Zeroed fresh pages, advised huge: the entries land all over them.
-        let mut cols = zeroed_vec::<I>(total).map_err(|e| e.to_string())?;
+        let bands = plan.groups[g].clone();
+        let rows = plan.rows(&bands, counted.shift, layout.rows);
+        let fine = (plan.band_fine[bands.start], plan.band_fine[bands.end]);
+        // Each band's entries of each run, run after run (so in file order).
+        let threads = counted.runs.len();
+        let sizes: Vec<Vec<usize>> = bands
+            .clone()
+            .map(|b| {
+                let fines = plan.band_fine[b]..plan.band_fine[b + 1];
+                (counted.counts.iter())
+                    .map(|c| fines.clone().map(|f| c[f] as usize).sum())
+                    .collect()
+            })
+            .collect();
+        let total: usize = sizes.iter().flatten().sum();
+        let mut band_rows = zeroed_vec::<u16>(total).map_err(|e| e.to_string())?;
+        let mut cols = zeroed_vec::<u32>(total).map_err(|e| e.to_string())?;
         let mut values = zeroed_vec::<u64>(total).map_err(|e| e.to_string())?;
-        let mut cursors = offsets[rows.clone()].to_vec();
-        // Each thread parses chunks of its own run of lines, then (once both have) places the
-        // entries of its share of the rows from both: the threads take turns in lockstep,
-        // and each writes only its rows' part of the arrays.
-        let runs = split_runs(data, (data_at, len), workers() as u64)?;
-        let workers = runs.len();
-        let bounds: Vec<usize> = (0..=workers).map(|t| first + nrows * t / workers).collect();
-        let mut parts = Vec::with_capacity(workers);
-        let (mut cols_rest, mut values_rest, mut cursors_rest) =
-            (&mut cols[..], &mut values[..], &mut cursors[..]);
-        for t in 0..workers {
-            let (rows, slots) = (
-                bounds[t + 1] - bounds[t],
-                offsets[bounds[t + 1]] - offsets[bounds[t]],
-            );
-            let (c, c_rest) = std::mem::take(&mut cols_rest).split_at_mut(slots);
-            let (v, v_rest) = std::mem::take(&mut values_rest).split_at_mut(slots);
-            let (k, k_rest) = std::mem::take(&mut cursors_rest).split_at_mut(rows);
-            (cols_rest, values_rest, cursors_rest) = (c_rest, v_rest, k_rest);
-            parts.push((c, v, k));
-        }
-        let lockstep = Lockstep {
-            data,
-            layout,
-            offsets,
-            buffers: runs
-                .iter()
-                .map(|_| RwLock::new(Parsed::default()))
-                .collect(),
-            barrier: Barrier::new(workers),
-            stop: AtomicBool::new(false),
-            finished: runs.iter().map(|_| AtomicBool::new(false)).collect(),
-            done: AtomicU64::new(0),
-            total: len - data_at,
-            progress,
-        };
-        let results: Vec<Result<RunFound, String>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
-                .into_iter()
-                .enumerate()
-                .map(|(t, arrays)| {
-                    let (lockstep, run) = (&lockstep, runs[t]);
-                    let rows = (bounds[t], bounds[t + 1]);
-                    scope.spawn(move || lockstep.run(t, run, arrays, rows))
-                })
+        let found = {
+            let mut parts: Vec<Vec<Part>> = (0..threads).map(|_| Vec::new()).collect();
+            let (mut r_rest, mut c_rest, mut v_rest) =
+                (&mut band_rows[..], &mut cols[..], &mut values[..]);
+            for (b, sizes) in bands.clone().zip(&sizes) {
+                let first_row = plan.rows(&(b..b + 1), counted.shift, layout.rows).start;
+                for (t, &n) in sizes.iter().enumerate() {
+                    let (r, r_next) = std::mem::take(&mut r_rest).split_at_mut(n);
+                    let (c, c_next) = std::mem::take(&mut c_rest).split_at_mut(n);
+                    let (v, v_next) = std::mem::take(&mut v_rest).split_at_mut(n);
+                    (r_rest, c_rest, v_rest) = (r_next, c_next, v_next);
+                    parts[t].push(Part {
+                        rows: r,
+                        cols: c,
+                        values: v,
+                        first_row,
+                        filled: 0,
+                    });
+                }
+            }
+            let band_of: Vec<u32> = (plan.band_of.iter())
+                .map(|&b| b.wrapping_sub(bands.start as u32))
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("the parser does not panic"))
-                .collect()
-        });
+            let len = data.size().map_err(|e| e.to_string())?;
+            let done = AtomicU64::new(0);
+            let pass = PlacePass {
+                data,
+                layout,
+                shift: counted.shift,
+                fine,
+                band_of: &band_of,
+                done: &done,
+                total: len - data_at,
+                progress,
+            };
+            let results: Vec<Result<RunFound, String>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (parts.iter_mut().zip(&counted.runs))
+                    .map(|(parts, &run)| {
+                        let pass = &pass;
+                        scope.spawn(move || {
+                            let found = pass.run(run, parts);
+                            // A part not full: the file changed since it was counted.
+                            found.map(|mut f| {
+                                f.overflow |= parts.iter().any(|p| p.filled != p.cols.len());
+                                f
+                            })
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("the parser does not panic"))
+                    .collect()
+            });
+            results
+        };
         // Workers give file offsets; lines count from the data's first.
         let line_of_byte = |at: usize| {
             line_at(
@@ -197,7 +194,7 @@ impl CoordinateFile<'_> {
         };
         let (mut listed, mut nonzero, mut negative, mut beyond_i64, mut overflow) =
             (0u64, 0u64, None, None, false);
-        for found in results {
+        for found in found {
             let found = found?;
             // The runs are in file order: the first error is the first run's.
             if let Some((at, message)) = found.error {
@@ -209,7 +206,6 @@ impl CoordinateFile<'_> {
             beyond_i64 = beyond_i64.or(found.beyond_i64);
             overflow |= found.overflow;
         }
-        let changed = || "the file changed while it was read".to_string();
         if listed != layout.entries {
             return Err(format!(
                 "line {}: declares {} entries but {listed} follow",
@@ -217,13 +213,8 @@ impl CoordinateFile<'_> {
                 layout.entries
             ));
         }
-        if overflow
-            || cursors
-                .iter()
-                .zip(&offsets[first + 1..])
-                .any(|(c, end)| c != end)
-        {
-            return Err(changed());
+        if overflow {
+            return Err("the file changed while it was read".to_string());
         }
         let value_type = match (negative, beyond_i64) {
             (Some((neg, x)), Some(big)) if layout.value_type == ValueType::I64 => {
@@ -237,28 +228,91 @@ impl CoordinateFile<'_> {
             (_, Some(_)) if layout.value_type == ValueType::I64 => ValueType::U64,
             _ => layout.value_type,
         };
-        // Each row by column, on two threads.
-        let local: Vec<usize> = offsets[first..=rows.end].iter().map(|o| o - base).collect();
-        let mid = nrows / 2;
-        let (cols_low, cols_high) = cols.split_at_mut(local[mid]);
-        let (values_low, values_high) = values.split_at_mut(local[mid]);
-        let (dup_low, dup_high) = std::thread::scope(|scope| {
-            let high = scope.spawn(|| {
-                sort_rows(cols_high, values_high, &local[mid..], local[mid])
-                    .map(|(r, c)| (mid + r, c))
-            });
-            let low = sort_rows(cols_low, values_low, &local[..=mid], 0);
-            (low, high.join().expect("sorting does not panic"))
-        });
-        if let Some((r, c)) = dup_low.or(dup_high) {
-            let r = first + r;
+        // Each band into CSR, on every core: each row's count lands at its offset's place.
+        let nrows = (rows.end - rows.start) as usize;
+        let mut offsets = zeroed_vec::<usize>(nrows + 1).map_err(|e| e.to_string())?;
+        let mut spans = Vec::with_capacity(bands.len());
+        let kept = {
+            let mut arrays = Vec::with_capacity(bands.len());
+            let (mut r_rest, mut c_rest, mut v_rest, mut o_rest) = (
+                &band_rows[..],
+                &mut cols[..],
+                &mut values[..],
+                &mut offsets[1..],
+            );
+            let mut at = 0;
+            for (b, sizes) in bands.clone().zip(&sizes) {
+                let (n, span) = (
+                    sizes.iter().sum::<usize>(),
+                    plan.rows(&(b..b + 1), counted.shift, layout.rows),
+                );
+                let (r, r_next) = r_rest.split_at(n);
+                let (c, c_next) = std::mem::take(&mut c_rest).split_at_mut(n);
+                let (v, v_next) = std::mem::take(&mut v_rest).split_at_mut(n);
+                let (o, o_next) =
+                    std::mem::take(&mut o_rest).split_at_mut((span.end - span.start) as usize);
+                (r_rest, c_rest, v_rest, o_rest) = (r_next, c_next, v_next, o_next);
+                arrays.push(BandArrays {
+                    rows: r,
+                    cols: c,
+                    values: v,
+                    counts: o,
+                });
+                spans.push((at, n, span.start));
+                at += n;
+            }
+            order_bands(arrays, workers(), duplicates, value_type)
+        };
+        // Freed on a thread of its own: the tool's allocator keeps a thread's large freed
+        // buffers for its next ones until the thread ends (`bin/dbdf/memory.rs`), and none
+        // will take this one's length.
+        std::thread::scope(|scope| scope.spawn(move || drop(band_rows)).join())
+            .expect("freeing does not panic");
+        let kept = kept.map_err(|(b, cell)| {
+            let (r, c, summed) = match cell {
+                Cell::Twice(r, c) => (r, c, false),
+                Cell::SumOverflows(r, c) => (r, c, true),
+            };
+            let (r, c) = (spans[b].2 as usize + r, c as usize);
             let n = duplicate_line(data, data_at, first_line, layout, r, c);
-            return Err(format!("line {n}: duplicate entry ({}, {})", r + 1, c + 1));
+            match summed {
+                false => format!(
+                    "line {n}: duplicate entry ({}, {}); {SUM_HINT}",
+                    r + 1,
+                    c + 1
+                ),
+                true => format!(
+                    "line {n}: the entries of ({}, {}) sum beyond {value_type}",
+                    r + 1,
+                    c + 1
+                ),
+            }
+        })?;
+        // Summed duplicates leave gaps at the bands' ends: closed, in order.
+        let mut end = 0;
+        for (&(start, _, _), &n) in spans.iter().zip(&kept) {
+            if start != end {
+                cols.copy_within(start..start + n, end);
+                values.copy_within(start..start + n, end);
+            }
+            end += n;
         }
+        cols.truncate(end);
+        values.truncate(end);
+        for r in 0..nrows {
+            offsets[r + 1] += offsets[r];
+        }
+        let nonzero = match duplicates {
+            Duplicates::Refuse => Some(nonzero),
+            Duplicates::Sum if plan.groups.len() == 1 => {
+                Some(crate::input::count_nonzero(&values) as u64)
+            }
+            Duplicates::Sum => None,
+        };
         let arrays = CsrArrays {
             rows: nrows as u64,
             cols: layout.cols,
-            offsets: local,
+            offsets,
             columns: cols,
             values: typed(values, value_type),
         };
@@ -278,34 +332,6 @@ fn line_at(data: &Arc<dyn ReadAt>, data_at: u64, at: usize, first_line: usize) -
         }
     }
     Some(line)
-}
-
-/// Sorts each row's entries by column (rows given by `offsets`, shifted by `base`); returns
-/// the first cell given twice, as (row within `offsets`, column) from 0.
-fn sort_rows<I: ColIndex>(
-    cols: &mut [I],
-    values: &mut [u64],
-    offsets: &[usize],
-    base: usize,
-) -> Option<(usize, usize)> {
-    let mut scratch: Vec<(I, u64)> = Vec::new();
-    for (k, w) in offsets.windows(2).enumerate() {
-        let (a, b) = (w[0] - base, w[1] - base);
-        if cols[a..b].windows(2).all(|p| p[0] < p[1]) {
-            continue;
-        }
-        scratch.clear();
-        scratch.extend(cols[a..b].iter().copied().zip(values[a..b].iter().copied()));
-        scratch.sort_unstable_by_key(|&(c, _)| c);
-        if let Some(p) = scratch.windows(2).find(|p| p[0].0 == p[1].0) {
-            return Some((k, p[0].0.index()));
-        }
-        for (i, (c, v)) in scratch.iter().enumerate() {
-            cols[a + i] = *c;
-            values[a + i] = *v;
-        }
-    }
-    None
 }
 
 /// The bits as values of their type (truncated to its width).

@@ -11,13 +11,16 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::bands::Plan;
 use super::coordinates::{count, CoordinateFile, CsrArrays};
 use super::entries::MtxHeader;
+use super::passes::Counted;
+use super::ReadOptions;
+use crate::driver::Duplicates;
 use crate::pipe::BAND_BYTES;
 use crate::pipe::{
     band_rows, bands_of_groups, row_bytes, window_bands, Band, Cells, Source, Windows,
 };
-use serde_daphne::lowlevel::Progress;
 use serde_daphne::with_values;
 use serde_daphne::Element;
 use serde_daphne::Header;
@@ -34,12 +37,12 @@ pub(crate) const LOCAL_GROUP_BYTES: u64 = if cfg!(test) { 64 } else { 512 << 20 
 pub(crate) struct CoordinateSource {
     headers: [Header; 1],
     /// The rows held: their arrays, from row `held_from`.
-    arrays: CsrArrays<u32>,
+    arrays: CsrArrays,
     held_from: u64,
     /// The groups of rows read in passes of their own, where there is more than one.
-    groups: Option<Groups>,
-    /// The values that are not zero, of every row.
-    nonzero: u64,
+    groups: Option<Box<Groups>>,
+    /// The values that are not zero, of every row, where known before the bands.
+    nonzero: Option<u64>,
     input_len: u64,
 }
 
@@ -49,23 +52,31 @@ struct Groups {
     data_at: u64,
     first_line: usize,
     layout: MtxHeader,
-    /// Where each row's entries go, from the first pass.
-    offsets: Vec<usize>,
-    /// Each group's rows, in order.
-    rows: Vec<Range<usize>>,
+    duplicates: Duplicates,
+    /// What the first pass counted, and the groups of rows.
+    counted: Counted,
+    plan: Plan,
 }
 
 impl Groups {
     /// Group `g`'s CSR arrays, read in a pass over the file.
-    fn read(&self, g: usize) -> Result<CsrArrays<u32>> {
+    fn read(&self, g: usize) -> Result<CsrArrays> {
         let file = CoordinateFile {
             data: &self.data,
             data_at: self.data_at,
             first_line: self.first_line,
             layout: &self.layout,
+            duplicates: self.duplicates,
         };
-        let read = file.place_rows(&self.offsets, self.rows[g].clone(), None);
+        let read = file.place_group(&self.counted, &self.plan, g, None);
         Ok(read.map_err(|message| super::MTX.error(message))?.0)
+    }
+
+    /// Each group's rows, in order.
+    fn rows(&self) -> Vec<Range<u64>> {
+        let (shift, rows) = (self.counted.shift, self.layout.rows);
+        let groups = self.plan.groups.iter();
+        groups.map(|g| self.plan.rows(g, shift, rows)).collect()
     }
 }
 
@@ -81,30 +92,36 @@ impl CoordinateSource {
         (data_at, first_line): (u64, usize),
         layout: &MtxHeader,
         group_bytes: u64,
-        progress: Option<&Progress>,
+        options: &ReadOptions,
     ) -> std::result::Result<CoordinateSource, String> {
-        let offsets = count(data, data_at, layout)?;
-        let rows = group_rows(&offsets, group_bytes / 12);
+        let counted = count(data, data_at, layout)?;
+        // Held while read: a row within its band, a column index and a value's bits an entry.
+        let plan = Plan::new(&counted, group_bytes / 14);
         let file = CoordinateFile {
             data,
             data_at,
             first_line,
             layout,
+            duplicates: options.duplicates,
         };
-        let (arrays, nonzero) = file.place_rows(&offsets, rows[0].clone(), progress)?;
+        let progress = options.progress.as_ref();
+        let (arrays, nonzero) = file.place_group(&counted, &plan, 0, progress)?;
         let header = Header::matrix(
             DataType::CsrMatrix,
             layout.rows,
             layout.cols,
             arrays.values.value_type(),
         );
-        let groups = (rows.len() > 1).then(|| Groups {
-            data: Arc::clone(data),
-            data_at,
-            first_line,
-            layout: *layout,
-            offsets,
-            rows,
+        let groups = (plan.groups.len() > 1).then(|| {
+            Box::new(Groups {
+                data: Arc::clone(data),
+                data_at,
+                first_line,
+                layout: *layout,
+                duplicates: options.duplicates,
+                counted,
+                plan,
+            })
         });
         Ok(CoordinateSource {
             headers: [header],
@@ -158,28 +175,12 @@ impl CoordinateSource {
     }
 }
 
-/// Rows cut in groups whose entries number at most `entries` (a row with more is a group
-/// of its own).
-fn group_rows(offsets: &[usize], entries: u64) -> Vec<Range<usize>> {
-    let rows = offsets.len() - 1;
-    let mut groups = Vec::new();
-    let mut start = 0;
-    for r in 0..rows {
-        if r > start && (offsets[r + 1] - offsets[start]) as u64 > entries {
-            groups.push(start..r);
-            start = r;
-        }
-    }
-    groups.push(start..rows);
-    groups
-}
-
 impl Source for CoordinateSource {
     fn headers(&self) -> &[Header] {
         &self.headers
     }
 
-    /// Bands of at most [`BAND_BYTES`], cut from each group of rows as it is read.
+    /// Bands of at most half [`BAND_BYTES`], cut from each group of rows as it is read.
     fn for_each_band(
         &mut self,
         index: usize,
@@ -188,13 +189,14 @@ impl Source for CoordinateSource {
     ) -> Result<()> {
         let header = &self.headers[index];
         let stored = row_bytes(header, self.stored_bytes(index));
-        let step = band_rows(header, stored, multiple, BAND_BYTES);
+        // Half the pipe's band: the matrix is held, so its bands are copies (16 bytes an
+        // entry beside the 12 the arrays keep), and those in flight are what the output adds
+        // to the peak.
+        let step = band_rows(header, stored, multiple, BAND_BYTES / 2);
         let Some(groups) = self.groups.take() else {
             return window_bands(self, index, header.shape(), step, each);
         };
-        let spans: Vec<Range<u64>> = (groups.rows.iter())
-            .map(|r| r.start as u64..r.end as u64)
-            .collect();
+        let spans = groups.rows();
         let cols = self.arrays.cols;
         let done = bands_of_groups(&spans, step, multiple, each, |g, rows| {
             let group = &spans[g];
@@ -227,14 +229,16 @@ impl Source for CoordinateSource {
     fn stored_bytes(&self, _: usize) -> Option<u64> {
         let value = self.arrays.values.value_type().size() as u64;
         let entries = match &self.groups {
-            Some(groups) => groups.offsets[groups.offsets.len() - 1],
+            Some(groups) => (0..groups.counted.fine_bands())
+                .map(|f| groups.counted.fine(f) as usize)
+                .sum(),
             None => self.arrays.columns.len(),
         };
         Some(entries as u64 * (8 + value))
     }
 
     fn count_nonzero(&mut self, _: usize) -> Result<Option<u64>> {
-        Ok(Some(self.nonzero))
+        Ok(self.nonzero)
     }
 
     /// The file is read into the CSR arrays its entries build.

@@ -6,7 +6,8 @@ use std::path::Path;
 use serde_daphne::{DataType, Error};
 
 use super::{Layout, ReadOptions, WriteOptions};
-use crate::driver::{ConvertOptions, Driver, Input, OptionSpec, Stored, Takes};
+use crate::driver::DUPLICATES;
+use crate::driver::{ConvertOptions, Driver, Duplicates, Input, OptionSpec, Stored, Takes};
 use crate::pipe::{InputMetadata, Sink, Source};
 
 /// MatrixMarket (`.mtx`).
@@ -26,23 +27,27 @@ impl Driver for Mtx {
     }
 
     fn options(&self) -> &'static [OptionSpec] {
-        &[OptionSpec {
-            flag: "mtx-layout",
-            keyword: "mtx_layout",
-            help: "MatrixMarket output: array (every value, column by column: a dense matrix) \
+        &[
+            DUPLICATES,
+            OptionSpec {
+                flag: "mtx-layout",
+                keyword: "mtx_layout",
+                help: "MatrixMarket output: array (every value, column by column: a dense matrix) \
                    or coordinate (the non-zeros: a CSR matrix); default, a dense matrix as \
                    array, a CSR one as coordinate.",
-            takes: Takes::Value,
-            set: |o, v| {
-                o.formats.get_mut::<WriteOptions>().layout = Some(v.parse::<Layout>()?);
-                Ok(())
+                takes: Takes::Value,
+                set: |o, v| {
+                    o.formats.get_mut::<WriteOptions>().layout = Some(v.parse::<Layout>()?);
+                    Ok(())
+                },
             },
-        }]
+        ]
     }
 
     fn open(&self, path: &Path, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         let read = ReadOptions {
             progress: options.progress.clone(),
+            duplicates: options.formats.get::<Duplicates>(),
         };
         super::source(path, &read)
     }
@@ -57,6 +62,7 @@ impl Driver for Mtx {
     fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
         let read = ReadOptions {
             progress: options.progress.clone(),
+            duplicates: options.formats.get::<Duplicates>(),
         };
         Ok(Box::new(super::MtxSource::open_input(&input, &read)?))
     }

@@ -311,34 +311,6 @@ pub(super) fn negate(bits: u64, vt: ValueType) -> Option<u64> {
     })
 }
 
-/// A column index as the CSR arrays keep it: `u32` where they stay on the pipe (the
-/// columns fit, as checked first), `usize` for the object a whole read makes.
-pub(crate) trait ColIndex: bytemuck::Pod + Ord + Send + Sync {
-    /// Column `c`, below the matrix's columns.
-    fn of(c: u64) -> Self;
-    fn index(self) -> usize;
-}
-
-impl ColIndex for u32 {
-    fn of(c: u64) -> Self {
-        c as u32 // below the columns, which fit a u32
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl ColIndex for usize {
-    fn of(c: u64) -> Self {
-        c as usize
-    }
-
-    fn index(self) -> usize {
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

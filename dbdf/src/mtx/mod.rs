@@ -9,6 +9,7 @@
 
 mod array;
 mod array_rows;
+mod bands;
 mod chunks;
 mod coordinates;
 mod csr_source;
@@ -23,6 +24,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::driver::Duplicates;
 use crate::pipe::{Band, Cells, Pieces, Sink, Spilled, Windows, BAND_BYTES};
 use crate::storage::Stream;
 use crate::text::{format_value, parse_value};
@@ -33,7 +35,6 @@ use serde_daphne::lowlevel::Progress;
 use serde_daphne::lowlevel::{first_name, parse_name};
 use serde_daphne::with_value_type;
 use serde_daphne::Element;
-use serde_daphne::ErrorDetails;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Object, ReadAt, Result, Value, ValueType, Values};
 
@@ -45,6 +46,17 @@ pub(crate) use source::MtxSource;
 pub struct ReadOptions {
     /// Tells `progress` of the bytes of coordinate data read.
     pub progress: Option<Progress>,
+    /// What a coordinate file's cell given twice does: refused (the default) or summed.
+    pub duplicates: Duplicates,
+}
+
+impl std::fmt::Debug for ReadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("progress", &self.progress.as_ref().map(|_| "..."))
+            .field("duplicates", &self.duplicates)
+            .finish()
+    }
 }
 
 /// How a matrix is laid out in a MatrixMarket file.
@@ -111,17 +123,7 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object
     let path = path.as_ref();
     // A file that cannot be opened is an I/O error, not a MatrixMarket one.
     let data: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(path)?);
-    read_data_text(&data, options.progress.as_ref()).map_err(|message| MTX.error(message))
-}
-
-/// Reads MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for
-/// array input.
-///
-/// # Errors
-/// As [`read()`].
-pub fn from_slice(bytes: &[u8]) -> Result<Object> {
-    let text = std::str::from_utf8(bytes).map_err(|e| MTX.error(format!("not UTF-8 text: {e}")))?;
-    read_text(text).map_err(|message| MTX.error(message))
+    read_data_text(&data, options).map_err(|message| MTX.error(message))
 }
 
 /// The MatrixMarket file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)): array files
@@ -142,9 +144,18 @@ pub fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
     Box::new(MtxSink::new(out))
 }
 
-fn read_data_text(data: &Arc<dyn ReadAt>, progress: Option<&Progress>) -> Result<Object, String> {
+fn read_data_text(data: &Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Object, String> {
     match coordinate_layout(data)? {
-        Some((layout, at, lines)) => coordinates::read(data, at, lines + 1, &layout, progress),
+        Some((layout, at, lines)) => {
+            let file = coordinates::CoordinateFile {
+                data,
+                data_at: at,
+                first_line: lines + 1,
+                layout: &layout,
+                duplicates: options.duplicates,
+            };
+            coordinates::read(&file, options.progress.as_ref())
+        }
         None => {
             let mut text = String::new();
             Stream::new(Arc::clone(data), 0..u64::MAX)
@@ -185,8 +196,8 @@ pub(super) fn coordinate_layout(
     Ok(Some((layout, at, lines)))
 }
 
-/// Reads a MatrixMarket text whole: a CSRMatrix for coordinate input, a DenseMatrix for
-/// array input.
+/// Reads a MatrixMarket array file's text whole into a DenseMatrix (coordinate files are
+/// read by `coordinates.rs`).
 ///
 /// # Errors
 /// A message naming the line and what is wrong.
@@ -195,11 +206,14 @@ fn read_text(text: &str) -> Result<Object, String> {
         coordinate,
         mut value_type,
         typed_by_comment,
-        pattern,
         symmetry,
         size_line,
         dims,
+        ..
     } = parse_head(text)?;
+    if coordinate {
+        return Err("a coordinate file, read as an array".into());
+    }
     let lines = text
         .lines()
         .enumerate()
@@ -208,13 +222,7 @@ fn read_text(text: &str) -> Result<Object, String> {
     let entries: Vec<(usize, &str)> = lines.filter(|(_, l)| !l.trim().is_empty()).collect();
     // Integers are read in the widest type that holds them: i64, or u64 past i64::MAX.
     if value_type == ValueType::I64 && !typed_by_comment {
-        fn value_field(line: &str, coordinate: bool) -> &str {
-            match coordinate {
-                true => line.split_whitespace().nth(2).unwrap_or(""),
-                false => line.trim(),
-            }
-        }
-        let field = |line| value_field(line, coordinate);
+        let field = str::trim;
         // (A 19-digit bound first: most fields are shorter and need no parse here.)
         let beyond_i64 = |word: &str| {
             word.len() >= 19 && word.parse::<i64>().is_err() && word.parse::<u64>().is_ok()
@@ -230,25 +238,10 @@ fn read_text(text: &str) -> Result<Object, String> {
             value_type = ValueType::U64;
         }
     }
-    if coordinate {
-        let [rows, cols, nnz] = dims[..] else {
-            return Err(format!(
-                "line {size_line}: expected rows, columns and entries"
-            ));
-        };
-        if entries.len() as u64 != nnz {
-            return Err(format!(
-                "line {size_line}: declares {nnz} entries but {} follow",
-                entries.len()
-            ));
-        }
-        read_coordinate(&entries, rows, cols, value_type, pattern, symmetry)
-    } else {
-        let [rows, cols] = dims[..] else {
-            return Err(format!("line {size_line}: expected rows and columns"));
-        };
-        read_array(&entries, rows, cols, value_type, symmetry)
-    }
+    let [rows, cols] = dims[..] else {
+        return Err(format!("line {size_line}: expected rows and columns"));
+    };
+    read_array(&entries, rows, cols, value_type, symmetry)
 }
 
 /// The negative of `value` in its type, if the type has one.
@@ -262,81 +255,6 @@ pub(super) fn negate(value: Value) -> Option<Value> {
         Value::I64(x) => Value::I64(x.checked_neg()?),
         other if other.is_zero() => other,
         _ => return None,
-    })
-}
-
-fn read_coordinate(
-    entries: &[(usize, &str)],
-    rows: u64,
-    cols: u64,
-    value_type: ValueType,
-    pattern: bool,
-    symmetry: Symmetry,
-) -> Result<Object, String> {
-    let mut triplets: Vec<(u64, u64, Value, usize)> = Vec::with_capacity(entries.len());
-    for &(n, line) in entries {
-        let mut words = line.split_whitespace();
-        let mut index = |what: &str, max: u64| -> Result<u64, String> {
-            let word = words
-                .next()
-                .ok_or(format!("line {n}: missing {what} index"))?;
-            let i: u64 = word
-                .parse()
-                .map_err(|_| format!("line {n}: malformed {what} index {word:?}"))?;
-            if i == 0 || i > max {
-                return Err(format!("line {n}: {what} index {i} is outside 1..={max}"));
-            }
-            Ok(i - 1)
-        };
-        let (r, c) = (index("row", rows)?, index("column", cols)?);
-        let value = if pattern {
-            Value::U8(1)
-        } else {
-            let word = words.next().ok_or(format!("line {n}: missing value"))?;
-            parse_value(word, value_type)
-                .ok_or_else(|| format!("line {n}: malformed {value_type} number {word:?}"))?
-        };
-        match symmetry {
-            Symmetry::General => {}
-            _ if r == c && symmetry == Symmetry::Skew && !value.is_zero() => {
-                return Err(format!(
-                    "line {n}: a skew-symmetric matrix has a zero diagonal"
-                ))
-            }
-            _ if c > r => {
-                return Err(format!(
-                    "line {n}: a symmetric file lists the lower triangle only"
-                ))
-            }
-            Symmetry::Symmetric if r != c => triplets.push((c, r, value, n)),
-            Symmetry::Skew if r != c => triplets.push((
-                c,
-                r,
-                negate(value).ok_or(format!("line {n}: {value} has no negative in its type"))?,
-                n,
-            )),
-            _ => {}
-        }
-        triplets.push((r, c, value, n));
-    }
-    let coordinates: Vec<(u64, u64)> = triplets.iter().map(|&(r, c, _, _)| (r, c)).collect();
-    let mut values = Values::new(value_type);
-    triplets.iter().for_each(|&(_, _, v, _)| {
-        values.push(v);
-    });
-    Object::csr_from_coordinates(rows, cols, &coordinates, values).map_err(|e| match e.details() {
-        &ErrorDetails::DuplicateEntry {
-            first,
-            second,
-            row,
-            col,
-        } => format!(
-            "line {}: duplicate entry ({}, {})",
-            triplets[first].3.max(triplets[second].3),
-            row + 1,
-            col + 1
-        ),
-        _ => e.to_string(),
     })
 }
 

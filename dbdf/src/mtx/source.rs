@@ -55,18 +55,17 @@ impl MtxSource {
             }
         }
         let len = data.size()?;
-        let progress = options.progress.as_ref();
         let coordinates = coordinate_layout(data).map_err(|message| MTX.error(message))?;
         if let Some((layout, at, lines)) = coordinates {
             let bound = match path {
                 Some(_) => LOCAL_GROUP_BYTES,
                 None => GROUP_BYTES,
             };
-            let source = CoordinateSource::open(data, (at, lines + 1), &layout, bound, progress);
+            let source = CoordinateSource::open(data, (at, lines + 1), &layout, bound, options);
             let source = source.map_err(|message| MTX.error(message))?;
             return Ok(MtxSource(Read::Coordinates(source)));
         }
-        let object = read_data_text(data, progress).map_err(|message| MTX.error(message))?;
+        let object = read_data_text(data, options).map_err(|message| MTX.error(message))?;
         let held = Held::new(vec![object], len, InputMetadata::default())?;
         Ok(MtxSource(Read::Whole(held)))
     }

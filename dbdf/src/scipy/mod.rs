@@ -26,8 +26,10 @@ use std::sync::Arc;
 
 pub(crate) use source::ScipySource;
 
+use crate::driver::DUPLICATES;
 use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, Stored, Takes};
-use crate::input::{index_values, Foreign};
+use crate::driver::{Duplicates, SUM_HINT};
+use crate::input::{checked_sum, index_values, Foreign};
 use crate::npy;
 use crate::pipe::{Collect, InputMetadata, Sink, Source};
 use crate::zip::{members, ZipWriter};
@@ -63,7 +65,10 @@ pub(crate) fn layout_of(format: &str) -> Option<&'static str> {
 
 /// A scipy sparse `.npz` archive in memory, read whole as a CSR matrix (see the module's
 /// description), with the layout the archive stored the matrix in ([`layout_of`]).
-fn from_slice_stored(bytes: &[u8]) -> Result<(Object, Option<&'static str>)> {
+fn from_slice_stored(
+    bytes: &[u8],
+    duplicates: Duplicates,
+) -> Result<(Object, Option<&'static str>)> {
     // Deflated members may inflate to the default allocation limit beyond the archive.
     let members = members(bytes, Options::new().max_alloc)?;
     let array = |name: &str| -> Result<npy::Array<'_>> {
@@ -146,7 +151,7 @@ fn from_slice_stored(bytes: &[u8]) -> Result<(Object, Option<&'static str>)> {
         }
         other => return Err(SCIPY.error(format!("the unknown sparse format {other:?}"))),
     };
-    let object = with_values!(&values, v => entries.to_csr(rows, cols, v))?;
+    let object = with_values!(&values, v => entries.to_csr(rows, cols, v, duplicates))?;
     Ok((object, layout_of(&format)))
 }
 
@@ -225,8 +230,15 @@ impl Entries {
         }
     }
 
-    /// The CSR matrix of the entries of `data`, rows sorted, a cell given twice refused.
-    fn to_csr<T: Element>(&self, rows: u64, cols: u64, data: &[T]) -> Result<Object> {
+    /// The CSR matrix of the entries of `data`, rows sorted, a cell given twice refused or
+    /// summed in the order of the entries.
+    fn to_csr<T: Element>(
+        &self,
+        rows: u64,
+        cols: u64,
+        data: &[T],
+        duplicates: Duplicates,
+    ) -> Result<Object> {
         let (r, c) = (rows as usize, cols as usize);
         let expected = match self {
             Entries::Compressed { indptr, .. } => indptr.last().copied().unwrap_or(0),
@@ -261,10 +273,13 @@ impl Entries {
                 fill.push(row, col, data[k]);
             }
         });
-        let (offsets, columns, values) = fill
+        let (mut offsets, mut columns, mut values) = fill
             .finish()
             .ok_or_else(|| SCIPY.error("the entries did not add up"))?;
-        check_unique(&offsets, &columns, 0)?;
+        match duplicates {
+            Duplicates::Refuse => check_unique(&offsets, &columns, 0)?,
+            Duplicates::Sum => sum_duplicates(&mut offsets, &mut columns, &mut values)?,
+        }
         Object::csr(rows, cols, offsets, columns, T::into_values(values))
     }
 }
@@ -276,11 +291,46 @@ pub(crate) fn check_unique(offsets: &[usize], columns: &[usize], first: usize) -
         if let Some(p) = columns[w[0]..w[1]].windows(2).find(|p| p[0] == p[1]) {
             return Err(SCIPY.error(format!(
                 "the cell ({row}, {}) is given twice (scipy keeps duplicates until \
-                 sum_duplicates(); call it before save_npz)",
+                 sum_duplicates(); call it before save_npz, or {SUM_HINT})",
                 p[0]
             )));
         }
     }
+    Ok(())
+}
+
+/// Sums each cell's entries (adjacent in each sorted row, in the order they came), closing
+/// the gaps; an integer sum beyond its type is refused, naming the cell.
+fn sum_duplicates<T: Element>(
+    offsets: &mut [usize],
+    columns: &mut Vec<usize>,
+    values: &mut Vec<T>,
+) -> Result<()> {
+    let mut kept = 0;
+    let mut start = 0;
+    for row in 0..offsets.len() - 1 {
+        let (end, first) = (offsets[row + 1], kept);
+        for k in start..end {
+            let (c, v) = (columns[k], values[k]);
+            if kept > first && columns[kept - 1] == c {
+                let sum = checked_sum(values[kept - 1].into_value(), v.into_value());
+                values[kept - 1] = sum.and_then(T::from_value).ok_or_else(|| {
+                    SCIPY.error(format!(
+                        "the entries of the cell ({row}, {c}) sum beyond {}",
+                        T::VALUE_TYPE
+                    ))
+                })?;
+                continue;
+            }
+            columns[kept] = c;
+            values[kept] = v;
+            kept += 1;
+        }
+        start = end;
+        offsets[row + 1] = kept;
+    }
+    columns.truncate(kept);
+    values.truncate(kept);
     Ok(())
 }
 
@@ -318,7 +368,10 @@ pub(crate) fn indices(array: &npy::Array<'_>, bound: u64, what: &str) -> Result<
 /// format, an index out of range, or a cell given twice (with its row and column); I/O
 /// errors.
 pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
-    Ok(Box::new(ScipySource::open(path.as_ref())?))
+    Ok(Box::new(ScipySource::open(
+        path.as_ref(),
+        Duplicates::Refuse,
+    )?))
 }
 
 /// Writes a matrix (its non-zeros, for a dense one) as a scipy CSR `.npz` archive.
@@ -437,26 +490,33 @@ impl Driver for Scipy {
 
     /// A CSR archive's members in place (stored ones by ranges, deflated ones streamed);
     /// any other held whole in memory, as the whole read holds it.
-    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>> {
-        Ok(Box::new(source::ScipySource::open_at(input.data)?))
+    fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>> {
+        let duplicates = options.formats.get::<Duplicates>();
+        Ok(Box::new(source::ScipySource::open_at(
+            input.data, duplicates,
+        )?))
     }
 
     fn options(&self) -> &'static [OptionSpec] {
-        &[OptionSpec {
-            flag: "compressed",
-            keyword: "compressed",
-            help: "scipy and npz output: deflated members (save_npz's default, \
+        &[
+            DUPLICATES,
+            OptionSpec {
+                flag: "compressed",
+                keyword: "compressed",
+                help: "scipy and npz output: deflated members (save_npz's default, \
                    savez_compressed).",
-            takes: Takes::Flag,
-            set: |o, v| {
-                o.formats.get_mut::<WriteOptions>().compressed = v.flag()?;
-                Ok(())
+                takes: Takes::Flag,
+                set: |o, v| {
+                    o.formats.get_mut::<WriteOptions>().compressed = v.flag()?;
+                    Ok(())
+                },
             },
-        }]
+        ]
     }
 
-    fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>> {
-        source(path)
+    fn open(&self, path: &Path, options: &ConvertOptions) -> Result<Box<dyn Source>> {
+        let duplicates = options.formats.get::<Duplicates>();
+        Ok(Box::new(ScipySource::open(path, duplicates)?))
     }
 
     fn sink<'w>(

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{check_unique, SCIPY};
+use crate::driver::Duplicates;
 use crate::input::count_nonzero;
 use crate::input::decode_values;
 use crate::input::index_values;
@@ -145,24 +146,27 @@ impl ScipySource {
     ///
     /// # Errors
     /// As [`super::from_slice_stored`]; I/O errors.
-    pub(crate) fn open(path: &Path) -> Result<ScipySource> {
-        ScipySource::open_at(Arc::new(std::fs::File::open(path)?))
+    pub(crate) fn open(path: &Path, duplicates: Duplicates) -> Result<ScipySource> {
+        ScipySource::open_at(Arc::new(std::fs::File::open(path)?), duplicates)
     }
 
     /// [`ScipySource::open`] for an archive read at positions (an object's ranges): a CSR
-    /// archive's members in place, any other archive read whole into memory, as the whole
-    /// read reads it.
+    /// archive's members in place (unless duplicates are summed), any other archive read
+    /// whole into memory, as the whole read reads it.
     ///
     /// # Errors
     /// As [`super::from_slice_stored`]; request errors.
-    pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<ScipySource> {
+    pub(crate) fn open_at(file: Arc<dyn ReadAt>, duplicates: Duplicates) -> Result<ScipySource> {
         let input_len = file.size()?;
-        if let Some(source) = in_place(&file, input_len)? {
-            return Ok(source);
+        // Duplicates summed shorten rows: the whole read sums them.
+        if duplicates == Duplicates::Refuse {
+            if let Some(source) = in_place(&file, input_len)? {
+                return Ok(source);
+            }
         }
         let mut bytes = zeroed_vec::<u8>(input_len as usize)?;
         file.read_exact_at(&mut bytes, 0)?;
-        let (object, layout) = super::from_slice_stored(&bytes)?;
+        let (object, layout) = super::from_slice_stored(&bytes, duplicates)?;
         let metadata = InputMetadata {
             layout,
             ..InputMetadata::default()

@@ -14,6 +14,7 @@ mod cli;
 mod columns;
 mod every_format;
 mod futhark;
+mod mtx;
 mod npy_stream;
 mod numpy_files;
 #[cfg(feature = "parquet")]

@@ -265,7 +265,9 @@ def convert(
     matrix's column names), ``columns`` (a table input's columns to read, as ``--columns``:
     labels or positions; Parquet and Arrow read only those, beside columns of any type),
     ``mtx_layout`` (``"array"`` or ``"coordinate"``: MatrixMarket out, every matrix dense or
-    sparse), ``futhark_bool``, ``futhark_f16``, ``futhark_matrices``. Every pair of formats streams
+    sparse), ``duplicates`` (``"sum"``: a MatrixMarket or scipy COO cell given more than once
+    summed in file order, as ``tocsr()`` sums it; refused by default), ``futhark_bool``,
+    ``futhark_f16``, ``futhark_matrices``. Every pair of formats streams
     in bounded memory (a few bands of rows or a tile; a MatrixMarket coordinate file holds
     the CSR arrays it builds); the GIL is released meanwhile.
 
