@@ -15,6 +15,7 @@
 //! Own code rather than a crate: no maintained crate parses MatrixMarket into CSR in place;
 //! `str::parse` (exact, Eisel-Lemire) does the numbers, a byte loop the indices.
 
+use std::ops::Range;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -124,6 +125,9 @@ impl CoordinateFile<'_> {
             })
             .collect();
         let total: usize = sizes.iter().flatten().sum();
+        let spans: Vec<Range<u64>> = (bands.clone())
+            .map(|b| plan.rows(&(b..b + 1), counted.shift, layout.rows))
+            .collect();
         let mut band_rows = zeroed_vec::<u16>(total).map_err(|e| e.to_string())?;
         let mut cols = zeroed_vec::<u32>(total).map_err(|e| e.to_string())?;
         let mut values = zeroed_vec::<u64>(total).map_err(|e| e.to_string())?;
@@ -131,8 +135,7 @@ impl CoordinateFile<'_> {
             let mut parts: Vec<Vec<Part>> = (0..threads).map(|_| Vec::new()).collect();
             let (mut r_rest, mut c_rest, mut v_rest) =
                 (&mut band_rows[..], &mut cols[..], &mut values[..]);
-            for (b, sizes) in bands.clone().zip(&sizes) {
-                let first_row = plan.rows(&(b..b + 1), counted.shift, layout.rows).start;
+            for (span, sizes) in spans.iter().zip(&sizes) {
                 for (t, &n) in sizes.iter().enumerate() {
                     let (r, r_next) = std::mem::take(&mut r_rest).split_at_mut(n);
                     let (c, c_next) = std::mem::take(&mut c_rest).split_at_mut(n);
@@ -142,7 +145,7 @@ impl CoordinateFile<'_> {
                         rows: r,
                         cols: c,
                         values: v,
-                        first_row,
+                        first_row: span.start,
                         filled: 0,
                     });
                 }
@@ -231,7 +234,7 @@ impl CoordinateFile<'_> {
         // Each band into CSR, on every core: each row's count lands at its offset's place.
         let nrows = (rows.end - rows.start) as usize;
         let mut offsets = zeroed_vec::<usize>(nrows + 1).map_err(|e| e.to_string())?;
-        let mut spans = Vec::with_capacity(bands.len());
+        let mut starts = Vec::with_capacity(bands.len());
         let kept = {
             let mut arrays = Vec::with_capacity(bands.len());
             let (mut r_rest, mut c_rest, mut v_rest, mut o_rest) = (
@@ -241,11 +244,8 @@ impl CoordinateFile<'_> {
                 &mut offsets[1..],
             );
             let mut at = 0;
-            for (b, sizes) in bands.clone().zip(&sizes) {
-                let (n, span) = (
-                    sizes.iter().sum::<usize>(),
-                    plan.rows(&(b..b + 1), counted.shift, layout.rows),
-                );
+            for (span, sizes) in spans.iter().zip(&sizes) {
+                let n = sizes.iter().sum::<usize>();
                 let (r, r_next) = r_rest.split_at(n);
                 let (c, c_next) = std::mem::take(&mut c_rest).split_at_mut(n);
                 let (v, v_next) = std::mem::take(&mut v_rest).split_at_mut(n);
@@ -258,22 +258,18 @@ impl CoordinateFile<'_> {
                     values: v,
                     counts: o,
                 });
-                spans.push((at, n, span.start));
+                starts.push(at);
                 at += n;
             }
             order_bands(arrays, workers(), duplicates, value_type)
         };
-        // Freed on a thread of its own: the tool's allocator keeps a thread's large freed
-        // buffers for its next ones until the thread ends (`bin/dbdf/memory.rs`), and none
-        // will take this one's length.
-        std::thread::scope(|scope| scope.spawn(move || drop(band_rows)).join())
-            .expect("freeing does not panic");
+        drop(band_rows);
         let kept = kept.map_err(|(b, cell)| {
             let (r, c, summed) = match cell {
                 Cell::Twice(r, c) => (r, c, false),
                 Cell::SumOverflows(r, c) => (r, c, true),
             };
-            let (r, c) = (spans[b].2 as usize + r, c as usize);
+            let (r, c) = (spans[b].start as usize + r, c as usize);
             let n = duplicate_line(data, data_at, first_line, layout, r, c);
             match summed {
                 false => format!(
@@ -290,7 +286,7 @@ impl CoordinateFile<'_> {
         })?;
         // Summed duplicates leave gaps at the bands' ends: closed, in order.
         let mut end = 0;
-        for (&(start, _, _), &n) in spans.iter().zip(&kept) {
+        for (&start, &n) in starts.iter().zip(&kept) {
             if start != end {
                 cols.copy_within(start..start + n, end);
                 values.copy_within(start..start + n, end);
