@@ -137,6 +137,9 @@ def run_document(path, args, env, failures):
     ran = 0
     with tempfile.TemporaryDirectory(prefix="check_docs_") as scratch:
         prepare(scratch)
+        # What a document's own temporary folders hold goes with the scratch folder.
+        env = dict(env, TMPDIR=os.path.join(scratch, "tmp"))
+        os.mkdir(env["TMPDIR"])
         for info, line, text in runnable:
             kind = info.split()[0] if info else ""
             where = f"{path.relative_to(ROOT)}:{line}"
