@@ -13,7 +13,8 @@
 //! 1.7 times slower than a column-sorted one.)
 //!
 //! Own code rather than a crate: no maintained crate parses MatrixMarket into CSR in place;
-//! `str::parse` (exact, Eisel-Lemire) does the numbers, a byte loop the indices.
+//! `fast-float2` does the values (exact, as the standard library's parse, a quarter of the
+//! CPU time less over a file of `%.17g` values), a byte loop the indices.
 
 use std::ops::Range;
 use std::sync::atomic::AtomicU64;
