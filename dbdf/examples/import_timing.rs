@@ -1,4 +1,4 @@
-//! Times importing a matrix into one object (`systemds::read` of SystemDS binary blocks, or
+//! Times importing a matrix into one object (`convert::read` of SystemDS binary blocks, or
 //! `binsparse::read` of a Binsparse file), against reading the same matrix from a `.npy` or
 //! `.dbdf` file in the same process (medians of N, alternating).
 //!
@@ -7,7 +7,8 @@
 
 use std::time::Instant;
 
-use dbdf::{binsparse, npy, systemds};
+use dbdf::convert::{self, ConvertOptions};
+use dbdf::{binsparse, npy};
 use serde_daphne::Object;
 
 fn median(mut ms: Vec<f64>) -> (f64, f64, f64) {
@@ -20,7 +21,13 @@ fn main() {
     let (format, input, numpy) = (args[1].as_str(), args[2].as_str(), args[3].as_str());
     let reps: usize = args.get(4).map_or(7, |s| s.parse().unwrap());
     let import = |path: &str| match format {
-        "systemds" => systemds::read(path).unwrap(),
+        "systemds" => {
+            let options = ConvertOptions::default();
+            let format = "systemds".parse().unwrap();
+            convert::read(path.as_ref(), format, &options)
+                .unwrap()
+                .remove(0)
+        }
         _ => binsparse::read(path).unwrap().object,
     };
     let (mut ours, mut base) = (Vec::new(), Vec::new());

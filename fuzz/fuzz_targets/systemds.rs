@@ -2,7 +2,8 @@
 //! or an object, never a panic or an allocation the bytes do not justify.
 #![no_main]
 
-use dbdf::systemds::{self, ReadOptions};
+use dbdf::convert::{self, ConvertOptions, FormatOptions};
+use dbdf::systemds::ReadOptions;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -24,8 +25,12 @@ fuzz_target!(|data: &[u8]| {
                 max_alloc: 1 << 26,
                 ..Default::default()
             };
-            if let Ok(object) = systemds::read_with(&path, &options) {
-                let _ = object.nnz();
+            let options = ConvertOptions {
+                formats: FormatOptions::default().with(options),
+                ..ConvertOptions::default()
+            };
+            if let Ok(objects) = convert::read(&path, "systemds".parse().unwrap(), &options) {
+                let _ = objects[0].nnz();
             }
         }
     }

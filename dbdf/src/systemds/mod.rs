@@ -13,13 +13,17 @@
 //! as one file or a directory of part files written in parallel ([`WriteOptions::parts`]),
 //! with the `.mtd`.
 //!
+//! Read and written through [`crate::convert`], as every format:
+//!
 //! ```no_run
-//! use dbdf::systemds;
+//! use dbdf::convert::{self, ConvertOptions, Format};
 //! use std::path::Path;
 //!
-//! let m = systemds::read(Path::new("scores"))?; // and scores.mtd
-//! systemds::write(Path::new("scores-copy"), &m)?;
-//! # Ok::<(), serde_daphne::Error>(())
+//! let systemds: Format = "systemds".parse()?;
+//! let options = ConvertOptions::default();
+//! let m = convert::read(Path::new("scores"), systemds, &options)?; // and scores.mtd
+//! convert::write(Path::new("scores-copy"), &m, systemds, &options)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod cells;
@@ -41,14 +45,13 @@ pub(crate) use self::names::metadata_path;
 pub use self::read::ReadOptions;
 pub(crate) use self::source::SystemdsSource;
 pub(crate) use self::write::SystemdsSink;
-pub use self::write::{write, write_with, WriteOptions};
-use serde_daphne::Object;
+pub use self::write::WriteOptions;
 use serde_daphne::Result;
 
 /// The SystemDS object at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
-/// As [`read_with`], for what opening finds.
+/// As [`crate::convert::read`], for what opening finds.
 pub fn source(
     path: impl AsRef<Path>,
     options: &ReadOptions,
@@ -61,24 +64,4 @@ pub fn source(
 /// (a boxed [`Sink`](crate::pipe::Sink)).
 pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> Box<dyn crate::pipe::Sink> {
     Box::new(SystemdsSink::new(path.as_ref(), options))
-}
-
-/// Reads a SystemDS binary matrix or frame (a file or a directory of part files, with its
-/// `.mtd`) into one-block objects.
-///
-/// # Errors
-/// As [`read_with`].
-pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    read_with(path, &ReadOptions::default())
-}
-
-/// Reads a SystemDS binary matrix or frame with `options`.
-///
-/// # Errors
-/// [`ErrorKind::ForeignInput`](serde_daphne::ErrorKind::ForeignInput) with the file and byte offset for anything malformed (also
-/// compressed SequenceFiles and block kinds this crate does not read);
-/// [`ErrorKind::NotConvertible`](serde_daphne::ErrorKind::NotConvertible) for string columns and missing values; [`ErrorKind::AllocationLimit`](serde_daphne::ErrorKind::AllocationLimit)
-/// for a matrix larger than the files justify; I/O errors.
-pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
-    read::read_whole(&records::local(path.as_ref())?, options)
 }

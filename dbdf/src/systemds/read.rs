@@ -25,7 +25,7 @@ use serde_daphne::Object;
 use serde_daphne::Result;
 use serde_daphne::Values;
 
-/// How [`super::read_with`] builds the object. Plain data, as every format's options: set the
+/// How a SystemDS object is read. Plain data, as every format's options: set the
 /// fields that differ from [`ReadOptions::default`] (one block per matrix, the default memory
 /// allowance).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,7 +46,7 @@ impl Default for ReadOptions {
     }
 }
 
-/// [`super::read_with`], of an input wherever it is kept.
+/// The whole object at `input`, wherever it is kept.
 pub(super) fn read_whole(input: &Input, options: &ReadOptions) -> Result<Object> {
     let meta = read_metadata(input)?;
     let files = part_files(input)?;

@@ -1,6 +1,6 @@
 //! Reading SystemDS files record by record: the `.mtd`, the part files of a directory, each
-//! SequenceFile's records, and each matrix block checked against the grid. What
-//! [`super::read_with`] and [`super::to_dbdf`] share.
+//! SequenceFile's records, and each matrix block checked against the grid: what the
+//! whole read and the source share.
 
 use std::io::BufReader;
 use std::ops::Range;

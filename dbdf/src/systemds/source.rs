@@ -47,7 +47,7 @@ impl SystemdsSource {
     /// Its block size is the input's tile size ([`InputMetadata::tile`]).
     ///
     /// # Errors
-    /// As [`super::read_with`].
+    /// As [`crate::convert::read`].
     pub(crate) fn open_at(input: &Input, options: &ReadOptions) -> Result<SystemdsSource> {
         let meta = read_metadata(input)?;
         let files = part_files(input)?;

@@ -24,7 +24,7 @@ use serde_daphne::{Error, Result};
 /// block size, so that each part is one HDFS block and one Spark input split.
 pub(crate) const PART_BYTES: u64 = 128 << 20;
 
-/// How [`write_with`] blocks the object and splits it into files. Plain data, as every
+/// How a SystemDS write blocks the object and splits it into files. Plain data, as every
 /// format's options: set the fields that differ from [`WriteOptions::default`] (blocks of
 /// 1000 x 1000, frames 1000 rows, SystemDS's default; one file for objects up to 128 MiB,
 /// HDFS's block size, else a directory of one part per 128 MiB).
@@ -46,28 +46,6 @@ impl Default for WriteOptions {
     }
 }
 
-/// Writes a matrix or frame as SystemDS binary blocks and its `.mtd`, with the default
-/// options.
-///
-/// # Errors
-/// As [`write_with`].
-pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::default())
-}
-
-/// Writes a matrix or frame as SystemDS binary blocks (one file, or a directory of part
-/// files, see [`WriteOptions::parts`]) and its `.mtd`, each atomically.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::LossyConversion`] for matrix values that are not exact as `f64` (SystemDS
-/// matrices hold doubles); [`serde_daphne::ErrorKind::NotConvertible`] for frame columns of a type SystemDS
-/// frames do not hold (u8, u16, u32, u64, i8, i16: convert them to i32 or i64 first);
-/// [`std::io::ErrorKind::AlreadyExists`] when a directory of something else is in the way;
-/// I/O errors.
-pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    write_object(Dest::Path(path.as_ref()), object, options)
-}
-
 /// Where the files go: at a path (the data and its `.mtd` as one [`FileSet`]), or into an
 /// output's files (objects), which their caller puts in place.
 #[derive(Clone, Copy)]
@@ -81,7 +59,7 @@ pub(super) enum Dest<'a> {
 /// emitter as it is made, with a buffer the writing thread reuses for values.
 type Records<'a> = dyn Fn(u64, &mut Vec<u8>, &mut Emit<'_>) -> Result<()> + Sync + 'a;
 
-/// [`write_with`].
+/// `object` written whole to `dest`, its files and `.mtd`.
 fn write_object(dest: Dest<'_>, object: &Object, options: &WriteOptions) -> Result<()> {
     let (rows, cols) = object.shape();
     let size = u64::from(options.block_size.max(1));
@@ -128,7 +106,7 @@ fn write_object(dest: Dest<'_>, object: &Object, options: &WriteOptions) -> Resu
 }
 
 /// SystemDS binary blocks (and the `.mtd`) on the pipe. A matrix from a source with cheap
-/// windows (a local file) is written as [`write_with`] writes it, each core encoding its
+/// windows (a local file) is written as a whole object is, each core encoding its
 /// part's block rows from the rows it reads; from a source read in order (an object in a
 /// store, a text file) its block rows are gathered and encoded one after another (dense
 /// ones too wide to hold are spilled first); frames are held whole first.

@@ -1470,14 +1470,13 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
 /// path for matrices, which refused them, instead of being read whole.
 #[test]
 fn systemds_frames_with_kept_blocks_are_read_whole() {
-    use dbdf::systemds;
     let dir = scratch("sysds-frame-kept");
     let frame = Object::frame(vec![
         ("x".into(), Values::F64(vec![1.5, -2.0, 0.0])),
         ("n".into(), Values::I64(vec![7, 0, -9])),
     ])
     .unwrap();
-    systemds::write(dir.join("frame"), &frame).unwrap();
+    crate::systemds::write(dir.join("frame"), &frame).unwrap();
     let sds = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/systemds");
     for (input, flags) in [
         (dir.join("frame"), &["--keep-blocks"][..]),
@@ -1490,7 +1489,7 @@ fn systemds_frames_with_kept_blocks_are_read_whole() {
         let run = dbdf(&args);
         assert!(run.status.success(), "{input:?} {flags:?}: {run:?}");
         let read: Object = from_file(&out).unwrap();
-        let whole = systemds::read(&input).unwrap();
+        let whole = crate::systemds::read(&input).unwrap();
         assert_eq!(read.shape(), whole.shape(), "{input:?}");
         assert_eq!(read.data_type(), whole.data_type(), "{input:?}");
         let _ = std::fs::remove_file(&out);

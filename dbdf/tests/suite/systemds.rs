@@ -9,6 +9,44 @@ use dbdf::pipe;
 use dbdf::systemds::{self, ReadOptions, WriteOptions};
 use serde_daphne::{DataType, Object, Value, Values};
 
+/// The object of the SystemDS file or folder at `path`, read with `options` through its
+/// source.
+pub(crate) fn read_with(
+    path: impl AsRef<Path>,
+    options: &ReadOptions,
+) -> serde_daphne::Result<Object> {
+    let convert = dbdf::convert::ConvertOptions {
+        formats: dbdf::convert::FormatOptions::default().with(options.clone()),
+        ..Default::default()
+    };
+    let systemds = "systemds".parse()?;
+    Ok(dbdf::convert::read(path.as_ref(), systemds, &convert)?.remove(0))
+}
+
+pub(crate) fn read(path: impl AsRef<Path>) -> serde_daphne::Result<Object> {
+    read_with(path, &ReadOptions::default())
+}
+
+/// `object` written as SystemDS at `path` with `options`, through its sink, as a conversion
+/// writes it.
+pub(crate) fn write_with(
+    path: impl AsRef<Path>,
+    object: &Object,
+    options: &WriteOptions,
+) -> serde_daphne::Result<()> {
+    let convert = dbdf::convert::ConvertOptions {
+        formats: dbdf::convert::FormatOptions::default().with(options.clone()),
+        ..Default::default()
+    };
+    let objects = std::slice::from_ref(object);
+    dbdf::convert::write(path.as_ref(), objects, "systemds".parse()?, &convert)?;
+    Ok(())
+}
+
+pub(crate) fn write(path: impl AsRef<Path>, object: &Object) -> serde_daphne::Result<()> {
+    write_with(path, object, &WriteOptions::default())
+}
+
 /// A SystemDS object to `.dbdf` through the pipe, tiled as its blocks unless `options` give
 /// a tile size (or the runtime dialect, which has none).
 fn to_dbdf(
@@ -116,8 +154,7 @@ fn every_golden_matrix_reads_with_the_values_of_its_text_copy() {
                 keep_blocks,
                 ..Default::default()
             };
-            let m = systemds::read_with(golden(name), &options)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let m = read_with(golden(name), &options).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(m.shape(), (rows, cols), "{name}");
             assert_eq!(cells(&m), text_cells(name, rows, cols), "{name}");
             let nnz = text_cells(name, rows, cols)
@@ -161,9 +198,9 @@ fn with_sync_of(golden: &[u8], ours: &[u8]) -> Vec<u8> {
 fn matrices_we_write_are_the_bytes_systemds_wrote() {
     let dir = scratch("write");
     for (name, ..) in MATRICES {
-        let m = systemds::read(golden(name)).unwrap();
+        let m = read(golden(name)).unwrap();
         let out = dir.join(name);
-        systemds::write(&out, &m).unwrap();
+        write(&out, &m).unwrap();
         let ours = std::fs::read(&out).unwrap();
         let theirs = std::fs::read(golden(name)).unwrap();
         assert_eq!(ours, with_sync_of(&theirs, &ours), "{name}");
@@ -185,13 +222,13 @@ fn matrices_we_write_are_the_bytes_systemds_wrote() {
         ] {
             assert_eq!(mtd[key], theirs[key], "{name} {key}");
         }
-        assert_eq!(cells(&systemds::read(&out).unwrap()), cells(&m));
+        assert_eq!(cells(&read(&out).unwrap()), cells(&m));
     }
 }
 
 #[test]
 fn frames_read_with_names_and_strings_are_refused_by_name() {
-    let f = systemds::read(golden("frame_bool_130")).unwrap();
+    let f = read(golden("frame_bool_130")).unwrap();
     assert_eq!(f.data_type(), DataType::Frame);
     assert_eq!(f.shape(), (130, 2));
     assert_eq!(f.labels(), ["C1", "C2"]);
@@ -214,7 +251,7 @@ fn frames_read_with_names_and_strings_are_refused_by_name() {
         ("frame_named", "name"),
         ("frame_2500", "C2"),
     ] {
-        let err = systemds::read(golden(name)).unwrap_err();
+        let err = read(golden(name)).unwrap_err();
         assert_error!(err, NotConvertible);
         assert!(
             err.to_string().contains(&format!("{column:?} of strings")),
@@ -265,7 +302,7 @@ fn part_files_in_any_order_with_sync_markers_anywhere_read_the_same() {
         ),
     ] {
         let file = dir.join(name);
-        systemds::write_with(
+        write_with(
             &file,
             &m,
             &WriteOptions {
@@ -297,11 +334,15 @@ fn part_files_in_any_order_with_sync_markers_anywhere_read_the_same() {
             }
             std::fs::write(metadata_path(&parts), json.to_string()).unwrap();
             for keep_blocks in [false, true] {
-                let options = ReadOptions {
-                    keep_blocks,
+                // SystemDS's blocks kept as the tiles of a .dbdf (--keep-blocks), or one block.
+                let out = dir.join(format!("{name}-{with_nnz}-{keep_blocks}.dbdf"));
+                let convert = dbdf::convert::ConvertOptions {
+                    from: Some("systemds".parse().unwrap()),
+                    keep_tiles: keep_blocks,
                     ..Default::default()
                 };
-                let read = systemds::read_with(&parts, &options).unwrap();
+                dbdf::convert::convert(&parts, &out, &convert).unwrap();
+                let read: Object = serde_daphne::from_file(&out).unwrap();
                 assert_eq!(cells(&read), cells(&m), "{name} {with_nnz} {keep_blocks}");
                 let blocks = read.block_types().iter().map(|(_, n)| n).sum::<usize>();
                 assert_eq!(blocks, if keep_blocks { grid } else { 1 });
@@ -330,12 +371,12 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
                 let mut bad = bytes.clone();
                 bad[at] ^= flip;
                 std::fs::write(&path, &bad).unwrap();
-                let _ = systemds::read(&path);
+                let _ = read(&path);
             }
         }
         for cut in [0, 3, 40, bytes.len() / 2, bytes.len() - 1] {
             std::fs::write(&path, &bytes[..cut]).unwrap();
-            let err = systemds::read(&path).unwrap_err();
+            let err = read(&path).unwrap_err();
             assert_error!(err, ForeignInput);
         }
     }
@@ -346,20 +387,20 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
     bytes[158] = 9;
     let path = dir.join("dense_small");
     std::fs::write(&path, &bytes).unwrap();
-    let err = systemds::read(&path).unwrap_err();
+    let err = read(&path).unwrap_err();
     assert_eq!(err.offset(), Some(158), "{err}");
     assert!(err.to_string().contains("unknown block type 9"), "{err}");
     // A missing .mtd, and one that says another format.
     let lonely = dir.join("lonely");
     std::fs::copy(golden("dense_small"), &lonely).unwrap();
-    let err = systemds::read(&lonely).unwrap_err();
+    let err = read(&lonely).unwrap_err();
     assert!(err.to_string().contains("lonely.mtd"), "{err}");
     std::fs::write(
         metadata_path(&lonely),
         r#"{"data_type":"matrix","rows":3,"cols":4,"format":"csv"}"#,
     )
     .unwrap();
-    let err = systemds::read(&lonely).unwrap_err();
+    let err = read(&lonely).unwrap_err();
     assert!(err.to_string().contains("format \"csv\""), "{err}");
     // Dimensions the blocks do not fit.
     std::fs::write(
@@ -367,12 +408,12 @@ fn malformed_files_are_refused_with_their_offset_and_never_panic() {
         r#"{"data_type":"matrix","rows":2,"cols":4,"format":"binary"}"#,
     )
     .unwrap();
-    let err = systemds::read(&lonely).unwrap_err();
+    let err = read(&lonely).unwrap_err();
     assert!(
         err.to_string().contains("does not fit the 2 x 4 matrix"),
         "{err}"
     );
-    let err = systemds::read(tall_matrix(&dir)).unwrap_err();
+    let err = read(tall_matrix(&dir)).unwrap_err();
     assert_error!(err, AllocationLimit);
 }
 
@@ -472,7 +513,7 @@ fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
                 ..Default::default()
             },
         ] {
-            let err = systemds::read_with(&path, &options).unwrap_err();
+            let err = read_with(&path, &options).unwrap_err();
             assert_error!(err, ForeignInput);
             assert_eq!(
                 err.offset(),
@@ -495,7 +536,7 @@ fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
     let good = ultra(&[entry(0, 0, 1.0)]);
     let file = [header.clone(), record(1, 1, &good), record(1, 2, &broken)].concat();
     std::fs::write(&path, &file).unwrap();
-    let err = systemds::read(&path).unwrap_err();
+    let err = read(&path).unwrap_err();
     let second = header.len() + 8 + 16 + good.len() + 8 + 16 + 8;
     assert_eq!(err.offset(), Some(second as u64), "{err}");
     assert!(err.to_string().contains("unknown block type 9"), "{err}");
@@ -505,17 +546,17 @@ fn cell_errors_found_after_the_read_keep_file_order_and_offsets() {
 fn writing_needs_exact_doubles_and_a_matrix() {
     let dir = scratch("refuse");
     let big = Object::dense(1, 1, Values::I64(vec![(1 << 53) + 1])).unwrap();
-    let err = systemds::write(dir.join("big"), &big).unwrap_err();
+    let err = write(dir.join("big"), &big).unwrap_err();
     assert_error!(err, LossyConversion);
     let frame = Object::frame(vec![("a".into(), Values::U8(vec![1]))]).unwrap();
-    let err = systemds::write(dir.join("frame"), &frame).unwrap_err();
+    let err = write(dir.join("frame"), &frame).unwrap_err();
     assert_error!(err, NotConvertible);
     assert!(err.to_string().contains("\"a\" of u8"), "{err}");
     assert!(!dir.join("big").exists() && !dir.join("frame").exists());
     // Integers that doubles hold exactly are fine, and -0.0 and NaN survive.
     let m = Object::dense(2, 2, Values::F64(vec![-0.0, f64::NAN, 3.0, 0.0])).unwrap();
-    systemds::write(dir.join("m"), &m).unwrap();
-    let back = systemds::read(dir.join("m")).unwrap();
+    write(dir.join("m"), &m).unwrap();
+    let back = read(dir.join("m")).unwrap();
     assert_eq!(back.get(0, 0).unwrap().bits(), (-0.0f64).to_bits());
     assert!(back.get(0, 1).unwrap().to::<f64>().unwrap().is_nan());
 }
@@ -536,7 +577,7 @@ fn frames_we_write_encode_columns_as_systemds_does_and_read_back() {
     ])
     .unwrap();
     let out = dir.join("f");
-    systemds::write(&out, &frame).unwrap();
+    write(&out, &frame).unwrap();
     let ours = std::fs::read(&out).unwrap();
     // SystemDS's own encoding of the columns "id" (INT64) and "score" (FP64), cut from the
     // frame it wrote (frame_named; the same values).
@@ -554,7 +595,7 @@ fn frames_we_write_encode_columns_as_systemds_does_and_read_back() {
         serde_json::from_str(&std::fs::read_to_string(metadata_path(&out)).unwrap()).unwrap();
     assert_eq!(mtd["data_type"], "frame");
     assert_eq!(mtd["schema"], "INT64,FP64,INT32,FP32,");
-    let back = systemds::read(&out).unwrap();
+    let back = read(&out).unwrap();
     assert_eq!(back.labels(), ["id", "score", "n", "x"]);
     assert_eq!(back.columns().unwrap(), frame.columns().unwrap());
     // Blocks of 3 rows in 2 parts: a directory Spark can split, read back the same.
@@ -563,10 +604,10 @@ fn frames_we_write_encode_columns_as_systemds_does_and_read_back() {
         block_size: 3,
         parts: Some(2),
     };
-    systemds::write_with(&parts, &frame, &options).unwrap();
+    write_with(&parts, &frame, &options).unwrap();
     assert!(parts.join("part-00000").is_file() && parts.join("part-00001").is_file());
     assert_eq!(
-        systemds::read(&parts).unwrap().columns().unwrap(),
+        read(&parts).unwrap().columns().unwrap(),
         frame.columns().unwrap()
     );
 }
@@ -574,14 +615,14 @@ fn frames_we_write_encode_columns_as_systemds_does_and_read_back() {
 #[test]
 fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
     let dir = scratch("parts");
-    let m = systemds::read(golden("sparse_100")).unwrap();
+    let m = read(golden("sparse_100")).unwrap();
     for parts in [1, 3, 7, 200] {
         let out = dir.join(format!("m{parts}"));
         let options = WriteOptions {
             block_size: 16,
             parts: Some(parts),
         };
-        systemds::write_with(&out, &m, &options).unwrap();
+        write_with(&out, &m, &options).unwrap();
         let mut names: Vec<String> = std::fs::read_dir(&out)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -591,7 +632,7 @@ fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
         // "_SUCCESS" sorts first.
         assert_eq!(names[0], "_SUCCESS");
         assert_eq!(names[1], "part-00000");
-        assert_eq!(cells(&systemds::read(&out).unwrap()), cells(&m), "{parts}");
+        assert_eq!(cells(&read(&out).unwrap()), cells(&m), "{parts}");
         // Each part holds a contiguous run of block rows, in order (an empty part is a
         // header alone).
         let mut last = 0;
@@ -606,7 +647,7 @@ fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
     }
     // Writing again replaces the directory; a directory of other files is left alone.
     let out = dir.join("m3");
-    systemds::write_with(
+    write_with(
         &out,
         &m,
         &WriteOptions {
@@ -617,7 +658,7 @@ fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
     .unwrap();
     assert!(!out.join("part-00002").exists());
     std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-    let err = systemds::write_with(
+    let err = write_with(
         &out,
         &m,
         &WriteOptions {
@@ -632,7 +673,7 @@ fn matrices_split_into_parts_of_contiguous_block_rows_read_back_the_same() {
 #[test]
 fn npy_files_write_as_systemds_streamed_or_whole_with_the_same_values() {
     let dir = scratch("npy");
-    let m = systemds::read(golden("dense_small")).unwrap();
+    let m = read(golden("dense_small")).unwrap();
     for (name, object) in [
         ("f64", m.clone()),
         (
@@ -648,11 +689,7 @@ fn npy_files_write_as_systemds_streamed_or_whole_with_the_same_values() {
             parts: Some(2),
         };
         write_npy(&npy, &out, &options).unwrap();
-        assert_eq!(
-            cells(&systemds::read(&out).unwrap()),
-            cells(&object),
-            "{name}"
-        );
+        assert_eq!(cells(&read(&out).unwrap()), cells(&object), "{name}");
     }
 }
 
@@ -661,7 +698,7 @@ fn npy_values_at_any_offset_write_the_same_blocks() {
     // numpy starts the values at a multiple of 64; a header one byte longer puts them where
     // they cannot be mapped as f64, and the conversion reads them in bands instead.
     let dir = scratch("npy-offset");
-    let m = systemds::read(golden("dense_small")).unwrap();
+    let m = read(golden("dense_small")).unwrap();
     let aligned = dir.join("aligned.npy");
     dbdf::npy::write(&aligned, &m).unwrap();
     let bytes = std::fs::read(&aligned).unwrap();
@@ -688,7 +725,7 @@ fn npy_values_at_any_offset_write_the_same_blocks() {
             "{part}"
         );
     }
-    assert_eq!(cells(&systemds::read(dir.join("m")).unwrap()), cells(&m));
+    assert_eq!(cells(&read(dir.join("m")).unwrap()), cells(&m));
 }
 
 #[test]
@@ -748,7 +785,7 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
                 WriteOptions::default(),
             ] {
                 let (whole, streamed) = (dir.join("whole"), dir.join("streamed"));
-                systemds::write_with(&whole, object, &write).unwrap();
+                write_with(&whole, object, &write).unwrap();
                 write_dbdf(&dbdf, 0, &streamed, &write).unwrap();
                 let files = |path: &Path| -> Vec<(String, Vec<u8>)> {
                     let mut files: Vec<_> = if path.is_dir() {
@@ -784,7 +821,7 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     let dbdf = dir.join("frame.dbdf");
     serde_daphne::to_file(&dbdf, &frame).unwrap();
     write_dbdf(&dbdf, 0, &dir.join("frame"), &WriteOptions::default()).unwrap();
-    systemds::write(dir.join("frame-whole"), &frame).unwrap();
+    write(dir.join("frame-whole"), &frame).unwrap();
     assert_eq!(
         std::fs::read(dir.join("frame")).unwrap(),
         std::fs::read(dir.join("frame-whole")).unwrap()
@@ -808,7 +845,7 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
     let read_back = |path: &Path| -> Object { from_file(path).unwrap() };
     // SystemDS's own files against their text copies; the data type as a whole read decides.
     for (name, rows, cols) in MATRICES {
-        let whole = systemds::read(golden(name)).unwrap();
+        let whole = read(golden(name)).unwrap();
         // Tiles that do not divide SystemDS's (1000) split each block from its corner.
         let tile = if rows * cols <= 10_000 {
             (2, 3)
@@ -855,7 +892,7 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
             .unwrap(),
     ] {
         let sysds = dir.join("parts");
-        systemds::write_with(
+        write_with(
             &sysds,
             &object,
             &WriteOptions {
@@ -880,10 +917,10 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
     }
     // A matrix without cells is written as a whole read gives it.
     let empty = Object::dense(0, 5, Values::F64(Vec::new())).unwrap();
-    systemds::write(dir.join("empty"), &empty).unwrap();
+    write(dir.join("empty"), &empty).unwrap();
     let out = dir.join("empty.dbdf");
     to_dbdf(&dir.join("empty"), &out, &Options::new()).unwrap();
-    let whole = systemds::read(dir.join("empty")).unwrap();
+    let whole = read(dir.join("empty")).unwrap();
     let back = read_back(&out);
     assert_eq!(
         (back.shape(), back.data_type()),
@@ -897,16 +934,13 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
     };
     to_dbdf(&golden("dense_small"), &out, &runtime).unwrap();
     let back: Object = serde_daphne::from_file_with(&out, &runtime).unwrap();
-    assert_eq!(
-        cells(&back),
-        cells(&systemds::read(golden("dense_small")).unwrap())
-    );
+    assert_eq!(cells(&back), cells(&read(golden("dense_small")).unwrap()));
     let frame = Object::frame(vec![
         ("x".into(), Values::F64(vec![1.5, -2.0, 0.0])),
         ("n".into(), Values::I64(vec![7, 0, -9])),
     ])
     .unwrap();
-    systemds::write(dir.join("frame"), &frame).unwrap();
+    write(dir.join("frame"), &frame).unwrap();
     let out = dir.join("frame.dbdf");
     to_dbdf(&dir.join("frame"), &out, &Options::new()).unwrap();
     let back: Object = from_file(&out).unwrap();
@@ -961,7 +995,7 @@ fn every_text_copy_agrees_with_its_binary() {
             assert_eq!(records.len() as u64, rows, "{name}");
             assert!(records.iter().all(|r| r.len() as u64 == cols), "{name}");
         } else {
-            let theirs = systemds::read(golden(binary)).unwrap();
+            let theirs = read(golden(binary)).unwrap();
             let copy = match extension {
                 "mtx" => cells(&dbdf::mtx::read(golden(&name)).unwrap()),
                 "csv" => text_cells_of(&golden(&name), false, rows, cols),

@@ -117,7 +117,7 @@ fn the_systemds_sink_writes_the_files_of_the_whole_write() {
                 ..Default::default()
             };
         let whole = dir.join(format!("whole{k}-{parted}"));
-        let expected = systemds::write_with(&whole, &object, &options);
+        let expected = crate::systemds::write_with(&whole, &object, &options);
         // Bands from a source without windows, and windows of a .dbdf file.
         let input = dir.join(format!("in{k}.dbdf"));
         std::fs::write(&input, &bytes).unwrap();
@@ -508,7 +508,7 @@ fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
     let sink = systemds::sink(&output, &systemds::WriteOptions::default());
     pump(&mut *source, sink, &PumpOptions::default()).unwrap();
     assert!(output.is_file(), "one file, not a directory of parts");
-    let back = systemds::read(&output).unwrap();
+    let back = crate::systemds::read(&output).unwrap();
     assert_eq!(back.csr_parts::<f64>().unwrap().values, [1.5, 4.0, -2.0]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -531,7 +531,7 @@ fn dense_rows_in_order_write_the_whole_writes_files_held_or_spilled() {
             parts: Some(2),
         };
         let whole = dir.join(format!("whole{block_size}"));
-        systemds::write_with(&whole, &object, &options).unwrap();
+        crate::systemds::write_with(&whole, &object, &options).unwrap();
         let piped = dir.join(format!("piped{block_size}"));
         pump_bands(&object, 300, false, systemds::sink(&piped, &options)).unwrap();
         for file in ["part-00000", "part-00001"] {

@@ -56,7 +56,7 @@ fn sources_give_what_their_whole_reads_give() {
             &whole,
         );
         let sysds = dir.join(format!("{k}.sysds"));
-        systemds::write_with(
+        crate::systemds::write_with(
             &sysds,
             &object,
             &systemds::WriteOptions {
@@ -65,7 +65,7 @@ fn sources_give_what_their_whole_reads_give() {
             },
         )
         .unwrap();
-        let whole = systemds::read(&sysds).unwrap();
+        let whole = crate::systemds::read(&sysds).unwrap();
         let got = collected(&mut *systemds::source(&sysds, &Default::default()).unwrap());
         same_object(&format!("systemds {name}"), &got[0], &whole);
     }
