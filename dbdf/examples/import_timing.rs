@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
+use dbdf::binsparse;
 use dbdf::convert::{self, ConvertOptions};
-use dbdf::{binsparse, npy};
 use serde_daphne::Object;
 
 fn median(mut ms: Vec<f64>) -> (f64, f64, f64) {
@@ -38,7 +38,13 @@ fn main() {
         drop(object);
         let start = Instant::now();
         let object = match numpy.ends_with(".npy") {
-            true => npy::read(numpy).unwrap(),
+            true => {
+                let npy = "npy".parse().unwrap();
+                let options = ConvertOptions::default();
+                convert::read(numpy.as_ref(), npy, &options)
+                    .unwrap()
+                    .remove(0)
+            }
             false => serde_daphne::from_file::<_, Object>(numpy).unwrap(),
         };
         base.push(start.elapsed().as_secs_f64() * 1e3);

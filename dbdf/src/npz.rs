@@ -396,7 +396,7 @@ pub fn to_vec(objects: &[(String, Object)], options: &WriteOptions) -> Result<Ve
     Ok(out)
 }
 
-/// Writes named objects as a `.npz` archive: each a `.npy` member (see [`npy::to_writer`])
+/// Writes named objects as a `.npz` archive: each a `.npy` member (as the `npy` format writes it)
 /// named `NAME.npy`, stored or deflated.
 ///
 /// # Errors

@@ -5,7 +5,7 @@
 
 use dbdf::binsparse::{self, WriteOptions};
 use dbdf::convert::{self, ConvertOptions, FormatOptions};
-use dbdf::{futhark, npy, npz, scipy};
+use dbdf::{futhark, npz, scipy};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -28,12 +28,12 @@ fuzz_target!(|data: &[u8]| {
             objects.len()
         );
     }
-    if let Ok(object) = npy::from_slice(data) {
-        let mut bytes = Vec::new();
-        npy::to_writer(&mut bytes, &object).expect("what reads, writes");
+    let npy = "npy".parse().expect("a format");
+    if let Ok(objects) = convert::from_slice(data, npy, &plain) {
+        let bytes = convert::to_vec(&objects, npy, &plain).expect("what reads, writes");
         assert_eq!(
-            npy::from_slice(&bytes).expect("what we write reads"),
-            object
+            convert::from_slice(&bytes, npy, &plain).expect("what we write reads"),
+            objects
         );
     }
     if let Ok(read) = binsparse::from_slice(data) {

@@ -2,13 +2,17 @@
 //! big-endian, C or Fortran order on input; version 1.0, little-endian, C order on output.
 //! Binsparse's NPZ container is a zip of these.
 //!
+//! Read and written through [`crate::convert`], as every format:
+//!
 //! ```
-//! use dbdf::npy;
+//! use dbdf::convert::{self, ConvertOptions, Format};
 //! use serde_daphne::{Object, Values};
 //!
+//! let npy: Format = "npy".parse()?;
+//! let options = ConvertOptions::default();
 //! let m = Object::dense(2, 2, Values::I32(vec![1, 2, 3, 4]))?;
-//! let bytes = npy::to_vec(&m)?;
-//! assert_eq!(npy::from_slice(&bytes)?, m);
+//! let bytes = convert::to_vec(&[m.clone()], npy, &options)?;
+//! assert_eq!(convert::from_slice(&bytes, npy, &options)?, [m]);
 //! # Ok::<(), serde_daphne::Error>(())
 //! ```
 
@@ -30,7 +34,6 @@ pub(crate) use stream::{NpySink, NpySource};
 
 use crate::input::decode_values;
 use crate::input::write_le;
-use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::with_values;
 use serde_daphne::Object;
 use serde_daphne::ValueType;
@@ -227,18 +230,10 @@ impl Array<'_> {
     }
 }
 
-/// Reads a `.npy` file as a DenseMatrix: 0-D as 1 x 1, 1-D as a column, 2-D as it is.
-///
-/// # Errors
-/// I/O errors, and as [`from_slice`].
-pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    stream::read_whole(path.as_ref())
-}
-
 /// The `.npy` file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
 ///
 /// # Errors
-/// As [`read`], for a malformed header.
+/// I/O errors; a malformed header.
 pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(NpySource::open(path.as_ref())?))
 }
@@ -248,12 +243,13 @@ pub fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
     Box::new(NpySink::new(out))
 }
 
-/// Reads a `.npy` array in memory as a DenseMatrix (see [`read`]).
+/// A `.npy` array in memory (a member of a `.npz` archive) as a DenseMatrix: 0-D as 1 x 1,
+/// 1-D as a column, 2-D as it is; a record array as a frame.
 ///
 /// # Errors
 /// [`ErrorKind::ForeignInput`](serde_daphne::ErrorKind::ForeignInput) with the byte offset for anything malformed or other than 0-, 1-
 /// or 2-D arrays of numbers; [`ErrorKind::OutOfMemory`](serde_daphne::ErrorKind::OutOfMemory).
-pub fn from_slice(bytes: &[u8]) -> Result<Object> {
+pub(crate) fn from_slice(bytes: &[u8]) -> Result<Object> {
     let array = parse(bytes)?;
     if let Descr::Record(record) = &array.descr {
         let header = NpyHeader {
@@ -354,19 +350,11 @@ pub(crate) fn write_header<W: Write + ?Sized>(
     Ok(())
 }
 
-/// Writes a matrix as a `.npy` file (see [`to_writer`]), atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_buffered(path.as_ref(), |out| to_writer(out, object))
-}
-
 /// [`to_writer`] into a new vector.
 ///
 /// # Errors
 /// As [`to_writer`].
-pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
+pub(crate) fn to_vec(object: &Object) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     to_writer(&mut out, object)?;
     Ok(out)
@@ -377,7 +365,7 @@ pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// I/O errors; [`ErrorKind::OutOfMemory`](serde_daphne::ErrorKind::OutOfMemory).
-pub fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
+pub(crate) fn to_writer<W: Write>(mut out: W, object: &Object) -> Result<()> {
     if let serde_daphne::Header::Frame { rows, columns } = object.header() {
         write_header(&mut out, &records::frame_descr(columns), &[*rows])?;
         let mut bytes = Vec::new();

@@ -3,7 +3,6 @@
 //! arrays: whole records, split into a frame's columns), and a sink that writes the header,
 //! then each band's rows. Memory holds a band, never the matrix.
 
-use serde_daphne::ErrorDetails;
 use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
@@ -171,48 +170,6 @@ impl Sink for NpySink<'_> {
     fn finish(self: Box<Self>) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
-}
-
-/// Reads the `.npy` file at `path` whole: its values go from the file straight into the
-/// matrix's vector (fresh pages, advised huge), so memory holds the matrix once; a record
-/// array's records are read a band at a time into its columns.
-///
-/// # Errors
-/// As [`super::read`].
-pub(crate) fn read_whole(path: &Path) -> Result<serde_daphne::Object> {
-    let (file, header, object) = open_array(path)?;
-    if let Header::Frame { rows, columns } = &object {
-        let (rows, cols) = (*rows, columns.len() as u64);
-        let source = NpySource {
-            input_len: 0,
-            file: Arc::new(file),
-            header,
-            headers: [object.clone()],
-        };
-        return source.window(0, 0..rows, 0..cols)?.into_object(&object);
-    }
-    let (rows, cols) = object.shape();
-    let vt = object.matrix_value_type().unwrap_or(ValueType::F64);
-    // The header checked the data's length against the file's: the vector is justified.
-    let cells = usize::try_from(rows * cols).map_err(|_| {
-        Error::from(ErrorDetails::OutOfMemory {
-            bytes: u128::from(rows * cols) * vt.size() as u128,
-        })
-    })?;
-    let reader = TileReader {
-        file: &file,
-        header: &header,
-        rows,
-        cols,
-    };
-    let values = with_value_type!(vt, T => {
-        let mut values = zeroed_vec::<T>(cells)?;
-        if cells > 0 {
-            reader.read_tile(0, 0, rows, cols, &mut values)?;
-        }
-        T::into_values(values)
-    });
-    serde_daphne::Object::dense(rows, cols, values)
 }
 
 /// Opens the `.npy` array at `path`: its file, checked header, and the object it is (a

@@ -1116,7 +1116,7 @@ fn slice_writes_windows_to_any_output_format() {
     let npy = dir.join("w.npy");
     let out = dbdf(&["slice", s(&path), s(&npy), "--rows", "3:9", "--cols", "2:"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let window = dbdf::npy::read(&npy).unwrap();
+    let window = crate::whole::read(&npy, "npy").unwrap();
     assert_eq!(window.shape(), (6, 7));
     assert_eq!(
         window.dense_vec::<f64>().unwrap(),
@@ -1168,7 +1168,7 @@ fn convert_streams_npy_to_tiled_dbdf_and_back() {
     let m = ndarray::Array2::from_shape_fn((30, 20), |(r, c)| ((r * 7 + c) % 5) as f32);
     let npy = dir.join("m.npy");
     let object = Object::dense(30, 20, Values::F32(m.iter().copied().collect())).unwrap();
-    dbdf::npy::write(&npy, &object).unwrap();
+    crate::whole::write(&npy, &object, "npy").unwrap();
     let tiled = dir.join("m.dbdf");
     let out = dbdf(&[
         "convert",

@@ -330,7 +330,7 @@ fn mutated_files_give_errors_or_values() {
 /// `from_slice`/`to_writer`/`to_vec` in memory; the two agree byte for byte.
 #[test]
 fn interop_modules_read_and_write_paths_as_they_do_bytes() {
-    use dbdf::{binsparse, npy};
+    use dbdf::binsparse;
     use serde_daphne::{Object, Values};
     let dir = std::env::temp_dir().join(format!("serde_daphne_interop_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -348,9 +348,12 @@ fn interop_modules_read_and_write_paths_as_they_do_bytes() {
     assert_eq!(read, std::slice::from_ref(&m));
 
     let npy_path = dir.join("m.npy");
-    npy::write(&npy_path, &m).unwrap();
-    assert_eq!(std::fs::read(&npy_path).unwrap(), npy::to_vec(&m).unwrap());
-    assert_eq!(npy::read(&npy_path).unwrap(), m);
+    crate::whole::write(&npy_path, &m, "npy").unwrap();
+    assert_eq!(
+        std::fs::read(&npy_path).unwrap(),
+        crate::whole::to_vec(&m, "npy").unwrap()
+    );
+    assert_eq!(crate::whole::read(&npy_path, "npy").unwrap(), m);
 
     let bsp = dir.join("m.bsp.npz");
     binsparse::write(&bsp, &m).unwrap();

@@ -26,5 +26,6 @@ mod systemds;
 #[cfg(feature = "parquet")]
 mod tables;
 mod torture;
+mod whole;
 #[cfg(feature = "zarr")]
 mod zarr;

@@ -118,7 +118,7 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
     let dir = dir("from_dbdf");
     let m = matrix();
     let object = Object::dense(23, 17, Values::F64(m.iter().copied().collect())).unwrap();
-    let expected = npy::to_vec(&object).unwrap();
+    let expected = crate::whole::to_vec(&object, "npy").unwrap();
     for options in [
         Options::new(),
         Options {
@@ -155,8 +155,8 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
     .unwrap();
     from_dbdf(&input, 0, &dir.join("f.npy")).unwrap();
     let bytes = std::fs::read(dir.join("f.npy")).unwrap();
-    assert_eq!(bytes, npy::to_vec(&frame).unwrap());
-    assert_eq!(npy::from_slice(&bytes).unwrap(), frame);
+    assert_eq!(bytes, crate::whole::to_vec(&frame, "npy").unwrap());
+    assert_eq!(crate::whole::from_slice(&bytes, "npy").unwrap(), frame);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

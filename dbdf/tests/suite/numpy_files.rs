@@ -90,10 +90,14 @@ fn record_arrays_of_every_type_order_and_alignment_read_as_frames() {
         "records_be_packed.npy",
         "records_be_aligned.npy",
     ] {
-        let whole = npy::read(data(name)).unwrap();
+        let whole = crate::whole::read(data(name), "npy").unwrap();
         assert_eq!(whole, expected, "{name}");
         let bytes = std::fs::read(data(name)).unwrap();
-        assert_eq!(npy::from_slice(&bytes).unwrap(), expected, "{name}");
+        assert_eq!(
+            crate::whole::from_slice(&bytes, "npy").unwrap(),
+            expected,
+            "{name}"
+        );
         // Through the pipe: windows of records, any rows and fields.
         let mut source = npy::source(data(name)).unwrap();
         crate::pipe::same_windows(name, source.windows().unwrap(), 0, &expected);
@@ -115,7 +119,7 @@ fn frames_write_as_the_packed_record_arrays_numpy_writes() {
     let at = numpy.windows(field.len()).position(|w| w == field).unwrap() + 11;
     let mut numpy = numpy;
     numpy[at] = b'u';
-    assert_eq!(npy::to_vec(&frame).unwrap(), numpy);
+    assert_eq!(crate::whole::to_vec(&frame, "npy").unwrap(), numpy);
     let dir = dir("records_sink");
     let out = dir.join("out.npy");
     serde_daphne::lowlevel::write_buffered(&out, |w| {
@@ -130,7 +134,7 @@ fn frames_write_as_the_packed_record_arrays_numpy_writes() {
 
 #[test]
 fn scipys_record_array_of_nine_fields_reads_as_a_frame() {
-    let frame = npy::read(data("stable-loc-scale-sample-data.npy")).unwrap();
+    let frame = crate::whole::read(data("stable-loc-scale-sample-data.npy"), "npy").unwrap();
     assert_eq!(frame.data_type(), DataType::Frame);
     assert_eq!(frame.shape(), (126, 9));
     let header = frame.header();
@@ -154,7 +158,9 @@ fn string_and_nested_fields_are_refused_by_name() {
         ("records_strings.npy", "the field \"name\": strings"),
         ("records_nested.npy", "the field \"pos\": a nested record"),
     ] {
-        let message = npy::read(data(name)).unwrap_err().to_string();
+        let message = crate::whole::read(data(name), "npy")
+            .unwrap_err()
+            .to_string();
         assert!(message.contains(expected), "{name}: {message}");
     }
 }
@@ -163,12 +169,12 @@ fn string_and_nested_fields_are_refused_by_name() {
 fn python_2_headers_read_as_numpy_reads_them() {
     // numpy's test files: `'shape': (2L,)` from Python 2 on Windows, and Python 3's.
     for name in ["win64python2.npy", "python3.npy"] {
-        let m = npy::read(data(name)).unwrap();
+        let m = crate::whole::read(data(name), "npy").unwrap();
         assert_eq!(m.shape(), (2, 1), "{name}");
         assert_eq!(m.dense_vec::<f64>().unwrap().len(), 2, "{name}");
     }
-    let two = npy::read(data("win64python2.npy")).unwrap();
-    let three = npy::read(data("python3.npy")).unwrap();
+    let two = crate::whole::read(data("win64python2.npy"), "npy").unwrap();
+    let three = crate::whole::read(data("python3.npy"), "npy").unwrap();
     assert_eq!(two, three);
 }
 
@@ -176,8 +182,8 @@ fn python_2_headers_read_as_numpy_reads_them() {
 fn matrices_write_the_bytes_numpy_saves() {
     let m = Object::dense(2, 3, Values::F64((0..6).map(|k| k as f64 / 4.0).collect())).unwrap();
     let numpy = std::fs::read(data("matrix_f64.npy")).unwrap();
-    assert_eq!(npy::to_vec(&m).unwrap(), numpy);
-    assert_eq!(npy::from_slice(&numpy).unwrap(), m);
+    assert_eq!(crate::whole::to_vec(&m, "npy").unwrap(), numpy);
+    assert_eq!(crate::whole::from_slice(&numpy, "npy").unwrap(), m);
 }
 
 /// The matrix make.py saved in every scipy format.
@@ -433,7 +439,7 @@ fn hostile_archives_and_headers_give_errors_never_panics() {
             cases.push(flipped);
         }
         for case in cases {
-            let _ = npy::from_slice(&case);
+            let _ = crate::whole::from_slice(&case, "npy");
             let _ = dbdf::npz::from_slice(&case);
             let _ = scipy_from_slice(&case);
             tried += 1;

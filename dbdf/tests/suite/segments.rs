@@ -189,7 +189,7 @@ fn named_by_extension_and_names() {
     to_segments(&golden("dense_si64_3x4.dbdf"), &folder, 2);
     let out = dir.join("m.npy");
     convert(&folder, &out, &ConvertOptions::default()).unwrap();
-    let back = dbdf::npy::read(&out).unwrap();
+    let back = crate::whole::read(&out, "npy").unwrap();
     assert_eq!(back, whole(&golden("dense_si64_3x4.dbdf")));
     std::fs::remove_dir_all(&dir).unwrap();
 }

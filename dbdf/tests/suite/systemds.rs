@@ -682,7 +682,7 @@ fn npy_files_write_as_systemds_streamed_or_whole_with_the_same_values() {
         ),
     ] {
         let npy = dir.join(format!("{name}.npy"));
-        dbdf::npy::write(&npy, &object).unwrap();
+        crate::whole::write(&npy, &object, "npy").unwrap();
         let out = dir.join(name);
         let options = WriteOptions {
             block_size: 2,
@@ -700,7 +700,7 @@ fn npy_values_at_any_offset_write_the_same_blocks() {
     let dir = scratch("npy-offset");
     let m = read(golden("dense_small")).unwrap();
     let aligned = dir.join("aligned.npy");
-    dbdf::npy::write(&aligned, &m).unwrap();
+    crate::whole::write(&aligned, &m, "npy").unwrap();
     let bytes = std::fs::read(&aligned).unwrap();
     let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
     let mut shifted = bytes[..10 + header_len - 1].to_vec();

@@ -50,7 +50,7 @@ pub(crate) fn table_bytes(format: &str, object: &Object, options: &WriteOptions)
 
 /// numpy's record array of the same table (bools as u8).
 pub(crate) fn expected() -> Object {
-    dbdf::npy::read(data("types.npy")).unwrap()
+    crate::whole::read(data("types.npy"), "npy").unwrap()
 }
 
 #[test]

@@ -38,8 +38,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "npy",
             extension: "npy",
-            to_vec: npy::to_vec,
-            read: |p| Ok(vec![npy::read(p)?]),
+            to_vec: |o| to_vec_as("npy", o),
+            read: |p| read_as("npy", p),
             sink: |w| npy::sink(w),
             source: |p| npy::source(p),
         },

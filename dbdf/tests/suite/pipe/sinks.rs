@@ -11,7 +11,11 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
         for rows in HEIGHTS {
             let at = format!("{name}, bands of {rows}");
             let npy = written(&object, rows, |w| npy::sink(w));
-            same(&format!("npy {at}"), npy, npy::to_vec(&object));
+            same(
+                &format!("npy {at}"),
+                npy,
+                crate::whole::to_vec(&object, "npy"),
+            );
             let mtx_sink = written(&object, rows, |w| mtx::sink(w));
             same(&format!("mtx {at}"), mtx_sink, mtx::to_vec(&object));
             for daphne in [false, true] {

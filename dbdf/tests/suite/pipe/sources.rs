@@ -25,19 +25,19 @@ fn sources_give_what_their_whole_reads_give() {
             continue;
         }
         let npy_path = dir.join(format!("{k}.npy"));
-        std::fs::write(&npy_path, npy::to_vec(&object).unwrap()).unwrap();
+        std::fs::write(&npy_path, crate::whole::to_vec(&object, "npy").unwrap()).unwrap();
         let mut npy_source = npy::source(&npy_path).unwrap();
         same_windows(
             &format!("npy {name}"),
             npy_source.windows().unwrap(),
             0,
-            &npy::read(&npy_path).unwrap(),
+            &crate::whole::read(&npy_path, "npy").unwrap(),
         );
         let got = collected(&mut *npy_source);
         same_object(
             &format!("npy {name}"),
             &got[0],
-            &npy::read(&npy_path).unwrap(),
+            &crate::whole::read(&npy_path, "npy").unwrap(),
         );
         // A coordinate file: its CSR arrays held with 4-byte columns, bands and windows.
         let mtx_path = dir.join(format!("{k}.mtx"));
