@@ -25,10 +25,7 @@ use crate::npy::{self, NpySource};
 use crate::pipe::{
     band_rows, row_bytes, Band, Collect, Held, InputMetadata, Sink, Source, Windows, BAND_BYTES,
 };
-use crate::zip::{
-    check_stored_crc, entries, members, Archive, Entry, FileArchive, Inflating, ZipWriter,
-};
-use serde_daphne::lowlevel::write_buffered;
+use crate::zip::{check_stored_crc, entries, Archive, Entry, FileArchive, Inflating, ZipWriter};
 use serde_daphne::lowlevel::zeroed_vec;
 use serde_daphne::Header;
 use serde_daphne::Options;
@@ -67,7 +64,7 @@ impl Kind {
     }
 }
 
-/// How [`write()`] lays out the archive. Plain data, as every format's options: set the
+/// How an archive is laid out. Plain data, as every format's options: set the
 /// fields that differ from the default, `WriteOptions { compressed: true,
 /// ..Default::default() }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -81,42 +78,6 @@ pub struct WriteOptions {
     pub names: Vec<String>,
 }
 
-/// Reads every array of the archive at `path`, with its name (the member's, without
-/// `.npy`).
-///
-/// # Errors
-/// As [`from_slice`]; I/O errors.
-pub fn read(path: impl AsRef<Path>) -> Result<Vec<(String, Object)>> {
-    from_slice(&std::fs::read(path)?)
-}
-
-/// Reads every array of an archive in memory.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed archive or a member that is not
-/// a numeric `.npy` array (named), with the byte offset where the member is stored.
-pub fn from_slice(bytes: &[u8]) -> Result<Vec<(String, Object)>> {
-    // Deflated members may inflate to the default allocation limit beyond the archive.
-    let members = members(bytes, Options::new().max_alloc)?;
-    if members.is_empty() {
-        return Err(NPZ.error("the archive holds no arrays"));
-    }
-    members
-        .iter()
-        .map(|m| {
-            let name = array_name(&m.name)?;
-            let object = npy::from_slice(&m.data).map_err(|e| {
-                let e = NPZ.error(format!("{name}: {}", e.relocated(None)));
-                match m.offset {
-                    Some(at) => e.relocated(Some(at as u64)),
-                    None => e,
-                }
-            })?;
-            Ok((name, object))
-        })
-        .collect()
-}
-
 fn array_name(member: &str) -> Result<String> {
     member
         .strip_suffix(".npy")
@@ -127,7 +88,7 @@ fn array_name(member: &str) -> Result<String> {
 /// The archive at `path` as a source of the pipe: an object per member, in order.
 ///
 /// # Errors
-/// As [`read`], for what opening finds (members' headers and CRC-32s).
+/// I/O errors; a malformed archive or member (its headers and CRC-32s checked).
 pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(NpzSource::open(path.as_ref())?))
 }
@@ -366,46 +327,12 @@ impl Windows for NpzSource {
     }
 }
 
-/// Writes named objects as a `.npz` archive of stored members, atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write(path: impl AsRef<Path>, objects: &[(String, Object)]) -> Result<()> {
-    write_with(path, objects, &WriteOptions::default())
-}
-
-/// Writes named objects as a `.npz` archive with `options`, atomically.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write_with(
-    path: impl AsRef<Path>,
-    objects: &[(String, Object)],
-    options: &WriteOptions,
-) -> Result<()> {
-    write_buffered(path.as_ref(), |out| to_writer(out, objects, options))
-}
-
-/// [`to_writer`] into a new vector.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_vec(objects: &[(String, Object)], options: &WriteOptions) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    to_writer(&mut out, objects, options)?;
-    Ok(out)
-}
-
 /// Writes named objects as a `.npz` archive: each a `.npy` member (as the `npy` format writes it)
 /// named `NAME.npy`, stored or deflated.
 ///
 /// # Errors
 /// [`serde_daphne::ErrorKind::InvalidValue`] for a name given twice; I/O errors.
-pub fn to_writer<W: Write>(
-    out: W,
-    objects: &[(String, Object)],
-    options: &WriteOptions,
-) -> Result<()> {
+fn to_writer<W: Write>(out: W, objects: &[(String, Object)], options: &WriteOptions) -> Result<()> {
     let mut zip = ZipWriter::new(out);
     for (k, (name, object)) in objects.iter().enumerate() {
         if objects[..k].iter().any(|(other, _)| other == name) {

@@ -5,7 +5,7 @@
 
 use dbdf::binsparse::{self, WriteOptions};
 use dbdf::convert::{self, ConvertOptions, FormatOptions};
-use dbdf::{futhark, npz, scipy};
+use dbdf::{futhark, scipy};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -61,11 +61,11 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     }
-    if let Ok(arrays) = npz::from_slice(data) {
-        let mut bytes = Vec::new();
-        if npz::to_writer(&mut bytes, &arrays, &npz::WriteOptions::default()).is_ok() {
+    let npz = "npz".parse().expect("a format");
+    if let Ok(arrays) = convert::from_slice(data, npz, &plain) {
+        if let Ok(bytes) = convert::to_vec(&arrays, npz, &plain) {
             assert_eq!(
-                npz::from_slice(&bytes).expect("what we write reads"),
+                convert::from_slice(&bytes, npz, &plain).expect("what we write reads"),
                 arrays
             );
         }

@@ -9,7 +9,7 @@ use serde_daphne::{DataType, Object, ValueType, Values};
 
 /// The names of a numpy archive's arrays, in order.
 fn names_in(path: &std::path::Path) -> Vec<String> {
-    dbdf::npz::read(path)
+    crate::whole::read_npz(path)
         .unwrap()
         .into_iter()
         .map(|(name, _)| name)
@@ -296,7 +296,7 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
     let b = Object::dense(4, 1, Values::I32(vec![-1, 0, 1, 2])).unwrap();
     let c = Object::frame(expected_records()).unwrap();
     for name in ["savez.npz", "savez_compressed.npz"] {
-        let arrays = dbdf::npz::read(data(name)).unwrap();
+        let arrays = crate::whole::read_npz(data(name)).unwrap();
         let expected = vec![
             ("a".into(), a.clone()),
             ("b".into(), b.clone()),
@@ -318,7 +318,7 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
             }
         }
     }
-    let positional = dbdf::npz::read(data("savez_positional.npz")).unwrap();
+    let positional = crate::whole::read_npz(data("savez_positional.npz")).unwrap();
     let names: Vec<&str> = positional.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["arr_0", "arr_1"]);
     // Written back: the members numpy wrote, stored or deflated.
@@ -332,8 +332,8 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
         let named = vec![("a".to_string(), a.clone()), ("c".to_string(), c.clone())];
         let dir = dir("npz_write");
         let path = dir.join("out.npz");
-        dbdf::npz::write_with(&path, &named, &options).unwrap();
-        assert_eq!(dbdf::npz::read(&path).unwrap(), named, "{options:?}");
+        crate::whole::write_npz(&path, &named, &options).unwrap();
+        assert_eq!(crate::whole::read_npz(&path).unwrap(), named, "{options:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
@@ -440,7 +440,7 @@ fn hostile_archives_and_headers_give_errors_never_panics() {
         }
         for case in cases {
             let _ = crate::whole::from_slice(&case, "npy");
-            let _ = dbdf::npz::from_slice(&case);
+            let _ = crate::whole::from_slice(&case, "npz");
             let _ = scipy_from_slice(&case);
             tried += 1;
         }
@@ -489,7 +489,7 @@ fn deflated_members_stream_across_chunks_and_bands_as_whole() {
     ];
     let dir = dir("npz_streamed");
     let path = dir.join("z.npz");
-    dbdf::npz::write_with(
+    crate::whole::write_npz(
         &path,
         &named,
         &dbdf::npz::WriteOptions {

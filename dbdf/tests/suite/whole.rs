@@ -9,7 +9,12 @@ use serde_daphne::{Object, Result};
 /// The first object of the file at `path` in `format`.
 pub(crate) fn read(path: impl AsRef<Path>, format: &str) -> Result<Object> {
     let options = ConvertOptions::default();
-    Ok(convert::read(path.as_ref(), format.parse()?, &options)?.remove(0))
+    first(convert::read(path.as_ref(), format.parse()?, &options)?)
+}
+
+fn first(objects: Vec<Object>) -> Result<Object> {
+    let none = || serde_daphne::Error::invalid("the input holds no object");
+    objects.into_iter().next().ok_or_else(none)
 }
 
 /// `object` written to `path` in `format`, as a conversion writes it.
@@ -29,5 +34,34 @@ pub(crate) fn to_vec(object: &Object, format: &str) -> Result<Vec<u8>> {
 /// The first object of `bytes`, a file in `format`.
 pub(crate) fn from_slice(bytes: &[u8], format: &str) -> Result<Object> {
     let options = ConvertOptions::default();
-    Ok(convert::from_slice(bytes, format.parse()?, &options)?.remove(0))
+    first(convert::from_slice(bytes, format.parse()?, &options)?)
+}
+
+/// Every object of a numpy archive at `path`, with the name its source gives it.
+pub(crate) fn read_npz(path: impl AsRef<Path>) -> Result<Vec<(String, Object)>> {
+    let (npz, options) = ("npz".parse()?, ConvertOptions::default());
+    let names = convert::source(path.as_ref(), npz, &options)?
+        .metadata()
+        .names;
+    let objects = convert::read(path.as_ref(), npz, &options)?;
+    Ok(names.into_iter().zip(objects).collect())
+}
+
+/// Named objects written to a numpy archive at `path` with `options`, the names theirs.
+pub(crate) fn write_npz(
+    path: impl AsRef<Path>,
+    named: &[(String, Object)],
+    options: &dbdf::npz::WriteOptions,
+) -> Result<()> {
+    let (names, objects): (Vec<String>, Vec<Object>) = named.iter().cloned().unzip();
+    let options = dbdf::npz::WriteOptions {
+        names,
+        ..options.clone()
+    };
+    let options = ConvertOptions {
+        formats: convert::FormatOptions::default().with(options),
+        ..ConvertOptions::default()
+    };
+    convert::write(path.as_ref(), &objects, "npz".parse()?, &options)?;
+    Ok(())
 }

@@ -86,13 +86,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "npz",
             extension: "npz",
-            to_vec: |o| {
-                npz::to_vec(
-                    &[("arr_0".to_owned(), o.clone())],
-                    &npz::WriteOptions::default(),
-                )
-            },
-            read: |p| Ok(npz::read(p)?.into_iter().map(|(_, o)| o).collect()),
+            to_vec: |o| to_vec_as("npz", o),
+            read: |p| read_as("npz", p),
             sink: |w| Box::new(npz::sink(w, &npz::WriteOptions::default())),
             source: |p| npz::source(p),
         },
