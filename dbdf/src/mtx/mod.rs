@@ -30,11 +30,8 @@ use crate::storage::Stream;
 use crate::text::{format_value, parse_value};
 use entries::{MtxHeader, Symmetry};
 use head::{parse_head, read_head, Head, MTX, TYPE_COMMENT};
-use serde_daphne::lowlevel::write_buffered;
 use serde_daphne::lowlevel::Progress;
 use serde_daphne::lowlevel::{first_name, parse_name};
-use serde_daphne::with_value_type;
-use serde_daphne::Element;
 use serde_daphne::Header;
 use serde_daphne::{DataType, Error, Object, ReadAt, Result, Value, ValueType, Values};
 
@@ -106,32 +103,20 @@ pub struct WriteOptions {
     pub layout: Option<Layout>,
 }
 
-/// Reads a MatrixMarket file: coordinate files in bounded chunks on both cores into a
-/// CSRMatrix (see `coordinates.rs`); array files whole into a DenseMatrix.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong; I/O errors.
-pub fn read(path: impl AsRef<Path>) -> Result<Object> {
-    read_with(path, &ReadOptions::default())
-}
-
-/// [`read()`] with `options`.
-///
-/// # Errors
-/// As [`read()`].
-pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Object> {
-    let path = path.as_ref();
-    // A file that cannot be opened is an I/O error, not a MatrixMarket one.
-    let data: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(path)?);
-    read_data_text(&data, options).map_err(|message| MTX.error(message))
+/// The first object of the MatrixMarket file at `path`, through its source: the whole read
+/// the tests compare other reads with.
+#[cfg(test)]
+pub(crate) fn read(path: &Path) -> Result<Object> {
+    let mut source = MtxSource::open(path, &ReadOptions::default())?;
+    Ok(crate::pipe::read_objects(&mut source)?.remove(0))
 }
 
 /// The MatrixMarket file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)): array files
 /// through a scratch file; coordinate files (whose entries come in any order) as the CSR
-/// arrays they build, and symmetric array files as the matrix [`read_with`] builds, held.
+/// arrays they build, and symmetric array files as the whole matrix, held.
 ///
 /// # Errors
-/// As [`read()`].
+/// [`serde_daphne::ErrorKind::ForeignInput`] naming the line and what is wrong; I/O errors.
 pub(crate) fn source(
     path: impl AsRef<Path>,
     options: &ReadOptions,
@@ -301,79 +286,7 @@ fn read_array(
     Object::dense(rows, cols, cells).map_err(|e| e.to_string())
 }
 
-/// Writes a matrix as a general MatrixMarket file (atomically), as [`to_writer`] writes it.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::default())
-}
-
-/// [`write()`] with `options`.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
-    write_buffered(path.as_ref(), |w| to_writer_with(w, object, options))
-}
-
-/// Writes a matrix as general MatrixMarket to `out`: a dense matrix as an `array` file, a CSR
-/// matrix or a scalar as a `coordinate` file (see the module's description).
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::NotConvertible`] for frames (no MatrixMarket form) and values
-/// text cannot hold; I/O errors.
-pub fn to_writer<W: Write>(out: W, object: &Object) -> Result<()> {
-    to_writer_with(out, object, &WriteOptions::default())
-}
-
-/// [`to_writer`] with `options`: a matrix in the layout they ask for.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_writer_with<W: Write>(mut out: W, object: &Object, options: &WriteOptions) -> Result<()> {
-    if !object.data_type().is_matrix() && object.data_type() != DataType::Scalar {
-        return Err(refused(object.data_type()));
-    }
-    let value_type = object
-        .header()
-        .matrix_value_type()
-        .unwrap_or(ValueType::F64);
-    let array = match options.layout {
-        Some(layout) => object.data_type().is_matrix() && layout == Layout::Array,
-        None => object.data_type() == DataType::DenseMatrix,
-    };
-    if array {
-        let (rows, cols) = object.shape();
-        write_head(&mut out, value_type, (rows, cols), None)?;
-        // The values assembled once, row-major (not the object copied first).
-        let values =
-            with_value_type!(value_type, T => object.dense_vec::<T>().map(T::into_values))?;
-        return write_columns(&mut out, value_type, &Band::dense(0..rows, 0..cols, values));
-    }
-    let mut entries = Vec::new();
-    object.for_each_nonzero(|r, c, v| entries.push((r, c, v)));
-    let (rows, cols) = object.shape();
-    write_head(
-        &mut out,
-        value_type,
-        (rows, cols),
-        Some(entries.len() as u64),
-    )?;
-    write_entries(&mut out, value_type, entries)
-}
-
-/// [`to_writer`] into a new vector.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_vec(object: &Object) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    to_writer(&mut out, object)?;
-    Ok(out)
-}
-
-/// Writes one matrix as general MatrixMarket, as [`to_writer`] writes it whole: a dense
+/// Writes one matrix as general MatrixMarket (see the module's description): a dense
 /// matrix's values column by column, from windows of whole columns (or of one column's rows,
 /// for a matrix taller than a band), read from the source's windows or, for a source whose
 /// rows come only in order, from its bands spilled to a scratch file first; a CSR matrix in
@@ -520,19 +433,6 @@ fn write_columns(out: &mut dyn Write, value_type: ValueType, band: &Band) -> Res
             let at = (band.first_row + r as u64, band.first_col + c as u64);
             writeln!(out, "{}", value_text(value_type, at, v)?)?;
         }
-    }
-    Ok(())
-}
-
-/// Writes entries (0-based) in row-major order, 1-based.
-fn write_entries(
-    out: &mut dyn Write,
-    value_type: ValueType,
-    mut entries: Vec<(u64, u64, Value)>,
-) -> Result<()> {
-    entries.sort_by_key(|&(r, c, _)| (r, c));
-    for (r, c, v) in entries {
-        write_entry(out, value_type, (r, c), v)?;
     }
     Ok(())
 }

@@ -1370,7 +1370,6 @@ fn progress_bars_show_on_a_terminal_only() {
 #[test]
 fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
     use dbdf::convert::{convert, ConvertOptions};
-    use dbdf::mtx;
     let dir = scratch("mtx-array");
     // Column by column: 3 x 4, with a blank line, -0.0, an exponent.
     let real = "%%MatrixMarket matrix array real general\n% a comment\n3 4\n1.5\n-0.0\n3\n\n\
@@ -1392,7 +1391,7 @@ fn matrixmarket_array_files_stream_to_tiles_with_the_values_of_a_whole_read() {
     ] {
         let input = dir.join(format!("{name}.mtx"));
         std::fs::write(&input, text).unwrap();
-        let whole = mtx::read(&input).unwrap();
+        let whole = crate::whole::read(&input, "mtx").unwrap();
         for tile in [(2, 3), (1, 1), (5, 5)] {
             let output = dir.join(format!("{name}.dbdf"));
             convert(

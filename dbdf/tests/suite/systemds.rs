@@ -997,7 +997,7 @@ fn every_text_copy_agrees_with_its_binary() {
         } else {
             let theirs = read(golden(binary)).unwrap();
             let copy = match extension {
-                "mtx" => cells(&dbdf::mtx::read(golden(&name)).unwrap()),
+                "mtx" => cells(&crate::whole::read(golden(&name), "mtx").unwrap()),
                 "csv" => text_cells_of(&golden(&name), false, rows, cols),
                 _ => text_cells_of(&golden(&name), true, rows, cols),
             };

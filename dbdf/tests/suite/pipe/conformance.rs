@@ -46,8 +46,8 @@ fn formats() -> Vec<Format> {
         Format {
             name: "mtx",
             extension: "mtx",
-            to_vec: mtx::to_vec,
-            read: |p| Ok(vec![mtx::read(p)?]),
+            to_vec: |o| to_vec_as("mtx", o),
+            read: |p| read_as("mtx", p),
             sink: |w| mtx::sink(w),
             source: |p| opened(p, "mtx"),
         },

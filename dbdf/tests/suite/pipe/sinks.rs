@@ -17,7 +17,11 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
                 crate::whole::to_vec(&object, "npy"),
             );
             let mtx_sink = written(&object, rows, |w| mtx::sink(w));
-            same(&format!("mtx {at}"), mtx_sink, mtx::to_vec(&object));
+            same(
+                &format!("mtx {at}"),
+                mtx_sink,
+                crate::whole::to_vec(&object, "mtx"),
+            );
             for daphne in [false, true] {
                 let options = csv::WriteOptions { daphne };
                 let got = written(&object, rows, |w| csv::sink(w, &options));

@@ -1,7 +1,7 @@
 //! Each source against its format's whole read.
 
 use super::*;
-use dbdf::{csv, mtx, npy, systemds};
+use dbdf::{csv, npy, systemds};
 use serde_daphne::ValueType;
 
 #[test]
@@ -41,8 +41,8 @@ fn sources_give_what_their_whole_reads_give() {
         );
         // A coordinate file: its CSR arrays held with 4-byte columns, bands and windows.
         let mtx_path = dir.join(format!("{k}.mtx"));
-        std::fs::write(&mtx_path, mtx::to_vec(&object).unwrap()).unwrap();
-        let whole = mtx::read(&mtx_path).unwrap();
+        std::fs::write(&mtx_path, crate::whole::to_vec(&object, "mtx").unwrap()).unwrap();
+        let whole = crate::whole::read(&mtx_path, "mtx").unwrap();
         let mut coordinates = opened(&mtx_path, "mtx").unwrap();
         same_windows(
             &format!("mtx {name}"),
@@ -88,7 +88,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
         ),
     ] {
         std::fs::write(&path, format!("%%MatrixMarket matrix array {text}")).unwrap();
-        let whole = mtx::read(&path).unwrap();
+        let whole = crate::whole::read(&path, "mtx").unwrap();
         let mut source = opened(&path, "mtx").unwrap();
         assert!(source.reads_in_place(), "{text}");
         same_windows(text, source.windows().unwrap(), 0, &whole);
