@@ -72,7 +72,7 @@ pub struct WriteOptions {
     /// Deflated members, as `numpy.savez_compressed` writes them (default: stored, as
     /// `numpy.savez`).
     pub compressed: bool,
-    /// The arrays' names, in order, for [`sink`]: objects beyond them are called `arr_k`
+    /// The arrays' names, in order, for the sink: objects beyond them are called `arr_k`
     /// (`k` their position), as `numpy.savez` calls positional arrays. Without names, an
     /// input archive's are kept ([`InputMetadata::names`]).
     pub names: Vec<String>,
@@ -89,7 +89,7 @@ fn array_name(member: &str) -> Result<String> {
 ///
 /// # Errors
 /// I/O errors; a malformed archive or member (its headers and CRC-32s checked).
-pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(NpzSource::open(path.as_ref())?))
 }
 
@@ -353,7 +353,7 @@ fn to_writer<W: Write>(out: W, objects: &[(String, Object)], options: &WriteOpti
 
 /// A sink of the pipe writing every object to an archive at `out`, named by
 /// [`WriteOptions::names`] (held whole: a member's size comes before its bytes).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
+pub(crate) fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
     let options = options.clone();
     Collect::new(
         None,

@@ -3,6 +3,7 @@
 #![no_main]
 
 use dbdf::arrow::{self, ReadOptions};
+use dbdf::convert::{self, ConvertOptions, FormatOptions};
 use dbdf::pipe::{copy, Collect, Source};
 use libfuzzer_sys::fuzz_target;
 
@@ -11,14 +12,16 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join("t");
     std::fs::write(&path, data).unwrap();
-    let options = ReadOptions {
+    let read = ReadOptions {
         nulls: arrow::Nulls::Zero,
         ..Default::default()
     };
-    let sources: [Option<Box<dyn Source>>; 2] = [
-        arrow::parquet::source(&path, &options).ok(),
-        arrow::feather::source(&path, &options).ok(),
-    ];
+    let options = ConvertOptions {
+        formats: FormatOptions::default().with(read),
+        ..ConvertOptions::default()
+    };
+    let open = |name: &str| convert::source(&path, name.parse().ok()?, &options).ok();
+    let sources: [Option<Box<dyn Source>>; 2] = [open("parquet"), open("arrow")];
     for mut source in sources.into_iter().flatten() {
         let sink = Collect::new(None, Box::new(|_, _| Ok(Vec::new())));
         let _ = copy(&mut *source, Box::new(sink));

@@ -39,7 +39,7 @@ pub(crate) struct FeatherSource {
 /// A malformed footer or batch header; batches past the end of the file; columns DAPHNE
 /// cannot hold (naming them); I/O errors. A file of big-endian data is held whole and its
 /// values swapped (see `big_endian.rs`), or refused naming what it holds that is not swapped.
-pub fn source(
+pub(crate) fn source(
     path: impl AsRef<Path>,
     options: &ReadOptions,
 ) -> Result<Box<dyn crate::pipe::Source>> {
@@ -318,7 +318,10 @@ pub(crate) struct FeatherSink<W: Write> {
 
 /// A sink writing an Arrow IPC file to `out` with `options` (compression: none by default,
 /// zstd or lz4).
-pub fn sink<'w, W: Write + 'w>(out: W, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+pub(crate) fn sink<'w, W: Write + 'w>(
+    out: W,
+    options: &WriteOptions,
+) -> Box<dyn crate::pipe::Sink + 'w> {
     Box::new(FeatherSink {
         out: Some(out),
         writer: None,

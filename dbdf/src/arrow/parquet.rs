@@ -53,17 +53,17 @@ pub(crate) struct ParquetSource {
 ///
 /// # Errors
 /// A malformed footer; columns DAPHNE cannot hold (naming them); I/O errors.
-pub fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Box<dyn Source>> {
+pub(crate) fn source(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Box<dyn Source>> {
     source_at(Arc::new(File::open(path.as_ref())?), options)
 }
 
-/// A Parquet file read through any source of positional reads, as [`source`] reads one at a
+/// A Parquet file read through any source of positional reads, as the `parquet` format reads one at a
 /// path. From a remote source (one with a [`ReadAt::min_request`]) the footer comes with the
 /// file's last bytes, and each row group is fetched whole in one request (up to
 /// 64 MiB; larger ones a few MiB at a time), so a conversion fetches the file's bytes about once.
 ///
 /// # Errors
-/// As [`source`].
+/// As [`crate::convert::source`].
 pub fn source_at(reader: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<Box<dyn Source>> {
     Ok(Box::new(ParquetSource::open(reader, options)?))
 }
@@ -320,7 +320,7 @@ pub(crate) struct ParquetSink<W: Write + Send> {
 }
 
 /// A sink writing a Parquet file to `out` with `options`.
-pub fn sink<'w, W: Write + Send + 'w>(out: W, options: &WriteOptions) -> Box<dyn Sink + 'w> {
+pub(crate) fn sink<'w, W: Write + Send + 'w>(out: W, options: &WriteOptions) -> Box<dyn Sink + 'w> {
     Box::new(ParquetSink {
         out: Some(out),
         writer: None,

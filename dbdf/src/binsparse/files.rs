@@ -154,12 +154,15 @@ pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOption
 ///
 /// # Errors
 /// As [`read`].
-pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(super::BinsparseSource::open(path.as_ref())?))
 }
 
 /// A sink of the pipe writing a Binsparse `.npz` archive to `out` (a boxed [`Sink`](crate::pipe::Sink)).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+pub(crate) fn sink<'w>(
+    out: &'w mut dyn Write,
+    options: &WriteOptions,
+) -> Box<dyn crate::pipe::Sink + 'w> {
     Box::new(super::BinsparseSink::new(out, options))
 }
 

@@ -49,10 +49,9 @@ use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 pub use self::files::{
-    from_slice, from_slice_with, read, read_with, sink, source, to_vec, to_writer, write,
-    write_with, ReadOptions,
+    from_slice, from_slice_with, read, read_with, to_vec, to_writer, write, write_with, ReadOptions,
 };
-pub(crate) use self::files::{is_hdf5, is_zarr};
+pub(crate) use self::files::{is_hdf5, is_zarr, sink, source};
 pub(crate) use self::sink::BinsparseSink;
 pub(crate) use self::source::BinsparseSource;
 

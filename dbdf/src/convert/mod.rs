@@ -168,6 +168,40 @@ pub fn source(
     projected(source, driver, options).map_err(fail)
 }
 
+/// A sink writing `format` to `out` (that format's [`Driver::sink`]): a format written as one
+/// stream, with the choices `options` hold for it. [`pipe::copy`](crate::pipe::copy) pumps a
+/// source into it.
+///
+/// [`Driver::sink`]: crate::driver::Driver::sink
+///
+/// ```
+/// use dbdf::convert::{self, ConvertOptions, Format};
+/// use serde_daphne::{Object, Values};
+///
+/// let m = Object::dense(1, 2, Values::F64(vec![1.5, 2.0]))?;
+/// let (path, mut out) = (std::env::temp_dir().join("doc_sink.npy"), Vec::new());
+/// let npy: Format = "npy".parse()?;
+/// convert::write(&path, &[m], npy, &ConvertOptions::default())?;
+/// let mut source = convert::source(&path, npy, &ConvertOptions::default())?;
+/// let csv = convert::sink(&mut out, "csv".parse()?, &ConvertOptions::default())?;
+/// dbdf::pipe::copy(&mut *source, csv)?;
+/// assert_eq!(out, b"1.5,2.0\n");
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Options the format cannot honour; a format written as files of its own
+/// ([`Written::Set`](crate::driver::Written::Set)).
+pub fn sink<'w>(
+    out: &'w mut (dyn std::io::Write + Send),
+    format: Format,
+    options: &ConvertOptions,
+) -> Result<Box<dyn crate::pipe::Sink + 'w>, Error> {
+    let metadata = crate::pipe::InputMetadata::default();
+    format.driver().sink(out, options, &metadata)
+}
+
 /// `source` with only [`ConvertOptions::columns`], where its driver does not pick them itself.
 pub(crate) fn projected(
     source: Box<dyn Source>,

@@ -80,6 +80,9 @@ pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Sour
 }
 
 /// A sink of the pipe writing CSV to `out` (a boxed [`Sink`](crate::pipe::Sink)).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+pub(crate) fn sink<'w>(
+    out: &'w mut dyn Write,
+    options: &WriteOptions,
+) -> Box<dyn crate::pipe::Sink + 'w> {
     Box::new(CsvSink::new(out, options.daphne))
 }

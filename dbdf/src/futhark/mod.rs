@@ -292,7 +292,10 @@ pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Sour
 }
 
 /// A sink of the pipe writing Futhark binary values to `out` (a boxed [`Sink`](crate::pipe::Sink)).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Box<dyn crate::pipe::Sink + 'w> {
+pub(crate) fn sink<'w>(
+    out: &'w mut dyn Write,
+    options: &WriteOptions,
+) -> Box<dyn crate::pipe::Sink + 'w> {
     Box::new(FutharkSink::new(out, options))
 }
 

@@ -125,7 +125,7 @@ pub(crate) fn source(
 }
 
 /// A sink of the pipe writing MatrixMarket to `out` (a boxed [`Sink`]).
-pub fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
+pub(crate) fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
     Box::new(MtxSink::new(out))
 }
 

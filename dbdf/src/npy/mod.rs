@@ -234,12 +234,12 @@ impl Array<'_> {
 ///
 /// # Errors
 /// I/O errors; a malformed header.
-pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
+pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
     Ok(Box::new(NpySource::open(path.as_ref())?))
 }
 
 /// A sink of the pipe writing a `.npy` array to `out` (a boxed [`Sink`](crate::pipe::Sink)).
-pub fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
+pub(crate) fn sink(out: &mut dyn Write) -> Box<dyn crate::pipe::Sink + '_> {
     Box::new(NpySink::new(out))
 }
 

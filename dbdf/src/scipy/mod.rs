@@ -13,7 +13,7 @@
 //! `shape`, `data`; 32-bit indices where they fit, as scipy chooses), stored or deflated
 //! ([`WriteOptions::compressed`]); `scipy.sparse.load_npz` reads it back exactly.
 //!
-//! On the pipe ([`source`]), a CSR archive streams a band of rows at a time: stored members
+//! On the pipe, a CSR archive streams a band of rows at a time: stored members
 //! read at positions, deflated ones inflated as the pass reaches them; the other formats
 //! are read whole (their entries are not in row order).
 
@@ -361,19 +361,6 @@ pub(crate) fn indices(array: &npy::Array<'_>, bound: u64, what: &str) -> Result<
     })
 }
 
-/// The archive at `path` as a source of the pipe: a CSR matrix streamed, others whole.
-///
-/// # Errors
-/// [`serde_daphne::ErrorKind::ForeignInput`] for a malformed archive or array, an unknown
-/// format, an index out of range, or a cell given twice (with its row and column); I/O
-/// errors.
-pub fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
-    Ok(Box::new(ScipySource::open(
-        path.as_ref(),
-        Duplicates::Refuse,
-    )?))
-}
-
 /// Writes a matrix (its non-zeros, for a dense one) as a scipy CSR `.npz` archive.
 ///
 /// # Errors
@@ -447,7 +434,7 @@ type Member<'a> = (&'a str, &'a str, &'a [u64], Cow<'a, [u8]>);
 
 /// A sink of the pipe writing one matrix as a scipy CSR archive to `out` (held whole: the
 /// arrays come before the values they index).
-pub fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
+pub(crate) fn sink<'w>(out: &'w mut dyn Write, options: &WriteOptions) -> Collect<'w> {
     let options = options.clone();
     let write = move |objects: Vec<Object>, _: InputMetadata| {
         let object = objects

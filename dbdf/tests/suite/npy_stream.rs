@@ -3,20 +3,20 @@
 
 use std::path::{Path, PathBuf};
 
-use dbdf::{npy, pipe};
+use dbdf::pipe;
 use ndarray::Array2;
 use serde_daphne::{to_vec_with, Dense, Dialect, Object, Options, Values};
 
 /// `.npy` to `.dbdf` through the pipe.
 fn to_dbdf(input: &Path, output: &Path, options: &Options) -> serde_daphne::Result<()> {
-    pipe::to_dbdf(&mut *npy::source(input)?, output, options)
+    pipe::to_dbdf(&mut *crate::pipe::opened(input, "npy")?, output, options)
 }
 
 /// Object `index` of a `.dbdf` file to `.npy` through the pipe.
 fn from_dbdf(input: &Path, index: usize, output: &Path) -> serde_daphne::Result<()> {
     let mut source = pipe::DbdfSource::open(input)?.only(index)?;
     serde_daphne::lowlevel::write_buffered(output, |w| {
-        pipe::copy(&mut source, npy::sink(w)).map(drop)
+        pipe::copy(&mut source, crate::whole::sink(w, "npy")).map(drop)
     })
 }
 

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use dbdf::npy;
 use serde_daphne::{DataType, Object, ValueType, Values};
 
 /// The names of a numpy archive's arrays, in order.
@@ -99,7 +98,7 @@ fn record_arrays_of_every_type_order_and_alignment_read_as_frames() {
             "{name}"
         );
         // Through the pipe: windows of records, any rows and fields.
-        let mut source = npy::source(data(name)).unwrap();
+        let mut source = crate::pipe::opened(data(name), "npy").unwrap();
         crate::pipe::same_windows(name, source.windows().unwrap(), 0, &expected);
         assert_eq!(
             crate::pipe::collected(&mut *source),
@@ -125,7 +124,7 @@ fn frames_write_as_the_packed_record_arrays_numpy_writes() {
     serde_daphne::lowlevel::write_buffered(&out, |w| {
         let mut source =
             dbdf::pipe::Held::new(vec![frame.clone()], 0, Default::default())?.band_rows(2);
-        dbdf::pipe::copy(&mut source, npy::sink(w)).map(drop)
+        dbdf::pipe::copy(&mut source, crate::whole::sink(w, "npy")).map(drop)
     })
     .unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), numpy);
@@ -239,7 +238,7 @@ fn scipy_archives_of_every_format_read_as_the_same_csr_matrix() {
             }
             assert_eq!(got, want, "{name}");
             // Through the pipe: CSR streamed (stored or deflated), the other formats whole.
-            let mut source = dbdf::scipy::source(data(&name)).unwrap();
+            let mut source = crate::pipe::opened(data(&name), "scipy").unwrap();
             let in_place = format.starts_with("csr");
             assert_eq!(source.reads_in_place(), in_place, "{name}");
             // The layout stored, in Binsparse's names (BSR and DIA have none).
@@ -303,7 +302,7 @@ fn numpy_archives_are_an_object_per_array_with_their_names() {
             ("c".into(), c.clone()),
         ];
         assert_eq!(arrays, expected, "{name}");
-        let mut source = dbdf::npz::source(data(name)).unwrap();
+        let mut source = crate::pipe::opened(data(name), "npz").unwrap();
         assert_eq!(
             crate::pipe::collected(&mut *source),
             [a.clone(), b.clone(), c.clone()],
@@ -456,10 +455,10 @@ fn hostile_archives_and_headers_give_errors_never_panics() {
             flipped[at] ^= 0x5a;
             for case in [&bytes[..at], &flipped[..]] {
                 std::fs::write(&path, case).unwrap();
-                if let Ok(mut source) = dbdf::scipy::source(&path) {
+                if let Ok(mut source) = crate::pipe::opened(&path, "scipy") {
                     let _ = crate::pipe::try_collected(&mut *source);
                 }
-                if let Ok(mut source) = dbdf::npz::source(&path) {
+                if let Ok(mut source) = crate::pipe::opened(&path, "npz") {
                     let _ = crate::pipe::try_collected(&mut *source);
                 }
             }
@@ -499,7 +498,7 @@ fn deflated_members_stream_across_chunks_and_bands_as_whole() {
     )
     .unwrap();
     for rows in [1, 7, 64] {
-        let mut source = dbdf::npz::source(&path).unwrap();
+        let mut source = crate::pipe::opened(&path, "npz").unwrap();
         let mut got = Vec::new();
         for index in 0..2 {
             let mut bands = Vec::new();
@@ -521,7 +520,7 @@ fn deflated_members_stream_across_chunks_and_bands_as_whole() {
     // A member cut short: an error, at any point of the pass.
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-    assert!(dbdf::npz::source(&path).is_err());
+    assert!(crate::pipe::opened(&path, "npz").is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -556,7 +555,7 @@ fn scipy_csr_archives_stream_stored_or_deflated_as_whole() {
         let options = dbdf::scipy::WriteOptions { compressed };
         std::fs::write(&path, scipy_bytes(&m, &options)).unwrap();
         for rows in [1, 999, 50_000] {
-            let mut source = dbdf::scipy::source(&path).unwrap();
+            let mut source = crate::pipe::opened(&path, "scipy").unwrap();
             assert!(source.reads_in_place());
             let mut bands = Vec::new();
             source
@@ -577,7 +576,7 @@ fn scipy_csr_archives_stream_stored_or_deflated_as_whole() {
         let mid = bytes.len() / 2;
         bytes[mid] ^= 0x40;
         std::fs::write(&path, &bytes).unwrap();
-        if let Ok(mut source) = dbdf::scipy::source(&path) {
+        if let Ok(mut source) = crate::pipe::opened(&path, "scipy") {
             assert!(
                 crate::pipe::try_collected(&mut *source).is_err(),
                 "compressed {compressed}"

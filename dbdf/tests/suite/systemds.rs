@@ -65,7 +65,7 @@ fn to_dbdf(
 
 /// A `.npy` matrix to SystemDS through the pipe.
 fn write_npy(input: &Path, output: &Path, options: &WriteOptions) -> serde_daphne::Result<()> {
-    let mut source = dbdf::npy::source(input)?;
+    let mut source = crate::pipe::opened(input, "npy")?;
     pipe::copy(&mut *source, systemds::sink(output, options)).map(drop)
 }
 

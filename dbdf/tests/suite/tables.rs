@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dbdf::arrow::{self, Compression, Nulls, ReadOptions, WriteOptions};
+use dbdf::arrow::{Compression, Nulls, ReadOptions, WriteOptions};
 use dbdf::convert::{convert, ConvertOptions, Format, FormatOptions};
 use serde_daphne::{DataType, Object, ValueType, Values};
 
@@ -393,14 +393,10 @@ fn a_footer_that_lies_about_its_length_or_blocks_is_refused_at_open() {
     let n = lying.len();
     lying[n - 10..n - 6].copy_from_slice(&i32::MAX.to_le_bytes());
     std::fs::write(&bad, &lying).unwrap();
-    let err = arrow::feather::source(&bad, &ReadOptions::default())
-        .err()
-        .unwrap();
+    let err = crate::pipe::opened(&bad, "arrow").err().unwrap();
     assert_error!(err, ForeignInput { message, .. } if message.contains("does not fit"));
     std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
-    let err = arrow::feather::source(&bad, &ReadOptions::default())
-        .err()
-        .unwrap();
+    let err = crate::pipe::opened(&bad, "arrow").err().unwrap();
     assert_error!(err, ForeignInput { .. });
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -686,7 +682,7 @@ fn row_groups_come_in_order_and_a_reader_may_stop_early() {
     };
     std::fs::write(&path, table_bytes("parquet", &object, &options)).unwrap();
     assert_eq!(read(&path, &ReadOptions::default()).unwrap(), object);
-    let mut source = arrow::parquet::source(&path, &ReadOptions::default()).unwrap();
+    let mut source = crate::pipe::opened(&path, "parquet").unwrap();
     let mut firsts = Vec::new();
     dbdf::pipe::Source::for_each_band(&mut *source, 0, 1, &mut |band| {
         firsts.push(band.rows);

@@ -1,9 +1,10 @@
-//! Whole objects in a format named by the tests, read and written through `dbdf::convert`
-//! (every format's one codec, its pipe).
+//! Files in a format named by the tests through `dbdf::convert` (every format's one codec,
+//! its pipe): whole objects read and written, and sinks.
 
 use std::path::Path;
 
-use dbdf::convert::{self, ConvertOptions};
+use dbdf::convert::{self, ConvertOptions, FormatOptions};
+use dbdf::pipe::Sink;
 use serde_daphne::{Object, Result};
 
 /// The first object of the file at `path` in `format`.
@@ -64,4 +65,25 @@ pub(crate) fn write_npz(
     };
     convert::write(path.as_ref(), &objects, "npz".parse()?, &options)?;
     Ok(())
+}
+
+/// A sink writing `format` to `out` with the format's default choices.
+pub(crate) fn sink<'w>(
+    out: &'w mut (dyn std::io::Write + Send),
+    format: &str,
+) -> Box<dyn Sink + 'w> {
+    sink_with(out, format, FormatOptions::default())
+}
+
+/// A sink writing `format` to `out` with the choices `formats` hold for it.
+pub(crate) fn sink_with<'w>(
+    out: &'w mut (dyn std::io::Write + Send),
+    format: &str,
+    formats: FormatOptions,
+) -> Box<dyn Sink + 'w> {
+    let options = ConvertOptions {
+        formats,
+        ..ConvertOptions::default()
+    };
+    convert::sink(out, format.parse().unwrap(), &options).unwrap()
 }

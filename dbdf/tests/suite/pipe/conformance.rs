@@ -7,8 +7,8 @@
 use proptest::prelude::*;
 
 use super::*;
+use dbdf::binsparse;
 use dbdf::convert as whole;
-use dbdf::{binsparse, csv, futhark, mtx, npy, npz, scipy};
 use serde_daphne::Result;
 
 /// A format as the kit drives it: its whole write and read, and its sink and source.
@@ -40,15 +40,15 @@ fn formats() -> Vec<Format> {
             extension: "npy",
             to_vec: |o| to_vec_as("npy", o),
             read: |p| read_as("npy", p),
-            sink: |w| npy::sink(w),
-            source: |p| npy::source(p),
+            sink: |w| crate::whole::sink(w, "npy"),
+            source: |p| crate::pipe::opened(p, "npy"),
         },
         Format {
             name: "mtx",
             extension: "mtx",
             to_vec: |o| to_vec_as("mtx", o),
             read: |p| read_as("mtx", p),
-            sink: |w| mtx::sink(w),
+            sink: |w| crate::whole::sink(w, "mtx"),
             source: |p| opened(p, "mtx"),
         },
         Format {
@@ -56,7 +56,7 @@ fn formats() -> Vec<Format> {
             extension: "csv",
             to_vec: |o| to_vec_as("csv", o),
             read: |p| read_as("csv", p),
-            sink: |w| csv::sink(w, &csv::WriteOptions::default()),
+            sink: |w| crate::whole::sink(w, "csv"),
             source: |p| opened(p, "csv"),
         },
         Format {
@@ -64,7 +64,7 @@ fn formats() -> Vec<Format> {
             extension: "fut",
             to_vec: |o| to_vec_as("futhark", o),
             read: |p| read_as("futhark", p),
-            sink: |w| futhark::sink(w, &futhark::WriteOptions::default()),
+            sink: |w| crate::whole::sink(w, "futhark"),
             source: |p| opened(p, "futhark"),
         },
         Format {
@@ -72,24 +72,24 @@ fn formats() -> Vec<Format> {
             extension: "npz",
             to_vec: |o| binsparse::to_vec(o, &binsparse::WriteOptions::default()),
             read: |p| Ok(vec![binsparse::read(p)?.object]),
-            sink: |w| binsparse::sink(w, &binsparse::WriteOptions::default()),
-            source: |p| binsparse::source(p),
+            sink: |w| crate::whole::sink(w, "binsparse"),
+            source: |p| crate::pipe::opened(p, "binsparse"),
         },
         Format {
             name: "scipy",
             extension: "npz",
             to_vec: |o| to_vec_as("scipy", o),
             read: |p| read_as("scipy", p),
-            sink: |w| Box::new(scipy::sink(w, &scipy::WriteOptions::default())),
-            source: |p| scipy::source(p),
+            sink: |w| crate::whole::sink(w, "scipy"),
+            source: |p| crate::pipe::opened(p, "scipy"),
         },
         Format {
             name: "npz",
             extension: "npz",
             to_vec: |o| to_vec_as("npz", o),
             read: |p| read_as("npz", p),
-            sink: |w| Box::new(npz::sink(w, &npz::WriteOptions::default())),
-            source: |p| npz::source(p),
+            sink: |w| crate::whole::sink(w, "npz"),
+            source: |p| crate::pipe::opened(p, "npz"),
         },
     ];
     #[cfg(feature = "parquet")]
@@ -99,22 +99,16 @@ fn formats() -> Vec<Format> {
             extension: "parquet",
             to_vec: |o| to_vec_as("parquet", o),
             read: |p| read_as("parquet", p),
-            sink: |w| dbdf::arrow::parquet::sink(w, &dbdf::arrow::WriteOptions::default()),
-            source: |p| {
-                let read = dbdf::arrow::ReadOptions::default();
-                dbdf::arrow::parquet::source(p, &read)
-            },
+            sink: |w| crate::whole::sink(w, "parquet"),
+            source: |p| opened(p, "parquet"),
         },
         Format {
             name: "arrow",
             extension: "arrow",
             to_vec: |o| to_vec_as("arrow", o),
             read: |p| read_as("arrow", p),
-            sink: |w| dbdf::arrow::feather::sink(w, &dbdf::arrow::WriteOptions::default()),
-            source: |p| {
-                let read = dbdf::arrow::ReadOptions::default();
-                dbdf::arrow::feather::source(p, &read)
-            },
+            sink: |w| crate::whole::sink(w, "arrow"),
+            source: |p| opened(p, "arrow"),
         },
     ]);
     formats.push(Format {

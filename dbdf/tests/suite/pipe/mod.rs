@@ -13,10 +13,10 @@ use serde_daphne::Header;
 use serde_daphne::{DataType, Object, Result, Values};
 
 /// The file at `path` in the format named `name`, opened as the registry opens it.
-pub fn opened(path: &std::path::Path, name: &str) -> Result<Box<dyn Source>> {
+pub fn opened(path: impl AsRef<std::path::Path>, name: &str) -> Result<Box<dyn Source>> {
     let format: dbdf::convert::Format = name.parse()?;
     let options = dbdf::convert::ConvertOptions::default();
-    Ok(dbdf::convert::source(path, format, &options)?)
+    Ok(dbdf::convert::source(path.as_ref(), format, &options)?)
 }
 
 /// Objects of every data type and layout, as the bytes of a file and as read whole.

@@ -1,7 +1,7 @@
 //! Each sink against its format's whole write.
 
 use super::*;
-use dbdf::{csv, mtx, npy, systemds};
+use dbdf::{csv, systemds};
 use serde_daphne::{to_vec_with, BlockPolicy, Csr, DbdfFile, Dense, Dialect, Options, ValueType};
 use sprs::CsMat;
 
@@ -10,13 +10,13 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
     for (name, _, object) in band_fixtures() {
         for rows in HEIGHTS {
             let at = format!("{name}, bands of {rows}");
-            let npy = written(&object, rows, |w| npy::sink(w));
+            let npy = written(&object, rows, |w| crate::whole::sink(w, "npy"));
             same(
                 &format!("npy {at}"),
                 npy,
                 crate::whole::to_vec(&object, "npy"),
             );
-            let mtx_sink = written(&object, rows, |w| mtx::sink(w));
+            let mtx_sink = written(&object, rows, |w| crate::whole::sink(w, "mtx"));
             same(
                 &format!("mtx {at}"),
                 mtx_sink,
@@ -24,7 +24,10 @@ fn text_and_npy_sinks_write_the_bytes_of_the_whole_writes() {
             );
             for daphne in [false, true] {
                 let options = csv::WriteOptions { daphne };
-                let got = written(&object, rows, |w| csv::sink(w, &options));
+                let got = written(&object, rows, |w| {
+                    let formats = dbdf::convert::FormatOptions::default().with(options.clone());
+                    crate::whole::sink_with(w, "csv", formats)
+                });
                 same(
                     &format!("csv {daphne} {at}"),
                     got,
@@ -294,7 +297,10 @@ fn the_binsparse_sink_writes_the_bytes_of_the_whole_write() {
                 for rows in [1, 2, 100] {
                     let whole = binsparse::to_vec(object, &options);
                     let at = format!("{name} {format:?} {index} {iso} {bint8}, bands of {rows}");
-                    let got = written(object, rows, |w| binsparse::sink(w, &options));
+                    let got = written(object, rows, |w| {
+                        let formats = dbdf::convert::FormatOptions::default().with(options.clone());
+                        crate::whole::sink_with(w, "binsparse", formats)
+                    });
                     compared += usize::from(whole.is_ok());
                     same(&at, got, whole);
                 }
@@ -512,7 +518,7 @@ fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
     let input = dir.join("m.bsp.npz");
     binsparse::write(&input, &object).unwrap();
     let output = dir.join("m.sysds");
-    let mut source = binsparse::source(&input).unwrap();
+    let mut source = crate::pipe::opened(&input, "binsparse").unwrap();
     let sink = systemds::sink(&output, &systemds::WriteOptions::default());
     pump(&mut *source, sink, &PumpOptions::default()).unwrap();
     assert!(output.is_file(), "one file, not a directory of parts");
@@ -636,9 +642,7 @@ fn a_frame_of_rows_without_columns_keeps_its_rows_through_the_pipe() {
         expected
     );
     for rows in HEIGHTS {
-        let got = written(&object, rows, |w| {
-            csv::sink(w, &csv::WriteOptions::default())
-        });
+        let got = written(&object, rows, |w| crate::whole::sink(w, "csv"));
         assert_eq!(got.unwrap(), expected, "bands of {rows}");
     }
 }

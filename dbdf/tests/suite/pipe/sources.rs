@@ -1,7 +1,7 @@
 //! Each source against its format's whole read.
 
 use super::*;
-use dbdf::{csv, npy, systemds};
+use dbdf::{csv, systemds};
 use serde_daphne::ValueType;
 
 #[test]
@@ -26,7 +26,7 @@ fn sources_give_what_their_whole_reads_give() {
         }
         let npy_path = dir.join(format!("{k}.npy"));
         std::fs::write(&npy_path, crate::whole::to_vec(&object, "npy").unwrap()).unwrap();
-        let mut npy_source = npy::source(&npy_path).unwrap();
+        let mut npy_source = crate::pipe::opened(&npy_path, "npy").unwrap();
         same_windows(
             &format!("npy {name}"),
             npy_source.windows().unwrap(),
@@ -129,7 +129,7 @@ fn array_files_read_through_the_scratch_file_as_whole() {
 #[test]
 fn futhark_streams_as_its_whole_reads_and_writes() {
     use dbdf::convert::{self, ConvertOptions, FormatOptions};
-    use dbdf::futhark::{self, WriteOptions};
+    use dbdf::futhark::WriteOptions;
     let format = "futhark".parse().unwrap();
     let to_vec = |objects: &[Object], option: &WriteOptions| {
         let formats = FormatOptions::default().with(option.clone());
@@ -172,7 +172,8 @@ fn futhark_streams_as_its_whole_reads_and_writes() {
                     .unwrap()
                     .band_rows(rows);
                 let mut got = Vec::new();
-                let sink = futhark::sink(&mut got, option);
+                let formats = dbdf::convert::FormatOptions::default().with(option.clone());
+                let sink = crate::whole::sink_with(&mut got, "futhark", formats);
                 let piped = pump(&mut source, sink, &PumpOptions::default())
                     .map_err(serde_daphne::Error::from);
                 match (&whole, piped) {
@@ -254,7 +255,7 @@ fn binsparse_archives_read_in_place_as_whole() {
                 let bytes = binsparse::to_vec(&object, &options).unwrap();
                 std::fs::write(&path, &bytes).unwrap();
                 let whole = binsparse::read(&path).unwrap();
-                let mut source = binsparse::source(&path).unwrap();
+                let mut source = crate::pipe::opened(&path, "binsparse").unwrap();
                 assert_eq!(
                     source.headers()[0],
                     *whole.object.header(),
@@ -289,7 +290,8 @@ fn binsparse_archives_read_in_place_as_whole() {
                 for case in broken {
                     std::fs::write(&path, &case).unwrap();
                     let whole = binsparse::read(&path);
-                    let piped = binsparse::source(&path).and_then(|mut s| try_collected(&mut *s));
+                    let piped = crate::pipe::opened(&path, "binsparse")
+                        .and_then(|mut s| try_collected(&mut *s));
                     match (whole, piped) {
                         (Ok(a), Ok(b)) => same_object(&name, &b[0], &a.object),
                         (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{name}: {a} / {b}"),
@@ -335,7 +337,7 @@ fn zarr_groups_read_in_place_as_whole() {
                 };
                 zarr::write(&path, object, &options).unwrap();
                 let whole = binsparse::read(&path).unwrap();
-                let mut source = binsparse::source(&path).unwrap();
+                let mut source = crate::pipe::opened(&path, "binsparse").unwrap();
                 assert_eq!(
                     source.reads_in_place(),
                     format.is_none(),
@@ -366,7 +368,8 @@ fn zarr_groups_read_in_place_as_whole() {
             _ => std::fs::write(path.join("values/zarr.json"), b"{").unwrap(),
         }
         let whole = binsparse::read(&path);
-        let piped = binsparse::source(&path).and_then(|mut s| try_collected(&mut *s));
+        let piped =
+            crate::pipe::opened(&path, "binsparse").and_then(|mut s| try_collected(&mut *s));
         match (whole, piped) {
             (Ok(a), Ok(b)) => same_object(damage, &b[0], &a.object),
             (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{damage}: {a} / {b}"),
