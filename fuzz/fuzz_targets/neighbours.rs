@@ -42,7 +42,12 @@ fuzz_target!(|data: &[u8]| {
             attributes: read.attributes.clone(),
             ..Default::default()
         };
-        if let Ok(bytes) = binsparse::to_vec(&read.object, &options) {
+        let options = ConvertOptions {
+            formats: FormatOptions::default().with(options),
+            ..ConvertOptions::default()
+        };
+        let bsp = "binsparse".parse().expect("a format");
+        if let Ok(bytes) = convert::to_vec(std::slice::from_ref(&read.object), bsp, &options) {
             let again = binsparse::from_slice(&bytes).expect("what we write reads");
             assert_eq!(again.attributes, read.attributes);
         }

@@ -119,21 +119,17 @@ pub fn from_slice_with(bytes: &[u8], options: &ReadOptions) -> Result<Binsparse>
     npz::read(bytes, options.max_alloc)
 }
 
-/// Writes `object` as a Binsparse file with the default options, atomically.
-///
-/// # Errors
-/// As [`write_with`].
-pub fn write(path: impl AsRef<Path>, object: &Object) -> Result<()> {
-    write_with(path, object, &WriteOptions::default())
-}
-
 /// Writes `object` as a Binsparse file, atomically: HDF5 for `.h5`/`.hdf5` (feature
 /// `hdf5`), a Zarr group for `.zarr` (feature `zarr`), an NPZ archive otherwise.
 ///
 /// # Errors
 /// [`serde_daphne::ErrorKind::NotConvertible`] for a frame, a vector format for a matrix that is not
 /// `n` x 1, or an index that does not fit the index type; I/O (and HDF5 library) errors.
-pub fn write_with(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+pub(crate) fn write_with(
+    path: impl AsRef<Path>,
+    object: &Object,
+    options: &WriteOptions,
+) -> Result<()> {
     let path = path.as_ref();
     if is_zarr(path) {
         #[cfg(feature = "zarr")]
@@ -221,16 +217,10 @@ pub(crate) fn files_sink<'f>(
 ///
 /// # Errors
 /// As [`write_with`].
-pub fn to_writer<W: Write>(writer: W, object: &Object, options: &WriteOptions) -> Result<()> {
+pub(crate) fn to_writer<W: Write>(
+    writer: W,
+    object: &Object,
+    options: &WriteOptions,
+) -> Result<()> {
     npz::write(writer, object, options)
-}
-
-/// Writes `object` as a Binsparse `.npz` archive into a new vector.
-///
-/// # Errors
-/// As [`write_with`].
-pub fn to_vec(object: &Object, options: &WriteOptions) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    to_writer(&mut out, object, options)?;
-    Ok(out)
 }

@@ -15,11 +15,13 @@
 //!
 //! ```
 //! use dbdf::binsparse::{self, Format, WriteOptions};
+//! use dbdf::convert::{self, ConvertOptions, FormatOptions};
 //! use serde_daphne::{Object, Values};
 //!
 //! let m = Object::csr(2, 3, vec![0, 1, 2], vec![2, 0], Values::F64(vec![1.5, -2.0]))?;
-//! let options = WriteOptions { format: Some(Format::Coor), ..Default::default() };
-//! let npz = binsparse::to_vec(&m, &options)?;
+//! let coor = WriteOptions { format: Some(Format::Coor), ..Default::default() };
+//! let options = ConvertOptions { formats: FormatOptions::default().with(coor), ..Default::default() };
+//! let npz = convert::to_vec(&[m], "binsparse".parse()?, &options)?;
 //! let back = binsparse::from_slice(&npz)?;
 //! assert_eq!(back.format, Format::Coor);
 //! assert_eq!(back.object.csr_parts::<f64>()?.values, [1.5, -2.0]);
@@ -48,9 +50,8 @@ use serde_daphne::ValueType;
 use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
-pub use self::files::{
-    from_slice, from_slice_with, read, read_with, to_vec, to_writer, write, write_with, ReadOptions,
-};
+pub(crate) use self::files::to_writer;
+pub use self::files::{from_slice, from_slice_with, read, read_with, ReadOptions};
 pub(crate) use self::files::{is_hdf5, is_zarr, sink, source};
 pub(crate) use self::sink::BinsparseSink;
 pub(crate) use self::source::BinsparseSource;

@@ -151,12 +151,13 @@ fn daphne_objects_come_back_from_binsparse_byte_identical_in_every_format() {
     for object in objects() {
         for format in Format::ALL {
             if matches!(format, Format::Dvec | Format::Cvec) && object.shape().1 != 1 {
-                let err = binsparse::to_vec(
+                let err = crate::whole::to_vec_with(
                     &object,
-                    &WriteOptions {
+                    "binsparse",
+                    dbdf::convert::FormatOptions::default().with(WriteOptions {
                         format: Some(format),
                         ..Default::default()
-                    },
+                    }),
                 )
                 .unwrap_err();
                 assert_error!(err, NotConvertible);
@@ -168,7 +169,12 @@ fn daphne_objects_come_back_from_binsparse_byte_identical_in_every_format() {
                     index_type,
                     ..Default::default()
                 };
-                let npz = binsparse::to_vec(&object, &options).unwrap();
+                let npz = crate::whole::to_vec_with(
+                    &object,
+                    "binsparse",
+                    dbdf::convert::FormatOptions::default().with(options.clone()),
+                )
+                .unwrap();
                 let back = binsparse::from_slice(&npz).unwrap();
                 assert_eq!(back.format, format);
                 let back = back.object.with_data_type(object.data_type()).unwrap();
@@ -199,12 +205,13 @@ fn attributes_and_modifiers_are_written_as_asked() {
         index_type: ValueType::U32,
         ..Default::default()
     };
-    let npz = binsparse::to_vec(
+    let npz = crate::whole::to_vec_with(
         &golden.object,
-        &WriteOptions {
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions {
             attributes: attributes.clone(),
             ..options.clone()
-        },
+        }),
     )
     .unwrap();
     let back = binsparse::from_slice(&npz).unwrap();
@@ -222,12 +229,13 @@ fn attributes_and_modifiers_are_written_as_asked() {
     }
     // bint8 for 0/1 bytes, only when asked and only when it holds.
     let ones = Object::csr(2, 2, vec![0, 1, 2], vec![0, 1], Values::U8(vec![1, 1])).unwrap();
-    let npz = binsparse::to_vec(
+    let npz = crate::whole::to_vec_with(
         &ones,
-        &WriteOptions {
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions {
             bint8: true,
             ..Default::default()
-        },
+        }),
     )
     .unwrap();
     assert!(String::from_utf8_lossy(&npz)
@@ -236,12 +244,13 @@ fn attributes_and_modifiers_are_written_as_asked() {
     assert_eq!(binsparse::from_slice(&npz).unwrap().object, ones);
     // An index that does not fit the index type is refused.
     let wide = Object::csr(1, 300, vec![0, 1], vec![299], Values::U8(vec![1])).unwrap();
-    let err = binsparse::to_vec(
+    let err = crate::whole::to_vec_with(
         &wide,
-        &WriteOptions {
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions {
             index_type: ValueType::U8,
             ..Default::default()
-        },
+        }),
     )
     .unwrap_err();
     assert!(
@@ -249,7 +258,12 @@ fn attributes_and_modifiers_are_written_as_asked() {
         "{err}"
     );
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
-    let err = binsparse::to_vec(&frame, &WriteOptions::default()).unwrap_err();
+    let err = crate::whole::to_vec_with(
+        &frame,
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions::default()),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("Frame"), "{err}");
 }
 
@@ -358,7 +372,12 @@ fn structures_fill_in_the_other_triangle() {
         ("symmetric_lower", [1, 2]),
         ("skew_symmetric_lower", [-1, -2]),
     ] {
-        let npz = binsparse::to_vec(&lower, &WriteOptions::default()).unwrap();
+        let npz = crate::whole::to_vec_with(
+            &lower,
+            "binsparse",
+            dbdf::convert::FormatOptions::default().with(WriteOptions::default()),
+        )
+        .unwrap();
         let m = binsparse::from_slice(&with_structure(&npz, structure))
             .unwrap()
             .object;
@@ -369,7 +388,12 @@ fn structures_fill_in_the_other_triangle() {
     }
     // An entry on the wrong side of the diagonal is refused.
     let upper = Object::csr(2, 2, vec![0, 1, 1], vec![1], Values::I32(vec![3])).unwrap();
-    let npz = binsparse::to_vec(&upper, &WriteOptions::default()).unwrap();
+    let npz = crate::whole::to_vec_with(
+        &upper,
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions::default()),
+    )
+    .unwrap();
     let err = binsparse::from_slice(&with_structure(&npz, "symmetric_lower")).unwrap_err();
     assert!(
         err.to_string().contains("outside the lower triangle"),
@@ -494,7 +518,13 @@ fn hdf5_files_round_trip_and_keep_attributes() {
                 index_type: ValueType::I64,
                 ..Default::default()
             };
-            binsparse::write_with(&path, &object, &options).unwrap();
+            crate::whole::write_with(
+                &path,
+                &object,
+                "binsparse",
+                dbdf::convert::FormatOptions::default().with(options.clone()),
+            )
+            .unwrap();
             let back = binsparse::read(&path).unwrap();
             assert_eq!(back.format, format);
             let back = back.object.with_data_type(object.data_type()).unwrap();
@@ -507,25 +537,27 @@ fn hdf5_files_round_trip_and_keep_attributes() {
     // The C reference's user attribute ("comment") survives HDF5 -> HDF5 and HDF5 -> NPZ.
     let golden = read_golden("cref_style_csr_f64.h5").unwrap();
     assert!(golden.attributes.contains_key("comment"));
-    binsparse::write_with(
+    crate::whole::write_with(
         &path,
         &golden.object,
-        &WriteOptions {
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions {
             attributes: golden.attributes.clone(),
             ..Default::default()
-        },
+        }),
     )
     .unwrap();
     assert_eq!(
         binsparse::read(&path).unwrap().attributes,
         golden.attributes
     );
-    let npz = binsparse::to_vec(
+    let npz = crate::whole::to_vec_with(
         &golden.object,
-        &WriteOptions {
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions {
             attributes: golden.attributes.clone(),
             ..Default::default()
-        },
+        }),
     )
     .unwrap();
     assert_eq!(
@@ -566,12 +598,13 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
     }
     // One stored value in a matrix of 4e9 rows: the row offsets alone would take 32 GB.
     let one = Object::csr(2, 2, vec![0, 1, 1], vec![1], Values::F64(vec![2.0])).unwrap();
-    let npz = binsparse::to_vec(
+    let npz = crate::whole::to_vec_with(
         &one,
-        &WriteOptions {
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions {
             format: Some(Format::Coor),
             ..Default::default()
-        },
+        }),
     )
     .unwrap();
     let with_rows = |rows: u64| {
@@ -589,7 +622,12 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
     assert_error!(err, NotConvertible);
     // iso values in a dense format are refused (they would make memory from nothing).
     let dense = Object::dense(1, 2, Values::F64(vec![1.0, 1.0])).unwrap();
-    let npz = binsparse::to_vec(&dense, &WriteOptions::default()).unwrap();
+    let npz = crate::whole::to_vec_with(
+        &dense,
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions::default()),
+    )
+    .unwrap();
     let iso = rebuild_descriptor(&npz, |json| {
         json["binsparse"]["data_types"]["values"] = Json::String("iso[float64]".into());
     });
@@ -613,7 +651,12 @@ fn deflated_archives_read_like_stored_ones() {
                 format: Some(format),
                 ..Default::default()
             };
-            let npz = binsparse::to_vec(&object, &options).unwrap();
+            let npz = crate::whole::to_vec_with(
+                &object,
+                "binsparse",
+                dbdf::convert::FormatOptions::default().with(options.clone()),
+            )
+            .unwrap();
             let packed = deflated(&npz);
             assert_ne!(packed, npz);
             assert_eq!(
@@ -622,7 +665,12 @@ fn deflated_archives_read_like_stored_ones() {
             );
         }
     }
-    let npz = binsparse::to_vec(&objects()[0], &WriteOptions::default()).unwrap();
+    let npz = crate::whole::to_vec_with(
+        &objects()[0],
+        "binsparse",
+        dbdf::convert::FormatOptions::default().with(WriteOptions::default()),
+    )
+    .unwrap();
     let packed = deflated(&npz);
     // A member that claims to inflate to far more than the archive justifies.
     let mut bomb = packed.clone();

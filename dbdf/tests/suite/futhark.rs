@@ -356,11 +356,16 @@ fn interop_modules_read_and_write_paths_as_they_do_bytes() {
     assert_eq!(crate::whole::read(&npy_path, "npy").unwrap(), m);
 
     let bsp = dir.join("m.bsp.npz");
-    binsparse::write(&bsp, &m).unwrap();
+    crate::whole::write(&bsp, &m, "binsparse").unwrap();
     let options = binsparse::WriteOptions::default();
     assert_eq!(
         std::fs::read(&bsp).unwrap(),
-        binsparse::to_vec(&m, &options).unwrap()
+        crate::whole::to_vec_with(
+            &m,
+            "binsparse",
+            dbdf::convert::FormatOptions::default().with(options.clone())
+        )
+        .unwrap()
     );
     assert_eq!(binsparse::read(&bsp).unwrap().object, m);
     std::fs::remove_dir_all(&dir).unwrap();

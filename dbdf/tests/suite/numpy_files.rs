@@ -348,7 +348,7 @@ fn convert_tells_npz_archives_apart_by_their_members() {
         assert_eq!(Format::of_path(&data(name), true), Some(format), "{name}");
     }
     let binsparse = dir.join("m.bsp.npz");
-    dbdf::binsparse::write(&binsparse, &m()).unwrap();
+    crate::whole::write(&binsparse, &m(), "binsparse").unwrap();
     assert_eq!(
         Format::of_path(&binsparse, true),
         Some("binsparse".parse::<Format>().unwrap())

@@ -87,3 +87,32 @@ pub(crate) fn sink_with<'w>(
     };
     convert::sink(out, format.parse().unwrap(), &options).unwrap()
 }
+
+/// `object` written to `path` in `format` with the choices `formats` hold for it.
+pub(crate) fn write_with(
+    path: impl AsRef<Path>,
+    object: &Object,
+    format: &str,
+    formats: FormatOptions,
+) -> Result<()> {
+    let options = ConvertOptions {
+        formats,
+        ..ConvertOptions::default()
+    };
+    let objects = std::slice::from_ref(object);
+    convert::write(path.as_ref(), objects, format.parse()?, &options)?;
+    Ok(())
+}
+
+/// The bytes of `object` as a file in `format`, with the choices `formats` hold for it.
+pub(crate) fn to_vec_with(
+    object: &Object,
+    format: &str,
+    formats: FormatOptions,
+) -> Result<Vec<u8>> {
+    let options = ConvertOptions {
+        formats,
+        ..ConvertOptions::default()
+    };
+    convert::to_vec(std::slice::from_ref(object), format.parse()?, &options)
+}

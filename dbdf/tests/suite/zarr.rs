@@ -152,17 +152,17 @@ fn directories_are_written_atomically_and_replace_only_zarr_groups() {
     std::fs::create_dir_all(&dir).unwrap();
     let target = dir.join("m.bsp.zarr");
     let objects = objects();
-    binsparse::write(&target, &objects[0]).unwrap();
+    crate::whole::write(&target, &objects[0], "binsparse").unwrap();
     // A Zarr v3 group: its root's metadata document.
     assert!(target.join("zarr.json").is_file());
     assert_eq!(binsparse::read(&target).unwrap().object, objects[0]);
     // A second write replaces the group.
-    binsparse::write(&target, &objects[3]).unwrap();
+    crate::whole::write(&target, &objects[3], "binsparse").unwrap();
     let back = binsparse::read(&target).unwrap().object;
     assert_eq!(bytes(&back), bytes(&objects[3]));
     // A frame cannot be written: nothing changes, nothing is left beside it.
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();
-    assert!(binsparse::write(&target, &frame).is_err());
+    assert!(crate::whole::write(&target, &frame, "binsparse").is_err());
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -172,7 +172,7 @@ fn directories_are_written_atomically_and_replace_only_zarr_groups() {
     let other = dir.join("photos.zarr");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("cat.jpg"), b"meow").unwrap();
-    let err = binsparse::write(&other, &objects[0]).unwrap_err();
+    let err = crate::whole::write(&other, &objects[0], "binsparse").unwrap_err();
     assert!(err.to_string().contains("remove it first"), "{err}");
     assert_eq!(std::fs::read(other.join("cat.jpg")).unwrap(), b"meow");
     std::fs::remove_dir_all(&dir).unwrap();

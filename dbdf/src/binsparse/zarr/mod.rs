@@ -250,7 +250,8 @@ pub(crate) fn read(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Bins
 /// Writes `object` as a Binsparse group into `store`.
 ///
 /// # Errors
-/// As [`super::write_with`], and the store's I/O errors.
+/// [`serde_daphne::ErrorKind::NotConvertible`] for a frame, a vector format for a matrix
+/// that is not `n` x 1, or an index that does not fit the index type; the store's I/O errors.
 pub fn write_store(
     store: &mut impl StoreMut,
     object: &Object,
@@ -374,7 +375,7 @@ pub fn sink(path: impl AsRef<Path>, options: &WriteOptions) -> Box<dyn crate::pi
 /// # Errors
 /// As [`write_store`]; [`serde_daphne::ErrorKind::Io`] when `path` exists and is neither a Zarr group nor an
 /// empty directory (it is left as it is).
-pub fn write(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
+pub(crate) fn write(path: impl AsRef<Path>, object: &Object, options: &WriteOptions) -> Result<()> {
     let path = path.as_ref();
     serde_daphne::lowlevel::replace_directory(path, is_zarr_group, |dir| {
         write_store(&mut Directory(dir.to_owned()), object, options)

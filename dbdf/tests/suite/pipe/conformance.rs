@@ -70,7 +70,14 @@ fn formats() -> Vec<Format> {
         Format {
             name: "binsparse",
             extension: "npz",
-            to_vec: |o| binsparse::to_vec(o, &binsparse::WriteOptions::default()),
+            to_vec: |o| {
+                crate::whole::to_vec_with(
+                    o,
+                    "binsparse",
+                    dbdf::convert::FormatOptions::default()
+                        .with(binsparse::WriteOptions::default()),
+                )
+            },
             read: |p| Ok(vec![binsparse::read(p)?.object]),
             sink: |w| crate::whole::sink(w, "binsparse"),
             source: |p| crate::pipe::opened(p, "binsparse"),

@@ -295,7 +295,11 @@ fn the_binsparse_sink_writes_the_bytes_of_the_whole_write() {
                     ..Default::default()
                 };
                 for rows in [1, 2, 100] {
-                    let whole = binsparse::to_vec(object, &options);
+                    let whole = crate::whole::to_vec_with(
+                        object,
+                        "binsparse",
+                        dbdf::convert::FormatOptions::default().with(options.clone()),
+                    );
                     let at = format!("{name} {format:?} {index} {iso} {bint8}, bands of {rows}");
                     let got = written(object, rows, |w| {
                         let formats = dbdf::convert::FormatOptions::default().with(options.clone());
@@ -361,7 +365,12 @@ fn the_zarr_sink_writes_the_files_of_the_whole_write() {
                     ..Default::default()
                 };
                 let whole = dir.join("whole.zarr");
-                let expected = zarr::write(&whole, object, &options);
+                let expected = crate::whole::write_with(
+                    &whole,
+                    object,
+                    "binsparse",
+                    dbdf::convert::FormatOptions::default().with(options.clone()),
+                );
                 for rows in if small { vec![1, 2, 100] } else { vec![7] } {
                     let piped = dir.join("piped.zarr");
                     let got = pump_held(object, rows, zarr::sink(&piped, &options));
@@ -503,7 +512,6 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
 /// so a 1e6 x 1e6 matrix of 1e7 entries became 59,606 part files, nearly all empty.
 #[test]
 fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
-    use dbdf::binsparse;
     let dir = dir("systemds_parts");
     // 20,000 x 20,000 (3.2 GB dense, 25 parts by that size) with 3 entries.
     let n = 20_000;
@@ -516,7 +524,7 @@ fn sparse_rows_in_order_write_as_many_parts_as_their_entries_need() {
     )
     .unwrap();
     let input = dir.join("m.bsp.npz");
-    binsparse::write(&input, &object).unwrap();
+    crate::whole::write(&input, &object, "binsparse").unwrap();
     let output = dir.join("m.sysds");
     let mut source = crate::pipe::opened(&input, "binsparse").unwrap();
     let sink = systemds::sink(&output, &systemds::WriteOptions::default());

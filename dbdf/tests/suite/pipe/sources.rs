@@ -252,7 +252,12 @@ fn binsparse_archives_read_in_place_as_whole() {
                     index_type: index,
                     ..Default::default()
                 };
-                let bytes = binsparse::to_vec(&object, &options).unwrap();
+                let bytes = crate::whole::to_vec_with(
+                    &object,
+                    "binsparse",
+                    dbdf::convert::FormatOptions::default().with(options.clone()),
+                )
+                .unwrap();
                 std::fs::write(&path, &bytes).unwrap();
                 let whole = binsparse::read(&path).unwrap();
                 let mut source = crate::pipe::opened(&path, "binsparse").unwrap();
@@ -308,7 +313,7 @@ fn binsparse_archives_read_in_place_as_whole() {
 #[cfg(feature = "zarr")]
 #[test]
 fn zarr_groups_read_in_place_as_whole() {
-    use dbdf::binsparse::zarr::{self, ZarrVersion};
+    use dbdf::binsparse::zarr::ZarrVersion;
     use dbdf::binsparse::{self, Format};
     let dir = dir("zarr_source");
     let path = dir.join("m.zarr");
@@ -335,7 +340,13 @@ fn zarr_groups_read_in_place_as_whole() {
                     index_type: ValueType::U32,
                     ..Default::default()
                 };
-                zarr::write(&path, object, &options).unwrap();
+                crate::whole::write_with(
+                    &path,
+                    object,
+                    "binsparse",
+                    dbdf::convert::FormatOptions::default().with(options.clone()),
+                )
+                .unwrap();
                 let whole = binsparse::read(&path).unwrap();
                 let mut source = crate::pipe::opened(&path, "binsparse").unwrap();
                 assert_eq!(
@@ -354,7 +365,13 @@ fn zarr_groups_read_in_place_as_whole() {
     // Broken chunks and metadata: the whole read's error kind.
     let (_, _, csr) = band_fixtures().remove(3);
     for damage in ["truncate", "remove", "flip", "meta"] {
-        zarr::write(&path, &csr, &binsparse::WriteOptions::default()).unwrap();
+        crate::whole::write_with(
+            &path,
+            &csr,
+            "binsparse",
+            dbdf::convert::FormatOptions::default().with(binsparse::WriteOptions::default()),
+        )
+        .unwrap();
         let chunk = path.join("indices_1/c/0");
         match damage {
             "truncate" => std::fs::write(&chunk, &std::fs::read(&chunk).unwrap()[..5]).unwrap(),
