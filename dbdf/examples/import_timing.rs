@@ -1,5 +1,5 @@
-//! Times importing a matrix into one object (`convert::read` of SystemDS binary blocks, or
-//! `binsparse::read` of a Binsparse file), against reading the same matrix from a `.npy` or
+//! Times importing a matrix into one object (`convert::read` of SystemDS binary blocks or of
+//! a Binsparse file), against reading the same matrix from a `.npy` or
 //! `.dbdf` file in the same process (medians of N, alternating).
 //!
 //! `cargo run --release -p dbdf --example import_timing -- systemds|binsparse INPUT BASELINE [N]`;
@@ -7,7 +7,6 @@
 
 use std::time::Instant;
 
-use dbdf::binsparse;
 use dbdf::convert::{self, ConvertOptions};
 use serde_daphne::Object;
 
@@ -20,15 +19,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (format, input, numpy) = (args[1].as_str(), args[2].as_str(), args[3].as_str());
     let reps: usize = args.get(4).map_or(7, |s| s.parse().unwrap());
-    let import = |path: &str| match format {
-        "systemds" => {
-            let options = ConvertOptions::default();
-            let format = "systemds".parse().unwrap();
-            convert::read(path.as_ref(), format, &options)
-                .unwrap()
-                .remove(0)
-        }
-        _ => binsparse::read(path).unwrap().object,
+    let import = |path: &str| {
+        let options = ConvertOptions::default();
+        let format = format.parse().unwrap();
+        convert::read(path.as_ref(), format, &options)
+            .unwrap()
+            .remove(0)
     };
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     for _ in 0..reps {

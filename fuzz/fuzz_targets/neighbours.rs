@@ -3,7 +3,6 @@
 //! panic; what reads writes back and reads again the same.
 #![no_main]
 
-use dbdf::binsparse::{self, WriteOptions};
 use dbdf::convert::{self, ConvertOptions, FormatOptions};
 use dbdf::{futhark, scipy};
 use libfuzzer_sys::fuzz_target;
@@ -36,20 +35,14 @@ fuzz_target!(|data: &[u8]| {
             objects
         );
     }
-    if let Ok(read) = binsparse::from_slice(data) {
-        let options = WriteOptions {
-            format: Some(read.format),
-            attributes: read.attributes.clone(),
-            ..Default::default()
-        };
-        let options = ConvertOptions {
-            formats: FormatOptions::default().with(options),
-            ..ConvertOptions::default()
-        };
-        let bsp = "binsparse".parse().expect("a format");
-        if let Ok(bytes) = convert::to_vec(std::slice::from_ref(&read.object), bsp, &options) {
-            let again = binsparse::from_slice(&bytes).expect("what we write reads");
-            assert_eq!(again.attributes, read.attributes);
+    let bsp = "binsparse".parse().expect("a format");
+    if let Ok(objects) = convert::from_slice(data, bsp, &plain) {
+        if let Ok(bytes) = convert::to_vec(&objects, bsp, &plain) {
+            let again = convert::from_slice(&bytes, bsp, &plain).expect("what we write reads");
+            let headers = |objects: &[serde_daphne::Object]| -> Vec<_> {
+                objects.iter().map(|o| o.header().clone()).collect()
+            };
+            assert_eq!(headers(&again), headers(&objects));
         }
     }
     let sparse = "scipy".parse().expect("a format");

@@ -8,7 +8,7 @@ use serde_daphne::{Error, ValueType};
 
 use super::files::{is_hdf5, is_zarr};
 use super::source::BinsparseSource;
-use super::{Format as Layout, Version, WriteOptions};
+use super::{Format as Layout, ReadOptions, Version, WriteOptions};
 use crate::driver::{ConvertOptions, Driver, Format, Input, OptionSpec, OutputFiles, Stored};
 use crate::driver::{Takes, Written};
 use crate::pipe::{InputMetadata, Sink, Source};
@@ -38,8 +38,9 @@ impl Driver for BinsparseFiles {
         OPTIONS
     }
 
-    fn open(&self, path: &Path, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
-        super::source(path)
+    fn open(&self, path: &Path, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        let read = options.formats.get::<ReadOptions>();
+        Ok(Box::new(BinsparseSource::open(path, &read)?))
     }
 
     /// A folder holding a Zarr group, whatever its name: a request for its metadata.
@@ -59,10 +60,11 @@ impl Driver for BinsparseFiles {
         Stored::Ranges
     }
 
-    fn open_at(&self, input: Input, _: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+    fn open_at(&self, input: Input, options: &ConvertOptions) -> Result<Box<dyn Source>, Error> {
+        let read = options.formats.get::<ReadOptions>();
         if input.is_folder() {
             #[cfg(feature = "zarr")]
-            return Ok(Box::new(BinsparseSource::open_group(&input)?));
+            return Ok(Box::new(BinsparseSource::open_group(&input, &read)?));
             #[cfg(not(feature = "zarr"))]
             return Err(Error::invalid(format!(
                 "{} is a Zarr group, and this build has no Zarr (cargo feature zarr)",
@@ -74,6 +76,7 @@ impl Driver for BinsparseFiles {
             return Ok(Box::new(BinsparseSource::open_hdf5_at(
                 input.data,
                 Path::new(&input.name),
+                &read,
             )?));
             #[cfg(not(feature = "hdf5"))]
             return Err(Error::invalid(format!(
@@ -81,7 +84,7 @@ impl Driver for BinsparseFiles {
                 input.name
             )));
         }
-        Ok(Box::new(BinsparseSource::open_at(input.data)?))
+        Ok(Box::new(BinsparseSource::open_at(input.data, &read)?))
     }
 
     fn written(&self, path: &Path) -> Written {

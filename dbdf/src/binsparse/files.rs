@@ -68,14 +68,6 @@ fn no_hdf5(path: &Path) -> serde_daphne::Error {
     )
 }
 
-/// Reads a Binsparse file with the default options.
-///
-/// # Errors
-/// As [`read_with`].
-pub fn read(path: impl AsRef<Path>) -> Result<Binsparse> {
-    read_with(path, &ReadOptions::default())
-}
-
 /// Reads a Binsparse file: HDF5 for `.h5`/`.hdf5` (feature `hdf5`), a Zarr group for
 /// `.zarr` paths and directories holding a Zarr group (feature `zarr`), an NPZ archive
 /// otherwise.
@@ -86,7 +78,7 @@ pub fn read(path: impl AsRef<Path>) -> Result<Binsparse> {
 /// indices, wrong lengths); [`serde_daphne::ErrorKind::NotConvertible`] for what DAPHNE cannot hold
 /// (complex values, a non-zero fill value, Hermitian structures, more than two dimensions);
 /// [`serde_daphne::ErrorKind::AllocationLimit`] beyond [`ReadOptions::max_alloc`].
-pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
+pub(crate) fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binsparse> {
     let path = path.as_ref();
     if is_zarr(path) {
         #[cfg(feature = "zarr")]
@@ -103,19 +95,11 @@ pub fn read_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Binspa
     from_slice_with(&serde_daphne::lowlevel::read_file(path)?, options)
 }
 
-/// Reads a Binsparse matrix from the bytes of an `.npz` archive with the default options.
-///
-/// # Errors
-/// As [`read_with`].
-pub fn from_slice(bytes: &[u8]) -> Result<Binsparse> {
-    from_slice_with(bytes, &ReadOptions::default())
-}
-
 /// Reads a Binsparse matrix from the bytes of an `.npz` archive.
 ///
 /// # Errors
 /// As [`read_with`].
-pub fn from_slice_with(bytes: &[u8], options: &ReadOptions) -> Result<Binsparse> {
+pub(crate) fn from_slice_with(bytes: &[u8], options: &ReadOptions) -> Result<Binsparse> {
     npz::read(bytes, options.max_alloc)
 }
 
@@ -144,14 +128,6 @@ pub(crate) fn write_with(
         return Err(no_hdf5(path));
     }
     serde_daphne::lowlevel::write_buffered(path, |out| to_writer(out, object, options))
-}
-
-/// The Binsparse file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).
-///
-/// # Errors
-/// As [`read`].
-pub(crate) fn source(path: impl AsRef<Path>) -> Result<Box<dyn crate::pipe::Source>> {
-    Ok(Box::new(super::BinsparseSource::open(path.as_ref())?))
 }
 
 /// A sink of the pipe writing a Binsparse `.npz` archive to `out` (a boxed [`Sink`](crate::pipe::Sink)).

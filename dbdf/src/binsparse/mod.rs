@@ -11,21 +11,25 @@
 //! value is zero), Hermitian structures and tensors of rank 3 or more. Both `"0.1"` (the spec
 //! and the C reference) and `"0.1.0"` (the Python reference) are read; `"0.1"` is written
 //! unless [`WriteOptions::version`] asks for `"0.1.0"`, which the Python reference needs.
-//! Attributes outside the `binsparse` key travel with the matrix in [`Binsparse::attributes`].
+//! A read's format and the attributes outside the `binsparse` key travel with the matrix as
+//! the source's [`InputMetadata`](crate::pipe::InputMetadata) (`layout`, `attributes`).
 //!
 //! ```
-//! use dbdf::binsparse::{self, Format, WriteOptions};
+//! use dbdf::binsparse::{Format, WriteOptions};
 //! use dbdf::convert::{self, ConvertOptions, FormatOptions};
 //! use serde_daphne::{Object, Values};
 //!
 //! let m = Object::csr(2, 3, vec![0, 1, 2], vec![2, 0], Values::F64(vec![1.5, -2.0]))?;
 //! let coor = WriteOptions { format: Some(Format::Coor), ..Default::default() };
 //! let options = ConvertOptions { formats: FormatOptions::default().with(coor), ..Default::default() };
-//! let npz = convert::to_vec(&[m], "binsparse".parse()?, &options)?;
-//! let back = binsparse::from_slice(&npz)?;
-//! assert_eq!(back.format, Format::Coor);
-//! assert_eq!(back.object.csr_parts::<f64>()?.values, [1.5, -2.0]);
-//! # Ok::<(), serde_daphne::Error>(())
+//! let npz = convert::to_vec(&[m.clone()], "binsparse".parse()?, &options)?;
+//! let path = std::env::temp_dir().join("doc_binsparse.npz");
+//! std::fs::write(&path, &npz)?;
+//! let source = convert::source(&path, "binsparse".parse()?, &ConvertOptions::default())?;
+//! assert_eq!(source.metadata().layout, Some("COOR"));
+//! assert_eq!(convert::read(&path, "binsparse".parse()?, &ConvertOptions::default())?, [m]);
+//! # std::fs::remove_file(&path).ok();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod convert;
@@ -51,10 +55,10 @@ use serde_daphne::Values;
 use serde_daphne::{Error, Result};
 
 pub(crate) use self::files::to_writer;
-pub use self::files::{from_slice, from_slice_with, read, read_with, ReadOptions};
-pub(crate) use self::files::{is_hdf5, is_zarr, sink, source};
+pub use self::files::ReadOptions;
+pub(crate) use self::files::{from_slice_with, read_with};
+pub(crate) use self::files::{is_hdf5, is_zarr, sink};
 pub(crate) use self::sink::BinsparseSink;
-pub(crate) use self::source::BinsparseSource;
 
 const BINSPARSE: Foreign = Foreign("Binsparse");
 
@@ -258,7 +262,7 @@ pub struct WriteOptions {
     /// The version string to write (default `"0.1"`; see [`Version::V0_1_0`]).
     pub version: Version,
     /// Entries to write beside the `binsparse` key of the descriptor (user attributes, as
-    /// [`Binsparse::attributes`] reads them).
+    /// a read records them in [`InputMetadata::attributes`](crate::pipe::InputMetadata::attributes)).
     pub attributes: Map<String, Json>,
     /// The Zarr format of Zarr groups written (default v3).
     #[cfg(feature = "zarr")]

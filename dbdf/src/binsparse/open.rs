@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::source::BinsparseSource;
+use super::ReadOptions;
 use serde_daphne::Result;
 
 impl BinsparseSource {
@@ -14,15 +15,15 @@ impl BinsparseSource {
     ///
     /// # Errors
     /// As [`super::read`].
-    pub(crate) fn open(path: &Path) -> Result<BinsparseSource> {
+    pub(crate) fn open(path: &Path, options: &ReadOptions) -> Result<BinsparseSource> {
         if !super::is_zarr(path) {
-            return BinsparseSource::open_file(path);
+            return BinsparseSource::open_file(path, options);
         }
         #[cfg(feature = "zarr")]
         if path.is_dir() {
-            return BinsparseSource::open_group(&crate::storage::Input::local(path)?);
+            return BinsparseSource::open_group(&crate::storage::Input::local(path)?, options);
         }
-        BinsparseSource::read_whole(path, std::fs::metadata(path)?.len())
+        BinsparseSource::read_whole(path, std::fs::metadata(path)?.len(), options)
     }
 
     /// Opens the Zarr group `input` (a folder wherever it is kept): its chunks read in place
@@ -31,14 +32,17 @@ impl BinsparseSource {
     /// # Errors
     /// As [`super::read`]; request errors.
     #[cfg(feature = "zarr")]
-    pub(crate) fn open_group(input: &crate::storage::Input) -> Result<BinsparseSource> {
+    pub(crate) fn open_group(
+        input: &crate::storage::Input,
+        options: &ReadOptions,
+    ) -> Result<BinsparseSource> {
         use super::zarr::{FolderStore, Store};
         let store = FolderStore(input.clone());
         let stored = store.stored_bytes()?;
         if let Some(source) = super::zarr::source::in_place(input, stored)? {
             return Ok(source);
         }
-        let read = super::zarr::read_store(&store, &super::ReadOptions::default())?;
+        let read = super::zarr::read_store(&store, options)?;
         BinsparseSource::held(read, stored)
     }
 }

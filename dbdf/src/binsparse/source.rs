@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::convert::{check_sorted, indices};
-use super::{parse_descriptor, parse_kind, Array, Descriptor, Format};
+use super::{parse_descriptor, parse_kind, Array, Descriptor, Format, ReadOptions};
 use crate::npy::{self, Descr};
 use crate::pipe::{band_rows, row_bytes, source_in_field, Band, Cells, Held, InputMetadata};
 use crate::pipe::{InPlaceOrHeld, Source, BAND_BYTES};
@@ -119,15 +119,15 @@ impl BinsparseSource {
     ///
     /// # Errors
     /// As [`super::read`].
-    pub(super) fn open_file(path: &Path) -> Result<BinsparseSource> {
+    pub(super) fn open_file(path: &Path, options: &ReadOptions) -> Result<BinsparseSource> {
         if super::is_hdf5(path) {
-            return BinsparseSource::read_whole(path, std::fs::metadata(path)?.len());
+            return BinsparseSource::read_whole(path, std::fs::metadata(path)?.len(), options);
         }
         let file: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(path)?);
         let input_len = file.size()?;
         match in_place(&file, input_len)? {
             Some(source) => Ok(source),
-            None => BinsparseSource::read_whole(path, input_len),
+            None => BinsparseSource::read_whole(path, input_len, options),
         }
     }
 
@@ -136,14 +136,14 @@ impl BinsparseSource {
     ///
     /// # Errors
     /// As [`super::read`]; request errors.
-    pub(crate) fn open_at(file: Arc<dyn ReadAt>) -> Result<BinsparseSource> {
+    pub(crate) fn open_at(file: Arc<dyn ReadAt>, options: &ReadOptions) -> Result<BinsparseSource> {
         let input_len = file.size()?;
         if let Some(source) = in_place(&file, input_len)? {
             return Ok(source);
         }
         let mut bytes = serde_daphne::lowlevel::zeroed_vec::<u8>(input_len as usize)?;
         file.read_exact_at(&mut bytes, 0)?;
-        BinsparseSource::held(super::from_slice(&bytes)?, input_len)
+        BinsparseSource::held(super::from_slice_with(&bytes, options)?, input_len)
     }
 
     /// The matrix at `path` read whole, for formats and files not read in place.
@@ -156,14 +156,22 @@ impl BinsparseSource {
     /// # Errors
     /// As [`super::read`]; request errors.
     #[cfg(feature = "hdf5")]
-    pub(crate) fn open_hdf5_at(file: Arc<dyn ReadAt>, name: &Path) -> Result<BinsparseSource> {
+    pub(crate) fn open_hdf5_at(
+        file: Arc<dyn ReadAt>,
+        name: &Path,
+        options: &ReadOptions,
+    ) -> Result<BinsparseSource> {
         let input_len = file.size()?;
-        let max_alloc = super::ReadOptions::default().max_alloc;
-        BinsparseSource::held(super::hdf5::read_at(file, name, max_alloc)?, input_len)
+        let read = super::hdf5::read_at(file, name, options.max_alloc)?;
+        BinsparseSource::held(read, input_len)
     }
 
-    pub(super) fn read_whole(path: &Path, input_len: u64) -> Result<BinsparseSource> {
-        BinsparseSource::held(super::read(path)?, input_len)
+    pub(super) fn read_whole(
+        path: &Path,
+        input_len: u64,
+        options: &ReadOptions,
+    ) -> Result<BinsparseSource> {
+        BinsparseSource::held(super::read_with(path, options)?, input_len)
     }
 
     /// A matrix read whole, held.

@@ -67,7 +67,7 @@ fn check_logical(name: &str, object: &Object, rows: &[Vec<Json>]) {
 }
 
 fn read_golden(name: &str) -> serde_daphne::Result<Binsparse> {
-    binsparse::read(golden_dir().join(name))
+    crate::whole::read_binsparse(golden_dir().join(name))
 }
 
 /// Every golden file of the containers this build reads: `.npz` always, `.h5` with `hdf5`.
@@ -175,7 +175,7 @@ fn daphne_objects_come_back_from_binsparse_byte_identical_in_every_format() {
                     dbdf::convert::FormatOptions::default().with(options.clone()),
                 )
                 .unwrap();
-                let back = binsparse::from_slice(&npz).unwrap();
+                let back = crate::whole::binsparse_from_slice(&npz).unwrap();
                 assert_eq!(back.format, format);
                 let back = back.object.with_data_type(object.data_type()).unwrap();
                 for dbdf in [
@@ -214,7 +214,7 @@ fn attributes_and_modifiers_are_written_as_asked() {
         }),
     )
     .unwrap();
-    let back = binsparse::from_slice(&npz).unwrap();
+    let back = crate::whole::binsparse_from_slice(&npz).unwrap();
     assert_eq!(back.attributes, attributes);
     assert_eq!(back.object, golden.object);
     // The descriptor says what was written: version 0.1, iso values, u32 indices.
@@ -241,7 +241,10 @@ fn attributes_and_modifiers_are_written_as_asked() {
     assert!(String::from_utf8_lossy(&npz)
         .replace('\0', "")
         .contains("\"bint8\""));
-    assert_eq!(binsparse::from_slice(&npz).unwrap().object, ones);
+    assert_eq!(
+        crate::whole::binsparse_from_slice(&npz).unwrap().object,
+        ones
+    );
     // An index that does not fit the index type is refused.
     let wide = Object::csr(1, 300, vec![0, 1], vec![299], Values::U8(vec![1])).unwrap();
     let err = crate::whole::to_vec_with(
@@ -286,17 +289,18 @@ fn patched(member: &str, edit: impl FnOnce(&mut [u8])) -> (Vec<u8>, usize) {
 fn malformed_arrays_are_refused_at_their_byte() {
     // Column indices [0, 2, 2, 0, 1, 3] (int64): make row 0's second column 0, unsorted.
     let (bytes, data) = patched("indices_1", |d| d[8] = 0);
-    let err = binsparse::from_slice(&bytes).unwrap_err();
-    // The CRC-32 catches the edit first.
-    assert!(err.to_string().contains("CRC-32"), "{err}");
-    // With the CRC fixed, the order check finds it, at the element's byte.
+    let err = crate::whole::binsparse_from_slice(&bytes).unwrap_err();
+    // Read in place, the order check finds it at the element's byte, before the member's
+    // CRC-32 is checked.
+    assert_eq!(err.offset(), Some(data as u64 + 8), "{err}");
+    // With the CRC fixed, the same.
     let fixed = fix_crcs(bytes);
-    let err = binsparse::from_slice(&fixed).unwrap_err();
+    let err = crate::whole::binsparse_from_slice(&fixed).unwrap_err();
     assert_eq!(err.offset(), Some(data as u64 + 8), "{err}");
     assert!(err.to_string().contains("indices_1[1]"), "{err}");
     // A column index past the shape.
     let (bytes, data) = patched("indices_1", |d| d[40] = 4);
-    let err = binsparse::from_slice(&fix_crcs(bytes)).unwrap_err();
+    let err = crate::whole::binsparse_from_slice(&fix_crcs(bytes)).unwrap_err();
     assert_eq!(err.offset(), Some(data as u64 + 40), "{err}");
     assert!(
         err.to_string().contains("4 is not a valid index (0 to 3)"),
@@ -304,14 +308,14 @@ fn malformed_arrays_are_refused_at_their_byte() {
     );
     // A pointer past the values.
     let (bytes, _) = patched("pointers_to_1", |d| d[24] = 7);
-    let err = binsparse::from_slice(&fix_crcs(bytes)).unwrap_err();
+    let err = crate::whole::binsparse_from_slice(&fix_crcs(bytes)).unwrap_err();
     assert!(err.to_string().contains("pointers_to_1[3]"), "{err}");
     // Not a zip at all, and a truncated one.
-    let err = binsparse::from_slice(b"PK not really").unwrap_err();
+    let err = crate::whole::binsparse_from_slice(b"PK not really").unwrap_err();
     assert_error!(err, ForeignInput);
     let whole = std::fs::read(golden_dir().join("csr_f64.npz")).unwrap();
     for cut in [10, whole.len() / 2, whole.len() - 1] {
-        assert!(binsparse::from_slice(&whole[..cut]).is_err());
+        assert!(crate::whole::binsparse_from_slice(&whole[..cut]).is_err());
     }
 }
 
@@ -378,7 +382,7 @@ fn structures_fill_in_the_other_triangle() {
             dbdf::convert::FormatOptions::default().with(WriteOptions::default()),
         )
         .unwrap();
-        let m = binsparse::from_slice(&with_structure(&npz, structure))
+        let m = crate::whole::binsparse_from_slice(&with_structure(&npz, structure))
             .unwrap()
             .object;
         assert_eq!(m.get(0, 1), Some(Value::I32(mirrored[0])), "{structure}");
@@ -394,7 +398,8 @@ fn structures_fill_in_the_other_triangle() {
         dbdf::convert::FormatOptions::default().with(WriteOptions::default()),
     )
     .unwrap();
-    let err = binsparse::from_slice(&with_structure(&npz, "symmetric_lower")).unwrap_err();
+    let err =
+        crate::whole::binsparse_from_slice(&with_structure(&npz, "symmetric_lower")).unwrap_err();
     assert!(
         err.to_string().contains("outside the lower triangle"),
         "{err}"
@@ -525,7 +530,7 @@ fn hdf5_files_round_trip_and_keep_attributes() {
                 dbdf::convert::FormatOptions::default().with(options.clone()),
             )
             .unwrap();
-            let back = binsparse::read(&path).unwrap();
+            let back = crate::whole::read_binsparse(&path).unwrap();
             assert_eq!(back.format, format);
             let back = back.object.with_data_type(object.data_type()).unwrap();
             let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -548,7 +553,7 @@ fn hdf5_files_round_trip_and_keep_attributes() {
     )
     .unwrap();
     assert_eq!(
-        binsparse::read(&path).unwrap().attributes,
+        crate::whole::read_binsparse(&path).unwrap().attributes,
         golden.attributes
     );
     let npz = crate::whole::to_vec_with(
@@ -561,12 +566,12 @@ fn hdf5_files_round_trip_and_keep_attributes() {
     )
     .unwrap();
     assert_eq!(
-        binsparse::from_slice(&npz).unwrap().attributes,
+        crate::whole::binsparse_from_slice(&npz).unwrap().attributes,
         golden.attributes
     );
     // Not an HDF5 file: a typed error naming it, no panic.
     std::fs::write(&path, b"not hdf5").unwrap();
-    let err = binsparse::read(&path).unwrap_err();
+    let err = crate::whole::read_binsparse(&path).unwrap_err();
     assert_error!(err, ForeignInput);
     assert!(err.to_string().contains("m.bsp.h5"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -586,12 +591,12 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut bad = bytes.clone();
                 bad[at] ^= flip;
-                let _ = binsparse::from_slice(&bad);
+                let _ = crate::whole::binsparse_from_slice(&bad);
             }
         }
         for cut in 0..bytes.len() {
             assert!(
-                binsparse::from_slice(&bytes[..cut]).is_err(),
+                crate::whole::binsparse_from_slice(&bytes[..cut]).is_err(),
                 "{name} cut at {cut}"
             );
         }
@@ -612,13 +617,13 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
             json["binsparse"]["shape"] = serde_json::json!([rows, 2]);
         })
     };
-    let err = binsparse::from_slice(&with_rows(4_000_000_000)).unwrap_err();
+    let err = crate::whole::binsparse_from_slice(&with_rows(4_000_000_000)).unwrap_err();
     assert_error!(err, AllocationLimit { offset: 0, .. });
     // Beyond one DAPHNE block, refused before any allocation, whatever the allowance.
     let generous = binsparse::ReadOptions {
         max_alloc: u64::MAX,
     };
-    let err = binsparse::from_slice_with(&with_rows(1 << 40), &generous).unwrap_err();
+    let err = crate::whole::binsparse_from_slice_with(&with_rows(1 << 40), &generous).unwrap_err();
     assert_error!(err, NotConvertible);
     // iso values in a dense format are refused (they would make memory from nothing).
     let dense = Object::dense(1, 2, Values::F64(vec![1.0, 1.0])).unwrap();
@@ -631,7 +636,7 @@ fn mutated_archives_give_errors_or_matrices_and_never_too_much_memory() {
     let iso = rebuild_descriptor(&npz, |json| {
         json["binsparse"]["data_types"]["values"] = Json::String("iso[float64]".into());
     });
-    let err = binsparse::from_slice(&iso).unwrap_err();
+    let err = crate::whole::binsparse_from_slice(&iso).unwrap_err();
     assert!(
         err.to_string().contains("iso values in the dense format"),
         "{err}"
@@ -660,8 +665,8 @@ fn deflated_archives_read_like_stored_ones() {
             let packed = deflated(&npz);
             assert_ne!(packed, npz);
             assert_eq!(
-                binsparse::from_slice(&packed).unwrap(),
-                binsparse::from_slice(&npz).unwrap()
+                crate::whole::binsparse_from_slice(&packed).unwrap(),
+                crate::whole::binsparse_from_slice(&npz).unwrap()
             );
         }
     }
@@ -676,17 +681,20 @@ fn deflated_archives_read_like_stored_ones() {
     let mut bomb = packed.clone();
     let central = bomb.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
     bomb[central + 24..central + 28].copy_from_slice(&u32::MAX.to_le_bytes());
-    let err = binsparse::from_slice_with(&bomb, &binsparse::ReadOptions { max_alloc: 1 << 20 })
-        .unwrap_err();
+    let err = crate::whole::binsparse_from_slice_with(
+        &bomb,
+        &binsparse::ReadOptions { max_alloc: 1 << 20 },
+    )
+    .unwrap_err();
     assert_error!(err, AllocationLimit);
     // A broken deflate stream, and a wrong uncompressed size.
     let mut broken = packed.clone();
     let data = 30 + "pointers_to_1.npy".len();
     broken[data] ^= 0xFF;
     broken[data + 1] ^= 0xFF;
-    assert_error!(binsparse::from_slice(&broken), ForeignInput);
+    assert_error!(crate::whole::binsparse_from_slice(&broken), ForeignInput);
     let mut short = packed;
     short[central + 24] ^= 1;
-    let err = binsparse::from_slice(&short).unwrap_err();
+    let err = crate::whole::binsparse_from_slice(&short).unwrap_err();
     assert_error!(err, ForeignInput);
 }

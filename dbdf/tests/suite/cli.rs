@@ -889,13 +889,13 @@ fn binsparse_to_binsparse_keeps_attributes_and_refuses_by_name() {
         s(&out),
     ]);
     assert!(run.status.success(), "{}", stderr(&run));
-    let read = dbdf::binsparse::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let read = crate::whole::binsparse_from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert!(read.attributes.contains_key("comment"));
     let h5 = dir.join("y.bsp.h5");
     let run = dbdf(&["convert", s(&out), s(&h5)]);
     assert!(run.status.success(), "{}", stderr(&run));
     assert_eq!(
-        dbdf::binsparse::read(&h5).unwrap().attributes,
+        crate::whole::read_binsparse(&h5).unwrap().attributes,
         read.attributes
     );
     let never = dir.join("never.dbdf");

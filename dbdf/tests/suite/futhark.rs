@@ -367,7 +367,7 @@ fn interop_modules_read_and_write_paths_as_they_do_bytes() {
         )
         .unwrap()
     );
-    assert_eq!(binsparse::read(&bsp).unwrap().object, m);
+    assert_eq!(crate::whole::read_binsparse(&bsp).unwrap().object, m);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

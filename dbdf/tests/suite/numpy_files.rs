@@ -600,7 +600,7 @@ fn scipy_layouts_are_kept_by_binsparse_outputs() {
         let input = data(&format!("scipy_{format}.npz"));
         let out = dir.join(format!("{format}.bsp.npz"));
         convert(&input, &out, &ConvertOptions::default()).unwrap();
-        let read = dbdf::binsparse::read(&out).unwrap();
+        let read = crate::whole::read_binsparse(&out).unwrap();
         assert_eq!(read.format, layout, "{format}");
         assert_eq!(read.object, scipy_read(&input).unwrap(), "{format}");
     }

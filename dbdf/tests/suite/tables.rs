@@ -598,7 +598,7 @@ fn schema_metadata_are_user_attributes_kept_by_tables_and_binsparse() {
         let bsp = dir.join(format!("{name}.bsp.npz"));
         convert(&table, &bsp, &matrix).unwrap();
         assert_eq!(
-            dbdf::binsparse::read(&bsp).unwrap().attributes,
+            crate::whole::read_binsparse(&bsp).unwrap().attributes,
             want,
             "{name}"
         );
@@ -615,7 +615,7 @@ fn schema_metadata_are_user_attributes_kept_by_tables_and_binsparse() {
     convert(&data("attributes.parquet"), &table, &options).unwrap();
     let bsp = dir.join("asked.bsp.npz");
     convert(&table, &bsp, &matrix).unwrap();
-    let read = dbdf::binsparse::read(&bsp).unwrap().attributes;
+    let read = crate::whole::read_binsparse(&bsp).unwrap().attributes;
     let expected: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(r#"{"origin": "sensor-7", "units": "km/h", "n": "3"}"#).unwrap();
     assert_eq!(read, expected);

@@ -116,3 +116,52 @@ pub(crate) fn to_vec_with(
     };
     convert::to_vec(std::slice::from_ref(object), format.parse()?, &options)
 }
+
+/// A Binsparse file's matrix, with the format it was stored in and its user attributes (what
+/// the source records of them), read through its source with `options`.
+pub(crate) fn read_binsparse_with(
+    path: impl AsRef<Path>,
+    options: &dbdf::binsparse::ReadOptions,
+) -> Result<dbdf::binsparse::Binsparse> {
+    let options = ConvertOptions {
+        formats: FormatOptions::default().with(options.clone()),
+        ..ConvertOptions::default()
+    };
+    let mut source = convert::source(path.as_ref(), "binsparse".parse()?, &options)?;
+    let metadata = source.metadata();
+    let object = first(crate::pipe::try_collected(&mut *source)?)?;
+    let layout = metadata
+        .layout
+        .ok_or_else(|| serde_daphne::Error::invalid("the Binsparse source records no format"))?;
+    Ok(dbdf::binsparse::Binsparse {
+        object,
+        format: layout.parse()?,
+        attributes: metadata.attributes,
+    })
+}
+
+/// [`read_binsparse_with`] with the default options.
+pub(crate) fn read_binsparse(path: impl AsRef<Path>) -> Result<dbdf::binsparse::Binsparse> {
+    read_binsparse_with(path, &Default::default())
+}
+
+/// [`read_binsparse_with`] of the bytes of a Binsparse `.npz` archive (kept in a file of
+/// their own while they are read).
+pub(crate) fn binsparse_from_slice_with(
+    bytes: &[u8],
+    options: &dbdf::binsparse::ReadOptions,
+) -> Result<dbdf::binsparse::Binsparse> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("dbdf_binsparse_bytes_{}_{k}.npz", std::process::id());
+    let path = std::env::temp_dir().join(name);
+    std::fs::write(&path, bytes)?;
+    let read = read_binsparse_with(&path, options);
+    std::fs::remove_file(&path)?;
+    read
+}
+
+/// [`binsparse_from_slice_with`] with the default options.
+pub(crate) fn binsparse_from_slice(bytes: &[u8]) -> Result<dbdf::binsparse::Binsparse> {
+    binsparse_from_slice_with(bytes, &Default::default())
+}

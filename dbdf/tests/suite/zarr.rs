@@ -37,8 +37,8 @@ fn load(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn the_reference_group_reads_as_its_npz_twin() {
-    let zarr = binsparse::read(data("binsparse/csr_f64.zarr")).unwrap();
-    let npz = binsparse::read(data("binsparse/csr_f64.npz")).unwrap();
+    let zarr = crate::whole::read_binsparse(data("binsparse/csr_f64.zarr")).unwrap();
+    let npz = crate::whole::read_binsparse(data("binsparse/csr_f64.npz")).unwrap();
     assert_eq!(zarr.format, Format::Csr);
     assert_eq!(zarr.object, npz.object);
     // DUMP.txt: values 1..6 in a 3 x 4 matrix.
@@ -54,9 +54,9 @@ fn groups_zarr_python_wrote_with_every_codec_read_exactly() {
     let groups = manifest["groups"].as_object().unwrap();
     assert!(groups.len() >= 10, "{}", groups.len());
     for (name, entry) in groups {
-        let read = binsparse::read(data(&format!("zarr/{name}")))
+        let read = crate::whole::read_binsparse(data(&format!("zarr/{name}")))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let twin = binsparse::read(data(&format!(
+        let twin = crate::whole::read_binsparse(data(&format!(
             "zarr/{}",
             entry["same_as"].as_str().unwrap()
         )))
@@ -155,10 +155,13 @@ fn directories_are_written_atomically_and_replace_only_zarr_groups() {
     crate::whole::write(&target, &objects[0], "binsparse").unwrap();
     // A Zarr v3 group: its root's metadata document.
     assert!(target.join("zarr.json").is_file());
-    assert_eq!(binsparse::read(&target).unwrap().object, objects[0]);
+    assert_eq!(
+        crate::whole::read_binsparse(&target).unwrap().object,
+        objects[0]
+    );
     // A second write replaces the group.
     crate::whole::write(&target, &objects[3], "binsparse").unwrap();
-    let back = binsparse::read(&target).unwrap().object;
+    let back = crate::whole::read_binsparse(&target).unwrap().object;
     assert_eq!(bytes(&back), bytes(&objects[3]));
     // A frame cannot be written: nothing changes, nothing is left beside it.
     let frame = Object::frame(vec![("a".into(), Values::F64(vec![1.0]))]).unwrap();

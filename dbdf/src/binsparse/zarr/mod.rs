@@ -228,8 +228,9 @@ fn descriptor(store: &impl Store) -> Result<(bool, String)> {
 /// I/O errors; [`serde_daphne::ErrorKind::ForeignInput`] naming the metadata document or chunk (such as
 /// `values/c/3`) for malformed metadata, a chunk that decodes to the wrong size or fails
 /// its checksum, or a codec, data type or layout this reader refuses;
-/// [`serde_daphne::ErrorKind::NotConvertible`] and [`serde_daphne::ErrorKind::AllocationLimit`] as
-/// [`super::read_with`].
+/// [`serde_daphne::ErrorKind::NotConvertible`] for what DAPHNE cannot hold (complex values,
+/// a non-zero fill value, Hermitian structures, more than two dimensions);
+/// [`serde_daphne::ErrorKind::AllocationLimit`] beyond [`ReadOptions::max_alloc`].
 pub fn read_store(store: &impl Store, options: &ReadOptions) -> Result<Binsparse> {
     let (v2, text) = descriptor(store)?;
     let stored = store.stored_bytes()?;

@@ -78,7 +78,7 @@ fn formats() -> Vec<Format> {
                         .with(binsparse::WriteOptions::default()),
                 )
             },
-            read: |p| Ok(vec![binsparse::read(p)?.object]),
+            read: |p| Ok(vec![crate::whole::read_binsparse(p)?.object]),
             sink: |w| crate::whole::sink(w, "binsparse"),
             source: |p| crate::pipe::opened(p, "binsparse"),
         },

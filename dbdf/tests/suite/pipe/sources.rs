@@ -259,7 +259,7 @@ fn binsparse_archives_read_in_place_as_whole() {
                 )
                 .unwrap();
                 std::fs::write(&path, &bytes).unwrap();
-                let whole = binsparse::read(&path).unwrap();
+                let whole = crate::whole::read_binsparse(&path).unwrap();
                 let mut source = crate::pipe::opened(&path, "binsparse").unwrap();
                 assert_eq!(
                     source.headers()[0],
@@ -294,7 +294,7 @@ fn binsparse_archives_read_in_place_as_whole() {
                 }
                 for case in broken {
                     std::fs::write(&path, &case).unwrap();
-                    let whole = binsparse::read(&path);
+                    let whole = crate::whole::read_binsparse(&path);
                     let piped = crate::pipe::opened(&path, "binsparse")
                         .and_then(|mut s| try_collected(&mut *s));
                     match (whole, piped) {
@@ -347,7 +347,7 @@ fn zarr_groups_read_in_place_as_whole() {
                     dbdf::convert::FormatOptions::default().with(options.clone()),
                 )
                 .unwrap();
-                let whole = binsparse::read(&path).unwrap();
+                let whole = crate::whole::read_binsparse(&path).unwrap();
                 let mut source = crate::pipe::opened(&path, "binsparse").unwrap();
                 assert_eq!(
                     source.reads_in_place(),
@@ -384,7 +384,7 @@ fn zarr_groups_read_in_place_as_whole() {
             }
             _ => std::fs::write(path.join("values/zarr.json"), b"{").unwrap(),
         }
-        let whole = binsparse::read(&path);
+        let whole = crate::whole::read_binsparse(&path);
         let piped =
             crate::pipe::opened(&path, "binsparse").and_then(|mut s| try_collected(&mut *s));
         match (whole, piped) {
