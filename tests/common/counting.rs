@@ -11,25 +11,24 @@ pub struct Counting;
 static CURRENT: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
+/// `ptr`, with `size` bytes more live (and the peak raised) where the allocation succeeded.
+fn counted(ptr: *mut u8, size: usize) -> *mut u8 {
+    if !ptr.is_null() {
+        let now = CURRENT.fetch_add(size, Ordering::SeqCst) + size;
+        PEAK.fetch_max(now, Ordering::SeqCst);
+    }
+    ptr
+}
+
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged to the system allocator.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
-            PEAK.fetch_max(now, Ordering::SeqCst);
-        }
-        ptr
+        counted(unsafe { System.alloc(layout) }, layout.size())
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged to the system allocator.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
-            PEAK.fetch_max(now, Ordering::SeqCst);
-        }
-        ptr
+        counted(unsafe { System.alloc_zeroed(layout) }, layout.size())
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -43,10 +42,8 @@ unsafe impl GlobalAlloc for Counting {
         let new = unsafe { System.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
-            let now = CURRENT.fetch_add(new_size, Ordering::SeqCst) + new_size;
-            PEAK.fetch_max(now, Ordering::SeqCst);
         }
-        new
+        counted(new, new_size)
     }
 }
 

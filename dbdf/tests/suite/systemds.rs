@@ -15,12 +15,8 @@ pub(crate) fn read_with(
     path: impl AsRef<Path>,
     options: &ReadOptions,
 ) -> serde_daphne::Result<Object> {
-    let convert = dbdf::convert::ConvertOptions {
-        formats: dbdf::convert::FormatOptions::default().with(options.clone()),
-        ..Default::default()
-    };
-    let systemds = "systemds".parse()?;
-    Ok(dbdf::convert::read(path.as_ref(), systemds, &convert)?.remove(0))
+    let formats = dbdf::convert::FormatOptions::default().with(options.clone());
+    crate::whole::read_with(path, "systemds", formats)
 }
 
 pub(crate) fn read(path: impl AsRef<Path>) -> serde_daphne::Result<Object> {
@@ -34,13 +30,8 @@ pub(crate) fn write_with(
     object: &Object,
     options: &WriteOptions,
 ) -> serde_daphne::Result<()> {
-    let convert = dbdf::convert::ConvertOptions {
-        formats: dbdf::convert::FormatOptions::default().with(options.clone()),
-        ..Default::default()
-    };
-    let objects = std::slice::from_ref(object);
-    dbdf::convert::write(path.as_ref(), objects, "systemds".parse()?, &convert)?;
-    Ok(())
+    let formats = dbdf::convert::FormatOptions::default().with(options.clone());
+    crate::whole::write_with(path, object, "systemds", formats)
 }
 
 pub(crate) fn write(path: impl AsRef<Path>, object: &Object) -> serde_daphne::Result<()> {

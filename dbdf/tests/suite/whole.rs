@@ -7,9 +7,26 @@ use dbdf::convert::{self, ConvertOptions, FormatOptions};
 use dbdf::pipe::Sink;
 use serde_daphne::{Object, Result};
 
+/// Conversion options holding `formats`' choices, the rest default.
+fn options_of(formats: FormatOptions) -> ConvertOptions {
+    ConvertOptions {
+        formats,
+        ..ConvertOptions::default()
+    }
+}
+
 /// The first object of the file at `path` in `format`.
 pub(crate) fn read(path: impl AsRef<Path>, format: &str) -> Result<Object> {
-    let options = ConvertOptions::default();
+    read_with(path, format, FormatOptions::default())
+}
+
+/// The first object of the file at `path` in `format`, with the choices `formats` hold for it.
+pub(crate) fn read_with(
+    path: impl AsRef<Path>,
+    format: &str,
+    formats: FormatOptions,
+) -> Result<Object> {
+    let options = options_of(formats);
     first(convert::read(path.as_ref(), format.parse()?, &options)?)
 }
 
@@ -20,16 +37,12 @@ fn first(objects: Vec<Object>) -> Result<Object> {
 
 /// `object` written to `path` in `format`, as a conversion writes it.
 pub(crate) fn write(path: impl AsRef<Path>, object: &Object, format: &str) -> Result<()> {
-    let options = ConvertOptions::default();
-    let objects = std::slice::from_ref(object);
-    convert::write(path.as_ref(), objects, format.parse()?, &options)?;
-    Ok(())
+    write_with(path, object, format, FormatOptions::default())
 }
 
 /// The bytes of `object` as a file in `format`.
 pub(crate) fn to_vec(object: &Object, format: &str) -> Result<Vec<u8>> {
-    let options = ConvertOptions::default();
-    convert::to_vec(std::slice::from_ref(object), format.parse()?, &options)
+    to_vec_with(object, format, FormatOptions::default())
 }
 
 /// The first object of `bytes`, a file in `format`.
@@ -59,10 +72,7 @@ pub(crate) fn write_npz(
         names,
         ..options.clone()
     };
-    let options = ConvertOptions {
-        formats: convert::FormatOptions::default().with(options),
-        ..ConvertOptions::default()
-    };
+    let options = options_of(FormatOptions::default().with(options));
     convert::write(path.as_ref(), &objects, "npz".parse()?, &options)?;
     Ok(())
 }
@@ -81,10 +91,7 @@ pub(crate) fn sink_with<'w>(
     format: &str,
     formats: FormatOptions,
 ) -> Box<dyn Sink + 'w> {
-    let options = ConvertOptions {
-        formats,
-        ..ConvertOptions::default()
-    };
+    let options = options_of(formats);
     convert::sink(out, format.parse().unwrap(), &options).unwrap()
 }
 
@@ -95,10 +102,7 @@ pub(crate) fn write_with(
     format: &str,
     formats: FormatOptions,
 ) -> Result<()> {
-    let options = ConvertOptions {
-        formats,
-        ..ConvertOptions::default()
-    };
+    let options = options_of(formats);
     let objects = std::slice::from_ref(object);
     convert::write(path.as_ref(), objects, format.parse()?, &options)?;
     Ok(())
@@ -110,10 +114,7 @@ pub(crate) fn to_vec_with(
     format: &str,
     formats: FormatOptions,
 ) -> Result<Vec<u8>> {
-    let options = ConvertOptions {
-        formats,
-        ..ConvertOptions::default()
-    };
+    let options = options_of(formats);
     convert::to_vec(std::slice::from_ref(object), format.parse()?, &options)
 }
 
@@ -123,10 +124,7 @@ pub(crate) fn read_binsparse_with(
     path: impl AsRef<Path>,
     options: &dbdf::binsparse::ReadOptions,
 ) -> Result<dbdf::binsparse::Binsparse> {
-    let options = ConvertOptions {
-        formats: FormatOptions::default().with(options.clone()),
-        ..ConvertOptions::default()
-    };
+    let options = options_of(FormatOptions::default().with(options.clone()));
     let mut source = convert::source(path.as_ref(), "binsparse".parse()?, &options)?;
     let metadata = source.metadata();
     let object = first(crate::pipe::try_collected(&mut *source)?)?;

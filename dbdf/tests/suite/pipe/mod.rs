@@ -149,12 +149,8 @@ pub(super) fn written(
 /// Same bytes, or both fail with the same kind.
 /// `object` as CSV with `options`, a whole write through the CSV sink.
 pub(super) fn csv_bytes(object: &Object, options: &dbdf::csv::WriteOptions) -> Result<Vec<u8>> {
-    use dbdf::convert::{ConvertOptions, FormatOptions};
-    let options = ConvertOptions {
-        formats: FormatOptions::default().with(options.clone()),
-        ..Default::default()
-    };
-    dbdf::convert::to_vec(std::slice::from_ref(object), "csv".parse()?, &options)
+    let formats = dbdf::convert::FormatOptions::default().with(options.clone());
+    crate::whole::to_vec_with(object, "csv", formats)
 }
 
 pub(super) fn same(name: &str, got: Result<Vec<u8>>, whole: Result<Vec<u8>>) {
