@@ -26,7 +26,7 @@ fn read_back(bytes: &[u8]) -> Csr<f64> {
 }
 
 fn bench_layout(c: &mut Criterion, name: &str, m: &CsMat<f64>, options: &Options) {
-    let bytes = serde_daphne::to_vec_with(&CsrView(m.view()), options).unwrap();
+    let bytes = options.to_vec(&CsrView(m.view())).unwrap();
     assert_eq!(read_back(&bytes).0, *m);
     let mut g = group(c, name, payload(m));
     // The physical limit for this layout: copying as many bytes as it has.
@@ -35,33 +35,35 @@ fn bench_layout(c: &mut Criterion, name: &str, m: &CsMat<f64>, options: &Options
     g.bench_function("daphne/to_writer_reused", |b| {
         b.iter(|| {
             reused.clear();
-            serde_daphne::to_writer_with(&mut reused, &CsrView(black_box(m.view())), options)
+            options
+                .to_writer(&mut reused, &CsrView(black_box(m.view())))
                 .unwrap();
         })
     });
     g.bench_function("daphne/append_to_vec_reused", |b| {
         b.iter(|| {
             reused.clear();
-            serde_daphne::append_to_vec_with(&mut reused, &CsrView(black_box(m.view())), options)
+            options
+                .append_to_vec(&mut reused, &CsrView(black_box(m.view())))
                 .unwrap();
         })
     });
     bench_fresh(&mut g, "daphne/to_vec", || {
-        serde_daphne::to_vec_with(&CsrView(black_box(m.view())), options).unwrap()
+        options.to_vec(&CsrView(black_box(m.view()))).unwrap()
     });
     bench_fresh(&mut g, "daphne/from_slice", || read_back(black_box(&bytes)));
     let path = scratch(&format!("{}.dbdf", name.replace('/', "-")));
     bench_file_write(&mut g, "daphne/to_file", &path, |p| {
-        serde_daphne::to_file_with(p, &CsrView(m.view()), options).unwrap()
+        options.to_file(p, &CsrView(m.view())).unwrap()
     });
     let no_sync = serde_daphne::Options {
         sync: false,
         ..options.clone()
     };
     bench_file_write(&mut g, "daphne/to_file_no_sync", &path, |p| {
-        serde_daphne::to_file_with(p, &CsrView(m.view()), &no_sync).unwrap()
+        no_sync.to_file(p, &CsrView(m.view())).unwrap()
     });
-    serde_daphne::to_file_with(&path, &CsrView(m.view()), options).unwrap();
+    options.to_file(&path, &CsrView(m.view())).unwrap();
     bench_fresh(&mut g, "daphne/from_file", || {
         serde_daphne::from_file::<_, Csr<f64>>(&path).unwrap()
     });

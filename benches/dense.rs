@@ -125,7 +125,7 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
         ..Options::new()
     };
     bench_file_write(&mut g, "daphne/to_file_no_sync", &path, |p| {
-        serde_daphne::to_file_with(p, &DenseView(a.view()), &no_sync).unwrap()
+        no_sync.to_file(p, &DenseView(a.view())).unwrap()
     });
     let st_path = scratch(&format!("dense-{rows}.safetensors"));
     bench_file_write(&mut g, "safetensors/serialize_to_file", &st_path, |p| {
@@ -151,13 +151,13 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
         g.bench_function("daphne/to_writer_reused_tiled_1000", |b| {
             b.iter(|| {
                 reused.clear();
-                serde_daphne::to_writer_with(&mut reused, &DenseView(a.view()), &tiled).unwrap();
+                tiled.to_writer(&mut reused, &DenseView(a.view())).unwrap();
             })
         });
         bench_fresh(&mut g, "daphne/to_vec_tiled_1000", || {
-            serde_daphne::to_vec_with(&DenseView(black_box(a.view())), &tiled).unwrap()
+            tiled.to_vec(&DenseView(black_box(a.view()))).unwrap()
         });
-        let tiled_bytes = serde_daphne::to_vec_with(&DenseView(a.view()), &tiled).unwrap();
+        let tiled_bytes = tiled.to_vec(&DenseView(a.view())).unwrap();
         bench_fresh(&mut g, "daphne/from_slice_tiled_1000", || {
             serde_daphne::from_slice::<Dense<f64>>(black_box(&tiled_bytes)).unwrap()
         });
@@ -170,11 +170,12 @@ fn bench_dense(c: &mut Criterion, rows: usize, cols: usize) {
         g.bench_function("daphne/to_writer_reused_narrowed", |b| {
             b.iter(|| {
                 reused.clear();
-                serde_daphne::to_writer_with(&mut reused, &DenseView(ints.view()), &narrow)
+                narrow
+                    .to_writer(&mut reused, &DenseView(ints.view()))
                     .unwrap();
             })
         });
-        let narrowed = serde_daphne::to_vec_with(&DenseView(ints.view()), &narrow).unwrap();
+        let narrowed = narrow.to_vec(&DenseView(ints.view())).unwrap();
         bench_fresh(&mut g, "daphne/from_slice_narrowed", || {
             serde_daphne::from_slice::<Dense<f64>>(black_box(&narrowed)).unwrap()
         });

@@ -34,7 +34,7 @@ fn main() {
         tile: Some((1000, 1000)),
         ..Options::new()
     };
-    let tiled_bytes = serde_daphne::to_vec_with(&DenseView(a.view()), &tiled).unwrap();
+    let tiled_bytes = tiled.to_vec(&DenseView(a.view())).unwrap();
     let m = random_csr(1_000_000, 10_000_000);
     let csr = serde_daphne::to_vec(&CsrView(m.view())).unwrap();
     #[cfg(target_os = "linux")]

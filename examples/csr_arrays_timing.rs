@@ -50,7 +50,7 @@ fn main() {
         let view =
             CsrView::try_from_arrays(shape, &parts.row_offsets, &parts.col_indices, &parts.values)
                 .unwrap();
-        serde_daphne::to_file_with(&out, &view, &no_sync).unwrap();
+        no_sync.to_file(&out, &view).unwrap();
         writes.push(start.elapsed().as_secs_f64() * 1e3);
     }
     std::fs::remove_file(&out).unwrap();

@@ -39,7 +39,7 @@ fn main() {
         }
         let data: Vec<f64> = (0..indices.len()).map(|i| i as f64 + 0.5).collect();
         let m = sprs::CsMat::new((n, n), indptr, indices, data);
-        serde_daphne::to_file_with(path, &CsrView(m.view()), &runtime).unwrap();
+        runtime.to_file(path, &CsrView(m.view())).unwrap();
         return;
     }
     let reps: usize = args.get(3).map_or(9, |s| s.parse().unwrap());
@@ -59,7 +59,7 @@ fn main() {
     let mut writes = Vec::new();
     for _ in 0..reps {
         let start = Instant::now();
-        serde_daphne::to_file_with(&out, &CsrView(m.0.view()), &no_sync).unwrap();
+        no_sync.to_file(&out, &CsrView(m.0.view())).unwrap();
         writes.push(start.elapsed().as_secs_f64() * 1e3);
         std::fs::remove_file(&out).unwrap();
     }

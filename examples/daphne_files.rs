@@ -72,11 +72,7 @@ fn matrices<T: Element + serde::Serialize>(
     for (rows, cols) in [(0, 3), (3, 0), (1, 7), (7, 1), (13, 11), (300, 257)] {
         let dense = Array2::from_shape_fn((rows, cols), |_| numbers.value::<T>());
         let name = format!("lib_dense_{vt}_{rows}x{cols}");
-        serde_daphne::to_file_with(
-            dir.join(format!("{name}.dbdf")),
-            &Dense(dense.clone()),
-            options,
-        )?;
+        options.to_file(dir.join(format!("{name}.dbdf")), &Dense(dense.clone()))?;
         let object = Object::dense(
             rows as u64,
             cols as u64,
@@ -100,7 +96,7 @@ fn matrices<T: Element + serde::Serialize>(
         }
         let csr = sprs::CsMat::new((rows, cols), indptr, indices, data);
         let name = format!("lib_csr_{vt}_{rows}x{cols}");
-        serde_daphne::to_file_with(dir.join(format!("{name}.dbdf")), &Csr(csr.clone()), options)?;
+        options.to_file(dir.join(format!("{name}.dbdf")), &Csr(csr.clone()))?;
         let (indptr, indices, data) = csr.into_raw_storage();
         let object = Object::csr(
             rows as u64,
@@ -133,11 +129,7 @@ fn main() -> serde_daphne::Result<()> {
     matrices::<u8>(dir, &mut numbers, &options)?;
     // Several of DAPHNE's 1 MiB read chunks: 4 MB of f64.
     let big = Array2::from_shape_fn((700, 750), |_| numbers.value::<f64>());
-    serde_daphne::to_file_with(
-        dir.join("lib_dense_f64_700x750.dbdf"),
-        &Dense(big.clone()),
-        &options,
-    )?;
+    options.to_file(dir.join("lib_dense_f64_700x750.dbdf"), &Dense(big.clone()))?;
     let object = Object::dense(700, 750, Values::F64(big.into_raw_vec_and_offset().0))?;
     expected(dir, "lib_dense_f64_700x750", "dense", &object)?;
     // Frames of all eight types, with labels DAPHNE survives.
@@ -187,7 +179,7 @@ fn main() -> serde_daphne::Result<()> {
         ];
         let frame = Object::frame(columns)?;
         let name = format!("lib_frame_{rows}x8");
-        serde_daphne::to_file_with(dir.join(format!("{name}.dbdf")), &frame, &options)?;
+        options.to_file(dir.join(format!("{name}.dbdf")), &frame)?;
         expected(dir, &name, "frame", &frame)?;
     }
     println!("{}", dir.display());

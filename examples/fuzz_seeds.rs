@@ -71,20 +71,14 @@ fn main() -> serde_daphne::Result<()> {
                 let tag = format!("p{p}-t{t}-n{}", u8::from(narrow));
                 write(
                     &format!("dense-{tag}"),
-                    serde_daphne::to_vec_with(&Dense(dense.clone()), &options)?,
+                    options.to_vec(&Dense(dense.clone()))?,
                 )?;
                 write(
                     &format!("ints-{tag}"),
-                    serde_daphne::to_vec_with(&Dense(ints.clone()), &options)?,
+                    options.to_vec(&Dense(ints.clone()))?,
                 )?;
-                write(
-                    &format!("csr-{tag}"),
-                    serde_daphne::to_vec_with(&Csr(csr.clone()), &options)?,
-                )?;
-                write(
-                    &format!("frame-{tag}"),
-                    serde_daphne::to_vec_with(&frame, &options)?,
-                )?;
+                write(&format!("csr-{tag}"), options.to_vec(&Csr(csr.clone()))?)?;
+                write(&format!("frame-{tag}"), options.to_vec(&frame)?)?;
             }
         }
     }
@@ -92,22 +86,10 @@ fn main() -> serde_daphne::Result<()> {
         dialect: Some(Dialect::Runtime),
         ..Options::new()
     };
-    write(
-        "runtime-dense",
-        serde_daphne::to_vec_with(&Dense(dense.clone()), &runtime)?,
-    )?;
-    write(
-        "runtime-csr",
-        serde_daphne::to_vec_with(&Csr(csr.clone()), &runtime)?,
-    )?;
-    write(
-        "runtime-frame",
-        serde_daphne::to_vec_with(&frame, &runtime)?,
-    )?;
-    write(
-        "runtime-scalar",
-        serde_daphne::to_vec_with(&-7i64, &runtime)?,
-    )?;
+    write("runtime-dense", runtime.to_vec(&Dense(dense.clone()))?)?;
+    write("runtime-csr", runtime.to_vec(&Csr(csr.clone()))?)?;
+    write("runtime-frame", runtime.to_vec(&frame)?)?;
+    write("runtime-scalar", runtime.to_vec(&-7i64)?)?;
     write(
         "scalars-and-vectors",
         serde_daphne::to_vec(&(1u8, vec![1.0f32, 2.0], vec![vec![1i16, 2], vec![3, 4]]))?,

@@ -89,7 +89,7 @@ fn main() -> serde_daphne::Result<()> {
         tile: Some((1000, 1000)),
         ..Options::new()
     };
-    serde_daphne::to_file_with(&path, &Csr(sparse.clone()), &tiled)?;
+    tiled.to_file(&path, &Csr(sparse.clone()))?;
     let back: Csr<f64> = serde_daphne::from_file(&path)?;
     assert_eq!(back.0, sparse);
     println!(
@@ -139,7 +139,7 @@ fn main() -> serde_daphne::Result<()> {
         block_policy: BlockPolicy::Dense,
         ..Options::new()
     };
-    serde_daphne::to_file_with(&path, &experiment, &options)?;
+    options.to_file(&path, &experiment)?;
     assert_eq!(serde_daphne::from_file::<_, Experiment>(&path)?, experiment);
     println!("the same struct with narrowed value types and dense blocks:");
     describe(&path)?;
@@ -150,7 +150,7 @@ fn main() -> serde_daphne::Result<()> {
         dialect: Some(Dialect::Runtime),
         ..Options::new()
     };
-    serde_daphne::to_file_with(&path, &Dense(dense.clone()), &for_daphne)?;
+    for_daphne.to_file(&path, &Dense(dense.clone()))?;
     let meta = std::fs::read_to_string(serde_daphne::lowlevel::sidecar_path(&path))?;
     let back: Dense<f64> = serde_daphne::from_file(&path)?;
     assert_eq!(back.0, dense);
@@ -165,13 +165,11 @@ fn main() -> serde_daphne::Result<()> {
             ((r0 + r as u64) * cols + c0 + c as u64) as f64
         })
     };
-    let mut writer = serde_daphne::DbdfWriter::create_with(
-        &path,
-        &Options {
-            tile: Some((1000, 1000)),
-            ..Options::new()
-        },
-    )?;
+    let mut writer = Options {
+        tile: Some((1000, 1000)),
+        ..Options::new()
+    }
+    .create(&path)?;
     writer.begin(serde_daphne::Header::DenseMatrix {
         rows,
         cols,

@@ -23,15 +23,12 @@ fn main() {
         sync: false,
         ..Options::new()
     };
-    serde_daphne::to_file_with(&untiled, &DenseView(m.view()), &no_sync).unwrap();
-    serde_daphne::to_file_with(
-        &tiled,
-        &DenseView(m.view()),
-        &serde_daphne::Options {
-            tile: Some((1000, 1000)),
-            ..no_sync
-        },
-    )
+    no_sync.to_file(&untiled, &DenseView(m.view())).unwrap();
+    (serde_daphne::Options {
+        tile: Some((1000, 1000)),
+        ..no_sync
+    })
+    .to_file(&tiled, &DenseView(m.view()))
     .unwrap();
     let (mut u, mut t) = (Vec::new(), Vec::new());
     for _ in 0..reps {

@@ -47,13 +47,15 @@ fn main() {
         for (i, (_, options)) in cases.iter().enumerate() {
             let f0 = minor_faults();
             let start = Instant::now();
-            let bytes = serde_daphne::to_vec_with(&DenseView(m.view()), options).unwrap();
+            let bytes = options.to_vec(&DenseView(m.view())).unwrap();
             fresh[i].push(start.elapsed().as_secs_f64() * 1e3);
             faults[i].push(minor_faults() - f0);
             drop(black_box(bytes));
             out.clear();
             let start = Instant::now();
-            serde_daphne::append_to_vec_with(&mut out, &DenseView(m.view()), options).unwrap();
+            options
+                .append_to_vec(&mut out, &DenseView(m.view()))
+                .unwrap();
             reused[i].push(start.elapsed().as_secs_f64() * 1e3);
         }
     }

@@ -35,13 +35,11 @@ fn main() -> serde_daphne::Result<()> {
     let open_start = Instant::now();
     let mut plain = DbdfFile::open(&path)?;
     let opened = open_start.elapsed();
-    let mut mapped = DbdfFile::open_with(
-        &path,
-        &Options {
-            memory_map: true,
-            ..Options::new()
-        },
-    )?;
+    let mut mapped = Options {
+        memory_map: true,
+        ..Options::new()
+    }
+    .open(&path)?;
     let (rows, cols) = plain.objects()[0].header.shape();
     // Windows that cross tile edges, spread over the matrix.
     let starts: Vec<(u64, u64)> = (0..9)
@@ -57,7 +55,7 @@ fn main() -> serde_daphne::Result<()> {
     };
     for (k, &(r, c)) in starts.iter().enumerate() {
         let w = plain.read_window::<f64>(0, r..r + size, c..c + size)?;
-        serde_daphne::to_file_with(small(k), &DenseView(w.view()), &Options::new())?;
+        Options::new().to_file(small(k), &DenseView(w.view()))?;
     }
     let (mut plain_times, mut mapped_times, mut whole_times) = (vec![], vec![], vec![]);
     for (k, &(r, c)) in starts.iter().enumerate() {

@@ -26,10 +26,14 @@
 //!
 //! # Contents
 //!
-//! - Writing: [`to_vec`], [`to_writer`], [`to_file`] (atomic), [`append_to_vec`], each with a
-//!   `_with` twin taking [`Options`] (block types, tiles, narrowing, dialect, limits).
-//! - Reading: [`from_slice`], [`from_reader`], [`from_file`] and their `_with` twins; a
-//!   stream of objects through [`Deserializer`] and [`StreamDeserializer`].
+//! - Writing: [`to_vec`], [`to_writer`], [`to_file`] (atomic), and with [`Options`] (block
+//!   types, tiles, narrowing, dialect) [`Options::to_vec`], [`Options::to_writer`],
+//!   [`Options::to_file`], [`Options::append_to_vec`], [`Options::to_stream`] (with its
+//!   sidecars), [`Options::serialized_len`] and [`Options::to_uninit_slice`].
+//! - Reading: [`from_slice`], [`from_reader`], [`from_file`], and with [`Options`] (limits,
+//!   a forced dialect) [`Options::from_slice`], [`Options::from_reader`],
+//!   [`Options::from_file`]; a stream of objects through [`Deserializer`] and
+//!   [`StreamDeserializer`].
 //! - Matrices and frames: the adapters [`dense`], [`csr`] and [`frame`] for
 //!   `#[serde(with = ...)]`, the newtypes [`Dense`], [`Csr`], [`Frame`] and the borrowed
 //!   [`DenseView`], [`CsrView`]; frames as typed columns, [`Columns`].
@@ -72,20 +76,15 @@ mod wire;
 pub use adapters::{
     csr, dense, frame, Columns, ColumnsView, Csr, CsrView, Dense, DenseView, Frame,
 };
-pub use de::{
-    from_reader, from_reader_with, from_slice, from_slice_with, Deserializer, StreamDeserializer,
-};
+pub use de::{from_reader, from_slice, Deserializer, StreamDeserializer};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use io::{
-    from_file, from_file_with, to_file, to_file_with, to_stream_with, BlockIndex, BlockInfo,
-    DbdfFile, DbdfWriter, DenseLayout, FileReader, ObjectInfo,
+    from_file, to_file, BlockIndex, BlockInfo, DbdfFile, DbdfWriter, DenseLayout, FileReader,
+    ObjectInfo,
 };
 pub use model::{Block, CsrIndex, CsrParts, Object};
 pub use options::{BlockPolicy, Dialect, Options};
-pub use ser::{
-    append_to_vec, append_to_vec_with, serialized_len, serialized_len_with, to_uninit_slice_with,
-    to_vec, to_vec_with, to_writer, to_writer_with, Serializer,
-};
+pub use ser::{to_vec, to_writer, Serializer};
 pub use wire::read_at::{Positional, ReadAt};
 pub use wire::{
     BlockData, BlockPlace, BlockType, Column, DataType, Element, Header, Value, ValueType, Values,

@@ -19,7 +19,7 @@
 //!   [`DbdfWriter::write_untiled`](crate::DbdfWriter::write_untiled); reading one:
 //!   [`DbdfFile::read_window_object`](crate::DbdfFile::read_window_object),
 //!   [`DbdfFile::blocks`](crate::DbdfFile::blocks) and
-//!   [`DbdfFile::reopen`](crate::DbdfFile::reopen).
+//!   [`DbdfFile::try_clone`](crate::DbdfFile::try_clone).
 //! - CSR arrays from entries in any order: [`RowCounts`], then [`CsrFill`], and
 //!   [`sort_rows`].
 //! - DAPHNE's `.meta` sidecars: [`Meta`], [`read_sidecar`] (or [`parse_meta`], for a

@@ -64,7 +64,7 @@ pub enum BlockPolicy {
 ///     narrow: true,
 ///     ..Options::new()
 /// };
-/// let bytes = serde_daphne::to_vec_with(&vec![vec![0u64, 7], vec![300, 0]], &options)?;
+/// let bytes = options.to_vec(&vec![vec![0u64, 7], vec![300, 0]])?;
 /// let back: Vec<Vec<u64>> = serde_daphne::from_slice(&bytes)?;
 /// assert_eq!(back, vec![vec![0, 7], vec![300, 0]]);
 /// # Ok::<(), serde_daphne::Error>(())
@@ -98,7 +98,7 @@ pub struct Options {
     /// [`crate::ErrorKind::NotInDialect`] rather than a silent change. u16/i16 values and
     /// dimensions of 2^32 or more are errors too.
     pub dialect: Option<Dialect>,
-    /// Whether [`crate::to_file_with`] syncs the file to disk before renaming it into place
+    /// Whether [`crate::Options::to_file`] syncs the file to disk before renaming it into place
     /// (default: yes). Without the sync a file is still replaced atomically for readers and
     /// survives a crash of the process, but not a power loss or a crash of the system: right for
     /// scratch and eviction files, which skip the wait for the disk.

@@ -11,7 +11,7 @@
 //! let spec = Options { dialect: Some(Dialect::Spec), ..Options::new() };
 //! proptest!(|(object in strategies::object(6))| {
 //!     let bytes = object.to_bytes().unwrap();
-//!     let back: Object = serde_daphne::from_slice_with(&bytes, &spec).unwrap();
+//!     let back: Object = spec.from_slice(&bytes).unwrap();
 //!     prop_assert_eq!(back.to_bytes().unwrap(), bytes);
 //! });
 //! ```

@@ -3,9 +3,7 @@
 //!
 //! Its own test binary, because it installs a counting global allocator.
 
-use serde_daphne::{
-    from_reader, from_slice, from_slice_with, Csr, Dense, Dialect, Object, Options,
-};
+use serde_daphne::{from_reader, from_slice, Csr, Dense, Dialect, Object, Options};
 
 #[path = "common/counting.rs"]
 mod counting;
@@ -178,11 +176,11 @@ fn hostile_headers_fail_after_allocating_little() {
             ),
             (
                 "spec Object",
-                Box::new(|| from_slice_with::<Object>(&bytes, &spec).is_err()),
+                Box::new(|| spec.from_slice::<Object>(&bytes).is_err()),
             ),
             (
                 "runtime Object",
-                Box::new(|| from_slice_with::<Object>(&bytes, &runtime).is_err()),
+                Box::new(|| runtime.from_slice::<Object>(&bytes).is_err()),
             ),
             (
                 "Dense<f64>",
@@ -220,12 +218,7 @@ fn a_read_limit_fails_cleanly_before_reading_past_it() {
         ..Options::new()
     };
     let mut result = None;
-    let peak = peak_during(|| {
-        result = Some(serde_daphne::from_reader_with::<_, Vec<f64>>(
-            &bytes[..],
-            &limited,
-        ))
-    });
+    let peak = peak_during(|| result = Some(limited.from_reader::<_, Vec<f64>>(&bytes[..])));
     let got = result
         .expect("a result")
         .expect_err("the limit refuses the read");

@@ -120,7 +120,7 @@ pub(crate) struct OpenedFile {
 /// missing, with a note on `input`.
 ///
 /// # Errors
-/// As [`DbdfFile::from_read_at`], and the sidecars' reads.
+/// As [`serde_daphne::Options::open_at`], and the sidecars' reads.
 pub(crate) fn open_input(input: &Input, options: &Options) -> Result<OpenedFile, Error> {
     let mut stale_index = None;
     let index = input.sidecar(".index")?.unwrap_or_else(|why| {
@@ -128,9 +128,8 @@ pub(crate) fn open_input(input: &Input, options: &Options) -> Result<OpenedFile,
         None
     });
     if let Some(bytes) = index {
-        let opened = BlockIndex::from_slice(&bytes).and_then(|index| {
-            DbdfFile::from_read_at_indexed(Arc::clone(&input.data), options, Arc::new(index))
-        });
+        let opened = BlockIndex::from_slice(&bytes)
+            .and_then(|index| options.open_indexed(Arc::clone(&input.data), Arc::new(index)));
         match opened {
             Ok(file) => {
                 return Ok(OpenedFile {
@@ -143,15 +142,13 @@ pub(crate) fn open_input(input: &Input, options: &Options) -> Result<OpenedFile,
             Err(e) => return Err(e),
         }
     }
-    let walked = DbdfFile::from_read_at(Arc::clone(&input.data), options);
+    let walked = options.open_at(Arc::clone(&input.data), None);
     let runtime = walked
         .as_ref()
         .map_or(true, |f| f.objects()[0].dialect == Dialect::Runtime);
     let file = match runtime {
         true => match input.meta()? {
-            Some(text) => {
-                DbdfFile::from_read_at_with_meta(Arc::clone(&input.data), options, Some(&text))?
-            }
+            Some(text) => options.open_at(Arc::clone(&input.data), Some(&text))?,
             None => walked?,
         },
         false => walked?,

@@ -7,7 +7,7 @@ use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
 use serde_daphne::Header;
-use serde_daphne::{DbdfFile, Options};
+use serde_daphne::Options;
 
 fuzz_target!(|data: &[u8]| {
     // Windows materialise their cells: the allocation limit bounds the fuzzer's memory.
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
         max_alloc: 1 << 24,
         ..Options::new()
     };
-    let Ok(mut file) = DbdfFile::from_reader_with(Cursor::new(data), &options) else {
+    let Ok(mut file) = options.open_reader(Cursor::new(data)) else {
         return;
     };
     let pick = |i: usize, n: u64| -> u64 {

@@ -9,13 +9,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = serde_daphne::from_slice::<Object>(data);
     let _ = serde_daphne::from_reader::<_, Object>(data);
     for dialect in [Dialect::Spec, Dialect::Runtime] {
-        let _ = serde_daphne::from_slice_with::<Object>(
-            data,
-            &Options {
-                dialect: Some(dialect),
-                ..Options::new()
-            },
-        );
+        let _ = Options {
+            dialect: Some(dialect),
+            ..Options::new()
+        }
+        .from_slice::<Object>(data);
     }
     // A stream of objects, as `dbdf info` reads it.
     for object in Deserializer::from_slice(data)

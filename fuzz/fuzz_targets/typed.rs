@@ -3,7 +3,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
-use serde_daphne::{from_slice_with, Csr, Dense, Frame, Options};
+use serde_daphne::{Csr, Dense, Frame, Options};
 
 #[derive(Deserialize)]
 #[allow(dead_code)]
@@ -33,15 +33,15 @@ fuzz_target!(|data: &[u8]| {
         max_alloc: 64 << 20,
         ..Options::new()
     };
-    let _ = from_slice_with::<Dense<f64>>(data, &options);
-    let _ = from_slice_with::<Dense<u8>>(data, &options);
-    let _ = from_slice_with::<Csr<f64>>(data, &options);
-    let _ = from_slice_with::<Csr<i32>>(data, &options);
-    let _ = from_slice_with::<Frame<Record>>(data, &options);
-    let _ = from_slice_with::<Vec<f64>>(data, &options);
-    let _ = from_slice_with::<Vec<Vec<i64>>>(data, &options);
-    let _ = from_slice_with::<f64>(data, &options);
-    let _ = from_slice_with::<(u8, f32)>(data, &options);
-    let _ = from_slice_with::<Mixed>(data, &options);
-    let _ = serde_daphne::from_reader_with::<_, Vec<Dense<i16>>>(data, &options);
+    let _ = options.from_slice::<Dense<f64>>(data);
+    let _ = options.from_slice::<Dense<u8>>(data);
+    let _ = options.from_slice::<Csr<f64>>(data);
+    let _ = options.from_slice::<Csr<i32>>(data);
+    let _ = options.from_slice::<Frame<Record>>(data);
+    let _ = options.from_slice::<Vec<f64>>(data);
+    let _ = options.from_slice::<Vec<Vec<i64>>>(data);
+    let _ = options.from_slice::<f64>(data);
+    let _ = options.from_slice::<(u8, f32)>(data);
+    let _ = options.from_slice::<Mixed>(data);
+    let _ = options.from_reader::<_, Vec<Dense<i16>>>(data);
 });

@@ -45,20 +45,19 @@ impl ReadAt for InMemory {
 
 impl Source {
     pub fn open(path: &std::path::Path, options: &Options) -> Result<Source> {
-        DbdfFile::open_with(path, options).map(|file| Source(file, Some(path.to_owned())))
+        options
+            .open(path)
+            .map(|file| Source(file, Some(path.to_owned())))
     }
 
     pub fn from_bytes(bytes: PyBackedBytes, options: &Options) -> Result<Source> {
-        let file = DbdfFile::from_read_at(std::sync::Arc::new(InMemory(bytes)), options)?;
+        let file = options.open_at(std::sync::Arc::new(InMemory(bytes)), None)?;
         Ok(Source(file, None))
     }
 
     /// Another handle on the same file and index, for reads of its own.
     pub fn handle(&self) -> Result<DbdfFile<FileReader>> {
-        match &self.1 {
-            Some(path) => self.0.reopen(path),
-            None => self.0.try_clone(),
-        }
+        self.0.try_clone()
     }
 
     pub fn objects(&self) -> &[ObjectInfo] {

@@ -152,10 +152,10 @@ fn save(
     let storage = remote::storage(storage_options);
     py.detach(|| {
         match remote::locate(&path) {
-            Ok(Location::Remote(url)) => remote::save(&url, &storage, |out| {
-                serde_daphne::to_stream_with(out, &views, &options)
-            }),
-            Ok(Location::Local(local)) => serde_daphne::to_file_with(&local, &views, &options),
+            Ok(Location::Remote(url)) => {
+                remote::save(&url, &storage, |out| options.to_stream(out, &views))
+            }
+            Ok(Location::Local(local)) => options.to_file(&local, &views),
             Err(e) => Err(e),
         }
         .map_err(|e| errors::in_file(e, &path))
@@ -182,11 +182,11 @@ fn dumps<'py>(
             .map(Borrowed::view)
             .collect::<PyResult<_>>()?,
     );
-    let len = py.detach(|| serde_daphne::serialized_len_with(&views, &options).py_err())?;
+    let len = py.detach(|| options.serialized_len(&views).py_err())?;
     let len = usize::try_from(len).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(len))?;
     bytes::filled(py, len, |out| {
         py.detach(|| {
-            let written = serde_daphne::to_uninit_slice_with(out, &views, &options).py_err()?;
+            let written = options.to_uninit_slice(out, &views).py_err()?;
             match written == len {
                 true => Ok(()),
                 false => Err(pyo3::exceptions::PyRuntimeError::new_err(format!(

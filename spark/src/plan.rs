@@ -47,7 +47,7 @@ pub fn describe(path: &Path, object: usize, dialect: Option<&str>) -> Result<Str
     } else {
         (path.to_path_buf(), object, None)
     };
-    let file = serde_daphne::DbdfFile::open_with(&first_file, &options)?;
+    let file = options.open(&first_file)?;
     let info = file.objects().get(position).cloned().ok_or_else(|| {
         serde_daphne::Error::invalid(format!(
             "{}: no object {position}; the file holds {}",

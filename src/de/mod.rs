@@ -75,22 +75,13 @@ impl<'a> Deserializer<SliceSource<'a>> {
     pub fn from_slice(bytes: &'a [u8]) -> Self {
         Deserializer::from_source(SliceSource::new(bytes))
     }
-
-    /// Reads from a byte slice with options (such as a forced [`Options::dialect`]).
-    pub fn from_slice_with(bytes: &'a [u8], options: &Options) -> Self {
-        Deserializer::from_source_with(SliceSource::new(bytes), options)
-    }
 }
 
 impl<R: Read> Deserializer<IoSource<R>> {
-    /// Reads from an `io::Read` with the default options (no read limit).
+    /// Reads from an `io::Read` with the default options (no read limit; see
+    /// [`Deserializer::with_options`]).
     pub fn from_reader(reader: R) -> Self {
-        Deserializer::from_reader_with(reader, &Options::new())
-    }
-
-    /// Reads from an `io::Read`, honouring [`Options::max_bytes`] and [`Options::dialect`].
-    pub fn from_reader_with(reader: R, options: &Options) -> Self {
-        Deserializer::from_source_with(IoSource::new(reader, options.max_bytes), options)
+        Deserializer::from_source(IoSource::new(reader, u64::MAX))
     }
 
     /// Declares that the reader holds exactly `len` bytes (a file's size), so that values
@@ -105,12 +96,7 @@ impl<S: Source> Deserializer<S> {
     /// Reads from any [`Source`].
     #[doc(hidden)]
     pub fn from_source(src: S) -> Self {
-        Deserializer::from_source_with(src, &Options::new())
-    }
-
-    /// Reads from any [`Source`] with options.
-    #[doc(hidden)]
-    pub fn from_source_with(src: S, options: &Options) -> Self {
+        let options = Options::new();
         Deserializer {
             src,
             dialect: options.dialect,
@@ -118,6 +104,32 @@ impl<S: Source> Deserializer<S> {
             hint: None,
             file: None,
         }
+    }
+
+    /// Reads from any [`Source`] with options.
+    #[doc(hidden)]
+    pub fn from_source_with(src: S, options: &Options) -> Self {
+        Deserializer::from_source(src).with_options(options)
+    }
+
+    /// Reads with `options`: a forced [`Options::dialect`], [`Options::max_alloc`], and for
+    /// an `io::Read` the read limit [`Options::max_bytes`].
+    ///
+    /// ```
+    /// use serde_daphne::{Deserializer, ErrorKind, Options};
+    ///
+    /// let bytes = serde_daphne::to_vec(&vec![1.0f64; 1000])?;
+    /// let small = Options { max_bytes: 100, ..Options::new() };
+    /// let mut de = Deserializer::from_reader(&bytes[..]).with_options(&small);
+    /// let err = <Vec<f64> as serde::Deserialize>::deserialize(&mut de).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::LimitExceeded);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    pub fn with_options(mut self, options: &Options) -> Self {
+        self.src.limit(options.max_bytes);
+        self.dialect = options.dialect;
+        self.max_alloc = options.max_alloc;
+        self
     }
 
     /// Uses what a `.meta` sidecar says for the first object: its dialect, its frame labels,
@@ -467,18 +479,7 @@ impl<'de> de::Deserializer<'de> for Parked {
 /// Malformed input (with its byte offset), values that do not fit `T`, and
 /// [`crate::ErrorKind::TrailingBytes`] when bytes follow.
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
-    from_slice_with(bytes, &Options::new())
-}
-
-/// Deserializes a `T` from a byte slice with options (such as a forced [`Options::dialect`]).
-///
-/// # Errors
-/// As [`from_slice`].
-pub fn from_slice_with<'a, T: Deserialize<'a>>(bytes: &'a [u8], options: &Options) -> Result<T> {
-    let mut de = Deserializer::from_slice_with(bytes, options);
-    let value = T::deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
+    Options::new().from_slice(bytes)
 }
 
 /// Deserializes a `T` from an `io::Read`, which must end after its objects.
@@ -486,16 +487,47 @@ pub fn from_slice_with<'a, T: Deserialize<'a>>(bytes: &'a [u8], options: &Option
 /// # Errors
 /// As [`from_slice`], and I/O errors.
 pub fn from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<T> {
-    from_reader_with(reader, &Options::new())
+    Options::new().from_reader(reader)
 }
 
-/// Deserializes a `T` from an `io::Read` with options (such as [`Options::max_bytes`]).
-///
-/// # Errors
-/// As [`from_reader`]; [`crate::ErrorKind::LimitExceeded`] past the read limit.
-pub fn from_reader_with<R: Read, T: DeserializeOwned>(reader: R, options: &Options) -> Result<T> {
-    let mut de = Deserializer::from_reader_with(reader, options);
-    let value = T::deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
+impl Options {
+    /// Deserializes a `T` from a byte slice with these options (such as a forced
+    /// [`Options::dialect`]), as [`from_slice`] does with the defaults.
+    ///
+    /// ```
+    /// use serde_daphne::{Dialect, ErrorKind, Options};
+    ///
+    /// let runtime = Options { dialect: Some(Dialect::Runtime), ..Options::new() };
+    /// let bytes = runtime.to_vec(&vec![1.0f64, 2.0])?;
+    /// assert_eq!(runtime.from_slice::<Vec<f64>>(&bytes)?, [1.0, 2.0]);
+    /// // The specification's bytes are not read as the runtime's: its value type codes differ.
+    /// let spec = serde_daphne::to_vec(&vec![1.0f64, 2.0])?;
+    /// let err = runtime.from_slice::<Vec<f64>>(&spec).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::UnknownValueType);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_slice`].
+    // Named as ron's `Options::from_str`: the options read a value from the input.
+    #[allow(clippy::wrong_self_convention)]
+    pub fn from_slice<'a, T: Deserialize<'a>>(&self, bytes: &'a [u8]) -> Result<T> {
+        let mut de = Deserializer::from_slice(bytes).with_options(self);
+        let value = T::deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    }
+
+    /// Deserializes a `T` from an `io::Read` with these options (such as
+    /// [`Options::max_bytes`]), as [`from_reader`] does with the defaults.
+    ///
+    /// # Errors
+    /// As [`from_reader`]; [`crate::ErrorKind::LimitExceeded`] past the read limit.
+    #[allow(clippy::wrong_self_convention)]
+    pub fn from_reader<R: Read, T: DeserializeOwned>(&self, reader: R) -> Result<T> {
+        let mut de = Deserializer::from_reader(reader).with_options(self);
+        let value = T::deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    }
 }

@@ -26,7 +26,7 @@ const HEAD_LEN: usize = 8 + 4 + 4 + 8 + 4;
 /// A block index: every header of a `.dbdf` file, at its offset, with the file's length and
 /// the `.meta` sidecar it was read with. Made by walking a file once
 /// ([`BlockIndex::of_read_at`], [`BlockIndex::of_file`]); used by
-/// [`crate::DbdfFile::from_read_at_indexed`].
+/// [`crate::Options::open_indexed`].
 ///
 /// ```
 /// use std::sync::Arc;
@@ -34,13 +34,13 @@ const HEAD_LEN: usize = 8 + 4 + 4 + 8 + 4;
 ///
 /// let tiled = Options { tile: Some((2, 2)), ..Options::new() };
 /// let m = ndarray::Array2::<f64>::from_shape_fn((4, 4), |(i, j)| (4 * i + j) as f64);
-/// let bytes = serde_daphne::to_vec_with(&serde_daphne::DenseView(m.view()), &tiled)?;
+/// let bytes = tiled.to_vec(&serde_daphne::DenseView(m.view()))?;
 /// let source: Arc<dyn ReadAt> = Arc::new(bytes);
 /// let index = BlockIndex::of_read_at(source.clone(), &Options::new(), None)?;
 /// let stored = index.to_vec();
 ///
 /// let index = BlockIndex::from_slice(&stored)?;
-/// let mut file = DbdfFile::from_read_at_indexed(source, &Options::new(), Arc::new(index))?;
+/// let mut file = Options::new().open_indexed(source, Arc::new(index))?;
 /// assert_eq!(file.objects()[0].blocks.len(), 4);
 /// assert_eq!(file.read_window::<f64>(0, 3..4, 3..4)?[[0, 0]], 15.0);
 /// # Ok::<(), serde_daphne::Error>(())
@@ -62,7 +62,7 @@ impl BlockIndex {
     /// runtime-dialect file that has one) and keeps every byte the walk read.
     ///
     /// # Errors
-    /// As [`crate::DbdfFile::from_read_at`].
+    /// As [`crate::Options::open_at`].
     pub fn of_read_at(
         source: Arc<dyn ReadAt>,
         options: &Options,

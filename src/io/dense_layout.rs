@@ -28,7 +28,7 @@ const DENSE_ENTRY_HEAD: u64 = 8 + 8 + 4 + 4 + 1 + 1;
 /// let layout = DenseLayout::new(3, 4, ValueType::F64, (2, 2))?;
 /// let scratch = layout.create_scratch(&target)?;
 /// // Any process may write any tile, in any order.
-/// for (row, col) in layout.tile_origins().rev() {
+/// for (row, col) in [(2, 2), (0, 0), (2, 0), (0, 2)] {
 ///     let (rows, cols) = layout.tile_shape(row, col)?;
 ///     let values: Vec<f64> = (0..rows * cols).map(|i| (row * 10 + col) as f64 + i as f64).collect();
 ///     layout.write_tile_at(&scratch, row, col, &values)?;
@@ -114,7 +114,7 @@ impl DenseLayout {
     }
 
     /// Each tile's top-left cell, a row of tiles after another (the order of the file).
-    pub fn tile_origins(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
+    pub(crate) fn tile_origins(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
         let (grid_rows, grid_cols) = self.grid();
         let (tr, tc) = (u64::from(self.tile.0), u64::from(self.tile.1));
         (0..grid_rows * grid_cols).map(move |k| (k / grid_cols * tr, k % grid_cols * tc))
@@ -472,7 +472,7 @@ mod tests {
                 block_policy: crate::BlockPolicy::Dense,
                 ..crate::Options::new()
             };
-            let expected = crate::to_vec_with(&crate::Dense(m), &options).unwrap();
+            let expected = options.to_vec(&crate::Dense(m)).unwrap();
             assert_eq!(std::fs::read(&target).unwrap(), expected, "{rows} x {cols}");
         }
         assert_eq!(
@@ -510,7 +510,7 @@ mod tests {
                 block_policy: crate::BlockPolicy::Dense,
                 ..crate::Options::new()
             };
-            let expected = crate::to_vec_with(&crate::Dense(m), &options).unwrap();
+            let expected = options.to_vec(&crate::Dense(m)).unwrap();
             assert_eq!(file, expected, "{rows} x {cols}");
             let source: std::sync::Arc<dyn crate::ReadAt> = std::sync::Arc::new(expected.clone());
             let walked = BlockIndex::of_read_at(source, &crate::Options::new(), None).unwrap();

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// How a [`crate::DbdfFile`] reads its file: through a read-only memory map or with plain
 /// reads ([`Options::memory_map`]), or from a [`ReadAt`] source
-/// ([`crate::DbdfFile::from_read_at`]).
+/// ([`Options::open_at`]).
 #[derive(Debug)]
 pub struct FileReader(pub(super) Backing);
 

@@ -44,7 +44,7 @@ use crate::wire::{
 /// let path = std::env::temp_dir().join("serde_daphne_doc_dbdf_file.dbdf");
 /// let m = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
 /// let tiled = Options { tile: Some((2, 2)), ..Options::new() };
-/// serde_daphne::to_file_with(&path, &serde_daphne::DenseView(m.view()), &tiled)?;
+/// tiled.to_file(&path, &serde_daphne::DenseView(m.view()))?;
 ///
 /// let mut file = DbdfFile::open(&path)?;
 /// assert_eq!(file.objects()[0].header.shape(), (3, 3));
@@ -70,87 +70,62 @@ pub struct DbdfFile<R = FileReader> {
 
 impl DbdfFile<FileReader> {
     /// Opens the file at `path` and indexes it, using a `.meta` sidecar beside it (as
-    /// [`crate::from_file`] does) for the first object.
+    /// [`crate::from_file`] does) for the first object. [`Options::open`] opens with options,
+    /// and [`Options::open_reader`], [`Options::open_at`] and [`Options::open_indexed`] open
+    /// other inputs.
     ///
     /// # Errors
     /// I/O errors; any malformed header or block header, blocks that do not tile their
     /// object, block values past the end of the file, with their byte offsets; an invalid or
     /// disagreeing sidecar.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        DbdfFile::open_with(path, &Options::new())
+        Options::new().open(path)
     }
+}
 
-    /// [`DbdfFile::open`] with options ([`Options::dialect`], [`Options::max_alloc`]).
+impl Options {
+    /// Opens the file at `path` with these options ([`Options::dialect`],
+    /// [`Options::max_alloc`], [`Options::memory_map`]), as [`DbdfFile::open`] does with the
+    /// defaults.
     ///
     /// # Errors
     /// As [`DbdfFile::open`].
-    pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Self> {
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<DbdfFile> {
         let path = path.as_ref();
         let hint = read_sidecar(path)?;
         // Unbuffered: the source keeps its own window and reads values straight into place.
-        let file = FileReader::open(path, options)?;
+        let file = FileReader::open(path, self)?;
         let positional = match &file.0 {
             Backing::Plain(plain) => plain.positional_handle()?,
             _ => None,
         };
         let parallel = positional.is_some();
-        let mut file = DbdfFile::build(file, options, hint)?;
+        let mut file = DbdfFile::build(file, self, hint)?;
         file.src = file.src.with_parallel_reads(parallel);
         file.positional = positional;
         Ok(file)
     }
-}
 
-impl DbdfFile<FileReader> {
-    /// Another handle on the file at `path`, which this one indexed, for reads on another
-    /// thread: its own file handle (a duplicated descriptor would share its offset), the same
-    /// index, not read again.
+    /// Opens and indexes the objects of a seekable reader, from its start to its end.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use serde_daphne::{Dense, Options};
+    ///
+    /// let bytes = serde_daphne::to_vec(&Dense(ndarray::array![[1.0f64, 2.0]]))?;
+    /// let mut file = Options::new().open_reader(Cursor::new(bytes))?;
+    /// assert_eq!(file.read_window::<f64>(0, 0..1, 1..2)?[[0, 0]], 2.0);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
     ///
     /// # Errors
-    /// I/O errors opening the file; a file whose length changed since it was indexed.
-    pub fn reopen(&self, path: impl AsRef<Path>) -> Result<Self> {
-        let file = FileReader::open(path.as_ref(), &self.options)?;
-        let positional = match &file.0 {
-            Backing::Plain(plain) => plain.positional_handle()?,
-            _ => None,
-        };
-        let mut reader = file;
-        let len = reader.seek(SeekFrom::End(0))?;
-        if len != self.src.len() {
-            return Err(Error::invalid(format!(
-                "the file changed while it was read: {len} bytes, indexed at {}",
-                self.src.len()
-            )));
-        }
-        let src = SeekSource::new(reader, len).with_parallel_reads(positional.is_some());
-        Ok(DbdfFile {
-            src,
-            objects: Arc::clone(&self.objects),
-            options: self.options.clone(),
-            hint: self.hint.clone(),
-            positional,
-            sparse_rows: RowStarts::new(),
-        })
+    /// As [`DbdfFile::open`].
+    pub fn open_reader<R: Read + Seek>(&self, reader: R) -> Result<DbdfFile<R>> {
+        DbdfFile::build(reader, self, None)
     }
 }
 
 impl<R: Read + Seek> DbdfFile<R> {
-    /// Indexes the objects of a seekable reader, from its start to its end.
-    ///
-    /// # Errors
-    /// As [`DbdfFile::open`].
-    pub fn from_reader(reader: R) -> Result<Self> {
-        DbdfFile::from_reader_with(reader, &Options::new())
-    }
-
-    /// [`DbdfFile::from_reader`] with options.
-    ///
-    /// # Errors
-    /// As [`DbdfFile::open`].
-    pub fn from_reader_with(reader: R, options: &Options) -> Result<Self> {
-        DbdfFile::build(reader, options, None)
-    }
-
     fn build(mut reader: R, options: &Options, hint: Option<Meta>) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0))?;
         DbdfFile::build_from(SeekSource::new(reader, len), options, hint)
@@ -190,7 +165,7 @@ impl<R: Read + Seek> DbdfFile<R> {
     /// use serde_daphne::{DbdfFile, Dense};
     ///
     /// let bytes = serde_daphne::to_vec(&Dense(ndarray::array![[1.0f64, 2.0]]))?;
-    /// let file = DbdfFile::from_reader(Cursor::new(bytes))?;
+    /// let file = serde_daphne::Options::new().open_reader(Cursor::new(bytes))?;
     /// let mut file = file.map_reader(std::io::BufReader::new);
     /// let m = file.read_window::<f64>(0, 0..1, 1..2)?;
     /// assert_eq!(m[[0, 0]], 2.0);

@@ -10,7 +10,6 @@ use serde::Serialize;
 use crate::de::Deserializer;
 use crate::error::Result;
 use crate::options::Options;
-use crate::ser::to_writer_with;
 use crate::wire::IoSource;
 
 mod atomic;
@@ -41,11 +40,12 @@ pub use file_reader::FileReader;
 pub use file_set::{replace_directory, FileSet};
 pub use index::{BlockInfo, ObjectInfo};
 pub use lazy::DbdfFile;
-pub use stream::{to_stream_with, DbdfWriter};
+pub use stream::DbdfWriter;
 
 pub use meta::{read_sidecar, sidecar_path};
 
-/// Serializes `value` to the file at `path`, atomically, with the default options.
+/// Serializes `value` to the file at `path`, atomically, with the default options
+/// ([`Options::to_file`] with others).
 ///
 /// The bytes go to a temporary file in the same folder, which is synced and then renamed
 /// over `path`; on any failure the temporary file is removed and `path` is left as it was.
@@ -62,28 +62,27 @@ pub use meta::{read_sidecar, sidecar_path};
 /// # Errors
 /// I/O errors, and the errors of [`crate::to_writer`].
 pub fn to_file<P: AsRef<Path>, T: ?Sized + Serialize>(path: P, value: &T) -> Result<()> {
-    to_file_with(path, value, &Options::new())
+    Options::new().to_file(path, value)
 }
 
-/// Serializes `value` to the file at `path`, atomically, with the given options.
-///
-/// In the runtime dialect ([`Options::dialect`]) a file holding one matrix or frame also gets
-/// the `.meta` sidecar DAPHNE's `read` kernel needs; a stale sidecar beside `path` (left by an
-/// earlier file there) is removed whenever the new file is not one object DAPHNE reads,
-/// spec-dialect files included, and so is a block index (`.index`) of the old file. The file
-/// and its sidecars change together or not at all ([`crate::lowlevel::FileSet`]).
-///
-/// # Errors
-/// As [`to_file`].
-pub fn to_file_with<P: AsRef<Path>, T: ?Sized + Serialize>(
-    path: P,
-    value: &T,
-    options: &Options,
-) -> Result<()> {
-    let path = path.as_ref();
-    let mut set = FileSet::new(options.sync);
-    set.buffered(path, |out| to_writer_with(out, value, options))?;
-    commit_dbdf(set, path, options.writes_runtime())
+impl Options {
+    /// Serializes `value` to the file at `path`, atomically, with these options, as
+    /// [`to_file`] does with the defaults.
+    ///
+    /// In the runtime dialect ([`Options::dialect`]) a file holding one matrix or frame also gets
+    /// the `.meta` sidecar DAPHNE's `read` kernel needs; a stale sidecar beside `path` (left by an
+    /// earlier file there) is removed whenever the new file is not one object DAPHNE reads,
+    /// spec-dialect files included, and so is a block index (`.index`) of the old file. The file
+    /// and its sidecars change together or not at all ([`crate::lowlevel::FileSet`]).
+    ///
+    /// # Errors
+    /// As [`to_file`].
+    pub fn to_file<P: AsRef<Path>, T: ?Sized + Serialize>(&self, path: P, value: &T) -> Result<()> {
+        let path = path.as_ref();
+        let mut set = FileSet::new(self.sync);
+        set.buffered(path, |out| self.to_writer(out, value))?;
+        commit_dbdf(set, path, self.writes_runtime())
+    }
 }
 
 /// Commits `set`, which holds the finished `.dbdf` file for `path`, with that file's
@@ -286,40 +285,41 @@ pub fn appended(path: &Path, suffix: &str) -> PathBuf {
 /// # Errors
 /// I/O errors, and the errors of [`crate::from_slice`].
 pub fn from_file<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
-    from_file_with(path, &Options::new())
+    Options::new().from_file(path)
 }
 
-/// Deserializes a `T` from the file at `path` with options (such as [`Options::max_bytes`]).
-///
-/// A `.meta` sidecar beside the file (as DAPHNE writes them) is used for the first object:
-/// it settles the dialect, gives runtime frames their labels, and must agree with the file.
-///
-/// # Errors
-/// As [`from_file`]; [`crate::ErrorKind::Sidecar`] when the sidecar is invalid or disagrees.
-pub fn from_file_with<P: AsRef<Path>, T: DeserializeOwned>(
-    path: P,
-    options: &Options,
-) -> Result<T> {
-    let path = path.as_ref();
-    let hint = read_sidecar(path)?;
-    let file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let file = parallel_file::ParallelFile(file);
-    let positional = file.positional_handle()?;
-    let src = IoSource::new(file, options.max_bytes)
-        .with_known_len(len)
-        .with_parallel_reads(true)
-        .seekable();
-    let mut de = Deserializer::from_source_with(src, options);
-    if let Some(positional) = positional {
-        de = de.with_file(positional, len);
+impl Options {
+    /// Deserializes a `T` from the file at `path` with these options (such as
+    /// [`Options::max_bytes`]), as [`from_file`] does with the defaults.
+    ///
+    /// A `.meta` sidecar beside the file (as DAPHNE writes them) is used for the first object:
+    /// it settles the dialect, gives runtime frames their labels, and must agree with the file.
+    ///
+    /// # Errors
+    /// As [`from_file`]; [`crate::ErrorKind::Sidecar`] when the sidecar is invalid or disagrees.
+    #[allow(clippy::wrong_self_convention)]
+    pub fn from_file<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<T> {
+        let path = path.as_ref();
+        let hint = read_sidecar(path)?;
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let file = parallel_file::ParallelFile(file);
+        let positional = file.positional_handle()?;
+        let src = IoSource::new(file, self.max_bytes)
+            .with_known_len(len)
+            .with_parallel_reads(true)
+            .seekable();
+        let mut de = Deserializer::from_source_with(src, self);
+        if let Some(positional) = positional {
+            de = de.with_file(positional, len);
+        }
+        if let Some(hint) = hint {
+            de = de.with_hint(hint);
+        }
+        let value = T::deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
     }
-    if let Some(hint) = hint {
-        de = de.with_hint(hint);
-    }
-    let value = T::deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
 }
 
 #[cfg(test)]

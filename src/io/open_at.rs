@@ -10,56 +10,34 @@ use crate::error::{Error, ErrorDetails, Result};
 use crate::options::Options;
 use crate::wire::read_at::ReadAt;
 
-impl DbdfFile<FileReader> {
+impl Options {
     /// Opens and indexes a file read through `source`: memory, or an object in a store (the
-    /// `dbdf` crate's object-store reader), or any [`ReadAt`]. A source with a minimum
-    /// request ([`ReadAt::min_request`]) is read with large read-ahead while its headers
-    /// are walked, and each block it reads in one request.
+    /// `dbdf` crate's object-store reader), or any [`ReadAt`], with the text of the file's
+    /// `.meta` sidecar where it has one (a runtime-dialect frame's labels are there;
+    /// [`Options::open`] reads the sidecar beside a local file itself). A source with a
+    /// minimum request ([`ReadAt::min_request`]) is read with large read-ahead while its
+    /// headers are walked, and each block it reads in one request.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_daphne::{Dense, Options, ReadAt};
+    ///
+    /// let bytes = serde_daphne::to_vec(&Dense(ndarray::array![[1u8, 2], [3, 4]]))?;
+    /// let source: Arc<dyn ReadAt> = Arc::new(bytes);
+    /// let mut file = Options::new().open_at(source, None)?;
+    /// assert_eq!(file.objects()[0].header.shape(), (2, 2));
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
     ///
     /// # Errors
-    /// As [`DbdfFile::open`].
-    pub fn from_read_at(source: Arc<dyn ReadAt>, options: &Options) -> Result<Self> {
-        DbdfFile::from_read_at_with_meta(source, options, None)
-    }
-
-    /// [`DbdfFile::from_read_at`] with the text of the file's `.meta` sidecar, which a
-    /// runtime-dialect file needs for its frame labels (and [`DbdfFile::open`] reads beside a
-    /// local file).
-    ///
-    /// # Errors
-    /// As [`DbdfFile::from_read_at`]; an invalid or disagreeing sidecar.
-    pub fn from_read_at_with_meta(
-        source: Arc<dyn ReadAt>,
-        options: &Options,
-        meta: Option<&str>,
-    ) -> Result<Self> {
+    /// As [`DbdfFile::open`]; an invalid or disagreeing sidecar.
+    pub fn open_at(&self, source: Arc<dyn ReadAt>, sidecar: Option<&str>) -> Result<DbdfFile> {
         let len = source.size()?;
         let positional = local(&source);
         let src = FileReader::source_over(source, len);
-        let mut file = DbdfFile::build_from(src, options, super::block_index::hint(meta)?)?;
+        let mut file = DbdfFile::build_from(src, self, super::block_index::hint(sidecar)?)?;
         file.positional = positional;
         Ok(file)
-    }
-
-    /// Another handle on the same [`ReadAt`] source and index, for reads on another thread
-    /// ([`DbdfFile::reopen`] for files opened by path).
-    ///
-    /// # Errors
-    /// [`crate::ErrorKind::InvalidValue`] for a file not opened with
-    /// [`DbdfFile::from_read_at`].
-    pub fn try_clone(&self) -> Result<Self> {
-        let source = self.src.reader().source().ok_or_else(|| {
-            Error::invalid("a file opened by path is cloned with DbdfFile::reopen")
-        })?;
-        let src = FileReader::source_over(Arc::clone(source), self.src.len());
-        Ok(DbdfFile {
-            src: src.with_verify(self.src.verify().cloned()),
-            objects: Arc::clone(&self.objects),
-            options: self.options.clone(),
-            hint: self.hint.clone(),
-            positional: self.positional.clone(),
-            sparse_rows: RowStarts::new(),
-        })
     }
 
     /// Opens a file read through `source` with its block index: one read of the file's first
@@ -69,11 +47,11 @@ impl DbdfFile<FileReader> {
     /// # Errors
     /// [`crate::ErrorKind::StaleIndex`] when the file's length or header bytes differ from
     /// the index's, or a walk over the index's bytes fails; I/O errors.
-    pub fn from_read_at_indexed(
+    pub fn open_indexed(
+        &self,
         source: Arc<dyn ReadAt>,
-        options: &Options,
         index: Arc<BlockIndex>,
-    ) -> Result<Self> {
+    ) -> Result<DbdfFile> {
         let len = source.size()?;
         if len != index.file_len() {
             return Err(ErrorDetails::StaleIndex {
@@ -95,10 +73,38 @@ impl DbdfFile<FileReader> {
         let hint = super::block_index::hint(index.meta())?;
         Ok(DbdfFile {
             src,
-            objects: Arc::new(index.objects(options)?),
-            options: options.clone(),
+            objects: Arc::new(index.objects(self)?),
+            options: self.clone(),
             hint,
             positional: None,
+            sparse_rows: RowStarts::new(),
+        })
+    }
+}
+
+impl DbdfFile<FileReader> {
+    /// Another handle on the same file and index, for reads on another thread: the index is
+    /// shared, not read again, and each handle reads at its own offsets.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::InvalidValue`] for a file opened with [`Options::memory_map`]
+    /// (open it again instead).
+    pub fn try_clone(&self) -> Result<Self> {
+        let source = match self.src.reader().source() {
+            Some(source) => source,
+            None => self.positional.as_ref().ok_or_else(|| {
+                Error::invalid(
+                    "this file is read through a memory map, which is not cloned: open it again",
+                )
+            })?,
+        };
+        let src = FileReader::source_over(Arc::clone(source), self.src.len());
+        Ok(DbdfFile {
+            src: src.with_verify(self.src.verify().cloned()),
+            objects: Arc::clone(&self.objects),
+            options: self.options.clone(),
+            hint: self.hint.clone(),
+            positional: self.positional.clone(),
             sparse_rows: RowStarts::new(),
         })
     }

@@ -29,15 +29,13 @@ mod out;
 mod runtime_layout;
 mod serialized;
 
-pub use serialized::to_stream_with;
-
 use out::{Out, BLOCK_HEAD_MOST};
 
 /// Writes a DAPHNE file tile by tile.
 ///
 /// Each object starts with [`DbdfWriter::begin`] (its header: data type, shape, value
 /// type(s), labels); its tiles follow, each written at once as blocks chosen by the writer's
-/// [`Options`] (tile size, block policy, narrowing) exactly as [`crate::to_vec_with`] would
+/// [`Options`] (tile size, block policy, narrowing) exactly as [`Options::to_vec`] would
 /// write the same cells. Objects may follow one another. Nothing is visible at the path until
 /// [`DbdfWriter::finish`]; a writer dropped unfinished, or after an error, leaves no file.
 ///
@@ -105,16 +103,20 @@ impl DbdfWriter<'static> {
     /// # Errors
     /// I/O errors creating the temporary file.
     pub fn create(path: impl AsRef<Path>) -> Result<DbdfWriter<'static>> {
-        DbdfWriter::create_with(path, &Options::new())
+        Options::new().create(path)
     }
+}
 
-    /// [`DbdfWriter::create`] with options: the tile size, block policy and narrowing of the
-    /// blocks written, and the dialect.
+impl Options {
+    /// Starts a file at `path` with these options (the tile size, block policy and narrowing
+    /// of the blocks written, and the dialect), as [`DbdfWriter::create`] does with the
+    /// defaults.
     ///
     /// # Errors
     /// As [`DbdfWriter::create`]; [`crate::ErrorKind::NotInDialect`] when the runtime dialect is asked
     /// for with tiling, a block policy or narrowing (the runtime has one layout).
-    pub fn create_with(path: impl AsRef<Path>, options: &Options) -> Result<DbdfWriter<'static>> {
+    pub fn create(&self, path: impl AsRef<Path>) -> Result<DbdfWriter<'static>> {
+        let options = self;
         options.runtime_writer()?;
         let path = path.as_ref().to_path_buf();
         let (file, pending) = Pending::create(&path)?;
@@ -318,7 +320,7 @@ impl<'w> DbdfWriter<'w> {
     }
 
     /// Writes the whole current matrix from `bands` of its rows, read twice at most: in the
-    /// spec dialect as one block (what [`crate::to_vec_with`] writes without a tile size: a
+    /// spec dialect as one block (what [`Options::to_vec`] writes without a tile size: a
     /// first pass chooses the block type and value type, a second writes), in the runtime
     /// dialect as its row bands (a stream's CSR matrix in up to four passes, one per section:
     /// its non-zero count, unless the bands know it, row offsets, column indices, values).

@@ -126,7 +126,7 @@ impl Object {
     ///
     /// # Errors
     /// [`crate::ErrorKind::InvalidValue`] when `values.len() != rows * cols` or a dimension exceeds
-    /// `u32::MAX` (use [`crate::to_vec_with`] to split large matrices into blocks).
+    /// `u32::MAX` (use [`crate::Options::to_vec`] to split large matrices into blocks).
     pub fn dense(rows: u64, cols: u64, values: Values) -> Result<Object> {
         let (r, c) = block_dims(rows, cols)?;
         if u128::from(rows) * u128::from(cols) != values.len() as u128 {

@@ -392,7 +392,7 @@ mod tests {
 
     use super::*;
     use crate::error::ErrorDetails;
-    use crate::{from_slice, to_vec_with, Dense, DenseView, Options};
+    use crate::{from_slice, Dense, DenseView, Options};
 
     fn matrix(rows: usize, cols: usize) -> Array2<u16> {
         Array2::from_shape_fn((rows, cols), |(r, c)| (r * 1000 + c + 1) as u16)
@@ -413,7 +413,7 @@ mod tests {
                 tile: Some((tile.0, tile.1)),
                 ..Options::new()
             };
-            let bytes = to_vec_with(&DenseView(a.view()), &options).unwrap();
+            let bytes = options.to_vec(&DenseView(a.view())).unwrap();
             let (object, len) = read_dense_tiles(&bytes, 0, ValueType::U16).unwrap();
             assert_eq!(len, bytes.len());
             assert_eq!(
@@ -431,7 +431,7 @@ mod tests {
     /// copied on every core, all-zero tiles empty, narrowed or sparse tiles made whole.
     #[test]
     fn tiles_written_in_parallel_are_the_buffered_bytes() {
-        use crate::{append_to_vec_with, to_writer_with, BlockPolicy};
+        use crate::BlockPolicy;
         let mut a = matrix(2100, 1300);
         a.slice_mut(ndarray::s![..1000, 500..1000]).fill(0);
         a.slice_mut(ndarray::s![1000..2000, ..500])
@@ -456,9 +456,13 @@ mod tests {
             },
         ] {
             let mut buffered = Vec::new();
-            to_writer_with(&mut buffered, &DenseView(a.view()), &options).unwrap();
+            options
+                .to_writer(&mut buffered, &DenseView(a.view()))
+                .unwrap();
             let mut direct = b"before".to_vec();
-            append_to_vec_with(&mut direct, &DenseView(a.view()), &options).unwrap();
+            options
+                .append_to_vec(&mut direct, &DenseView(a.view()))
+                .unwrap();
             assert!(direct[6..] == buffered[..], "{options:?}");
             assert_eq!(from_slice::<Dense<u16>>(&direct[6..]).unwrap().0, a);
         }
@@ -470,27 +474,23 @@ mod tests {
     #[test]
     fn other_objects_are_left_to_the_general_read() {
         let a = matrix(6, 6);
-        let untiled = to_vec_with(&DenseView(a.view()), &Options::new()).unwrap();
+        let untiled = Options::new().to_vec(&DenseView(a.view())).unwrap();
         assert!(read_dense_tiles(&untiled, 0, ValueType::U16).is_none());
-        let tiled = to_vec_with(
-            &DenseView(a.view()),
-            &Options {
-                tile: Some((4, 4)),
-                ..Options::new()
-            },
-        )
+        let tiled = Options {
+            tile: Some((4, 4)),
+            ..Options::new()
+        }
+        .to_vec(&DenseView(a.view()))
         .unwrap();
         assert!(read_dense_tiles(&tiled, 0, ValueType::U8).is_none());
         assert!(read_dense_tiles(&tiled, 0, ValueType::I16).is_none());
         let mut mixed = a.clone();
         mixed.slice_mut(ndarray::s![4.., 4..]).fill(0);
-        let mixed = to_vec_with(
-            &DenseView(mixed.view()),
-            &Options {
-                tile: Some((4, 4)),
-                ..Options::new()
-            },
-        )
+        let mixed = Options {
+            tile: Some((4, 4)),
+            ..Options::new()
+        }
+        .to_vec(&DenseView(mixed.view()))
         .unwrap();
         assert!(read_dense_tiles(&mixed, 0, ValueType::U16).is_none());
         let truncated = &tiled[..tiled.len() - 1];

@@ -23,8 +23,6 @@ mod probe;
 mod seq;
 mod sized;
 
-pub use sized::{serialized_len, serialized_len_with, to_uninit_slice_with};
-
 use std::io::Write;
 
 use serde::ser::{self, Impossible, Serialize};
@@ -290,7 +288,8 @@ impl<W: Write> ser::SerializeStruct for StructSerializer<'_, W> {
     }
 }
 
-/// Serializes `value` to `writer` with the default options.
+/// Serializes `value` to `writer` with the default options ([`Options::to_writer`] with
+/// others).
 ///
 /// ```
 /// let mut out = Vec::new();
@@ -303,23 +302,11 @@ impl<W: Write> ser::SerializeStruct for StructSerializer<'_, W> {
 /// I/O errors, and [`crate::ErrorKind::Unrepresentable`]/[`crate::ErrorKind::InvalidValue`] for values the format
 /// cannot hold.
 pub fn to_writer<W: Write, T: ?Sized + Serialize>(writer: W, value: &T) -> Result<()> {
-    to_writer_with(writer, value, &Options::new())
+    Options::new().to_writer(writer, value)
 }
 
-/// Serializes `value` to `writer` with the given options.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_writer_with<W: Write, T: ?Sized + Serialize>(
-    writer: W,
-    value: &T,
-    options: &Options,
-) -> Result<()> {
-    let mut ser = Serializer::with_options(writer, options.clone());
-    value.serialize(&mut ser)
-}
-
-/// Serializes `value` into a new byte vector with the default options.
+/// Serializes `value` into a new byte vector with the default options ([`Options::to_vec`]
+/// with others).
 ///
 /// ```
 /// let bytes = serde_daphne::to_vec(&7u8)?;
@@ -333,58 +320,64 @@ pub fn to_writer_with<W: Write, T: ?Sized + Serialize>(
 /// # Errors
 /// As [`to_writer`].
 pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
-    to_vec_with(value, &Options::new())
+    Options::new().to_vec(value)
 }
 
-/// Serializes `value` into a new byte vector with the given options.
-///
-/// # Errors
-/// As [`to_writer`].
-pub fn to_vec_with<T: ?Sized + Serialize>(value: &T, options: &Options) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    append_to_vec_with(&mut out, value, options)?;
-    Ok(out)
-}
-
-/// Appends the encoding of `value` to `out` with the default options, reusing its capacity.
-///
-/// The encoding is built in `out` itself, so sparse blocks, which cannot be copied from the
-/// source in one piece, are not built in a buffer and copied again as through [`to_writer`].
-///
-/// ```
-/// let mut out = Vec::with_capacity(1 << 10);
-/// serde_daphne::append_to_vec(&mut out, &vec![1.5f64, 2.5])?;
-/// assert_eq!(serde_daphne::from_slice::<Vec<f64>>(&out)?, [1.5, 2.5]);
-/// out.clear(); // the capacity stays for the next one
-/// # Ok::<(), serde_daphne::Error>(())
-/// ```
-///
-/// # Errors
-/// As [`to_writer`]; on an error `out` is left as it was.
-pub fn append_to_vec<T: ?Sized + Serialize>(out: &mut Vec<u8>, value: &T) -> Result<()> {
-    append_to_vec_with(out, value, &Options::new())
-}
-
-/// Appends the encoding of `value` to `out` with the given options (see [`append_to_vec`]).
-///
-/// # Errors
-/// As [`to_writer`]; on an error `out` is left as it was.
-pub fn append_to_vec_with<T: ?Sized + Serialize>(
-    out: &mut Vec<u8>,
-    value: &T,
-    options: &Options,
-) -> Result<()> {
-    let start = out.len();
-    let mut ser = Serializer {
-        writer: std::io::sink(),
-        options: options.clone(),
-        direct: Some(std::mem::take(out)),
-        counting: false,
-    };
-    let result = value.serialize(&mut ser);
-    *out = ser.direct.take().unwrap_or_default();
-    if result.is_err() {
-        out.truncate(start);
+/// Writing with options: each function of the crate's root has its method here, which
+/// writes with these options instead of the defaults.
+impl Options {
+    /// Serializes `value` to `writer` with these options, as [`to_writer`] does with the
+    /// defaults.
+    ///
+    /// # Errors
+    /// As [`to_writer`]; [`crate::ErrorKind::NotInDialect`] for what the runtime dialect
+    /// cannot express.
+    pub fn to_writer<W: Write, T: ?Sized + Serialize>(&self, writer: W, value: &T) -> Result<()> {
+        let mut ser = Serializer::with_options(writer, self.clone());
+        value.serialize(&mut ser)
     }
-    result
+
+    /// Serializes `value` into a new byte vector with these options, as [`to_vec`] does with
+    /// the defaults.
+    ///
+    /// # Errors
+    /// As [`Options::to_writer`].
+    pub fn to_vec<T: ?Sized + Serialize>(&self, value: &T) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.append_to_vec(&mut out, value)?;
+        Ok(out)
+    }
+
+    /// Appends the encoding of `value` to `out` with these options, reusing its capacity.
+    ///
+    /// The encoding is built in `out` itself, so sparse blocks, which cannot be copied from the
+    /// source in one piece, are not built in a buffer and copied again as through [`to_writer`].
+    ///
+    /// ```
+    /// use serde_daphne::Options;
+    ///
+    /// let mut out = Vec::with_capacity(1 << 10);
+    /// Options::new().append_to_vec(&mut out, &vec![1.5f64, 2.5])?;
+    /// assert_eq!(serde_daphne::from_slice::<Vec<f64>>(&out)?, [1.5, 2.5]);
+    /// out.clear(); // the capacity stays for the next one
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Options::to_writer`]; on an error `out` is left as it was.
+    pub fn append_to_vec<T: ?Sized + Serialize>(&self, out: &mut Vec<u8>, value: &T) -> Result<()> {
+        let start = out.len();
+        let mut ser = Serializer {
+            writer: std::io::sink(),
+            options: self.clone(),
+            direct: Some(std::mem::take(out)),
+            counting: false,
+        };
+        let result = value.serialize(&mut ser);
+        *out = ser.direct.take().unwrap_or_default();
+        if result.is_err() {
+            out.truncate(start);
+        }
+        result
+    }
 }

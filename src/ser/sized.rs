@@ -6,68 +6,62 @@ use std::mem::MaybeUninit;
 
 use serde::Serialize;
 
-use super::{to_writer_with, Serializer};
+use super::Serializer;
 use crate::error::Result;
 use crate::options::Options;
 
-/// The number of bytes `value` encodes to with the default options, without building the
-/// encoding (dense values, sparse rows and converted values are counted, not copied or
-/// encoded).
-///
-/// ```
-/// let value = vec![1.5f64, 2.5];
-/// let len = serde_daphne::serialized_len(&value)?;
-/// assert_eq!(len, serde_daphne::to_vec(&value)?.len() as u64);
-/// # Ok::<(), serde_daphne::Error>(())
-/// ```
-///
-/// # Errors
-/// As [`to_writer`](crate::to_writer), but never an I/O error.
-pub fn serialized_len<T: ?Sized + Serialize>(value: &T) -> Result<u64> {
-    serialized_len_with(value, &Options::new())
-}
+impl Options {
+    /// The number of bytes `value` encodes to with these options, without building the
+    /// encoding (dense values, sparse rows and converted values are counted, not copied or
+    /// encoded).
+    ///
+    /// ```
+    /// let value = vec![1.5f64, 2.5];
+    /// let len = serde_daphne::Options::new().serialized_len(&value)?;
+    /// assert_eq!(len, serde_daphne::to_vec(&value)?.len() as u64);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Options::to_writer`], but never an I/O error.
+    pub fn serialized_len<T: ?Sized + Serialize>(&self, value: &T) -> Result<u64> {
+        // Sparse rows and converted values are counted, not built: a CSR matrix's length took
+        // as long as its encoding.
+        let mut counter = Counter(0);
+        value.serialize(&mut Serializer::counting(&mut counter, self.clone()))?;
+        Ok(counter.0)
+    }
 
-/// The number of bytes `value` encodes to with the given options (see [`serialized_len`]).
-///
-/// # Errors
-/// As [`to_writer`](crate::to_writer), but never an I/O error.
-pub fn serialized_len_with<T: ?Sized + Serialize>(value: &T, options: &Options) -> Result<u64> {
-    // Sparse rows and converted values are counted, not built: a CSR matrix's length took
-    // as long as its encoding.
-    let mut counter = Counter(0);
-    value.serialize(&mut Serializer::counting(&mut counter, options.clone()))?;
-    Ok(counter.0)
-}
-
-/// Serializes `value` with the given options into `out`, memory that need not be
-/// initialized, from its start; returns the number of bytes written, which are then
-/// initialized. Size `out` with [`serialized_len_with`] to write the encoding exactly once,
-/// into its final place. Large buffers are faulted in on every core first, in huge pages
-/// where they fault in faster, as this crate's own new buffers are.
-///
-/// ```
-/// use std::mem::MaybeUninit;
-///
-/// let value = vec![1.5f64, 2.5];
-/// let options = serde_daphne::Options::new();
-/// let len = serde_daphne::serialized_len_with(&value, &options)? as usize;
-/// let mut out = vec![MaybeUninit::<u8>::uninit(); len];
-/// assert_eq!(serde_daphne::to_uninit_slice_with(&mut out, &value, &options)?, len);
-/// # Ok::<(), serde_daphne::Error>(())
-/// ```
-///
-/// # Errors
-/// As [`to_writer`](crate::to_writer); an I/O error of kind `WriteZero` when the encoding is
-/// longer than `out`.
-pub fn to_uninit_slice_with<T: ?Sized + Serialize>(
-    out: &mut [MaybeUninit<u8>],
-    value: &T,
-    options: &Options,
-) -> Result<usize> {
-    crate::pages::fault_in_fresh(out);
-    let mut slice = UninitSlice { out, at: 0 };
-    to_writer_with(&mut slice, value, options)?;
-    Ok(slice.at)
+    /// Serializes `value` with these options into `out`, memory that need not be
+    /// initialized, from its start; returns the number of bytes written, which are then
+    /// initialized. Size `out` with [`Options::serialized_len`] to write the encoding exactly
+    /// once, into its final place. Large buffers are faulted in on every core first, in huge
+    /// pages where they fault in faster, as this crate's own new buffers are.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    ///
+    /// let value = vec![1.5f64, 2.5];
+    /// let options = serde_daphne::Options::new();
+    /// let len = options.serialized_len(&value)? as usize;
+    /// let mut out = vec![MaybeUninit::<u8>::uninit(); len];
+    /// assert_eq!(options.to_uninit_slice(&mut out, &value)?, len);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Options::to_writer`]; an I/O error of kind `WriteZero` when the encoding is longer
+    /// than `out`.
+    pub fn to_uninit_slice<T: ?Sized + Serialize>(
+        &self,
+        out: &mut [MaybeUninit<u8>],
+        value: &T,
+    ) -> Result<usize> {
+        crate::pages::fault_in_fresh(out);
+        let mut slice = UninitSlice { out, at: 0 };
+        self.to_writer(&mut slice, value)?;
+        Ok(slice.at)
+    }
 }
 
 /// A writer that only counts.

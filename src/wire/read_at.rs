@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// let bytes = serde_daphne::to_vec(&Dense(ndarray::array![[1.0f64, 2.0], [3.0, 4.0]]))?;
 /// assert_eq!(bytes.size()?, bytes.len() as u64);
 /// let source: Arc<dyn ReadAt> = Arc::new(bytes);
-/// let mut file = DbdfFile::from_read_at(source, &Options::new())?;
+/// let mut file = Options::new().open_at(source, None)?;
 /// assert_eq!(file.read_window::<f64>(0, 1..2, 0..2)?, ndarray::array![[3.0, 4.0]]);
 /// # Ok::<(), serde_daphne::Error>(())
 /// ```

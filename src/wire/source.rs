@@ -107,11 +107,19 @@ pub trait Source {
     fn u64(&mut self, what: &'static str) -> Result<u64> {
         Ok(read_le(self.take(8, what)?))
     }
+
+    /// Reads at most `limit` bytes in all ([`crate::Options::max_bytes`]), for a source
+    /// that streams; a source in memory has its length already.
+    fn limit(&mut self, _limit: u64) {}
 }
 
 impl<S: Source + ?Sized> Source for &mut S {
     fn offset(&self) -> u64 {
         (**self).offset()
+    }
+
+    fn limit(&mut self, limit: u64) {
+        (**self).limit(limit);
     }
 
     fn remaining(&self) -> Option<u64> {
@@ -370,6 +378,10 @@ impl<R: Read> IoSource<R> {
 }
 
 impl<R: Read> Source for IoSource<R> {
+    fn limit(&mut self, limit: u64) {
+        self.limit = limit;
+    }
+
     fn offset(&self) -> u64 {
         self.offset
     }

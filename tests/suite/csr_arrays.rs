@@ -5,9 +5,7 @@
 //! encoded from its arrays on two cores, into the bytes the general writer makes.
 
 use serde_daphne::CsrParts;
-use serde_daphne::{
-    from_slice, to_vec, to_vec_with, BlockPolicy, CsrView, DbdfFile, ErrorKind, Object,
-};
+use serde_daphne::{from_slice, to_vec, BlockPolicy, CsrView, DbdfFile, ErrorKind, Object};
 use serde_daphne::{Dialect, Element, Options, Values};
 use sprs::CsMat;
 
@@ -113,7 +111,7 @@ fn read_csr_parts_reads_other_layouts_through_the_object() {
         ),
     ] {
         let path = temp(name);
-        std::fs::write(&path, to_vec_with(&CsrView(m.view()), &options).unwrap()).unwrap();
+        std::fs::write(&path, options.to_vec(&CsrView(m.view())).unwrap()).unwrap();
         let parts = DbdfFile::open(&path)
             .unwrap()
             .read_csr_parts::<f64, u32>(0)
@@ -195,7 +193,7 @@ fn through_object(m: &CsMat<f64>, options: &Options) -> Vec<u8> {
     let values = Values::F64(m.iter().map(|(&v, _)| v).collect());
     let (rows, cols) = (m.rows() as u64, m.cols() as u64);
     let object = Object::csr_from_coordinates(rows, cols, &coordinates, values).unwrap();
-    to_vec_with(&object, options).unwrap()
+    options.to_vec(&object).unwrap()
 }
 
 #[test]
@@ -261,7 +259,7 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
         ),
     ] {
         for (what, m) in [("m", &m), ("long", &long)] {
-            let usize_bytes = to_vec_with(&CsrView(m.view()), &options).unwrap();
+            let usize_bytes = options.to_vec(&CsrView(m.view())).unwrap();
             let expected = match one_block {
                 true => through_object(m, &options),
                 false => usize_bytes.clone(),
@@ -276,7 +274,7 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
             same(usize_bytes, "usize to_vec");
             let i32_matrix = narrow(m);
             same(
-                to_vec_with(&CsrView(i32_matrix.view()), &options).unwrap(),
+                options.to_vec(&CsrView(i32_matrix.view())).unwrap(),
                 "i32 to_vec",
             );
             if one_block {
@@ -298,7 +296,7 @@ fn a_matrix_written_from_its_arrays_has_the_bytes_of_the_general_writer() {
                 &format!("{name} {what} i32"),
             );
             let path = temp(name);
-            serde_daphne::to_file_with(&path, &CsrView(i32_matrix.view()), &options).unwrap();
+            options.to_file(&path, &CsrView(i32_matrix.view())).unwrap();
             let written = std::fs::read(&path).unwrap();
             std::fs::remove_file(&path).unwrap();
             let _ = std::fs::remove_file(format!("{}.meta", path.display()));
@@ -375,7 +373,7 @@ fn read_csr_parts_reads_daphnes_layout_and_leaves_its_faults_to_the_general_read
         ("empty", CsMat::<f64>::zero((6, 9))),
     ] {
         let path = temp(&format!("runtime_{name}"));
-        serde_daphne::to_file_with(&path, &CsrView(m.view()), &runtime).unwrap();
+        runtime.to_file(&path, &CsrView(m.view())).unwrap();
         let parts = DbdfFile::open(&path)
             .unwrap()
             .read_csr_parts::<f64, i32>(0)
@@ -415,7 +413,7 @@ fn mutated_csr_files_read_as_arrays_give_the_general_readers_values_or_errors() 
     let path = temp("mutated");
     let mut cases = 0;
     for options in [Options::new(), runtime] {
-        let good = to_vec_with(&CsrView(m.view()), &options).unwrap();
+        let good = options.to_vec(&CsrView(m.view())).unwrap();
         let mut variants: Vec<Vec<u8>> = (0..good.len()).map(|cut| good[..cut].to_vec()).collect();
         for at in 0..good.len() {
             for change in [0xff, 0x01, 0x80] {
@@ -426,7 +424,7 @@ fn mutated_csr_files_read_as_arrays_give_the_general_readers_values_or_errors() 
         }
         for bytes in variants {
             std::fs::write(&path, &bytes).unwrap();
-            let Ok(mut file) = DbdfFile::open_with(&path, &options) else {
+            let Ok(mut file) = options.open(&path) else {
                 continue;
             };
             let general = file

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_daphne::lowlevel::{meta_json, read_sidecar};
 use serde_daphne::{
-    from_file, from_slice, from_slice_with, to_file_with, to_vec_with, BlockPolicy, DataType,
-    Dense, Dialect, ErrorKind, Object, Options, Value, ValueType, Values,
+    from_file, from_slice, BlockPolicy, DataType, Dense, Dialect, ErrorKind, Object, Options,
+    Value, ValueType, Values,
 };
 
 fn golden_dir() -> PathBuf {
@@ -325,7 +325,7 @@ fn written_back_in_the_runtime_dialect_the_bytes_are_the_same() {
         }
         let original = std::fs::read(golden_dir().join(field(&entry, "path"))).unwrap();
         let object: Object = from_file(golden_dir().join(field(&entry, "path"))).unwrap();
-        let written = to_vec_with(&object, &runtime());
+        let written = runtime().to_vec(&object);
         if file.contains("_TRUNC") {
             // The runtime would truncate these dimensions; we refuse to.
             assert_error!(written, NotInDialect);
@@ -372,7 +372,7 @@ fn sidecars_are_written_byte_identically_and_checked_on_reading() {
             false => expected.to_owned(),
         };
         let path = dir.join(field(&entry, "file"));
-        to_file_with(&path, &object, &runtime()).unwrap();
+        runtime().to_file(&path, &object).unwrap();
         let meta = std::fs::read_to_string(format!("{}.meta", path.display())).unwrap();
         assert_eq!(meta, expected, "{}", field(&entry, "file"));
         // Our own file and sidecar read back to the same object.
@@ -389,7 +389,7 @@ fn sidecars_are_written_byte_identically_and_checked_on_reading() {
     let path = dir.join("csr.dbdf");
     // Ours, byte for byte what DAPHNE's MetaDataParser writes with a non-zero count.
     let object: Object = from_file(golden_dir().join("csr_f64_5x6.dbdf")).unwrap();
-    to_file_with(&path, &object, &runtime()).unwrap();
+    runtime().to_file(&path, &object).unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.join("csr.dbdf.meta")).unwrap(),
         nnz_meta
@@ -461,7 +461,7 @@ fn typed_reads_of_runtime_files() {
     );
     let typed: ndarray::Array2<f64> = from_slice::<serde_daphne::Dense<f64>>(&empty).unwrap().0;
     assert_eq!(typed.dim(), (0, 4));
-    let forced: Object = from_slice_with(&empty, &runtime()).unwrap();
+    let forced: Object = runtime().from_slice(&empty).unwrap();
     assert_eq!(forced.header().matrix_value_type(), Some(ValueType::F64));
 }
 
@@ -495,15 +495,15 @@ fn a_spec_matrix_without_cells_reads_with_default_options() {
 fn writing_for_daphne() {
     use ndarray::array;
     // Runtime codes, CSR as three arrays, scalars as data type 4.
-    let dense = to_vec_with(&Dense(array![[1.0f64, 2.0]]), &runtime()).unwrap();
+    let dense = runtime().to_vec(&Dense(array![[1.0f64, 2.0]])).unwrap();
     assert_eq!((dense[18], dense[44], dense.len()), (7, 7, 45 + 16));
-    let scalar = to_vec_with(&200u8, &runtime()).unwrap();
+    let scalar = runtime().to_vec(&200u8).unwrap();
     assert_eq!(scalar, [&[1u8, 4][..], &[0; 16], &[3, 200]].concat());
     // Types and sizes the runtime cannot hold are errors, never converted or truncated.
-    let err = to_vec_with(&vec![1u16, 2], &runtime()).unwrap_err();
+    let err = runtime().to_vec(&vec![1u16, 2]).unwrap_err();
     assert_error!(err, NotInDialect);
     let wide = Dense(ndarray::Array2::<f64>::zeros((0, 5_000_000_000)));
-    assert_error!(to_vec_with(&wide, &runtime()), NotInDialect);
+    assert_error!(runtime().to_vec(&wide), NotInDialect);
     // Spec files our tests write still read as spec.
     let spec = serde_daphne::to_vec(&Dense(array![[1.0f64, 0.0], [0.0, 0.0]])).unwrap();
     assert_eq!(
@@ -523,7 +523,7 @@ fn the_runtimes_defects_are_not_inherited() {
         [30.0, 31.0, 32.0, 33.0]
     ];
     let view = serde_daphne::DenseView(m.slice(s![.., 1..3]));
-    let bytes = to_vec_with(&view, &runtime()).unwrap();
+    let bytes = runtime().to_vec(&view).unwrap();
     let values: Vec<f64> = bytes[45..]
         .chunks(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
@@ -536,7 +536,7 @@ fn the_runtimes_defects_are_not_inherited() {
         qty: i32,
     }
     let rows = serde_daphne::Frame(vec![Row { price: 0.5, qty: 7 }]);
-    let bytes = to_vec_with(&rows, &runtime()).unwrap();
+    let bytes = runtime().to_vec(&rows).unwrap();
     assert_eq!(&bytes[18..20], &[7, 1]); // runtime codes f64, si32
     assert_eq!(&bytes[20..27], &[5, 0, b'p', b'r', b'i', b'c', b'e']);
     // Without a sidecar, runtime label bytes are never trusted as text.
@@ -546,7 +546,7 @@ fn the_runtimes_defects_are_not_inherited() {
     );
     // Through a file, the sidecar carries the labels.
     let path = std::env::temp_dir().join(format!("serde_daphne_frame_{}.dbdf", std::process::id()));
-    to_file_with(&path, &rows, &runtime()).unwrap();
+    runtime().to_file(&path, &rows).unwrap();
     assert_eq!(
         from_file::<_, serde_daphne::Frame<Row>>(&path).unwrap(),
         rows
@@ -583,23 +583,20 @@ fn runtime_options_it_cannot_express_are_refused() {
             },
         ),
     ] {
-        let err = to_vec_with(&m, &options).unwrap_err();
+        let err = options.to_vec(&m).unwrap_err();
         assert_error!(err, NotInDialect);
         assert!(err.to_string().contains(name), "{err}");
-        let object: Object =
-            serde_daphne::from_slice(&to_vec_with(&m, &Options::new()).unwrap()).unwrap();
+        let object: Object = serde_daphne::from_slice(&Options::new().to_vec(&m).unwrap()).unwrap();
         let err = object.write_with(Vec::new(), &options).unwrap_err();
         assert_error!(err, NotInDialect);
         assert!(err.to_string().contains(name), "{err}");
     }
     // The defaults stay fine.
-    assert!(to_vec_with(
-        &m,
-        &serde_daphne::Options {
-            block_policy: BlockPolicy::Auto,
-            ..runtime()
-        }
-    )
+    assert!((serde_daphne::Options {
+        block_policy: BlockPolicy::Auto,
+        ..runtime()
+    })
+    .to_vec(&m)
     .is_ok());
 }
 
@@ -616,17 +613,17 @@ fn labels_that_overflow_daphnes_reader_are_refused() {
         .unwrap()
     };
     // Column 0 of 2 survives 64 bytes, column 1 of 2 survives 32.
-    assert!(to_vec_with(&frame(64, 32), &runtime()).is_ok());
+    assert!(runtime().to_vec(&frame(64, 32)).is_ok());
     for (first, second, column) in [(65, 1, "column 0"), (1, 33, "column 1")] {
-        let err = to_vec_with(&frame(first, second), &runtime()).unwrap_err();
+        let err = runtime().to_vec(&frame(first, second)).unwrap_err();
         assert_error!(err, NotInDialect);
         assert!(err.to_string().contains(column), "{err}");
         let unguarded = serde_daphne::Options {
             guard_daphne_labels: false,
             ..runtime()
         };
-        assert!(to_vec_with(&frame(first, second), &unguarded).is_ok());
+        assert!(unguarded.to_vec(&frame(first, second)).is_ok());
         // The spec has no such limit.
-        assert!(to_vec_with(&frame(first, second), &Options::new()).is_ok());
+        assert!(Options::new().to_vec(&frame(first, second)).is_ok());
     }
 }

@@ -3,8 +3,8 @@
 use ndarray::{array, Array2};
 use serde::{Deserialize, Serialize};
 use serde_daphne::{
-    append_to_vec, append_to_vec_with, from_file, from_reader, from_reader_with, from_slice,
-    to_file, to_vec, to_writer, to_writer_with, DataType, Deserializer, Dialect, Object, Options,
+    from_file, from_reader, from_slice, to_file, to_vec, to_writer, DataType, Deserializer,
+    Dialect, Object, Options,
 };
 use sprs::CsMat;
 
@@ -96,9 +96,9 @@ fn appending_to_a_vector_writes_what_a_writer_gets() {
         ),
     ] {
         let mut written = Vec::new();
-        let result = to_writer_with(&mut written, &dataset(), &options);
+        let result = options.to_writer(&mut written, &dataset());
         let mut out = b"kept".to_vec();
-        let appended = append_to_vec_with(&mut out, &dataset(), &options);
+        let appended = options.append_to_vec(&mut out, &dataset());
         match result {
             Ok(()) => {
                 appended.unwrap();
@@ -127,7 +127,9 @@ fn appending_to_a_vector_writes_what_a_writer_gets() {
         ok: vec![1.0; 1000],
         name: "x".into(),
     };
-    let err = append_to_vec(&mut out, &bad).unwrap_err();
+    let err = serde_daphne::Options::new()
+        .append_to_vec(&mut out, &bad)
+        .unwrap_err();
     assert_error!(err, Unrepresentable);
     assert_eq!(out, [1, 2, 3]);
 }
@@ -226,13 +228,11 @@ fn readers_grow_only_with_bytes_and_honour_the_limit() {
         from_reader::<_, Dataset>(Trickle(&bytes)).unwrap(),
         dataset()
     );
-    let limited = from_reader_with::<_, Dataset>(
-        &bytes[..],
-        &Options {
-            max_bytes: 100,
-            ..Options::new()
-        },
-    );
+    let limited = Options {
+        max_bytes: 100,
+        ..Options::new()
+    }
+    .from_reader::<_, Dataset>(&bytes[..]);
     assert_error!(limited, LimitExceeded { limit: 100, .. });
     // A header claiming 2^40 x 2^40 dense values, then 10 bytes: end of input, not an abort.
     let mut huge = crate::Layout::new()
@@ -279,14 +279,20 @@ fn tiled_dense_matrices_take_every_route_to_the_same_bytes() {
         ..Options::new()
     };
     let view = serde_daphne::DenseView(m.view());
-    let bytes = serde_daphne::to_vec_with(&view, &options).unwrap();
+    let bytes = options.to_vec(&view).unwrap();
     let mut written = Vec::new();
-    to_writer_with(&mut written, &view, &options).unwrap();
-    assert!(written == bytes, "to_writer_with differs from to_vec_with");
+    options.to_writer(&mut written, &view).unwrap();
+    assert!(
+        written == bytes,
+        "Options::to_writer differs from Options::to_vec"
+    );
     let path = std::env::temp_dir().join(format!("serde_daphne_tiled_{}", std::process::id()));
-    serde_daphne::to_file_with(&path, &view, &options).unwrap();
+    options.to_file(&path, &view).unwrap();
     let from_disk = std::fs::read(&path).unwrap();
-    assert!(from_disk == bytes, "to_file_with differs from to_vec_with");
+    assert!(
+        from_disk == bytes,
+        "Options::to_file differs from Options::to_vec"
+    );
     let object = serde_daphne::from_slice::<Object>(&bytes).unwrap();
     assert_eq!(object.blocks().len(), 3 * 3);
     for block in object.blocks() {
@@ -347,8 +353,9 @@ fn tiled_files_read_into_arrays_as_their_bytes_read_from_memory() {
         ),
     ];
     for (name, matrix, options) in cases {
-        let bytes =
-            serde_daphne::to_vec_with(&serde_daphne::DenseView(matrix.view()), &options).unwrap();
+        let bytes = options
+            .to_vec(&serde_daphne::DenseView(matrix.view()))
+            .unwrap();
         std::fs::write(&path, &bytes).unwrap();
         let wide: serde_daphne::Dense<f64> = from_file(&path).unwrap();
         assert_eq!(wide.0, matrix.mapv(f64::from), "{name}");
@@ -358,7 +365,7 @@ fn tiled_files_read_into_arrays_as_their_bytes_read_from_memory() {
                 memory_map,
                 ..Options::new()
             };
-            let mut file = serde_daphne::DbdfFile::open_with(&path, &options).unwrap();
+            let mut file = options.open(&path).unwrap();
             let lazy: serde_daphne::Dense<f64> = file.read_object(0).unwrap();
             assert_eq!(lazy.0, wide.0, "{name} memory_map {memory_map}");
             let window = file.read_window::<f64>(0, 3..20, 5..40).unwrap();

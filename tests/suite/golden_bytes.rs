@@ -3,8 +3,8 @@
 
 use ndarray::{array, Array2};
 use serde_daphne::{
-    from_slice, to_vec, to_vec_with, BlockPolicy, BlockType, Csr, DataType, Dense, Frame, Object,
-    Options, ValueType,
+    from_slice, to_vec, BlockPolicy, BlockType, Csr, DataType, Dense, Frame, Object, Options,
+    ValueType,
 };
 use sprs::CsMat;
 
@@ -60,10 +60,7 @@ fn dense_block() {
         .0;
     let m = Dense(array![[1i32, -2], [3, 4]]);
     assert_eq!(to_vec(&m).unwrap(), expected);
-    assert_eq!(
-        to_vec_with(&m, &forced(BlockPolicy::Dense)).unwrap(),
-        expected
-    );
+    assert_eq!(forced(BlockPolicy::Dense).to_vec(&m).unwrap(), expected);
     assert_eq!(from_slice::<Dense<i32>>(&expected).unwrap(), m);
 }
 
@@ -86,10 +83,7 @@ fn sparse_block() {
         .bytes(&(-1.0f32).to_le_bytes())
         .0;
     let m = Csr(CsMat::csr_from_dense(sparse_example().view(), 0.0));
-    assert_eq!(
-        to_vec_with(&m, &forced(BlockPolicy::Sparse)).unwrap(),
-        expected
-    );
+    assert_eq!(forced(BlockPolicy::Sparse).to_vec(&m).unwrap(), expected);
     assert_eq!(from_slice::<Csr<f32>>(&expected).unwrap(), m);
     assert_eq!(
         from_slice::<Dense<f32>>(&expected).unwrap().0,
@@ -117,15 +111,12 @@ fn ultra_sparse_block_with_more_than_one_column() {
         .0;
     let m = Dense(sparse_example());
     assert_eq!(
-        to_vec_with(&m, &forced(BlockPolicy::UltraSparse)).unwrap(),
+        forced(BlockPolicy::UltraSparse).to_vec(&m).unwrap(),
         expected
     );
     // It is also what the smallest-encoding policy picks: 14 + 3 * 12 = 50 bytes beats CSR
     // and dense. `Auto` keeps a dense source dense.
-    assert_eq!(
-        to_vec_with(&m, &forced(BlockPolicy::Smallest)).unwrap(),
-        expected
-    );
+    assert_eq!(forced(BlockPolicy::Smallest).to_vec(&m).unwrap(), expected);
     let auto: Object = from_slice(&to_vec(&m).unwrap()).unwrap();
     assert_eq!(auto.block_types(), vec![(BlockType::Dense, 1)]);
     assert_eq!(from_slice::<Dense<f32>>(&expected).unwrap(), m);
@@ -146,7 +137,7 @@ fn ultra_sparse_block_with_a_single_column() {
         .0;
     let v: Vec<u16> = vec![0, 7, 0, 0, 9];
     assert_eq!(
-        to_vec_with(&v, &forced(BlockPolicy::UltraSparse)).unwrap(),
+        forced(BlockPolicy::UltraSparse).to_vec(&v).unwrap(),
         expected
     );
     assert_eq!(from_slice::<Vec<u16>>(&expected).unwrap(), v);
@@ -260,7 +251,7 @@ fn multi_block_object_written_in_tiles() {
         tile: Some((2, 2)),
         ..forced(BlockPolicy::Dense)
     };
-    assert_eq!(to_vec_with(&m, &options).unwrap(), expected);
+    assert_eq!(options.to_vec(&m).unwrap(), expected);
     assert_eq!(from_slice::<Dense<u8>>(&expected).unwrap(), m);
 }
 

@@ -8,8 +8,8 @@ use std::path::Path;
 use ndarray::{array, Array2};
 use serde::{Deserialize, Serialize};
 use serde_daphne::{
-    from_reader, from_slice, from_slice_with, to_file, to_vec, to_vec_with, to_writer, BlockPolicy,
-    Csr, DataType, DbdfFile, Dense, Dialect, Error, ErrorKind, Frame, Object, Options,
+    from_reader, from_slice, to_file, to_vec, to_writer, BlockPolicy, Csr, DataType, Dense,
+    Dialect, Error, ErrorKind, Frame, Object, Options,
 };
 
 use crate::Layout;
@@ -52,21 +52,21 @@ fn decode_all(bytes: &[u8]) -> usize {
     if let Ok(object) = &object {
         // What decodes, re-encodes and decodes to the same object.
         let again = object.to_bytes().expect("a decoded object encodes");
-        let back: Object = from_slice_with(&again, &spec).expect("our encoding decodes");
+        let back: Object = spec.from_slice(&again).expect("our encoding decodes");
         assert_eq!(back.to_bytes().unwrap(), again);
     }
     count(object.is_ok());
     count(from_reader::<_, Object>(bytes).is_ok());
-    count(from_slice_with::<Object>(bytes, &spec).is_ok());
-    count(from_slice_with::<Object>(bytes, &runtime).is_ok());
-    count(from_slice_with::<Dense<f64>>(bytes, &limited).is_ok());
-    count(from_slice_with::<Dense<u8>>(bytes, &limited).is_ok());
-    count(from_slice_with::<Csr<f64>>(bytes, &limited).is_ok());
-    count(from_slice_with::<Frame<Record>>(bytes, &limited).is_ok());
-    count(from_slice_with::<Vec<f64>>(bytes, &limited).is_ok());
-    count(from_slice_with::<Vec<Vec<i64>>>(bytes, &limited).is_ok());
-    count(from_slice_with::<(u8, f32)>(bytes, &limited).is_ok());
-    count(from_slice_with::<Mixed>(bytes, &limited).is_ok());
+    count(spec.from_slice::<Object>(bytes).is_ok());
+    count(runtime.from_slice::<Object>(bytes).is_ok());
+    count(limited.from_slice::<Dense<f64>>(bytes).is_ok());
+    count(limited.from_slice::<Dense<u8>>(bytes).is_ok());
+    count(limited.from_slice::<Csr<f64>>(bytes).is_ok());
+    count(limited.from_slice::<Frame<Record>>(bytes).is_ok());
+    count(limited.from_slice::<Vec<f64>>(bytes).is_ok());
+    count(limited.from_slice::<Vec<Vec<i64>>>(bytes).is_ok());
+    count(limited.from_slice::<(u8, f32)>(bytes).is_ok());
+    count(limited.from_slice::<Mixed>(bytes).is_ok());
     let lazy = read_lazily(bytes, &limited);
     if let Ok(object) = &object {
         // What reads whole, indexes and validates lazily to the same object.
@@ -82,7 +82,7 @@ fn decode_all(bytes: &[u8]) -> usize {
 /// Opens `bytes` lazily, validates them, reads a corner of every object; returns the first
 /// object, whole.
 fn read_lazily(bytes: &[u8], options: &Options) -> Result<Option<Object>, Error> {
-    let mut file = DbdfFile::from_reader_with(std::io::Cursor::new(bytes), options)?;
+    let mut file = options.open_reader(std::io::Cursor::new(bytes))?;
     file.validate()?;
     for i in 0..file.objects().len() {
         let header = file.objects()[i].header.clone();
@@ -146,18 +146,18 @@ fn corpus() -> Vec<Vec<u8>> {
                 ..Options::new()
             },
         ] {
-            files.push(to_vec_with(&Dense(dense.clone()), &options).unwrap());
-            files.push(to_vec_with(&Csr(csr.clone()), &options).unwrap());
-            files.push(to_vec_with(&frame, &options).unwrap());
+            files.push(options.to_vec(&Dense(dense.clone())).unwrap());
+            files.push(options.to_vec(&Csr(csr.clone())).unwrap());
+            files.push(options.to_vec(&frame).unwrap());
         }
     }
     let runtime = Options {
         dialect: Some(Dialect::Runtime),
         ..Options::new()
     };
-    files.push(to_vec_with(&Dense(dense), &runtime).unwrap());
-    files.push(to_vec_with(&Csr(csr), &runtime).unwrap());
-    files.push(to_vec_with(&frame, &runtime).unwrap());
+    files.push(runtime.to_vec(&Dense(dense)).unwrap());
+    files.push(runtime.to_vec(&Csr(csr)).unwrap());
+    files.push(runtime.to_vec(&frame).unwrap());
     files.push(to_vec(&(1u8, vec![1.0f32, 2.0], vec![Dense(array![[1i16]])])).unwrap());
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/daphne-runtime");
     for entry in std::fs::read_dir(golden).unwrap() {
@@ -328,7 +328,7 @@ fn huge_shapes_give_errors_or_correct_results() {
         max_alloc: u64::MAX,
         ..Options::new()
     };
-    assert!(from_slice_with::<Dense<f64>>(&bytes, &limited).is_err());
+    assert!(limited.from_slice::<Dense<f64>>(&bytes).is_err());
     assert_error!(from_slice::<Dense<f64>>(&bytes), UnexpectedEof);
     bytes.clear();
     // A 0 x 4294967295 object: one block of its own shape.
@@ -354,7 +354,7 @@ fn huge_shapes_give_errors_or_correct_results() {
         ..Options::new()
     };
     assert_error!(
-        from_slice_with::<Dense<f64>>(&zeros, &small),
+        small.from_slice::<Dense<f64>>(&zeros),
         AllocationLimit {
             offset: 0,
             bytes: 3_200_000_000,
@@ -410,7 +410,7 @@ fn every_remaining_error_variant_at_its_offset() {
         ..Options::new()
     };
     assert_error!(
-        from_slice_with::<Object>(&csr, &runtime),
+        runtime.from_slice::<Object>(&csr),
         RuntimeLayout { offset: 53, .. }
     );
     // LabelTooLong, on writing.
@@ -555,8 +555,8 @@ fn a_frame_of_many_rows_and_no_columns() {
         dialect: Some(Dialect::Runtime),
         ..Options::new()
     };
-    let object: Object = from_slice_with(&bytes, &runtime).unwrap();
+    let object: Object = runtime.from_slice(&bytes).unwrap();
     assert_eq!(object.shape(), (1 << 43, 0));
-    let rows = from_slice_with::<Frame<Record>>(&bytes, &runtime);
+    let rows = runtime.from_slice::<Frame<Record>>(&bytes);
     assert_error!(rows, AllocationLimit { offset: 0, .. });
 }

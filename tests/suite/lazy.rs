@@ -8,8 +8,8 @@ use std::path::Path;
 use ndarray::{s, Array2};
 use serde_daphne::ObjectInfo;
 use serde_daphne::{
-    from_slice, from_slice_with, to_vec_with, BlockPolicy, BlockType, Csr, DbdfFile, Dense,
-    Dialect, Object, Options, ValueType, Values,
+    from_slice, BlockPolicy, BlockType, Csr, DbdfFile, Dense, Dialect, Object, Options, ValueType,
+    Values,
 };
 use sprs::CsMat;
 
@@ -68,7 +68,9 @@ fn windows() -> Vec<(std::ops::Range<u64>, std::ops::Range<u64>)> {
 }
 
 fn open(bytes: &[u8]) -> DbdfFile<Cursor<&[u8]>> {
-    DbdfFile::from_reader(Cursor::new(bytes)).expect("the file indexes")
+    Options::new()
+        .open_reader(Cursor::new(bytes))
+        .expect("the file indexes")
 }
 
 #[test]
@@ -77,9 +79,11 @@ fn windows_equal_slices_of_the_whole_matrix_for_every_layout() {
     for options in option_sets() {
         for sparse in [false, true] {
             let bytes = if sparse {
-                to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
+                options
+                    .to_vec(&Csr(CsMat::csr_from_dense(m.view(), 0.0)))
+                    .unwrap()
             } else {
-                to_vec_with(&Dense(m.clone()), &options).unwrap()
+                options.to_vec(&Dense(m.clone())).unwrap()
             };
             let whole: Dense<f64> = from_slice(&bytes).unwrap();
             assert_eq!(whole.0, m);
@@ -122,7 +126,7 @@ fn the_index_names_each_block_and_its_bytes() {
         tile: Some((10, 29)),
         ..Options::new()
     };
-    let bytes = to_vec_with(&Dense(m.clone()), &options).unwrap();
+    let bytes = options.to_vec(&Dense(m.clone())).unwrap();
     let object: Object = from_slice(&bytes).unwrap();
     let file = open(&bytes);
     let info: &ObjectInfo = &file.objects()[0];
@@ -156,7 +160,7 @@ fn the_index_names_each_block_and_its_bytes() {
 fn blocks_come_one_at_a_time_and_rebuild_the_object() {
     let m = matrix();
     for options in option_sets() {
-        let bytes = to_vec_with(&Dense(m.clone()), &options).unwrap();
+        let bytes = options.to_vec(&Dense(m.clone())).unwrap();
         let whole: Object = from_slice(&bytes).unwrap();
         let mut file = open(&bytes);
         let blocks: Vec<_> = file.blocks(0).unwrap().collect::<Result<_, _>>().unwrap();
@@ -173,8 +177,8 @@ fn several_objects_are_indexed_in_order() {
         tile: Some((16, 16)),
         ..Options::new()
     };
-    let mut bytes = to_vec_with(&Dense(m.clone()), &tiled).unwrap();
-    let second = to_vec_with(&vec![1u8, 2, 3], &tiled).unwrap();
+    let mut bytes = tiled.to_vec(&Dense(m.clone())).unwrap();
+    let second = tiled.to_vec(&vec![1u8, 2, 3]).unwrap();
     let first_len = bytes.len() as u64;
     bytes.extend_from_slice(&second);
     let mut file = open(&bytes);
@@ -195,14 +199,12 @@ fn several_objects_are_indexed_in_order() {
 #[test]
 fn narrowed_blocks_convert_and_refuse_as_whole_reads_do() {
     let m = matrix().mapv(|x| x.trunc());
-    let bytes = to_vec_with(
-        &Dense(m.clone()),
-        &Options {
-            tile: Some((8, 8)),
-            narrow: true,
-            ..Options::new()
-        },
-    )
+    let bytes = Options {
+        tile: Some((8, 8)),
+        narrow: true,
+        ..Options::new()
+    }
+    .to_vec(&Dense(m.clone()))
     .unwrap();
     let mut file = open(&bytes);
     let i32s = file.read_window::<i32>(0, 0..37, 0..29).unwrap();
@@ -214,7 +216,7 @@ fn narrowed_blocks_convert_and_refuse_as_whole_reads_do() {
 
 #[test]
 fn windows_outside_the_object_and_of_frames_are_refused() {
-    let bytes = to_vec_with(&Dense(matrix()), &Options::new()).unwrap();
+    let bytes = Options::new().to_vec(&Dense(matrix())).unwrap();
     let mut file = open(&bytes);
     assert_error!(
         file.read_window::<f64>(0, 30..38, 0..1),
@@ -276,9 +278,9 @@ fn frame_rows_of_chosen_columns_in_both_dialects() {
             ..Options::new()
         },
     ] {
-        let bytes = to_vec_with(&frame, &options).unwrap();
-        let whole: Object = from_slice_with(&bytes, &options).unwrap();
-        let mut file = DbdfFile::from_reader_with(Cursor::new(&bytes[..]), &options).unwrap();
+        let bytes = options.to_vec(&frame).unwrap();
+        let whole: Object = options.from_slice(&bytes).unwrap();
+        let mut file = options.open_reader(Cursor::new(&bytes[..])).unwrap();
         // Runtime frames without a sidecar are labelled col_<i>.
         let (w, id) = match &file.objects()[0].header {
             serde_daphne::Header::Frame { columns, .. } => {
@@ -326,10 +328,10 @@ fn frame_columns_read_from_files_on_every_core_as_from_bytes() {
             ..Options::new()
         },
     ] {
-        let bytes = to_vec_with(&frame, &options).unwrap();
+        let bytes = options.to_vec(&frame).unwrap();
         std::fs::write(&path, &bytes).unwrap();
-        let mut in_memory = DbdfFile::from_reader_with(Cursor::new(&bytes[..]), &options).unwrap();
-        let mut on_disk = DbdfFile::open_with(&path, &options).unwrap();
+        let mut in_memory = options.open_reader(Cursor::new(&bytes[..])).unwrap();
+        let mut on_disk = options.open(&path).unwrap();
         for (rows, wanted) in [
             (0..23, vec![0, 1, 2, 3]),
             (4..19, vec![3, 0]),
@@ -417,15 +419,13 @@ fn mapped_and_plain_files_read_the_same_windows() {
         block_policy: BlockPolicy::Smallest,
         ..Options::new()
     };
-    serde_daphne::to_file_with(&path, &Dense(m.clone()), &options).unwrap();
+    options.to_file(&path, &Dense(m.clone())).unwrap();
     for map in [true, false] {
-        let mut file = DbdfFile::open_with(
-            &path,
-            &Options {
-                memory_map: map,
-                ..Options::new()
-            },
-        )
+        let mut file = Options {
+            memory_map: map,
+            ..Options::new()
+        }
+        .open(&path)
         .unwrap();
         for (rows, cols) in windows() {
             let expected = m.slice(s![
@@ -453,13 +453,13 @@ fn a_spec_file_replacing_a_runtime_file_removes_its_sidecar() {
         ..Options::new()
     };
     let small = ndarray::array![[1u8, 2], [3, 4]];
-    serde_daphne::to_file_with(&path, &Dense(matrix()), &runtime).unwrap();
+    runtime.to_file(&path, &Dense(matrix())).unwrap();
     assert!(meta.exists());
     serde_daphne::to_file(&path, &Dense(small.clone())).unwrap();
     assert!(!meta.exists());
     let back: Dense<u8> = serde_daphne::from_file(&path).unwrap();
     assert_eq!(back.0, small);
-    serde_daphne::to_file_with(&path, &Dense(matrix()), &runtime).unwrap();
+    runtime.to_file(&path, &Dense(matrix())).unwrap();
     let mut writer = serde_daphne::DbdfWriter::create(&path).unwrap();
     writer
         .begin(serde_daphne::Header::DenseMatrix {
@@ -503,7 +503,9 @@ fn object_checked_refuses_what_typed_reads_refuse() {
     assert_error!(checked, AllocationLimit { offset: 0, .. });
     assert_error!(from_slice::<Dense<f64>>(&bytes), AllocationLimit);
     // Within the limit, the same object is read.
-    let small = to_vec_with(&Dense(Array2::<f64>::zeros((3, 4))), &Options::new()).unwrap();
+    let small = Options::new()
+        .to_vec(&Dense(Array2::<f64>::zeros((3, 4))))
+        .unwrap();
     let mut file = open(&small);
     assert_eq!(file.objects()[0].natural_bytes(), 96);
     assert_eq!(file.object_checked(0).unwrap().shape(), (3, 4));
@@ -519,8 +521,12 @@ fn values_of_32_mib_and_more_read_on_every_core_are_the_files() {
     let dir = std::env::temp_dir().join(format!("serde_daphne_pread_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (one, two) = (dir.join("one.dbdf"), dir.join("two.dbdf"));
-    let big = to_vec_with(&serde_daphne::DenseView(m.view()), &Options::new()).unwrap();
-    let small = to_vec_with(&serde_daphne::DenseView(tail.view()), &Options::new()).unwrap();
+    let big = Options::new()
+        .to_vec(&serde_daphne::DenseView(m.view()))
+        .unwrap();
+    let small = Options::new()
+        .to_vec(&serde_daphne::DenseView(tail.view()))
+        .unwrap();
     std::fs::write(&one, &big).unwrap();
     std::fs::write(&two, [&big[..], &small[..]].concat()).unwrap();
     let read: Dense<f64> = serde_daphne::from_file(&one).unwrap();
@@ -530,7 +536,7 @@ fn values_of_32_mib_and_more_read_on_every_core_are_the_files() {
             memory_map,
             ..Options::new()
         };
-        let mut file = DbdfFile::open_with(&two, &options).unwrap();
+        let mut file = options.open(&two).unwrap();
         let a = file.object_checked(0).unwrap().dense_vec::<f64>().unwrap();
         assert_eq!(&a[..], m.as_slice().unwrap(), "memory_map {memory_map}");
         let b: Dense<f64> = file.read_object(1).unwrap();
@@ -550,8 +556,10 @@ fn windows_of_a_sparse_block_read_only_their_rows() {
         block_policy: BlockPolicy::Sparse,
         ..Options::new()
     };
-    let bytes = to_vec_with(&Csr(csr.clone()), &options).unwrap();
-    let mut file = DbdfFile::from_reader(Cursor::new(bytes.clone())).unwrap();
+    let bytes = options.to_vec(&Csr(csr.clone())).unwrap();
+    let mut file = Options::new()
+        .open_reader(Cursor::new(bytes.clone()))
+        .unwrap();
     assert_eq!(file.objects()[0].blocks.len(), 1);
     assert_eq!(file.objects()[0].blocks[0].block_type, BlockType::Sparse);
     let windows: [(std::ops::Range<usize>, std::ops::Range<usize>); 4] = [
@@ -582,7 +590,7 @@ fn windows_of_a_sparse_block_read_only_their_rows() {
     bad[at..at + 4].copy_from_slice(&29u32.to_le_bytes());
     let expected = from_slice::<Object>(&bad).unwrap_err();
     assert_error!(expected, ColumnOutOfRange { offset, .. } if *offset == at as u64);
-    let mut file = DbdfFile::from_reader(Cursor::new(bad)).unwrap();
+    let mut file = Options::new().open_reader(Cursor::new(bad)).unwrap();
     let early = file.read_window::<f64>(0, 0..20, 0..29).unwrap();
     assert_eq!(early, m.slice(s![0..20_usize, ..]));
     let err = file.read_window::<f64>(0, 20..30, 0..29).unwrap_err();
@@ -602,8 +610,8 @@ fn a_frame_window_without_columns_keeps_its_rows() {
         ("b".into(), Values::I32(vec![5, 6, 7, 8])),
     ])
     .unwrap();
-    let bytes = to_vec_with(&frame, &Options::new()).unwrap();
-    let mut file = DbdfFile::from_reader(Cursor::new(bytes)).unwrap();
+    let bytes = Options::new().to_vec(&frame).unwrap();
+    let mut file = Options::new().open_reader(Cursor::new(bytes)).unwrap();
     let window = file.read_window_object(0, 1..3, 1..1).unwrap();
     assert_eq!(window.shape(), (2, 0));
     assert_eq!(

@@ -56,7 +56,7 @@ impl Layout {
     }
 }
 
-/// `serialized_len_with` and `to_uninit_slice_with` agree with `to_vec_with` byte for byte:
+/// `Options::serialized_len` and `Options::to_uninit_slice` agree with `Options::to_vec` byte for byte:
 /// the length measured, the bytes written in place (and none past them), and a buffer one
 /// byte short refused as an I/O error of kind `WriteZero`.
 pub fn assert_sized<T: serde::Serialize + ?Sized>(
@@ -64,14 +64,14 @@ pub fn assert_sized<T: serde::Serialize + ?Sized>(
     options: &serde_daphne::Options,
     label: &str,
 ) {
-    use serde_daphne::{serialized_len_with, to_uninit_slice_with, to_vec_with, ErrorKind};
+    use serde_daphne::ErrorKind;
     use std::mem::MaybeUninit;
-    let bytes = to_vec_with(value, options).unwrap();
-    let len = serialized_len_with(value, options).unwrap();
+    let bytes = options.to_vec(value).unwrap();
+    let len = options.serialized_len(value).unwrap();
     assert_eq!(len, bytes.len() as u64, "{label}: measured");
     // Prefilled with a marker: every byte is initialized, and those not written show it.
     let mut out = vec![MaybeUninit::new(0xA5u8); bytes.len() + 3];
-    let written = to_uninit_slice_with(&mut out, value, options).unwrap();
+    let written = options.to_uninit_slice(&mut out, value).unwrap();
     assert_eq!(written, bytes.len(), "{label}: written in place");
     // SAFETY: every byte of `out` was initialized (the marker, or what was written).
     let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
@@ -80,7 +80,7 @@ pub fn assert_sized<T: serde::Serialize + ?Sized>(
     assert_eq!(past, [0xA5; 3], "{label}: written past the encoding");
     if !bytes.is_empty() {
         let mut short = vec![MaybeUninit::<u8>::uninit(); bytes.len() - 1];
-        let e = to_uninit_slice_with(&mut short, value, options).unwrap_err();
+        let e = options.to_uninit_slice(&mut short, value).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Io, "{label}: one byte short");
         assert_eq!(
             e.io_error().map(|e| e.kind()),

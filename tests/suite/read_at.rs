@@ -72,7 +72,7 @@ fn tiled(rows: usize, cols: usize, tile: (u32, u32)) -> (Array2<f64>, Vec<u8>) {
         tile: Some(tile),
         ..Options::new()
     };
-    let bytes = serde_daphne::to_vec_with(&DenseView(m.view()), &options).unwrap();
+    let bytes = options.to_vec(&DenseView(m.view())).unwrap();
     (m, bytes)
 }
 
@@ -80,7 +80,9 @@ fn indexed(source: &Arc<Counted>) -> DbdfFile {
     let index = BlockIndex::of_read_at(source.clone(), &Options::new(), None).unwrap();
     let index = BlockIndex::from_slice(&index.to_vec()).unwrap();
     source.take();
-    DbdfFile::from_read_at_indexed(source.clone(), &Options::new(), Arc::new(index)).unwrap()
+    Options::new()
+        .open_indexed(source.clone(), Arc::new(index))
+        .unwrap()
 }
 
 #[test]
@@ -94,7 +96,9 @@ fn an_indexed_file_opens_in_one_request_and_reads_a_window_in_one_per_block() {
         1,
         "opening reads the first header bytes only"
     );
-    let walked = DbdfFile::from_reader(std::io::Cursor::new(bytes)).unwrap();
+    let walked = Options::new()
+        .open_reader(std::io::Cursor::new(bytes))
+        .unwrap();
     assert_eq!(file.objects(), walked.objects());
 
     // Rows 100..300, columns 200..400: 3 x 3 tiles (rows 0-383, columns 128-511).
@@ -142,7 +146,7 @@ fn without_an_index_a_walk_takes_at_most_one_request_per_block() {
     for (tile, blocks) in [((128, 128), 64), ((16, 16), 4096)] {
         let (m, bytes) = tiled(1024, 1024, tile);
         let source = Counted::new(bytes);
-        let mut file = DbdfFile::from_read_at(source.clone(), &Options::new()).unwrap();
+        let mut file = Options::new().open_at(source.clone(), None).unwrap();
         let (requests, _) = source.take();
         assert!(
             requests <= blocks + 1,
@@ -176,9 +180,9 @@ fn every_golden_runtime_file_opens_from_its_index_as_by_walking() {
         let index = BlockIndex::of_file(&path, &Options::new()).unwrap();
         let index = BlockIndex::from_slice(&index.to_vec()).unwrap();
         let source = Counted::new(std::fs::read(&path).unwrap());
-        let mut file =
-            DbdfFile::from_read_at_indexed(source.clone(), &Options::new(), Arc::new(index))
-                .unwrap();
+        let mut file = Options::new()
+            .open_indexed(source.clone(), Arc::new(index))
+            .unwrap();
         assert_eq!(file.objects(), walked.objects(), "{}", path.display());
         let (a, b) = (file.object_at(0), walked.object_at(0));
         assert_eq!(a.ok(), b.ok(), "{}", path.display());
@@ -204,10 +208,14 @@ fn several_objects_csr_and_frames_open_from_their_index() {
         ("b".into(), serde_daphne::Values::I64(vec![3, 4])),
     ])
     .unwrap();
-    serde_daphne::append_to_vec(&mut bytes, &frame).unwrap();
+    serde_daphne::Options::new()
+        .append_to_vec(&mut bytes, &frame)
+        .unwrap();
     let source = Counted::new(bytes.clone());
     let mut file = indexed(&source);
-    let walked = DbdfFile::from_reader(std::io::Cursor::new(bytes)).unwrap();
+    let walked = Options::new()
+        .open_reader(std::io::Cursor::new(bytes))
+        .unwrap();
     assert_eq!(file.objects(), walked.objects());
     assert_eq!(file.objects().len(), 3);
     let back: serde_daphne::Csr<f64> = file.read_object(0).unwrap();
@@ -224,9 +232,7 @@ fn an_index_of_another_file_or_damaged_is_a_typed_error() {
     let (_, bytes) = tiled(64, 64, (16, 16));
     let index = BlockIndex::of_read_at(Counted::new(bytes.clone()), &Options::new(), None).unwrap();
     let index = Arc::new(index);
-    let open = |bytes: Vec<u8>| {
-        DbdfFile::from_read_at_indexed(Counted::new(bytes), &Options::new(), index.clone())
-    };
+    let open = |bytes: Vec<u8>| Options::new().open_indexed(Counted::new(bytes), index.clone());
 
     // Another length.
     let (_, longer) = tiled(64, 80, (16, 16));
@@ -271,7 +277,7 @@ fn a_changed_header_is_found_in_a_block_read_from_a_source_that_reads_ahead() {
             ahead: true,
             ..Counted::default()
         });
-        DbdfFile::from_read_at_indexed(ahead, &Options::new(), index.clone()).unwrap()
+        Options::new().open_indexed(ahead, index.clone()).unwrap()
     };
     let whole = open(bytes.clone())
         .read_window::<f64>(0, 0..2200, 0..1000)
@@ -288,7 +294,9 @@ fn a_changed_header_is_found_in_a_block_read_from_a_source_that_reads_ahead() {
 
 /// Where block `k`'s header starts.
 fn index_block_header(bytes: &[u8], k: usize) -> usize {
-    let file = DbdfFile::from_reader(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let file = Options::new()
+        .open_reader(std::io::Cursor::new(bytes.to_vec()))
+        .unwrap();
     file.objects()[0].blocks[k].range.start as usize + 16
 }
 
@@ -298,7 +306,7 @@ fn a_local_file_reads_through_the_seam_as_through_a_path() {
     let path = std::env::temp_dir().join(format!("serde_daphne_at_{}.dbdf", std::process::id()));
     serde_daphne::to_file(&path, &Dense(m.clone())).unwrap();
     let source: Arc<dyn ReadAt> = Arc::new(std::fs::File::open(&path).unwrap());
-    let mut file = DbdfFile::from_read_at(source, &Options::new()).unwrap();
+    let mut file = Options::new().open_at(source, None).unwrap();
     let window = file.read_window::<f64>(0, 10..290, 3..199).unwrap();
     assert_eq!(window, m.slice(ndarray::s![10..290, 3..199]));
     std::fs::remove_file(&path).unwrap();
@@ -328,7 +336,7 @@ fn memory_reads_as_a_file_by_path_reads() {
     .unwrap();
     let open = |bytes: &[u8]| {
         let source: Arc<dyn ReadAt> = Arc::new(bytes.to_vec());
-        DbdfFile::from_read_at(source, &Options::new()).unwrap()
+        Options::new().open_at(source, None).unwrap()
     };
     let parts = open(&csr_bytes).read_csr_parts::<f64, i32>(0).unwrap();
     let offsets: Vec<i32> = m
@@ -390,7 +398,8 @@ fn a_large_block_in_memory_is_read_whole_or_fails_with_the_sources_error() {
     let bytes = serde_daphne::to_vec(&DenseView(m.view())).unwrap();
     let len = bytes.len() as u64;
     let source: Arc<dyn ReadAt> = Arc::new(bytes.clone());
-    let back: Dense<f64> = DbdfFile::from_read_at(source, &Options::new())
+    let back: Dense<f64> = Options::new()
+        .open_at(source, None)
         .unwrap()
         .read_object(0)
         .unwrap();
@@ -399,7 +408,8 @@ fn a_large_block_in_memory_is_read_whole_or_fails_with_the_sources_error() {
         bytes,
         fail_from: len - 1000,
     });
-    let err = DbdfFile::from_read_at(failing, &Options::new())
+    let err = Options::new()
+        .open_at(failing, None)
         .unwrap()
         .read_object::<Dense<f64>>(0)
         .unwrap_err();

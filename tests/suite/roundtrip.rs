@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_daphne::strategies::{array2, csmat, element, object};
 use serde_daphne::{
-    from_slice, from_slice_with, to_uninit_slice_with, to_vec, to_vec_with, to_writer_with,
-    BlockPolicy, Csr, CsrView, Dense, DenseView, Dialect, Element, ErrorKind, Object, Options,
+    from_slice, to_vec, BlockPolicy, Csr, CsrView, Dense, DenseView, Dialect, Element, ErrorKind,
+    Object, Options,
 };
 use sprs::{CsMat, CsMatI};
 use std::mem::MaybeUninit;
@@ -53,9 +53,11 @@ fn check_dense<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     a: &Array2<T>,
     options: &Options,
 ) -> Result<(), TestCaseError> {
-    let bytes = to_vec_with(&DenseView(a.view()), options).unwrap();
+    let bytes = options.to_vec(&DenseView(a.view())).unwrap();
     let mut written = Vec::new();
-    to_writer_with(&mut written, &DenseView(a.view()), options).unwrap();
+    options
+        .to_writer(&mut written, &DenseView(a.view()))
+        .unwrap();
     prop_assert_eq!(&written, &bytes);
     let back: Dense<T> = from_slice(&bytes).unwrap();
     prop_assert_eq!(back.0.dim(), a.dim());
@@ -63,7 +65,7 @@ fn check_dense<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     // Fortran order writes the same bytes.
     let mut fortran = Array2::<T>::from_elem(a.dim().f(), T::zeroed());
     fortran.assign(a);
-    prop_assert_eq!(&to_vec_with(&Dense(fortran), options).unwrap(), &bytes);
+    prop_assert_eq!(&options.to_vec(&Dense(fortran)).unwrap(), &bytes);
     // As stored, the object re-encodes to the same bytes.
     let object: Object = from_slice(&bytes).unwrap();
     prop_assert_eq!(object.dialect(), Dialect::Spec);
@@ -83,10 +85,10 @@ fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     m: &CsMat<T>,
     options: &Options,
 ) -> Result<(), TestCaseError> {
-    let bytes = to_vec_with(&CsrView(m.view()), options).unwrap();
+    let bytes = options.to_vec(&CsrView(m.view())).unwrap();
     // Built in place (to_vec) and through the writer's buffer: the same bytes.
     let mut written = Vec::new();
-    to_writer_with(&mut written, &CsrView(m.view()), options).unwrap();
+    options.to_writer(&mut written, &CsrView(m.view())).unwrap();
     prop_assert_eq!(&written, &bytes);
     prop_assert_eq!(
         from_slice::<Object>(&bytes).unwrap().dialect(),
@@ -101,7 +103,7 @@ fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
     // A CSC copy of the same matrix writes as CSR: the same bytes.
     let csc = m.to_other_storage();
     prop_assert!(csc.is_csc());
-    prop_assert_eq!(&to_vec_with(&CsrView(csc.view()), options).unwrap(), &bytes);
+    prop_assert_eq!(&options.to_vec(&CsrView(csc.view())).unwrap(), &bytes);
     // With 32-bit (and, as CSC, signed 64-bit) indices: the same bytes, and read back so.
     let (m_offsets, csc_offsets) = (m.indptr(), csc.indptr());
     let narrow: CsMatI<T, u32> = CsMatI::new(
@@ -110,7 +112,7 @@ fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
         m.indices().iter().map(|&i| i as u32).collect(),
         m.data().to_vec(),
     );
-    prop_assert_eq!(&to_vec_with(&Csr(narrow.clone()), options).unwrap(), &bytes);
+    prop_assert_eq!(&options.to_vec(&Csr(narrow.clone())).unwrap(), &bytes);
     let wide: CsMatI<T, i64> = CsMatI::new_csc(
         csc.shape(),
         csc_offsets
@@ -121,10 +123,7 @@ fn check_csr<T: Element + serde::Serialize + serde::de::DeserializeOwned>(
         csc.indices().iter().map(|&i| i as i64).collect(),
         csc.data().to_vec(),
     );
-    prop_assert_eq!(
-        &to_vec_with(&CsrView(wide.view()), options).unwrap(),
-        &bytes
-    );
+    prop_assert_eq!(&options.to_vec(&CsrView(wide.view())).unwrap(), &bytes);
     let back: Csr<T, u32> = from_slice(&bytes).unwrap();
     prop_assert_eq!(back.0.indices(), narrow.indices());
     let (back_offsets, narrow_offsets) = (back.0.indptr(), narrow.indptr());
@@ -162,11 +161,11 @@ macro_rules! per_type {
                         proptest::collection::vec(element::<$t>(), 3), 1..6),
                     o in options(),
                 ) {
-                    let bytes = to_vec_with(&rows, &o).unwrap();
+                    let bytes = o.to_vec(&rows).unwrap();
                     let back: Vec<Vec<$t>> = from_slice(&bytes).unwrap();
                     prop_assert_eq!(bits(back.iter().flatten()), bits(rows.iter().flatten()));
                     let column: Vec<$t> = rows.concat();
-                    let back: Vec<$t> = from_slice(&to_vec_with(&column, &o).unwrap()).unwrap();
+                    let back: Vec<$t> = from_slice(&o.to_vec(&column).unwrap()).unwrap();
                     prop_assert_eq!(bits(&back), bits(&column));
                 }
             })*
@@ -190,7 +189,7 @@ proptest! {
             Err(other) => prop_assert!(false, "{other:?}"),
         }
         let spec = Options { dialect: Some(Dialect::Spec), ..Options::new() };
-        let back: Object = from_slice_with(&bytes, &spec).unwrap();
+        let back: Object = spec.from_slice(&bytes).unwrap();
         prop_assert_eq!(&back, &o);
         prop_assert_eq!(&to_vec(&back).unwrap(), &bytes);
         // Every cell reads the same through get() and through the assembled values.
@@ -242,15 +241,14 @@ fn nan_payloads_and_negative_zero_survive_every_option() {
                 tile: Some((1, 3)),
                 ..Options::new()
             };
-            let back: Dense<f64> =
-                from_slice(&to_vec_with(&Dense(a.clone()), &options).unwrap()).unwrap();
+            let back: Dense<f64> = from_slice(&options.to_vec(&Dense(a.clone())).unwrap()).unwrap();
             assert_eq!(
                 bits(back.0.iter()),
                 bits(a.iter()),
                 "{policy:?} narrow={narrow}"
             );
             let back: Dense<f32> =
-                from_slice(&to_vec_with(&Dense(a32.clone()), &options).unwrap()).unwrap();
+                from_slice(&options.to_vec(&Dense(a32.clone())).unwrap()).unwrap();
             assert_eq!(bits(back.0.iter()), bits(a32.iter()));
         }
     }
@@ -264,22 +262,18 @@ fn nan_payloads_and_negative_zero_survive_every_option() {
 #[test]
 fn narrowing_stores_smaller_types_and_reads_back_wide() {
     let a = Array2::from_shape_fn((4, 4), |(r, c)| (r * 4 + c) as u64 * 10);
-    let plain = to_vec_with(
-        &Dense(a.clone()),
-        &Options {
-            block_policy: BlockPolicy::Dense,
-            ..Options::new()
-        },
-    )
+    let plain = Options {
+        block_policy: BlockPolicy::Dense,
+        ..Options::new()
+    }
+    .to_vec(&Dense(a.clone()))
     .unwrap();
-    let narrow = to_vec_with(
-        &Dense(a.clone()),
-        &Options {
-            block_policy: BlockPolicy::Dense,
-            narrow: true,
-            ..Options::new()
-        },
-    )
+    let narrow = Options {
+        block_policy: BlockPolicy::Dense,
+        narrow: true,
+        ..Options::new()
+    }
+    .to_vec(&Dense(a.clone()))
     .unwrap();
     assert_eq!(plain.len() - narrow.len(), 16 * 7);
     let object: Object = from_slice(&narrow).unwrap();
@@ -331,9 +325,11 @@ proptest! {
 fn large_buffers_written_in_place_as_to_vec_writes() {
     let a = Array2::from_shape_fn((1024, 4096), |(r, c)| (r * 4096 + c) as f64 * 0.5);
     let options = Options::new();
-    let bytes = to_vec_with(&DenseView(a.view()), &options).unwrap();
+    let bytes = options.to_vec(&DenseView(a.view())).unwrap();
     let mut out = vec![MaybeUninit::new(0u8); bytes.len()];
-    let n = to_uninit_slice_with(&mut out, &DenseView(a.view()), &options).unwrap();
+    let n = options
+        .to_uninit_slice(&mut out, &DenseView(a.view()))
+        .unwrap();
     assert_eq!(n, bytes.len());
     // SAFETY: every byte of `out` was initialized (zeros, then what was written).
     assert!(out

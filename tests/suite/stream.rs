@@ -10,8 +10,8 @@ use serde_daphne::lowlevel::MatrixRef;
 use serde_daphne::Column;
 use serde_daphne::Header;
 use serde_daphne::{
-    from_file, from_slice, to_vec_with, BlockPolicy, Csr, DbdfWriter, Dense, Dialect, Object,
-    Options, ValueType, Values,
+    from_file, from_slice, BlockPolicy, Csr, DbdfWriter, Dense, Dialect, Object, Options,
+    ValueType, Values,
 };
 use sprs::CsMat;
 
@@ -62,7 +62,7 @@ fn write_tiles(
     reverse: bool,
 ) {
     let (rows, cols) = m.dim();
-    let mut writer = DbdfWriter::create_with(path, options).unwrap();
+    let mut writer = options.create(path).unwrap();
     let header = if csr {
         Header::CsrMatrix {
             rows: rows as u64,
@@ -115,9 +115,9 @@ proptest! {
         let options = Options { block_policy: policy, narrow, tile: Some((tile.0 as u32, tile.1 as u32)), ..Options::new() };
         write_tiles(&path, &m, tile, &options, csr, false);
         let expected = if csr {
-            to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
+            options.to_vec(&Csr(CsMat::csr_from_dense(m.view(), 0.0))).unwrap()
         } else {
-            to_vec_with(&Dense(m.clone()), &options).unwrap()
+            options.to_vec(&Dense(m.clone())).unwrap()
         };
         prop_assert_eq!(std::fs::read(&path).unwrap(), expected);
         // Any order: other bytes, the same matrix.
@@ -140,9 +140,9 @@ proptest! {
         let options = Options { dialect: Some(Dialect::Runtime), ..Options::new() };
         write_tiles(&path, &m, (band, cols), &options, csr, false);
         let expected = if csr {
-            to_vec_with(&Csr(CsMat::csr_from_dense(m.view(), 0.0)), &options).unwrap()
+            options.to_vec(&Csr(CsMat::csr_from_dense(m.view(), 0.0))).unwrap()
         } else {
-            to_vec_with(&Dense(m.clone()), &options).unwrap()
+            options.to_vec(&Dense(m.clone())).unwrap()
         };
         prop_assert_eq!(std::fs::read(&path).unwrap(), expected);
         // DAPHNE's sidecar, with numNonZeros for CSR.
@@ -201,7 +201,7 @@ fn frames_stream_in_row_bands_in_both_dialects() {
         ),
     ] {
         let path = dir.join("f.dbdf");
-        let mut writer = DbdfWriter::create_with(&path, &options).unwrap();
+        let mut writer = options.create(&path).unwrap();
         writer.begin(frame_header()).unwrap();
         for start in (0..17).step_by(5) {
             let end = (start + 5).min(17);
@@ -221,7 +221,7 @@ fn frames_stream_in_row_bands_in_both_dialects() {
         if runtime {
             assert_eq!(
                 std::fs::read(&path).unwrap(),
-                to_vec_with(&whole, &options).unwrap()
+                options.to_vec(&whole).unwrap()
             );
         }
     }
@@ -255,7 +255,7 @@ fn misuse_is_a_typed_error_and_leaves_no_file() {
     let path = dir.join("m.dbdf");
     let tile = Array2::<f64>::ones((2, 2));
     let begin = |options: &Options| {
-        let mut w = DbdfWriter::create_with(&path, options).unwrap();
+        let mut w = options.create(&path).unwrap();
         w.begin(dense_header(4, 4, ValueType::F64)).unwrap();
         w
     };
@@ -331,13 +331,11 @@ fn misuse_is_a_typed_error_and_leaves_no_file() {
     drop(w); // unfinished
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
     // A runtime CSR matrix dropped midway leaves neither the file nor its spills.
-    let mut w = DbdfWriter::create_with(
-        &path,
-        &Options {
-            dialect: Some(Dialect::Runtime),
-            ..Options::new()
-        },
-    )
+    let mut w = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    }
+    .create(&path)
     .unwrap();
     w.begin(Header::CsrMatrix {
         rows: 4,
@@ -360,13 +358,10 @@ fn runtime_writer_refuses_tiling_options() {
         tile: Some((2, 2)),
         ..Options::new()
     };
-    assert_error!(
-        DbdfWriter::create_with(dir.join("m.dbdf"), &options),
-        NotInDialect
-    );
+    assert_error!(options.create(dir.join("m.dbdf")), NotInDialect);
     assert!(listing(&dir).is_empty());
     let m: Dense<f64> =
-        from_slice(&to_vec_with(&Dense(matrix(2, 2, 0)), &Options::new()).unwrap()).unwrap();
+        from_slice(&Options::new().to_vec(&Dense(matrix(2, 2, 0))).unwrap()).unwrap();
     assert_eq!(m.0.dim(), (2, 2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -379,7 +374,7 @@ fn file_and_stream(
     write: impl Fn(&mut DbdfWriter<'_>),
 ) -> (PathBuf, Vec<(&'static str, Vec<u8>)>) {
     let path = dir.join("m.dbdf");
-    let mut file = DbdfWriter::create_with(&path, options).unwrap();
+    let mut file = options.create(&path).unwrap();
     write(&mut file);
     assert_eq!(
         file.finish().unwrap(),
@@ -593,7 +588,7 @@ fn a_streamed_runtime_csr_matrix_takes_a_pass_per_section() {
     assert_error!(write(&mut changing), InvalidValue);
 }
 
-/// A value serialized as a stream (`to_stream_with`) holds the bytes `to_vec_with` gives and
+/// A value serialized as a stream (`Options::to_stream`) holds the bytes `Options::to_vec` gives and
 /// comes with the sidecars a file's readers make: the block index of a walk over the file
 /// (tiled, untiled, several objects, a frame; past the first MiB), or DAPHNE's `.meta`.
 #[test]
@@ -651,13 +646,13 @@ mod erased {
 
     impl<T: serde::Serialize> Value for T {
         fn to_stream(&self, out: &mut Vec<u8>, options: &Options) -> Vec<(&'static str, Vec<u8>)> {
-            serde_daphne::to_stream_with(out, self, options).unwrap()
+            options.to_stream(out, self).unwrap()
         }
         fn to_vec(&self, options: &Options) -> Vec<u8> {
-            serde_daphne::to_vec_with(self, options).unwrap()
+            options.to_vec(self).unwrap()
         }
         fn to_file(&self, path: &std::path::Path, options: &Options) {
-            serde_daphne::to_file_with(path, self, options).unwrap()
+            options.to_file(path, self).unwrap()
         }
     }
 }

@@ -70,7 +70,7 @@ impl DbdfSource {
     }
 
     /// A source of `file`, opened already: by path, or from a [`serde_daphne::ReadAt`]
-    /// source such as an object in a store ([`DbdfFile::from_read_at`]), whose other handles
+    /// source such as an object in a store ([`serde_daphne::Options::open_at`]), whose other handles
     /// are its clones ([`DbdfFile::try_clone`]).
     pub fn from_file(file: DbdfFile) -> DbdfSource {
         let headers = file.objects().iter().map(|o| o.header.clone()).collect();
@@ -136,10 +136,7 @@ impl DbdfSource {
             // Another thread's handle shares the first one's index.
             match files.len() {
                 0 => None,
-                1 => Some(match &self.path {
-                    Some(path) => files[0].reopen(path),
-                    None => files[0].try_clone(),
-                }),
+                1 => Some(files[0].try_clone()),
                 _ => files.pop().map(Ok),
             }
         });
@@ -284,10 +281,10 @@ impl DbdfSink<'static> {
     /// A sink writing to `output` with `options`.
     ///
     /// # Errors
-    /// As [`DbdfWriter::create_with`].
+    /// As [`serde_daphne::Options::create`].
     pub fn create(output: &Path, options: &Options) -> Result<DbdfSink<'static>> {
         Ok(DbdfSink {
-            writer: DbdfWriter::create_with(output, options)?,
+            writer: options.create(output)?,
             streamed: false,
             options: options.clone(),
             daphne_dsl: None,

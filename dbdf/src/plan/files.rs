@@ -88,7 +88,7 @@ pub fn with_file<T>(
     };
     let mut file = match taken {
         Some(file) => file,
-        None => DbdfFile::open_with(path, &options(dialect)?)?,
+        None => options(dialect)?.open(path)?,
     };
     let result = read(&mut file);
     let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());

@@ -302,7 +302,7 @@ pub struct OpenedDbdf {
 /// `.meta` sidecar for a runtime-dialect object.
 ///
 /// # Errors
-/// As [`ObjectReader::open`] and [`DbdfFile::from_read_at`].
+/// As [`ObjectReader::open`] and [`serde_daphne::Options::open_at`].
 pub fn open_dbdf(url: &str, storage: &StorageOptions, options: &Options) -> Result<OpenedDbdf> {
     let object = RemoteObject::new(url, storage)?;
     let stats = Arc::clone(object.stats());

@@ -56,7 +56,7 @@ pub(crate) fn upload_with_sidecars(
 
 /// Writes `object`, a `.dbdf` file, as a streaming upload with no local copy: `write` puts
 /// its bytes into the upload and returns its sidecars as `(suffix, bytes)` (as
-/// [`serde_daphne::to_stream_with`] does); the object appears with them as one set, and a
+/// [`serde_daphne::Options::to_stream`] does); the object appears with them as one set, and a
 /// `.meta` or `.index` of an earlier object is deleted where the new one has none.
 ///
 /// # Errors

@@ -105,7 +105,7 @@ fn tiles_and_sparse_blocks_read_as_the_whole_object() {
         tile: Some((8, 4)),
         ..Options::new()
     };
-    serde_daphne::to_file_with(&path, &m, &options).unwrap();
+    options.to_file(&path, &m).unwrap();
     let file = DbdfFile::open(&path).unwrap();
     let reader = DbdfBatchReader::new(file, 0, Some(&pick("c8,c0,c5")), None).unwrap();
     let mut got = vec![Vec::new(); 3];

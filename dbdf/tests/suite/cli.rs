@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use ndarray::array;
 use serde_daphne::{
-    from_file, to_file, to_file_with, BlockPolicy, Dense, Dialect, Object, Options, Value, Values,
+    from_file, to_file, BlockPolicy, Dense, Dialect, Object, Options, Value, Values,
 };
 
 pub(crate) fn dbdf(args: &[&str]) -> Output {
@@ -77,7 +77,7 @@ mod erased {
     }
     impl<T: serde::Serialize> Write for T {
         fn write(&self, path: &std::path::Path, options: &serde_daphne::Options) {
-            serde_daphne::to_file_with(path, self, options).unwrap();
+            options.to_file(path, self).unwrap();
         }
     }
 }
@@ -109,15 +109,12 @@ fn info_describes_objects_and_blocks() {
     let dir = scratch("info");
     let path = dir.join("tiled.dbdf");
     let m = Dense(array![[1.0f64, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]);
-    to_file_with(
-        &path,
-        &m,
-        &Options {
-            tile: Some((2, 2)),
-            block_policy: BlockPolicy::Smallest,
-            ..Options::new()
-        },
-    )
+    Options {
+        tile: Some((2, 2)),
+        block_policy: BlockPolicy::Smallest,
+        ..Options::new()
+    }
+    .to_file(&path, &m)
     .unwrap();
     let json: serde_json::Value =
         serde_json::from_slice(&dbdf(&["info", "--json", s(&path)]).stdout).unwrap();
@@ -156,7 +153,7 @@ fn validate_accepts_what_the_library_writes_and_rejects_corruption() {
             ..Options::new()
         },
     ] {
-        to_file_with(&path, &m, &options).unwrap();
+        options.to_file(&path, &m).unwrap();
         let out = dbdf(&["validate", s(&path)]);
         assert_eq!(
             (out.status.code(), stdout(&out).as_str()),
@@ -191,7 +188,9 @@ fn validate_accepts_what_the_library_writes_and_rejects_corruption() {
                 ..Options::new()
             },
         ] {
-            to_file_with(&path, &(&m, &csr, &frame, vec![1u8, 2], 7i64), &options).unwrap();
+            options
+                .to_file(&path, &(&m, &csr, &frame, vec![1u8, 2], 7i64))
+                .unwrap();
             let out = dbdf(&["validate", s(&path)]);
             assert_eq!(stdout(&out), "ok\n", "{options:?}");
             kinds += 1;
@@ -1104,14 +1103,11 @@ fn slice_writes_windows_to_any_output_format() {
     let dir = scratch("slice");
     let m = ndarray::Array2::from_shape_fn((12, 9), |(r, c)| (r * 10 + c) as f64);
     let path = dir.join("m.dbdf");
-    to_file_with(
-        &path,
-        &Dense(m.clone()),
-        &Options {
-            tile: Some((5, 4)),
-            ..Options::new()
-        },
-    )
+    Options {
+        tile: Some((5, 4)),
+        ..Options::new()
+    }
+    .to_file(&path, &Dense(m.clone()))
     .unwrap();
     let npy = dir.join("w.npy");
     let out = dbdf(&["slice", s(&path), s(&npy), "--rows", "3:9", "--cols", "2:"]);
@@ -1187,7 +1183,7 @@ fn convert_streams_npy_to_tiled_dbdf_and_back() {
     };
     assert_eq!(
         std::fs::read(&tiled).unwrap(),
-        serde_daphne::to_vec_with(&Dense(m.clone()), &options).unwrap()
+        options.to_vec(&Dense(m.clone())).unwrap()
     );
     let again = dir.join("again.npy");
     assert!(dbdf(&["convert", s(&tiled), s(&again)]).status.success());
@@ -1210,7 +1206,7 @@ fn convert_streams_npy_to_tiled_dbdf_and_back() {
     };
     assert_eq!(
         std::fs::read(&retiled).unwrap(),
-        serde_daphne::to_vec_with(&Dense(m.clone()), &options).unwrap()
+        options.to_vec(&Dense(m.clone())).unwrap()
     );
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use dbdf::pipe;
 use ndarray::Array2;
-use serde_daphne::{to_vec_with, Dense, Dialect, Object, Options, Values};
+use serde_daphne::{Dense, Dialect, Object, Options, Values};
 
 /// `.npy` to `.dbdf` through the pipe.
 fn to_dbdf(input: &Path, output: &Path, options: &Options) -> serde_daphne::Result<()> {
@@ -102,7 +102,7 @@ fn npy_to_dbdf_tile_by_tile_gives_the_bytes_of_to_vec() {
         for options in &option_sets {
             let out = dir.join("out.dbdf");
             to_dbdf(&path, &out, options).unwrap();
-            let expected = to_vec_with(&Dense(m.clone()), options).unwrap();
+            let expected = options.to_vec(&Dense(m.clone())).unwrap();
             assert_eq!(
                 std::fs::read(&out).unwrap(),
                 expected,
@@ -132,7 +132,7 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
         },
     ] {
         let input = dir.join("m.dbdf");
-        serde_daphne::to_file_with(&input, &Dense(m.clone()), &options).unwrap();
+        options.to_file(&input, &Dense(m.clone())).unwrap();
         let out = dir.join("m.npy");
         from_dbdf(&input, 0, &out).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), expected, "{options:?}");
@@ -144,14 +144,11 @@ fn dbdf_to_npy_band_by_band_gives_the_bytes_of_the_whole_path() {
     ])
     .unwrap();
     let input = dir.join("f.dbdf");
-    serde_daphne::to_file_with(
-        &input,
-        &frame,
-        &Options {
-            tile: Some((2, 1)),
-            ..Options::new()
-        },
-    )
+    Options {
+        tile: Some((2, 1)),
+        ..Options::new()
+    }
+    .to_file(&input, &frame)
     .unwrap();
     from_dbdf(&input, 0, &dir.join("f.npy")).unwrap();
     let bytes = std::fs::read(dir.join("f.npy")).unwrap();

@@ -721,7 +721,7 @@ fn npy_values_at_any_offset_write_the_same_blocks() {
 
 #[test]
 fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
-    use serde_daphne::{to_file_with, Dialect, Options};
+    use serde_daphne::{Dialect, Options};
     let dir = scratch("from-dbdf");
     // Zeros, a stored -0.0 (a non-zero to SystemDS) and a row with nothing in it.
     let dense: Vec<f64> = (0..7 * 5)
@@ -767,7 +767,7 @@ fn dbdf_matrices_stream_to_systemds_with_the_bytes_of_the_whole_write() {
     for (name, object) in &objects {
         for (layout, options) in &layouts {
             let dbdf = dir.join(format!("{name}-{layout}.dbdf"));
-            to_file_with(&dbdf, object, options).unwrap();
+            options.to_file(&dbdf, object).unwrap();
             for write in [
                 WriteOptions {
                     block_size: 2,
@@ -924,7 +924,7 @@ fn systemds_matrices_write_to_dbdf_block_by_block_with_their_values() {
         ..Options::new()
     };
     to_dbdf(&golden("dense_small"), &out, &runtime).unwrap();
-    let back: Object = serde_daphne::from_file_with(&out, &runtime).unwrap();
+    let back: Object = runtime.from_file(&out).unwrap();
     assert_eq!(cells(&back), cells(&read(golden("dense_small")).unwrap()));
     let frame = Object::frame(vec![
         ("x".into(), Values::F64(vec![1.5, -2.0, 0.0])),

@@ -133,7 +133,7 @@ fn library_writer_child() {
                 dialect: Some(serde_daphne::Dialect::Runtime),
                 ..Options::new()
             };
-            serde_daphne::to_file_with(target, &Dense(m), &options).unwrap();
+            options.to_file(target, &Dense(m)).unwrap();
         }
         "writer_tiles" => {
             let mut writer = serde_daphne::DbdfWriter::create(target).unwrap();
@@ -158,7 +158,7 @@ fn library_writer_child() {
                 dialect: Some(serde_daphne::Dialect::Runtime),
                 ..Options::new()
             };
-            let mut writer = serde_daphne::DbdfWriter::create_with(target, &options).unwrap();
+            let mut writer = options.create(target).unwrap();
             let (rows, cols) = m.dim();
             writer
                 .begin(serde_daphne::Header::CsrMatrix {
@@ -448,14 +448,11 @@ fn readers_see_a_whole_file_while_it_is_replaced() {
         });
         for i in 0..50 {
             let m = Dense(matrix(500, 400, (i % 2) as u8));
-            serde_daphne::to_file_with(
-                &path,
-                &m,
-                &Options {
-                    sync: false,
-                    ..Options::new()
-                },
-            )
+            Options {
+                sync: false,
+                ..Options::new()
+            }
+            .to_file(&path, &m)
             .unwrap();
         }
         done.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -27,14 +27,11 @@ fn toy_bytes(m: &Array2<f64>) -> Vec<u8> {
 fn a_tiled_dbdf_file_goes_to_toy_and_back() {
     let m = Array2::from_shape_fn((7, 5), |(r, c)| (r * 5 + c) as f64 - 3.5);
     let dbdf = temp("m.dbdf");
-    serde_daphne::to_file_with(
-        &dbdf,
-        &Dense(m.clone()),
-        &Options {
-            tile: Some((3, 2)),
-            ..Options::new()
-        },
-    )
+    Options {
+        tile: Some((3, 2)),
+        ..Options::new()
+    }
+    .to_file(&dbdf, &Dense(m.clone()))
     .unwrap();
 
     let toy = temp("m.toy");

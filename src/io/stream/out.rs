@@ -131,7 +131,7 @@ impl<'w> DbdfWriter<'w> {
     /// beside it. A dropped writer has written part of a file: the caller discards it.
     ///
     /// # Errors
-    /// As [`DbdfWriter::create_with`]. (A runtime-dialect CSR matrix, whose non-zero count
+    /// As [`Options::create`]. (A runtime-dialect CSR matrix, whose non-zero count
     /// comes before its values, takes a pass per section from
     /// [`DbdfWriter::write_untiled`]; written tile by tile it is spilled to temporary files
     /// whole and written at its end.)

@@ -41,7 +41,7 @@ impl<'w> DbdfWriter<'w> {
             }
             Header::Scalar { .. } => {
                 return Err(Error::invalid(
-                    "a scalar has no tiles: write it with to_file_with",
+                    "a scalar has no tiles: write it with Options::to_file",
                 ))
             }
         }

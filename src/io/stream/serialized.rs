@@ -1,4 +1,4 @@
-//! A value serialized as one stream ([`to_stream_with`]), with the sidecars a stream's
+//! A value serialized as one stream ([`Options::to_stream`]), with the sidecars a stream's
 //! readers want, as a [`super::DbdfWriter`] stream gets them. The serializer knows nothing of
 //! where headers fall, so the block index is made by the walk that makes a file's
 //! ([`BlockIndex::of_read_at`]), run on a thread of its own over the bytes as they pass:
@@ -16,7 +16,6 @@ use crate::io::index::index_all;
 use crate::io::meta::runtime_meta_json;
 use crate::io::PREFIX_LEN;
 use crate::options::Options;
-use crate::ser::{serialized_len_with, to_writer_with};
 use crate::wire::SeekSource;
 
 /// The bytes handed to the walk at once.
@@ -26,70 +25,72 @@ const CHUNK: usize = 1 << 20;
 /// being filled.
 const CHUNKS_QUEUED: usize = 4;
 
-/// Serializes `value` into `out` as one stream, which is never read back or sought in, and
-/// returns the sidecars its readers want beside it, as [`super::DbdfWriter::finish`] does
-/// for a stream: the `.meta` DAPHNE reads in the runtime dialect (for one matrix or frame),
-/// else its block index (`.index`, unless its headers take over 64 MiB), made from the
-/// bytes as they pass. The value is measured first ([`serialized_len_with`]); memory beyond
-/// the serializer's is a few MiB.
-///
-/// ```
-/// use serde_daphne::{BlockIndex, Dense};
-///
-/// let m = Dense(ndarray::array![[1.0f64, 2.0], [3.0, 4.0]]);
-/// let mut bytes = Vec::new();
-/// let sidecars = serde_daphne::to_stream_with(&mut bytes, &m, &serde_daphne::Options::new())?;
-/// assert_eq!(bytes, serde_daphne::to_vec(&m)?);
-/// let (suffix, index) = &sidecars[0];
-/// assert_eq!(*suffix, ".index");
-/// assert_eq!(BlockIndex::from_slice(index)?.file_len(), bytes.len() as u64);
-/// # Ok::<(), serde_daphne::Error>(())
-/// ```
-///
-/// # Errors
-/// As [`crate::to_writer_with`]; [`crate::ErrorKind::InvalidValue`] when the bytes written
-/// are not the length measured.
-pub fn to_stream_with<W: Write, T: ?Sized + Serialize>(
-    out: W,
-    value: &T,
-    options: &Options,
-) -> Result<Vec<(&'static str, Vec<u8>)>> {
-    let len = serialized_len_with(value, options)?;
-    let runtime = options.writes_runtime();
-    std::thread::scope(|scope| {
-        let (to_walk, chunks) = sync_channel(CHUNKS_QUEUED);
-        let walk = (!runtime).then(|| scope.spawn(move || index_of(chunks, len)));
-        let mut tee = Tee {
-            out,
-            to_walk: walk.is_some().then_some(to_walk),
-            chunk: Vec::new(),
-            prefix: Vec::new(),
-            written: 0,
-        };
-        let written = to_writer_with(&mut tee, value, options).and_then(|()| {
-            tee.out.flush()?;
-            tee.pass_chunk();
-            Ok(())
-        });
-        drop(tee.to_walk.take());
-        // Joined in any case: the walk ends when its chunks do.
-        let index = walk.and_then(|walk| walk.join().ok().flatten());
-        written?;
-        if tee.written != len {
-            return Err(crate::Error::invalid(format!(
-                "internal: {} bytes serialized where {len} were measured",
-                tee.written
-            )));
-        }
-        if runtime {
-            let meta = runtime_meta_json(&tee.prefix, len)?;
-            return Ok(meta
-                .map(|m| (".meta", m.into_bytes()))
-                .into_iter()
-                .collect());
-        }
-        Ok(index.map(|i| (".index", i.to_vec())).into_iter().collect())
-    })
+impl Options {
+    /// Serializes `value` into `out` as one stream, which is never read back or sought in, and
+    /// returns the sidecars its readers want beside it, as [`super::DbdfWriter::finish`] does
+    /// for a stream: the `.meta` DAPHNE reads in the runtime dialect (for one matrix or frame),
+    /// else its block index (`.index`, unless its headers take over 64 MiB), made from the
+    /// bytes as they pass. The value is measured first ([`Options::serialized_len`]); memory beyond
+    /// the serializer's is a few MiB.
+    ///
+    /// ```
+    /// use serde_daphne::{BlockIndex, Dense};
+    ///
+    /// let m = Dense(ndarray::array![[1.0f64, 2.0], [3.0, 4.0]]);
+    /// let mut bytes = Vec::new();
+    /// let sidecars = serde_daphne::Options::new().to_stream(&mut bytes, &m)?;
+    /// assert_eq!(bytes, serde_daphne::to_vec(&m)?);
+    /// let (suffix, index) = &sidecars[0];
+    /// assert_eq!(*suffix, ".index");
+    /// assert_eq!(BlockIndex::from_slice(index)?.file_len(), bytes.len() as u64);
+    /// # Ok::<(), serde_daphne::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Options::to_writer`]; [`crate::ErrorKind::InvalidValue`] when the bytes written
+    /// are not the length measured.
+    pub fn to_stream<W: Write, T: ?Sized + Serialize>(
+        &self,
+        out: W,
+        value: &T,
+    ) -> Result<Vec<(&'static str, Vec<u8>)>> {
+        let len = self.serialized_len(value)?;
+        let runtime = self.writes_runtime();
+        std::thread::scope(|scope| {
+            let (to_walk, chunks) = sync_channel(CHUNKS_QUEUED);
+            let walk = (!runtime).then(|| scope.spawn(move || index_of(chunks, len)));
+            let mut tee = Tee {
+                out,
+                to_walk: walk.is_some().then_some(to_walk),
+                chunk: Vec::new(),
+                prefix: Vec::new(),
+                written: 0,
+            };
+            let written = self.to_writer(&mut tee, value).and_then(|()| {
+                tee.out.flush()?;
+                tee.pass_chunk();
+                Ok(())
+            });
+            drop(tee.to_walk.take());
+            // Joined in any case: the walk ends when its chunks do.
+            let index = walk.and_then(|walk| walk.join().ok().flatten());
+            written?;
+            if tee.written != len {
+                return Err(crate::Error::invalid(format!(
+                    "internal: {} bytes serialized where {len} were measured",
+                    tee.written
+                )));
+            }
+            if runtime {
+                let meta = runtime_meta_json(&tee.prefix, len)?;
+                return Ok(meta
+                    .map(|m| (".meta", m.into_bytes()))
+                    .into_iter()
+                    .collect());
+            }
+            Ok(index.map(|i| (".index", i.to_vec())).into_iter().collect())
+        })
+    }
 }
 
 /// The index of a stream of `len` bytes that comes as `chunks`; `None` where the walk fails

@@ -123,7 +123,9 @@ pub fn read_objects(path: &Path, options: &Options) -> Result<(Vec<(Object, u64)
     let file = File::open(path).map_err(|e| Failure::at(path, e))?;
     let size = file.metadata().map_err(|e| Failure::at(path, e))?.len();
     let reader = with_progress(file, path, size);
-    let mut de = Deserializer::from_reader_with(reader, options).with_input_len(size);
+    let mut de = Deserializer::from_reader(reader)
+        .with_options(options)
+        .with_input_len(size);
     if let Some(hint) = hint {
         de = de.with_hint(hint);
     }

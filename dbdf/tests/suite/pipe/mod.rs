@@ -69,8 +69,8 @@ pub fn band_fixtures() -> Vec<(String, Vec<u8>, Object)> {
             if name == "frame" && layout == "runtime" {
                 continue; // runtime frames take their labels from a sidecar
             }
-            let bytes = serde_daphne::to_vec_with(object, &options).unwrap();
-            let whole: Object = serde_daphne::from_slice_with(&bytes, &options).unwrap();
+            let bytes = options.to_vec(object).unwrap();
+            let whole: Object = options.from_slice(&bytes).unwrap();
             out.push((format!("{name} {layout}"), bytes, whole));
         }
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 use dbdf::{csv, systemds};
-use serde_daphne::{to_vec_with, BlockPolicy, Csr, DbdfFile, Dense, Dialect, Options, ValueType};
+use serde_daphne::{BlockPolicy, Csr, DbdfFile, Dense, Dialect, Options, ValueType};
 use sprs::CsMat;
 
 #[test]
@@ -82,8 +82,8 @@ fn the_dbdf_sink_writes_the_bytes_of_the_whole_write() {
                     assert_eq!(got.columns().unwrap(), whole.columns().unwrap(), "{at}");
                     assert_eq!(got.blocks().len(), whole.blocks().len(), "{at}");
                 } else if got != whole {
-                    let got: Object = serde_daphne::from_slice_with(&got, options).unwrap();
-                    let whole: Object = serde_daphne::from_slice_with(&whole, options).unwrap();
+                    let got: Object = options.from_slice(&got).unwrap();
+                    let whole: Object = options.from_slice(&whole).unwrap();
                     panic!(
                         "{at}: bytes differ\n{:?}\n{:?}",
                         got.blocks(),
@@ -464,18 +464,18 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
             },
         ),
     ] {
-        serde_daphne::to_file_with(&from, &Dense(m.clone()), &source).unwrap();
+        source.to_file(&from, &Dense(m.clone())).unwrap();
         to_dbdf(&mut DbdfSource::open(&from).unwrap(), &to, &target).unwrap();
         assert_eq!(
             std::fs::read(&to).unwrap(),
-            to_vec_with(&Dense(m.clone()), &target).unwrap(),
+            target.to_vec(&Dense(m.clone())).unwrap(),
             "{target:?}"
         );
-        serde_daphne::to_file_with(&from, &Csr(csr.clone()), &source).unwrap();
+        source.to_file(&from, &Csr(csr.clone())).unwrap();
         to_dbdf(&mut DbdfSource::open(&from).unwrap(), &to, &target).unwrap();
         assert_eq!(
             std::fs::read(&to).unwrap(),
-            to_vec_with(&Csr(csr.clone()), &target).unwrap(),
+            target.to_vec(&Csr(csr.clone())).unwrap(),
             "{target:?}"
         );
     }
@@ -485,8 +485,8 @@ fn dbdf_files_retile_through_the_pipe_as_to_vec_with_would() {
         .map(|(_, _, o)| o)
         .find(|o| o.data_type() == DataType::Frame)
         .unwrap();
-    let mut bytes = to_vec_with(&frame, &Options::new()).unwrap();
-    bytes.extend(to_vec_with(&Dense(m.clone()), &Options::new()).unwrap());
+    let mut bytes = Options::new().to_vec(&frame).unwrap();
+    bytes.extend(Options::new().to_vec(&Dense(m.clone())).unwrap());
     std::fs::write(&from, &bytes).unwrap();
     to_dbdf(
         &mut DbdfSource::open(&from).unwrap(),

@@ -401,7 +401,7 @@ fn zarr_groups_read_in_place_as_whole() {
 #[test]
 fn tiled_dbdf_files_give_their_blocks_as_their_own_tiles() {
     use dbdf::convert::{convert, ConvertOptions};
-    use serde_daphne::{DbdfWriter, Options};
+    use serde_daphne::Options;
     let dir = dir("own_tiles");
     let (rows, cols) = (10u64, 8u64);
     let value = |r: u64, c: u64| (r * cols + c) as f64 * 0.5 - 7.0;
@@ -410,7 +410,7 @@ fn tiled_dbdf_files_give_their_blocks_as_their_own_tiles() {
         tile: Some((4, 3)),
         ..Options::new()
     };
-    let mut writer = DbdfWriter::create_with(&input, &options).unwrap();
+    let mut writer = options.create(&input).unwrap();
     writer
         .begin(Header::DenseMatrix {
             rows,
