@@ -85,6 +85,8 @@ struct Current {
     /// Runtime dialect: the next row band's first row, and a CSR matrix's spills.
     next_row: u64,
     spill: Option<CsrSpill>,
+    /// Runtime dialect: a stream's CSR matrix written whole, in passes, not from spills.
+    in_passes: bool,
 }
 
 /// A runtime CSR matrix's column indices and values, kept apart until the end.
@@ -186,6 +188,7 @@ impl<'w> DbdfWriter<'w> {
                 offset,
                 next_row: 0,
                 spill: None,
+                in_passes: false,
             };
             if w.runtime() {
                 w.start_runtime(&mut current)?;
@@ -523,7 +526,16 @@ impl<'w> DbdfWriter<'w> {
             }
             .into());
         }
-        let current = self.current.take().expect("checked above");
+        let mut current = self.current.take().expect("checked above");
+        let stream_csr = runtime && self.pending.is_none() && !current.in_passes;
+        if stream_csr
+            && current.spill.is_none()
+            && current.header.data_type() == DataType::CsrMatrix
+        {
+            // A stream's CSR matrix is written whole here, from spills its first tile makes:
+            // one without rows has none to make them.
+            current.spill = Some(self.spills()?);
+        }
         match current.spill {
             Some(spill) if spill.offsets.is_some() => {
                 self.writing(|w| w.write_spilled(spill, &current.header))?;

@@ -656,3 +656,28 @@ mod erased {
         }
     }
 }
+
+/// A runtime-dialect CSR matrix without rows, streamed: the object is there (its arrays were
+/// written from spills its first tile makes, and it has no tile), as in a file.
+#[test]
+fn a_streamed_runtime_csr_matrix_without_rows_is_written() {
+    use serde_daphne::{DataType, Header, ValueType};
+    let runtime = Options {
+        dialect: Some(Dialect::Runtime),
+        ..Options::new()
+    };
+    let header = Header::matrix(DataType::CsrMatrix, 0, 3, ValueType::U64);
+    let mut streamed = Vec::new();
+    let mut writer = DbdfWriter::to_stream(&mut streamed, &runtime).unwrap();
+    writer.begin(header.clone()).unwrap();
+    writer.finish().unwrap();
+    let dir = temp_dir("runtime_csr_no_rows");
+    let path = dir.join("m.dbdf");
+    let mut writer = runtime.create(&path).unwrap();
+    writer.begin(header.clone()).unwrap();
+    writer.finish().unwrap();
+    assert!(streamed == std::fs::read(&path).unwrap());
+    let back: Object = runtime.from_slice(&streamed).unwrap();
+    assert_eq!((back.header(), back.nnz()), (&header, 0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

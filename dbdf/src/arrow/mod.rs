@@ -229,6 +229,13 @@ pub(crate) fn schema_for(
     format: Foreign,
 ) -> Result<SchemaRef> {
     let (rows, cols) = header.shape();
+    if rows > 0 && cols == 0 {
+        // Readers count a table's rows by its columns' values.
+        return Err(format.cannot_hold(
+            format!("{rows} rows of no columns"),
+            "a table's rows are its columns' values",
+        ));
+    }
     let fields: Vec<Field> = match header {
         Header::Frame { columns, .. } => columns
             .iter()

@@ -165,6 +165,22 @@ impl Sink for CsvSink<'_> {
     }
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
+        let (rows, cols) = header.shape();
+        let frame = header.data_type() == DataType::Frame;
+        // Rows of no fields would be empty lines, which are no records; a matrix of no rows,
+        // an empty text, whose width no line tells (a frame's labels do).
+        let reason = match (rows, cols) {
+            (1.., 0) => Some("a line of no fields is not a record"),
+            (0, 1..) if !frame => Some("a text of no lines has no columns"),
+            _ => None,
+        };
+        if let Some(reason) = reason {
+            return Err(serde_daphne::Error::not_convertible(
+                format!("a {rows} x {cols} {}", header.data_type()),
+                "CSV",
+                reason,
+            ));
+        }
         let mut writer = csv::WriterBuilder::new().from_writer(&mut *self.out);
         if let Header::Frame { columns, .. } = header {
             if !self.for_daphne {

@@ -355,9 +355,7 @@ fn record(fields: &[Literal]) -> std::result::Result<Record, String> {
         });
         offset += size;
     }
-    if out.is_empty() {
-        return Err("a record without fields".into());
-    }
+    // A record without fields (numpy's `dtype([])`) is a frame of no columns.
     Ok(Record {
         fields: out,
         size: offset,

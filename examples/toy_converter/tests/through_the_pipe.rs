@@ -8,6 +8,10 @@ use ndarray::Array2;
 use serde_daphne::{Dense, ErrorKind, Options};
 use toy_converter::{Toy, ToySink, ToySource};
 
+/// dbdf's conformance kit, as it is: it walks every registered format, TOY1 among them.
+#[path = "../../../dbdf/tests/suite/pipe/conformance.rs"]
+mod conformance;
+
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("toy_converter_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -128,4 +132,14 @@ fn a_registered_format_converts_to_and_from_every_other() {
     };
     convert(&csv, &back, &from_csv).unwrap();
     assert_eq!(std::fs::read(&back).unwrap(), toy_bytes(&m));
+}
+
+/// The conformance kit walks TOY1 once it is registered, with no line of the kit about it:
+/// every object it can hold comes back value for value, to and from every other format, and
+/// every other it refuses.
+#[test]
+fn the_conformance_kit_walks_the_registered_format() {
+    let toy = Format::register(&Toy).unwrap();
+    assert!(Format::all().contains(&toy));
+    conformance::walk(32);
 }

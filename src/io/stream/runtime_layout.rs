@@ -69,7 +69,7 @@ impl<'w> DbdfWriter<'w> {
 
     /// A CSR matrix's spills: scratch files without names, nothing of them outlives the
     /// writer; a stream's row offsets too.
-    fn spills(&self) -> Result<CsrSpill> {
+    pub(super) fn spills(&self) -> Result<CsrSpill> {
         let spill = || -> Result<BufWriter<File>> {
             Ok(BufWriter::with_capacity(1 << 20, scratch_file(&self.path)?))
         };
@@ -137,6 +137,7 @@ impl<'w> DbdfWriter<'w> {
             None => self.csr_pass::<T, T>(bands, Section::Count)?,
         };
         let (rows, cols) = self.current()?.header.shape();
+        self.current()?.in_passes = true;
         runtime::start_csr(self.sink(), rows, cols, vt, nnz)?;
         self.sink().u64(0)?;
         for section in [Section::RowOffsets, Section::Columns, Section::Values] {

@@ -4,6 +4,14 @@
 
 mod conformance;
 mod sinks;
+
+use conformance::pump_bands;
+
+/// The conformance kit over every registered format.
+#[test]
+fn every_format_of_the_registry_gives_back_the_objects_it_is_given() {
+    conformance::walk(64);
+}
 mod sources;
 
 use std::path::PathBuf;
@@ -87,45 +95,6 @@ pub(super) fn dir(name: &str) -> PathBuf {
 /// Band heights to feed sinks with: one row, two (uneven against 9 rows), a tile's, all.
 pub(super) const HEIGHTS: [u64; 4] = [1, 2, 4, 100];
 
-/// A source that gives its rows in order only (as CSV does): no windows.
-pub(super) struct InOrder(Held);
-
-impl Source for InOrder {
-    fn headers(&self) -> &[Header] {
-        self.0.headers()
-    }
-
-    fn for_each_band(
-        &mut self,
-        index: usize,
-        multiple: u64,
-        each: &mut dyn FnMut(Band) -> Result<bool>,
-    ) -> Result<()> {
-        self.0.for_each_band(index, multiple, each)
-    }
-
-    fn input_len(&self) -> u64 {
-        0
-    }
-}
-
-/// Pumps `object` in bands of `rows` into `sink`; with `windows`, the sink may read windows
-/// instead.
-pub(super) fn pump_bands(
-    object: &Object,
-    rows: u64,
-    windows: bool,
-    sink: Box<dyn Sink + '_>,
-) -> Result<Vec<String>> {
-    let held = Held::new(vec![object.clone()], 0, InputMetadata::default())?.band_rows(rows);
-    let mut in_order = InOrder(held);
-    let source: &mut dyn Source = match windows {
-        true => &mut in_order.0,
-        false => &mut in_order,
-    };
-    pump(source, sink, &PumpOptions::default()).map_err(serde_daphne::Error::from)
-}
-
 /// Pumps `object` in bands of `rows` into `sink`.
 pub(super) fn pump_held(
     object: &Object,
@@ -146,13 +115,13 @@ pub(super) fn written(
     Ok(out)
 }
 
-/// Same bytes, or both fail with the same kind.
 /// `object` as CSV with `options`, a whole write through the CSV sink.
 pub(super) fn csv_bytes(object: &Object, options: &dbdf::csv::WriteOptions) -> Result<Vec<u8>> {
     let formats = dbdf::convert::FormatOptions::default().with(options.clone());
     crate::whole::to_vec_with(object, "csv", formats)
 }
 
+/// Same bytes, or both fail with the same kind.
 pub(super) fn same(name: &str, got: Result<Vec<u8>>, whole: Result<Vec<u8>>) {
     match (got, whole) {
         (Ok(got), Ok(whole)) => assert!(got == whole, "{name}: bytes differ"),
