@@ -26,7 +26,6 @@
 //! ```
 
 pub(crate) use driver::Csv;
-use serde_daphne::ErrorDetails;
 use std::io::Write;
 use std::path::Path;
 
@@ -38,7 +37,7 @@ mod write;
 
 pub(crate) use self::pipe::{CsvSink, CsvSource};
 use serde_daphne::lowlevel::meta_json;
-use serde_daphne::{Error, Header, Result};
+use serde_daphne::{Header, Result, ValueType};
 
 /// How CSV is written. Plain data, as every format's options: set the fields that differ
 /// from [`WriteOptions::default`] (frames with a header record of their labels).
@@ -50,24 +49,37 @@ pub struct WriteOptions {
 }
 
 /// The `.meta` sidecar of the CSV file at `path` holding an object with `header`, so that
-/// its types survive; where DAPHNE's sidecars cannot name them (16-bit types), none (an
-/// older one is removed) and a warning saying so.
+/// its types survive; DAPHNE's sidecars name no 16-bit types, so those are named as the 32-bit
+/// types that hold them (read back so), with a warning saying so.
 ///
 /// # Errors
 /// None but the sidecar's own rules (kept as an error type for the callers' `?`).
 pub(crate) fn sidecar(path: &Path, header: &Header) -> Result<(Option<Vec<u8>>, Option<String>)> {
-    match meta_json(header, None).map_err(serde_daphne::Error::into_details) {
-        Err(ErrorDetails::NotInDialect { what, .. }) => Ok((
-            None,
-            Some(format!(
-                "{}: no .meta sidecar: DAPHNE's sidecars cannot name {what}, so the values \
-                 read back as i64",
-                path.display()
-            )),
-        )),
-        Ok(json) => Ok((json.map(String::into_bytes), None)),
-        Err(other) => Err(Error::from(other)),
+    let wide = |vt: ValueType| match vt {
+        ValueType::U16 => ValueType::U32,
+        ValueType::I16 => ValueType::I32,
+        other => other,
+    };
+    let mut named = header.clone();
+    match &mut named {
+        Header::DenseMatrix { value_type, .. }
+        | Header::CsrMatrix { value_type, .. }
+        | Header::Scalar { value_type } => *value_type = wide(*value_type),
+        Header::Frame { columns, .. } => {
+            for column in columns {
+                column.value_type = wide(column.value_type);
+            }
+        }
     }
+    let warning = (named != *header).then(|| {
+        format!(
+            "{}: DAPHNE's .meta sidecars name no 16-bit types: this one names them as 32-bit \
+             types, which they read back as",
+            path.display()
+        )
+    });
+    let json = meta_json(&named, None)?;
+    Ok((json.map(String::into_bytes), warning))
 }
 
 /// The CSV file at `path` as a source of the pipe (a boxed [`Source`](crate::pipe::Source)).

@@ -183,7 +183,8 @@ impl Sink for CsvSink<'_> {
         }
         let mut writer = csv::WriterBuilder::new().from_writer(&mut *self.out);
         if let Header::Frame { columns, .. } = header {
-            if !self.for_daphne {
+            // No labels, no header record: the csv crate writes an empty one as `""`.
+            if !self.for_daphne && !columns.is_empty() {
                 write_labels(&mut writer, columns.iter().map(|c| c.label.as_str()))?;
             }
         }
@@ -311,6 +312,12 @@ mod tests {
                 None,
                 ints(4, 2, &[1, 2, 3, 4, 5, 6, 7, 8]),
             ),
+            // Integers above i64's range, none negative: u64, exactly.
+            (
+                "18446744073709551615,1\n9223372036854775808,0\n",
+                None,
+                Object::dense(2, 2, Values::U64(vec![u64::MAX, 1, 1 << 63, 0])).unwrap(),
+            ),
             // A blank line of non-ASCII spaces, which the line ends count as a row.
             ("1,2\n\u{a0}\n3,4\n5,6\n", None, pairs),
         ]
@@ -410,6 +417,15 @@ mod tests {
             ("a,b\n1,2\n3,y\n", "line 3, column 2"),
             ("0.5\n9007199254740993\n", "line 2, column 1"),
             ("9007199254740993\n0.5\n", "line 2, column 1"),
+            // Above i64's range beside negative integers: no type holds both.
+            (
+                "18446744073709551615\n-1\n",
+                "line 2, column 1: integers above i64's range",
+            ),
+            (
+                "1\n18446744073709551615\n0.5\n",
+                "line 3, column 1: integers too large",
+            ),
         ] {
             let input = dir.join("in.csv");
             std::fs::write(&input, text).unwrap();

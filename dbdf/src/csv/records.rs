@@ -217,28 +217,37 @@ fn is_numeric(record: &csv::StringRecord) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Number {
     Int(i64),
+    /// An integer above `i64::MAX` that `u64` holds.
+    Big(u64),
     Float(f64),
 }
 
 /// Why a column without a sidecar's type cannot be read without changing a value.
 const MIXED: &str = "integers too large for f64 share a column with decimals; give a sidecar";
+/// The same, for integers no one type holds.
+const SIGNS: &str = "integers above i64's range share a column with negative ones; give a sidecar";
 
 /// Reads a field without a type: an integer where it is one, else a float.
 fn parse_untyped(field: &str) -> Result<Number, &'static str> {
     let field = field.trim();
-    match field.parse::<i64>() {
-        Ok(i) => Ok(Number::Int(i)),
-        Err(_) => field.parse().map(Number::Float).map_err(|_| "not a number"),
+    match (field.parse::<i64>(), field.parse::<u64>()) {
+        (Ok(i), _) => Ok(Number::Int(i)),
+        (_, Ok(u)) => Ok(Number::Big(u)),
+        _ => field.parse().map(Number::Float).map_err(|_| "not a number"),
     }
 }
 
 impl Number {
-    /// The number as a value of `vt` (`I64` or `F64`, as [`Inference`] types the column);
-    /// an integer in a float column becomes the float that holds it exactly.
+    /// The number as a value of `vt` (`I64`, `U64` or `F64`, as [`Inference`] types the
+    /// column, which holds it exactly); an integer in a float column becomes the float that
+    /// holds it exactly.
     pub(super) fn value(self, vt: ValueType) -> Value {
         match (self, vt) {
             (Number::Int(i), ValueType::I64) => Value::I64(i),
+            (Number::Int(i), ValueType::U64) => Value::U64(i as u64),
+            (Number::Big(u), ValueType::U64) => Value::U64(u),
             (Number::Int(i), _) => Value::F64(i as f64),
+            (Number::Big(u), _) => Value::F64(u as f64),
             (Number::Float(f), _) => Value::F64(f),
         }
     }
@@ -246,17 +255,31 @@ impl Number {
     /// An integer that `f64` cannot hold exactly.
     fn is_wide(self) -> bool {
         // `i as f64` rounds; back to i64 it saturates, so 2^63 needs its own check.
-        matches!(self, Number::Int(i) if { let f = i as f64; f == 2f64.powi(63) || f as i64 != i })
+        match self {
+            Number::Int(i) => {
+                let f = i as f64;
+                f == 2f64.powi(63) || f as i64 != i
+            }
+            Number::Big(u) => {
+                let f = u as f64;
+                f == 2f64.powi(64) || f as u64 != u
+            }
+            Number::Float(_) => false,
+        }
     }
 }
 
-/// How a column without a sidecar's type is typed: `i64` while every field is an integer,
-/// `f64` once one is not. An integer that `f64` cannot hold exactly in a column with a
-/// decimal is an error ([`MIXED`]), whichever comes first, so that no value changes.
+/// How a column without a sidecar's type is typed: `i64` while every field is an integer
+/// (`u64` where one is above `i64::MAX` and none is negative), `f64` once one is not. An
+/// integer that `f64` cannot hold exactly in a column with a decimal is an error ([`MIXED`]),
+/// as are integers above `i64::MAX` beside negative ones ([`SIGNS`]), whichever comes first,
+/// so that no value changes.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Inference {
     float: bool,
     wide: bool,
+    big: bool,
+    negative: bool,
 }
 
 impl Inference {
@@ -265,28 +288,36 @@ impl Inference {
         let number = parse_untyped(field)?;
         self.wide |= number.is_wide();
         self.float |= matches!(number, Number::Float(_));
-        if self.conflicts() {
+        self.big |= matches!(number, Number::Big(_));
+        self.negative |= matches!(number, Number::Int(i) if i < 0);
+        if self.float && self.wide {
             return Err(MIXED);
+        }
+        if self.big && self.negative {
+            return Err(SIGNS);
         }
         Ok(number)
     }
 
-    /// Whether the column holds both a decimal and an integer `f64` cannot hold.
+    /// Whether the column holds what no one type holds exactly.
     pub(super) fn conflicts(&self) -> bool {
-        self.float && self.wide
+        self.float && self.wide || self.big && self.negative
     }
 
     /// What another part of the same column held, noted too.
     pub(super) fn merge(&mut self, other: Inference) {
         self.float |= other.float;
         self.wide |= other.wide;
+        self.big |= other.big;
+        self.negative |= other.negative;
     }
 
     /// The column's value type.
     pub(super) fn value_type(&self) -> ValueType {
-        match self.float {
-            true => ValueType::F64,
-            false => ValueType::I64,
+        match (self.float, self.big) {
+            (true, _) => ValueType::F64,
+            (false, true) => ValueType::U64,
+            (false, false) => ValueType::I64,
         }
     }
 }

@@ -150,6 +150,15 @@ impl Sink for SystemdsSink<'_> {
 
     fn write(&mut self, header: &Header, pieces: &mut Pieces<'_>) -> Result<()> {
         if !header.data_type().is_matrix() {
+            let (rows, cols) = header.shape();
+            if rows == 0 || cols == 0 {
+                // Its labels and types are in its blocks, each of rows of every column.
+                return Err(Error::not_convertible(
+                    format!("a {rows} x {cols} frame"),
+                    "SystemDS",
+                    "a frame's labels and types are in its blocks, and it has none",
+                ));
+            }
             return write_object(self.dest(), &pieces.collect()?, &self.options);
         }
         let dense = pieces.source_data_type() != DataType::CsrMatrix;

@@ -341,7 +341,8 @@ fn frames_go_to_csv_and_back_with_labels_and_types() {
         (from_file(&golden_frame).unwrap(), from_file(&back).unwrap());
     assert_eq!(read.header(), original.header());
     assert_eq!(cells(&read), cells(&original));
-    // Without the sidecar: a header row makes a frame, columns typed i64 or f64.
+    // Without the sidecar: a header row makes a frame, columns typed i64 or f64, and u64
+    // where integers pass i64's range (column 5, u64 in the file), each value exactly.
     std::fs::remove_file(dir.join("f.csv.meta")).unwrap();
     assert!(dbdf(&["convert", s(&csv), s(&back)]).status.success());
     let read: Object = from_file(&back).unwrap();
@@ -351,8 +352,11 @@ fn frames_go_to_csv_and_back_with_labels_and_types() {
         .collect();
     assert_eq!(
         types,
-        ["i64", "f64", "i64", "i64", "f64", "f64", "i64", "i64"]
+        ["i64", "f64", "i64", "i64", "f64", "u64", "i64", "i64"]
     );
+    for r in 0..3 {
+        assert_eq!(read.get(r, 5), original.get(r, 5), "row {r}");
+    }
     // For DAPHNE: no header row, labels in the sidecar.
     assert!(
         dbdf(&["convert", s(&golden_frame), s(&csv), "--dialect", "daphne"])
@@ -436,18 +440,24 @@ fn csv_labels_with_line_breaks_and_a_lone_empty_label_read_back() {
         "short.csv.meta",
         "has 2 schema entries for numCols 3",
     );
-    // DAPHNE's sidecars name no 16-bit types: the CSV is written alone, with a warning.
+    // DAPHNE's sidecars name no 16-bit types: the sidecar names the 32-bit type that holds
+    // the values, which they read back as, with a warning.
     let narrow = dir.join("u16.dbdf");
     to_file(&narrow, &Dense(array![[1u16, 65535]])).unwrap();
     let csv = dir.join("u16.csv");
     let run = dbdf(&["convert", s(&narrow), s(&csv)]);
     assert!(run.status.success(), "{run:?}");
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "1,65535\n");
-    assert!(!dir.join("u16.csv.meta").exists());
+    let meta = std::fs::read_to_string(dir.join("u16.csv.meta")).unwrap();
+    assert!(meta.contains(r#""valueType":"ui32""#), "{meta}");
     assert!(
-        String::from_utf8_lossy(&run.stderr).contains("no .meta sidecar"),
+        String::from_utf8_lossy(&run.stderr).contains("name no 16-bit types"),
         "{run:?}"
     );
+    let back = dir.join("u16_back.dbdf");
+    assert!(dbdf(&["convert", s(&csv), s(&back)]).status.success());
+    let Dense(m) = from_file::<_, Dense<u32>>(&back).unwrap();
+    assert_eq!(m, array![[1u32, 65535]]);
 }
 
 #[test]

@@ -247,7 +247,7 @@ fn a_failing_standard_error_is_not_a_crash() {
         assert!(!dir.join("out.dbdf").exists());
         let stats = with_broken_stderr(&dir, how, &["--stats", "info", "a.dbdf"]);
         assert_eq!(stats.status.code(), Some(0), "{how}");
-        // A warning (16-bit values have no .meta sidecar) that cannot be printed.
+        // A warning (16-bit values named as 32-bit in the sidecar) that cannot be printed.
         let warned = with_broken_stderr(&dir, how, &["convert", "i.dbdf", "w.csv"]);
         assert_eq!(warned.status.code(), Some(0), "{how}");
     }
