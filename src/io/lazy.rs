@@ -66,6 +66,8 @@ pub struct DbdfFile<R = FileReader> {
     pub(super) positional: Option<Arc<dyn ReadAt>>,
     /// Where the rows of the sparse blocks read so far start.
     pub(super) sparse_rows: RowStarts,
+    /// The file's path, when opened by one: another handle opens it again.
+    pub(super) path: Option<std::path::PathBuf>,
 }
 
 impl DbdfFile<FileReader> {
@@ -103,6 +105,7 @@ impl Options {
         let mut file = DbdfFile::build(file, self, hint)?;
         file.src = file.src.with_parallel_reads(parallel);
         file.positional = positional;
+        file.path = Some(path.to_owned());
         Ok(file)
     }
 
@@ -125,6 +128,36 @@ impl Options {
     }
 }
 
+impl DbdfFile<FileReader> {
+    /// Another handle on the file at `path`, which this one indexed: its own file handle (a
+    /// duplicated descriptor would share its offset), the same index, not read again.
+    pub(super) fn reopen(&self, path: &Path) -> Result<Self> {
+        let file = FileReader::open(path, &self.options)?;
+        let positional = match &file.0 {
+            Backing::Plain(plain) => plain.positional_handle()?,
+            _ => None,
+        };
+        let mut reader = file;
+        let len = reader.seek(SeekFrom::End(0))?;
+        if len != self.src.len() {
+            return Err(Error::invalid(format!(
+                "the file changed while it was read: {len} bytes, indexed at {}",
+                self.src.len()
+            )));
+        }
+        let src = SeekSource::new(reader, len).with_parallel_reads(positional.is_some());
+        Ok(DbdfFile {
+            src,
+            objects: Arc::clone(&self.objects),
+            options: self.options.clone(),
+            hint: self.hint.clone(),
+            positional,
+            sparse_rows: RowStarts::new(),
+            path: Some(path.to_owned()),
+        })
+    }
+}
+
 impl<R: Read + Seek> DbdfFile<R> {
     fn build(mut reader: R, options: &Options, hint: Option<Meta>) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0))?;
@@ -144,6 +177,7 @@ impl<R: Read + Seek> DbdfFile<R> {
             hint,
             positional: None,
             sparse_rows: RowStarts::new(),
+            path: None,
         })
     }
 
@@ -181,6 +215,7 @@ impl<R: Read + Seek> DbdfFile<R> {
             // Reads around the wrapper would escape it (a progress count, say).
             positional: None,
             sparse_rows: self.sparse_rows,
+            path: self.path,
         }
     }
 

@@ -78,25 +78,24 @@ impl Options {
             hint,
             positional: None,
             sparse_rows: RowStarts::new(),
+            path: None,
         })
     }
 }
 
 impl DbdfFile<FileReader> {
     /// Another handle on the same file and index, for reads on another thread: the index is
-    /// shared, not read again, and each handle reads at its own offsets.
+    /// shared, not read again, and each handle reads at its own offsets (a file opened by
+    /// path is opened again).
     ///
     /// # Errors
-    /// [`crate::ErrorKind::InvalidValue`] for a file opened with [`Options::memory_map`]
-    /// (open it again instead).
+    /// I/O errors opening the file again; a file whose length changed since it was indexed.
     pub fn try_clone(&self) -> Result<Self> {
-        let source = match self.src.reader().source() {
-            Some(source) => source,
-            None => self.positional.as_ref().ok_or_else(|| {
-                Error::invalid(
-                    "this file is read through a memory map, which is not cloned: open it again",
-                )
-            })?,
+        let Some(source) = self.src.reader().source() else {
+            let path = self.path.as_deref().ok_or_else(|| {
+                Error::invalid("internal: a file neither opened by path nor read through ReadAt")
+            })?;
+            return self.reopen(path);
         };
         let src = FileReader::source_over(Arc::clone(source), self.src.len());
         Ok(DbdfFile {
@@ -106,6 +105,7 @@ impl DbdfFile<FileReader> {
             hint: self.hint.clone(),
             positional: self.positional.clone(),
             sparse_rows: RowStarts::new(),
+            path: None,
         })
     }
 }

@@ -15,7 +15,8 @@
 //! A `.meta` sidecar decides by its value types. When the bytes stay valid in both dialects
 //! (a dense matrix without values and a code in 1..9, say), reading fails with
 //! [`crate::ErrorKind::AmbiguousDialect`] rather than guess; a dense matrix without cells and without a
-//! sidecar, whose readings differ only in the meaning of its value type code, is the spec's.
+//! sidecar, whose readings differ only in the meaning of its value type code, is the spec's,
+//! and so is a frame without a sidecar (DAPHNE writes every frame with one: its labels).
 //!
 //! The byte positions of the fields read here are `wire/probe.rs`'s.
 
@@ -299,7 +300,14 @@ fn detect_frame<S: Source + ?Sized>(
         (false, Fit::End | Fit::Next) => Ok(Dialect::Runtime),
         (_, Fit::No) => Ok(Dialect::Spec),
         // Strong runtime evidence: unless the spec reading also parses, it is the runtime's.
-        (true, Fit::End) => trial_parse(src, start, 0, Dialect::Runtime),
+        // Where both parse, the spec's: DAPHNE writes each frame with the `.meta` sidecar
+        // that holds its labels and types (its reader needs it), so a frame without one is
+        // not DAPHNE's to read, and the spec-dialect frames this crate writes would
+        // otherwise not read back.
+        (true, Fit::End) => match trial_parse(src, start, 0, Dialect::Runtime) {
+            Err(e) if e.kind() == crate::ErrorKind::AmbiguousDialect => Ok(Dialect::Spec),
+            other => other,
+        },
         // Weak runtime evidence against a plausible spec body: the spec's (whose parser
         // reports any error).
         (true, Fit::Next) => Ok(Dialect::Spec),

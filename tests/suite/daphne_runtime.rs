@@ -491,6 +491,26 @@ fn a_spec_matrix_without_cells_reads_with_default_options() {
     assert_eq!(typed.dim(), (0, 2));
 }
 
+/// Regression (found by dbdf's conformance kit): a spec-dialect frame whose bytes also parse
+/// in full in the runtime's layout (two u8 columns of 6 rows: the spec's two blocks take as
+/// many bytes as 6 rows of two runtime si32s) was refused as ambiguous with default options.
+/// Without a sidecar it is the spec's: DAPHNE writes every frame with one.
+#[test]
+fn a_spec_frame_that_also_parses_as_the_runtimes_reads_as_the_specs() {
+    use serde_daphne::Values;
+    let frame = Object::frame(vec![
+        ("a".to_owned(), Values::U8((0..6).collect())),
+        ("b".to_owned(), Values::U8((10..16).collect())),
+    ])
+    .unwrap();
+    let bytes = serde_daphne::to_vec(&frame).unwrap();
+    // Both readings parse: the runtime's, forced, gives another frame.
+    let runtime: Object = runtime().from_slice(&bytes).unwrap();
+    assert_ne!(runtime.header(), frame.header());
+    let read: Object = from_slice(&bytes).unwrap();
+    assert_eq!((read.dialect(), &read), (Dialect::Spec, &frame));
+}
+
 #[test]
 fn writing_for_daphne() {
     use ndarray::array;

@@ -622,3 +622,55 @@ fn a_frame_window_without_columns_keeps_its_rows() {
         }
     );
 }
+
+/// Another handle on a file opened by path (read plainly or through a memory map) reads the
+/// same windows, from its own file handle, and refuses a file whose length changed since it
+/// was indexed.
+#[test]
+fn a_file_opened_by_path_is_cloned_by_opening_it_again() {
+    let path = std::env::temp_dir().join(format!("serde_daphne_clone_{}.dbdf", std::process::id()));
+    let m = matrix();
+    let tiled = Options {
+        tile: Some((3, 2)),
+        ..Options::new()
+    };
+    tiled
+        .to_file(&path, &serde_daphne::DenseView(m.view()))
+        .unwrap();
+    for memory_map in [false, true] {
+        let options = Options {
+            memory_map,
+            ..Options::new()
+        };
+        let mut file = options.open(&path).unwrap();
+        let mut other = file.try_clone().unwrap();
+        let (rows, cols) = m.dim();
+        let want = m.slice(s![1..rows, 1..cols]).to_owned();
+        assert_eq!(
+            other
+                .read_window::<f64>(0, 1..rows as u64, 1..cols as u64)
+                .unwrap(),
+            want
+        );
+        assert_eq!(
+            file.read_window::<f64>(0, 1..rows as u64, 1..cols as u64)
+                .unwrap(),
+            want
+        );
+    }
+    let file = DbdfFile::open(&path).unwrap();
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&[0])
+        .unwrap();
+    let err = file.try_clone().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the file changed while it was read"),
+        "{err}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}

@@ -10,7 +10,7 @@ use conformance::pump_bands;
 /// The conformance kit over every registered format.
 #[test]
 fn every_format_of_the_registry_gives_back_the_objects_it_is_given() {
-    conformance::walk(64);
+    conformance::walk(32);
 }
 mod sources;
 
