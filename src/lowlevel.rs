@@ -40,8 +40,6 @@
 //!   [`Producer`]; large new buffers faulted in by every core, [`fault_in_on_every_core`]
 //!   and [`fault_in_spare`]; the huge-page switch, [`set_huge_pages`]; whether the portable
 //!   paths are asked for (`SERDE_DAPHNE_PORTABLE`), [`portable`].
-//! - DAPHNE's rule for typing a matrix as CSR: [`daphne_types_as_csr`] with
-//!   [`DAPHNE_SPARSITY_THRESHOLD`].
 //!
 //! ```
 //! use serde_daphne::lowlevel::{MatrixRef, RowCounts, CsrFill};
@@ -69,10 +67,7 @@
 //! # Stability
 //! These items follow semantic versioning as the rest of the public face does.
 
-pub use crate::io::meta::{
-    daphne_types_as_csr, meta_json, parse_meta, read_sidecar, segments_meta, sidecar_path,
-    DAPHNE_SPARSITY_THRESHOLD,
-};
+pub use crate::io::meta::{meta_json, parse_meta, read_sidecar, segments_meta, sidecar_path};
 pub use crate::io::progress::Progress;
 pub use crate::io::{
     appended, read_file, remove_stale_temporaries, replace_directory, scratch_file, temporary_path,

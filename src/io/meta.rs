@@ -96,18 +96,6 @@ fn type_of(name: &str) -> Option<ValueType> {
         .find(|&vt| meta_name(vt) == Some(name))
 }
 
-/// DAPHNE's default sparsity threshold (`DaphneUserConfig::sparsity_threshold`).
-pub const DAPHNE_SPARSITY_THRESHOLD: f64 = 0.25;
-
-/// Whether DaphneDSL's `readMatrix` types a file whose sidecar gives this shape and
-/// `numNonZeros` as a CSRMatrix (with `daphne --select-matrix-repr`; without that flag it is
-/// always a DenseMatrix): when `nnz / (rows x cols)` is below [`DAPHNE_SPARSITY_THRESHOLD`]
-/// (`DaphneInferSparsityOpInterface.cpp`, `SelectMatrixRepresentationsPass.cpp`). A matrix
-/// without cells never is (0 / 0 is not below it).
-pub fn daphne_types_as_csr(rows: u64, cols: u64, nnz: u64) -> bool {
-    (nnz as f64 / rows as f64 / cols as f64) < DAPHNE_SPARSITY_THRESHOLD
-}
-
 /// The sidecar for an object with this header; `nnz`, where given, is written as
 /// `numNonZeros` (this crate gives it for CSR matrices); `None` for scalars, which DAPHNE
 /// never writes to files.

@@ -9,11 +9,9 @@ use std::sync::Mutex;
 
 use super::{window_tiles, Band, Cells, InputMetadata, MadeSidecars, Pieces, Sink, Spilled};
 use super::{Want, Windows};
-use serde_daphne::lowlevel::daphne_types_as_csr;
 use serde_daphne::lowlevel::tile_dims;
 use serde_daphne::lowlevel::MatrixRef;
 use serde_daphne::lowlevel::RowBands;
-use serde_daphne::lowlevel::DAPHNE_SPARSITY_THRESHOLD;
 use serde_daphne::with_value_type;
 use serde_daphne::BlockInfo;
 use serde_daphne::BlockPlace;
@@ -607,4 +605,16 @@ impl<T: Element> RowBands<T> for PieceBands<'_, '_> {
     ) -> Result<()> {
         self.pieces.for_each(&mut |band| each(&band.matrix::<T>()?))
     }
+}
+
+/// DAPHNE's default sparsity threshold (`DaphneUserConfig::sparsity_threshold`).
+const DAPHNE_SPARSITY_THRESHOLD: f64 = 0.25;
+
+/// Whether DaphneDSL's `readMatrix` types a file whose sidecar gives this shape and
+/// `numNonZeros` as a CSRMatrix (with `daphne --select-matrix-repr`; without that flag it is
+/// always a DenseMatrix): when `nnz / (rows x cols)` is below [`DAPHNE_SPARSITY_THRESHOLD`]
+/// (`DaphneInferSparsityOpInterface.cpp`, `SelectMatrixRepresentationsPass.cpp`). A matrix
+/// without cells never is (0 / 0 is not below it).
+fn daphne_types_as_csr(rows: u64, cols: u64, nnz: u64) -> bool {
+    (nnz as f64 / rows as f64 / cols as f64) < DAPHNE_SPARSITY_THRESHOLD
 }
